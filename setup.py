@@ -1,0 +1,5 @@
+"""Installation script; the metadata lives in setup.cfg."""
+
+from setuptools import setup
+
+setup()

@@ -1,0 +1,65 @@
+"""Streaming of inputs and targets: NumPy arrays, TF tensors or ``tf.data.Dataset``,
+batch by batch, never materialising a dataset whole."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional, Tuple
+
+import numpy as np
+
+__all__ = ["is_dataset", "dataset_is_batched", "iterate_dataset", "chunks"]
+
+
+def is_dataset(x: Any) -> bool:
+    """True for a ``tf.data.Dataset`` (without importing TensorFlow for other inputs)."""
+    return type(x).__module__.startswith("tensorflow") and hasattr(x, "element_spec")
+
+
+def _first_spec(spec: Any) -> Any:
+    return spec[0] if isinstance(spec, (tuple, list)) else spec
+
+
+def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
+    """Guess whether the elements of ``dataset`` are batches.
+
+    A leading dimension of unknown size means batched. Otherwise the element rank is
+    compared with the model's input rank (batch axis included) when it is known.
+    """
+    spec = _first_spec(dataset.element_spec)
+    shape = spec.shape
+    if shape.rank is None:
+        return True
+    if shape.rank > 0 and shape[0] is None:
+        return True
+    if model_input_rank is not None:
+        return shape.rank == model_input_rank
+    return False
+
+
+def iterate_dataset(
+    dataset: Any, batch_size: Optional[int], batched: bool
+) -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
+    """Yield ``(x, y)`` NumPy batches of at most ``batch_size`` elements (all at once when
+    None) from a dataset of ``x`` or ``(x, y)``, re-batching when needed."""
+    ds = dataset.unbatch() if batched else dataset
+    ds = ds.batch(batch_size if batch_size is not None else 2**31 - 1)
+    for element in ds:
+        if isinstance(element, (tuple, list)):
+            if len(element) not in (1, 2):
+                raise ValueError(
+                    "`inputs` dataset elements must be `x` or `(x, y)`, got tuples of "
+                    f"{len(element)}"
+                )
+            x = element[0].numpy()
+            y = element[1].numpy() if len(element) == 2 else None
+        else:
+            x, y = element.numpy(), None
+        yield x, y
+
+
+def chunks(n: int, size: Optional[int]) -> Iterator[slice]:
+    """Consecutive slices covering ``range(n)``, each at most ``size`` long."""
+    size = max(1, n if size is None else size)
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
