@@ -144,6 +144,7 @@ class MuFidelity(BaseAttributionMetric):
         self.progress = bool(progress)
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
+        self._perturb_fn = tf.function(self._perturb, jit_compile=True, reduce_retracing=True)
         self._perturbed_fn = self._compile(self._perturbed_scores)
 
     # ------------------------------------------------------------------ geometry
@@ -226,21 +227,26 @@ class MuFidelity(BaseAttributionMetric):
         return phi
 
     # ------------------------------------------------------------------ model calls
-    def _perturbed_scores(self, x, baseline, y, sample_ids, masks):
-        """Scores of perturbed inputs: ``masks`` (P, *cells) are 1 where the feature is
-        set to the baseline; ``sample_ids`` (P,) says which input each one perturbs."""
-        xs = tf.gather(x, sample_ids)
-        bs = tf.gather(baseline, sample_ids)
-        m = masks
+    def _perturb(self, x, baseline, masks, start, size, total):
+        """The perturbed inputs ``start .. start + size`` (clipped to ``total``) of the
+        flat (input, subset) grid of the batch. ``masks`` (nb_samples, *cells) are 1
+        where the feature is set to the baseline. Compiled with XLA, which fuses the
+        gathers and the blend into one pass over memory."""
+        idx = tf.minimum(start + tf.range(size), total - 1)
+        sample_ids = idx // self.nb_samples
+        m = tf.gather(masks, idx % self.nb_samples)
+        m = tf.gather(m, self._row_cells, axis=1)
         if self._col_cells is not None:
-            m = tf.gather(m, self._row_cells, axis=1)
             m = tf.gather(m, self._col_cells, axis=2)
-        else:
-            m = tf.gather(m, self._row_cells, axis=1)
         if len(self._input_shape) == 3:
             m = m[..., tf.newaxis]
+        xs = tf.gather(x, sample_ids)
         m = tf.cast(m, xs.dtype)
-        perturbed = xs * (1.0 - m) + bs * m
+        return xs + m * (tf.gather(baseline, sample_ids) - xs), sample_ids
+
+    def _perturbed_scores(self, x, baseline, y, masks, start, size, total):
+        """Operator scores of the perturbed inputs (see :meth:`_perturb`)."""
+        perturbed, sample_ids = self._perturb_fn(x, baseline, masks, start, size, total)
         return self._score_graph(perturbed, tf.gather(y, sample_ids))
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
@@ -280,10 +286,10 @@ class MuFidelity(BaseAttributionMetric):
         seen = 0
         total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
         bar = tqdm(total=total, desc="MuFidelity", unit="pert", disable=not self.progress)
-        # input batches: enough inputs to fill whole perturbation batches
-        inputs_per_batch = None if per_chunk is None else max(1, per_chunk // self.nb_samples)
         try:
-            for start, x, y in self.iter_batches(inputs_per_batch):
+            # batch_size inputs at a time: their nb_samples subsets fill whole
+            # perturbation batches of batch_size
+            for start, x, y in self.iter_batches(per_chunk):
                 phi = phi_all[start:start + len(x)]
                 if len(phi) != len(x):
                     raise ValueError(
@@ -324,13 +330,13 @@ class MuFidelity(BaseAttributionMetric):
         x_t = tf.convert_to_tensor(x)
         baseline = tf.convert_to_tensor(self._baselines(x))
         y_t = tf.convert_to_tensor(y)
+        size_t, total_t = tf.constant(size, tf.int32), tf.constant(total, tf.int32)
         flat = np.empty(total, dtype=np.float64)
         for s in chunks(total, size):
-            idx = np.arange(s.start, s.start + size)  # padded to a fixed size: one trace
-            idx = np.minimum(idx, total - 1)
-            sample_ids = tf.constant(idx // self.nb_samples, tf.int32)
-            mask_ids = tf.constant(idx % self.nb_samples, tf.int32)
-            out = self._perturbed_fn(x_t, baseline, y_t, sample_ids, tf.gather(masks, mask_ids))
+            # fixed-size batches (the last one padded): a single trace
+            out = self._perturbed_fn(
+                x_t, baseline, y_t, masks, tf.constant(s.start, tf.int32), size_t, total_t
+            )
             flat[s] = np.asarray(out)[: s.stop - s.start]
             bar.update(s.stop - s.start)
         return base[:, None] - flat.reshape(b, self.nb_samples)
