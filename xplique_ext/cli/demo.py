@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict
 
 import numpy as np
 
