@@ -1,0 +1,86 @@
+"""Rule metrics: contingency tables of rule sets, rule measures, FiRe and Qs, PBM rule files.
+
+Readers and writers
+    :func:`read_names` / :func:`parse_names` (``.names``), :func:`read_data` /
+    :func:`parse_data` / :meth:`Dataset.from_frame` (``.data`` or DataFrames),
+    :func:`read_rules` / :func:`parse_rules` and :meth:`RuleSet.to_string` (PBM rules, plain
+    and extended).
+Evaluation
+    :func:`evaluate_rules` (unordered, ordered and inter-class ordered modes, vectorised),
+    :func:`rule_measures` (Eq. 1-19, Laplace, lift, chi-square), :class:`RuleMetrics`,
+    :func:`predict_rules`.
+FiRe and Qs
+    :class:`FiRe`, :class:`QsScore`, :func:`fire_equilibrium_alpha`,
+    :func:`fire_compensation_alpha`, :func:`fire_isoline`, :func:`score_rules`.
+Adapters
+    :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
+
+No TensorFlow is needed by this sub-package.
+"""
+
+from .compile import check_rules
+from .dataset import Column, Dataset, parse_data, read_data, write_data
+from .errors import DataParseError, NamesParseError, ParseError, RuleParseError
+from .evaluation import (
+    MODES,
+    ContingencyTables,
+    RuleEvaluation,
+    RuleMetrics,
+    covered_mask,
+    evaluate_rules,
+    predict_rules,
+)
+from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
+from .measures import MEASURES, rule_measures
+from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
+from .pbm import (
+    OPERATORS,
+    Condition,
+    PBMHeader,
+    Rule,
+    RuleSet,
+    parse_rules,
+    read_rules,
+    write_rules,
+)
+
+__all__ = [
+    "ATTRIBUTE_TYPES",
+    "Attribute",
+    "Column",
+    "Condition",
+    "ContingencyTables",
+    "DataParseError",
+    "Dataset",
+    "EXAMPLE_FILES",
+    "MEASURES",
+    "MODES",
+    "Names",
+    "NamesParseError",
+    "OPERATORS",
+    "PBMHeader",
+    "ParseError",
+    "Rule",
+    "RuleEvaluation",
+    "RuleMetrics",
+    "RuleParseError",
+    "RuleSet",
+    "VOYAGE_RULES",
+    "check_rules",
+    "copy_examples",
+    "covered_mask",
+    "evaluate_rules",
+    "example_path",
+    "load_voyage",
+    "parse_data",
+    "parse_names",
+    "parse_rules",
+    "predict_rules",
+    "read_data",
+    "read_names",
+    "read_rules",
+    "rule_measures",
+    "write_data",
+    "write_names",
+    "write_rules",
+]

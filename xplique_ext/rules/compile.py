@@ -1,0 +1,348 @@
+"""Checking rules against ``.names`` declarations and turning conditions into boolean masks.
+
+Every condition of a rule becomes one vectorised NumPy comparison over a whole encoded
+column (see :class:`~xplique_ext.rules.dataset.Column`); no Python loop runs over the
+examples. For each condition we compute the *certain* mask: the test holds and every
+attribute it reads is known and applicable. The *possible* mask adds the examples where
+an attribute the test reads is unknown (``?``), since the report evaluates a test on an
+unknown value as true; a test on a not-applicable value (``!``) is false.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from .dataset import Dataset
+from .errors import RuleParseError
+from .names import Attribute, Names
+from .pbm import Condition, Rule, RuleSet
+
+__all__ = ["check_rules", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
+
+_ORDERING = ("<", "<=", ">", ">=")
+_BOOLEAN = {"true": "true", "t": "true", "yes": "true", "y": "true", "1": "true",
+            "false": "false", "f": "false", "no": "false", "n": "false", "0": "false"}
+
+
+def _typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
+    """The value of ``text`` for ``attribute`` (None when it cannot be read)."""
+    kind = attribute.type
+    if kind in ("integer", "real"):
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    if kind == "date":
+        try:
+            stamp = pd.to_datetime(text, format="%Y/%m/%d")
+        except (ValueError, TypeError):
+            return None
+        return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
+    if kind == "time":
+        if not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
+            return None
+        try:
+            return float(pd.to_timedelta(text) / pd.Timedelta(seconds=1))
+        except (ValueError, TypeError):
+            return None
+    if kind == "boolean":
+        return _BOOLEAN.get(text.lower())
+    if attribute.values is not None and text not in attribute.values:
+        return None
+    return text
+
+
+def _describe(attribute: Attribute) -> str:
+    if attribute.values is not None and attribute.type in ("nominal", "enumerated"):
+        return f"one of {list(attribute.values)}"
+    return {
+        "integer": "a number",
+        "real": "a number",
+        "date": "a date yyyy/mm/dd",
+        "time": "a time hh:mm:ss",
+        "boolean": "true or false",
+    }.get(attribute.type, "a value")
+
+
+def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
+    """A rule head as a class label (str) or, for a numeric class, a float."""
+    if names is not None and names.class_attribute is not None:
+        attribute = names.class_attribute
+        if attribute.is_numeric:
+            return float(head)
+        if attribute.type == "boolean":
+            return _BOOLEAN.get(head.lower(), head)
+    return head
+
+
+def check_rules(rules: RuleSet, names: Names) -> None:
+    """Check every rule of ``rules`` against ``names``; raise :class:`RuleParseError`."""
+    if not isinstance(rules, RuleSet):
+        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    if not isinstance(names, Names):
+        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
+    source = names.file or "the names"
+    file = rules.file
+
+    def fail(rule: Rule, condition: Optional[Condition], message: str) -> RuleParseError:
+        line = condition.line if condition is not None and condition.line else rule.line
+        text = condition.to_string() if condition is not None else rule.head
+        return RuleParseError(f"rule {rule.id}: {message}", file=file, line=line, text=text)
+
+    for rule in rules.all_rules:
+        for condition in rule.conditions:
+            for name in condition.attributes:
+                if name not in names:
+                    raise fail(
+                        rule, condition,
+                        f"attribute {name!r} is not declared in {source}",
+                    )
+                attribute = names[name]
+                if attribute.is_derived:
+                    raise fail(
+                        rule, condition,
+                        f"attribute {name!r} is derived (:=) and has no values to test",
+                    )
+                if attribute.type == "ignore":
+                    raise fail(rule, condition, f"attribute {name!r} is declared 'ignore'")
+                if name == names.class_name:
+                    raise fail(rule, condition, f"the body tests the class attribute {name!r}")
+            if condition.is_linear:
+                for coefficient, name in condition.terms:
+                    if not names[name].is_numeric:
+                        raise fail(
+                            rule, condition,
+                            f"attribute {name!r} in a linear combination is {names[name].type}, "
+                            "not integer or real",
+                        )
+                    if _typed_value(Attribute("c", "real"), coefficient) is None:
+                        raise fail(rule, condition, f"coefficient {coefficient!r} is not a number")
+                if _typed_value(Attribute("v", "real"), condition.value) is None:
+                    raise fail(
+                        rule, condition, f"value {condition.value!r} of a linear combination "
+                        "is not a number",
+                    )
+                continue
+            attribute = names[condition.attribute]
+            if condition.operator in _ORDERING and not attribute.is_ordered:
+                raise fail(
+                    rule, condition,
+                    f"operator {condition.operator!r} needs an ordered attribute, but "
+                    f"{attribute.name!r} is {attribute.type}",
+                )
+            values = condition.value if condition.operator == "in" else (condition.value,)
+            for value in values:
+                if _typed_value(attribute, value) is None:
+                    raise fail(
+                        rule, condition,
+                        f"value {value!r} is not valid for attribute {attribute.name!r} "
+                        f"(expected {_describe(attribute)})",
+                    )
+        class_attribute = names.class_attribute
+        if class_attribute is not None and _typed_value(class_attribute, rule.head) is None:
+            raise fail(
+                rule, None,
+                f"head {rule.head!r} is not a valid class (expected {_describe(class_attribute)})",
+            )
+
+
+@dataclass(frozen=True)
+class CompiledCondition:
+    """A condition ready for evaluation."""
+
+    key: Tuple
+    attributes: Tuple[str, ...]
+    operator: str
+    value: object
+    terms: Tuple[Tuple[float, str], ...] = ()
+
+    def certain(self, data: Dataset, index: Optional[np.ndarray] = None) -> np.ndarray:
+        """Mask ``(N,)`` (or over the rows ``index``): the test holds and every attribute
+        it reads is known and applicable."""
+        op = self.operator
+
+        def values_of(column):
+            return column.values if index is None else column.values[index]
+
+        def valid_of(column):
+            return column.valid if index is None else column.valid[index]
+
+        if self.terms:
+            total = None
+            for coefficient, name in self.terms:
+                part = coefficient * values_of(data.column(name))
+                total = part if total is None else total + part
+            mask = _compare(total, op, self.value)
+            if op == "!=":
+                for name in self.attributes:
+                    column = data.column(name)
+                    if column.has_unknown or column.has_not_applicable:
+                        mask &= valid_of(column)
+            return mask
+        column = data.column(self.attributes[0])
+        values = values_of(column)
+        missing = column.has_unknown or column.has_not_applicable
+        if column.is_coded:
+            if op == "in":
+                lut = np.zeros(len(column.categories) + 2, dtype=bool)
+                for v in self.value:
+                    code = column.code(v)
+                    if code >= 0:
+                        lut[code + 2] = True
+                return lut[values.astype(np.intp) + 2]
+            code = column.code(self.value)
+            if code < 0:  # a value never met in the data
+                if op == "!=":
+                    return valid_of(column).copy()
+                if op in ("=", ">", ">="):
+                    return np.zeros(values.shape, dtype=bool)
+            mask = _compare(values, op, code)
+            if missing and op in ("!=", "<", "<="):
+                mask &= valid_of(column)
+            return mask
+        if op == "in":
+            return np.isin(values, np.asarray(self.value, dtype=np.float64))
+        mask = _compare(values, op, self.value)
+        if missing and op == "!=":
+            mask &= valid_of(column)
+        return mask
+
+    def unknown(self, data: Dataset, index: np.ndarray) -> np.ndarray:
+        """Mask over ``index``: some attribute read is unknown and none is not applicable."""
+        unknown = np.zeros(index.shape, dtype=bool)
+        applicable = np.ones(index.shape, dtype=bool)
+        for name in self.attributes:
+            column = data.column(name)
+            if column.has_unknown:
+                unknown |= column.unknown[index]
+            if column.has_not_applicable:
+                applicable &= ~column.not_applicable[index]
+        return unknown & applicable
+
+
+def _compare(values: np.ndarray, op: str, value) -> np.ndarray:
+    if op == "=":
+        return values == value
+    if op == "!=":
+        return values != value
+    if op == "<":
+        return values < value
+    if op == "<=":
+        return values <= value
+    if op == ">":
+        return values > value
+    if op == ">=":
+        return values >= value
+    raise ValueError(f"unknown operator {op!r}")  # pragma: no cover - parser guarantees
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule ready for evaluation."""
+
+    rule: Rule
+    body: Tuple[Tuple[CompiledCondition, ...], ...]
+    head: Union[str, float]
+    attributes: Tuple[str, ...]
+
+
+def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
+    if condition.is_linear:
+        terms = tuple((float(c), a) for c, a in condition.terms)
+        value = float(condition.value)
+        key = ("linear", terms, condition.operator, value)
+        return CompiledCondition(key, condition.attributes, condition.operator, value, terms)
+    attribute = names[condition.attribute]
+    if condition.operator == "in":
+        value = tuple(_typed_value(attribute, v) for v in condition.value)
+        key = (attribute.name, "in", frozenset(value))
+    else:
+        value = _typed_value(attribute, condition.value)
+        key = (attribute.name, condition.operator, value)
+    if attribute.type == "enumerated" and condition.operator in _ORDERING:
+        # codes follow the declared order, so ordering tests compare codes
+        pass
+    return CompiledCondition(key, (attribute.name,), condition.operator, value)
+
+
+def compile_rules(rules: RuleSet, names: Names) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
+    """Check ``rules`` against ``names`` and compile them.
+
+    Returns the compiled rules (DEFAULT excluded) and the typed DEFAULT head (or None).
+    """
+    check_rules(rules, names)
+    compiled = []
+    for rule in rules.rules:
+        body = tuple(tuple(_compile_condition(c, names) for c in conj) for conj in rule.body)
+        compiled.append(CompiledRule(rule, body, typed_head(names, rule.head), rule.attributes))
+    default = None if rules.default is None else typed_head(names, rules.default.head)
+    return compiled, default
+
+
+def unknown_rows(data: Dataset, attributes: Sequence[str]) -> np.ndarray:
+    """Sorted indices of the examples with an unknown value in any of ``attributes``."""
+    parts = [data.column(a).unknown_index for a in attributes if data.column(a).has_unknown]
+    if not parts:
+        return np.empty(0, dtype=np.intp)
+    if len(parts) == 1:
+        return parts[0]
+    return np.unique(np.concatenate(parts))
+
+
+class MaskCache:
+    """Certain masks of conditions shared by several rules, freed after their last use."""
+
+    def __init__(self, compiled: Sequence[CompiledRule], data: Dataset) -> None:
+        self.data = data
+        self.remaining: Dict[Tuple, int] = {}
+        for rule in compiled:
+            for conjunction in rule.body:
+                for condition in conjunction:
+                    self.remaining[condition.key] = self.remaining.get(condition.key, 0) + 1
+        self.cache: Dict[Tuple, np.ndarray] = {}
+
+    def certain(self, condition: CompiledCondition) -> np.ndarray:
+        key = condition.key
+        uses = self.remaining.get(key, 1)
+        if uses <= 1:
+            self.remaining.pop(key, None)
+            mask = self.cache.pop(key, None)
+            return condition.certain(self.data) if mask is None else mask
+        self.remaining[key] = uses - 1
+        mask = self.cache.get(key)
+        if mask is None:
+            mask = condition.certain(self.data)
+            self.cache[key] = mask
+        return mask
+
+    def body(self, rule: CompiledRule) -> np.ndarray:
+        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)."""
+        covered = None
+        for conjunction in rule.body:
+            part = None
+            for condition in conjunction:
+                mask = self.certain(condition)
+                part = mask.copy() if part is None else np.logical_and(part, mask, out=part)
+            covered = part if covered is None else np.logical_or(covered, part, out=covered)
+        return covered
+
+
+def possible_on(rule: CompiledRule, data: Dataset, index: np.ndarray) -> np.ndarray:
+    """Possible coverage (a test on an unknown value counts as true) of ``rule`` on the
+    rows ``index`` (all rows when ``index`` is None)."""
+    if index is None:
+        index = np.arange(data.n_examples)
+    covered = np.zeros(index.shape, dtype=bool)
+    for conjunction in rule.body:
+        part = np.ones(index.shape, dtype=bool)
+        for condition in conjunction:
+            part &= condition.certain(data, index) | condition.unknown(data, index)
+        covered |= part
+    return covered

@@ -1,0 +1,604 @@
+"""Examples to evaluate rules on: ``.data`` files (Fig. 5 of the report) or DataFrames.
+
+A ``.data`` file holds one example per line, its values separated by commas in the order
+of the ``.names`` declarations. ``?`` marks an *unknown* value and ``!`` a
+*not-applicable* one (section 2.3 of the report). Values may be quoted with ``"`` (to hold
+commas, or new lines for ``string`` attributes). Blank lines are skipped.
+
+Whatever the source, a :class:`Dataset` stores every attribute column in an encoded form
+made for vectorised rule evaluation: ``float64`` values for ``integer``, ``real``,
+``date`` (days since 1970-01-01) and ``time`` (seconds) attributes, integer codes for the
+others, plus the masks of unknown and not-applicable values.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataParseError
+from .names import Attribute, Names, _read_text
+
+__all__ = ["Column", "Dataset", "read_data", "parse_data", "write_data"]
+
+UNKNOWN = "?"
+NOT_APPLICABLE = "!"
+_UNKNOWN_CODE = -1
+_NA_CODE = -2
+_TRUE = {"true", "t", "yes", "y", "1"}
+_FALSE = {"false", "f", "no", "n", "0"}
+
+
+@dataclass
+class Column:
+    """One encoded attribute column.
+
+    Attributes
+    ----------
+    attribute
+        The declaration.
+    values
+        ``float64`` values (NaN where missing) for numeric-like attributes, integer codes
+        into :attr:`categories` otherwise (-1 unknown, -2 not applicable).
+    categories
+        The category of each code (``None`` for numeric-like columns).
+    unknown, not_applicable
+        Boolean masks ``(N,)`` of ``?`` and ``!`` values.
+    """
+
+    attribute: Attribute
+    values: np.ndarray
+    categories: Optional[Tuple[str, ...]]
+    unknown: np.ndarray
+    not_applicable: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.unknown_index = np.flatnonzero(self.unknown)
+        self.has_unknown = self.unknown_index.size > 0
+        self.has_not_applicable = bool(self.not_applicable.any())
+        self.valid = ~(self.unknown | self.not_applicable)
+        self._code_of = (
+            {c: i for i, c in enumerate(self.categories)} if self.categories is not None else None
+        )
+
+    @property
+    def is_coded(self) -> bool:
+        return self.categories is not None
+
+    def code(self, value: str) -> int:
+        """Code of a category; -3 (matches nothing) for a value never seen."""
+        return self._code_of.get(value, -3)
+
+    def decoded(self, missing: Any = None) -> np.ndarray:
+        """Object array of the values, ``missing`` where unknown or not applicable."""
+        if self.categories is None:
+            out = self.values.astype(object)
+        else:
+            lookup = np.asarray(list(self.categories) + [missing, missing], dtype=object)
+            out = lookup[self.values.astype(np.int64)]  # -1, -2 index the two missing slots
+        out[~self.valid] = missing
+        return out
+
+    def take(self, index: np.ndarray) -> "Column":
+        return Column(
+            self.attribute,
+            self.values[index],
+            self.categories,
+            self.unknown[index],
+            self.not_applicable[index],
+        )
+
+
+class Dataset:
+    """Examples, encoded for rule evaluation.
+
+    Build it with :func:`read_data`, :func:`parse_data`, :meth:`Dataset.from_frame` or
+    :meth:`Dataset.from_arrays`.
+
+    Parameters
+    ----------
+    names
+        The declarations.
+    columns
+        One :class:`Column` per attribute in ``names.columns`` (the class column may be
+        missing for unlabelled data).
+    file
+        Where the examples come from (for messages and the PBM ``Data File:`` line).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"x": [1.0, None, 3.0], "y": ["a", "b", "?"]})
+    >>> data = Dataset.from_frame(frame, class_name="y")
+    >>> data.n_examples, data.column("x").unknown.tolist(), data.labels().tolist()
+    (3, [False, True, False], ['a', 'b', None])
+    """
+
+    def __init__(
+        self, names: Names, columns: Dict[str, Column], file: Optional[str] = None
+    ) -> None:
+        self.names = names
+        self.columns = dict(columns)
+        self.file = file
+        sizes = {len(c.values) for c in self.columns.values()}
+        if len(sizes) > 1:
+            raise ValueError(f"all columns must have the same length, got {sorted(sizes)}")
+        self.n_examples = sizes.pop() if sizes else 0
+        for attribute in names.columns:
+            if attribute.name not in self.columns and attribute.name != names.class_name:
+                raise ValueError(f"no column for attribute {attribute.name!r}")
+
+    def __len__(self) -> int:
+        return self.n_examples
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset(n_examples={self.n_examples}, columns={list(self.columns)!r}, "
+            f"class_name={self.names.class_name!r})"
+        )
+
+    @property
+    def has_labels(self) -> bool:
+        """Whether the class column is present."""
+        return self.names.class_name is not None and self.names.class_name in self.columns
+
+    def column(self, name: str) -> Column:
+        """The encoded column of an attribute."""
+        try:
+            return self.columns[name]
+        except KeyError:
+            raise KeyError(f"no column {name!r} in the data set") from None
+
+    def labels(self, missing: Any = None) -> np.ndarray:
+        """The class of every example: an object array of labels (``missing`` where the
+        class is unknown) or, for a numeric class, a float array (NaN where unknown)."""
+        if not self.has_labels:
+            raise ValueError("the data set has no class column")
+        column = self.columns[self.names.class_name]
+        if column.categories is None:
+            values = column.values.copy()
+            return values
+        return column.decoded(missing)
+
+    def take(self, index: Union[np.ndarray, Sequence[int]]) -> "Dataset":
+        """The examples at ``index`` (in that order)."""
+        index = np.asarray(index)
+        return Dataset(
+            self.names, {k: c.take(index) for k, c in self.columns.items()}, self.file
+        )
+
+    def to_frame(self, missing: str = UNKNOWN) -> pd.DataFrame:
+        """The examples as a DataFrame, with ``?``/``!`` strings where values are missing
+        (pass ``missing=None`` to get NaN/None for both)."""
+        data = {}
+        for name, column in self.columns.items():
+            if missing is None:
+                data[name] = column.decoded(None)
+                if column.categories is None:
+                    data[name] = data[name].astype(float)
+            else:
+                values = column.decoded(None)
+                values[column.unknown] = UNKNOWN
+                values[column.not_applicable] = NOT_APPLICABLE
+                data[name] = values
+        return pd.DataFrame(data)
+
+    # -- constructors ---------------------------------------------------------------------
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        names: Optional[Names] = None,
+        *,
+        class_name: Optional[str] = None,
+    ) -> "Dataset":
+        """Examples from a DataFrame, one column per attribute.
+
+        Missing values are NaN/None or the strings ``"?"`` (unknown) and ``"!"`` (not
+        applicable). With ``names``, the columns are checked against the declarations
+        (every feature column present, no extra column, nominal values in their domain,
+        numbers where numbers are declared); the class column may be absent. Without
+        ``names``, declarations are inferred with :meth:`Names.infer`.
+
+        Raises
+        ------
+        DataParseError
+            For a value outside its nominal domain or a non-numeric value of a numeric
+            attribute (the message names the column and row).
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
+        if names is None:
+            names = Names.infer(frame, class_name=class_name)
+        elif class_name is not None and class_name != names.class_name:
+            raise ValueError(
+                f"`class_name` {class_name!r} differs from the class of `names` "
+                f"({names.class_name!r})"
+            )
+        if not isinstance(names, Names):
+            raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
+        expected = names.column_names
+        extra = [c for c in frame.columns if c not in expected]
+        if extra:
+            raise ValueError(f"`frame` has columns not declared in `names`: {extra}")
+        missing = [c for c in expected if c not in frame.columns and c != names.class_name]
+        if missing:
+            raise ValueError(f"`frame` lacks the declared columns {missing}")
+        rows = np.arange(1, len(frame) + 1)
+        columns = {}
+        for attribute in names.columns:
+            if attribute.name in frame.columns:
+                columns[attribute.name] = _encode(
+                    attribute, frame[attribute.name].to_numpy(), rows, "<DataFrame>", "row"
+                )
+        return cls(names, columns, file=None)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        features: Any,
+        labels: Any = None,
+        *,
+        feature_names: Optional[Sequence[str]] = None,
+        class_name: str = "class",
+        names: Optional[Names] = None,
+    ) -> "Dataset":
+        """Numeric examples from an array ``(N, F)`` and optional labels ``(N,)``.
+
+        Features become ``real`` attributes called ``feature_names`` (default ``x0``,
+        ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
+        floating point numbers), unless ``names`` declares them.
+        """
+        x = np.asarray(features)
+        if x.ndim != 2:
+            raise ValueError(f"`features` must have shape (N, F), got shape {x.shape}")
+        if feature_names is None:
+            feature_names = [f"x{i}" for i in range(x.shape[1])]
+        feature_names = [str(f) for f in feature_names]
+        if len(feature_names) != x.shape[1]:
+            raise ValueError(
+                f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}"
+            )
+        frame = pd.DataFrame({f: x[:, i].astype(float) for i, f in enumerate(feature_names)})
+        if labels is not None:
+            y = np.asarray(labels)
+            if y.shape != (x.shape[0],):
+                raise ValueError(f"`labels` must have shape ({x.shape[0]},), got {y.shape}")
+            if names is None and y.dtype.kind != "f":
+                y = y.astype(str)
+            frame[class_name] = y
+        if names is None:
+            attrs = [Attribute(f, "real") for f in feature_names]
+            if labels is not None:
+                if frame[class_name].dtype.kind == "f":
+                    attrs.append(Attribute(class_name, "real"))
+                else:
+                    attrs.append(
+                        Attribute(class_name, "nominal", tuple(sorted(set(frame[class_name]))))
+                    )
+            names = Names(attrs, class_name, file="<arrays>")
+        return cls.from_frame(frame, names)
+
+
+# -- encoding -----------------------------------------------------------------------------
+def _error(message, file, line, text, where):
+    if where == "row":
+        message = f"{message} (row {line} of the DataFrame)"
+        return DataParseError(message, file=file, line=None, text=text)
+    return DataParseError(message, file=file, line=line, text=text)
+
+
+def _missing_masks(raw: np.ndarray) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
+    """Unknown / not-applicable masks, and the stripped strings (None for float input)."""
+    if raw.dtype.kind in "fiub":
+        unknown = np.isnan(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
+        return unknown, np.zeros(raw.shape, bool), None
+    series = pd.Series(raw, dtype=object)
+    isna = series.isna().to_numpy()
+    text = series.where(~isna, "?").astype(str).str.strip()
+    unknown = (text == UNKNOWN).to_numpy() | isna
+    not_applicable = (text == NOT_APPLICABLE).to_numpy()
+    return unknown, not_applicable, text.to_numpy(dtype=object)
+
+
+def _encode(
+    attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str, where: str
+) -> Column:
+    unknown, not_applicable, text = _missing_masks(np.asarray(raw))
+    missing = unknown | not_applicable
+    kind = attribute.type
+    name = attribute.name
+
+    def fail(bad: np.ndarray, message: str) -> DataParseError:
+        first = int(np.flatnonzero(bad)[0])
+        shown = raw[first] if text is None else text[first]
+        return _error(
+            f"{message} for attribute {name!r}", file, int(lines[first]), str(shown), where
+        )
+
+    if kind in ("integer", "real", "date", "time"):
+        if text is None:
+            values = np.asarray(raw, dtype=np.float64).copy()
+            if kind in ("date", "time") and len(values) and not missing.all():
+                raise fail(~missing, f"a {kind} must be written as text, got a number")
+        else:
+            series = pd.Series(np.where(missing, None, text), dtype=object)
+            if kind == "date":
+                parsed = pd.to_datetime(series, format="%Y/%m/%d", errors="coerce")
+                values = (
+                    (parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
+                ).to_numpy(dtype=np.float64, na_value=np.nan)
+                message = "invalid date (expected yyyy/mm/dd)"
+            elif kind == "time":
+                ok = series.str.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?").fillna(False)
+                parsed = pd.to_timedelta(series.where(ok.astype(bool), None), errors="coerce")
+                values = (parsed / pd.Timedelta(seconds=1)).to_numpy(
+                    dtype=np.float64, na_value=np.nan
+                )
+                message = "invalid time (expected hh:mm:ss)"
+            else:
+                values = pd.to_numeric(series, errors="coerce").to_numpy(
+                    dtype=np.float64, na_value=np.nan
+                )
+                message = "non-numeric value"
+            values = np.array(values, dtype=np.float64)  # writable copy
+            bad = np.isnan(values) & ~missing
+            if bad.any():
+                raise fail(bad, message)
+        infinite = np.isinf(values)
+        if infinite.any():
+            raise fail(infinite, "infinite value")
+        values[missing] = np.nan
+        if kind == "integer":
+            bad = ~missing & (values != np.round(values))
+            if bad.any():
+                raise fail(bad, "non-integer value")
+        return Column(attribute, values, None, unknown, not_applicable)
+
+    # coded attributes
+    if text is None:
+        text = np.asarray(
+            [_number_text(v) for v in np.asarray(raw).tolist()], dtype=object
+        )
+        if raw.dtype.kind == "f":
+            text[unknown] = UNKNOWN
+    series = pd.Series(text, dtype=object)
+    if kind == "boolean":
+        lowered = series.str.lower()
+        canonical = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", None))
+        bad = (canonical == None) & ~missing  # noqa: E711 (elementwise)
+        if bad.any():
+            raise fail(bad, "not a boolean (expected true/false, yes/no or 1/0)")
+        series = pd.Series(canonical, dtype=object)
+        categories: Tuple[str, ...] = ("true", "false")
+    elif attribute.values is not None:
+        categories = attribute.values
+    else:
+        categories = tuple(sorted(set(series[~missing])))
+    codes = pd.Categorical(series.where(~missing, None), categories=list(categories)).codes
+    bad = (codes < 0) & ~missing
+    if bad.any():
+        raise fail(bad, f"value outside the declared domain {list(categories)}")
+    dtype = np.int8 if len(categories) < 120 else (np.int16 if len(categories) < 32000 else np.int32)
+    codes = codes.astype(dtype)
+    codes[unknown] = _UNKNOWN_CODE
+    codes[not_applicable] = _NA_CODE
+    return Column(attribute, codes, tuple(categories), unknown, not_applicable)
+
+
+def _number_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+# -- reading ------------------------------------------------------------------------------
+def _records(text: str, file: str) -> Iterator[Tuple[int, List[str]]]:
+    """Yield (line number, fields) for every non-blank record."""
+    lines = text.split("\n")
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i].rstrip("\r")
+        number = i + 1
+        i += 1
+        if not line.strip():
+            continue
+        if '"' not in line:
+            yield number, [f.strip() for f in line.split(",")]
+            continue
+        fields: List[str] = []
+        current: List[str] = []
+        in_quotes = False
+        was_quoted = False
+        j = 0
+        while True:
+            if j >= len(line):
+                if in_quotes:
+                    if i >= n:
+                        raise DataParseError(
+                            "unterminated quoted value", file=file, line=number, text=line
+                        )
+                    current.append("\n")
+                    line = lines[i].rstrip("\r")
+                    i += 1
+                    j = 0
+                    continue
+                break
+            c = line[j]
+            if in_quotes:
+                if c == '"':
+                    if j + 1 < len(line) and line[j + 1] == '"':
+                        current.append('"')
+                        j += 1
+                    else:
+                        in_quotes = False
+                else:
+                    current.append(c)
+            elif c == '"':
+                if "".join(current).strip() or was_quoted:
+                    raise DataParseError(
+                        "a quote may only open a value", file=file, line=number, text=line
+                    )
+                current = []
+                in_quotes = True
+                was_quoted = True
+            elif c == ",":
+                fields.append("".join(current) if was_quoted else "".join(current).strip())
+                current, was_quoted = [], False
+            elif was_quoted and not c.isspace():
+                raise DataParseError(
+                    "text after a closing quote", file=file, line=number, text=line
+                )
+            else:
+                current.append(c)
+            j += 1
+        fields.append("".join(current) if was_quoted else "".join(current).strip())
+        yield number, fields
+
+
+def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
+    """Read examples from the text of a ``.data`` file.
+
+    Parameters
+    ----------
+    text
+        The file content.
+    names
+        The declarations (column order, types and domains).
+    file
+        A name for the source, used in messages.
+
+    Raises
+    ------
+    DataParseError
+        For a record with the wrong number of fields, an empty field, a value outside a
+        nominal domain, a non-numeric value of a numeric attribute, an invalid date, time
+        or boolean, or an unterminated quote; the message gives file, line and text.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
+    if not isinstance(names, Names):
+        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
+    attributes = names.columns
+    width = len(attributes)
+    numbers: List[int] = []
+    rows: List[List[str]] = []
+    for number, fields in _records(text, file):
+        if len(fields) != width:
+            raise DataParseError(
+                f"expected {width} comma-separated values "
+                f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
+                file=file,
+                line=number,
+                text=text.split("\n")[number - 1].rstrip("\r"),
+            )
+        for k, value in enumerate(fields):
+            if value == "":
+                raise DataParseError(
+                    f"empty value for attribute {attributes[k].name!r} "
+                    "(write ? for an unknown value, ! for a not-applicable one)",
+                    file=file,
+                    line=number,
+                    text=text.split("\n")[number - 1].rstrip("\r"),
+                )
+        numbers.append(number)
+        rows.append(fields)
+    lines = np.asarray(numbers, dtype=np.int64)
+    table = np.empty((len(rows), width), dtype=object)
+    if rows:
+        table[:] = rows
+    columns = {
+        a.name: _encode(a, table[:, k], lines, file, "line") for k, a in enumerate(attributes)
+    }
+    return Dataset(names, columns, file=file)
+
+
+def read_data(
+    path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None
+) -> Dataset:
+    """Read a ``.data`` file.
+
+    Parameters
+    ----------
+    path
+        The data file.
+    names
+        A :class:`Names` object or the path of a ``.names`` file; by default the data
+        file's name with its extension replaced by ``.names`` (``std_info.pl``'s rule).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import example_path
+    >>> data = read_data(example_path("voyage.test"))
+    >>> data.n_examples, int(data.column("humidity").unknown.sum())
+    (15, 2)
+    """
+    from .names import read_names
+
+    if names is None:
+        names = default_names_path(path)
+    if not isinstance(names, Names):
+        names = read_names(names)
+    return parse_data(_read_text(path), names, file=os.fspath(path))
+
+
+def default_names_path(data_path: Union[str, os.PathLike]) -> str:
+    """``std_info.pl``'s default: the data file name without extension, plus ``.names``."""
+    root, _ = os.path.splitext(os.fspath(data_path))
+    return root + ".names"
+
+
+def _format_value(value: Any) -> str:
+    text = str(value)
+    if text in (UNKNOWN, NOT_APPLICABLE) or any(c in text for c in ',"\n') or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> str:
+    """Write examples as ``.data`` text (to ``path`` when given); returns the text."""
+    lines = []
+    frame_columns = []
+    for attribute in dataset.names.columns:
+        if attribute.name not in dataset.columns:
+            continue
+        column = dataset.columns[attribute.name]
+        values = column.decoded(None)
+        if column.categories is None:
+            if attribute.type == "date":
+                values = np.array(
+                    [
+                        None if v is None else
+                        (pd.Timestamp("1970-01-01") + pd.Timedelta(days=v)).strftime("%Y/%m/%d")
+                        for v in values
+                    ],
+                    dtype=object,
+                )
+            elif attribute.type == "time":
+                values = np.array(
+                    [None if v is None else _format_time(v) for v in values], dtype=object
+                )
+            else:
+                values = np.array(
+                    [None if v is None else _number_text(float(v)) for v in values], dtype=object
+                )
+        texts = np.array([_format_value(v) if v is not None else "" for v in values], dtype=object)
+        texts[column.unknown] = UNKNOWN
+        texts[column.not_applicable] = NOT_APPLICABLE
+        frame_columns.append(texts)
+    for k in range(dataset.n_examples):
+        lines.append(",".join(col[k] for col in frame_columns))
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return text
+
+
+def _format_time(seconds: float) -> str:
+    whole = int(round(seconds))
+    return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"

@@ -1,0 +1,80 @@
+"""Errors raised by the readers of ``.names``, ``.data`` and PBM rule files.
+
+Every problem found while reading or checking these files is reported with a
+:class:`ParseError` (a ``ValueError``) that carries the file name, the line number and
+the offending text, so that a user can go straight to the line to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["ParseError", "NamesParseError", "DataParseError", "RuleParseError"]
+
+
+class ParseError(ValueError):
+    """A ``.names``, ``.data`` or PBM rule file (or a DataFrame standing for one) is invalid.
+
+    Parameters
+    ----------
+    message
+        What is wrong, in words.
+    file
+        The file name, or a description such as ``"<string>"`` or ``"<DataFrame>"``.
+    line
+        1-based line number (row number for a DataFrame), when known.
+    text
+        The offending text (line or token), when known.
+
+    Attributes
+    ----------
+    message, file, line, text
+        The parameters, kept for programmatic use.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Optional[str] = None,
+        line: Optional[int] = None,
+        text: Optional[str] = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.text = text
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = str(self.file)
+            if self.line is not None:
+                where += f", line {self.line}"
+        elif self.line is not None:
+            where = f"line {self.line}"
+        text = ""
+        if self.text is not None:
+            shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
+            text = f": {shown!r}"
+        return f"{where}: {self.message}{text}" if where else f"{self.message}{text}"
+
+    def __reduce__(self):  # keep pickling (multiprocessing, pytest-xdist) working
+        return (_rebuild, (type(self), self.message, self.file, self.line, self.text))
+
+
+def _rebuild(cls, message, file, line, text):
+    return cls(message, file=file, line=line, text=text)
+
+
+class NamesParseError(ParseError):
+    """An invalid ``.names`` file (attribute declarations)."""
+
+
+class DataParseError(ParseError):
+    """An invalid ``.data`` file or DataFrame (examples)."""
+
+
+class RuleParseError(ParseError):
+    """An invalid PBM rule file, or rules that do not fit the ``.names`` declarations."""

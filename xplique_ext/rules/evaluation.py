@@ -1,0 +1,624 @@
+"""Contingency tables of a rule set over examples, in the report's three evaluation modes,
+and rule-set predictions.
+
+The evaluation is vectorised: each condition is one boolean mask over all examples
+(:mod:`~xplique_ext.rules.compile`), rules combine masks, and tables are mask counts.
+The examples with unknown values are a small set of indices handled apart. Nothing loops
+over examples in Python.
+
+Semantics (section 3 and the worked example of section 5 of the report)
+-----------------------------------------------------------------------
+- For each rule two tables are counted: over the examples whose attributes tested by the
+  rule are all known (the *known* table), and over the examples with an unknown value
+  (``?``) in any attribute the rule tests (the *unknown* table, printed after ``?``).
+- A test on ``?`` evaluates true; a test on ``!`` (not applicable) evaluates false.
+- ``H`` is true when the example's class (or the ``labels`` given) equals the head.
+- ``unordered`` (Algorithm 1): every rule sees every example.
+- ``ordered`` (Algorithm 2): an example goes down the rules until one covers it for
+  certain (without the help of an unknown value); rules after that one count it as not
+  covered, in their known table, whatever its unknown values. A rule that covers an
+  example only thanks to an unknown value counts it (in its unknown table) and lets it go
+  on (the T2 and T9 discussion of section 5).
+- ``inter-class`` (Algorithm 3): the rules form blocks of consecutive rules with the same
+  head; within a block they are unordered, between blocks ordered: once a rule of a block
+  covers an example for certain, the rules of the following blocks count it as not
+  covered.
+- The DEFAULT rule gives predictions but no table.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from ..commons.warnings import XpliqueExtWarning
+from .compile import (
+    CompiledRule,
+    MaskCache,
+    compile_rules,
+    possible_on,
+    unknown_rows,
+)
+from .dataset import Dataset
+from .measures import MEASURES, check_zero_division, rule_measures
+from .pbm import EVALUATION_MODES, RuleSet
+
+__all__ = [
+    "MODES",
+    "ContingencyTables",
+    "RuleEvaluation",
+    "evaluate_rules",
+    "predict_rules",
+    "covered_mask",
+    "RuleMetrics",
+    "check_mode",
+]
+
+#: Evaluation modes (Algorithms 1, 2 and 3 of the report).
+MODES = ("unordered", "ordered", "inter-class")
+_MODE_ALIASES = {
+    "unordered": "unordered",
+    "ordered": "ordered",
+    "inter-class": "inter-class",
+    "interclass": "inter-class",
+    "inter-class ordered": "inter-class",
+    "u": "unordered",
+    "o": "ordered",
+    "i": "inter-class",
+}
+
+
+def check_mode(mode: Any) -> str:
+    """Canonical evaluation mode (``unordered``, ``ordered`` or ``inter-class``)."""
+    if isinstance(mode, str) and mode.lower() in _MODE_ALIASES:
+        return _MODE_ALIASES[mode.lower()]
+    raise ValueError(f"`mode` must be one of {list(MODES)}, got {mode!r}")
+
+
+class ContingencyTables:
+    """Counts of the four cells of one contingency table per rule.
+
+    Attributes
+    ----------
+    bh, bhbar, bbarh, bbarhbar
+        ``int64`` arrays ``(n_rules,)``: body and head true; body true, head false; body
+        false, head true; both false.
+    """
+
+    def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
+        self.bh = np.asarray(bh, dtype=np.int64)
+        self.bhbar = np.asarray(bhbar, dtype=np.int64)
+        self.bbarh = np.asarray(bbarh, dtype=np.int64)
+        self.bbarhbar = np.asarray(bbarhbar, dtype=np.int64)
+
+    @property
+    def n(self) -> np.ndarray:
+        """Examples per table."""
+        return self.bh + self.bhbar + self.bbarh + self.bbarhbar
+
+    def as_array(self) -> np.ndarray:
+        """``(n_rules, 4)`` counts in the report's printed order: bh, bh̄, b̄h̄, b̄h."""
+        return np.stack([self.bh, self.bhbar, self.bbarhbar, self.bbarh], axis=1)
+
+    def frequencies(self) -> np.ndarray:
+        """``(n_rules, 5)``: ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n`` as printed after each rule
+        (frequencies 0 when ``n`` is 0, as the report prints them)."""
+        n = self.n
+        safe = np.where(n == 0, 1, n)
+        freq = self.as_array() / safe[:, None]
+        return np.concatenate([freq, n[:, None].astype(np.float64)], axis=1)
+
+    def __add__(self, other: "ContingencyTables") -> "ContingencyTables":
+        return ContingencyTables(
+            self.bh + other.bh,
+            self.bhbar + other.bhbar,
+            self.bbarh + other.bbarh,
+            self.bbarhbar + other.bbarhbar,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContingencyTables):
+            return NotImplemented
+        return bool(np.array_equal(self.as_array(), other.as_array()))
+
+    def __repr__(self) -> str:
+        return f"ContingencyTables(bh={self.bh.tolist()}, bhbar={self.bhbar.tolist()}, " \
+               f"bbarh={self.bbarh.tolist()}, bbarhbar={self.bbarhbar.tolist()})"
+
+
+class RuleEvaluation:
+    """The two contingency tables of every rule of a rule set, and their measures.
+
+    Returned by :func:`evaluate_rules`; print it as an extended PBM file with
+    :meth:`to_pbm`, or look at it as a tidy DataFrame with :meth:`to_frame`.
+
+    Attributes
+    ----------
+    rules
+        The evaluated :class:`~xplique_ext.rules.RuleSet`.
+    mode
+        ``unordered``, ``ordered`` or ``inter-class``.
+    known, unknown
+        :class:`ContingencyTables` over the examples whose tested attributes are all known,
+        and over those with an unknown tested attribute.
+    n_classes
+        Number of classes (for the Laplace accuracy).
+    names_file, data_file
+        Written in the ``Names File:``/``Data File:`` line of the PBM output.
+    """
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        mode: str,
+        known: ContingencyTables,
+        unknown: ContingencyTables,
+        n_classes: int = 2,
+        names_file: Optional[str] = None,
+        data_file: Optional[str] = None,
+    ) -> None:
+        self.rules = rules
+        self.mode = mode
+        self.known = known
+        self.unknown = unknown
+        self.n_classes = n_classes
+        self.names_file = names_file
+        self.data_file = data_file
+
+    def table(self, table: str = "known") -> ContingencyTables:
+        """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
+        if table == "known":
+            return self.known
+        if table == "unknown":
+            return self.unknown
+        if table == "all":
+            return self.known + self.unknown
+        raise ValueError(f"`table` must be 'known', 'unknown' or 'all', got {table!r}")
+
+    def frequencies(self, table: str = "known") -> np.ndarray:
+        """``(n_rules, 5)`` frequencies ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n``."""
+        return self.table(table).frequencies()
+
+    def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
+        """The rule measures (one row per rule, indexed by rule id)."""
+        t = self.table(table)
+        values = rule_measures(
+            t.bh, t.bhbar, t.bbarh, t.bbarhbar,
+            n_classes=self.n_classes, zero_division=zero_division,
+        )
+        return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
+
+    def to_frame(self, zero_division="warn", table: str = "known") -> pd.DataFrame:
+        """Tidy table: one row per rule with the rule text, head, both contingency tables
+        (counts and ``n``) and every measure (of the ``table`` chosen, known by default).
+
+        Columns: ``rule, head, mode, condition, bh, bhbar, bbarhbar, bbarh, n,
+        unknown_bh, unknown_bhbar, unknown_bbarhbar, unknown_bbarh, unknown_n`` then the
+        measures of :data:`~xplique_ext.rules.MEASURES`.
+        """
+        rows: Dict[str, Any] = {
+            "rule": [r.id for r in self.rules],
+            "head": [r.head for r in self.rules],
+            "mode": self.mode,
+            "condition": [
+                " OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
+                for r in self.rules
+            ],
+        }
+        for prefix, t in (("", self.known), ("unknown_", self.unknown)):
+            rows[prefix + "bh"] = t.bh
+            rows[prefix + "bhbar"] = t.bhbar
+            rows[prefix + "bbarhbar"] = t.bbarhbar
+            rows[prefix + "bbarh"] = t.bbarh
+            rows[prefix + "n"] = t.n
+        frame = pd.DataFrame(rows)
+        measures = self.measures(table, zero_division).reset_index(drop=True)
+        return pd.concat([frame, measures], axis=1)
+
+    def to_pbm(self, names_file: Optional[str] = None, data_file: Optional[str] = None,
+               precision: int = 3) -> str:
+        """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
+        return self.rules.to_string(
+            self, names_file=names_file, data_file=data_file, precision=precision
+        )
+
+    def __repr__(self) -> str:
+        return f"RuleEvaluation(mode={self.mode!r}, rules={len(self.rules)})"
+
+
+# -- evaluation ---------------------------------------------------------------------------
+def _prepare(rules: RuleSet, data: Dataset, labels: Any):
+    if not isinstance(rules, RuleSet):
+        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    if not isinstance(data, Dataset):
+        raise TypeError(
+            f"`data` must be a Dataset (see read_data, Dataset.from_frame), got "
+            f"{type(data).__name__}"
+        )
+    compiled, default = compile_rules(rules, data.names)
+    if labels is None:
+        if not data.has_labels:
+            raise ValueError("`data` has no class column: pass `labels`")
+        column = data.column(data.names.class_name)
+        if column.is_coded:
+            y = column.decoded(None)
+            known = column.valid
+        else:
+            y = column.values
+            known = column.valid
+    else:
+        y = np.asarray(labels)
+        if y.shape != (data.n_examples,):
+            raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
+        if y.dtype.kind == "f":
+            known = ~np.isnan(y)
+        else:
+            y = y.astype(object)
+            known = np.array([v is not None for v in y], dtype=bool)
+    if not known.all():
+        dropped = int((~known).sum())
+        warnings.warn(
+            f"{dropped} example(s) with an unknown or not-applicable class are left out of "
+            "the contingency tables",
+            XpliqueExtWarning,
+            stacklevel=3,
+        )
+        keep = np.flatnonzero(known)
+        data = data.take(keep)
+        y = y[keep]
+    return compiled, default, data, y
+
+
+def _head_masks(compiled: Sequence[CompiledRule], y: np.ndarray) -> Dict[Any, np.ndarray]:
+    """``H`` mask of every distinct head: the label equals the head."""
+    masks: Dict[Any, np.ndarray] = {}
+    numeric = y.dtype.kind in "fiub"
+    for rule in compiled:
+        head = rule.head
+        if head in masks:
+            continue
+        if numeric:
+            try:
+                masks[head] = y == float(head)
+            except (TypeError, ValueError):
+                masks[head] = np.zeros(y.shape, dtype=bool)
+        else:
+            text = head if isinstance(head, str) else label_text(head)
+            masks[head] = np.asarray(y == text, dtype=bool)
+    return masks
+
+
+def label_text(value: Any) -> str:
+    """A label as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (np.integer,)):
+        return str(int(value))
+    return str(value)
+
+
+def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
+    if mode == "unordered":
+        return [list(range(len(compiled)))]
+    if mode == "ordered":
+        return [[k] for k in range(len(compiled))]
+    blocks: List[List[int]] = []
+    for k, rule in enumerate(compiled):
+        if blocks and compiled[blocks[-1][-1]].head == rule.head:
+            blocks[-1].append(k)
+        else:
+            blocks.append([k])
+    return blocks
+
+
+def evaluate_rules(
+    rules: RuleSet,
+    data: Dataset,
+    mode: str = "unordered",
+    *,
+    labels: Any = None,
+    n_classes: Optional[int] = None,
+) -> RuleEvaluation:
+    """Count the contingency tables of every rule over the examples (vectorised).
+
+    Parameters
+    ----------
+    rules
+        The rule set; checked against ``data.names`` first (nothing is evaluated if a rule
+        names an undeclared attribute or an invalid value).
+    data
+        The examples (:func:`~xplique_ext.rules.read_data`,
+        :meth:`~xplique_ext.rules.Dataset.from_frame`...).
+    mode
+        ``"unordered"`` (Algorithm 1, the default as in ``std_info.pl``), ``"ordered"``
+        (Algorithm 2) or ``"inter-class"`` (Algorithm 3).
+    labels
+        Optional ``(N,)`` labels compared with the heads instead of the class column, for
+        instance a black box's predictions (rule fidelity).
+    n_classes
+        Classes for the Laplace accuracy (default: the size of the class domain, or the
+        number of distinct labels).
+
+    Returns
+    -------
+    RuleEvaluation
+        Both tables per rule; ``.to_frame()`` adds the measures, ``.to_pbm()`` prints them.
+
+    Notes
+    -----
+    See the module documentation for the semantics of unknown and not-applicable values
+    and of the three modes. Examples whose class is unknown are left out (with a warning).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import example_path, read_data, read_rules
+    >>> data = read_data(example_path("voyage.test"))
+    >>> rules = read_rules(example_path("voyage.cn2.unordered.pbm"))
+    >>> result = evaluate_rules(rules, data, "unordered")
+    >>> result.frequencies("known")[0].round(3).tolist()
+    [0.25, 0.083, 0.417, 0.25, 12.0]
+    """
+    mode = check_mode(mode)
+    compiled, _, data, y = _prepare(rules, data, labels)
+    n_rules = len(compiled)
+    counts = np.zeros((2, 4, n_rules), dtype=np.int64)  # table, (bh, bhbar, bbarh, bbarhbar)
+    n = data.n_examples
+    heads = _head_masks(compiled, y)
+    head_totals = {k: int(np.count_nonzero(v)) for k, v in heads.items()}
+    cache = MaskCache(compiled, data)
+    alive = np.ones(n, dtype=bool) if mode != "unordered" else None
+    for block in _blocks(compiled, mode):
+        fired = None
+        for k in block:
+            rule = compiled[k]
+            h_mask = heads[rule.head]
+            certain = cache.body(rule)
+            u_rows = unknown_rows(data, rule.attributes)
+            if alive is not None:
+                if u_rows.size:
+                    u_rows = u_rows[alive[u_rows]]
+                counted = np.logical_and(certain, alive)  # covered for certain, not yet fired
+            else:
+                counted = certain
+            b_all = int(np.count_nonzero(counted))
+            bh_all = int(np.count_nonzero(np.logical_and(counted, h_mask)))
+            h_u = h_mask[u_rows]
+            b_u_certain = counted[u_rows]
+            n_k = n - u_rows.size
+            b_k = b_all - int(np.count_nonzero(b_u_certain))
+            bh_k = bh_all - int(np.count_nonzero(b_u_certain & h_u))
+            h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
+            counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n_k - b_k - h_k + bh_k)
+            if u_rows.size:
+                possible = possible_on(rule, data, u_rows)
+                b_u = int(np.count_nonzero(possible))
+                bh_u = int(np.count_nonzero(possible & h_u))
+                h_uc = int(np.count_nonzero(h_u))
+                counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
+            if alive is not None:
+                if mode == "ordered":
+                    np.logical_xor(alive, counted, out=alive)
+                else:
+                    fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
+            del certain
+        if fired is not None:
+            np.logical_xor(alive, fired, out=alive)
+    if n_classes is None:
+        n_classes = _n_classes(data, y)
+    return RuleEvaluation(
+        rules,
+        mode,
+        ContingencyTables(*counts[0]),
+        ContingencyTables(*counts[1]),
+        n_classes=n_classes,
+        names_file=data.names.file,
+        data_file=data.file,
+    )
+
+
+def _n_classes(data: Dataset, y: np.ndarray) -> int:
+    attribute = data.names.class_attribute
+    if attribute is not None and attribute.values is not None and data.has_labels:
+        return max(len(attribute.values), 1)
+    return max(len(pd.unique(pd.Series(y))), 1)
+
+
+# -- predictions --------------------------------------------------------------------------
+def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.ndarray]:
+    cache = MaskCache(compiled, data)
+    masks = []
+    for rule in compiled:
+        covered = cache.body(rule)
+        rows = unknown_rows(data, rule.attributes)
+        if rows.size:
+            covered[rows] = possible_on(rule, data, rows)
+        masks.append(covered)
+    return masks
+
+
+def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
+    """``(N,)``: whether at least one rule (DEFAULT excluded) covers each example (a test
+    on an unknown value counting as true)."""
+    compiled, _ = compile_rules(rules, data.names)
+    covered = np.zeros(data.n_examples, dtype=bool)
+    for mask in _possible_masks(compiled, data):
+        covered |= mask
+    return covered
+
+
+def predict_rules(
+    rules: RuleSet,
+    data: Dataset,
+    mode: str = "ordered",
+    *,
+    weights: Optional[Sequence[float]] = None,
+    missing: Any = None,
+) -> np.ndarray:
+    """Predictions of a rule set.
+
+    Parameters
+    ----------
+    rules
+        The rule set (heads are class labels, or numbers for a numeric class).
+    data
+        The examples.
+    mode
+        ``"ordered"`` and ``"inter-class"``: the first rule that covers the example
+        decides (for inter-class sets this is the first block with a covering rule, whose
+        rules all share one head). ``"unordered"``: a vote among the covering rules; each
+        rule votes for its head with its weight (1 by default, see ``weights``); the head
+        with the largest total wins, ties going to the head of the earliest covering rule.
+        For numeric heads the prediction is the weighted mean of the covering heads.
+    weights
+        ``(n_rules,)`` non-negative vote weights for ``"unordered"`` (for instance the
+        Laplace accuracy of each rule on training data).
+    missing
+        Prediction for an example no rule covers when there is no DEFAULT rule (None,
+        or NaN for numeric heads).
+
+    Returns
+    -------
+    np.ndarray
+        ``(N,)`` predictions: an object array of labels, or floats for numeric heads.
+
+    Notes
+    -----
+    A condition on an unknown value counts as true (the report's convention); on a
+    not-applicable value as false. Examples no rule covers get the DEFAULT rule's head.
+    """
+    mode = check_mode(mode)
+    compiled, default = compile_rules(rules, data.names)
+    numeric = all(isinstance(r.head, float) for r in compiled) and (
+        default is None or isinstance(default, float)
+    ) and len(compiled) + (default is not None) > 0 and (
+        data.names.class_attribute is not None and data.names.class_attribute.is_numeric
+    )
+    n = data.n_examples
+    masks = _possible_masks(compiled, data)
+    if weights is not None:
+        if mode != "unordered":
+            raise ValueError("`weights` is only used with mode='unordered'")
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(compiled),) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError(
+                f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}"
+            )
+    else:
+        weights = np.ones(len(compiled))
+    if numeric:
+        fill = np.nan if missing is None else float(missing)
+        out = np.full(n, fill if default is None else float(default), dtype=np.float64)
+    else:
+        out = np.empty(n, dtype=object)
+        out.fill(missing if default is None else default)
+    if mode != "unordered":
+        decided = np.zeros(n, dtype=bool)
+        for rule, mask in zip(compiled, masks):
+            new = mask & ~decided
+            out[new] = rule.head
+            decided |= mask
+        return out
+    if numeric:
+        total = np.zeros(n)
+        weight = np.zeros(n)
+        for rule, mask, w in zip(compiled, masks, weights):
+            total += mask * (w * rule.head)
+            weight += mask * w
+        has = weight > 0
+        out[has] = total[has] / weight[has]
+        return out
+    classes = list(dict.fromkeys(r.head for r in compiled))
+    index = {c: i for i, c in enumerate(classes)}
+    scores = np.zeros((n, len(classes)))
+    first = np.full((n, len(classes)), np.iinfo(np.int64).max, dtype=np.int64)
+    for k, (rule, mask, w) in enumerate(zip(compiled, masks, weights)):
+        j = index[rule.head]
+        scores[:, j] += mask * w
+        first[mask, j] = np.minimum(first[mask, j], k)
+    covered = np.zeros(n, dtype=bool)
+    for mask in masks:
+        covered |= mask
+    if classes:
+        best = scores.max(axis=1, keepdims=True)
+        tie_break = np.where(scores == best, first, np.iinfo(np.int64).max)
+        winner = tie_break.argmin(axis=1)
+        labels = np.asarray(classes, dtype=object)
+        out[covered] = labels[winner[covered]]
+    return out
+
+
+# -- class interface ----------------------------------------------------------------------
+class RuleMetrics:
+    """Contingency tables and measures of a rule set (a model-free metric).
+
+    Parameters
+    ----------
+    rules
+        The rule set (:func:`~xplique_ext.rules.read_rules`, or
+        :func:`~xplique_ext.rules.tree_to_rules` for a scikit-learn tree).
+    mode
+        ``"unordered"``, ``"ordered"`` or ``"inter-class"`` (see :func:`evaluate_rules`).
+    zero_division
+        Value of an undefined measure: ``"warn"`` (NaN with an ``UndefinedScoreWarning``),
+        ``"nan"`` or a number.
+    measure
+        The measure :meth:`evaluate` averages over rules (default ``"WRAcc"``).
+
+    Notes
+    -----
+    ``detailed_evaluate`` gives one row per rule (both tables, every measure of
+    :func:`~xplique_ext.rules.rule_measures`); ``evaluate`` the NaN-aware mean of
+    ``measure`` over the rules (higher is better for every measure but ``Err`` and
+    ``Chi2_p``).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import example_path, read_data, read_rules
+    >>> data = read_data(example_path("voyage.test"))
+    >>> rules = read_rules(example_path("voyage.c45rules.pbm"))
+    >>> metric = RuleMetrics(rules, mode="inter-class")
+    >>> metric.detailed_evaluate(data)["Acc"].tolist()
+    [1.0, 1.0, 1.0]
+    """
+
+    higher_is_better = True
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        mode: str = "unordered",
+        *,
+        zero_division="warn",
+        measure: str = "WRAcc",
+    ) -> None:
+        if not isinstance(rules, RuleSet):
+            raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+        self.rules = rules
+        self.mode = check_mode(mode)
+        self.zero_division = check_zero_division(zero_division)
+        if measure not in MEASURES:
+            raise ValueError(f"`measure` must be one of {list(MEASURES)}, got {measure!r}")
+        self.measure = measure
+        self.higher_is_better = measure not in ("Err", "Chi2_p")
+
+    def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
+        """Both contingency tables of every rule."""
+        return evaluate_rules(self.rules, data, self.mode, labels=labels)
+
+    def detailed_evaluate(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
+        """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`)."""
+        return self.contingency(data, labels).to_frame(self.zero_division)
+
+    def evaluate(self, data: Dataset, labels: Any = None) -> float:
+        """NaN-aware mean of ``measure`` over the rules."""
+        values = self.detailed_evaluate(data, labels)[self.measure].to_numpy(dtype=float)
+        finite = ~np.isnan(values)
+        if not finite.any():
+            return float("nan")
+        return float(values[finite].mean())
+
+    __call__ = evaluate

@@ -1,0 +1,74 @@
+"""The voyage example of the report (Tables 5 and 6, Figures 3, 11, 13 and 15), shipped
+as package data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from importlib import resources
+from typing import List, Tuple, Union
+
+__all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
+
+#: Files shipped in ``xplique_ext/rules/data``.
+EXAMPLE_FILES = (
+    "voyage.names",
+    "voyage.data",
+    "voyage.test",
+    "voyage.cn2.unordered.pbm",
+    "voyage.cn2.ordered.pbm",
+    "voyage.c45rules.pbm",
+)
+#: Rule file of each evaluation mode (Figures 11, 13 and 15 of the report).
+VOYAGE_RULES = {
+    "unordered": "voyage.cn2.unordered.pbm",
+    "ordered": "voyage.cn2.ordered.pbm",
+    "inter-class": "voyage.c45rules.pbm",
+}
+
+
+def example_path(name: str) -> str:
+    """Path of a shipped example file (one of :data:`EXAMPLE_FILES`).
+
+    Examples
+    --------
+    >>> os.path.basename(example_path("voyage.names"))
+    'voyage.names'
+    """
+    if name not in EXAMPLE_FILES:
+        raise ValueError(f"`name` must be one of {list(EXAMPLE_FILES)}, got {name!r}")
+    return str(resources.files("xplique_ext.rules").joinpath("data", name))
+
+
+def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
+    """Copy the example files into ``directory`` (created if needed); returns the paths."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for name in EXAMPLE_FILES:
+        target = os.path.join(os.fspath(directory), name)
+        shutil.copyfile(example_path(name), target)
+        paths.append(target)
+    return paths
+
+
+def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple["RuleSet", "Dataset"]:  # noqa: F821
+    """The voyage rules of ``mode`` and the ``test`` (Table 6) or ``train`` (Table 5) examples.
+
+    Examples
+    --------
+    >>> rules, data = load_voyage("ordered")
+    >>> len(rules), data.n_examples
+    (4, 15)
+    """
+    from .dataset import read_data
+    from .evaluation import check_mode
+    from .pbm import read_rules
+
+    mode = check_mode(mode)
+    if split not in ("test", "train"):
+        raise ValueError(f"`split` must be 'test' or 'train', got {split!r}")
+    data = read_data(
+        example_path("voyage.test" if split == "test" else "voyage.data"),
+        example_path("voyage.names"),
+    )
+    return read_rules(example_path(VOYAGE_RULES[mode])), data

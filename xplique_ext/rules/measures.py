@@ -1,0 +1,225 @@
+"""Rule measures computed from contingency tables (Eq. 1-19 of the report, after Lavrač,
+Flach & Zupan 1999), plus Laplace accuracy, lift and the chi-square test.
+
+All functions are vectorised: the four cells may be scalars or arrays of any (matching)
+shape, one value per rule.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Dict, Union
+
+import numpy as np
+
+from ..commons.warnings import UndefinedScoreWarning
+
+__all__ = ["MEASURES", "rule_measures", "check_zero_division"]
+
+#: Names of the measures returned by :func:`rule_measures`, in order.
+MEASURES = (
+    "Acc",
+    "Err",
+    "NegRel",
+    "Sens",
+    "Spec",
+    "Cov",
+    "Sup",
+    "Nov",
+    "Sat",
+    "RAcc",
+    "RNegRel",
+    "RSens",
+    "RSpec",
+    "WRAcc",
+    "WRNegRel",
+    "WRSens",
+    "WRSpec",
+    "Laplace",
+    "Lift",
+    "Chi2",
+    "Chi2_p",
+)
+
+ZeroDivision = Union[str, float]
+
+
+def check_zero_division(zero_division: ZeroDivision) -> ZeroDivision:
+    """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a real number."""
+    if isinstance(zero_division, str):
+        if zero_division not in ("warn", "nan"):
+            raise ValueError(
+                f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r}"
+            )
+        return zero_division
+    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
+        raise TypeError(
+            f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r} "
+            f"({type(zero_division).__name__})"
+        )
+    return float(zero_division)
+
+
+def rule_measures(
+    bh,
+    bhbar,
+    bbarh,
+    bbarhbar,
+    *,
+    n_classes: int = 2,
+    zero_division: ZeroDivision = "warn",
+) -> Dict[str, np.ndarray]:
+    """All rule measures from the four cells of contingency tables.
+
+    Parameters
+    ----------
+    bh, bhbar, bbarh, bbarhbar
+        Counts (or frequencies, or any non-negative numbers proportional to counts) of
+        examples with body and head true (:math:`bh`), body true and head false
+        (:math:`b\\bar h`), body false and head true (:math:`\\bar b h`), and both false
+        (:math:`\\bar b\\bar h`). Scalars or arrays of one shape (one value per rule).
+        Laplace and chi-square need actual counts.
+    n_classes
+        Number of classes :math:`k` in the Laplace accuracy.
+    zero_division
+        What a measure whose denominator is zero becomes: ``"warn"`` (NaN and an
+        :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` naming the measures),
+        ``"nan"`` (NaN, no warning) or a number (for instance 0.0).
+
+    Returns
+    -------
+    dict
+        One array per name of :data:`MEASURES`, each with the shape of the cells.
+
+    Notes
+    -----
+    With relative frequencies :math:`f_x = x / n` (:math:`n = bh + b\\bar h + \\bar b h +
+    \\bar b\\bar h`), :math:`f_b = f_{bh} + f_{b\\bar h}`, :math:`f_h = f_{bh} + f_{\\bar b h}`
+    and :math:`f_{\\bar b} = 1 - f_b`, :math:`f_{\\bar h} = 1 - f_h`:
+
+    - Eq. 1 ``Acc`` = :math:`f_{bh}/f_b`; Eq. 2 ``Err`` = :math:`f_{b\\bar h}/f_b`;
+    - Eq. 3 ``NegRel`` = :math:`f_{\\bar b\\bar h}/f_{\\bar b}`;
+    - Eq. 4 ``Sens`` = :math:`f_{bh}/f_h`; Eq. 5 ``Spec`` = :math:`f_{\\bar b\\bar h}/f_{\\bar h}`;
+    - Eq. 6 ``Cov`` = :math:`f_b`; Eq. 7 ``Sup`` = :math:`f_{bh}`;
+    - Eq. 8 ``Nov`` = :math:`f_{bh} - f_h f_b` (in [-0.25, 0.25]);
+    - Eq. 9 ``Sat`` = :math:`(f_{\\bar h} - f_{b\\bar h}/f_b)/f_{\\bar h}`;
+    - Eq. 10-13 ``RAcc`` = Acc - :math:`f_h`, ``RNegRel`` = NegRel - :math:`f_{\\bar h}`,
+      ``RSens`` = Sens - :math:`f_b`, ``RSpec`` = Spec - :math:`f_{\\bar b}`;
+    - Eq. 14-18 ``WRAcc`` = :math:`f_b` RAcc, ``WRNegRel`` = :math:`f_{\\bar b}` RNegRel,
+      ``WRSens`` = :math:`f_h` RSens, ``WRSpec`` = :math:`f_{\\bar h}` RSpec. Eq. 16 and 18
+      of the report misplace a parenthesis; their right-hand sides (Lavrač et al.'s
+      definitions) are used. A weighted measure whose weight is 0 is 0 (the limit of
+      the product, and the value of its expanded form :math:`f_{bh} - f_b f_h`), so all
+      four are defined whenever :math:`n > 0` and equal ``Nov`` (Eq. 15 and 19);
+    - ``Laplace`` = :math:`(bh + 1) / (b + k)`;
+    - ``Lift`` = :math:`f_{bh} / (f_b f_h)`;
+    - ``Chi2`` = :math:`n (bh\\,\\bar b\\bar h - b\\bar h\\,\\bar b h)^2 / (b\\,\\bar b\\,h\\,\\bar h)`,
+      Pearson's statistic of the 2x2 table without continuity correction, and
+      ``Chi2_p`` its p-value (1 degree of freedom).
+
+    Higher is better for every measure except ``Err`` and ``Chi2_p``.
+
+    References
+    ----------
+    Prati, Baranauskas & Monard (2001), *Extração de Informações Padronizadas para a
+    Avaliação de Regras Induzidas por Algoritmos de Aprendizado de Máquina Simbólico*,
+    Relatório Técnico 145, ICMC-USP. Lavrač, Flach & Zupan (1999), *Rule evaluation
+    measures: a unifying view*, ILP-99.
+
+    Examples
+    --------
+    >>> m = rule_measures(3, 1, 3, 5)   # R0001 of the voyage example, Figure 12
+    >>> round(float(m["Acc"]), 3), round(float(m["Spec"]), 3), round(float(m["Nov"]), 3)
+    (0.75, 0.833, 0.083)
+    """
+    zero_division = check_zero_division(zero_division)
+    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
+        raise TypeError(f"`n_classes` must be an integer, got {n_classes!r}")
+    if n_classes < 1:
+        raise ValueError(f"`n_classes` must be >= 1, got {n_classes}")
+    cells = np.broadcast_arrays(*(np.asarray(c, dtype=np.float64) for c in (bh, bhbar, bbarh, bbarhbar)))
+    bh, bhbar, bbarh, bbarhbar = cells
+    for name, cell in zip(("bh", "bhbar", "bbarh", "bbarhbar"), cells):
+        if not np.all(np.isfinite(cell)) or np.any(cell < 0):
+            raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
+    n = bh + bhbar + bbarh + bbarhbar
+    b = bh + bhbar
+    bbar = bbarh + bbarhbar
+    h = bh + bbarh
+    hbar = bhbar + bbarhbar
+    undefined: Dict[str, np.ndarray] = {}
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+
+        def ratio(num, den, name):
+            undefined[name] = den == 0
+            return np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
+
+        f_n = np.where(n == 0, 1.0, n)
+        f_bh, f_bhbar = bh / f_n, bhbar / f_n
+        f_bbarhbar = bbarhbar / f_n
+        f_b, f_bbar, f_h, f_hbar = b / f_n, bbar / f_n, h / f_n, hbar / f_n
+        empty = n == 0
+        out: Dict[str, np.ndarray] = {}
+        out["Acc"] = ratio(bh, b, "Acc")
+        out["Err"] = ratio(bhbar, b, "Err")
+        out["NegRel"] = ratio(bbarhbar, bbar, "NegRel")
+        out["Sens"] = ratio(bh, h, "Sens")
+        out["Spec"] = ratio(bbarhbar, hbar, "Spec")
+        out["Cov"] = np.where(empty, np.nan, f_b)
+        out["Sup"] = np.where(empty, np.nan, f_bh)
+        out["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b)
+        out["Sat"] = np.where(
+            (b == 0) | (hbar == 0), np.nan, (f_hbar - f_bhbar / np.where(f_b == 0, 1, f_b))
+            / np.where(f_hbar == 0, 1, f_hbar)
+        )
+        undefined["Sat"] = (b == 0) | (hbar == 0)
+        undefined["Cov"] = undefined["Sup"] = undefined["Nov"] = empty
+        out["RAcc"] = out["Acc"] - f_h
+        out["RNegRel"] = out["NegRel"] - f_hbar
+        out["RSens"] = out["Sens"] - f_b
+        out["RSpec"] = out["Spec"] - f_bbar
+        for name, base in (("RAcc", "Acc"), ("RNegRel", "NegRel"), ("RSens", "Sens"), ("RSpec", "Spec")):
+            undefined[name] = undefined[base]
+
+        def weighted(weight, relative, expanded):
+            value = np.where(weight > 0, weight * relative, expanded)
+            return np.where(empty, np.nan, value)
+
+        out["WRAcc"] = weighted(f_b, out["RAcc"], f_bh - f_b * f_h)
+        out["WRNegRel"] = weighted(f_bbar, out["RNegRel"], f_bbarhbar - f_bbar * f_hbar)
+        out["WRSens"] = weighted(f_h, out["RSens"], f_bh - f_h * f_b)
+        out["WRSpec"] = weighted(f_hbar, out["RSpec"], f_bbarhbar - f_hbar * f_bbar)
+        for name in ("WRAcc", "WRNegRel", "WRSens", "WRSpec"):
+            undefined[name] = empty
+        out["Laplace"] = (bh + 1.0) / (b + n_classes)
+        undefined["Laplace"] = np.zeros(n.shape, dtype=bool)
+        lift_den = b * h
+        out["Lift"] = np.where(lift_den == 0, np.nan, bh * n / np.where(lift_den == 0, 1, lift_den))
+        undefined["Lift"] = lift_den == 0
+        chi_den = b * bbar * h * hbar
+        chi = n * (bh * bbarhbar - bhbar * bbarh) ** 2 / np.where(chi_den == 0, 1, chi_den)
+        out["Chi2"] = np.where(chi_den == 0, np.nan, chi)
+        undefined["Chi2"] = undefined["Chi2_p"] = chi_den == 0
+    from scipy.stats import chi2 as chi2_distribution
+
+    out["Chi2_p"] = np.where(
+        undefined["Chi2"], np.nan, chi2_distribution.sf(np.where(undefined["Chi2"], 0, out["Chi2"]), 1)
+    )
+
+    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
+    if counts:
+        if zero_division == "warn":
+            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
+            warnings.warn(
+                "some rule measures are undefined (a zero denominator: a rule that covers no "
+                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+                "`zero_division` to choose another value.",
+                UndefinedScoreWarning,
+                stacklevel=2,
+            )
+        elif zero_division != "nan":
+            for name, mask in undefined.items():
+                out[name] = np.where(mask, zero_division, out[name])
+    return {name: out[name] for name in MEASURES}
