@@ -30,9 +30,19 @@ from .evaluation import (
     evaluate_rules,
     predict_rules,
 )
+from .fire import (
+    FiRe,
+    QsScore,
+    fire_compensation_alpha,
+    fire_equilibrium_alpha,
+    fire_isoline,
+    fire_score,
+    qs_score,
+)
 from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
 from .measures import MEASURES, rule_measures
 from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
+from .plots import plot_alpha_beta, plot_fire_isolines, plot_rule_measures
 from .pbm import (
     OPERATORS,
     Condition,
@@ -43,9 +53,27 @@ from .pbm import (
     read_rules,
     write_rules,
 )
+from .reference import evaluate_rules_loop
+from .scoring import RuleSetScore, score_rules
+from .trees import tree_names, tree_to_rules
 
 __all__ = [
     "ATTRIBUTE_TYPES",
+    "FiRe",
+    "QsScore",
+    "RuleSetScore",
+    "evaluate_rules_loop",
+    "fire_compensation_alpha",
+    "fire_equilibrium_alpha",
+    "fire_isoline",
+    "fire_score",
+    "plot_alpha_beta",
+    "plot_fire_isolines",
+    "plot_rule_measures",
+    "qs_score",
+    "score_rules",
+    "tree_names",
+    "tree_to_rules",
     "Attribute",
     "Column",
     "Condition",

@@ -1,0 +1,248 @@
+"""``xplique-ext rules`` (``std_info.pl``'s command line) and ``xplique-ext fire``.
+
+``xplique-ext rules [-o|-u|-i] -d DATA [-n NAMES] [-f RULES] [-s OUT]`` reads PBM rules
+(standard input when ``-f`` is missing), evaluates them on the examples of ``DATA`` (the
+``.names`` file defaults to ``DATA`` with its extension replaced by ``.names``) and prints
+the extended PBM file of Fig. 8 (standard output when ``-s`` is missing). ``-u``
+(unordered) is the default, ``-o`` is ordered and ``-i`` inter-class ordered.
+
+``xplique-ext fire [--psi PSI ...] [-f FILE] [-s OUT] [P,R[,COVERAGE] ...]`` scores
+(predictive loss, readability loss) pairs with psi-FiRe and, when a coverage is given, Qs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+__all__ = ["register", "run_rules", "run_fire"]
+
+
+def register(subparsers) -> None:
+    """Add the ``rules`` and ``fire`` sub-commands to an argparse ``subparsers`` object."""
+    rules = subparsers.add_parser(
+        "rules",
+        help="evaluate PBM rules on a data set (std_info.pl)",
+        description=(
+            "Evaluate a PBM rule set on the examples of a .data file and print the rules "
+            "with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] "
+            "?[... for examples with unknown values] (extended PBM format)."
+        ),
+        epilog=(
+            "example: xplique-ext rules --copy-examples . && "
+            "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm"
+        ),
+    )
+    modes = rules.add_mutually_exclusive_group()
+    modes.add_argument("-u", dest="mode", action="store_const", const="unordered",
+                       help="evaluate the rules as unordered (default)")
+    modes.add_argument("-o", dest="mode", action="store_const", const="ordered",
+                       help="evaluate the rules as ordered")
+    modes.add_argument("-i", dest="mode", action="store_const", const="inter-class",
+                       help="evaluate the rules as ordered between classes")
+    rules.add_argument("-d", dest="data", metavar="DATA",
+                       help="data file with the examples (required)")
+    rules.add_argument("-n", dest="names", metavar="NAMES",
+                       help="names file (default: DATA with the extension .names)")
+    rules.add_argument("-f", dest="rules", metavar="RULES",
+                       help="PBM rule file (default: standard input)")
+    rules.add_argument("-s", dest="output", metavar="OUT",
+                       help="output file (default: standard output)")
+    rules.add_argument("--precision", type=int, default=3,
+                       help="decimals of the frequencies (default: 3)")
+    rules.add_argument("--csv", metavar="FILE",
+                       help="also write the tidy table of counts and measures as CSV")
+    rules.add_argument("--copy-examples", metavar="DIR",
+                       help="copy the voyage example files (names, data, test, rules) into "
+                            "DIR and exit")
+    rules.set_defaults(func=run_rules, mode=None)
+
+    fire = subparsers.add_parser(
+        "fire",
+        help="score (predictive loss, readability loss) pairs with FiRe and Qs",
+        description=(
+            "Score extracted knowledge with psi-FiRe = p * ceil(r / psi) * r^0.05 and, when "
+            "a coverage is given, Qs = p * (2 - coverage) * r. Pairs are given as "
+            "arguments P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per "
+            "line from a file or standard input as 'p r [coverage] [label]' (separated "
+            "by commas or white space; # starts a comment)."
+        ),
+        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
+    )
+    fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
+                      help="predictive loss, readability loss and optional coverage")
+    fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",
+                      help="trade-off values psi > 0, comma-separated or repeated "
+                           "(default: 1)")
+    fire.add_argument("-f", dest="input", metavar="FILE",
+                      help="read the pairs from FILE (default: the arguments, else stdin)")
+    fire.add_argument("-s", dest="output", metavar="OUT",
+                      help="output file (default: standard output)")
+    fire.add_argument("--precision", type=int, default=2,
+                      help="decimals printed (default: 2)")
+    fire.set_defaults(func=run_fire)
+
+
+def _fail(command: str, message: str, code: int = 1) -> int:
+    sys.stderr.write(f"xplique-ext {command}: error: {message}\n")
+    return code
+
+
+def _write(path: Optional[str], text: str) -> None:
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    """Run ``xplique-ext rules``; returns the exit code."""
+    from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
+    from ..rules.dataset import default_names_path
+    from ..rules.names import _read_text, read_names
+
+    if args.copy_examples:
+        try:
+            paths = copy_examples(args.copy_examples)
+        except OSError as err:
+            return _fail("rules", str(err))
+        _write(None, "".join(f"{p}\n" for p in paths))
+        return 0
+    if not args.data:
+        return _fail("rules", "the data file is required (-d DATA)", 2)
+    if args.precision < 0 or args.precision > 12:
+        return _fail("rules", f"--precision must be in [0, 12], got {args.precision}", 2)
+    mode = args.mode or "unordered"
+    names_path = args.names if args.names else default_names_path(args.data)
+    try:
+        names = read_names(names_path)
+        data = read_data(args.data, names)
+        if args.rules:
+            text, source = _read_text(args.rules), args.rules
+        else:
+            text, source = sys.stdin.read(), "<stdin>"
+        rules = parse_rules(text, file=source)
+        evaluation = evaluate_rules(rules, data, mode)
+        output = evaluation.to_pbm(
+            names_file=names_path, data_file=args.data, precision=args.precision
+        )
+        _write(args.output, output)
+        if args.csv:
+            evaluation.to_frame(zero_division="nan").to_csv(args.csv, index=False)
+    except ParseError as err:
+        return _fail("rules", str(err))
+    except OSError as err:
+        return _fail("rules", f"{err.strerror or err}: {err.filename}" if err.filename else str(err))
+    return 0
+
+
+_PAIR = re.compile(r"^(?:(?P<label>[^=]+)=)?(?P<values>[^=]+)$")
+
+
+def _parse_pair(text: str) -> Tuple[str, float, float, Optional[float]]:
+    match = _PAIR.match(text.strip())
+    if not match:
+        raise ValueError(f"expected P,R[,COVERAGE] or LABEL=P,R[,COVERAGE], got {text!r}")
+    parts = [p for p in re.split(r"[,\s]+", match.group("values").strip()) if p]
+    if len(parts) not in (2, 3):
+        raise ValueError(f"expected P,R[,COVERAGE] or LABEL=P,R[,COVERAGE], got {text!r}")
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"expected numbers in {text!r}") from None
+    label = (match.group("label") or "").strip()
+    return label, values[0], values[1], values[2] if len(values) == 3 else None
+
+
+def _parse_lines(text: str, source: str) -> List[Tuple[str, float, float, Optional[float]]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = [p for p in re.split(r"[,\s]+", line) if p]
+        numbers: List[float] = []
+        for part in parts:
+            try:
+                numbers.append(float(part))
+            except ValueError:
+                break
+        label = " ".join(parts[len(numbers):])
+        if number == 1 and not numbers and rows == []:
+            continue  # a header line
+        if len(numbers) not in (2, 3):
+            raise ValueError(
+                f"{source}, line {number}: expected 'p r [coverage] [label]', got {line!r}"
+            )
+        rows.append((label, numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else None))
+    return rows
+
+
+def run_fire(args: argparse.Namespace) -> int:
+    """Run ``xplique-ext fire``; returns the exit code."""
+    from ..rules.fire import fire_score, qs_score
+
+    try:
+        psis = []
+        for text in args.psi or ["1"]:
+            for part in text.split(","):
+                try:
+                    psis.append(float(part))
+                except ValueError:
+                    raise ValueError(f"--psi must be numbers > 0, got {part!r}") from None
+        if args.input and args.pairs:
+            raise ValueError("give the pairs either as arguments or with -f, not both")
+        if args.pairs:
+            rows = [_parse_pair(p) for p in args.pairs]
+        elif args.input:
+            with open(args.input, encoding="utf-8") as handle:
+                rows = _parse_lines(handle.read(), args.input)
+        else:
+            rows = _parse_lines(sys.stdin.read(), "<stdin>")
+        if not rows:
+            raise ValueError("no (p, r) pair given")
+        if args.precision < 0 or args.precision > 12:
+            raise ValueError(f"--precision must be in [0, 12], got {args.precision}")
+        with_coverage = any(r[3] is not None for r in rows)
+        header = ["label", "p", "r"] + (["coverage", "Qs"] if with_coverage else [])
+        header += [f"{psi:g}-FiRe" for psi in psis]
+        table = []
+        for k, (label, p, r, coverage) in enumerate(rows):
+            line = [label or f"#{k + 1}", f"{p:g}", f"{r:g}"]
+            if with_coverage:
+                if coverage is None:
+                    line += ["-", "-"]
+                else:
+                    line += [f"{coverage:g}", f"{qs_score(p, r, coverage):.{args.precision}f}"]
+            for psi in psis:
+                line.append(f"{fire_score(psi, p, r):.{args.precision}f}")
+            table.append(line)
+    except ValueError as err:
+        return _fail("fire", str(err))
+    except OSError as err:
+        return _fail("fire", f"{err.strerror or err}: {err.filename}")
+    widths = [max(len(str(row[j])) for row in [header] + table) for j in range(len(header))]
+    out = io.StringIO()
+    for row in [header] + table:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        out.write("  ".join(cells).rstrip() + "\n")
+    _write(args.output, out.getvalue())
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - manual use
+    """Stand-alone entry point (``python -m xplique_ext.cli.rules``)."""
+    parser = argparse.ArgumentParser(prog="xplique-ext")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Plots for FiRe (isolines, Fig. 3 and 5; alpha-beta equilibrium, Fig. 4) and for rule
+measures. matplotlib is imported when a function is called."""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from .fire import _check_psi, fire_equilibrium_alpha, fire_isoline, fire_score
+
+__all__ = ["plot_fire_isolines", "plot_alpha_beta", "plot_rule_measures"]
+
+Extractors = Union[Mapping[str, Tuple[float, float]], Sequence[Tuple[float, float]]]
+
+
+def _axes(ax):
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def plot_fire_isolines(
+    reference: Tuple[float, float],
+    psi: Union[float, Sequence[float]] = 1.0,
+    extractors: Optional[Extractors] = None,
+    *,
+    r_max: Optional[float] = None,
+    ax=None,
+    hatch: bool = True,
+):
+    """Isolines of psi-FiRe through a reference extractor (Fig. 3 and 5 of the FiRe paper).
+
+    Parameters
+    ----------
+    reference
+        ``(p, r)``: predictive and readability losses of the extractor the isolines go
+        through.
+    psi
+        One value or several (one isoline each).
+    extractors
+        Other extractors to place on the plot: ``{label: (p, r)}`` or a list of ``(p, r)``.
+        Those under an isoline are better than the reference for that psi.
+    r_max
+        Right end of the readability axis (default: a little past the largest ``r``).
+    ax
+        A matplotlib Axes (default: a new figure).
+    hatch
+        Hatch the region of better extractors under each isoline.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> ax = plot_fire_isolines((40.0, 1), 1.0, {"B": (9.3, 4)})
+    >>> ax.get_xlabel()
+    'readability loss r (rules)'
+    """
+    ax = _axes(ax)
+    p0, r0 = float(reference[0]), float(reference[1])
+    psis = [psi] if np.ndim(psi) == 0 else list(psi)
+    points = []
+    if extractors is not None:
+        items = extractors.items() if isinstance(extractors, Mapping) else (
+            (None, e) for e in extractors
+        )
+        points = [(label, float(p), float(r)) for label, (p, r) in items]
+    r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
+    grid = np.linspace(1.0, r_top, 2000)
+    for k, value in enumerate(psis):
+        value = _check_psi(value)
+        curve = fire_isoline(value, p0, r0, grid)
+        level = fire_score(value, p0, r0)
+        (line,) = ax.step(grid, curve, where="post", label=f"{value:g}-FiRe = {level:.3g}")
+        if hatch:
+            ax.fill_between(grid, 0, curve, step="post", alpha=0.12, color=line.get_color(),
+                            hatch="//" if k % 2 == 0 else "\\\\", linewidth=0)
+    ax.scatter([r0], [p0], marker="x", color="black", zorder=3)
+    ax.annotate("reference", (r0, p0), textcoords="offset points", xytext=(4, 4))
+    for label, p, r in points:
+        ax.scatter([r], [p], marker="o", zorder=3)
+        if label is not None:
+            ax.annotate(label, (r, p), textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("readability loss r (rules)")
+    ax.set_ylabel("predictive loss p")
+    top = max([p0] + [p for _, p, _ in points])
+    ax.set_ylim(0, 1.6 * top)
+    ax.set_xlim(1, r_top)
+    ax.legend(loc="upper right")
+    return ax
+
+
+def plot_alpha_beta(
+    readability_losses: Sequence[float] = (1, 4, 16),
+    psis: Sequence[float] = (1, 4),
+    betas: Optional[Sequence[float]] = None,
+    *,
+    ax=None,
+):
+    """Equilibrium curves alpha(beta) of Eq. 10 (Fig. 4 of the FiRe paper): the factor on the
+    predictive loss that balances a factor ``beta`` on the readability loss.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> len(plot_alpha_beta((2, 8), (1,)).get_lines())
+    3
+    """
+    ax = _axes(ax)
+    for r in readability_losses:
+        for psi in psis:
+            grid = np.asarray(betas, dtype=float) if betas is not None else np.linspace(
+                max(1.0 / float(r), 0.05), 4.0, 800
+            )
+            grid = grid[grid * float(r) >= 1.0]
+            alpha = fire_equilibrium_alpha(grid, float(r), psi)
+            ax.plot(grid, alpha, label=f"r = {r:g}, psi = {psi:g}")
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.set_xlabel("beta (factor on the readability loss)")
+    ax.set_ylabel("alpha (factor on the predictive loss)")
+    ax.legend(fontsize="small")
+    return ax
+
+
+def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None):
+    """Grouped bars of some measures per rule, from
+    :meth:`~xplique_ext.rules.RuleEvaluation.to_frame`.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _axes(ax)
+    missing = [m for m in measures if m not in frame.columns]
+    if missing:
+        raise ValueError(f"`measures` not in the table: {missing}")
+    x = np.arange(len(frame))
+    width = 0.8 / max(len(measures), 1)
+    for k, measure in enumerate(measures):
+        ax.bar(x + (k - (len(measures) - 1) / 2) * width, frame[measure].to_numpy(dtype=float),
+               width, label=measure)
+    ax.set_xticks(x)
+    ax.set_xticklabels(frame["rule"].tolist())
+    ax.axhline(0.0, color="gray", linewidth=0.8)
+    ax.legend(fontsize="small")
+    return ax

@@ -1,0 +1,175 @@
+"""Score a rule set with FiRe and Qs from its predictions (the FiRe paper's protocol)."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..commons.warnings import UndefinedScoreWarning
+from .dataset import Dataset
+from .evaluation import check_mode, label_text, predict_rules
+from .fire import _check_psi, fire_score, qs_score
+from .pbm import RuleSet
+
+__all__ = ["RuleSetScore", "score_rules"]
+
+
+@dataclass(frozen=True)
+class RuleSetScore:
+    """FiRe and Qs of a rule set, with the losses they come from.
+
+    Attributes
+    ----------
+    predictive_loss
+        ``p``: 1 - accuracy (classification) or mean absolute error (regression), over
+        the examples that get a prediction.
+    readability_loss
+        ``r``: the number of rules (DEFAULT counted when asked).
+    coverage
+        Fraction of the examples that get a prediction (from a rule or the DEFAULT rule).
+    fire
+        psi-FiRe(p, r).
+    qs
+        Qs = p (2 - coverage) r.
+    psi, task, n_examples
+        The trade-off used, ``"classification"`` or ``"regression"``, examples scored.
+    """
+
+    predictive_loss: float
+    readability_loss: float
+    coverage: float
+    fire: float
+    qs: float
+    psi: float
+    task: str
+    n_examples: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]]) -> Dataset:
+    if isinstance(data, Dataset):
+        return data
+    if isinstance(data, pd.DataFrame):
+        return Dataset.from_frame(data)
+    array = np.asarray(data)
+    if array.ndim != 2:
+        raise TypeError(
+            "`data` must be a Dataset, a DataFrame or an array (N, F) with `feature_names`, "
+            f"got {type(data).__name__} of shape {array.shape}"
+        )
+    if feature_names is None:
+        raise ValueError("`feature_names` is needed to match array columns to rule attributes")
+    return Dataset.from_arrays(array, feature_names=feature_names)
+
+
+def score_rules(
+    rules: RuleSet,
+    data: Any,
+    reference: Any = None,
+    *,
+    psi: float = 1.0,
+    mode: str = "ordered",
+    count_default: bool = False,
+    feature_names: Optional[Sequence[str]] = None,
+) -> RuleSetScore:
+    """Score a rule set with FiRe and Qs against a black box (fidelity) or true labels.
+
+    Parameters
+    ----------
+    rules
+        The rule set (heads are class labels, or numbers for regression).
+    data
+        The examples: a :class:`~xplique_ext.rules.Dataset`, a DataFrame of the tested
+        attributes, or an array ``(N, F)`` with ``feature_names``.
+    reference
+        ``(N,)`` outputs to match: the black box's predictions (fidelity) or the true
+        labels. By default the class column of ``data``.
+    psi
+        FiRe's trade-off (> 0).
+    mode
+        How the rules predict (see :func:`~xplique_ext.rules.predict_rules`).
+    count_default
+        Whether the DEFAULT rule counts in the readability loss ``r``.
+    feature_names
+        Column names when ``data`` is an array.
+
+    Returns
+    -------
+    RuleSetScore
+        ``p``, ``r``, coverage, FiRe and Qs (lower is better for both).
+
+    Notes
+    -----
+    The task is regression when every head is a number and the reference is numeric
+    (floating point); then ``p`` is the mean absolute error, otherwise ``1 - accuracy``
+    (labels compared as text, ``1.0`` matching ``"1"``).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import load_voyage
+    >>> rules, data = load_voyage("ordered")
+    >>> score = score_rules(rules, data, psi=1.0)
+    >>> score.readability_loss, round(score.predictive_loss, 3)
+    (4.0, 0.2)
+    """
+    psi = _check_psi(psi)
+    mode = check_mode(mode)
+    if not isinstance(rules, RuleSet):
+        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    data = _as_dataset(data, rules, feature_names)
+    if reference is None:
+        if not data.has_labels:
+            raise ValueError("`data` has no class column: pass `reference`")
+        reference = data.labels()
+    reference = np.asarray(reference)
+    if reference.shape != (data.n_examples,):
+        raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
+    r = float(rules.n_rules(count_default))
+    if r < 1:
+        raise ValueError(
+            "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
+        )
+    predictions = predict_rules(rules, data, mode)
+    heads_numeric = predictions.dtype.kind == "f"
+    regression = heads_numeric and reference.dtype.kind == "f"
+    if regression:
+        predicted = ~np.isnan(predictions)
+        known = ~np.isnan(reference)
+        errors = np.abs(predictions - reference)
+    else:
+        predicted = np.array([p is not None and not (isinstance(p, float) and np.isnan(p))
+                              for p in predictions], dtype=bool)
+        known = np.array([v is not None and not (isinstance(v, float) and np.isnan(v))
+                          for v in reference.tolist()], dtype=bool)
+        pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
+        ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
+        errors = (pred_text != ref_text).astype(np.float64)
+    scored = predicted & known
+    n = int(scored.sum())
+    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    if n == 0:
+        warnings.warn(
+            "no example gets both a prediction and a reference value: the predictive loss "
+            "is undefined (NaN)",
+            UndefinedScoreWarning,
+            stacklevel=2,
+        )
+        return RuleSetScore(float("nan"), r, coverage, float("nan"), float("nan"), psi,
+                            "regression" if regression else "classification", 0)
+    p = float(errors[scored].mean())
+    return RuleSetScore(
+        predictive_loss=p,
+        readability_loss=r,
+        coverage=coverage,
+        fire=float(fire_score(psi, p, r)),
+        qs=float(qs_score(p, r, coverage)),
+        psi=psi,
+        task="regression" if regression else "classification",
+        n_examples=n,
+    )
