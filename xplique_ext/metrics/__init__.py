@@ -4,8 +4,13 @@
 
 from .base import BaseAttributionMetric
 from .fidelity import MuFidelity
+from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
 
 __all__ = [
     "BaseAttributionMetric",
     "MuFidelity",
+    "FiRe",
+    "QsScore",
+    "fire_equilibrium_alpha",
+    "fire_compensation_alpha",
 ]
