@@ -5,6 +5,7 @@
 from .base import BaseAttributionMetric
 from .fidelity import MuFidelity
 from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
+from .percy import PERCY, NoRuleKeywordWarning
 
 __all__ = [
     "BaseAttributionMetric",
@@ -13,4 +14,6 @@ __all__ = [
     "QsScore",
     "fire_equilibrium_alpha",
     "fire_compensation_alpha",
+    "PERCY",
+    "NoRuleKeywordWarning",
 ]

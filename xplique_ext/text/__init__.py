@@ -1,0 +1,70 @@
+"""PERCY on Keras text models.
+
+Tokens, a seedable sentence generator with a shipped sentiment lexicon, the paper's CNN
+and LSTM backbones, a bag-of-words logistic model with known token contributions, token
+attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate,
+agreement between frameworks, and token highlighting plots. The metric itself is
+:class:`xplique_ext.metrics.PERCY`.
+"""
+
+from .agreement import percy_pearson_agreement, percy_rank_agreement
+from .classifier import TextClassifier
+from .data import Lexicon, generate_sentences, load_lexicon
+from .explainers import (
+    IntegratedGradientsTokenExplainer,
+    LimeTokenExplainer,
+    ShapTokenExplainer,
+    TokenAttributionExplainer,
+)
+from .lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
+from .models import (
+    BagOfWordsModel,
+    build_cnn_classifier,
+    build_lstm_classifier,
+    make_vectorizer,
+    train_classifier,
+)
+from .plots import (
+    HighlightedText,
+    highlight_html,
+    percy_examples_html,
+    plot_agreement,
+    plot_highlight,
+    plot_lipschitz,
+    plot_percy_scores,
+)
+from .rules import DEFAULT_RULES, RuleTable, resolve_rules
+from .tokens import find_keyword, normalize_token, whitespace_tokens
+
+__all__ = [
+    "BagOfWordsModel",
+    "DEFAULT_RULES",
+    "HighlightedText",
+    "IntegratedGradientsTokenExplainer",
+    "Lexicon",
+    "LimeTokenExplainer",
+    "LocalLipschitzEstimate",
+    "RuleTable",
+    "ShapTokenExplainer",
+    "TextClassifier",
+    "TextLocalLipschitzEstimate",
+    "TokenAttributionExplainer",
+    "build_cnn_classifier",
+    "build_lstm_classifier",
+    "find_keyword",
+    "generate_sentences",
+    "highlight_html",
+    "load_lexicon",
+    "make_vectorizer",
+    "normalize_token",
+    "percy_examples_html",
+    "percy_pearson_agreement",
+    "percy_rank_agreement",
+    "plot_agreement",
+    "plot_highlight",
+    "plot_lipschitz",
+    "plot_percy_scores",
+    "resolve_rules",
+    "train_classifier",
+    "whitespace_tokens",
+]

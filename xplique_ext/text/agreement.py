@@ -1,0 +1,154 @@
+"""Agreement between explanation frameworks on PERCY (section 6.4.2 of the PERCY paper).
+
+* :func:`percy_rank_agreement` -- Kendall's tau between the rankings of several models
+  by L-, S- and I-PERCY (Fig. 6), or by any other column such as accuracy (Fig. 4).
+* :func:`percy_pearson_agreement` -- Pearson correlation between the per-sentence PERCY
+  vectors of two frameworks, concatenated over the models (Eq. 11, Fig. 7).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..commons.warnings import UndefinedScoreWarning
+
+__all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
+
+
+def _as_table(scores: Any, name: str):
+    import pandas as pd
+
+    if isinstance(scores, pd.DataFrame):
+        table = scores.copy()
+    elif isinstance(scores, Mapping):
+        table = pd.DataFrame({str(k): list(v) for k, v in scores.items()})
+    else:
+        raise TypeError(
+            f"`{name}` must be a pandas DataFrame or a mapping framework -> values, got "
+            f"{type(scores).__name__}")
+    if table.shape[1] < 2:
+        raise ValueError(f"`{name}` must hold at least two frameworks (columns), got "
+                         f"{table.shape[1]}")
+    return table
+
+
+def percy_rank_agreement(scores: Any):
+    """Kendall's tau (tau-b) between the rankings of models by each pair of columns.
+
+    Parameters
+    ----------
+    scores
+        DataFrame with one row per model and one column per framework (e.g.
+        ``'L-PERCY'``, ``'S-PERCY'``, ``'I-PERCY'``, ``'accuracy'``), or a mapping
+        column -> sequence of per-model values.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Square matrix of tau in [-1, 1] (1: same ranking); NaN when a column is
+        constant (with an :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`).
+
+    References
+    ----------
+    Kendall, "A new measure of rank correlation", Biometrika 1938; PERCY paper, Fig. 4
+    and 6.
+
+    Examples
+    --------
+    >>> t = percy_rank_agreement({"L": [0.1, 0.3, 0.2], "S": [0.05, 0.2, 0.1]})
+    >>> float(t.loc["L", "S"])
+    1.0
+    """
+    import pandas as pd
+    from scipy import stats
+
+    table = _as_table(scores, "scores").astype(float)
+    if len(table) < 2:
+        raise ValueError(f"`scores` must hold at least two models (rows), got {len(table)}")
+    cols = list(table.columns)
+    out = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
+    undefined = []
+    for i, a in enumerate(cols):
+        for b in cols[i + 1:]:
+            x, y = table[a].to_numpy(), table[b].to_numpy()
+            ok = np.isfinite(x) & np.isfinite(y)
+            if ok.sum() < 2 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+                tau = np.nan
+                undefined.append(f"{a}/{b}")
+            else:
+                tau = stats.kendalltau(x[ok], y[ok]).statistic
+            out.loc[a, b] = out.loc[b, a] = tau
+    if undefined:
+        warnings.warn(
+            f"Kendall tau is undefined (constant ranking) for {', '.join(undefined)}; set "
+            "to NaN.", UndefinedScoreWarning, stacklevel=2)
+    return out
+
+
+def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
+    """Pearson correlation between per-sentence PERCY vectors of frameworks (Eq. 11).
+
+    Parameters
+    ----------
+    per_sentence
+        Mapping framework -> per-sentence PERCY scores (1/0, NaN for sentences without
+        keyword), either one array or a list of arrays (one per model, concatenated in
+        order, as Eq. 11 concatenates the test sets of every classifier). Every
+        framework must cover the same sentences.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Square matrix of Pearson's r over the sentences scored by every framework; NaN
+        when a vector is constant (with an UndefinedScoreWarning).
+
+    Examples
+    --------
+    >>> r = percy_pearson_agreement({"L": [1, 0, 1, 0, np.nan], "I": [1, 0, 1, 1, 0]})
+    >>> round(float(r.loc["L", "I"]), 3)
+    0.577
+    """
+    import pandas as pd
+
+    if not isinstance(per_sentence, Mapping):
+        raise TypeError(
+            "`per_sentence` must be a mapping framework -> per-sentence scores, got "
+            f"{type(per_sentence).__name__}")
+    if len(per_sentence) < 2:
+        raise ValueError(
+            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
+    vectors = {}
+    for name, value in per_sentence.items():
+        if isinstance(value, (list, tuple)) and value and np.ndim(value[0]) == 1:
+            arr = np.concatenate([np.asarray(v, dtype=np.float64) for v in value])
+        else:
+            arr = np.asarray(value, dtype=np.float64).reshape(-1)
+        vectors[str(name)] = arr
+    lengths = {k: len(v) for k, v in vectors.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(
+            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}")
+    stack = np.stack(list(vectors.values()))
+    keep = np.all(np.isfinite(stack), axis=0)
+    stack = stack[:, keep]
+    names = list(vectors)
+    out = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
+    undefined = []
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            x, y = stack[i], stack[j]
+            if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+                r = np.nan
+                undefined.append(f"{a}/{names[j]}")
+            else:
+                r = float(np.corrcoef(x, y)[0, 1])
+            out.iloc[i, j] = out.iloc[j, i] = r
+    if undefined:
+        warnings.warn(
+            f"Pearson r is undefined (constant PERCY vector) for {', '.join(undefined)}; "
+            "set to NaN.", UndefinedScoreWarning, stacklevel=2)
+    return out
+

@@ -1,0 +1,256 @@
+"""Labelled sentences for PERCY experiments, generated from templates and a sentiment
+lexicon shipped with the package (nothing is downloaded).
+
+Every structured sentence reads ``A keyword B`` where A and B are clauses of known
+sentiment; unstructured sentences are one clause, or two clauses of the same sentiment
+joined by ``and``. The lexicon (``xplique_ext/text/data/sentiment_lexicon.tsv``) lists
+sentiment words (adjectives, nouns, verbs, adverbs) with a polarity and a strength, and
+the neutral subjects and intensifiers the templates use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+
+from ..commons.validation import check_choice, check_float, check_int
+from .rules import resolve_rules
+
+__all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
+
+#: Clause styles: 'mixed' clauses mix sentiment words with neutral words ("the plot
+#: was really dull"); 'sentiment' clauses hold 2 to 3 sentiment words only ("dull
+#: lifeless mess").
+CLAUSE_STYLES = ("mixed", "sentiment")
+
+_MIXED = (
+    "the {noun} was {adj}",
+    "the {noun} was {int} {adj}",
+    "the {noun} is {adj}",
+    "{adj} {noun}",
+    "i {verb} the {noun}",
+    "the {noun} felt {int} {adj}",
+    "it was a {snoun}",
+    "the {noun} and the {noun2} were {adj}",
+    "the {noun} was {adj} and {adj2}",
+    "the {noun} was {adv} done",
+    "we found the {noun} {adj}",
+    "this {noun} is a {snoun}",
+)
+_SENTIMENT = (
+    "{adj} {adj2}",
+    "{adj} {adj2} {adj3}",
+    "{adv} {adj}",
+    "{adj} {snoun}",
+    "{adv} {adj} {snoun}",
+    "{adj} {adj2} {snoun}",
+)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Sentiment lexicon: word -> (kind, polarity, strength)."""
+
+    entries: Mapping[str, Tuple[str, int, float]]
+
+    def words(self, kind: str, polarity: int) -> List[str]:
+        """Words of a kind ('adj', 'noun', 'verb', 'adv', 'subject', 'intensifier') and
+        polarity (+1, -1, or 0 for neutral words)."""
+        return [w for w, (k, p, _) in self.entries.items() if k == kind and p == polarity]
+
+    def weight(self, word: str) -> float:
+        """Signed strength polarity * strength of a word (0 for unknown/neutral words)."""
+        entry = self.entries.get(word)
+        return 0.0 if entry is None else float(entry[1] * entry[2])
+
+    def weights(self) -> Dict[str, float]:
+        """Signed strengths of every sentiment word: a ready-made bag-of-words model."""
+        return {w: float(p * s) for w, (_, p, s) in self.entries.items() if p != 0}
+
+
+@lru_cache(maxsize=1)
+def load_lexicon() -> Lexicon:
+    """The sentiment lexicon shipped with the package.
+
+    Examples
+    --------
+    >>> lex = load_lexicon()
+    >>> lex.weight("superb") > 0 > lex.weight("dull"), lex.weight("movie")
+    (True, 0.0)
+    """
+    text = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv").read_text(
+        encoding="utf-8"
+    )
+    entries = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        word, kind, polarity, strength = line.split("\t")
+        entries[word] = (kind, int(polarity), float(strength))
+    return Lexicon(entries)
+
+
+class _ClauseMaker:
+    def __init__(self, lexicon: Lexicon, rng: np.random.Generator):
+        self.rng = rng
+        self.pools = {
+            pol: {
+                "adj": lexicon.words("adj", pol),
+                "snoun": lexicon.words("noun", pol),
+                "verb": lexicon.words("verb", pol),
+                "adv": lexicon.words("adv", pol),
+            }
+            for pol in (-1, 1)
+        }
+        self.subjects = lexicon.words("subject", 0)
+        self.intensifiers = lexicon.words("intensifier", 0)
+
+    def _pick(self, pool: List[str], k: int) -> List[str]:
+        idx = self.rng.choice(len(pool), size=k, replace=False)
+        return [pool[i] for i in idx]
+
+    def clause(self, polarity: int, style: str) -> str:
+        templates = _MIXED if style == "mixed" else _SENTIMENT
+        template = templates[int(self.rng.integers(len(templates)))]
+        pool = self.pools[polarity]
+        adjs = self._pick(pool["adj"], 3)
+        nouns = self._pick(self.subjects, 2)
+        return template.format(
+            adj=adjs[0],
+            adj2=adjs[1],
+            adj3=adjs[2],
+            noun=nouns[0],
+            noun2=nouns[1],
+            int=self._pick(self.intensifiers, 1)[0],
+            snoun=self._pick(pool["snoun"], 1)[0],
+            verb=self._pick(pool["verb"], 1)[0],
+            adv=self._pick(pool["adv"], 1)[0],
+        )
+
+
+def generate_sentences(
+    n: int,
+    *,
+    seed: Optional[int] = 0,
+    rules: Any = None,
+    structured: float = 0.75,
+    contrastive: Union[bool, float] = True,
+    label_by: str = "rule",
+    a_style: str = "mixed",
+    b_style: str = "mixed",
+    comma: float = 0.25,
+    max_tokens: int = 24,
+    lexicon: Optional[Lexicon] = None,
+):
+    """Generate labelled sentences, with and without an ``A keyword B`` structure.
+
+    Parameters
+    ----------
+    n
+        Number of sentences.
+    seed
+        Seed of the generator (a local ``np.random.Generator``); the same seed gives the
+        same sentences.
+    rules
+        Keywords to use and the conjunct each one expects (see
+        :func:`xplique_ext.text.rules.resolve_rules`; default but/yet -> B,
+        though/while -> A). Keywords are drawn uniformly.
+    structured
+        Fraction (probability) of sentences with an ``A keyword B`` structure.
+    contrastive
+        For structured sentences: True gives contrastive pairs (A and B of opposite
+        sentiment), False gives A and B of the same sentiment, a float in [0, 1] is the
+        probability of a contrastive pair.
+    label_by
+        'rule': the sentiment of the conjunct the rule expects (B for but/yet, A for
+        though/while) -- labels that follow the rule; 'A' or 'B': the sentiment of that
+        conjunct whatever the keyword -- labels that ignore the rule for half the
+        keywords. Unstructured sentences are labelled by their (single) sentiment.
+    a_style, b_style
+        Style of the A and B clauses: 'mixed' (sentiment and neutral words) or
+        'sentiment' (2 to 3 sentiment words only).
+    comma
+        Probability of a separate ``,`` token before the keyword.
+    max_tokens
+        Maximum number of whitespace tokens of a sentence.
+    lexicon
+        Lexicon to draw words from (default: :func:`load_lexicon`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per sentence with columns ``sentence``, ``label`` (0/1), ``structured``,
+        ``keyword`` (None when unstructured), ``rule_conjunct`` ('A'/'B'/None),
+        ``a_text``, ``b_text``, ``a_sentiment``, ``b_sentiment`` (0/1, None when
+        unstructured), ``contrastive`` and ``n_tokens``.
+
+    Examples
+    --------
+    >>> df = generate_sentences(4, seed=1, structured=1.0)
+    >>> list(df.columns[:4])
+    ['sentence', 'label', 'structured', 'keyword']
+    >>> bool((df.a_sentiment != df.b_sentiment).all())
+    True
+    """
+    import pandas as pd
+
+    n = check_int(n, "n", minimum=0)
+    structured = check_float(structured, "structured", low=0.0, high=1.0)
+    if isinstance(contrastive, (bool, np.bool_)):
+        p_contrast = 1.0 if contrastive else 0.0
+    else:
+        p_contrast = check_float(contrastive, "contrastive", low=0.0, high=1.0)
+    check_choice(label_by, "label_by", ("rule", "A", "B"))
+    check_choice(a_style, "a_style", CLAUSE_STYLES)
+    check_choice(b_style, "b_style", CLAUSE_STYLES)
+    comma = check_float(comma, "comma", low=0.0, high=1.0)
+    max_tokens = check_int(max_tokens, "max_tokens", minimum=7)
+    table = resolve_rules(rules)
+    keywords = sorted(table)
+    rng = np.random.default_rng(seed)
+    maker = _ClauseMaker(lexicon or load_lexicon(), rng)
+
+    rows: List[Dict[str, Any]] = []
+    for _ in range(n):
+        for _attempt in range(200):
+            if rng.random() < structured:
+                kw = keywords[int(rng.integers(len(keywords)))]
+                a_pol = 1 if rng.random() < 0.5 else -1
+                is_contrast = bool(rng.random() < p_contrast)
+                b_pol = -a_pol if is_contrast else a_pol
+                a_text = maker.clause(a_pol, a_style)
+                b_text = maker.clause(b_pol, b_style)
+                sep = " , " if rng.random() < comma else " "
+                sentence = f"{a_text}{sep}{kw} {b_text}"
+                conj = table[kw]
+                by = conj if label_by == "rule" else label_by
+                label = int((a_pol if by == "A" else b_pol) > 0)
+                row = dict(
+                    sentence=sentence, label=label, structured=True, keyword=kw,
+                    rule_conjunct=conj, a_text=a_text, b_text=b_text,
+                    a_sentiment=int(a_pol > 0), b_sentiment=int(b_pol > 0),
+                    contrastive=is_contrast,
+                )
+            else:
+                pol = 1 if rng.random() < 0.5 else -1
+                sentence = maker.clause(pol, "mixed")
+                if rng.random() < 0.5:
+                    sentence = f"{sentence} and {maker.clause(pol, 'mixed')}"
+                row = dict(
+                    sentence=sentence, label=int(pol > 0), structured=False, keyword=None,
+                    rule_conjunct=None, a_text=None, b_text=None, a_sentiment=None,
+                    b_sentiment=None, contrastive=False,
+                )
+            row["n_tokens"] = len(row["sentence"].split())
+            if row["n_tokens"] <= max_tokens:
+                break
+        rows.append(row)
+    columns = [
+        "sentence", "label", "structured", "keyword", "rule_conjunct", "a_text", "b_text",
+        "a_sentiment", "b_sentiment", "contrastive", "n_tokens",
+    ]
+    return pd.DataFrame(rows, columns=columns)

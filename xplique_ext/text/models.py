@@ -1,0 +1,373 @@
+"""Text classifiers: the PERCY paper's backbones (section 4.2) in Keras 3, and a
+bag-of-words logistic model with known token contributions, for known-answer tests.
+
+* :func:`build_cnn_classifier` -- trainable embedding, three 1D convolutions with kernel
+  sizes 3, 4 and 5 in parallel (each max-pooled over time), concatenated, dropout, and a
+  sigmoid unit (Kim 2014; Fig. 2a of the paper).
+* :func:`build_lstm_classifier` -- trainable embedding, LSTM(128) whose output at the
+  last token feeds a sigmoid unit (Fig. 2b).
+* :class:`BagOfWordsModel` -- p(y=1|s) = sigmoid(b + sum_i w(t_i)) over the tokens of the
+  part it reads: the whole sentence, only the A conjunct (before the first keyword) or
+  only the B conjunct (after it). Pure NumPy (fast) with an equivalent Keras model
+  (:meth:`BagOfWordsModel.to_keras`) for gradient methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from ..commons.validation import check_choice, check_float, check_int
+from .rules import resolve_rules
+from .tokens import normalize_token, whitespace_tokens
+
+__all__ = [
+    "make_vectorizer",
+    "build_cnn_classifier",
+    "build_lstm_classifier",
+    "train_classifier",
+    "BagOfWordsModel",
+]
+
+
+def make_vectorizer(
+    sentences: Sequence[str], *, max_tokens: int = 20000, sequence_length: int = 24
+):
+    """A ``TextVectorization`` layer (whitespace split, lower case, punctuation stripped,
+    ids padded/truncated to ``sequence_length``) adapted on ``sentences``.
+
+    Examples
+    --------
+    >>> tv = make_vectorizer(["a good film", "a bad film"], sequence_length=4)
+    >>> tv(["good film"]).shape
+    TensorShape([1, 4])
+    """
+    import keras
+    import tensorflow as tf
+
+    tv = keras.layers.TextVectorization(
+        max_tokens=check_int(max_tokens, "max_tokens", minimum=3),
+        output_sequence_length=check_int(sequence_length, "sequence_length", minimum=1),
+    )
+    tv.adapt(tf.constant(list(sentences)))
+    return tv
+
+
+def _vocab_and_length(vectorizer: Any, sequence_length: Optional[int]):
+    import keras
+
+    if isinstance(vectorizer, keras.layers.TextVectorization):
+        vocab = int(vectorizer.vocabulary_size())
+        length = getattr(vectorizer, "_output_sequence_length", None)
+        if length is None:
+            length = sequence_length
+        return vocab, length, vectorizer
+    vocab = check_int(vectorizer, "vectorizer", minimum=2)
+    return vocab, sequence_length, None
+
+
+def _inputs(vocab, length, tv, raw_strings):
+    import keras
+
+    if raw_strings:
+        if tv is None:
+            raise ValueError(
+                "`raw_strings=True` needs `vectorizer` to be a TextVectorization layer, got "
+                "a vocabulary size"
+            )
+        inp = keras.Input(shape=(1,), dtype="string", name="sentence")
+        return inp, tv(inp)
+    if length is None:
+        raise ValueError("`sequence_length` is needed when the vectorizer has no fixed length")
+    inp = keras.Input(shape=(int(length),), dtype="int32", name="token_ids")
+    return inp, inp
+
+
+def build_cnn_classifier(
+    vectorizer: Union[int, Any],
+    *,
+    sequence_length: Optional[int] = None,
+    raw_strings: bool = False,
+    embedding_dim: int = 64,
+    filters: int = 64,
+    kernel_sizes: Sequence[int] = (3, 4, 5),
+    dropout: float = 0.5,
+    seed: int = 0,
+):
+    """The 1D-CNN backbone of the PERCY paper (Fig. 2a), in Keras 3.
+
+    Parameters
+    ----------
+    vectorizer
+        A ``TextVectorization`` layer (vocabulary size and sequence length are read from
+        it) or a vocabulary size.
+    sequence_length
+        Number of token ids per sentence, when ``vectorizer`` does not fix it.
+    raw_strings
+        True puts ``vectorizer`` inside the model, which then takes raw strings (N, 1);
+        False builds a model on token ids (N, L).
+    embedding_dim, filters, kernel_sizes, dropout
+        Embedding size, filters per convolution, the parallel kernel sizes (3, 4, 5) and
+        the dropout rate before the sigmoid unit (0.5 in the paper).
+    seed
+        Seed of the weight initialisers and of dropout.
+
+    Returns
+    -------
+    keras.Model
+        Sigmoid output (N, 1): p(y=1|s).
+
+    Examples
+    --------
+    >>> cnn = build_cnn_classifier(100, sequence_length=12, embedding_dim=8, filters=4)
+    >>> cnn.output_shape
+    (None, 1)
+    """
+    import keras
+
+    vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
+    inp, ids = _inputs(vocab, length, tv, raw_strings)
+    for k in kernel_sizes:
+        check_int(k, "kernel_sizes", minimum=1)
+    dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
+    init = keras.initializers.GlorotUniform(seed=seed)
+    emb = keras.layers.Embedding(
+        vocab, embedding_dim, embeddings_initializer=keras.initializers.RandomUniform(
+            -0.05, 0.05, seed=seed), name="embedding")(ids)
+    branches = []
+    for k in kernel_sizes:
+        conv = keras.layers.Conv1D(
+            filters, int(k), activation="relu", padding="same", kernel_initializer=init,
+            name=f"conv{k}")(emb)
+        branches.append(keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(conv))
+    h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
+    h = keras.layers.Dropout(dropout, seed=seed)(h)
+    out = keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
+    return keras.Model(inp, out, name="cnn_classifier")
+
+
+def build_lstm_classifier(
+    vectorizer: Union[int, Any],
+    *,
+    sequence_length: Optional[int] = None,
+    raw_strings: bool = False,
+    embedding_dim: int = 64,
+    units: int = 128,
+    dropout: float = 0.5,
+    seed: int = 0,
+):
+    """The LSTM backbone of the PERCY paper (Fig. 2b), in Keras 3: trainable embedding
+    (padding id 0 masked, so the LSTM's output is the one of the last real token),
+    LSTM(``units``=128), dropout and a sigmoid unit.
+
+    Parameters are those of :func:`build_cnn_classifier`, with ``units`` the LSTM size.
+
+    Examples
+    --------
+    >>> lstm = build_lstm_classifier(100, sequence_length=12, embedding_dim=8, units=4)
+    >>> lstm.output_shape
+    (None, 1)
+    """
+    import keras
+
+    vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
+    inp, ids = _inputs(vocab, length, tv, raw_strings)
+    dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
+    init = keras.initializers.GlorotUniform(seed=seed)
+    emb = keras.layers.Embedding(
+        vocab, embedding_dim, mask_zero=True, embeddings_initializer=keras.initializers.RandomUniform(
+            -0.05, 0.05, seed=seed), name="embedding")(ids)
+    h = keras.layers.LSTM(
+        check_int(units, "units", minimum=1), kernel_initializer=init,
+        recurrent_initializer=keras.initializers.Orthogonal(seed=seed), name="lstm")(emb)
+    h = keras.layers.Dropout(dropout, seed=seed)(h)
+    out = keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
+    return keras.Model(inp, out, name="lstm_classifier")
+
+
+def train_classifier(
+    model: Any,
+    x: Any,
+    y: Any,
+    *,
+    epochs: int = 3,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+    verbose: int = 0,
+):
+    """Compile (Adam, binary cross-entropy) and train ``model``; the training order is
+    shuffled each epoch by a local generator seeded with ``seed``.
+
+    The paper trains with Adam at 3e-5, batch size 50 and early stopping on real data;
+    the defaults here suit the small generated data sets of the tutorial.
+
+    Returns
+    -------
+    dict
+        Loss and accuracy per epoch (``{'loss': [...], 'accuracy': [...]}``).
+    """
+    import keras
+
+    epochs = check_int(epochs, "epochs", minimum=1)
+    x = np.asarray(x if not hasattr(x, "numpy") else x.numpy())
+    if x.dtype.kind in "OU" and x.ndim == 1:
+        x = x.astype(object).reshape(-1, 1)
+    y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
+        metrics=["accuracy"])
+    rng = np.random.default_rng(seed)
+    history: Dict[str, list] = {"loss": [], "accuracy": []}
+    for _ in range(epochs):
+        order = rng.permutation(len(x))
+        h = model.fit(x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False,
+                      verbose=verbose)
+        history["loss"].append(float(h.history["loss"][-1]))
+        history["accuracy"].append(float(h.history["accuracy"][-1]))
+    return history
+
+
+# =========================================================================== bag of words
+class BagOfWordsModel:
+    """Bag-of-words logistic model with exactly known token contributions.
+
+    p(y=1|s) = sigmoid(b + sum_{i in part} w(t_i)), where ``part`` is every token, the
+    tokens before the sentence's first keyword (``'A'``: the model reads only the A
+    conjunct) or the tokens after it (``'B'``). w is 0 for keywords and unknown words.
+    The logit contribution of token i is thus exactly w(t_i) when i is in the part, 0
+    otherwise (:meth:`logit_contributions`). A sentence without keyword is all A.
+
+    The model itself is pure NumPy on token ids (fast, any callable works for LIME and
+    SHAP); :attr:`tokenizer` is the matching ``TextVectorization`` layer, and
+    :meth:`to_keras` builds the same function as a Keras model (embedding of size 1) for
+    Integrated Gradients.
+
+    Parameters
+    ----------
+    weights
+        word -> weight (words are lower-cased; punctuation is stripped by the tokenizer).
+    bias
+        Intercept b.
+    part
+        'all', 'A' or 'B'.
+    rules
+        Keywords that split A from B (see :func:`xplique_ext.text.rules.resolve_rules`).
+    sequence_length
+        Number of token ids per sentence (longer sentences are truncated).
+
+    Examples
+    --------
+    >>> bow = BagOfWordsModel({"good": 2.0, "bad": -1.0}, part="B")
+    >>> float(bow.logit_contributions("good film but bad ending")[3])
+    -1.0
+    >>> bow.predict_proba(["good film but bad ending"]).round(3)
+    array([0.269])
+    """
+
+    def __init__(
+        self,
+        weights: Mapping[str, float],
+        bias: float = 0.0,
+        *,
+        part: str = "all",
+        rules: Any = None,
+        sequence_length: int = 64,
+    ):
+        import keras
+
+        if not isinstance(weights, Mapping) or not weights:
+            raise TypeError("`weights` must be a non-empty mapping word -> weight")
+        self.part = check_choice(part, "part", ("all", "A", "B"))
+        self.bias = check_float(bias, "bias")
+        self.rules = resolve_rules(rules)
+        self.sequence_length = check_int(sequence_length, "sequence_length", minimum=1)
+        clean: Dict[str, float] = {}
+        for word, w in weights.items():
+            norm = normalize_token(str(word))
+            if not norm or len(norm.split()) != 1:
+                raise ValueError(f"`weights` keys must be single words, got {word!r}")
+            clean[norm] = check_float(w, f"weights[{word!r}]")
+        self.weights = clean
+        vocab = sorted(set(clean) | set(self.rules))
+        self.tokenizer = keras.layers.TextVectorization(
+            vocabulary=vocab, output_sequence_length=self.sequence_length
+        )
+        table = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
+        self.vocabulary = table
+        self.id_weights = np.array([clean.get(t, 0.0) for t in table], dtype=np.float64)
+        self.id_weights[:2] = 0.0
+        self.keyword_ids = np.array([table.index(k) for k in self.rules], dtype=np.int64)
+
+    # ---------------------------------------------------------------- the function
+    def part_mask(self, ids: np.ndarray) -> np.ndarray:
+        """(B, L) float mask of the positions the model reads."""
+        ids = np.asarray(ids)
+        if self.part == "all":
+            return np.ones(ids.shape, dtype=np.float64)
+        is_kw = np.isin(ids, self.keyword_ids)
+        seen = np.cumsum(is_kw, axis=1)
+        if self.part == "A":
+            return (seen == 0).astype(np.float64)
+        return ((seen - is_kw) >= 1).astype(np.float64)
+
+    def logits(self, ids: Any) -> np.ndarray:
+        """b + sum of the weights of the read tokens, shape (B,)."""
+        ids = np.asarray(ids.numpy() if hasattr(ids, "numpy") else ids).astype(np.int64)
+        return self.bias + (self.id_weights[ids] * self.part_mask(ids)).sum(axis=1)
+
+    def __call__(self, ids: Any) -> np.ndarray:
+        """p(y=1) of token ids (B, L), shape (B, 1)."""
+        return (1.0 / (1.0 + np.exp(-self.logits(ids))))[:, None]
+
+    def predict_proba(self, sentences: Sequence[str]) -> np.ndarray:
+        """p(y=1|s) of raw sentences, shape (N,)."""
+        return self(self.tokenizer(list(sentences)).numpy())[:, 0]
+
+    def logit_contributions(self, sentence: str) -> np.ndarray:
+        """Exact contribution of each whitespace token to the logit, shape (n,)."""
+        words = whitespace_tokens(sentence)
+        if not words:
+            return np.zeros(0)
+        ids = self.tokenizer(words).numpy()
+        # position of each token's (single) id in the sentence, as the model sees it
+        first = ids[:, 0]
+        has = (ids != 0).any(axis=1)
+        seq = first[has]
+        mask_seq = self.part_mask(seq[None, :])[0]
+        out = np.zeros(len(words))
+        pos = np.cumsum(has) - 1
+        for i in range(len(words)):
+            if has[i] and pos[i] < self.sequence_length:
+                out[i] = self.id_weights[first[i]] * mask_seq[pos[i]]
+        return out
+
+    # ---------------------------------------------------------------- Keras twin
+    def to_keras(self):
+        """The same model in Keras: ids (N, L) -> Embedding(V, 1) (fixed weights) ->
+        part mask -> sum + b -> sigmoid (N, 1)."""
+        import keras
+        from keras import ops
+
+        length = self.sequence_length
+        inp = keras.Input(shape=(length,), dtype="int32", name="token_ids")
+        emb = keras.layers.Embedding(len(self.id_weights), 1, trainable=False, name="embedding")
+        e = emb(inp)
+        emb.set_weights([self.id_weights[:, None].astype(np.float32)])
+        part, kw = self.part, self.keyword_ids.astype(np.int32)
+
+        def head(args):
+            values, ids = args
+            values = ops.squeeze(values, -1)
+            if part != "all":
+                is_kw = ops.cast(ops.any(ops.equal(ops.expand_dims(ids, -1), kw), axis=-1),
+                                 "float32")
+                seen = ops.cumsum(is_kw, axis=1)
+                mask = ops.cast(ops.equal(seen, 0.0), "float32") if part == "A" else (
+                    ops.cast(ops.greater_equal(seen - is_kw, 1.0), "float32"))
+                values = values * mask
+            return ops.sigmoid(ops.sum(values, axis=1, keepdims=True) + self.bias)
+
+        out = keras.layers.Lambda(head, output_shape=(1,), name="bow_head")([e, inp])
+        return keras.Model(inp, out, name=f"bow_{part}")

@@ -1,0 +1,119 @@
+"""The logic rules of PERCY (Table 1 / Table 2 of the paper): which conjunct of an
+``A keyword B`` sentence carries its sentiment.
+
+=========  ===============
+keyword    rule conjunct
+=========  ===============
+but        B
+yet        B
+though     A
+while      A
+=========  ===============
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator
+
+__all__ = ["DEFAULT_RULES", "RuleTable", "resolve_rules"]
+
+#: Table 1 of the PERCY paper: keyword -> the conjunct ('A' before, 'B' after) that
+#: should carry the sentence's sentiment.
+DEFAULT_RULES: Dict[str, str] = {"but": "B", "yet": "B", "though": "A", "while": "A"}
+
+
+def _check_table(mapping: Any, name: str, allow_none: bool) -> Dict[str, Any]:
+    if not isinstance(mapping, Mapping):
+        raise TypeError(
+            f"`{name}` must be a mapping keyword -> 'A' or 'B' (e.g. {{'however': 'B'}}), "
+            f"got {type(mapping).__name__}"
+        )
+    table: Dict[str, Any] = {}
+    for key, value in mapping.items():
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"`{name}` keys must be non-empty strings, got {key!r}")
+        if len(key.split()) != 1:
+            raise ValueError(
+                f"`{name}` keys must be single words without whitespace, got {key!r}"
+            )
+        if isinstance(value, str) and value.upper() in ("A", "B"):
+            value = value.upper()
+        elif not (allow_none and value is None):
+            allowed = "'A', 'B' or None" if allow_none else "'A' or 'B'"
+            raise ValueError(
+                f"`{name}[{key!r}]` must be {allowed} (the conjunct the rule expects), "
+                f"got {value!r}"
+            )
+        norm = key.strip().lower()
+        if norm in table and table[norm] != value:
+            raise ValueError(
+                f"`{name}` maps {norm!r} to both {table[norm]!r} and {value!r} "
+                "(keywords are case-insensitive)"
+            )
+        table[norm] = value
+    return table
+
+
+class RuleTable(Mapping):
+    """A complete rule table keyword -> 'A' / 'B' (keywords lower-cased).
+
+    Passing a ``RuleTable`` as ``rules`` *replaces* the default table; passing a plain
+    dict *extends* it (see :func:`resolve_rules`).
+
+    Examples
+    --------
+    >>> RuleTable({"However": "B"})
+    RuleTable({'however': 'B'})
+    """
+
+    def __init__(self, mapping: Mapping):
+        table = _check_table(mapping, "rules", allow_none=False)
+        if not table:
+            raise ValueError("`rules` must hold at least one keyword, got an empty mapping")
+        self._table = table
+
+    def __getitem__(self, key: str) -> str:
+        return self._table[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __repr__(self) -> str:
+        return f"RuleTable({self._table!r})"
+
+
+def resolve_rules(rules: Any = None) -> RuleTable:
+    """The rule table used by PERCY.
+
+    Parameters
+    ----------
+    rules
+        None: :data:`DEFAULT_RULES`. A :class:`RuleTable`: used as is (replaces the
+        defaults). A mapping: extends the defaults, overriding keywords it names; a value
+        None removes a default keyword, e.g. ``{'however': 'B', 'while': None}``.
+
+    Returns
+    -------
+    RuleTable
+
+    Examples
+    --------
+    >>> sorted(resolve_rules({"although": "A", "while": None}).items())
+    [('although', 'A'), ('but', 'B'), ('though', 'A'), ('yet', 'B')]
+    """
+    if rules is None:
+        return RuleTable(DEFAULT_RULES)
+    if isinstance(rules, RuleTable):
+        return rules
+    extra = _check_table(rules, "rules", allow_none=True)
+    table = dict(DEFAULT_RULES)
+    for key, value in extra.items():
+        if value is None:
+            table.pop(key, None)
+        else:
+            table[key] = value
+    return RuleTable(table)

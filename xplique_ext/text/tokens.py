@@ -1,0 +1,334 @@
+"""Tokens of a sentence, keyword matching, and the alignment of a tokenizer's ids with
+the whitespace tokens.
+
+Tokens
+------
+PERCY writes a sentence as s = t1 ... tn. Here the tokens are the **whitespace tokens**
+of the sentence, exactly ``sentence.split()``: every attribution array is aligned with
+that list, whatever the model's own tokenizer does.
+
+Punctuation
+-----------
+Punctuation is never split off: ``"dull, but fun"`` has the three tokens ``"dull,"``,
+``"but"`` and ``"fun"``, and a separate ``","`` (SST-style ``"dull , but fun"``) is a
+token of its own. Keywords are matched on the *normalised* token: lower-cased, with
+leading and trailing punctuation stripped, so ``"But"``, ``"but,"`` and ``"(but"`` all
+match the keyword ``but``; ``"but's"`` does not. The keyword token belongs to neither
+conjunct; a glued comma (``"dull,"``) stays with its word and conjunct.
+
+Alignment
+---------
+A model that takes token ids comes with a ``tokenizer``: a Keras ``TextVectorization``
+layer or a callable mapping a list of strings to an integer array (N, L) of ids padded
+with 0 (a list of lists or a ``tf.RaggedTensor`` is accepted too). Each whitespace token
+is tokenized on its own; its ids are its *pieces* (several when the tokenizer splits
+words into subwords, none when it drops the token, e.g. a lone ``","`` under
+TextVectorization's default standardisation). When the pieces of the tokens, put end to
+end, give the tokenizer's ids of the whole sentence (true for TextVectorization with
+whitespace splitting and for word-piece tokenizers that add no special tokens), the
+tokenizer is *compositional*: perturbed sentences are then built directly as id arrays
+and gradient attributions of pieces are summed back into their token.
+"""
+
+from __future__ import annotations
+
+import string
+import unicodedata
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = [
+    "whitespace_tokens",
+    "normalize_token",
+    "find_keyword",
+    "Tokenizer",
+    "as_tokenizer",
+    "find_text_vectorization",
+    "as_sentences",
+]
+
+_ASCII_PUNCT = set(string.punctuation)
+
+
+def whitespace_tokens(sentence: str) -> List[str]:
+    """The tokens t1 ... tn of a sentence: ``sentence.split()`` (punctuation stays glued).
+
+    Examples
+    --------
+    >>> whitespace_tokens("the plot was dull, but  the cast shines")
+    ['the', 'plot', 'was', 'dull,', 'but', 'the', 'cast', 'shines']
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"a sentence must be a str, got {type(sentence).__name__}")
+    return sentence.split()
+
+
+def _is_punct(ch: str) -> bool:
+    return ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P")
+
+
+def normalize_token(token: str) -> str:
+    """Lower-case ``token`` and strip its leading and trailing punctuation.
+
+    Examples
+    --------
+    >>> normalize_token("But,")
+    'but'
+    >>> normalize_token("(yet)")
+    'yet'
+    """
+    start, end = 0, len(token)
+    while start < end and _is_punct(token[start]):
+        start += 1
+    while end > start and _is_punct(token[end - 1]):
+        end -= 1
+    return token[start:end].lower()
+
+
+def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], Optional[str]]:
+    """Index and (lower-case) keyword of the first token matching one of ``keywords``.
+
+    Parameters
+    ----------
+    tokens
+        Whitespace tokens of a sentence.
+    keywords
+        Container of lower-case keywords (a dict or a set).
+
+    Returns
+    -------
+    index, keyword
+        ``(None, None)`` when no token matches.
+    """
+    for i, tok in enumerate(tokens):
+        norm = normalize_token(tok)
+        if norm in keywords:
+            return i, norm
+    return None, None
+
+
+# --------------------------------------------------------------------------- tokenizers
+def find_text_vectorization(model: Any) -> Any:
+    """The first Keras ``TextVectorization`` layer inside ``model`` (searching nested
+    models), or None."""
+    import keras
+
+    seen = set()
+    stack = [model]
+    while stack:
+        obj = stack.pop(0)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, keras.layers.TextVectorization):
+            return obj
+        stack.extend(getattr(obj, "layers", []) or [])
+    return None
+
+
+def _pad(rows: Sequence[Sequence[int]]) -> np.ndarray:
+    width = max((len(r) for r in rows), default=0)
+    out = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
+
+
+class Tokenizer:
+    """A tokenizer in one convention: list of strings -> padded int64 ids (N, L), 0 = pad.
+
+    Wraps a Keras ``TextVectorization`` layer (``output_mode='int'``) or a callable.
+
+    Parameters
+    ----------
+    tokenizer
+        ``TextVectorization`` layer, or callable mapping a list of strings to ids (a
+        padded array, a list of lists or a ``tf.RaggedTensor``).
+    """
+
+    def __init__(self, tokenizer: Any):
+        import keras
+
+        self.raw = tokenizer
+        self.is_text_vectorization = isinstance(tokenizer, keras.layers.TextVectorization)
+        if self.is_text_vectorization:
+            mode = getattr(tokenizer, "_output_mode", "int")
+            if mode != "int":
+                raise ValueError(
+                    "`tokenizer` must be a TextVectorization layer with output_mode='int', "
+                    f"got output_mode={mode!r}"
+                )
+            length = getattr(tokenizer, "_output_sequence_length", None)
+            self.sequence_length = int(length) if length else None
+        elif callable(tokenizer):
+            self.sequence_length = None
+        else:
+            raise TypeError(
+                "`tokenizer` must be a keras TextVectorization layer or a callable mapping "
+                f"a list of strings to token ids, got {type(tokenizer).__name__}"
+            )
+        self._piece_cache: Dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.int64)
+        if self.is_text_vectorization:
+            import tensorflow as tf
+
+            out = self.raw(tf.constant(texts))
+        else:
+            out = self.raw(texts)
+        if hasattr(out, "to_list"):  # tf.RaggedTensor
+            return _pad(out.to_list())
+        if hasattr(out, "numpy"):
+            out = out.numpy()
+        if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
+            return _pad(out)
+        arr = np.asarray(out)
+        if arr.ndim == 1 and len(texts) == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.dtype.kind not in "iu":
+            raise ValueError(
+                "`tokenizer` must return integer ids of shape (N, L) for N strings, got "
+                f"an array of shape {arr.shape} and dtype {arr.dtype}"
+            )
+        return arr.astype(np.int64, copy=False)
+
+    def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
+        """Ids of each word tokenized on its own (padding removed), cached."""
+        missing = [w for w in dict.fromkeys(words) if w not in self._piece_cache]
+        if missing:
+            ids = self(missing)
+            for w, row in zip(missing, ids):
+                self._piece_cache[w] = row[row != 0]
+        return [self._piece_cache[w] for w in words]
+
+
+def as_tokenizer(tokenizer: Any) -> Optional[Tokenizer]:
+    """``Tokenizer`` wrapper of ``tokenizer`` (None stays None)."""
+    if tokenizer is None or isinstance(tokenizer, Tokenizer):
+        return tokenizer
+    return Tokenizer(tokenizer)
+
+
+def compose(
+    word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray, length: int
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Token ids of masked versions of one sentence, built without re-tokenizing.
+
+    Parameters
+    ----------
+    word_pieces
+        Ids of each of the n whitespace tokens.
+    keep
+        Boolean array (R, n): True keeps the token, False replaces it by ``mask_pieces``.
+    mask_pieces
+        Ids of the mask string.
+    length
+        Sequence length L of the result (longer rows are truncated, shorter padded with 0).
+
+    Returns
+    -------
+    ids, word_of_position
+        ids (R, L) int64, and (R, L) int64 index of the token each position belongs to
+        (-1 for padding).
+    """
+    keep = np.asarray(keep, dtype=bool)
+    r, n = keep.shape
+    ids = np.zeros((r, length), dtype=np.int64)
+    owner = np.full((r, length), -1, dtype=np.int64)
+    if n == 0 or length == 0:
+        return ids, owner
+    klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
+    m = len(mask_pieces)
+    kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
+    kstart = np.concatenate([[0], np.cumsum(klen)[:-1]])
+    mstart = int(klen.sum())
+    if m == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
+        width = min(n, length)
+        words = kflat[:n]
+        ids[:, :width] = np.where(keep[:, :width], words[None, :width], kflat[mstart])
+        owner[:, :width] = np.arange(width)[None, :]
+        return ids, owner
+    lengths = np.where(keep, klen[None, :], m)  # (R, n)
+    starts = np.where(keep, kstart[None, :], mstart)
+    flat_len = lengths.ravel()
+    total = int(flat_len.sum())
+    if total == 0:
+        return ids, owner
+    row_tot = lengths.sum(axis=1)
+    row_of = np.repeat(np.repeat(np.arange(r), n), flat_len)
+    word_of = np.repeat(np.tile(np.arange(n), r), flat_len)
+    slot_off = np.concatenate([[0], np.cumsum(flat_len)[:-1]])
+    within = np.arange(total) - np.repeat(slot_off, flat_len)
+    values = kflat[np.repeat(starts.ravel(), flat_len) + within]
+    row_off = np.concatenate([[0], np.cumsum(row_tot)[:-1]])
+    pos = np.arange(total) - np.repeat(row_off, row_tot)
+    ok = pos < length
+    ids[row_of[ok], pos[ok]] = values[ok]
+    owner[row_of[ok], pos[ok]] = word_of[ok]
+    return ids, owner
+
+
+def is_compositional(
+    tokenizer: Tokenizer, sentences: Sequence[str], words: Sequence[List[str]]
+) -> Tuple[bool, Optional[int]]:
+    """Whether tokenizing each whitespace token alone and concatenating gives the ids of
+    the whole sentence, for every sentence. Returns (ok, index of first failure)."""
+    if not sentences:
+        return True, None
+    full = tokenizer(list(sentences))
+    for i, (row, ws) in enumerate(zip(full, words)):
+        got = row[row != 0]
+        pieces = tokenizer.pieces(ws)
+        expect = np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
+        n = len(got)
+        if tokenizer.sequence_length is not None and len(expect) > n:
+            expect = expect[:n]  # the tokenizer truncated the sentence
+        if len(expect) != n or not np.array_equal(expect, got):
+            return False, i
+    return True, None
+
+
+def callable_name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
+    """A list of str from a list / tuple / NumPy array / pandas Series / tf.Tensor of
+    strings (bytes are decoded as UTF-8) or a ``tf.data.Dataset`` of strings."""
+    if isinstance(inputs, (str, bytes)):
+        raise TypeError(
+            f"`{name}` must be a sequence of sentences, got a single {type(inputs).__name__}; "
+            "wrap it in a list"
+        )
+    if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
+        items = []
+        for element in inputs:
+            element = element[0] if isinstance(element, (tuple, list)) else element
+            arr = np.asarray(element.numpy()).reshape(-1)
+            items.extend(arr.tolist())
+        inputs = items
+    elif hasattr(inputs, "numpy") and callable(inputs.numpy):
+        inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
+    elif isinstance(inputs, np.ndarray):
+        inputs = inputs.reshape(-1).tolist() if inputs.ndim > 1 and inputs.shape[-1] == 1 else (
+            inputs.tolist())
+    elif hasattr(inputs, "tolist") and not isinstance(inputs, (list, tuple)):
+        inputs = inputs.tolist()  # pandas Series / Index
+    try:
+        items = list(inputs)
+    except TypeError:
+        raise TypeError(
+            f"`{name}` must be a sequence of sentences (str), got {type(inputs).__name__}"
+        ) from None
+    out = []
+    for i, s in enumerate(items):
+        if isinstance(s, bytes):
+            s = s.decode("utf-8")
+        if not isinstance(s, str):
+            raise TypeError(f"`{name}[{i}]` must be a str, got {type(s).__name__}")
+        out.append(s)
+    return out
