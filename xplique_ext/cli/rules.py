@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import re
 import sys
 from typing import List, Optional, Sequence, Tuple
@@ -38,27 +37,53 @@ def register(subparsers) -> None:
         ),
     )
     modes = rules.add_mutually_exclusive_group()
-    modes.add_argument("-u", dest="mode", action="store_const", const="unordered",
-                       help="evaluate the rules as unordered (default)")
-    modes.add_argument("-o", dest="mode", action="store_const", const="ordered",
-                       help="evaluate the rules as ordered")
-    modes.add_argument("-i", dest="mode", action="store_const", const="inter-class",
-                       help="evaluate the rules as ordered between classes")
-    rules.add_argument("-d", dest="data", metavar="DATA",
-                       help="data file with the examples (required)")
-    rules.add_argument("-n", dest="names", metavar="NAMES",
-                       help="names file (default: DATA with the extension .names)")
-    rules.add_argument("-f", dest="rules", metavar="RULES",
-                       help="PBM rule file (default: standard input)")
-    rules.add_argument("-s", dest="output", metavar="OUT",
-                       help="output file (default: standard output)")
-    rules.add_argument("--precision", type=int, default=3,
-                       help="decimals of the frequencies (default: 3)")
-    rules.add_argument("--csv", metavar="FILE",
-                       help="also write the tidy table of counts and measures as CSV")
-    rules.add_argument("--copy-examples", metavar="DIR",
-                       help="copy the voyage example files (names, data, test, rules) into "
-                            "DIR and exit")
+    modes.add_argument(
+        "-u",
+        dest="mode",
+        action="store_const",
+        const="unordered",
+        help="evaluate the rules as unordered (default)",
+    )
+    modes.add_argument(
+        "-o",
+        dest="mode",
+        action="store_const",
+        const="ordered",
+        help="evaluate the rules as ordered",
+    )
+    modes.add_argument(
+        "-i",
+        dest="mode",
+        action="store_const",
+        const="inter-class",
+        help="evaluate the rules as ordered between classes",
+    )
+    rules.add_argument(
+        "-d", dest="data", metavar="DATA", help="data file with the examples (required)"
+    )
+    rules.add_argument(
+        "-n",
+        dest="names",
+        metavar="NAMES",
+        help="names file (default: DATA with the extension .names)",
+    )
+    rules.add_argument(
+        "-f", dest="rules", metavar="RULES", help="PBM rule file (default: standard input)"
+    )
+    rules.add_argument(
+        "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
+    )
+    rules.add_argument(
+        "--precision", type=int, default=3, help="decimals of the frequencies (default: 3)"
+    )
+    rules.add_argument(
+        "--csv", metavar="FILE", help="also write the tidy table of counts and measures as CSV"
+    )
+    rules.add_argument(
+        "--copy-examples",
+        metavar="DIR",
+        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
+    )
     rules.set_defaults(func=run_rules, mode=None)
 
     fire = subparsers.add_parser(
@@ -73,17 +98,28 @@ def register(subparsers) -> None:
         ),
         epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
     )
-    fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
-                      help="predictive loss, readability loss and optional coverage")
-    fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",
-                      help="trade-off values psi > 0, comma-separated or repeated "
-                           "(default: 1)")
-    fire.add_argument("-f", dest="input", metavar="FILE",
-                      help="read the pairs from FILE (default: the arguments, else stdin)")
-    fire.add_argument("-s", dest="output", metavar="OUT",
-                      help="output file (default: standard output)")
-    fire.add_argument("--precision", type=int, default=2,
-                      help="decimals printed (default: 2)")
+    fire.add_argument(
+        "pairs",
+        nargs="*",
+        metavar="P,R[,COVERAGE]",
+        help="predictive loss, readability loss and optional coverage",
+    )
+    fire.add_argument(
+        "--psi",
+        action="append",
+        metavar="PSI[,PSI...]",
+        help="trade-off values psi > 0, comma-separated or repeated (default: 1)",
+    )
+    fire.add_argument(
+        "-f",
+        dest="input",
+        metavar="FILE",
+        help="read the pairs from FILE (default: the arguments, else stdin)",
+    )
+    fire.add_argument(
+        "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
+    )
+    fire.add_argument("--precision", type=int, default=2, help="decimals printed (default: 2)")
     fire.set_defaults(func=run_fire)
 
 
@@ -138,7 +174,9 @@ def run_rules(args: argparse.Namespace) -> int:
     except ParseError as err:
         return _fail("rules", str(err))
     except OSError as err:
-        return _fail("rules", f"{err.strerror or err}: {err.filename}" if err.filename else str(err))
+        return _fail(
+            "rules", f"{err.strerror or err}: {err.filename}" if err.filename else str(err)
+        )
     return 0
 
 
@@ -173,7 +211,7 @@ def _parse_lines(text: str, source: str) -> List[Tuple[str, float, float, Option
                 numbers.append(float(part))
             except ValueError:
                 break
-        label = " ".join(parts[len(numbers):])
+        label = " ".join(parts[len(numbers) :])
         if number == 1 and not numbers and rows == []:
             continue  # a header line
         if len(numbers) not in (2, 3):

@@ -30,6 +30,7 @@ from .evaluation import (
     evaluate_rules,
     predict_rules,
 )
+from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
 from .fire import (
     FiRe,
     QsScore,
@@ -39,10 +40,8 @@ from .fire import (
     fire_score,
     qs_score,
 )
-from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
 from .measures import MEASURES, rule_measures
 from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
-from .plots import plot_alpha_beta, plot_fire_isolines, plot_rule_measures
 from .pbm import (
     OPERATORS,
     Condition,
@@ -53,6 +52,7 @@ from .pbm import (
     read_rules,
     write_rules,
 )
+from .plots import plot_alpha_beta, plot_fire_isolines, plot_rule_measures
 from .reference import evaluate_rules_loop
 from .scoring import RuleSetScore, score_rules
 from .trees import tree_names, tree_to_rules

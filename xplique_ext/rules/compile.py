@@ -26,8 +26,18 @@ from .pbm import Condition, Rule, RuleSet
 __all__ = ["check_rules", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 _ORDERING = ("<", "<=", ">", ">=")
-_BOOLEAN = {"true": "true", "t": "true", "yes": "true", "y": "true", "1": "true",
-            "false": "false", "f": "false", "no": "false", "n": "false", "0": "false"}
+_BOOLEAN = {
+    "true": "true",
+    "t": "true",
+    "yes": "true",
+    "y": "true",
+    "1": "true",
+    "false": "false",
+    "f": "false",
+    "no": "false",
+    "n": "false",
+    "0": "false",
+}
 
 
 def _typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
@@ -101,13 +111,15 @@ def check_rules(rules: RuleSet, names: Names) -> None:
             for name in condition.attributes:
                 if name not in names:
                     raise fail(
-                        rule, condition,
+                        rule,
+                        condition,
                         f"attribute {name!r} is not declared in {source}",
                     )
                 attribute = names[name]
                 if attribute.is_derived:
                     raise fail(
-                        rule, condition,
+                        rule,
+                        condition,
                         f"attribute {name!r} is derived (:=) and has no values to test",
                     )
                 if attribute.type == "ignore":
@@ -118,7 +130,8 @@ def check_rules(rules: RuleSet, names: Names) -> None:
                 for coefficient, name in condition.terms:
                     if not names[name].is_numeric:
                         raise fail(
-                            rule, condition,
+                            rule,
+                            condition,
                             f"attribute {name!r} in a linear combination is {names[name].type}, "
                             "not integer or real",
                         )
@@ -126,14 +139,16 @@ def check_rules(rules: RuleSet, names: Names) -> None:
                         raise fail(rule, condition, f"coefficient {coefficient!r} is not a number")
                 if _typed_value(Attribute("v", "real"), condition.value) is None:
                     raise fail(
-                        rule, condition, f"value {condition.value!r} of a linear combination "
-                        "is not a number",
+                        rule,
+                        condition,
+                        f"value {condition.value!r} of a linear combination is not a number",
                     )
                 continue
             attribute = names[condition.attribute]
             if condition.operator in _ORDERING and not attribute.is_ordered:
                 raise fail(
-                    rule, condition,
+                    rule,
+                    condition,
                     f"operator {condition.operator!r} needs an ordered attribute, but "
                     f"{attribute.name!r} is {attribute.type}",
                 )
@@ -141,14 +156,16 @@ def check_rules(rules: RuleSet, names: Names) -> None:
             for value in values:
                 if _typed_value(attribute, value) is None:
                     raise fail(
-                        rule, condition,
+                        rule,
+                        condition,
                         f"value {value!r} is not valid for attribute {attribute.name!r} "
                         f"(expected {_describe(attribute)})",
                     )
         class_attribute = names.class_attribute
         if class_attribute is not None and _typed_value(class_attribute, rule.head) is None:
             raise fail(
-                rule, None,
+                rule,
+                None,
                 f"head {rule.head!r} is not a valid class (expected {_describe(class_attribute)})",
             )
 
@@ -272,7 +289,9 @@ def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     return CompiledCondition(key, (attribute.name,), condition.operator, value)
 
 
-def compile_rules(rules: RuleSet, names: Names) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
+def compile_rules(
+    rules: RuleSet, names: Names
+) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
     """Check ``rules`` against ``names`` and compile them.
 
     Returns the compiled rules (DEFAULT excluded) and the typed DEFAULT head (or None).

@@ -83,7 +83,7 @@ class Column:
         out[~self.valid] = missing
         return out
 
-    def take(self, index: np.ndarray) -> "Column":
+    def take(self, index: np.ndarray) -> Column:
         return Column(
             self.attribute,
             self.values[index],
@@ -164,12 +164,10 @@ class Dataset:
             return values
         return column.decoded(missing)
 
-    def take(self, index: Union[np.ndarray, Sequence[int]]) -> "Dataset":
+    def take(self, index: Union[np.ndarray, Sequence[int]]) -> Dataset:
         """The examples at ``index`` (in that order)."""
         index = np.asarray(index)
-        return Dataset(
-            self.names, {k: c.take(index) for k, c in self.columns.items()}, self.file
-        )
+        return Dataset(self.names, {k: c.take(index) for k, c in self.columns.items()}, self.file)
 
     def to_frame(self, missing: str = UNKNOWN) -> pd.DataFrame:
         """The examples as a DataFrame, with ``?``/``!`` strings where values are missing
@@ -195,7 +193,7 @@ class Dataset:
         names: Optional[Names] = None,
         *,
         class_name: Optional[str] = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """Examples from a DataFrame, one column per attribute.
 
         Missing values are NaN/None or the strings ``"?"`` (unknown) and ``"!"`` (not
@@ -246,7 +244,7 @@ class Dataset:
         feature_names: Optional[Sequence[str]] = None,
         class_name: str = "class",
         names: Optional[Names] = None,
-    ) -> "Dataset":
+    ) -> Dataset:
         """Numeric examples from an array ``(N, F)`` and optional labels ``(N,)``.
 
         Features become ``real`` attributes called ``feature_names`` (default ``x0``,
@@ -280,7 +278,7 @@ class Dataset:
                     attrs.append(
                         Attribute(class_name, "nominal", tuple(sorted(set(frame[class_name]))))
                     )
-            names = Names(attrs, class_name, file="<arrays>")
+            names = Names(attrs, class_name if labels is not None else None, file="<arrays>")
         return cls.from_frame(frame, names)
 
 
@@ -329,9 +327,9 @@ def _encode(
             series = pd.Series(np.where(missing, None, text), dtype=object)
             if kind == "date":
                 parsed = pd.to_datetime(series, format="%Y/%m/%d", errors="coerce")
-                values = (
-                    (parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
-                ).to_numpy(dtype=np.float64, na_value=np.nan)
+                values = ((parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)).to_numpy(
+                    dtype=np.float64, na_value=np.nan
+                )
                 message = "invalid date (expected yyyy/mm/dd)"
             elif kind == "time":
                 ok = series.str.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?").fillna(False)
@@ -361,15 +359,15 @@ def _encode(
 
     # coded attributes
     if text is None:
-        text = np.asarray(
-            [_number_text(v) for v in np.asarray(raw).tolist()], dtype=object
-        )
+        text = np.asarray([_number_text(v) for v in np.asarray(raw).tolist()], dtype=object)
         if raw.dtype.kind == "f":
             text[unknown] = UNKNOWN
     series = pd.Series(text, dtype=object)
     if kind == "boolean":
         lowered = series.str.lower()
-        canonical = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", None))
+        canonical = np.where(
+            lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", None)
+        )
         bad = (canonical == None) & ~missing  # noqa: E711 (elementwise)
         if bad.any():
             raise fail(bad, "not a boolean (expected true/false, yes/no or 1/0)")
@@ -383,7 +381,9 @@ def _encode(
     bad = (codes < 0) & ~missing
     if bad.any():
         raise fail(bad, f"value outside the declared domain {list(categories)}")
-    dtype = np.int8 if len(categories) < 120 else (np.int16 if len(categories) < 32000 else np.int32)
+    dtype = (
+        np.int8 if len(categories) < 120 else (np.int16 if len(categories) < 32000 else np.int32)
+    )
     codes = codes.astype(dtype)
     codes[unknown] = _UNKNOWN_CODE
     codes[not_applicable] = _NA_CODE
@@ -572,8 +572,11 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
             if attribute.type == "date":
                 values = np.array(
                     [
-                        None if v is None else
-                        (pd.Timestamp("1970-01-01") + pd.Timedelta(days=v)).strftime("%Y/%m/%d")
+                        None
+                        if v is None
+                        else (pd.Timestamp("1970-01-01") + pd.Timedelta(days=v)).strftime(
+                            "%Y/%m/%d"
+                        )
                         for v in values
                     ],
                     dtype=object,

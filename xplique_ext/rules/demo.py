@@ -61,7 +61,9 @@ def demo_section(
     names = [str(n) for n in feature_names]
     if len(names) != x.shape[1]:
         raise ValueError(f"`feature_names` must have {x.shape[1]} names, got {len(names)}")
-    labels = np.array([str(int(v)) if np.issubdtype(type(v), np.integer) else str(v) for v in y.tolist()])
+    labels = np.array(
+        [str(int(v)) if np.issubdtype(type(v), np.integer) else str(v) for v in y.tolist()]
+    )
     lines = [
         "Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
         f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}",

@@ -28,9 +28,8 @@ Semantics (section 3 and the worked example of section 5 of the report)
 
 from __future__ import annotations
 
-import numbers
 import warnings
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -45,7 +44,7 @@ from .compile import (
 )
 from .dataset import Dataset
 from .measures import MEASURES, check_zero_division, rule_measures
-from .pbm import EVALUATION_MODES, RuleSet
+from .pbm import RuleSet
 
 __all__ = [
     "MODES",
@@ -112,7 +111,7 @@ class ContingencyTables:
         freq = self.as_array() / safe[:, None]
         return np.concatenate([freq, n[:, None].astype(np.float64)], axis=1)
 
-    def __add__(self, other: "ContingencyTables") -> "ContingencyTables":
+    def __add__(self, other: ContingencyTables) -> ContingencyTables:
         return ContingencyTables(
             self.bh + other.bh,
             self.bhbar + other.bhbar,
@@ -126,8 +125,10 @@ class ContingencyTables:
         return bool(np.array_equal(self.as_array(), other.as_array()))
 
     def __repr__(self) -> str:
-        return f"ContingencyTables(bh={self.bh.tolist()}, bhbar={self.bhbar.tolist()}, " \
-               f"bbarh={self.bbarh.tolist()}, bbarhbar={self.bbarhbar.tolist()})"
+        return (
+            f"ContingencyTables(bh={self.bh.tolist()}, bhbar={self.bhbar.tolist()}, "
+            f"bbarh={self.bbarh.tolist()}, bbarhbar={self.bbarhbar.tolist()})"
+        )
 
 
 class RuleEvaluation:
@@ -187,8 +188,12 @@ class RuleEvaluation:
         """The rule measures (one row per rule, indexed by rule id)."""
         t = self.table(table)
         values = rule_measures(
-            t.bh, t.bhbar, t.bbarh, t.bbarhbar,
-            n_classes=self.n_classes, zero_division=zero_division,
+            t.bh,
+            t.bhbar,
+            t.bbarh,
+            t.bbarhbar,
+            n_classes=self.n_classes,
+            zero_division=zero_division,
         )
         return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
 
@@ -219,8 +224,9 @@ class RuleEvaluation:
         measures = self.measures(table, zero_division).reset_index(drop=True)
         return pd.concat([frame, measures], axis=1)
 
-    def to_pbm(self, names_file: Optional[str] = None, data_file: Optional[str] = None,
-               precision: int = 3) -> str:
+    def to_pbm(
+        self, names_file: Optional[str] = None, data_file: Optional[str] = None, precision: int = 3
+    ) -> str:
         """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
         return self.rules.to_string(
             self, names_file=names_file, data_file=data_file, precision=precision
@@ -492,10 +498,11 @@ def predict_rules(
     """
     mode = check_mode(mode)
     compiled, default = compile_rules(rules, data.names)
-    numeric = all(isinstance(r.head, float) for r in compiled) and (
-        default is None or isinstance(default, float)
-    ) and len(compiled) + (default is not None) > 0 and (
-        data.names.class_attribute is not None and data.names.class_attribute.is_numeric
+    numeric = (
+        all(isinstance(r.head, float) for r in compiled)
+        and (default is None or isinstance(default, float))
+        and len(compiled) + (default is not None) > 0
+        and (data.names.class_attribute is not None and data.names.class_attribute.is_numeric)
     )
     n = data.n_examples
     masks = _possible_masks(compiled, data)
@@ -503,7 +510,11 @@ def predict_rules(
         if mode != "unordered":
             raise ValueError("`weights` is only used with mode='unordered'")
         weights = np.asarray(weights, dtype=np.float64)
-        if weights.shape != (len(compiled),) or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        if (
+            weights.shape != (len(compiled),)
+            or not np.all(np.isfinite(weights))
+            or np.any(weights < 0)
+        ):
             raise ValueError(
                 f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}"
             )

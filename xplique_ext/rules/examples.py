@@ -51,7 +51,7 @@ def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
     return paths
 
 
-def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple["RuleSet", "Dataset"]:  # noqa: F821
+def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, Dataset]:  # noqa: F821
     """The voyage rules of ``mode`` and the ``test`` (Table 6) or ``train`` (Table 5) examples.
 
     Examples

@@ -43,7 +43,9 @@ def _as_array(value: Any, name: str) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"`{name}` must be a number or an array of numbers, got {value!r}") from None
+        raise TypeError(
+            f"`{name}` must be a number or an array of numbers, got {value!r}"
+        ) from None
     return array
 
 
@@ -62,7 +64,9 @@ def _result(values: np.ndarray, *inputs: Any) -> Union[float, np.ndarray]:
     return values
 
 
-def fire_score(psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike) -> Union[float, np.ndarray]:
+def fire_score(
+    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
+) -> Union[float, np.ndarray]:
     """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
 
     Parameters
@@ -93,7 +97,9 @@ def fire_score(psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLi
     return _result(values, predictive_loss, readability_loss)
 
 
-def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike) -> Union[float, np.ndarray]:
+def qs_score(
+    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
+) -> Union[float, np.ndarray]:
     """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
 
     Examples
@@ -154,11 +160,15 @@ class FiRe:
     def __repr__(self) -> str:
         return f"FiRe(psi={self.psi:g})"
 
-    def detailed_evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike) -> np.ndarray:
+    def detailed_evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
+    ) -> np.ndarray:
         """Scores as an array (broadcast of ``predictive_loss`` and ``readability_loss``)."""
         return np.asarray(fire_score(self.psi, predictive_loss, readability_loss), dtype=np.float64)
 
-    def evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike) -> Union[float, np.ndarray]:
+    def evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
+    ) -> Union[float, np.ndarray]:
         """Eq. 2: a float for scalar losses, an array for arrays.
 
         Raises
@@ -170,7 +180,9 @@ class FiRe:
 
     __call__ = evaluate
 
-    def isoline(self, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike) -> np.ndarray:
+    def isoline(
+        self, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
+    ) -> np.ndarray:
         """Predictive losses that give the same score as ``(p, r)`` at each ``r`` of the grid
         (the isolines of Fig. 3 and 5); see :func:`fire_isoline`."""
         return fire_isoline(self.psi, predictive_loss, readability_loss, readability_grid)
@@ -210,18 +222,24 @@ class QsScore:
     def __repr__(self) -> str:
         return "QsScore()"
 
-    def detailed_evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike) -> np.ndarray:
+    def detailed_evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
+    ) -> np.ndarray:
         """Scores as an array (broadcast of the three inputs)."""
         return np.asarray(qs_score(predictive_loss, readability_loss, coverage), dtype=np.float64)
 
-    def evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0) -> Union[float, np.ndarray]:
+    def evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
+    ) -> Union[float, np.ndarray]:
         """Qs: a float for scalar inputs, an array for arrays."""
         return qs_score(predictive_loss, readability_loss, coverage)
 
     __call__ = evaluate
 
 
-def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0) -> Union[float, np.ndarray]:
+def fire_equilibrium_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
     """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
 
     ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
@@ -246,7 +264,9 @@ def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike, psi: fl
     return _result(alpha, beta, readability_loss)
 
 
-def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0) -> Union[float, np.ndarray]:
+def fire_compensation_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
     """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
 
     ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
@@ -260,10 +280,16 @@ def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike, psi: f
     >>> round(fire_compensation_alpha(2.0, 4, psi=2.0), 3)
     2.071
     """
-    return _result(1.0 / np.asarray(fire_equilibrium_alpha(beta, readability_loss, psi)), beta, readability_loss)
+    return _result(
+        1.0 / np.asarray(fire_equilibrium_alpha(beta, readability_loss, psi)),
+        beta,
+        readability_loss,
+    )
 
 
-def fire_isoline(psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike) -> np.ndarray:
+def fire_isoline(
+    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
+) -> np.ndarray:
     """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
     the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
 

@@ -138,7 +138,9 @@ def rule_measures(
         raise TypeError(f"`n_classes` must be an integer, got {n_classes!r}")
     if n_classes < 1:
         raise ValueError(f"`n_classes` must be >= 1, got {n_classes}")
-    cells = np.broadcast_arrays(*(np.asarray(c, dtype=np.float64) for c in (bh, bhbar, bbarh, bbarhbar)))
+    cells = np.broadcast_arrays(
+        *(np.asarray(c, dtype=np.float64) for c in (bh, bhbar, bbarh, bbarhbar))
+    )
     bh, bhbar, bbarh, bbarhbar = cells
     for name, cell in zip(("bh", "bhbar", "bbarh", "bbarhbar"), cells):
         if not np.all(np.isfinite(cell)) or np.any(cell < 0):
@@ -171,8 +173,9 @@ def rule_measures(
         out["Sup"] = np.where(empty, np.nan, f_bh)
         out["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b)
         out["Sat"] = np.where(
-            (b == 0) | (hbar == 0), np.nan, (f_hbar - f_bhbar / np.where(f_b == 0, 1, f_b))
-            / np.where(f_hbar == 0, 1, f_hbar)
+            (b == 0) | (hbar == 0),
+            np.nan,
+            (f_hbar - f_bhbar / np.where(f_b == 0, 1, f_b)) / np.where(f_hbar == 0, 1, f_hbar),
         )
         undefined["Sat"] = (b == 0) | (hbar == 0)
         undefined["Cov"] = undefined["Sup"] = undefined["Nov"] = empty
@@ -180,7 +183,12 @@ def rule_measures(
         out["RNegRel"] = out["NegRel"] - f_hbar
         out["RSens"] = out["Sens"] - f_b
         out["RSpec"] = out["Spec"] - f_bbar
-        for name, base in (("RAcc", "Acc"), ("RNegRel", "NegRel"), ("RSens", "Sens"), ("RSpec", "Spec")):
+        for name, base in (
+            ("RAcc", "Acc"),
+            ("RNegRel", "NegRel"),
+            ("RSens", "Sens"),
+            ("RSpec", "Spec"),
+        ):
             undefined[name] = undefined[base]
 
         def weighted(weight, relative, expanded):
@@ -205,7 +213,9 @@ def rule_measures(
     from scipy.stats import chi2 as chi2_distribution
 
     out["Chi2_p"] = np.where(
-        undefined["Chi2"], np.nan, chi2_distribution.sf(np.where(undefined["Chi2"], 0, out["Chi2"]), 1)
+        undefined["Chi2"],
+        np.nan,
+        chi2_distribution.sf(np.where(undefined["Chi2"], 0, out["Chi2"]), 1),
     )
 
     counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}

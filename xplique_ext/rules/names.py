@@ -234,7 +234,7 @@ class Names:
         return "\n".join(lines) + "\n"
 
     @classmethod
-    def infer(cls, frame, class_name: Optional[str] = None) -> "Names":
+    def infer(cls, frame, class_name: Optional[str] = None) -> Names:
         """Declarations guessed from a pandas DataFrame.
 
         Numeric columns become ``real`` (``integer`` for integer dtypes), boolean columns
@@ -283,8 +283,10 @@ def _type_text(attribute: Attribute) -> str:
     kind = attribute.type
     if kind in ("nominal", "enumerated") and attribute.values is not None:
         values = ", ".join(_quote(v) for v in attribute.values)
-        text = f"{values}" if kind == "nominal" and len(attribute.values) >= 2 else (
-            f"{kind}({values})"
+        text = (
+            f"{values}"
+            if kind == "nominal" and len(attribute.values) >= 2
+            else (f"{kind}({values})")
         )
     else:
         text = kind
@@ -444,10 +446,14 @@ def _split(tokens: Sequence[_Token], separators: Tuple[str, ...]) -> List[Tuple[
     return parts
 
 
-def _parse_type(tokens: List[_Token], file: str, statement) -> Tuple[str, Optional[Tuple[str, ...]]]:
+def _parse_type(
+    tokens: List[_Token], file: str, statement
+) -> Tuple[str, Optional[Tuple[str, ...]]]:
     if not tokens:
         raise NamesParseError(
-            "missing attribute type", file=file, line=statement[0].line,
+            "missing attribute type",
+            file=file,
+            line=statement[0].line,
             text=_statement_text(statement),
         )
     first = tokens[0]
@@ -459,7 +465,9 @@ def _parse_type(tokens: List[_Token], file: str, statement) -> Tuple[str, Option
     if keyword in ("nominal", "enumerated") and len(tokens) >= 3:
         if tokens[1].value != "(" or tokens[-1].value != ")" or tokens[1].kind != "punct":
             raise NamesParseError(
-                f"expected {keyword}(v1, v2, ...)", file=file, line=first.line,
+                f"expected {keyword}(v1, v2, ...)",
+                file=file,
+                line=first.line,
                 text=_statement_text(statement),
             )
         return keyword, _parse_list(tokens[2:-1], file, statement)
@@ -482,13 +490,17 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
     for separator, tokens in parts:
         if separator != ":":
             raise NamesParseError(
-                "':=' may appear once, right after the type", file=file,
-                line=statement[0].line, text=_statement_text(statement),
+                "':=' may appear once, right after the type",
+                file=file,
+                line=statement[0].line,
+                text=_statement_text(statement),
             )
         if not tokens or not _is_identifier(tokens[0]):
             raise NamesParseError(
-                "expected an extended definition after ':'", file=file,
-                line=statement[0].line, text=_statement_text(statement),
+                "expected an extended definition after ':'",
+                file=file,
+                line=statement[0].line,
+                text=_statement_text(statement),
             )
         if len(tokens) == 1:
             extended.append(tokens[0].value)
@@ -496,7 +508,9 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
             if tokens[1].value != "(" or tokens[-1].value != ")":
                 raise NamesParseError(
                     "expected identifier or identifier(list) as extended definition",
-                    file=file, line=tokens[0].line, text=_statement_text(statement),
+                    file=file,
+                    line=tokens[0].line,
+                    text=_statement_text(statement),
                 )
             values = _parse_list(tokens[2:-1], file, statement)
             extended.append(f"{tokens[0].value}({', '.join(values)})")
@@ -547,8 +561,11 @@ def parse_names(text: str, file: str = "<string>") -> Names:
             text=_statement_text(head),
         )
     for statement in statements[1:]:
-        if len(statement) < 3 or not _is_identifier(statement[0]) or statement[1].value != ":" or (
-            statement[1].kind != "punct"
+        if (
+            len(statement) < 3
+            or not _is_identifier(statement[0])
+            or statement[1].value != ":"
+            or (statement[1].kind != "punct")
         ):
             raise NamesParseError(
                 "expected 'name: type.'",
@@ -564,7 +581,9 @@ def parse_names(text: str, file: str = "<string>") -> Names:
         if rest and rest[0][0] == ":=":
             if not rest[0][1]:
                 raise NamesParseError(
-                    "empty expression after ':='", file=file, line=statement[0].line,
+                    "empty expression after ':='",
+                    file=file,
+                    line=statement[0].line,
                     text=_statement_text(statement),
                 )
             expression = _statement_text(rest[0][1])
@@ -576,8 +595,10 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     if c45_class_values is not None:
         if "class" in [a.name for a in attributes]:
             raise NamesParseError(
-                "C4.5 names file: an attribute is already called 'class'", file=file,
-                line=head[0].line, text=_statement_text(head),
+                "C4.5 names file: an attribute is already called 'class'",
+                file=file,
+                line=head[0].line,
+                text=_statement_text(head),
             )
         attributes.append(Attribute("class", "nominal", c45_class_values, line=head[0].line))
     if not attributes:

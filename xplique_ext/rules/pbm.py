@@ -235,7 +235,9 @@ class RuleSet:
             seen.add(rule.id)
             if rule.is_default and k != len(rules) - 1:
                 raise RuleParseError(
-                    "the DEFAULT rule must be the last rule", file=file, line=rule.line,
+                    "the DEFAULT rule must be the last rule",
+                    file=file,
+                    line=rule.line,
                     text=rule.id,
                 )
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
@@ -476,8 +478,10 @@ class _RuleParser:
     # helpers
     def error(self, message: str, token: Optional[_Tok] = None) -> RuleParseError:
         if token is None:
-            token = self.tokens[self.pos] if self.pos < len(self.tokens) else (
-                self.tokens[-1] if self.tokens else None
+            token = (
+                self.tokens[self.pos]
+                if self.pos < len(self.tokens)
+                else (self.tokens[-1] if self.tokens else None)
             )
         line = token.line if token is not None else self.start
         if token is None or self.pos >= len(self.tokens):
@@ -516,8 +520,10 @@ class _RuleParser:
 
     def value(self, what: str = "a value") -> str:
         token = self.peek()
-        if token is None or token.kind not in ("word", "quoted") or (
-            token.kind == "word" and token.value in _KEYWORDS
+        if (
+            token is None
+            or token.kind not in ("word", "quoted")
+            or (token.kind == "word" and token.value in _KEYWORDS)
         ):
             got = "the end of the rule" if token is None else repr(token.value)
             raise self.error(f"expected {what}, got {got}")
@@ -580,7 +586,9 @@ class _RuleParser:
         if operator == "in":
             self.expect_punct("{")
             values = [self.value()]
-            while self.peek() is not None and self.peek().value == "," and self.peek().kind == "punct":
+            while (
+                self.peek() is not None and self.peek().value == "," and self.peek().kind == "punct"
+            ):
                 self.pos += 1
                 values.append(self.value())
             self.expect_punct("}")
@@ -604,7 +612,9 @@ class _RuleParser:
         while True:
             coefficient = self.next("a coefficient")
             if coefficient.kind != "word" or not _NUMBER.match(coefficient.value):
-                raise self.error(f"expected a numeric coefficient, got {coefficient.value!r}", coefficient)
+                raise self.error(
+                    f"expected a numeric coefficient, got {coefficient.value!r}", coefficient
+                )
             times = self.next("'x'")
             if not ((times.kind == "word" and times.value == "x") or times.value == "*"):
                 raise self.error(f"expected 'x' after a coefficient, got {times.value!r}", times)
@@ -647,7 +657,9 @@ class _RuleParser:
         self.expect_punct("]")
         f = [float(v) for v in values[:4]]
         n = float(values[4])
-        if not all(math.isfinite(v) for v in f) or not (n >= 0 and n == int(n)):
+        if not all(math.isfinite(v) for v in f) or not (
+            math.isfinite(n) and n >= 0 and n == int(n)
+        ):
             raise self.error("frequencies must be finite and n a non-negative integer")
         return (f[0], f[1], f[2], f[3], int(n))
 
@@ -734,7 +746,14 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         rules.append(parser.rule())
     if not rules:
         raise RuleParseError("no rule found", file=file)
-    return RuleSet(rules, header, file=file)
+    try:
+        return RuleSet(rules, header, file=file)
+    except RuleParseError as err:
+        if err.line is None:
+            raise
+        raise RuleParseError(
+            err.message, file=file, line=err.line, text=by_number.get(err.line, err.text)
+        ) from None
 
 
 def read_rules(path: Union[str, os.PathLike]) -> RuleSet:

@@ -67,8 +67,10 @@ def plot_fire_isolines(
     psis = [psi] if np.ndim(psi) == 0 else list(psi)
     points = []
     if extractors is not None:
-        items = extractors.items() if isinstance(extractors, Mapping) else (
-            (None, e) for e in extractors
+        items = (
+            extractors.items()
+            if isinstance(extractors, Mapping)
+            else ((None, e) for e in extractors)
         )
         points = [(label, float(p), float(r)) for label, (p, r) in items]
     r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
@@ -79,8 +81,16 @@ def plot_fire_isolines(
         level = fire_score(value, p0, r0)
         (line,) = ax.step(grid, curve, where="post", label=f"{value:g}-FiRe = {level:.3g}")
         if hatch:
-            ax.fill_between(grid, 0, curve, step="post", alpha=0.12, color=line.get_color(),
-                            hatch="//" if k % 2 == 0 else "\\\\", linewidth=0)
+            ax.fill_between(
+                grid,
+                0,
+                curve,
+                step="post",
+                alpha=0.12,
+                color=line.get_color(),
+                hatch="//" if k % 2 == 0 else "\\\\",
+                linewidth=0,
+            )
     ax.scatter([r0], [p0], marker="x", color="black", zorder=3)
     ax.annotate("reference", (r0, p0), textcoords="offset points", xytext=(4, 4))
     for label, p, r in points:
@@ -120,8 +130,10 @@ def plot_alpha_beta(
     ax = _axes(ax)
     for r in readability_losses:
         for psi in psis:
-            grid = np.asarray(betas, dtype=float) if betas is not None else np.linspace(
-                max(1.0 / float(r), 0.05), 4.0, 800
+            grid = (
+                np.asarray(betas, dtype=float)
+                if betas is not None
+                else np.linspace(max(1.0 / float(r), 0.05), 4.0, 800)
             )
             grid = grid[grid * float(r) >= 1.0]
             alpha = fire_equilibrium_alpha(grid, float(r), psi)
@@ -133,7 +145,9 @@ def plot_alpha_beta(
     return ax
 
 
-def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None):
+def plot_rule_measures(
+    frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None
+):
     """Grouped bars of some measures per rule, from
     :meth:`~xplique_ext.rules.RuleEvaluation.to_frame`.
 
@@ -148,8 +162,12 @@ def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", 
     x = np.arange(len(frame))
     width = 0.8 / max(len(measures), 1)
     for k, measure in enumerate(measures):
-        ax.bar(x + (k - (len(measures) - 1) / 2) * width, frame[measure].to_numpy(dtype=float),
-               width, label=measure)
+        ax.bar(
+            x + (k - (len(measures) - 1) / 2) * width,
+            frame[measure].to_numpy(dtype=float),
+            width,
+            label=measure,
+        )
     ax.set_xticks(x)
     ax.set_xticklabels(frame["rule"].tolist())
     ax.axhline(0.0, color="gray", linewidth=0.8)

@@ -66,9 +66,7 @@ def _rows(data: Dataset, attributes: Sequence[str]) -> List[dict]:
             UNKNOWN if u else (NOT_APPLICABLE if na else v)
             for v, u, na in zip(values, unknown, not_applicable)
         ]
-    return [
-        {name: columns[name][i] for name in attributes} for i in range(data.n_examples)
-    ]
+    return [{name: columns[name][i] for name in attributes} for i in range(data.n_examples)]
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:

@@ -143,10 +143,17 @@ def score_rules(
         known = ~np.isnan(reference)
         errors = np.abs(predictions - reference)
     else:
-        predicted = np.array([p is not None and not (isinstance(p, float) and np.isnan(p))
-                              for p in predictions], dtype=bool)
-        known = np.array([v is not None and not (isinstance(v, float) and np.isnan(v))
-                          for v in reference.tolist()], dtype=bool)
+        predicted = np.array(
+            [p is not None and not (isinstance(p, float) and np.isnan(p)) for p in predictions],
+            dtype=bool,
+        )
+        known = np.array(
+            [
+                v is not None and not (isinstance(v, float) and np.isnan(v))
+                for v in reference.tolist()
+            ],
+            dtype=bool,
+        )
         pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
         ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
         errors = (pred_text != ref_text).astype(np.float64)
@@ -160,8 +167,16 @@ def score_rules(
             UndefinedScoreWarning,
             stacklevel=2,
         )
-        return RuleSetScore(float("nan"), r, coverage, float("nan"), float("nan"), psi,
-                            "regression" if regression else "classification", 0)
+        return RuleSetScore(
+            float("nan"),
+            r,
+            coverage,
+            float("nan"),
+            float("nan"),
+            psi,
+            "regression" if regression else "classification",
+            0,
+        )
     p = float(errors[scored].mean())
     return RuleSetScore(
         predictive_loss=p,

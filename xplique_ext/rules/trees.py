@@ -144,13 +144,15 @@ def tree_to_rules(
     >>> tree = DecisionTreeClassifier(max_leaf_nodes=3, random_state=0).fit(x, y)
     >>> rules = tree_to_rules(tree, ["sl", "sw", "pl", "pw"], ["setosa", "versicolor", "virginica"], decimals=2)
     >>> print(rules[0].to_string())
-    R0001  IF pl <= 2.45
+    R0001  IF pw <= 0.80
             THEN CLASS = setosa
     """
     is_classifier = _check_tree(tree)
     features = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names) if is_classifier else None
-    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
+    if decimals is not None and (
+        isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0
+    ):
         raise ValueError(f"`decimals` must be None or an integer >= 0, got {decimals!r}")
     structure = tree.tree_
     left, right = structure.children_left, structure.children_right

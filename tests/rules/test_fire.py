@@ -1,0 +1,210 @@
+"""FiRe and Qs (Sabbatini & Calegari): Table 1, the worked values, Eq. 3-5, Eq. 10-12."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xplique_ext.metrics import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
+from xplique_ext.rules import fire_isoline, fire_score, qs_score
+
+# Table 1: algorithm -> (p, coverage, r, Qs, 1-FiRe, 2-FiRe, 3-FiRe)
+TABLE1 = {
+    "CART": (0.05, 1.00, 3, 0.15, 0.16, 0.11, 0.05),
+    "ITER": (0.06, 1.00, 3, 0.18, 0.19, 0.13, 0.06),
+    "CREEPY (2 features)": (0.03, 1.00, 3, 0.09, 0.10, 0.06, 0.03),
+    "CREEPY (1 feature)": (0.07, 1.00, 3, 0.21, 0.22, 0.15, 0.07),
+    "GridEx (3 rules)": (0.04, 0.95, 3, 0.13, 0.13, 0.08, 0.04),
+    "GridEx (4 rules)": (0.13, 1.00, 4, 0.52, 0.56, 0.28, 0.28),
+    "GridEx (6 rules)": (0.02, 0.43, 6, 0.19, 0.13, 0.07, 0.04),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE1))
+def test_table1(name):
+    p, coverage, r, qs, f1, f2, f3 = TABLE1[name]
+    assert round(QsScore().evaluate(p, r, coverage), 2) == qs
+    for psi, expected in ((1, f1), (2, f2), (3, f3)):
+        assert round(FiRe(psi=psi).evaluate(p, r), 2) == expected, (name, psi)
+
+
+def test_table1_vectorised():
+    rows = np.array([v[:3] for v in TABLE1.values()], dtype=float)
+    p, coverage, r = rows[:, 0], rows[:, 1], rows[:, 2]
+    for k, psi in enumerate((1, 2, 3)):
+        values = FiRe(psi).detailed_evaluate(p, r)
+        assert values.shape == (7,)
+        np.testing.assert_array_equal(values.round(2), [v[4 + k] for v in TABLE1.values()])
+    np.testing.assert_array_equal(
+        QsScore().detailed_evaluate(p, r, coverage).round(2), [v[3] for v in TABLE1.values()]
+    )
+
+
+@pytest.mark.parametrize(
+    "psi, p, r, expected",
+    [
+        (1, 5.0, 4, 21.4),
+        (1, 12.0, 6, 78.7),
+        (2, 1.0, 4, 2.14),
+        (6, 1.0, 4, 1.07),
+        (2, 1.5, 1, 1.5),
+        (6, 1.5, 1, 1.5),
+        (1, 40.0, 1, 40.0),
+    ],
+)
+def test_worked_values(psi, p, r, expected):
+    digits = len(str(expected).split(".")[1])
+    assert round(FiRe(psi).evaluate(p, r), digits) == expected
+
+
+def test_figure3_isoline():
+    # extractors with 2, 4, 6, 8 rules and MAE 19.3, 9.3, 6.1, 4.5 are on the 1-FiRe = 40 line
+    np.testing.assert_allclose(
+        fire_isoline(1.0, 40.0, 1, [2, 4, 6, 8]), [19.3, 9.3, 6.1, 4.5], atol=0.05
+    )
+    assert FiRe(1.0).isoline(40.0, 1, [1.0])[0] == pytest.approx(40.0)
+
+
+def test_scalar_and_array_returns():
+    assert isinstance(FiRe().evaluate(0.5, 3), float)
+    out = FiRe().evaluate([0.5, 0.2], 3)
+    assert isinstance(out, np.ndarray) and out.shape == (2,)
+    assert FiRe()(0.5, 3) == FiRe().evaluate(0.5, 3)
+    assert FiRe.higher_is_better is False and QsScore.higher_is_better is False
+    grid = FiRe(2).evaluate(np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
+    assert grid.shape == (2, 3)
+
+
+def test_zero_predictive_loss_is_zero():
+    assert FiRe(3).evaluate(0.0, 17) == 0.0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(psi=0), "`psi` must be a finite real number > 0"),
+        (dict(psi=-1.0), "`psi`"),
+        (dict(psi=float("nan")), "`psi`"),
+        (dict(psi=float("inf")), "`psi`"),
+    ],
+)
+def test_psi_domain(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FiRe(**kwargs)
+
+
+def test_psi_type():
+    with pytest.raises(TypeError, match="`psi`"):
+        FiRe(psi="1")
+    with pytest.raises(TypeError, match="`psi`"):
+        FiRe(psi=True)
+
+
+@pytest.mark.parametrize(
+    "p, r, match",
+    [
+        (-0.1, 2, r"`predictive_loss` must be a finite number >= 0 \(Eq. 1\), got -0.1"),
+        (float("nan"), 2, "`predictive_loss`"),
+        (0.1, 0.5, r"`readability_loss` must be a finite number >= 1 \(Eq. 1\), got 0.5"),
+        (0.1, float("inf"), "`readability_loss`"),
+        ([0.1, -1.0, -2.0], 2, r"got -1.0 \(2 of 3 values\)"),
+        (0.1, [1, 2, 0], "`readability_loss`"),
+    ],
+)
+def test_value_domain(p, r, match):
+    with pytest.raises(ValueError, match=match):
+        FiRe().evaluate(p, r)
+
+
+def test_qs_domain():
+    with pytest.raises(ValueError, match="`coverage` must be in"):
+        QsScore().evaluate(0.1, 3, 1.5)
+    with pytest.raises(ValueError, match="`predictive_loss`"):
+        qs_score(-1, 3, 1.0)
+    with pytest.raises(TypeError, match="`coverage`"):
+        qs_score(0.1, 3, "all")
+
+
+positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)
+readability = st.floats(min_value=1.0, max_value=1e3, allow_nan=False)
+psis = st.floats(min_value=0.1, max_value=20.0, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(psi=psis, p=positive, r1=readability, r2=readability)
+def test_eq3_monotone_in_r(psi, p, r1, r2):
+    # r^0.05 separates r values only beyond floating-point resolution
+    if abs(r1 - r2) <= 1e-9 * max(r1, r2):
+        return
+    f = FiRe(psi)
+    assert (r1 < r2) == (f.evaluate(p, r1) < f.evaluate(p, r2))
+    assert (r1 > r2) == (f.evaluate(p, r1) > f.evaluate(p, r2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(psi=psis, p1=positive, p2=positive, r=readability)
+def test_eq4_monotone_in_p(psi, p1, p2, r):
+    if p1 == p2:
+        return
+    f = FiRe(psi)
+    assert (p1 < p2) == (f.evaluate(p1, r) < f.evaluate(p2, r))
+
+
+@settings(max_examples=200, deadline=None)
+@given(psi=psis, p1=positive, p2=positive, r1=readability, r2=readability)
+def test_eq5_partial_order(psi, p1, p2, r1, r2):
+    f = FiRe(psi)
+    if p1 < p2 and r1 < r2:
+        assert f.evaluate(p1, r1) < f.evaluate(p2, r2)
+    if p1 > p2 and r1 > r2:
+        assert f.evaluate(p1, r1) > f.evaluate(p2, r2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(psi=psis, p=positive, r=readability, beta=st.floats(min_value=0.01, max_value=50.0))
+def test_eq10_equilibrium(psi, p, r, beta):
+    if beta * r < 1:
+        with pytest.raises(ValueError, match="beta"):
+            fire_equilibrium_alpha(beta, r, psi)
+        return
+    alpha = fire_equilibrium_alpha(beta, r, psi)
+    assert math.isclose(fire_score(psi, p, r), fire_score(psi, alpha * p, beta * r), rel_tol=1e-9)
+    if beta > 1 + 1e-9:  # beta ** 0.05 rounds to 1 within floating-point resolution
+        assert alpha < 1
+    elif beta < 1 - 1e-9:
+        assert alpha > 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(psi=psis, p=positive, r=readability, beta=st.floats(min_value=0.01, max_value=50.0))
+def test_eq12_compensation(psi, p, r, beta):
+    if beta * r < 1:
+        return
+    alpha = fire_compensation_alpha(beta, r, psi)
+    assert math.isclose(fire_score(psi, alpha * p, r), fire_score(psi, p, beta * r), rel_tol=1e-9)
+    if abs(beta - 1) > 1e-9:  # beta ** 0.05 rounds to 1 within floating-point resolution
+        assert (alpha > 1) == (beta > 1) and (alpha < 1) == (beta < 1)
+
+
+def test_equilibrium_vectorised():
+    betas = np.array([0.5, 1.0, 2.0])
+    alphas = fire_equilibrium_alpha(betas, 4, psi=2.0)
+    assert alphas.shape == (3,) and alphas[1] == 1.0
+    np.testing.assert_allclose(fire_compensation_alpha(betas, 4, 2.0), 1 / alphas)
+
+
+def test_plots_run():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from xplique_ext.rules import plot_alpha_beta, plot_fire_isolines
+
+    ax = plot_fire_isolines((1.0, 4), [2, 6], {"orange": (0.5, 8), "green": (1.5, 1)})
+    assert len(ax.get_legend().get_texts()) == 2
+    ax = plot_alpha_beta((1, 4, 16), (1, 4))
+    assert len(ax.get_lines()) == 7  # 6 curves and alpha = 1
+    plt.close("all")

@@ -1,0 +1,327 @@
+"""Vectorised evaluation against the per-example loop of Algorithms 1-3, predictions,
+measures and the tidy table."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from xplique_ext.commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
+from xplique_ext.rules import (
+    MEASURES,
+    Attribute,
+    Condition,
+    Dataset,
+    Names,
+    Rule,
+    RuleMetrics,
+    RuleSet,
+    evaluate_rules,
+    evaluate_rules_loop,
+    load_voyage,
+    parse_rules,
+    predict_rules,
+    rule_measures,
+)
+
+NAMES = Names(
+    [
+        Attribute("color", "nominal", ("red", "green", "blue")),
+        Attribute("size", "enumerated", ("s", "m", "l")),
+        Attribute("x", "real"),
+        Attribute("k", "integer"),
+        Attribute("y", "nominal", ("a", "b", "c")),
+    ],
+    "y",
+)
+
+
+@st.composite
+def datasets(draw):
+    n = draw(st.integers(min_value=1, max_value=25))
+    missing = st.sampled_from(["?", "!", None])  # None: a regular value
+
+    def column(values):
+        out = []
+        for _ in range(n):
+            marker = draw(st.one_of(st.just(None), st.just(None), missing))
+            out.append(marker if marker is not None else draw(values))
+        return out
+
+    frame = pd.DataFrame(
+        {
+            "color": column(st.sampled_from(["red", "green", "blue"])),
+            "size": column(st.sampled_from(["s", "m", "l"])),
+            "x": column(st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0])),
+            "k": column(st.integers(min_value=0, max_value=3)),
+            "y": [draw(st.sampled_from(["a", "b", "c"])) for _ in range(n)],
+        }
+    )
+    return Dataset.from_frame(frame.astype(object), NAMES)
+
+
+@st.composite
+def conditions(draw):
+    kind = draw(st.sampled_from(["color", "size", "x", "k", "linear", "in"]))
+    if kind == "color":
+        return Condition(
+            "color",
+            draw(st.sampled_from(["=", "!="])),
+            draw(st.sampled_from(["red", "green", "blue"])),
+        )
+    if kind == "size":
+        return Condition(
+            "size",
+            draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="])),
+            draw(st.sampled_from(["s", "m", "l"])),
+        )
+    if kind in ("x", "k"):
+        return Condition(
+            kind,
+            draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="])),
+            draw(st.sampled_from(["-1", "0", "0.5", "1", "2"])),
+        )
+    if kind == "in":
+        values = draw(st.lists(st.sampled_from(["red", "green", "blue"]), min_size=1, max_size=3))
+        return Condition("color", "in", tuple(values))
+    terms = (("1", "x"), (draw(st.sampled_from(["-1", "0.5", "2"])), "k"))
+    return Condition(
+        None,
+        draw(st.sampled_from(["<=", ">", "!=", "="])),
+        draw(st.sampled_from(["0", "1", "1.5"])),
+        terms,
+    )
+
+
+@st.composite
+def rule_sets(draw):
+    n_rules = draw(st.integers(min_value=1, max_value=5))
+    rules = []
+    for k in range(n_rules):
+        body = tuple(
+            tuple(draw(st.lists(conditions(), min_size=1, max_size=3)))
+            for _ in range(draw(st.integers(min_value=1, max_value=2)))
+        )
+        rules.append(Rule(f"R{k + 1:04d}", body, draw(st.sampled_from(["a", "b", "c"]))))
+    if draw(st.booleans()):
+        rules.append(Rule(f"R{n_rules + 1:04d}", (), "a", is_default=True))
+    return RuleSet(rules)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=datasets(),
+    rules=rule_sets(),
+    mode=st.sampled_from(["unordered", "ordered", "inter-class"]),
+)
+def test_vectorised_equals_per_example_loop(data, rules, mode):
+    fast = evaluate_rules(rules, data, mode)
+    slow = evaluate_rules_loop(rules, data, mode)
+    assert fast.known == slow.known, (fast.known, slow.known)
+    assert fast.unknown == slow.unknown, (fast.unknown, slow.unknown)
+    # every example is in exactly one table of every rule
+    np.testing.assert_array_equal(fast.known.n + fast.unknown.n, data.n_examples)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=datasets(), rules=rule_sets(), seed=st.integers(0, 2**16))
+def test_invariant_to_example_order(data, rules, seed):
+    order = np.random.default_rng(seed).permutation(data.n_examples)
+    for mode in ("unordered", "ordered", "inter-class"):
+        a = evaluate_rules(rules, data, mode)
+        b = evaluate_rules(rules, data.take(order), mode)
+        assert a.known == b.known and a.unknown == b.unknown
+
+
+def test_unordered_rules_are_independent_and_ordered_first_wins():
+    rules, data = load_voyage("ordered")
+    unordered = evaluate_rules(rules, data, "unordered")
+    ordered = evaluate_rules(rules, data, "ordered")
+    # the first rule sees every example in both modes
+    assert unordered.known == unordered.known and unordered.known.bh[0] == ordered.known.bh[0]
+    # T3 and T15 covered by R0001 and R0004 when independent, only by R0001 when ordered
+    assert (
+        unordered.known.bh[3] + unordered.known.bhbar[3]
+        > ordered.known.bh[3] + ordered.known.bhbar[3]
+    )
+
+
+def test_not_applicable_tests_are_false():
+    names = Names([Attribute("a", "real"), Attribute("c", "nominal", ("p", "q"))], "c")
+    data = Dataset.from_frame(
+        pd.DataFrame({"a": ["!", "!", 1.0, "?"], "c": ["p", "q", "p", "q"]}), names
+    )
+    rules = parse_rules("R0001 IF a != 5 THEN CLASS = p")
+    result = evaluate_rules(rules, data)
+    # ! is known (first table) and false; ? goes to the second table and is true
+    assert (
+        result.known.bh[0],
+        result.known.bhbar[0],
+        result.known.bbarh[0],
+        result.known.bbarhbar[0],
+    ) == (1, 0, 1, 1)
+    assert (result.unknown.bhbar[0], result.unknown.n[0]) == (1, 1)
+
+
+def test_labels_override_and_unknown_class():
+    rules, data = load_voyage("unordered")
+    flipped = np.where(data.labels() == "go", "dont_go", "go")
+    result = evaluate_rules(rules, data, labels=flipped)
+    base = evaluate_rules(rules, data)
+    np.testing.assert_array_equal(result.known.bh, base.known.bhbar)
+    frame = data.to_frame()
+    frame.loc[0, "voyage"] = "?"
+    with pytest.warns(XpliqueExtWarning, match="1 example"):
+        partial = evaluate_rules(rules, Dataset.from_frame(frame, data.names))
+    np.testing.assert_array_equal(partial.known.n + partial.unknown.n, 14)
+    with pytest.raises(ValueError, match="`labels` must have shape"):
+        evaluate_rules(rules, data, labels=flipped[:3])
+
+
+def test_mode_and_type_errors():
+    rules, data = load_voyage()
+    with pytest.raises(ValueError, match="`mode` must be one of"):
+        evaluate_rules(rules, data, "sorted")
+    with pytest.raises(TypeError, match="`data` must be a Dataset"):
+        evaluate_rules(rules, data.to_frame())
+    with pytest.raises(TypeError, match="`rules` must be a RuleSet"):
+        evaluate_rules("R0001", data)
+
+
+def test_tidy_frame():
+    rules, data = load_voyage("unordered")
+    frame = evaluate_rules(rules, data).to_frame()
+    assert list(frame.columns[:14]) == [
+        "rule",
+        "head",
+        "mode",
+        "condition",
+        "bh",
+        "bhbar",
+        "bbarhbar",
+        "bbarh",
+        "n",
+        "unknown_bh",
+        "unknown_bhbar",
+        "unknown_bbarhbar",
+        "unknown_bbarh",
+        "unknown_n",
+    ]
+    assert list(frame.columns[14:]) == list(MEASURES)
+    assert len(frame) == 6 and frame["rule"].tolist()[0] == "R0001"
+    assert frame.loc[0, "condition"] == "humidity < 83.00 AND windy = no"
+    assert frame["n"].tolist() == [12, 14, 13, 13, 13, 11]
+
+
+def test_rule_metrics_class():
+    rules, data = load_voyage("unordered")
+    metric = RuleMetrics(rules, "unordered")
+    detailed = metric.detailed_evaluate(data)
+    assert metric.evaluate(data) == pytest.approx(detailed["WRAcc"].mean())
+    assert metric(data) == metric.evaluate(data)
+    assert RuleMetrics(rules, measure="Err").higher_is_better is False
+    with pytest.raises(ValueError, match="`measure` must be one of"):
+        RuleMetrics(rules, measure="accuracy")
+    with pytest.raises(ValueError, match="`zero_division`"):
+        RuleMetrics(rules, zero_division="ignore")
+
+
+def test_measures_known_values_and_identities():
+    m = rule_measures(3, 1, 3, 5, n_classes=2)
+    assert m["Acc"] == pytest.approx(0.75) and m["Err"] == pytest.approx(0.25)
+    assert m["NegRel"] == pytest.approx(5 / 8) and m["Sens"] == pytest.approx(0.5)
+    assert m["Spec"] == pytest.approx(5 / 6) and m["Cov"] == pytest.approx(4 / 12)
+    assert m["Laplace"] == pytest.approx(4 / 6)
+    assert m["Lift"] == pytest.approx(0.75 / 0.5)
+    from scipy.stats import chi2_contingency
+
+    stat, p, _, _ = chi2_contingency([[3, 1], [3, 5]], correction=False)
+    assert m["Chi2"] == pytest.approx(stat) and m["Chi2_p"] == pytest.approx(p)
+    # Eq. 15 and 19: all weighted relative measures equal novelty
+    rng = np.random.default_rng(0)
+    cells = rng.integers(1, 50, size=(4, 100))
+    m = rule_measures(*cells)
+    for name in ("WRAcc", "WRNegRel", "WRSens", "WRSpec"):
+        np.testing.assert_allclose(m[name], m["Nov"], atol=1e-12)
+    assert np.all(np.abs(m["Nov"]) <= 0.25)
+    np.testing.assert_allclose(m["Acc"] + m["Err"], 1.0)
+    np.testing.assert_allclose(m["RAcc"] * m["Cov"], m["WRAcc"], atol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), min_size=4, max_size=4), st.integers(1, 20))
+def test_measures_are_scale_invariant(cells, scale):
+    if sum(cells) == 0:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        a = rule_measures(*cells, zero_division="nan")
+        b = rule_measures(*[c * scale for c in cells], zero_division="nan")
+    for name in MEASURES:
+        if name in ("Laplace", "Chi2", "Chi2_p"):
+            continue
+        np.testing.assert_allclose(a[name], b[name], equal_nan=True, atol=1e-12)
+
+
+def test_zero_division_policy():
+    with pytest.warns(UndefinedScoreWarning, match=r"Acc \(1\)"):
+        m = rule_measures([0, 2], [0, 1], [3, 1], [2, 1])
+    assert np.isnan(m["Acc"][0]) and not np.isnan(m["Acc"][1])
+    assert m["WRAcc"][0] == pytest.approx(0.0)  # weight 0: the limit of the product
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = rule_measures(0, 0, 3, 2, zero_division=0.0)
+        assert m["Acc"] == 0.0 and m["Sat"] == 0.0 and m["Chi2"] == 0.0
+        m = rule_measures(0, 0, 3, 2, zero_division="nan")
+        assert np.isnan(m["Acc"])
+    with pytest.raises(ValueError, match="`zero_division` must be"):
+        rule_measures(1, 1, 1, 1, zero_division="zero")
+    with pytest.raises(TypeError, match="`zero_division` must be"):
+        rule_measures(1, 1, 1, 1, zero_division=None)
+    with pytest.raises(ValueError, match="`bh` must hold finite non-negative"):
+        rule_measures(-1, 1, 1, 1)
+
+
+def test_predictions():
+    rules, data = load_voyage("ordered")
+    ordered = predict_rules(rules, data, "ordered")
+    # T1: sunny 25 75 yes -> R0004 (temp < 24)? no: 25 -> DEFAULT go
+    assert ordered[0] == "go"
+    # T4: sunny 23 95 no -> R0002 dont_go
+    assert ordered[3] == "dont_go"
+    # T9: overcast 26 ? no -> R0001 covers thanks to ? (tests on ? are true)
+    assert ordered[8] == "go"
+    # T12: rain 19 70 ? -> R0001 (windy ?) -> go
+    assert ordered[11] == "go"
+    # unordered vote: T8 overcast 20 65 yes is covered by R0004 only (temp < 24)
+    unordered = predict_rules(rules, data, "unordered")
+    assert unordered[7] == "dont_go"
+    # weights change the vote; ties go to the earliest covering rule
+    # T11 rain 22 95 no: R0003 (go) and R0004 (dont_go) cover it
+    assert unordered[10] == "go"
+    weighted = predict_rules(rules, data, "unordered", weights=[1, 1, 1, 2])
+    assert weighted[10] == "dont_go"
+    with pytest.raises(ValueError, match="`weights`"):
+        predict_rules(rules, data, "unordered", weights=[1, 1])
+    with pytest.raises(ValueError, match="only used with mode='unordered'"):
+        predict_rules(rules, data, "ordered", weights=[1, 1, 1, 1])
+    # no DEFAULT: uncovered examples get `missing`
+    bare = RuleSet(list(rules.rules))
+    assert predict_rules(bare, data, "ordered", missing="none")[0] == "none"
+
+
+def test_regression_heads():
+    names = Names([Attribute("a", "real"), Attribute("t", "real")], "t")
+    data = Dataset.from_frame(
+        pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "t": [1.0, 1.0, 2.0, 5.0]}), names
+    )
+    rules = parse_rules(
+        "R0001 IF a <= 1 THEN CLASS = 1.0\nR0002 IF a >= 1 THEN CLASS = 4\nR0003 DEFAULT CLASS = 0"
+    )
+    np.testing.assert_allclose(predict_rules(rules, data, "ordered"), [1, 1, 4, 4])
+    np.testing.assert_allclose(predict_rules(rules, data, "unordered"), [1, 2.5, 4, 4])
+    result = evaluate_rules(rules, data)
+    assert result.known.bh.tolist() == [2, 0]
