@@ -243,6 +243,19 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         kept = data.sum(axis=1).astype(np.float64)
         return (1.0 - np.sqrt(kept / max(n, 1))) * 100.0
 
+    def fit(self, base: Any, data: np.ndarray, proba: np.ndarray):
+        """LIME's weighted ridge fit (``LimeBase.explain_instance_with_data``) of p(y=1)
+        on a binary neighbourhood; returns (weights (n,), intercept, R^2 score)."""
+        n = data.shape[1]
+        labels = np.stack([1.0 - proba, proba], axis=1)
+        intercept, exp, score, _ = base.explain_instance_with_data(
+            data.astype(np.float64), labels, self.distances(data), 1, n,
+            feature_selection="none")
+        w = np.zeros(n)
+        for j, value in exp:
+            w[j] = value
+        return w, float(np.ravel(intercept)[0]), float(score)
+
     def _explain(self, prep, seed, shifts):
         lime = self._lime(seed % (2**32))
         base = lime.base
@@ -272,22 +285,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
                     progress=bar,
                 )
                 for i, data, p in zip(group, datas, probas):
-                    n = data.shape[1]
-                    labels = np.stack([1.0 - p, p], axis=1)
-                    intercept, exp, score, _ = base.explain_instance_with_data(
-                        data.astype(np.float64),
-                        labels,
-                        self.distances(data),
-                        1,
-                        n,
-                        feature_selection="none",
-                    )
-                    w = np.zeros(n)
-                    for j, value in exp:
-                        w[j] = value
-                    out[i] = w
-                    self.intercepts_[i] = float(np.ravel(intercept)[0])
-                    self.scores_[i] = float(score)
+                    out[i], self.intercepts_[i], self.scores_[i] = self.fit(base, data, p)
         finally:
             bar.close()
         return out
