@@ -169,6 +169,15 @@ class Dataset:
         index = np.asarray(index)
         return Dataset(self.names, {k: c.take(index) for k, c in self.columns.items()}, self.file)
 
+    def _select(self, index: np.ndarray, names: Sequence[str]) -> Dataset:
+        """Internal: the examples at ``index``, restricted to the columns ``names``."""
+        out = Dataset.__new__(Dataset)
+        out.names = self.names
+        out.columns = {k: self.columns[k].take(index) for k in names}
+        out.file = self.file
+        out.n_examples = len(index)
+        return out
+
     def to_frame(self, missing: str = UNKNOWN) -> pd.DataFrame:
         """The examples as a DataFrame, with ``?``/``!`` strings where values are missing
         (pass ``missing=None`` to get NaN/None for both)."""

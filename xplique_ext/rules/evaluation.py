@@ -375,15 +375,31 @@ def evaluate_rules(
     n = data.n_examples
     heads = _head_masks(compiled, y)
     head_totals = {k: int(np.count_nonzero(v)) for k, v in heads.items()}
-    cache = MaskCache(compiled, data)
-    alive = np.ones(n, dtype=bool) if mode != "unordered" else None
-    for block in _blocks(compiled, mode):
+    blocks = _blocks(compiled, mode)
+    if mode == "unordered":
+        alive = None
+    else:
+        alive = np.ones(n, dtype=bool)
+        n_alive = n
+    current = data  # examples still to decide (ordered modes compact it as rules fire)
+    cache = MaskCache(compiled, current)
+    for b, block in enumerate(blocks):
+        if alive is not None and n_alive < current.n_examples // 2:
+            # Compact: rules below only see the examples no earlier rule covered for certain;
+            # the others enter their known tables through the totals n and h only.
+            keep = np.flatnonzero(alive)
+            remaining = [compiled[k] for blk in blocks[b:] for k in blk]
+            used = dict.fromkeys(a for r in remaining for a in r.attributes)
+            current = current._select(keep, list(used))
+            heads = {h: m[keep] for h, m in heads.items()}
+            alive = np.ones(keep.size, dtype=bool)
+            cache = MaskCache(remaining, current)
         fired = None
         for k in block:
             rule = compiled[k]
             h_mask = heads[rule.head]
             certain = cache.body(rule)
-            u_rows = unknown_rows(data, rule.attributes)
+            u_rows = unknown_rows(current, rule.attributes)
             if alive is not None:
                 if u_rows.size:
                     u_rows = u_rows[alive[u_rows]]
@@ -400,7 +416,7 @@ def evaluate_rules(
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
             counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n_k - b_k - h_k + bh_k)
             if u_rows.size:
-                possible = possible_on(rule, data, u_rows)
+                possible = possible_on(rule, current, u_rows)
                 b_u = int(np.count_nonzero(possible))
                 bh_u = int(np.count_nonzero(possible & h_u))
                 h_uc = int(np.count_nonzero(h_u))
@@ -408,11 +424,13 @@ def evaluate_rules(
             if alive is not None:
                 if mode == "ordered":
                     np.logical_xor(alive, counted, out=alive)
+                    n_alive -= b_all
                 else:
                     fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
+            n_alive = int(np.count_nonzero(alive))
     if n_classes is None:
         n_classes = _n_classes(data, y)
     return RuleEvaluation(
