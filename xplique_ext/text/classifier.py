@@ -16,6 +16,7 @@ Gradients and embedding shifts need a Keras model with an ``Embedding`` layer.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterator, List, Optional, Sequence
 
@@ -79,6 +80,76 @@ def _override_embedding(layer: Any, fn: Any) -> Iterator[None]:
         yield
     finally:
         del layer.call
+
+
+#: Compiled inference functions, per Keras model (weakly referenced: they go with it).
+_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _p1_of(out: Any, n_outputs: int) -> Any:
+    return out[:, 0] if n_outputs == 1 else out[:, 1]
+
+
+def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
+    """The compiled function ``kind`` ('fwd', 'shift' or 'ig') of ``model``, traced once
+    per model and shared by every wrapper of it. The functions hold the model and the
+    embedding layer through weak references only."""
+    try:
+        per_model = _GRAPHS.setdefault(model, {})
+    except TypeError:  # pragma: no cover - not weak-referenceable
+        per_model = {}
+    key = (kind, n_outputs, id(layer))
+    if key in per_model:
+        return per_model[key]
+    import tensorflow as tf
+
+    model_ref = weakref.ref(model)
+    layer_ref = weakref.ref(layer) if layer is not None else None
+
+    if kind == "fwd":
+        @tf.function(reduce_retracing=True)
+        def graph(x):
+            return _p1_of(model_ref()(x, training=False), n_outputs)
+
+    elif kind == "shift":
+        @tf.function(reduce_retracing=True)
+        def graph(x, shift):
+            def fn(original, inputs, *a, **k):
+                e = original(inputs, *a, **k)
+                return e + tf.cast(shift, e.dtype)
+
+            with _override_embedding(layer_ref(), fn):
+                out = model_ref()(x, training=False)
+            return _p1_of(out, n_outputs)
+
+    else:
+        @tf.function(reduce_retracing=True)
+        def graph(x, alpha, word_mask, shift):
+            store = {}
+            tape = tf.GradientTape()
+
+            def fn(original, inputs, *a, **k):
+                e = original(inputs, *a, **k)
+                e = e + tf.cast(shift, e.dtype)
+                diff = e * tf.cast(word_mask, e.dtype)[..., None]
+                z = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
+                tape.watch(z)
+                store["diff"] = diff
+                store["z"] = z
+                return z
+
+            with tape:
+                with _override_embedding(layer_ref(), fn):
+                    out = model_ref()(x, training=False)
+                p1 = _p1_of(out, n_outputs)
+            # gradient of p(y=1) with respect to the embedding output z
+            grad = tape.gradient(p1, store["z"])
+            contrib = tf.reduce_sum(
+                tf.cast(grad, tf.float32) * tf.cast(store["diff"], tf.float32), -1)
+            return contrib, tf.cast(p1, tf.float32)
+
+    per_model[key] = graph
+    return graph
 
 
 @dataclass
@@ -227,13 +298,7 @@ class TextClassifier:
                 return self._p1(out)
 
         else:
-            import tensorflow as tf
-
-            model = self.model
-
-            @tf.function(reduce_retracing=True)
-            def graph(x):
-                return self._p1(model(x, training=False))
+            graph = _graph(self.model, None, "fwd", self._n_outputs)
 
             def fwd(x):
                 return graph(x).numpy()
@@ -250,24 +315,8 @@ class TextClassifier:
         return np.asarray(self._forward_fn()(self._to_model_input(x)), dtype=np.float64)
 
     def _shift_fn(self) -> Any:
-        if "shift" in self._fns:
-            return self._fns["shift"]
-        import tensorflow as tf
-
-        model, layer = self.model, self._require_embedding("embedding shifts")
-
-        @tf.function(reduce_retracing=True)
-        def graph(x, shift):
-            def fn(original, inputs, *a, **k):
-                e = original(inputs, *a, **k)
-                return e + tf.cast(shift, e.dtype)
-
-            with _override_embedding(layer, fn):
-                out = model(x, training=False)
-            return self._p1(out)
-
-        self._fns["shift"] = graph
-        return graph
+        layer = self._require_embedding("embedding shifts")
+        return _graph(self.model, layer, "shift", self._n_outputs)
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
@@ -428,39 +477,8 @@ class TextClassifier:
 
     # ------------------------------------------------------------------ gradients
     def _ig_fn(self) -> Any:
-        if "ig" in self._fns:
-            return self._fns["ig"]
-        import tensorflow as tf
-
-        model, layer = self.model, self._require_embedding("Integrated Gradients")
-
-        @tf.function(reduce_retracing=True)
-        def graph(x, alpha, word_mask, shift):
-            store = {}
-            tape = tf.GradientTape()
-
-            def fn(original, inputs, *a, **k):
-                e = original(inputs, *a, **k)
-                e = e + tf.cast(shift, e.dtype)
-                diff = e * tf.cast(word_mask, e.dtype)[..., None]
-                z = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
-                tape.watch(z)
-                store["diff"] = diff
-                store["z"] = z
-                return z
-
-            with tape:
-                with _override_embedding(layer, fn):
-                    out = model(x, training=False)
-                p1 = self._p1(out)
-            # gradient of p1 with respect to the embedding output z
-            grad = tape.gradient(p1, store["z"])
-            contrib = tf.reduce_sum(tf.cast(grad, tf.float32) * tf.cast(store["diff"],
-                                                                         tf.float32), -1)
-            return contrib, tf.cast(p1, tf.float32)
-
-        self._fns["ig"] = graph
-        return graph
+        layer = self._require_embedding("Integrated Gradients")
+        return _graph(self.model, layer, "ig", self._n_outputs)
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
