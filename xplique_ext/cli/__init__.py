@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -11,7 +12,7 @@ __all__ = ["main", "build_parser"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
-    from . import demo
+    from . import demo, rules
 
     parser = argparse.ArgumentParser(
         prog="xplique-ext",
@@ -19,13 +20,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for module in (demo,):
+    for module in (demo, rules):
         module.register(subparsers)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of ``xplique-ext``; returns the exit code."""
+    # keep TensorFlow's C++ start-up chatter (CPU features, absent CUDA devices) out of the
+    # command's output; Python errors still surface
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     args = parser.parse_args(argv)
     code = args.func(args)
