@@ -111,10 +111,12 @@ def plot_alpha_beta(
     psis: Sequence[float] = (1, 4),
     betas: Optional[Sequence[float]] = None,
     *,
+    log: bool = True,
     ax=None,
 ):
     """Equilibrium curves alpha(beta) of Eq. 10 (Fig. 4 of the FiRe paper): the factor on the
-    predictive loss that balances a factor ``beta`` on the readability loss.
+    predictive loss that balances a factor ``beta`` on the readability loss, for each
+    readability loss ``r`` and trade-off ``psi`` (log-log axes unless ``log=False``).
 
     Returns
     -------
@@ -139,6 +141,9 @@ def plot_alpha_beta(
             alpha = fire_equilibrium_alpha(grid, float(r), psi)
             ax.plot(grid, alpha, label=f"r = {r:g}, psi = {psi:g}")
     ax.axhline(1.0, color="gray", linewidth=0.8)
+    if log:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
     ax.set_xlabel("beta (factor on the readability loss)")
     ax.set_ylabel("alpha (factor on the predictive loss)")
     ax.legend(fontsize="small")
