@@ -38,8 +38,9 @@ def tiny_cnn(vectorizer, train_df):
     from xplique_ext.text import build_cnn_classifier, train_classifier
 
     model = build_cnn_classifier(vectorizer, embedding_dim=8, filters=4, seed=0)
-    train_classifier(model, vectorizer(list(train_df.sentence)).numpy(), train_df.label,
-                     epochs=2, seed=0)
+    train_classifier(
+        model, vectorizer(list(train_df.sentence)).numpy(), train_df.label, epochs=2, seed=0
+    )
     return model
 
 

@@ -42,10 +42,20 @@ def b_only(lexicon):
 
 
 def _contrastive(keywords, rule_conjunct, n=120, seed=11):
-    sentiment_side = dict(a_style="mixed", b_style="sentiment") if rule_conjunct == "B" else (
-        dict(a_style="sentiment", b_style="mixed"))
-    return generate_sentences(n, seed=seed, structured=1.0, contrastive=True,
-                              rules=only(*keywords), comma=0.0, **sentiment_side)
+    sentiment_side = (
+        dict(a_style="mixed", b_style="sentiment")
+        if rule_conjunct == "B"
+        else (dict(a_style="sentiment", b_style="mixed"))
+    )
+    return generate_sentences(
+        n,
+        seed=seed,
+        structured=1.0,
+        contrastive=True,
+        rules=only(*keywords),
+        comma=0.0,
+        **sentiment_side,
+    )
 
 
 def test_b_only_model_follows_but_rule_and_a_only_does_not(lexicon, a_only, b_only):
@@ -78,8 +88,16 @@ def test_a_only_model_follows_though_while_rules(lexicon, a_only, b_only, keywor
 def test_same_accuracy_different_percy(a_only, b_only):
     """Non-contrastive 'but' sentences: both copies are always right, PERCY tells them
     apart (the paper's point: accuracy does not reveal rule use)."""
-    df = generate_sentences(60, seed=5, structured=1.0, contrastive=False, rules=only("but"),
-                            a_style="sentiment", b_style="sentiment", comma=0.0)
+    df = generate_sentences(
+        60,
+        seed=5,
+        structured=1.0,
+        contrastive=False,
+        rules=only("but"),
+        a_style="sentiment",
+        b_style="sentiment",
+        comma=0.0,
+    )
     sentences, labels = list(df.sentence), df.label.to_numpy()
     pa = PERCY(a_only, sentences, labels, tokenizer=a_only.tokenizer)
     pb = PERCY(b_only, sentences, labels, tokenizer=b_only.tokenizer)
@@ -103,9 +121,20 @@ HAND_SENTENCES = [
     "clumsy (yet) charming",
     "no keyword in this good sentence",
 ]
-HAND_KEYWORDS = [(4, "but"), (3, "but"), (3, "but"), (1, "yet"), (3, "though"),
-                 (2, "while"), (3, "but"), (2, "though"), (2, "but"), (4, "but"),
-                 (1, "yet"), (None, None)]
+HAND_KEYWORDS = [
+    (4, "but"),
+    (3, "but"),
+    (3, "but"),
+    (1, "yet"),
+    (3, "though"),
+    (2, "while"),
+    (3, "but"),
+    (2, "though"),
+    (2, "but"),
+    (4, "but"),
+    (1, "yet"),
+    (None, None),
+]
 
 
 def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
@@ -116,7 +145,7 @@ def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
     d = percy.details(expl)
     p1_all = bow_all.predict_proba(HAND_SENTENCES)
     rules = {"but": "B", "yet": "B", "though": "A", "while": "A"}
-    for i, (sentence, (k, kw)) in enumerate(zip(HAND_SENTENCES, HAND_KEYWORDS)):
+    for i, (k, kw) in enumerate(HAND_KEYWORDS):
         row = d.iloc[i]
         if k is None:
             assert pd.isna(row.keyword) and pd.isna(row.rule_conjunct)
@@ -126,7 +155,7 @@ def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
         p1 = p1_all[i]
         w = expl[i]
         c = [w[j] * p1 + abs(w[j]) * (1 - p1) for j in range(len(w))]  # Eq. 4
-        a, b = c[:k], c[k + 1:]
+        a, b = c[:k], c[k + 1 :]
         assert row.p_positive == pytest.approx(p1, abs=1e-12)
         assert row.E_a == pytest.approx(sum(a), abs=1e-12)
         assert row.E_b == pytest.approx(sum(b), abs=1e-12)
@@ -140,26 +169,42 @@ def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
         assert row.score == expected
         assert row.rule_conjunct == rules[kw] and row.prediction == pred
     assert list(d.columns) == [
-        "sentence", "keyword", "keyword_index", "rule_conjunct", "target", "prediction",
-        "p_positive", "correct", "E_a", "E_b", "n_a", "n_b", "p_value", "score"]
+        "sentence",
+        "keyword",
+        "keyword_index",
+        "rule_conjunct",
+        "target",
+        "prediction",
+        "p_positive",
+        "correct",
+        "E_a",
+        "E_b",
+        "n_a",
+        "n_b",
+        "p_value",
+        "score",
+    ]
 
 
-@pytest.mark.parametrize("test, fn", [
-    ("welch", lambda a, b: scipy.stats.ttest_ind(a, b, equal_var=False).pvalue),
-    ("mannwhitneyu", lambda a, b: scipy.stats.mannwhitneyu(a, b).pvalue),
-])
+@pytest.mark.parametrize(
+    "test, fn",
+    [
+        ("welch", lambda a, b: scipy.stats.ttest_ind(a, b, equal_var=False).pvalue),
+        ("mannwhitneyu", lambda a, b: scipy.stats.mannwhitneyu(a, b).pvalue),
+    ],
+)
 def test_other_tests_match_scipy(bow_all, test, fn):
     rng = np.random.default_rng(1)
     sents = HAND_SENTENCES[:-1]
     expl = [rng.normal(size=len(s.split())) for s in sents]
-    percy = PERCY(bow_all, sents, np.ones(len(sents), int), tokenizer=bow_all.tokenizer,
-                  test=test)
+    percy = PERCY(bow_all, sents, np.ones(len(sents), int), tokenizer=bow_all.tokenizer, test=test)
     d = percy.details(expl)
     for i, (k, _) in enumerate(HAND_KEYWORDS[:-1]):
         c = expl[i] * d.p_positive[i] + np.abs(expl[i]) * (1 - d.p_positive[i])
-        a, b = c[:k], c[k + 1:]
-        expect = fn(a, b) if min(len(a), len(b)) >= (1 if test == "mannwhitneyu" else 2) else (
-            np.nan)
+        a, b = c[:k], c[k + 1 :]
+        expect = (
+            fn(a, b) if min(len(a), len(b)) >= (1 if test == "mannwhitneyu" else 2) else (np.nan)
+        )
         if np.isnan(expect):
             assert np.isnan(d.p_value[i])
         else:
@@ -171,12 +216,13 @@ def test_top_k_tests_the_k_largest_contributions(bow_all):
     sents = HAND_SENTENCES[:-1]
     expl = [rng.normal(size=len(s.split())) for s in sents]
     full = PERCY(bow_all, sents, np.ones(11, int), tokenizer=bow_all.tokenizer).details(expl)
-    top = PERCY(bow_all, sents, np.ones(11, int), tokenizer=bow_all.tokenizer,
-                top_k=2).details(expl)
+    top = PERCY(bow_all, sents, np.ones(11, int), tokenizer=bow_all.tokenizer, top_k=2).details(
+        expl
+    )
     np.testing.assert_array_equal(full.E_a, top.E_a)  # Eq. 4 always uses every token
     i, k = 8, 2  # "terrible pacing but a good score and a great lead performance"
     c = expl[i] * full.p_positive[i] + np.abs(expl[i]) * (1 - full.p_positive[i])
-    a, b = np.sort(c[:k])[::-1][:2], np.sort(c[k + 1:])[::-1][:2]
+    a, b = np.sort(c[:k])[::-1][:2], np.sort(c[k + 1 :])[::-1][:2]
     assert top.p_value[i] == pytest.approx(scipy.stats.ttest_ind(a, b).pvalue)
     assert top.p_value[i] != pytest.approx(full.p_value[i])
 
@@ -216,22 +262,26 @@ def test_rules_extend_replace_and_remove(bow_all):
     w = [np.array([-1.0, 0.0, 2.0])] * 3
     ext = PERCY(bow_all, sents, [1, 1, 1], tokenizer=bow_all.tokenizer, rules={"However": "B"})
     assert ext.keywords == ["however", "but", "while"]
-    rep = PERCY(bow_all, sents, [1, 1, 1], tokenizer=bow_all.tokenizer,
-                rules=RuleTable({"however": "A"}))
+    rep = PERCY(
+        bow_all, sents, [1, 1, 1], tokenizer=bow_all.tokenizer, rules=RuleTable({"however": "A"})
+    )
     assert rep.keywords == ["however", None, None]
     assert rep.details(w).rule_conjunct[0] == "A"
     rem = PERCY(bow_all, sents, [1, 1, 1], tokenizer=bow_all.tokenizer, rules={"while": None})
     assert rem.keywords == [None, "but", None] and rem.n_without_keyword == 2
 
 
-@pytest.mark.parametrize("rules, exc, match", [
-    ({"however": "C"}, ValueError, r"`rules\['however'\]` must be 'A', 'B' or None"),
-    ({"even though": "A"}, ValueError, "single words"),
-    ({"": "A"}, ValueError, "non-empty"),
-    ({"However": "A", "however": "B"}, ValueError, "both"),
-    (["but"], TypeError, "mapping"),
-    ({k: None for k in ALL_KEYWORDS}, ValueError, "at least one keyword"),
-])
+@pytest.mark.parametrize(
+    "rules, exc, match",
+    [
+        ({"however": "C"}, ValueError, r"`rules\['however'\]` must be 'A', 'B' or None"),
+        ({"even though": "A"}, ValueError, "single words"),
+        ({"": "A"}, ValueError, "non-empty"),
+        ({"However": "A", "however": "B"}, ValueError, "both"),
+        (["but"], TypeError, "mapping"),
+        ({k: None for k in ALL_KEYWORDS}, ValueError, "at least one keyword"),
+    ],
+)
 def test_bad_rules(bow_all, rules, exc, match):
     with pytest.raises(exc, match=match):
         PERCY(bow_all, ["a but b"], [1], tokenizer=bow_all.tokenizer, rules=rules)
@@ -250,21 +300,25 @@ def test_counts_differ(bow_all):
         PERCY(bow_all, ["a but b", "c"], [1], tokenizer=bow_all.tokenizer)
 
 
-@pytest.mark.parametrize("targets, match", [
-    ([0, 2], r"binary labels 0/1, got values \[2\]"),
-    ([0.5, 1.0], r"binary labels 0/1, got values \[0.5\]"),
-    (["pos", "neg"], "binary labels 0/1, got dtype"),
-    (np.zeros((2, 3)), r"shape \(N,\), \(N, 1\) or \(N, 2\)"),
-    (np.array([[1, 1], [0, 1]]), "one-hot"),
-])
+@pytest.mark.parametrize(
+    "targets, match",
+    [
+        ([0, 2], r"binary labels 0/1, got values \[2\]"),
+        ([0.5, 1.0], r"binary labels 0/1, got values \[0.5\]"),
+        (["pos", "neg"], "binary labels 0/1, got dtype"),
+        (np.zeros((2, 3)), r"shape \(N,\), \(N, 1\) or \(N, 2\)"),
+        (np.array([[1, 1], [0, 1]]), "one-hot"),
+    ],
+)
 def test_non_binary_targets(bow_all, targets, match):
     with pytest.raises((ValueError, TypeError), match=match):
         PERCY(bow_all, ["a but b", "c but d"], targets, tokenizer=bow_all.tokenizer)
 
 
 def test_explanation_length_names_index_and_lengths(bow_all):
-    percy = PERCY(bow_all, ["a but b", "the plot but the cast"], [1, 0],
-                  tokenizer=bow_all.tokenizer)
+    percy = PERCY(
+        bow_all, ["a but b", "the plot but the cast"], [1, 0], tokenizer=bow_all.tokenizer
+    )
     with pytest.raises(ValueError, match=r"`explanations\[1\]`.*got 4 values for 5 tokens"):
         percy.evaluate([np.zeros(3), np.zeros(4)])
     with pytest.raises(ValueError, match="one attribution array per sentence: got 1 for 2"):
@@ -294,14 +348,17 @@ def test_model_output_must_be_probabilities():
         PERCY(lambda x: np.full((len(x), 1), 3.0), ["a but b"], [1])
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(test="chi2"), ValueError, "`test` must be one of"),
-    (dict(alpha=0.0), ValueError, r"`alpha` must be in \(0, 1\), got 0"),
-    (dict(alpha=1.0), ValueError, r"`alpha` must be in \(0, 1\), got 1"),
-    (dict(alpha=1.5), ValueError, r"`alpha` must be in \(0, 1\), got 1.5"),
-    (dict(top_k=0), ValueError, "`top_k` must be >= 1"),
-    (dict(batch_size=0), ValueError, "`batch_size` must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(test="chi2"), ValueError, "`test` must be one of"),
+        (dict(alpha=0.0), ValueError, r"`alpha` must be in \(0, 1\), got 0"),
+        (dict(alpha=1.0), ValueError, r"`alpha` must be in \(0, 1\), got 1"),
+        (dict(alpha=1.5), ValueError, r"`alpha` must be in \(0, 1\), got 1.5"),
+        (dict(top_k=0), ValueError, "`top_k` must be >= 1"),
+        (dict(batch_size=0), ValueError, "`batch_size` must be >= 1"),
+    ],
+)
 def test_bad_options(bow_all, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         PERCY(bow_all, ["a but b"], [1], tokenizer=bow_all.tokenizer, **kwargs)
@@ -358,20 +415,24 @@ def test_batch_size_input_types_and_order(bow_all):
         dict(inputs=tf.data.Dataset.from_tensor_slices(sents).batch(4), batch_size=3),
     ]
     for v in variants:
-        d = PERCY(bow_all, v["inputs"], labels, v["batch_size"],
-                  tokenizer=bow_all.tokenizer).details(expl)
+        d = PERCY(
+            bow_all, v["inputs"], labels, v["batch_size"], tokenizer=bow_all.tokenizer
+        ).details(expl)
         pd.testing.assert_frame_equal(d, ref)
     onehot = np.eye(2, dtype=int)[labels]
     pd.testing.assert_frame_equal(
-        PERCY(bow_all, sents, onehot, tokenizer=bow_all.tokenizer).details(expl), ref)
+        PERCY(bow_all, sents, onehot, tokenizer=bow_all.tokenizer).details(expl), ref
+    )
     order = rng.permutation(len(sents))
-    shuffled = PERCY(bow_all, [sents[i] for i in order], labels[order],
-                     tokenizer=bow_all.tokenizer).details([expl[i] for i in order])
+    shuffled = PERCY(
+        bow_all, [sents[i] for i in order], labels[order], tokenizer=bow_all.tokenizer
+    ).details([expl[i] for i in order])
     np.testing.assert_array_equal(shuffled.score.to_numpy(), ref.score.to_numpy()[order])
     ragged = tf.ragged.constant([e.tolist() for e in expl])
     np.testing.assert_array_equal(
         PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer).detailed_evaluate(ragged),
-        ref.score.to_numpy())
+        ref.score.to_numpy(),
+    )
 
 
 def test_softmax_output_equals_sigmoid_output(bow_all):

@@ -53,8 +53,10 @@ def bow_sentences():
     return list(df.sentence)
 
 
-@pytest.mark.parametrize("cls, kw", [(LimeTokenExplainer, dict(num_samples=2000)),
-                                     (ShapTokenExplainer, dict(n_permutations=10))])
+@pytest.mark.parametrize(
+    "cls, kw",
+    [(LimeTokenExplainer, dict(num_samples=2000)), (ShapTokenExplainer, dict(n_permutations=10))],
+)
 def test_lime_and_shap_agree_in_sign_with_exact_contributions(cls, kw, bow_all, bow_sentences):
     out = cls(bow_all, bow_all.tokenizer, progress=False, **kw)(bow_sentences)
     agree = total = 0
@@ -111,8 +113,9 @@ def test_ig_completeness_on_the_cnn_and_independent_baseline(tiny_cnn, vectorize
 
 
 def test_ig_gauss_legendre(tiny_cnn, vectorizer, sentences):
-    ig = IntegratedGradientsTokenExplainer(tiny_cnn, vectorizer, steps=64,
-                                           method="gausslegendre", progress=False)
+    ig = IntegratedGradientsTokenExplainer(
+        tiny_cnn, vectorizer, steps=64, method="gausslegendre", progress=False
+    )
     ref = IntegratedGradientsTokenExplainer(tiny_cnn, vectorizer, steps=256, progress=False)
     for a, b in zip(ig(sentences), ref(sentences)):
         np.testing.assert_allclose(a, b, atol=2e-4)
@@ -134,10 +137,12 @@ def test_lime_matches_stock_lime_on_the_same_neighbourhood(bow_all, bow_sentence
         p = bow_all.predict_proba(texts)
         return np.stack([1 - p, p], axis=1)
 
-    stock = LimeTextExplainer(bow=False, split_expression=whitespace_tokens,
-                              feature_selection="none", random_state=3)
-    exp = stock.explain_instance(sentence, classifier_fn, labels=(1,),
-                                 num_features=len(words), num_samples=300)
+    stock = LimeTextExplainer(
+        bow=False, split_expression=whitespace_tokens, feature_selection="none", random_state=3
+    )
+    exp = stock.explain_instance(
+        sentence, classifier_fn, labels=(1,), num_features=len(words), num_samples=300
+    )
     stock_w = np.zeros(len(words))
     for j, v in exp.local_exp[1]:
         stock_w[j] = v
@@ -151,9 +156,14 @@ def test_lime_matches_stock_lime_on_the_same_neighbourhood(bow_all, bow_sentence
     import scipy.sparse
     import sklearn.metrics
 
-    ref = sklearn.metrics.pairwise.pairwise_distances(
-        scipy.sparse.csr_matrix(data.astype(float)), scipy.sparse.csr_matrix(
-            data[:1].astype(float)), metric="cosine").ravel() * 100
+    ref = (
+        sklearn.metrics.pairwise.pairwise_distances(
+            scipy.sparse.csr_matrix(data.astype(float)),
+            scipy.sparse.csr_matrix(data[:1].astype(float)),
+            metric="cosine",
+        ).ravel()
+        * 100
+    )
     np.testing.assert_allclose(LimeTokenExplainer.distances(data), ref, atol=1e-9)
 
 
@@ -174,8 +184,9 @@ def test_shap_matches_direct_shap_permutation_explainer(bow_all, bow_sentences):
     seed = 5
     sentence = bow_sentences[1]
     words = np.array(whitespace_tokens(sentence), dtype=object)
-    adapter = ShapTokenExplainer(bow_all, bow_all.tokenizer, n_permutations=3, seed=seed,
-                                 progress=False)
+    adapter = ShapTokenExplainer(
+        bow_all, bow_all.tokenizer, n_permutations=3, seed=seed, progress=False
+    )
     ours = adapter([sentence])[0]
 
     def model(masks):
@@ -185,10 +196,11 @@ def test_shap_matches_direct_shap_permutation_explainer(bow_all, bow_sentences):
 
     state = np.random.get_state()
     explainer = shap.PermutationExplainer(
-        model, lambda mask, x: np.asarray(mask, bool).reshape(1, -1),
-        seed=sentence_seed(seed, sentence))
-    direct = explainer(np.zeros((1, len(words))), max_evals=3 * (2 * len(words) + 1),
-                       silent=True)
+        model,
+        lambda mask, x: np.asarray(mask, bool).reshape(1, -1),
+        seed=sentence_seed(seed, sentence),
+    )
+    direct = explainer(np.zeros((1, len(words))), max_evals=3 * (2 * len(words) + 1), silent=True)
     np.random.set_state(state)
     np.testing.assert_allclose(ours, direct.values[0], atol=1e-12)
     assert adapter.expected_values_[0] == pytest.approx(direct.base_values[0])
@@ -204,8 +216,9 @@ def test_shap_leaves_global_numpy_state_alone(bow_all, bow_sentences):
 
 # ----------------------------------------------------------------------------- seeds, pooling
 @pytest.mark.parametrize("cls", ADAPTERS)
-def test_same_seed_same_attributions_whatever_batching_and_order(cls, tiny_cnn, vectorizer,
-                                                                sentences):
+def test_same_seed_same_attributions_whatever_batching_and_order(
+    cls, tiny_cnn, vectorizer, sentences
+):
     ref = fast(cls, tiny_cnn, vectorizer, seed=7)(sentences)
     again = fast(cls, tiny_cnn, vectorizer, seed=7, batch_size=5)(sentences)
     whole = fast(cls, tiny_cnn, vectorizer, seed=7, batch_size=None)(sentences)
@@ -230,14 +243,14 @@ def test_model_calls_are_pooled_across_sentences(bow_all, bow_sentences):
         sizes.append(len(ids))
         return bow_all(ids)
 
-    LimeTokenExplainer(model, bow_all.tokenizer, batch_size=64, num_samples=50,
-                       progress=False)(bow_sentences)
+    LimeTokenExplainer(model, bow_all.tokenizer, batch_size=64, num_samples=50, progress=False)(
+        bow_sentences
+    )
     # 6 sentences x 50 rows = 300 rows -> 4 full batches of 64 and one of 44 (plus the
     # one-row output check), not one call per sentence
     assert sizes[1:] == [64, 64, 64, 64, 44]
     sizes.clear()
-    ShapTokenExplainer(model, bow_all.tokenizer, batch_size=100, progress=False)(
-        bow_sentences)
+    ShapTokenExplainer(model, bow_all.tokenizer, batch_size=100, progress=False)(bow_sentences)
     assert max(sizes) == 100 and sizes.count(100) >= len(sizes) - 2
 
 
@@ -291,7 +304,7 @@ class SubwordTokenizer:
         for t in texts:
             ids = [1] if self.cls_token else []
             for w in t.lower().split():
-                ids += [self._id(w[i:i + 3]) for i in range(0, len(w), 3)]
+                ids += [self._id(w[i : i + 3]) for i in range(0, len(w), 3)]
             rows.append(ids)
         return rows
 
@@ -300,12 +313,15 @@ def _subword_model(length=40, vocab=500):
     import keras
 
     inp = keras.Input((length,), dtype="int32")
-    e = keras.layers.Embedding(vocab, 6, embeddings_initializer=keras.initializers.RandomNormal(
-        seed=1))(inp)
-    h = keras.layers.GlobalAveragePooling1D()(keras.layers.Conv1D(5, 3, padding="same",
-                                                                   activation="tanh")(e))
-    out = keras.layers.Dense(1, activation="sigmoid",
-                             kernel_initializer=keras.initializers.RandomNormal(seed=2))(h)
+    e = keras.layers.Embedding(
+        vocab, 6, embeddings_initializer=keras.initializers.RandomNormal(seed=1)
+    )(inp)
+    h = keras.layers.GlobalAveragePooling1D()(
+        keras.layers.Conv1D(5, 3, padding="same", activation="tanh")(e)
+    )
+    out = keras.layers.Dense(
+        1, activation="sigmoid", kernel_initializer=keras.initializers.RandomNormal(seed=2)
+    )(h)
     return keras.Model(inp, out)
 
 
@@ -346,25 +362,29 @@ def test_lstm_backbone_with_masking(vectorizer, sentences):
 
 
 # ----------------------------------------------------------------------------- errors
-@pytest.mark.parametrize("cls, kwargs, exc, match", [
-    (LimeTokenExplainer, dict(num_samples=1), ValueError, "`num_samples` must be >= 2"),
-    (LimeTokenExplainer, dict(kernel_width=0), ValueError, "`kernel_width` must be in"),
-    (ShapTokenExplainer, dict(n_permutations=0), ValueError, "`n_permutations` must be >= 1"),
-    (IntegratedGradientsTokenExplainer, dict(steps=0), ValueError, "`steps` must be >= 1"),
-    (IntegratedGradientsTokenExplainer, dict(method="simpson"), ValueError, "`method`"),
-    (LimeTokenExplainer, dict(seed=-1), ValueError, "`seed` must be >= 0"),
-    (LimeTokenExplainer, dict(progress="yes"), TypeError, "`progress` must be a bool"),
-    (LimeTokenExplainer, dict(batch_size=0), ValueError, "`batch_size` must be >= 1"),
-    (LimeTokenExplainer, dict(mask_string="two words"), ValueError, "`mask_string`"),
-])
+@pytest.mark.parametrize(
+    "cls, kwargs, exc, match",
+    [
+        (LimeTokenExplainer, dict(num_samples=1), ValueError, "`num_samples` must be >= 2"),
+        (LimeTokenExplainer, dict(kernel_width=0), ValueError, "`kernel_width` must be in"),
+        (ShapTokenExplainer, dict(n_permutations=0), ValueError, "`n_permutations` must be >= 1"),
+        (IntegratedGradientsTokenExplainer, dict(steps=0), ValueError, "`steps` must be >= 1"),
+        (IntegratedGradientsTokenExplainer, dict(method="simpson"), ValueError, "`method`"),
+        (LimeTokenExplainer, dict(seed=-1), ValueError, "`seed` must be >= 0"),
+        (LimeTokenExplainer, dict(progress="yes"), TypeError, "`progress` must be a bool"),
+        (LimeTokenExplainer, dict(batch_size=0), ValueError, "`batch_size` must be >= 1"),
+        (LimeTokenExplainer, dict(mask_string="two words"), ValueError, "`mask_string`"),
+    ],
+)
 def test_bad_options(tiny_cnn, vectorizer, cls, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         cls(tiny_cnn, vectorizer, **kwargs)
 
 
 def test_other_errors(bow_all):
-    with pytest.raises(ValueError, match="Integrated Gradients need a Keras model with an "
-                                         "Embedding layer"):
+    with pytest.raises(
+        ValueError, match="Integrated Gradients need a Keras model with an Embedding layer"
+    ):
         IntegratedGradientsTokenExplainer(bow_all, bow_all.tokenizer)
     with pytest.raises(TypeError, match="`model` must be callable"):
         LimeTokenExplainer("model")
@@ -374,5 +394,6 @@ def test_other_errors(bow_all):
     with pytest.raises(TypeError, match="single str"):
         lime("good film")
     with pytest.raises(ValueError, match=r"shape \(N, 1\) \(sigmoid\) or \(N, 2\)"):
-        LimeTokenExplainer(lambda x: np.zeros((len(x), 3)), bow_all.tokenizer,
-                           progress=False)(["good film"])
+        LimeTokenExplainer(lambda x: np.zeros((len(x), 3)), bow_all.tokenizer, progress=False)(
+            ["good film"]
+        )

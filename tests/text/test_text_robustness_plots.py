@@ -37,7 +37,7 @@ def test_lipschitz_known_answers_for_continuous_inputs():
     np.testing.assert_allclose(lle.detailed_evaluate(lambda z: 3.0 * z), 3.0, rtol=1e-5)
     assert lle.evaluate(lambda z: np.zeros_like(z)) == 0.0
     # a quadratic explainer E(x) = x^2: L(s) <= max |2x| + epsilon, close to it
-    got = lle.detailed_evaluate(lambda z: z ** 2)
+    got = lle.detailed_evaluate(lambda z: z**2)
     bound = 2 * np.abs(x).reshape(5, -1).max(axis=1) + 0.1
     assert np.all(got <= bound * 1.001) and np.all(got > 0)
     assert LocalLipschitzEstimate.higher_is_better is False
@@ -53,20 +53,25 @@ def test_lipschitz_targets_batching_and_seed():
         return inputs * (1.0 + targets[:, None]) ** 0.5 + np.sin(inputs)
 
     a = LocalLipschitzEstimate(x, y, batch_size=3, nb_samples=4, seed=3).detailed_evaluate(
-        explainer)
+        explainer
+    )
     assert max(seen) == 3
     b = LocalLipschitzEstimate(x, y, batch_size=None, nb_samples=4, seed=3).detailed_evaluate(
-        explainer)
+        explainer
+    )
     np.testing.assert_allclose(a, b, rtol=1e-6)
     c = LocalLipschitzEstimate(x, y, nb_samples=4, seed=4).detailed_evaluate(explainer)
     assert not np.allclose(a, c)
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    (dict(epsilon=0.0), ValueError, "`epsilon` must be in"),
-    (dict(nb_samples=0), ValueError, "`nb_samples` must be >= 1"),
-    (dict(targets=np.zeros(2)), ValueError, "one target per input"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(epsilon=0.0), ValueError, "`epsilon` must be in"),
+        (dict(nb_samples=0), ValueError, "`nb_samples` must be >= 1"),
+        (dict(targets=np.zeros(2)), ValueError, "one target per input"),
+    ],
+)
 def test_lipschitz_errors(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         LocalLipschitzEstimate(np.zeros((3, 2)), **kwargs)
@@ -82,8 +87,10 @@ def test_text_lipschitz_in_embedding_space(lexicon, bow_all):
     values = lle.detailed_evaluate(ig)
     assert values.shape == (2,) and np.all(np.isfinite(values)) and np.all(values >= 0)
     np.testing.assert_array_equal(values, lle.detailed_evaluate(ig))  # seeded
-    for cls, kw in ((LimeTokenExplainer, dict(num_samples=100)),
-                    (ShapTokenExplainer, dict(n_permutations=2))):
+    for cls, kw in (
+        (LimeTokenExplainer, dict(num_samples=100)),
+        (ShapTokenExplainer, dict(n_permutations=2)),
+    ):
         v = lle.detailed_evaluate(cls(bow, bow_all.tokenizer, progress=False, **kw))
         assert np.all(np.isfinite(v)) and np.all(v >= 0)
     # a model whose output does not depend on the embedding: every explanation is stable
@@ -108,15 +115,21 @@ def test_text_lipschitz_of_ig_on_linear_embedding_model():
 
 # ----------------------------------------------------------------------------- agreement
 def test_rank_agreement_matches_scipy_kendall():
-    table = pd.DataFrame({"L-PERCY": [0.13, 0.22, 0.09, 0.25, 0.15],
-                          "S-PERCY": [0.08, 0.20, 0.07, 0.23, 0.06],
-                          "accuracy": [0.75, 0.82, 0.88, 0.82, 0.74]},
-                         index=["CW", "CE", "CsB", "CDE", "CDG"])
+    table = pd.DataFrame(
+        {
+            "L-PERCY": [0.13, 0.22, 0.09, 0.25, 0.15],
+            "S-PERCY": [0.08, 0.20, 0.07, 0.23, 0.06],
+            "accuracy": [0.75, 0.82, 0.88, 0.82, 0.74],
+        },
+        index=["CW", "CE", "CsB", "CDE", "CDG"],
+    )
     tau = percy_rank_agreement(table)
     assert tau.loc["L-PERCY", "S-PERCY"] == pytest.approx(
-        scipy.stats.kendalltau(table["L-PERCY"], table["S-PERCY"]).statistic)
+        scipy.stats.kendalltau(table["L-PERCY"], table["S-PERCY"]).statistic
+    )
     assert tau.loc["accuracy", "L-PERCY"] == pytest.approx(
-        scipy.stats.kendalltau(table["accuracy"], table["L-PERCY"]).statistic)
+        scipy.stats.kendalltau(table["accuracy"], table["L-PERCY"]).statistic
+    )
     np.testing.assert_allclose(np.diag(tau), 1.0)
     assert (tau.to_numpy() == tau.to_numpy().T).all()
     with pytest.warns(UndefinedScoreWarning, match="constant"):
@@ -158,7 +171,7 @@ def test_highlight_html_shows_conjuncts_keyword_and_verdict(bow_all):
     assert "PERCY = " in html_text and "E[a]" in html_text and html_text._repr_html_()
     assert "no rule keyword" in highlight_html(percy.sentences[1], expl[1], details=d.iloc[1])
     many = percy_examples_html(percy, expl, [0, 1], title="examples")
-    assert many.count("<div style=\"font-family") == 2
+    assert many.count('<div style="font-family') == 2
     with pytest.raises(ValueError, match="one value per whitespace token"):
         highlight_html("a b", [1.0])
 
@@ -168,13 +181,18 @@ def test_matplotlib_plots(bow_all):
 
     percy, expl = _details(bow_all)
     d = percy.details(expl)
-    fig = plot_highlight(percy.sentences[0], expl[0], details=d.iloc[0], title="exact",
-                         max_width=20)
+    fig = plot_highlight(
+        percy.sentences[0], expl[0], details=d.iloc[0], title="exact", max_width=20
+    )
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert "but" in texts and "B*" in texts and any("PERCY = " in t for t in texts)
     table = pd.DataFrame({"accuracy": [0.9, 0.8], "L-PERCY": [0.2, 0.1]}, index=["m1", "m2"])
-    figs = [fig, plot_percy_scores(table), plot_lipschitz({"L": [0.1, 0.2], "I": [0.3]}),
-            plot_agreement(percy_rank_agreement({"a": [1, 2, 3], "b": [1, 3, 2]}))]
+    figs = [
+        fig,
+        plot_percy_scores(table),
+        plot_lipschitz({"L": [0.1, 0.2], "I": [0.3]}),
+        plot_agreement(percy_rank_agreement({"a": [1, 2, 3], "b": [1, 3, 2]})),
+    ]
     assert all(len(f.axes) >= 1 for f in figs)
     plt.close("all")
 

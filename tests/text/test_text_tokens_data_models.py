@@ -23,13 +23,28 @@ from xplique_ext.text.tokens import Tokenizer, compose, is_compositional
 # ----------------------------------------------------------------------------- tokens
 def test_whitespace_tokens_keep_punctuation_glued():
     assert whitespace_tokens("  the plot, was\tdull , but fun ") == [
-        "the", "plot,", "was", "dull", ",", "but", "fun"]
+        "the",
+        "plot,",
+        "was",
+        "dull",
+        ",",
+        "but",
+        "fun",
+    ]
 
 
-@pytest.mark.parametrize("token, norm", [
-    ("But", "but"), ("but,", "but"), ("(but)", "but"), ("BUT!!", "but"), ("but's", "but's"),
-    ("«yet»", "yet"), ("...", ""),
-])
+@pytest.mark.parametrize(
+    "token, norm",
+    [
+        ("But", "but"),
+        ("but,", "but"),
+        ("(but)", "but"),
+        ("BUT!!", "but"),
+        ("but's", "but's"),
+        ("«yet»", "yet"),
+        ("...", ""),
+    ],
+)
 def test_normalize_token(token, norm):
     assert normalize_token(token) == norm
 
@@ -42,9 +57,14 @@ def test_find_keyword_first_and_case_insensitive():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.sampled_from(["good", "bad", "Superb,", "dull", ",", "the", "zzz", "but"]),
-                min_size=1, max_size=12),
-       st.integers(0, 2**31 - 1))
+@given(
+    st.lists(
+        st.sampled_from(["good", "bad", "Superb,", "dull", ",", "the", "zzz", "but"]),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 2**31 - 1),
+)
 def test_compose_equals_tokenizing_the_masked_strings(words, seed):
     """Property: building masked id rows from per-token pieces equals tokenizing the
     masked sentence, for a word-level tokenizer (TextVectorization)."""
@@ -60,15 +80,23 @@ def test_compose_equals_tokenizing_the_masked_strings(words, seed):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.text("abcdefg", min_size=1, max_size=8), min_size=1, max_size=8),
-       st.integers(0, 2**31 - 1))
+@given(
+    st.lists(st.text("abcdefg", min_size=1, max_size=8), min_size=1, max_size=8),
+    st.integers(0, 2**31 - 1),
+)
 def test_compose_with_multi_piece_words(words, seed):
     """Subword pieces (chunks of 3 characters) and a two-piece mask string."""
     vocab = {}
 
     def chunk_tok(texts):
-        return [[vocab.setdefault(w[i:i + 3], len(vocab) + 1) for w in t.split()
-                 for i in range(0, len(w), 3)] for t in texts]
+        return [
+            [
+                vocab.setdefault(w[i : i + 3], len(vocab) + 1)
+                for w in t.split()
+                for i in range(0, len(w), 3)
+            ]
+            for t in texts
+        ]
 
     tok = Tokenizer(chunk_tok)
     rng = np.random.default_rng(seed)
@@ -112,8 +140,15 @@ def test_generator_is_seeded_and_labels_follow_the_rule():
 
 
 def test_generator_options(lexicon):
-    df = generate_sentences(100, seed=1, structured=1.0, contrastive=False, label_by="A",
-                            b_style="sentiment", rules={"however": "B", "while": None})
+    df = generate_sentences(
+        100,
+        seed=1,
+        structured=1.0,
+        contrastive=False,
+        label_by="A",
+        b_style="sentiment",
+        rules={"however": "B", "while": None},
+    )
     assert set(df.keyword) <= {"but", "yet", "though", "however"}
     assert (df.a_sentiment == df.b_sentiment).all() and (df.label == df.a_sentiment).all()
     for b in df.b_text:
@@ -126,14 +161,17 @@ def test_generator_options(lexicon):
     assert 0.2 < mix.contrastive.mean() < 0.4
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(structured=1.5), "`structured` must be in"),
-    (dict(contrastive=2.0), "`contrastive` must be in"),
-    (dict(label_by="C"), "`label_by` must be one of"),
-    (dict(a_style="fancy"), "`a_style` must be one of"),
-    (dict(max_tokens=3), "`max_tokens` must be >= 7"),
-    (dict(rules={"but": "Q"}), "must be 'A', 'B' or None"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(structured=1.5), "`structured` must be in"),
+        (dict(contrastive=2.0), "`contrastive` must be in"),
+        (dict(label_by="C"), "`label_by` must be one of"),
+        (dict(a_style="fancy"), "`a_style` must be one of"),
+        (dict(max_tokens=3), "`max_tokens` must be >= 7"),
+        (dict(rules={"but": "Q"}), "must be 'A', 'B' or None"),
+    ],
+)
 def test_generator_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         generate_sentences(3, **kwargs)
@@ -174,8 +212,9 @@ def test_raw_string_backbone(vectorizer):
     ids_model = build_cnn_classifier(vectorizer, embedding_dim=8, filters=4)
     ids_model.set_weights(cnn.get_weights())
     s = ["the plot was dull but superb", "good"]
-    np.testing.assert_allclose(cnn(np.array(s).reshape(-1, 1)).numpy(),
-                               ids_model(vectorizer(s)).numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        cnn(np.array(s).reshape(-1, 1)).numpy(), ids_model(vectorizer(s)).numpy(), atol=1e-6
+    )
     with pytest.raises(ValueError, match="raw_strings=True"):
         build_cnn_classifier(100, sequence_length=10, raw_strings=True)
     with pytest.raises(ValueError, match="sequence_length"):
@@ -184,13 +223,16 @@ def test_raw_string_backbone(vectorizer):
 
 # ----------------------------------------------------------------------------- bag of words
 def test_bag_of_words_numpy_keras_and_exact_contributions(lexicon):
-    sents = ["the plot was dull, but superb acting", "awful yet moving", "a great film",
-             "Superb though DULL and boring"]
+    sents = [
+        "the plot was dull, but superb acting",
+        "awful yet moving",
+        "a great film",
+        "Superb though DULL and boring",
+    ]
     for part in ("all", "A", "B"):
         bow = BagOfWordsModel(lexicon.weights(), bias=0.4, part=part)
         ids = bow.tokenizer(sents).numpy()
-        np.testing.assert_allclose(bow.to_keras()(ids).numpy()[:, 0], bow(ids)[:, 0],
-                                   atol=1e-6)
+        np.testing.assert_allclose(bow.to_keras()(ids).numpy()[:, 0], bow(ids)[:, 0], atol=1e-6)
         for s, logit in zip(sents, bow.logits(ids)):
             assert bow.bias + bow.logit_contributions(s).sum() == pytest.approx(logit)
     b = BagOfWordsModel(lexicon.weights(), part="B")
@@ -206,9 +248,11 @@ def test_bag_of_words_numpy_keras_and_exact_contributions(lexicon):
 def _make_tok():
     import keras
 
-    return Tokenizer(keras.layers.TextVectorization(
-        vocabulary=["good", "bad", "superb", "dull", "the", "but"],
-        output_sequence_length=16))
+    return Tokenizer(
+        keras.layers.TextVectorization(
+            vocabulary=["good", "bad", "superb", "dull", "the", "but"], output_sequence_length=16
+        )
+    )
 
 
 _TOK = _make_tok()

@@ -72,8 +72,9 @@ def _moments(values: Sequence[np.ndarray]):
     return n.astype(np.float64), mean, var
 
 
-def conjunct_pvalues(a_groups: Sequence[np.ndarray], b_groups: Sequence[np.ndarray],
-                     test: Optional[str] = "ttest") -> np.ndarray:
+def conjunct_pvalues(
+    a_groups: Sequence[np.ndarray], b_groups: Sequence[np.ndarray], test: Optional[str] = "ttest"
+) -> np.ndarray:
     """Two-sided p-values comparing the contributions of A and B, one per sentence.
 
     Parameters
@@ -244,15 +245,17 @@ class PERCY(BaseAttributionMetric):
         sentences = as_sentences(inputs, "inputs")
         # the base class expects an array with a feature axis: give it the sentences as
         # an (N, 1) object array; PERCY uses its own batched text classifier.
-        super().__init__(model, np.asarray(sentences, dtype=object).reshape(-1, 1), None,
-                         batch_size)
+        super().__init__(
+            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size
+        )
         self.sentences: List[str] = sentences
         self.inputs = np.asarray(sentences, dtype=object)
         self.n_inputs = len(sentences)
         self.targets = self._check_targets(targets, len(sentences))
         self.rules = resolve_rules(rules)
-        self.alpha = check_float(alpha, "alpha", low=0.0, high=1.0, low_inclusive=False,
-                                 high_inclusive=False)
+        self.alpha = check_float(
+            alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
+        )
         self.test = check_choice(test, "test", TESTS)
         self.top_k = check_int(top_k, "top_k", minimum=1, allow_none=True)
         self.tokenizer = tokenizer
@@ -268,8 +271,7 @@ class PERCY(BaseAttributionMetric):
     @staticmethod
     def _check_targets(targets: Any, n: int) -> np.ndarray:
         if targets is None:
-            raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, "
-                            "got None")
+            raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, got None")
         y = np.asarray(targets.numpy() if hasattr(targets, "numpy") else targets)
         if y.dtype.kind not in "biuf":
             raise TypeError(f"`targets` must be binary labels 0/1, got dtype {y.dtype}")
@@ -281,11 +283,13 @@ class PERCY(BaseAttributionMetric):
             y = y[:, 0]
         elif y.ndim != 1:
             raise ValueError(
-                f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
+                f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}"
+            )
         if len(y) != n:
             raise ValueError(
                 f"`targets` must hold one label per sentence: got {len(y)} targets for "
-                f"{n} sentences")
+                f"{n} sentences"
+            )
         bad = ~np.isin(y, (0, 1))
         if bad.any():
             values = np.unique(y[bad])[:5].tolist()
@@ -301,18 +305,21 @@ class PERCY(BaseAttributionMetric):
         if isinstance(explanations, (str, bytes)) or not hasattr(explanations, "__len__"):
             raise TypeError(
                 "`explanations` must be a sequence of per-token attribution arrays, got "
-                f"{type(explanations).__name__}")
+                f"{type(explanations).__name__}"
+            )
         if len(explanations) != self.n_inputs:
             raise ValueError(
                 "`explanations` must hold one attribution array per sentence: got "
-                f"{len(explanations)} for {self.n_inputs} sentences")
+                f"{len(explanations)} for {self.n_inputs} sentences"
+            )
         out: List[Optional[np.ndarray]] = []
         for i, (e, toks) in enumerate(zip(explanations, self.tokens)):
             if e is None:
                 if self.keyword_indices[i] is not None:
                     raise ValueError(
                         f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                        f"{self.keywords[i]!r}; only sentences without keyword may be None")
+                        f"{self.keywords[i]!r}; only sentences without keyword may be None"
+                    )
                 out.append(None)
                 continue
             arr = np.asarray(e.numpy() if hasattr(e, "numpy") else e, dtype=np.float64)
@@ -321,11 +328,13 @@ class PERCY(BaseAttributionMetric):
             if arr.ndim != 1:
                 raise ValueError(
                     f"`explanations[{i}]` must be a 1-D array of per-token attributions, "
-                    f"got shape {arr.shape}")
+                    f"got shape {arr.shape}"
+                )
             if len(arr) != len(toks):
                 raise ValueError(
                     f"`explanations[{i}]` must have one value per whitespace token of "
-                    f"sentence {i}: got {len(arr)} values for {len(toks)} tokens")
+                    f"sentence {i}: got {len(arr)} values for {len(toks)} tokens"
+                )
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"`explanations[{i}]` must hold finite values only")
             out.append(arr)
@@ -362,7 +371,7 @@ class PERCY(BaseAttributionMetric):
         for i in scored:
             k = self.keyword_indices[i]
             c = conjunct_contributions(expl[i], self.p_positive[i])
-            a, b = c[:k], c[k + 1:]
+            a, b = c[:k], c[k + 1 :]
             e_a[i], e_b[i] = a.sum(), b.sum()
             n_a[i], n_b[i] = len(a), len(b)
             if self.top_k is not None:
@@ -382,24 +391,27 @@ class PERCY(BaseAttributionMetric):
                 continue
             direction = e_a[i] < e_b[i] if conj[i] == "B" else e_a[i] > e_b[i]
             significant = self.test is None or (
-                np.isfinite(p_values[i]) and p_values[i] <= self.alpha)
+                np.isfinite(p_values[i]) and p_values[i] <= self.alpha
+            )
             score[i] = float(bool(correct[i] and direction and significant))
-        return pd.DataFrame({
-            "sentence": self.sentences,
-            "keyword": self.keywords,
-            "keyword_index": pd.array(self.keyword_indices, dtype="Int64"),
-            "rule_conjunct": conj,
-            "target": self.targets,
-            "prediction": self.predictions,
-            "p_positive": self.p_positive,
-            "correct": correct,
-            "E_a": e_a,
-            "E_b": e_b,
-            "n_a": n_a,
-            "n_b": n_b,
-            "p_value": p_values,
-            "score": score,
-        })
+        return pd.DataFrame(
+            {
+                "sentence": self.sentences,
+                "keyword": self.keywords,
+                "keyword_index": pd.array(self.keyword_indices, dtype="Int64"),
+                "rule_conjunct": conj,
+                "target": self.targets,
+                "prediction": self.predictions,
+                "p_positive": self.p_positive,
+                "correct": correct,
+                "E_a": e_a,
+                "E_b": e_b,
+                "n_a": n_a,
+                "n_b": n_b,
+                "p_value": p_values,
+                "score": score,
+            }
+        )
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """PERCY(s) per sentence (Eq. 5-6): 1.0 or 0.0, NaN for a sentence without
@@ -416,13 +428,17 @@ class PERCY(BaseAttributionMetric):
             warnings.warn(
                 f"PERCY: none of the {len(scores)} sentences holds a rule keyword "
                 f"({', '.join(sorted(self.rules))}); the score is NaN.",
-                NoRuleKeywordWarning, stacklevel=2)
+                NoRuleKeywordWarning,
+                stacklevel=2,
+            )
             return float("nan")
         if missing:
             warnings.warn(
                 f"PERCY: {missing} of {len(scores)} sentences hold no rule keyword and are "
                 f"not scored; PERCY averages the {len(scores) - missing} that do.",
-                NoRuleKeywordWarning, stacklevel=2)
+                NoRuleKeywordWarning,
+                stacklevel=2,
+            )
         return float(np.nanmean(scores))
 
     def explain(self, explainer: Any) -> List[Optional[np.ndarray]]:
@@ -450,5 +466,4 @@ class PERCY(BaseAttributionMetric):
     @property
     def accuracy(self) -> float:
         """Accuracy of the classifier on all N sentences (to report next to PERCY)."""
-        return float(np.mean(self.predictions == self.targets)) if self.n_inputs else float(
-            "nan")
+        return float(np.mean(self.predictions == self.targets)) if self.n_inputs else float("nan")

@@ -28,10 +28,12 @@ def _as_table(scores: Any, name: str):
     else:
         raise TypeError(
             f"`{name}` must be a pandas DataFrame or a mapping framework -> values, got "
-            f"{type(scores).__name__}")
+            f"{type(scores).__name__}"
+        )
     if table.shape[1] < 2:
-        raise ValueError(f"`{name}` must hold at least two frameworks (columns), got "
-                         f"{table.shape[1]}")
+        raise ValueError(
+            f"`{name}` must hold at least two frameworks (columns), got {table.shape[1]}"
+        )
     return table
 
 
@@ -72,7 +74,7 @@ def percy_rank_agreement(scores: Any):
     out = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
     undefined = []
     for i, a in enumerate(cols):
-        for b in cols[i + 1:]:
+        for b in cols[i + 1 :]:
             x, y = table[a].to_numpy(), table[b].to_numpy()
             ok = np.isfinite(x) & np.isfinite(y)
             if ok.sum() < 2 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
@@ -83,8 +85,10 @@ def percy_rank_agreement(scores: Any):
             out.loc[a, b] = out.loc[b, a] = tau
     if undefined:
         warnings.warn(
-            f"Kendall tau is undefined (constant ranking) for {', '.join(undefined)}; set "
-            "to NaN.", UndefinedScoreWarning, stacklevel=2)
+            f"Kendall tau is undefined (constant ranking) for {', '.join(undefined)}; set to NaN.",
+            UndefinedScoreWarning,
+            stacklevel=2,
+        )
     return out
 
 
@@ -116,10 +120,12 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     if not isinstance(per_sentence, Mapping):
         raise TypeError(
             "`per_sentence` must be a mapping framework -> per-sentence scores, got "
-            f"{type(per_sentence).__name__}")
+            f"{type(per_sentence).__name__}"
+        )
     if len(per_sentence) < 2:
         raise ValueError(
-            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
+            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}"
+        )
     vectors = {}
     for name, value in per_sentence.items():
         if isinstance(value, (list, tuple)) and value and np.ndim(value[0]) == 1:
@@ -130,7 +136,8 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     lengths = {k: len(v) for k, v in vectors.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(
-            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}")
+            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}"
+        )
     stack = np.stack(list(vectors.values()))
     keep = np.all(np.isfinite(stack), axis=0)
     stack = stack[:, keep]
@@ -149,6 +156,8 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     if undefined:
         warnings.warn(
             f"Pearson r is undefined (constant PERCY vector) for {', '.join(undefined)}; "
-            "set to NaN.", UndefinedScoreWarning, stacklevel=2)
+            "set to NaN.",
+            UndefinedScoreWarning,
+            stacklevel=2,
+        )
     return out
-

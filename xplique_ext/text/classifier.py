@@ -83,7 +83,7 @@ def _override_embedding(layer: Any, fn: Any) -> Iterator[None]:
 
 
 #: Compiled inference functions, per Keras model (weakly referenced: they go with it).
-_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _p1_of(out: Any, n_outputs: int) -> Any:
@@ -107,11 +107,13 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
     layer_ref = weakref.ref(layer) if layer is not None else None
 
     if kind == "fwd":
+
         @tf.function(reduce_retracing=True)
         def graph(x):
             return _p1_of(model_ref()(x, training=False), n_outputs)
 
     elif kind == "shift":
+
         @tf.function(reduce_retracing=True)
         def graph(x, shift):
             def fn(original, inputs, *a, **k):
@@ -123,6 +125,7 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
             return _p1_of(out, n_outputs)
 
     else:
+
         @tf.function(reduce_retracing=True)
         def graph(x, alpha, word_mask, shift):
             store = {}
@@ -145,7 +148,8 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
             # gradient of p(y=1) with respect to the embedding output z
             grad = tape.gradient(p1, store["z"])
             contrib = tf.reduce_sum(
-                tf.cast(grad, tf.float32) * tf.cast(store["diff"], tf.float32), -1)
+                tf.cast(grad, tf.float32) * tf.cast(store["diff"], tf.float32), -1
+            )
             return contrib, tf.cast(p1, tf.float32)
 
     per_model[key] = graph
@@ -195,12 +199,13 @@ class TextClassifier:
             raise TypeError("`model` is already a TextClassifier; pass its `.model`")
         if not callable(model):
             raise TypeError(f"`model` must be callable, got {type(model).__name__}")
-        if not isinstance(mask_string, str) or not mask_string or mask_string.split() != [
-            mask_string
-        ]:
+        if (
+            not isinstance(mask_string, str)
+            or not mask_string
+            or mask_string.split() != [mask_string]
+        ):
             raise ValueError(
-                "`mask_string` must be a non-empty string without whitespace, got "
-                f"{mask_string!r}"
+                f"`mask_string` must be a non-empty string without whitespace, got {mask_string!r}"
             )
         self.model = model
         self.tokenizer: Optional[Tokenizer] = as_tokenizer(tokenizer)
@@ -436,9 +441,7 @@ class TextClassifier:
             return [np.zeros(0) for _ in sizes]
         if self.takes_ids or (parts and isinstance(parts[0], np.ndarray)):
             width = max(p.shape[1] for p in parts)
-            x_all = np.concatenate(
-                [np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts]
-            )
+            x_all = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts])
         else:
             x_all = [s for p in parts for s in p]
         shift_all = None

@@ -82,8 +82,10 @@ def load_lexicon() -> Lexicon:
     >>> lex.weight("superb") > 0 > lex.weight("dull"), lex.weight("movie")
     (True, 0.0)
     """
-    text = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv").read_text(
-        encoding="utf-8"
+    text = (
+        resources.files("xplique_ext.text")
+        .joinpath("data/sentiment_lexicon.tsv")
+        .read_text(encoding="utf-8")
     )
     entries = {}
     for line in text.splitlines():
@@ -230,9 +232,15 @@ def generate_sentences(
                 by = conj if label_by == "rule" else label_by
                 label = int((a_pol if by == "A" else b_pol) > 0)
                 row = dict(
-                    sentence=sentence, label=label, structured=True, keyword=kw,
-                    rule_conjunct=conj, a_text=a_text, b_text=b_text,
-                    a_sentiment=int(a_pol > 0), b_sentiment=int(b_pol > 0),
+                    sentence=sentence,
+                    label=label,
+                    structured=True,
+                    keyword=kw,
+                    rule_conjunct=conj,
+                    a_text=a_text,
+                    b_text=b_text,
+                    a_sentiment=int(a_pol > 0),
+                    b_sentiment=int(b_pol > 0),
                     contrastive=is_contrast,
                 )
             else:
@@ -241,16 +249,32 @@ def generate_sentences(
                 if rng.random() < 0.5:
                     sentence = f"{sentence} and {maker.clause(pol, 'mixed')}"
                 row = dict(
-                    sentence=sentence, label=int(pol > 0), structured=False, keyword=None,
-                    rule_conjunct=None, a_text=None, b_text=None, a_sentiment=None,
-                    b_sentiment=None, contrastive=False,
+                    sentence=sentence,
+                    label=int(pol > 0),
+                    structured=False,
+                    keyword=None,
+                    rule_conjunct=None,
+                    a_text=None,
+                    b_text=None,
+                    a_sentiment=None,
+                    b_sentiment=None,
+                    contrastive=False,
                 )
             row["n_tokens"] = len(row["sentence"].split())
             if row["n_tokens"] <= max_tokens:
                 break
         rows.append(row)
     columns = [
-        "sentence", "label", "structured", "keyword", "rule_conjunct", "a_text", "b_text",
-        "a_sentiment", "b_sentiment", "contrastive", "n_tokens",
+        "sentence",
+        "label",
+        "structured",
+        "keyword",
+        "rule_conjunct",
+        "a_text",
+        "b_text",
+        "a_sentiment",
+        "b_sentiment",
+        "contrastive",
+        "n_tokens",
     ]
     return pd.DataFrame(rows, columns=columns)

@@ -63,13 +63,16 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
     start = time.perf_counter()
     train = generate_sentences(800, seed=seed, structured=0.7, contrastive=0.7)
     test = generate_sentences(
-        30, seed=seed + 1, structured=1.0, contrastive=True, rules={"though": None,
-                                                                    "while": None},
-        b_style="sentiment")
+        30,
+        seed=seed + 1,
+        structured=1.0,
+        contrastive=True,
+        rules={"though": None, "while": None},
+        b_style="sentiment",
+    )
     tv = make_vectorizer(train.sentence, sequence_length=24)
     cnn = build_cnn_classifier(tv, embedding_dim=32, filters=32, seed=seed)
-    train_classifier(cnn, tv(list(train.sentence)).numpy(), train.label, epochs=4,
-                     seed=seed)
+    train_classifier(cnn, tv(list(train.sentence)).numpy(), train.label, epochs=4, seed=seed)
 
     lex = load_lexicon()
     models = {
@@ -81,20 +84,24 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
     sentences = list(test.sentence)
     for name in models:
         if models[name] is None:
-            bow = BagOfWordsModel(lex.weights(), part="B" if "B only" in name else "A",
-                                  sequence_length=24)
+            bow = BagOfWordsModel(
+                lex.weights(), part="B" if "B only" in name else "A", sequence_length=24
+            )
             model, tok, keras_model = bow, bow.tokenizer, bow.to_keras()
         else:
             model, tok = models[name]
             keras_model = model
         percy = PERCY(model, sentences, test.label, tokenizer=tok)
         explainers = {
-            "L-PERCY": LimeTokenExplainer(model, tok, num_samples=300, seed=seed,
-                                          progress=progress),
-            "S-PERCY": ShapTokenExplainer(model, tok, n_permutations=3, seed=seed,
-                                          progress=progress),
-            "I-PERCY": IntegratedGradientsTokenExplainer(keras_model, tok, steps=32,
-                                                         progress=progress),
+            "L-PERCY": LimeTokenExplainer(
+                model, tok, num_samples=300, seed=seed, progress=progress
+            ),
+            "S-PERCY": ShapTokenExplainer(
+                model, tok, n_permutations=3, seed=seed, progress=progress
+            ),
+            "I-PERCY": IntegratedGradientsTokenExplainer(
+                keras_model, tok, steps=32, progress=progress
+            ),
         }
         row = {"accuracy": percy.accuracy}
         with warnings.catch_warnings():

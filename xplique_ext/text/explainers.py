@@ -249,8 +249,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n,
-            feature_selection="none")
+            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
+        )
         w = np.zeros(n)
         for j, value in exp:
             w[j] = value
@@ -441,9 +441,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         return values / (2 * self.n_permutations), float(y[-1, 0])
 
     def _explain(self, prep, seed, shifts):
-        sizes = [
-            self.n_permutations * (2 * len(w) + 1) if len(w) else 0 for w in prep.words
-        ]
+        sizes = [self.n_permutations * (2 * len(w) + 1) if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.expected_values_ = np.full(len(prep.words), np.nan)
         bar = _progress(self.progress, int(sum(sizes)), "SHAP")
@@ -464,9 +462,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
                     progress=bar,
                 )
                 for i, m, p in zip(group, masks, probas):
-                    out[i], self.expected_values_[i] = self._combine(
-                        m, p, len(prep.words[i])
-                    )
+                    out[i], self.expected_values_[i] = self._combine(m, p, len(prep.words[i]))
         finally:
             bar.close()
         return out
@@ -576,7 +572,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         per_chunk = max(1, CHUNK_ROWS // k)
         try:
             for c in range(0, len(active), per_chunk):
-                group = active[c:c + per_chunk]
+                group = active[c : c + per_chunk]
                 width = max(owners[i].shape[0] for i in group)
                 sent_of_row = np.repeat(np.arange(len(group)), k)
                 alpha = np.tile(nodes, len(group))

@@ -100,13 +100,13 @@ class LocalLipschitzEstimate:
     ):
         self.inputs = to_numpy(inputs, "inputs").astype(np.float32, copy=False)
         if self.inputs.ndim < 2:
-            raise ValueError(
-                f"`inputs` must have shape (N, ...), got shape {self.inputs.shape}")
+            raise ValueError(f"`inputs` must have shape (N, ...), got shape {self.inputs.shape}")
         self.targets = None if targets is None else to_numpy(targets, "targets")
         if self.targets is not None and len(self.targets) != len(self.inputs):
             raise ValueError(
                 f"`targets` must hold one target per input: got {len(self.targets)} targets "
-                f"for {len(self.inputs)} inputs")
+                f"for {len(self.inputs)} inputs"
+            )
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
         self.nb_samples = check_int(nb_samples, "nb_samples", minimum=1)
@@ -116,8 +116,8 @@ class LocalLipschitzEstimate:
         size = self.batch_size or len(x)
         parts = []
         for s in range(0, len(x), size):
-            xb = x[s:s + size]
-            out = explainer(xb) if y is None else explainer(xb, y[s:s + size])
+            xb = x[s : s + size]
+            out = explainer(xb) if y is None else explainer(xb, y[s : s + size])
             parts.append(np.asarray(out.numpy() if hasattr(out, "numpy") else out))
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
@@ -128,12 +128,19 @@ class LocalLipschitzEstimate:
         n, k = len(self.inputs), self.nb_samples
         seed = seed_to_int(self.seed)
         dim = int(np.prod(self.inputs.shape[1:]))
-        deltas = np.concatenate([
-            sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon)
-            for i in range(n)
-        ]) if n else np.zeros((0, dim))
+        deltas = (
+            np.concatenate(
+                [
+                    sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon)
+                    for i in range(n)
+                ]
+            )
+            if n
+            else np.zeros((0, dim))
+        )
         z = np.repeat(self.inputs, k, axis=0) + deltas.reshape(
-            (n * k,) + self.inputs.shape[1:]).astype(np.float32)
+            (n * k,) + self.inputs.shape[1:]
+        ).astype(np.float32)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
         e_z = self._explain(explainer, z, y_rep)
@@ -200,14 +207,16 @@ class TextLocalLipschitzEstimate:
         if not isinstance(explainer, TokenAttributionExplainer):
             raise TypeError(
                 "`explainer` must be a token explainer of xplique_ext.text (LIME, SHAP or "
-                f"IG adapter), got {type(explainer).__name__}")
+                f"IG adapter), got {type(explainer).__name__}"
+            )
         clf = explainer.classifier
         clf._require_embedding("Text Lipschitz estimates")
         prep = clf.prepare(self.sentences)
         if not prep.compositional:
             raise ValueError(
                 "Text Lipschitz estimates need a tokenizer that composes over whitespace "
-                "tokens (see xplique_ext.text.tokens)")
+                "tokens (see xplique_ext.text.tokens)"
+            )
         dim = clf.embedding_dim()
         n, k = len(self.sentences), self.nb_samples
         seed = seed_to_int(self.seed)
@@ -240,7 +249,8 @@ class TextLocalLipschitzEstimate:
                 continue
             ratios = [
                 np.linalg.norm(e_s[i] - e_z[i * k + j]) / norms[i, j]
-                for j in range(k) if norms[i, j] > 0
+                for j in range(k)
+                if norms[i, j] > 0
             ]
             out[i] = max(ratios) if ratios else np.nan
         return out

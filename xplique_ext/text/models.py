@@ -133,13 +133,21 @@ def build_cnn_classifier(
     dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
     init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
-        vocab, embedding_dim, embeddings_initializer=keras.initializers.RandomUniform(
-            -0.05, 0.05, seed=seed), name="embedding")(ids)
+        vocab,
+        embedding_dim,
+        embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
+        name="embedding",
+    )(ids)
     branches = []
     for k in kernel_sizes:
         conv = keras.layers.Conv1D(
-            filters, int(k), activation="relu", padding="same", kernel_initializer=init,
-            name=f"conv{k}")(emb)
+            filters,
+            int(k),
+            activation="relu",
+            padding="same",
+            kernel_initializer=init,
+            name=f"conv{k}",
+        )(emb)
         branches.append(keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(conv))
     h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
     h = keras.layers.Dropout(dropout, seed=seed)(h)
@@ -176,11 +184,18 @@ def build_lstm_classifier(
     dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
     init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
-        vocab, embedding_dim, mask_zero=True, embeddings_initializer=keras.initializers.RandomUniform(
-            -0.05, 0.05, seed=seed), name="embedding")(ids)
+        vocab,
+        embedding_dim,
+        mask_zero=True,
+        embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
+        name="embedding",
+    )(ids)
     h = keras.layers.LSTM(
-        check_int(units, "units", minimum=1), kernel_initializer=init,
-        recurrent_initializer=keras.initializers.Orthogonal(seed=seed), name="lstm")(emb)
+        check_int(units, "units", minimum=1),
+        kernel_initializer=init,
+        recurrent_initializer=keras.initializers.Orthogonal(seed=seed),
+        name="lstm",
+    )(emb)
     h = keras.layers.Dropout(dropout, seed=seed)(h)
     out = keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
     return keras.Model(inp, out, name="lstm_classifier")
@@ -216,14 +231,17 @@ def train_classifier(
         x = x.astype(object).reshape(-1, 1)
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
     model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
-        metrics=["accuracy"])
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss="binary_crossentropy",
+        metrics=["accuracy"],
+    )
     rng = np.random.default_rng(seed)
     history: Dict[str, list] = {"loss": [], "accuracy": []}
     for _ in range(epochs):
         order = rng.permutation(len(x))
-        h = model.fit(x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False,
-                      verbose=verbose)
+        h = model.fit(
+            x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False, verbose=verbose
+        )
         history["loss"].append(float(h.history["loss"][-1]))
         history["accuracy"].append(float(h.history["accuracy"][-1]))
     return history
@@ -361,11 +379,15 @@ class BagOfWordsModel:
             values, ids = args
             values = ops.squeeze(values, -1)
             if part != "all":
-                is_kw = ops.cast(ops.any(ops.equal(ops.expand_dims(ids, -1), kw), axis=-1),
-                                 "float32")
+                is_kw = ops.cast(
+                    ops.any(ops.equal(ops.expand_dims(ids, -1), kw), axis=-1), "float32"
+                )
                 seen = ops.cumsum(is_kw, axis=1)
-                mask = ops.cast(ops.equal(seen, 0.0), "float32") if part == "A" else (
-                    ops.cast(ops.greater_equal(seen - is_kw, 1.0), "float32"))
+                mask = (
+                    ops.cast(ops.equal(seen, 0.0), "float32")
+                    if part == "A"
+                    else (ops.cast(ops.greater_equal(seen - is_kw, 1.0), "float32"))
+                )
                 values = values * mask
             return ops.sigmoid(ops.sum(values, axis=1, keepdims=True) + self.bias)
 

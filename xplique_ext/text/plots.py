@@ -41,7 +41,8 @@ def _layout(sentence: str, attributions: Any, rules: Any):
     if len(w) != len(tokens):
         raise ValueError(
             f"`attributions` must have one value per whitespace token: got {len(w)} values "
-            f"for {len(tokens)} tokens")
+            f"for {len(tokens)} tokens"
+        )
     table = resolve_rules(rules)
     k, kw = find_keyword(tokens, table)
     scale = float(np.max(np.abs(w))) if len(w) and np.max(np.abs(w)) > 0 else 1.0
@@ -55,8 +56,10 @@ def _verdict(details: Any) -> Optional[str]:
     score = get("score")
     parts = []
     if get("prediction") is not None:
-        parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
-                     f"p(y=1|s) = {float(get('p_positive')):.3f})")
+        parts.append(
+            f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
+            f"p(y=1|s) = {float(get('p_positive')):.3f})"
+        )
     if get("E_a") is not None and np.isfinite(get("E_a")):
         parts.append(f"E[a] = {float(get('E_a')):.3g}, E[b] = {float(get('E_b')):.3g}")
     if get("p_value") is not None:
@@ -64,8 +67,11 @@ def _verdict(details: Any) -> Optional[str]:
         parts.append("p-value " + ("n/a" if not np.isfinite(pv) else f"{pv:.3g}"))
     if score is not None and np.isfinite(score):
         conj = get("rule_conjunct")
-        verdict = (f"decision based on {conj}" if score == 1.0
-                   else f"decision not (significantly) based on {conj}")
+        verdict = (
+            f"decision based on {conj}"
+            if score == 1.0
+            else f"decision not (significantly) based on {conj}"
+        )
         parts.append(f"PERCY = {int(score)}: {verdict}")
     elif score is not None:
         parts.append("no rule keyword: not scored")
@@ -120,14 +126,18 @@ def highlight_html(
             text = f"<b>{text}</b>"
         spans.append(f'<span title="{v:+.4g}" style="{style}">{text}</span>')
     if k is not None:
+
         def label(c):
             star = "&#9733;" if c == expected else ""
-            return (f'<sup style="color:#555;font-size:70%">{c}{star}</sup>')
+            return f'<sup style="color:#555;font-size:70%">{c}{star}</sup>'
+
         a_part = " ".join(spans[:k])
-        b_part = " ".join(spans[k + 1:])
-        body = (f'{label("A")}<span style="border-bottom:2px solid #888">{a_part}</span> '
-                f'{spans[k]} {label("B")}<span style="border-bottom:2px solid #888">'
-                f'{b_part}</span>')
+        b_part = " ".join(spans[k + 1 :])
+        body = (
+            f'{label("A")}<span style="border-bottom:2px solid #888">{a_part}</span> '
+            f'{spans[k]} {label("B")}<span style="border-bottom:2px solid #888">'
+            f"{b_part}</span>"
+        )
     else:
         body = " ".join(spans)
     parts = ['<div style="font-family:sans-serif;line-height:2;margin:4px 0">']
@@ -141,13 +151,18 @@ def highlight_html(
     return HighlightedText("".join(parts))
 
 
-def percy_examples_html(percy: Any, explanations: Any, indices: Sequence[int],
-                        title: Optional[str] = None) -> HighlightedText:
+def percy_examples_html(
+    percy: Any, explanations: Any, indices: Sequence[int], title: Optional[str] = None
+) -> HighlightedText:
     """HTML highlighting of several sentences of a :class:`~xplique_ext.metrics.PERCY`
     metric, each with its verdict."""
     details = percy.details(explanations)
-    blocks = [highlight_html(percy.sentences[i], explanations[i], rules=percy.rules,
-                             details=details.iloc[i]) for i in indices]
+    blocks = [
+        highlight_html(
+            percy.sentences[i], explanations[i], rules=percy.rules, details=details.iloc[i]
+        )
+        for i in indices
+    ]
     head = f"<h4>{html.escape(title)}</h4>" if title else ""
     return HighlightedText(head + "".join(blocks))
 
@@ -202,10 +217,21 @@ def plot_highlight(
             is_kw = i == k
             conj = None if k is None or is_kw else ("A" if i < k else "B")
             label = tok + ("" if conj is None else "")
-            ax.text(x, -row, label, fontsize=11, family="monospace",
-                    fontweight="bold" if is_kw else "normal", va="center",
-                    bbox=dict(boxstyle="round,pad=0.2", fc=face,
-                              ec="black" if is_kw else "none", lw=1.5 if is_kw else 0))
+            ax.text(
+                x,
+                -row,
+                label,
+                fontsize=11,
+                family="monospace",
+                fontweight="bold" if is_kw else "normal",
+                va="center",
+                bbox=dict(
+                    boxstyle="round,pad=0.2",
+                    fc=face,
+                    ec="black" if is_kw else "none",
+                    lw=1.5 if is_kw else 0,
+                ),
+            )
             if conj is not None:
                 star = "*" if conj == expected else ""
                 ax.text(x, -row - 0.38, conj + star, fontsize=7, color="#555", va="center")
@@ -235,8 +261,11 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     """
     import matplotlib.pyplot as plt
 
-    cols = list(columns) if columns is not None else [
-        c for c in table.columns if np.issubdtype(table[c].dtype, np.number)]
+    cols = (
+        list(columns)
+        if columns is not None
+        else [c for c in table.columns if np.issubdtype(table[c].dtype, np.number)]
+    )
     if ax is None:
         fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(table), 3.2))
     else:
@@ -244,8 +273,9 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     x = np.arange(len(table))
     width = 0.8 / max(len(cols), 1)
     for j, c in enumerate(cols):
-        ax.bar(x + (j - (len(cols) - 1) / 2) * width, table[c].to_numpy(dtype=float), width,
-               label=c)
+        ax.bar(
+            x + (j - (len(cols) - 1) / 2) * width, table[c].to_numpy(dtype=float), width, label=c
+        )
     ax.set_xticks(x)
     ax.set_xticklabels([str(i) for i in table.index], rotation=0)
     ax.set_ylim(0, 1.05)

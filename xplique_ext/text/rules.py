@@ -34,9 +34,7 @@ def _check_table(mapping: Any, name: str, allow_none: bool) -> Dict[str, Any]:
         if not isinstance(key, str) or not key.strip():
             raise ValueError(f"`{name}` keys must be non-empty strings, got {key!r}")
         if len(key.split()) != 1:
-            raise ValueError(
-                f"`{name}` keys must be single words without whitespace, got {key!r}"
-            )
+            raise ValueError(f"`{name}` keys must be single words without whitespace, got {key!r}")
         if isinstance(value, str) and value.upper() in ("A", "B"):
             value = value.upper()
         elif not (allow_none and value is None):

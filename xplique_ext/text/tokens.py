@@ -314,8 +314,11 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     elif hasattr(inputs, "numpy") and callable(inputs.numpy):
         inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
     elif isinstance(inputs, np.ndarray):
-        inputs = inputs.reshape(-1).tolist() if inputs.ndim > 1 and inputs.shape[-1] == 1 else (
-            inputs.tolist())
+        inputs = (
+            inputs.reshape(-1).tolist()
+            if inputs.ndim > 1 and inputs.shape[-1] == 1
+            else (inputs.tolist())
+        )
     elif hasattr(inputs, "tolist") and not isinstance(inputs, (list, tuple)):
         inputs = inputs.tolist()  # pandas Series / Index
     try:
