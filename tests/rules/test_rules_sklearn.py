@@ -95,6 +95,11 @@ def test_regressor(iris):
     np.testing.assert_allclose(predict_rules(rules, data), tree.predict(x[:, :3]))
     score = score_rules(rules, data, psi=2.0)
     assert score.task == "regression" and score.readability_loss == 5
+    # plain arrays (no declared numeric class) are scored the same way
+    plain = score_rules(rules, x[:, :3], target, psi=2.0, feature_names=FEATURES[:3])
+    assert plain.task == "regression" and plain.predictive_loss == pytest.approx(
+        score.predictive_loss
+    )
     mae = np.abs(tree.predict(x[:, :3]) - target).mean()
     assert score.predictive_loss == pytest.approx(mae)
     assert score.fire == pytest.approx(FiRe(2.0).evaluate(mae, 5))

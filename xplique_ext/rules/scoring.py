@@ -52,6 +52,17 @@ class RuleSetScore:
         return asdict(self)
 
 
+def _is_number(text) -> bool:
+    try:
+        return np.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
 def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]]) -> Dataset:
     if isinstance(data, Dataset):
         return data
@@ -136,24 +147,19 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    heads_numeric = predictions.dtype.kind == "f"
+    heads_numeric = all(_is_number(rule.head) for rule in rules.all_rules)
     regression = heads_numeric and reference.dtype.kind == "f"
     if regression:
+        if predictions.dtype.kind != "f":  # heads kept as text when no numeric class is declared
+            predictions = np.array(
+                [np.nan if v is None else float(v) for v in predictions.tolist()], dtype=np.float64
+            )
         predicted = ~np.isnan(predictions)
         known = ~np.isnan(reference)
         errors = np.abs(predictions - reference)
     else:
-        predicted = np.array(
-            [p is not None and not (isinstance(p, float) and np.isnan(p)) for p in predictions],
-            dtype=bool,
-        )
-        known = np.array(
-            [
-                v is not None and not (isinstance(v, float) and np.isnan(v))
-                for v in reference.tolist()
-            ],
-            dtype=bool,
-        )
+        predicted = np.array([not _missing(v) for v in predictions.tolist()], dtype=bool)
+        known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
         pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
         ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
         errors = (pred_text != ref_text).astype(np.float64)
