@@ -194,3 +194,14 @@ def test_semantics_of_the_worked_example():
     assert result.unknown.bh[0] == 1 and result.unknown.bh[2] == 1
     # T5 (unknown temperature) fired at R0002, so R0004 counts it in its known table
     assert result.known.n[3] == 15 and result.unknown.n[3] == 0
+
+
+def test_xplique_ext_main_dispatches_rules(voyage_dir, capsys):
+    """The package's entry point (``xplique-ext``) runs the same command."""
+    from xplique_ext.cli import main
+
+    assert main(["rules", "-i", "-d", "voyage.test", "-f", "voyage.c45rules.pbm"]) == 0
+    printed = printed_values(capsys.readouterr().out)
+    assert printed == {k: tuple(map(list, v)) for k, v in FIGURES["inter-class"].items()}
+    assert main(["fire", "--psi", "2,6", "1.0,4"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[-2:] == ["2.14", "1.07"]
