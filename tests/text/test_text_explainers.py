@@ -397,3 +397,27 @@ def test_other_errors(bow_all):
         LimeTokenExplainer(lambda x: np.zeros((len(x), 3)), bow_all.tokenizer, progress=False)(
             ["good film"]
         )
+
+
+def test_ig_adaptive_refinement_equals_the_finer_trapezoid(tiny_cnn, vectorizer, sentences):
+    from xplique_ext.commons.warnings import XpliqueExtWarning
+
+    adaptive = IntegratedGradientsTokenExplainer(
+        tiny_cnn, vectorizer, steps=2, tolerance=1e-4, progress=False
+    )
+    out = adaptive(sentences)
+    assert np.max(np.abs(adaptive.convergence_delta_)) <= 1e-4
+    assert adaptive.steps_used_.max() > 2
+    for steps in np.unique(adaptive.steps_used_):  # T_2n from T_n and the midpoints
+        fixed = IntegratedGradientsTokenExplainer(
+            tiny_cnn, vectorizer, steps=int(steps), tolerance=None, progress=False
+        )(sentences)
+        for i in np.flatnonzero(adaptive.steps_used_ == steps):
+            np.testing.assert_allclose(out[i], fixed[i], atol=1e-7)
+    capped = IntegratedGradientsTokenExplainer(
+        tiny_cnn, vectorizer, steps=1, max_steps=2, tolerance=1e-9, progress=False
+    )
+    with pytest.warns(XpliqueExtWarning, match="raise `max_steps`"):
+        capped(sentences)
+    with pytest.raises(ValueError, match="`max_steps` must be >= 8"):
+        IntegratedGradientsTokenExplainer(tiny_cnn, vectorizer, steps=8, max_steps=4)

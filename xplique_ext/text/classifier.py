@@ -250,6 +250,8 @@ class TextClassifier:
         prep = Prepared(sentences=sentences, words=words)
         tok = self.align_tokenizer
         if tok is not None:
+            # tokenize every distinct token once, in one call
+            tok.pieces([w for ws in words for w in ws] + [self.mask_string])
             ok, _ = is_compositional(tok, sentences, words)
             if ok:
                 prep.compositional = True

@@ -169,9 +169,10 @@ def generate_sentences(
         probability of a contrastive pair.
     label_by
         'rule': the sentiment of the conjunct the rule expects (B for but/yet, A for
-        though/while) -- labels that follow the rule; 'A' or 'B': the sentiment of that
-        conjunct whatever the keyword -- labels that ignore the rule for half the
-        keywords. Unstructured sentences are labelled by their (single) sentiment.
+        though/while) -- labels that follow the rule; 'anti': the sentiment of the other
+        conjunct -- labels that ignore (contradict) the rule; 'A' or 'B': the sentiment
+        of that conjunct whatever the keyword. Unstructured sentences are labelled by
+        their (single) sentiment.
     a_style, b_style
         Style of the A and B clauses: 'mixed' (sentiment and neutral words) or
         'sentiment' (2 to 3 sentiment words only).
@@ -206,7 +207,7 @@ def generate_sentences(
         p_contrast = 1.0 if contrastive else 0.0
     else:
         p_contrast = check_float(contrastive, "contrastive", low=0.0, high=1.0)
-    check_choice(label_by, "label_by", ("rule", "A", "B"))
+    check_choice(label_by, "label_by", ("rule", "anti", "A", "B"))
     check_choice(a_style, "a_style", CLAUSE_STYLES)
     check_choice(b_style, "b_style", CLAUSE_STYLES)
     comma = check_float(comma, "comma", low=0.0, high=1.0)
@@ -229,7 +230,8 @@ def generate_sentences(
                 sep = " , " if rng.random() < comma else " "
                 sentence = f"{a_text}{sep}{kw} {b_text}"
                 conj = table[kw]
-                by = conj if label_by == "rule" else label_by
+                other = "A" if conj == "B" else "B"
+                by = {"rule": conj, "anti": other}.get(label_by, label_by)
                 label = int((a_pol if by == "A" else b_pol) > 0)
                 row = dict(
                     sentence=sentence,
