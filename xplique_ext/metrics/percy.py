@@ -43,7 +43,7 @@ def conjunct_contributions(attributions: Any, p_positive: float) -> np.ndarray:
     Examples
     --------
     >>> conjunct_contributions([1.0, -2.0], 0.75)
-    array([1.  , -1.  ])
+    array([ 1., -1.])
     """
     w = np.asarray(attributions, dtype=np.float64)
     return w * p_positive + np.abs(w) * (1.0 - p_positive)

@@ -145,7 +145,11 @@ class LocalLipschitzEstimate:
         e_x = self._explain(explainer, self.inputs, self.targets)
         e_z = self._explain(explainer, z, y_rep)
         num = np.linalg.norm(np.repeat(e_x, k, axis=0) - e_z, axis=1)
-        den = np.linalg.norm(deltas, axis=1)
+        # the actual distance of the (float32) perturbed inputs
+        diff = z.reshape(n * k, -1).astype(np.float64) - np.repeat(
+            self.inputs.reshape(n, -1).astype(np.float64), k, axis=0
+        )
+        den = np.linalg.norm(diff, axis=1)
         ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         return ratio.reshape(n, k).max(axis=1) if n else np.zeros(0)
 
