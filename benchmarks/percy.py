@@ -208,6 +208,7 @@ def main(argv=None) -> int:
         f"sentence(s) ({extra} extra gradient inputs, included in the adapter's time; the "
         "floors count the first pass only)"
     )
+    print(f"IG adapter / batched gradient passes of the same inputs: {rows[2][2] / rows[2][4]:.2f}")
     lime_ratio = rows[0][2] / rows[0][3]
     print(
         f"LIME target ratio <= 1.5: {'met' if lime_ratio <= 1.5 else 'NOT met'} ({lime_ratio:.2f})"

@@ -210,3 +210,17 @@ def test_demo_section():
     a_only = lines["bag-of-words, reads A only"].split()[-4:]
     assert float(b_only[0]) == 1.0 and float(b_only[1]) >= 0.9  # accuracy, L-PERCY
     assert all(float(v) == 0.0 for v in a_only)
+
+
+def test_lipschitz_with_an_xplique_explainer():
+    """Any explainer of continuous inputs: Xplique's GradientInput on f(x) = 2 * sum(x)
+    explains 2 * x, so L = 2 exactly."""
+    import keras
+    from xplique.attributions import GradientInput
+
+    model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(1, use_bias=False)])
+    model.layers[-1].set_weights([np.full((6, 1), 2.0, np.float32)])
+    x = np.random.default_rng(2).normal(size=(4, 6)).astype(np.float32)
+    explainer = GradientInput(model, batch_size=8)
+    lle = LocalLipschitzEstimate(x, np.ones((4, 1), np.float32), batch_size=3, nb_samples=3)
+    np.testing.assert_allclose(lle.detailed_evaluate(explainer), 2.0, rtol=1e-4)

@@ -185,6 +185,18 @@ class TextClassifier:
     mask_string
         String that replaces a masked token (LIME's default, ``'UNKWORDZ'``, which a
         vocabulary maps to its out-of-vocabulary id).
+
+    Notes
+    -----
+    * Masked sentences of a token-id model are built directly as id arrays when the
+      tokenizer is compositional (see :mod:`xplique_ext.text.tokens`); otherwise they
+      are built as strings and tokenized batch by batch.
+    * Gradients and embedding shifts replace the output of the model's ``Embedding``
+      layer while a ``tf.function`` is being traced (the layer is restored right after
+      the trace); do not trace the same model from another thread at that moment.
+    * Results do not depend on the batch size when the model has a fixed sequence
+      length (``output_sequence_length`` of the vectorizer, or a fixed input shape); a
+      model that pads to the longest sentence of each batch sees batch-dependent padding.
     """
 
     def __init__(
