@@ -9,7 +9,8 @@ from xplique_ext.commons import (
     check_finite,
     check_float,
     check_int,
-    counter_uniform,
+    make_rng,
+    seed_to_int,
     to_numpy,
 )
 
@@ -32,13 +33,11 @@ def test_batched_correlation_constant_row_is_nan(rng):
     assert np.isnan(r[1]) and np.isfinite(r[[0, 2]]).all()
 
 
-def test_counter_uniform_depends_only_on_counters():
-    full = counter_uniform(7, np.arange(10)[:, None], np.arange(4)[None, :])
-    part = counter_uniform(7, np.arange(3, 6)[:, None], np.arange(4)[None, :])
-    np.testing.assert_array_equal(full[3:6], part)
-    assert full.min() >= 0 and full.max() < 1
-    assert abs(counter_uniform(1, np.arange(100000)).mean() - 0.5) < 0.01
-    assert not np.array_equal(counter_uniform(1, np.arange(5)), counter_uniform(2, np.arange(5)))
+def test_make_rng_is_local_and_reproducible():
+    state = np.random.get_state()[1].copy()
+    assert make_rng(3).random() == make_rng(3).random()
+    np.testing.assert_array_equal(np.random.get_state()[1], state)
+    assert seed_to_int(5) == 5 and seed_to_int(None) >= 0
 
 
 @pytest.mark.parametrize(
