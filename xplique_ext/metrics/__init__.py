@@ -6,6 +6,16 @@ from .base import BaseAttributionMetric
 from .fidelity import MuFidelity
 from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
 from .percy import PERCY, NoRuleKeywordWarning
+from .ground_truth import (
+    GroundTruthLocalisation,
+    GroundTruthSaliency,
+    LowModelAccuracyWarning,
+    emd,
+    kl_divergence,
+    pointing_game,
+    relevance_mass_accuracy,
+    relevance_rank_accuracy,
+)
 
 __all__ = [
     "BaseAttributionMetric",
@@ -16,4 +26,12 @@ __all__ = [
     "fire_compensation_alpha",
     "PERCY",
     "NoRuleKeywordWarning",
+    "GroundTruthSaliency",
+    "GroundTruthLocalisation",
+    "LowModelAccuracyWarning",
+    "emd",
+    "kl_divergence",
+    "relevance_mass_accuracy",
+    "relevance_rank_accuracy",
+    "pointing_game",
 ]
