@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from ..commons.random import counter_uniform, seed_to_int
+from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
@@ -180,8 +180,9 @@ class ObjectLime:
         if self.sample_size < len(forced):  # pragma: no cover - sample_size >= 2
             raise ValueError("`sample_size` is too small")
         others = np.setdiff1d(np.arange(total), forced)
-        keys = counter_uniform(seed, np.uint64(index), others.astype(np.uint64))
-        chosen = others[np.argsort(keys, kind="stable")[: self.sample_size - len(forced)]]
+        # one generator per image: the draw does not depend on batching or on the others
+        rng = np.random.default_rng([seed, index])
+        chosen = rng.choice(others, size=self.sample_size - len(forced), replace=False)
         return np.sort(np.concatenate([np.asarray(forced), chosen]))
 
     # ------------------------------------------------------------------ API
