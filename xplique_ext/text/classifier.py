@@ -27,6 +27,7 @@ from .tokens import (
     Tokenizer,
     as_tokenizer,
     compose,
+    find_layer,
     find_text_vectorization,
     is_compositional,
     whitespace_tokens,
@@ -50,17 +51,7 @@ def _is_keras(model: Any) -> bool:
 def _find_embedding(model: Any) -> Any:
     import keras
 
-    seen = set()
-    stack = [model]
-    while stack:
-        obj = stack.pop(0)
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, keras.layers.Embedding):
-            return obj
-        stack.extend(getattr(obj, "layers", []) or [])
-    return None
+    return find_layer(model, keras.layers.Embedding)
 
 
 @contextlib.contextmanager

@@ -109,11 +109,9 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
 
 
 # --------------------------------------------------------------------------- tokenizers
-def find_text_vectorization(model: Any) -> Any:
-    """The first Keras ``TextVectorization`` layer inside ``model`` (searching nested
-    models), or None."""
-    import keras
-
+def find_layer(model: Any, layer_type: Any) -> Any:
+    """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
+    nested models), or None."""
     seen = set()
     stack = [model]
     while stack:
@@ -121,10 +119,18 @@ def find_text_vectorization(model: Any) -> Any:
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, keras.layers.TextVectorization):
+        if isinstance(obj, layer_type):
             return obj
         stack.extend(getattr(obj, "layers", []) or [])
     return None
+
+
+def find_text_vectorization(model: Any) -> Any:
+    """The first Keras ``TextVectorization`` layer inside ``model`` (searching nested
+    models), or None."""
+    import keras
+
+    return find_layer(model, keras.layers.TextVectorization)
 
 
 def _pad(rows: Sequence[Sequence[int]]) -> np.ndarray:
