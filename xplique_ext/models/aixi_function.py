@@ -2,27 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from ..commons.validation import check_choice
+from ..commons.validation import check_choice, check_int
 from ..datasets.aixi import MAX_PER_PATTERN, _resolve_function, count_patterns
 
 __all__ = ["AIXIFunctionModel"]
 
 
-def _keras_model_class():
+def _keras():
     import keras
 
-    return keras.Model
+    return keras
 
 
-class AIXIFunctionModel(_keras_model_class()):
+class _FunctionLayer(_keras().layers.Layer):
+    """Counts the patterns with OpenCV and applies F (through ``tf.numpy_function``)."""
+
+    def __init__(self, fn: Callable, dataset: str, **kwargs: Any):
+        super().__init__(trainable=False, **kwargs)
+        self._fn = fn
+        self.dataset = dataset
+
+    def numpy_call(self, images: np.ndarray) -> np.ndarray:
+        counts = count_patterns(np.asarray(images), self.dataset)
+        values = np.asarray(self._fn(counts / MAX_PER_PATTERN), dtype=np.float32)
+        return values.reshape(-1, 1)
+
+    def call(self, inputs: Any) -> Any:
+        import tensorflow as tf
+
+        inputs = tf.cast(inputs, tf.float32)
+        out = tf.numpy_function(self.numpy_call, [inputs], tf.float32, stateful=False)
+        out.set_shape([inputs.shape[0], 1])
+        return out
+
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        return (input_shape[0], 1)
+
+
+class AIXIFunctionModel(_keras().Model):
     """F(I) computed from the pixels: the objects of each pattern are counted
     (:func:`~xplique_ext.datasets.count_patterns`) and F is applied to the normalised
-    counts. A perfect "model" of the AIXI labels, usable wherever a Keras model is:
-    ``model(images)``, ``model.predict``, the metrics and Xplique's black-box explainers.
+    counts. A perfect "model" of the AIXI labels (experiment 2 of the paper), as a
+    functional Keras model: ``model(images)``, ``model.predict``, the metrics and
+    Xplique's black-box explainers (Lime, KernelShap, Occlusion, ...) accept it.
 
     Parameters
     ----------
@@ -30,11 +56,13 @@ class AIXIFunctionModel(_keras_model_class()):
         'ssin', 'suum', 'class' or a callable F(g) on normalised counts (N, 3).
     dataset
         'shape' (patterns told apart by shape) or 'color' (by intensity).
+    image_size
+        Side of the input images; None accepts any size.
 
     Notes
     -----
     Not differentiable (the counting runs in NumPy through ``tf.numpy_function``):
-    gradient-based explainers cannot be used on it.
+    gradient-based explainers cannot be used on it. Output shape (N, 1).
 
     Examples
     --------
@@ -46,29 +74,14 @@ class AIXIFunctionModel(_keras_model_class()):
     """
 
     def __init__(self, function: Union[str, Callable] = "ssin", dataset: str = "shape",
-                 **kwargs: Any):
-        super().__init__(**kwargs)
-        self.function_name, self._fn = _resolve_function(function)
-        self.dataset = check_choice(dataset, "dataset", ("shape", "color"))
-
-    def numpy_call(self, images: np.ndarray) -> np.ndarray:
-        """F for a batch of images (N, H, W[, 1]) as a float32 array (N, 1)."""
-        counts = count_patterns(np.asarray(images), self.dataset)
-        values = np.asarray(self._fn(counts / MAX_PER_PATTERN), dtype=np.float32)
-        return values.reshape(-1, 1)
-
-    def call(self, inputs: Any) -> Any:
-        import tensorflow as tf
-
-        inputs = tf.convert_to_tensor(inputs, tf.float32)
-        out = tf.numpy_function(self.numpy_call, [inputs], tf.float32, stateful=False)
-        out.set_shape([inputs.shape[0], 1])
-        return out
-
-    def compute_output_shape(self, input_shape: Any) -> Any:
-        return (input_shape[0], 1)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(function=self.function_name, dataset=self.dataset)
-        return config
+                 image_size: Optional[int] = None):
+        keras = _keras()
+        name, fn = _resolve_function(function)
+        check_choice(dataset, "dataset", ("shape", "color"))
+        image_size = check_int(image_size, "image_size", minimum=1, allow_none=True)
+        inputs = keras.Input((image_size, image_size, 1))
+        layer = _FunctionLayer(fn, dataset, name=f"aixi_{name}")
+        super().__init__(inputs=inputs, outputs=layer(inputs), name=f"aixi_{name}_{dataset}")
+        self.function_name = name
+        self.dataset = dataset
+        self.numpy_call = layer.numpy_call

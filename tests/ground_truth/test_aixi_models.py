@@ -1,0 +1,77 @@
+"""The paper's CNN and the function-as-model."""
+
+import numpy as np
+import pytest
+
+from xplique_ext.datasets import make_aixi_color, make_aixi_shape
+from xplique_ext.models import AIXIFunctionModel, build_aixi_cnn
+
+
+@pytest.mark.parametrize("function", ["ssin", "class"])
+def test_cnn_architecture(function):
+    import keras
+
+    model = build_aixi_cnn((64, 64, 1), function, seed=0)
+    kinds = [type(layer).__name__ for layer in model.layers]
+    assert kinds == ["Conv2D", "MaxPooling2D", "Conv2D", "MaxPooling2D", "Flatten", "Dense",
+                     "Dropout", "Dense", "Dropout", "Dense"]
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert [c.filters for c in convs] == [25, 50]
+    assert all(c.kernel_size == (3, 3) and c.activation.__name__ == "relu" for c in convs)
+    dense = [layer for layer in model.layers if isinstance(layer, keras.layers.Dense)]
+    assert [d.units for d in dense] == [25, 15, 1]
+    assert [d.rate for d in model.layers if isinstance(d, keras.layers.Dropout)] == [0.5, 0.5]
+    expected = "sigmoid" if function == "class" else "linear"
+    assert dense[-1].activation.__name__ == expected
+    assert model.output_shape == (None, 1)
+    assert model.loss == ("binary_crossentropy" if function == "class" else "mse")
+    # seeded initialisation: same weights twice
+    again = build_aixi_cnn((64, 64, 1), function, seed=0)
+    for a, b in zip(model.get_weights(), again.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_cnn_learns_a_little_on_tiny_data():
+    data = make_aixi_shape(256, image_size=32, function="suum", seed=0)
+    model = build_aixi_cnn((32, 32, 1), "suum", seed=1, learning_rate=3e-3)
+    before = model.evaluate(data.images, data.targets, verbose=0)[0]
+    model.fit(data.images, data.targets, epochs=3, batch_size=32, verbose=0, shuffle=False)
+    after = model.evaluate(data.images, data.targets, verbose=0)[0]
+    assert after < before
+
+
+def test_cnn_errors():
+    with pytest.raises(ValueError, match="`function` must be one of"):
+        build_aixi_cnn((32, 32, 1), "regression")
+    with pytest.raises(ValueError, match=r"`input_shape` must be \(H, W, C\)"):
+        build_aixi_cnn((32, 32))
+    with pytest.raises(ValueError, match="`input_shape` H must be >= 10"):
+        build_aixi_cnn((8, 32, 1))
+
+
+@pytest.mark.parametrize("maker,dataset", [(make_aixi_shape, "shape"),
+                                           (make_aixi_color, "color")])
+@pytest.mark.parametrize("function", ["ssin", "suum", "class"])
+def test_function_model_is_a_keras_model_of_f(maker, dataset, function):
+    import keras
+    import tensorflow as tf
+
+    data = maker(40, image_size=64, function=function, seed=9)
+    model = AIXIFunctionModel(function, dataset=dataset)
+    assert isinstance(model, keras.Model)
+    np.testing.assert_allclose(model(data.images).numpy()[:, 0], data.targets, atol=1e-6)
+    np.testing.assert_allclose(model.predict(data.images, batch_size=16, verbose=0)[:, 0],
+                               data.targets, atol=1e-6)
+    traced = tf.function(lambda x: model(x))
+    np.testing.assert_allclose(traced(tf.constant(data.images)).numpy()[:, 0], data.targets,
+                               atol=1e-6)
+
+
+def test_function_model_with_an_xplique_explainer():
+    from xplique.attributions import Occlusion
+
+    data = make_aixi_shape(4, image_size=32, function="suum", seed=1)
+    model = AIXIFunctionModel("suum")
+    explainer = Occlusion(model, batch_size=64, patch_size=8, patch_stride=8)
+    maps = np.asarray(explainer.explain(data.images, np.ones((4, 1), np.float32)))
+    assert maps.shape[:3] == (4, 32, 32) and np.isfinite(maps).all()

@@ -1,0 +1,163 @@
+"""Exhaustive object-level LIME and the paper's experiments 1 and 2 (the function itself
+is the model)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from xplique_ext.datasets import make_aixi_color, make_aixi_shape
+from xplique_ext.explainers import ObjectLime, lime_kernel_weights, shapley_kernel_weights
+from xplique_ext.metrics import emd
+from xplique_ext.models import AIXIFunctionModel
+
+MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
+
+
+def _mean_emd(phi, gt):
+    with warnings.catch_warnings():  # class: images whose F never changes are NaN
+        warnings.simplefilter("ignore")
+        return float(np.nanmean(emd(phi, gt)))
+
+
+@pytest.fixture(scope="module", params=list(itertools.product(MAKERS, ("ssin", "suum",
+                                                                        "class"))))
+def experiment(request):
+    """The paper's setting: 128x128 images, the function as the model."""
+    dataset, function = request.param
+    data = MAKERS[dataset](24, image_size=128, function=function, seed=5)
+    model = AIXIFunctionModel(function, dataset=dataset)
+    return data, model
+
+
+def test_experiment2_shapley_kernel_recovers_the_ground_truth(experiment):
+    data, model = experiment
+    lime = ObjectLime(model, batch_size=256, kernel="shapley")
+    coef = lime.explain_objects(data.images, object_labels=data.object_labels)
+    np.testing.assert_allclose(coef, data.object_values[:, :coef.shape[1]], atol=1e-9)
+    maps = lime.explain(data.images, object_labels=data.object_labels)
+    assert _mean_emd(maps, data.ground_truth) < 1e-3
+
+
+def test_experiment2_lime_kernel_and_random_baseline(experiment):
+    data, model = experiment
+    maps = ObjectLime(model, batch_size=256, kernel="lime").explain(
+        data.images, object_labels=data.object_labels)
+    lime_emd = _mean_emd(maps, data.ground_truth)
+    random_emd = _mean_emd(np.random.default_rng(0).random(data.ground_truth.shape),
+                           data.ground_truth)
+    if data.function != "class":
+        assert lime_emd < 0.1  # paper, Table 2: 0.04 to 0.06
+    assert random_emd > 0.2
+    assert random_emd > 2 * lime_emd
+
+
+@pytest.mark.parametrize("dataset", ["shape", "color"])
+def test_experiment1_emd_decreases_with_the_sample_size(dataset):
+    sizes = (8, 16, 32, 64)
+    for function, kernel in (("ssin", "lime"), ("suum", "lime"), ("class", "shapley")):
+        data = MAKERS[dataset](80, image_size=32, function=function, seed=0)
+        model = AIXIFunctionModel(function, dataset=dataset)
+        means = [
+            _mean_emd(ObjectLime(model, kernel=kernel, sample_size=s, seed=0).explain(
+                data.images, object_labels=data.object_labels), data.ground_truth)
+            for s in sizes
+        ]
+        assert all(a > b for a, b in zip(means, means[1:])), (function, means)
+
+
+def test_lime_kernel_matches_the_lime_package():
+    from lime.lime_base import LimeBase
+    from sklearn.metrics import pairwise_distances
+
+    data = make_aixi_shape(12, image_size=32, function="ssin", seed=3)
+    model = AIXIFunctionModel("ssin")
+    ours = ObjectLime(model, kernel="lime").explain_objects(
+        data.images, object_labels=data.object_labels)
+    base = LimeBase(lambda d: np.sqrt(np.exp(-(d**2) / 0.25**2)))
+    for i in range(len(data)):
+        m = int(data.n_objects[i])
+        if m == 0:
+            continue
+        z = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).astype(float)[::-1]  # full first
+        keep = np.concatenate([np.ones((len(z), 1)), z], 1).astype(bool)
+        labels = data.object_labels[i]
+        pert = np.where(keep[:, labels][..., None], data.images[i][None], 0.0)
+        y = model(pert).numpy()
+        distances = pairwise_distances(z, z[:1], metric="cosine").ravel()
+        _, exp, _, _ = base.explain_instance_with_data(z, y, distances, 0, m,
+                                                       feature_selection="none")
+        expected = np.zeros(m)
+        for feature, weight in exp:
+            expected[feature] = weight
+        np.testing.assert_allclose(ours[i, :m], expected, atol=1e-8)
+
+
+def test_weights():
+    z = np.array([[1, 1, 1], [1, 0, 0], [0, 0, 0], [1, 1, 0]])
+    w = lime_kernel_weights(z)
+    assert w[0] == 1.0 and w[2] == pytest.approx(np.sqrt(np.exp(-16)))
+    assert w[3] == pytest.approx(np.sqrt(np.exp(-((1 - np.sqrt(2 / 3)) ** 2) / 0.0625)))
+    s = shapley_kernel_weights(z)
+    assert np.isinf(s[0]) and np.isinf(s[2])
+    assert s[1] == pytest.approx(2 / (3 * 1 * 2)) and s[3] == pytest.approx(2 / (3 * 2 * 1))
+
+
+def test_invariances_batch_size_seed_and_order():
+    data = make_aixi_color(16, image_size=32, function="ssin", seed=2)
+    model = AIXIFunctionModel("ssin", "color")
+    kw = dict(kernel="lime", sample_size=12, seed=4)
+    ref = ObjectLime(model, batch_size=64, **kw).explain(data.images,
+                                                         object_labels=data.object_labels)
+    for bs in (1, 7, None):
+        np.testing.assert_allclose(
+            ObjectLime(model, batch_size=bs, **kw).explain(
+                data.images, object_labels=data.object_labels), ref, atol=1e-10)
+    other = ObjectLime(model, kernel="lime", sample_size=12, seed=5).explain(
+        data.images, object_labels=data.object_labels)
+    assert not np.allclose(other, ref)
+    # the subsets drawn for an image do not depend on the other images
+    half = ObjectLime(model, **kw).explain(data.images[:8],
+                                           object_labels=data.object_labels[:8])
+    np.testing.assert_allclose(half, ref[:8], atol=1e-10)
+
+
+def test_multi_output_model_and_targets():
+    import tensorflow as tf
+
+    data = make_aixi_shape(6, image_size=32, function="class", seed=8)
+    base = AIXIFunctionModel("class")
+
+    def two(x):
+        f = base(x)
+        return tf.concat([1.0 - f, f], axis=1)
+
+    lime = ObjectLime(two, kernel="shapley")
+    pos = lime.explain_objects(data.images, np.ones(6, int), object_labels=data.object_labels)
+    neg = lime.explain_objects(data.images, np.eye(2)[np.zeros(6, int)],
+                               object_labels=data.object_labels)
+    np.testing.assert_allclose(pos, data.object_values[:, :pos.shape[1]], atol=1e-9)
+    np.testing.assert_allclose(neg, -pos, atol=1e-9)
+
+
+def test_errors():
+    data = make_aixi_shape(2, image_size=32, seed=0)
+    model = AIXIFunctionModel("ssin")
+    with pytest.raises(ValueError, match="`kernel` must be one of"):
+        ObjectLime(model, kernel="exponential")
+    with pytest.raises(ValueError, match="`sample_size` must be >= 2"):
+        ObjectLime(model, sample_size=1)
+    with pytest.raises(ValueError, match="`alpha` must be in"):
+        ObjectLime(model, alpha=-1.0)
+    with pytest.raises(TypeError, match="`model` must be callable"):
+        ObjectLime("model")
+    lime = ObjectLime(model)
+    with pytest.raises(ValueError, match="`object_labels` must have shape"):
+        lime.explain(data.images, object_labels=data.object_labels[:, :16])
+    with pytest.raises(ValueError, match="non-negative integers"):
+        lime.explain(data.images, object_labels=data.object_labels.astype(float))
+    too_many = np.zeros((1, 32, 32), int)
+    too_many[0, 0, :13] = np.arange(1, 14)
+    with pytest.raises(ValueError, match="at most 12 objects"):
+        lime.explain(data.images[:1], object_labels=too_many)
