@@ -1,5 +1,7 @@
 """Plot helpers (matplotlib is imported only when a plot is drawn)."""
 
 from .attributions import plot_scored_explanations, plot_scores
+from .ground_truth import plot_aixi_samples, plot_ground_truth_leaderboard, plot_sample_size_curve
 
-__all__ = ["plot_scored_explanations", "plot_scores"]
+__all__ = ["plot_scored_explanations", "plot_scores", "plot_aixi_samples",
+           "plot_ground_truth_leaderboard", "plot_sample_size_curve"]

@@ -1,0 +1,54 @@
+"""Leaderboard table and the plot helpers of the ground-truth family."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from xplique_ext.datasets import make_aixi_shape  # noqa: E402
+from xplique_ext.metrics import emd, ground_truth_leaderboard  # noqa: E402
+from xplique_ext.plots import (  # noqa: E402
+    plot_aixi_samples,
+    plot_ground_truth_leaderboard,
+    plot_sample_size_curve,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_aixi_shape(10, image_size=32, function="class", seed=2)
+
+
+def test_leaderboard_ranks_and_matches_the_measures(data):
+    rng = np.random.default_rng(0)
+    explanations = {"random": rng.random(data.ground_truth.shape),
+                    "truth": data.ground_truth,
+                    "noisy": data.ground_truth + 0.1 * rng.random(data.ground_truth.shape)}
+    table, per_sample = ground_truth_leaderboard(explanations, data.ground_truth,
+                                                 masks=data.relevant_masks)
+    assert list(table.index) == ["truth", "noisy", "random"]
+    assert table.columns[0] == "EMD (lower is better)"
+    assert "pointing game (higher is better)" in table.columns
+    with pytest.warns(UserWarning):
+        expected = np.nanmean(emd(explanations["noisy"], data.ground_truth))
+    assert table.loc["noisy", "EMD (lower is better)"] == pytest.approx(expected)
+    assert per_sample["EMD"]["truth"].shape == (len(data),)
+    assert table.loc["truth", "pointing game (higher is better)"] == 1.0
+
+
+def test_plots_draw(data):
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(0)
+    fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 32, 32))})
+    assert len(fig.axes) == 3 * 4
+    _, per_sample = ground_truth_leaderboard({"a": data.ground_truth + 0.1,
+                                              "b": rng.random((10, 32, 32))},
+                                             data.ground_truth)
+    fig = plot_ground_truth_leaderboard(per_sample)
+    assert len(fig.axes) == 2
+    ax = plot_sample_size_curve([8, 16, 32, 64], {"shape ssin": [0.3, 0.2, 0.1, 0.05]})
+    assert len(ax.lines) == 1
+    plt.close("all")
