@@ -42,8 +42,9 @@ def generation_rate(n: int) -> dict:
 
 
 def dense_maps(rng, n, size, sigma=1.5):
-    return np.stack([np.abs(cv2.GaussianBlur(rng.normal(size=(size, size)), (0, 0), sigma))
-                     for _ in range(n)])
+    return np.stack(
+        [np.abs(cv2.GaussianBlur(rng.normal(size=(size, size)), (0, 0), sigma)) for _ in range(n)]
+    )
 
 
 def _grid_cost(size):
@@ -97,11 +98,16 @@ def emd_32(n_pairs: int, n_cv2: int, rng) -> None:
     emd(small[0], small[1], resize=None)  # warm-up (numba cache, POT import)
 
     print("\nEMD between 32x32 maps (seconds per pair; lower is better)")
-    header = f"{'pairs':<26}{'ours':>10}{'POT full':>11}{'cv2.EMD':>10}" \
-             f"{'POT/ours':>10}{'cv2/ours':>10}{'cv2 gap':>9}"
+    header = (
+        f"{'pairs':<26}{'ours':>10}{'POT full':>11}{'cv2.EMD':>10}"
+        f"{'POT/ours':>10}{'cv2/ours':>10}{'cv2 gap':>9}"
+    )
     print(header)
-    for label, pairs in ((f"{n_pairs} sparse GT-like", sparse), (f"{n_pairs} dense", dense),
-                         (f"{n_pairs} dense vs sparse", mixed)):
+    for label, pairs in (
+        (f"{n_pairs} sparse GT-like", sparse),
+        (f"{n_pairs} dense", dense),
+        (f"{n_pairs} dense vs sparse", mixed),
+    ):
         t_ours, v_ours = time_pairs(lambda a, b: emd(a, b, resize=None), pairs)
         t_pot, v_pot = time_pairs(lambda a, b: pot_full(a, b, cost), pairs)
         gap = np.max(np.abs(v_ours - v_pot))
@@ -109,20 +115,25 @@ def emd_32(n_pairs: int, n_cv2: int, rng) -> None:
         cv_pairs = pairs[:n_cv2]
         t_cv, v_cv = time_pairs(lambda a, b: opencv_emd(a, b, xy, 32), cv_pairs)
         rel_gap = float(np.mean((v_cv - v_ours[:n_cv2]) / v_ours[:n_cv2]))
-        print(f"{label:<26}{t_ours:>10.4f}{t_pot:>11.4f}{t_cv:>10.3f}"
-              f"{t_pot / t_ours:>10.1f}{t_cv / t_ours:>10.0f}{100 * rel_gap:>8.1f}%")
+        print(
+            f"{label:<26}{t_ours:>10.4f}{t_pot:>11.4f}{t_cv:>10.3f}"
+            f"{t_pot / t_ours:>10.1f}{t_cv / t_ours:>10.0f}{100 * rel_gap:>8.1f}%"
+        )
         if n_cv2:
-            print(f"   pair 0: exact {v_ours[0]:.4f}, POT {v_pot[0]:.4f}, "
-                  f"cv2.EMD {v_cv[0]:.4f}")
-    print("   (ours equals POT's optimum on every pair within 1e-9; 'cv2 gap' is the mean "
-          f"relative excess of cv2.EMD over the optimum, on {n_cv2} pairs)")
+            print(f"   pair 0: exact {v_ours[0]:.4f}, POT {v_pot[0]:.4f}, cv2.EMD {v_cv[0]:.4f}")
+    print(
+        "   (ours equals POT's optimum on every pair within 1e-9; 'cv2 gap' is the mean "
+        f"relative excess of cv2.EMD over the optimum, on {n_cv2} pairs)"
+    )
     batch_a = np.stack([a for a, _ in dense])
     batch_b = np.stack([b for _, b in dense])
     for jobs in (1, 2):
         t0 = time.perf_counter()
         emd(batch_a, batch_b, resize=None, n_jobs=jobs)
-        print(f"   batch of {n_pairs} dense pairs, n_jobs={jobs}: "
-              f"{(time.perf_counter() - t0) / n_pairs:.4f} s per pair")
+        print(
+            f"   batch of {n_pairs} dense pairs, n_jobs={jobs}: "
+            f"{(time.perf_counter() - t0) / n_pairs:.4f} s per pair"
+        )
 
 
 def emd_128(n_pairs: int, pot: bool, rng) -> None:
@@ -132,16 +143,19 @@ def emd_128(n_pairs: int, pot: bool, rng) -> None:
     data = make_aixi_shape(4 * n_pairs, image_size=128, function="ssin", seed=3)
     gts = data.ground_truth[data.has_ground_truth][:n_pairs].astype(np.float64)
     phis = dense_maps(rng, n_pairs, 128, sigma=2.0)
-    print("\nEMD at full resolution 128x128, sparse ground truth vs dense explanation "
-          "(resize=None)")
+    print(
+        "\nEMD at full resolution 128x128, sparse ground truth vs dense explanation (resize=None)"
+    )
     times, values = [], []
     for gt, phi in zip(gts, phis):
         t0 = time.perf_counter()
         values.append(emd(phi, gt, resize=None))
         times.append(time.perf_counter() - t0)
-    print(f"   ours: mean {np.mean(times):.2f} s, max {np.max(times):.2f} s per pair over "
-          f"{n_pairs} pairs (support sizes {int((gts > 0).sum((1, 2)).min())}-"
-          f"{int((gts > 0).sum((1, 2)).max())} vs 16384 pixels)")
+    print(
+        f"   ours: mean {np.mean(times):.2f} s, max {np.max(times):.2f} s per pair over "
+        f"{n_pairs} pairs (support sizes {int((gts > 0).sum((1, 2)).min())}-"
+        f"{int((gts > 0).sum((1, 2)).max())} vs 16384 pixels)"
+    )
     if pot:
         import ot
         from scipy.spatial.distance import cdist
@@ -152,27 +166,32 @@ def emd_128(n_pairs: int, pot: bool, rng) -> None:
         s, t = gt.ravel() > 0, phi.ravel() > 0
         t0 = time.perf_counter()
         cost = cdist(xy[s], xy[t]) / np.hypot(127, 127)
-        ref = ot.emd2(gt.ravel()[s], phi.ravel()[t] * (gt.sum() / phi.sum()), cost,
-                      numItermax=10**9)
+        ref = ot.emd2(
+            gt.ravel()[s], phi.ravel()[t] * (gt.sum() / phi.sum()), cost, numItermax=10**9
+        )
         t_pot = time.perf_counter() - t0
-        print(f"   POT ot.emd2 on the supports ({s.sum()} x {t.sum()}): {t_pot:.1f} s, "
-              f"value {ref:.10f} vs ours {values[0]:.10f} (|diff| "
-              f"{abs(ref - values[0]):.1e}); POT / ours = {t_pot / times[0]:.0f}")
+        print(
+            f"   POT ot.emd2 on the supports ({s.sum()} x {t.sum()}): {t_pot:.1f} s, "
+            f"value {ref:.10f} vs ours {values[0]:.10f} (|diff| "
+            f"{abs(ref - values[0]):.1e}); POT / ours = {t_pot / times[0]:.0f}"
+        )
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer pairs and images")
-    parser.add_argument("--pot128", action="store_true",
-                        help="also time POT on one 128x128 pair (takes minutes)")
+    parser.add_argument(
+        "--pot128", action="store_true", help="also time POT on one 128x128 pair (takes minutes)"
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", UserWarning)
     rng = np.random.default_rng(0)
     n_images = 500 if args.quick else 5000
     rates = generation_rate(n_images)
-    print(f"AIXI generation at 128x128 ({n_images} images, one process, "
-          f"{os.cpu_count()} cores): " + ", ".join(f"{k} {v:,.0f} images/s"
-                                                   for k, v in rates.items()))
+    print(
+        f"AIXI generation at 128x128 ({n_images} images, one process, "
+        f"{os.cpu_count()} cores): " + ", ".join(f"{k} {v:,.0f} images/s" for k, v in rates.items())
+    )
     emd_32(20 if args.quick else 100, 2 if args.quick else 3, rng)
     emd_128(2 if args.quick else 10, args.pot128, rng)
 

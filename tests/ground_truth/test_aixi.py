@@ -86,8 +86,9 @@ def test_completeness_pixel_convention(data):
 def test_object_convention_paints_each_object_with_its_value(data):
     for i in range(0, len(data), 11):
         for k, mask in enumerate(data.object_masks[i]):
-            np.testing.assert_allclose(data.ground_truth[i][mask], data.object_values[i, k],
-                                       rtol=1e-6)
+            np.testing.assert_allclose(
+                data.ground_truth[i][mask], data.object_values[i, k], rtol=1e-6
+            )
         assert np.all(data.ground_truth[i][data.object_labels[i] == 0] == 0)
 
 
@@ -184,8 +185,7 @@ def test_as_dataset_save_load_and_subsets(tmp_path):
     assert path.suffix == ".npz"
     back = load_aixi(path)
     assert isinstance(back, AIXIData) and back.function == "suum" and back.dataset == "color"
-    for name in ("images", "targets", "counts", "object_labels", "ground_truth",
-                 "object_values"):
+    for name in ("images", "targets", "counts", "object_labels", "ground_truth", "object_values"):
         np.testing.assert_array_equal(getattr(back, name), getattr(data, name))
     part = data[5:9]
     assert len(part) == 4

@@ -13,8 +13,18 @@ def test_cnn_architecture(function):
 
     model = build_aixi_cnn((64, 64, 1), function, seed=0)
     kinds = [type(layer).__name__ for layer in model.layers]
-    assert kinds == ["Conv2D", "MaxPooling2D", "Conv2D", "MaxPooling2D", "Flatten", "Dense",
-                     "Dropout", "Dense", "Dropout", "Dense"]
+    assert kinds == [
+        "Conv2D",
+        "MaxPooling2D",
+        "Conv2D",
+        "MaxPooling2D",
+        "Flatten",
+        "Dense",
+        "Dropout",
+        "Dense",
+        "Dropout",
+        "Dense",
+    ]
     convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
     assert [c.filters for c in convs] == [25, 50]
     assert all(c.kernel_size == (3, 3) and c.activation.__name__ == "relu" for c in convs)
@@ -49,8 +59,7 @@ def test_cnn_errors():
         build_aixi_cnn((8, 32, 1))
 
 
-@pytest.mark.parametrize("maker,dataset", [(make_aixi_shape, "shape"),
-                                           (make_aixi_color, "color")])
+@pytest.mark.parametrize("maker,dataset", [(make_aixi_shape, "shape"), (make_aixi_color, "color")])
 @pytest.mark.parametrize("function", ["ssin", "suum", "class"])
 def test_function_model_is_a_keras_model_of_f(maker, dataset, function):
     import keras
@@ -60,11 +69,13 @@ def test_function_model_is_a_keras_model_of_f(maker, dataset, function):
     model = AIXIFunctionModel(function, dataset=dataset)
     assert isinstance(model, keras.Model)
     np.testing.assert_allclose(model(data.images).numpy()[:, 0], data.targets, atol=1e-6)
-    np.testing.assert_allclose(model.predict(data.images, batch_size=16, verbose=0)[:, 0],
-                               data.targets, atol=1e-6)
+    np.testing.assert_allclose(
+        model.predict(data.images, batch_size=16, verbose=0)[:, 0], data.targets, atol=1e-6
+    )
     traced = tf.function(lambda x: model(x))
-    np.testing.assert_allclose(traced(tf.constant(data.images)).numpy()[:, 0], data.targets,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        traced(tf.constant(data.images)).numpy()[:, 0], data.targets, atol=1e-6
+    )
 
 
 def test_function_model_with_an_xplique_explainer():

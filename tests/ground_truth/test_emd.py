@@ -14,8 +14,7 @@ from scipy.spatial.distance import cdist
 
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.datasets import make_aixi_shape
-from xplique_ext.metrics import emd, kl_divergence
-from xplique_ext.metrics import _emd_solver
+from xplique_ext.metrics import _emd_solver, emd, kl_divergence
 
 METRICS = ("euclidean", "manhattan", "sqeuclidean")
 
@@ -42,10 +41,14 @@ def _linprog_eq5(a, b, d):
     rows_a = np.kron(np.eye(n), np.ones((1, m)))
     rows_b = np.kron(np.ones((1, n)), np.eye(m))
     res = linprog(
-        d.ravel(), A_ub=np.vstack([rows_a, rows_b]), b_ub=np.concatenate([a, b]),
-        A_eq=np.ones((1, n * m)), b_eq=[min(a.sum(), b.sum())], bounds=(0, None),
-        method="highs", options={"primal_feasibility_tolerance": 1e-10,
-                                 "dual_feasibility_tolerance": 1e-10},
+        d.ravel(),
+        A_ub=np.vstack([rows_a, rows_b]),
+        b_ub=np.concatenate([a, b]),
+        A_eq=np.ones((1, n * m)),
+        b_eq=[min(a.sum(), b.sum())],
+        bounds=(0, None),
+        method="highs",
+        options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10},
     )
     assert res.status == 0
     return res.fun + abs(a.sum() - b.sum()) * d.max()
@@ -81,9 +84,10 @@ def test_equals_linear_program_on_small_maps(metric, normalize):
 def test_equals_pot_on_the_full_unreduced_32x32_problem(metric):
     rng = np.random.default_rng(1)
     d = _ground(32, 32, metric)
-    pairs = [(_gt_like(rng, 32), np.abs(rng.normal(size=(32, 32)))),
-             (rng.random((32, 32)), np.abs(cv2.GaussianBlur(rng.normal(size=(32, 32)),
-                                                            (0, 0), 2)))]
+    pairs = [
+        (_gt_like(rng, 32), np.abs(rng.normal(size=(32, 32)))),
+        (rng.random((32, 32)), np.abs(cv2.GaussianBlur(rng.normal(size=(32, 32)), (0, 0), 2))),
+    ]
     for phi, gt in pairs:
         p, q = gt.ravel() / gt.sum(), phi.ravel() / phi.sum()
         expected = ot.emd2(p, q, d, numItermax=10**8)
@@ -103,8 +107,9 @@ def test_multiscale_column_generation_equals_dense_on_larger_maps(monkeypatch):
     assert sparse == pytest.approx(dense, abs=1e-10)
     unbalanced = emd(phi, gt, resize=None, normalize=False, solver="column_generation")
     monkeypatch.setattr(_emd_solver, "_DENSE_MAX", 10**12)
-    assert unbalanced == pytest.approx(emd(phi, gt, resize=None, normalize=False,
-                                           solver="dense"), abs=1e-10)
+    assert unbalanced == pytest.approx(
+        emd(phi, gt, resize=None, normalize=False, solver="dense"), abs=1e-10
+    )
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -121,8 +126,9 @@ def test_known_answers(metric):
     # moving one unit of mass by 3 rows
     c = np.zeros((16, 16))
     c[3, 0] = 1
-    expected = {"euclidean": 3 / np.hypot(15, 15), "manhattan": 3 / 30,
-                "sqeuclidean": 9 / 450}[metric]
+    expected = {"euclidean": 3 / np.hypot(15, 15), "manhattan": 3 / 30, "sqeuclidean": 9 / 450}[
+        metric
+    ]
     assert emd(a, c, resize=None, ground_distance=metric) == pytest.approx(expected)
 
 
@@ -136,16 +142,14 @@ def test_equation5_mass_penalty():
     c = np.zeros((8, 8))
     c[2, 5] = 0.5
     # 0.5 moved by 3 columns + 0.5 unmatched
-    assert emd(c, a, resize=None, normalize=False) == pytest.approx(
-        0.5 * 3 / np.hypot(7, 7) + 0.5)
+    assert emd(c, a, resize=None, normalize=False) == pytest.approx(0.5 * 3 / np.hypot(7, 7) + 0.5)
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**16), st.integers(3, 9), st.integers(3, 9))
 def test_properties_symmetry_bounds_and_triangle(seed, h, w):
     rng = np.random.default_rng(seed)
-    a, b, c = (rng.random((h, w)) * (rng.random((h, w)) < 0.7) + 1e-3 * (k == 0)
-               for k in range(3))
+    a, b, c = (rng.random((h, w)) * (rng.random((h, w)) < 0.7) + 1e-3 * (k == 0) for k in range(3))
     ab = emd(a, b, resize=None)
     assert ab == pytest.approx(emd(b, a, resize=None), abs=1e-12)
     assert 0.0 <= ab <= 1.0 + 1e-12
@@ -176,21 +180,26 @@ def test_resize_downsamples_with_area_interpolation():
     rng = np.random.default_rng(0)
     phi = np.abs(rng.normal(size=(3, 128, 128)))
     small_phi = np.stack([cv2.resize(m, (32, 32), interpolation=cv2.INTER_AREA) for m in phi])
-    small_gt = np.stack([cv2.resize(m.astype(np.float64), (32, 32),
-                                    interpolation=cv2.INTER_AREA) for m in data.ground_truth])
-    np.testing.assert_allclose(emd(phi, data.ground_truth),
-                               emd(small_phi, small_gt, resize=None), atol=1e-12)
+    small_gt = np.stack(
+        [
+            cv2.resize(m.astype(np.float64), (32, 32), interpolation=cv2.INTER_AREA)
+            for m in data.ground_truth
+        ]
+    )
+    np.testing.assert_allclose(
+        emd(phi, data.ground_truth), emd(small_phi, small_gt, resize=None), atol=1e-12
+    )
     # maps already at or below the size are kept
-    np.testing.assert_allclose(emd(small_phi, small_gt, resize=(64, 64)),
-                               emd(small_phi, small_gt, resize=None))
+    np.testing.assert_allclose(
+        emd(small_phi, small_gt, resize=(64, 64)), emd(small_phi, small_gt, resize=None)
+    )
 
 
 def test_full_resolution_sparse_versus_dense_runs():
     """Smoke test of the 128x128 path (exactness of the same solver is checked above
     against POT at 32x32 and 64x64; the benchmark times it)."""
     data = make_aixi_shape(2, image_size=128, function="suum", seed=3)
-    phi = np.abs(cv2.GaussianBlur(np.random.default_rng(1).normal(size=(128, 128)),
-                                  (0, 0), 2))
+    phi = np.abs(cv2.GaussianBlur(np.random.default_rng(1).normal(size=(128, 128)), (0, 0), 2))
     full = emd(phi, data.ground_truth[0], resize=None)
     coarse = emd(phi, data.ground_truth[0])
     assert 0.0 < full < 1.0 and abs(full - coarse) < 0.05
@@ -219,8 +228,13 @@ def test_kl_matches_direct_numpy_equation6():
     eps = 1e-7
     sm = gt / gt.sum(axis=(1, 2), keepdims=True)
     sm_hat = np.abs(phi) / np.abs(phi).sum(axis=(1, 2), keepdims=True)
-    expected = [sum(sm[i].ravel()[k] * np.log(sm[i].ravel()[k] / (sm_hat[i].ravel()[k] + eps)
-                                               + eps) for k in range(144)) for i in range(5)]
+    expected = [
+        sum(
+            sm[i].ravel()[k] * np.log(sm[i].ravel()[k] / (sm_hat[i].ravel()[k] + eps) + eps)
+            for k in range(144)
+        )
+        for i in range(5)
+    ]
     np.testing.assert_allclose(kl_divergence(phi, gt, epsilon=eps), expected, rtol=1e-10)
     assert kl_divergence(gt[0], gt[0]) == pytest.approx(0.0, abs=1e-12)
     # direction: KL(ground truth || explanation) is not symmetric
@@ -228,8 +242,11 @@ def test_kl_matches_direct_numpy_equation6():
     # resize applies the same area downsampling as for the EMD
     big = np.abs(rng.normal(size=(2, 64, 64)))
     small = np.stack([cv2.resize(m, (16, 16), interpolation=cv2.INTER_AREA) for m in big])
-    np.testing.assert_allclose(kl_divergence(big[::-1], big, resize=(16, 16)),
-                               kl_divergence(small[::-1], small), rtol=1e-10)
+    np.testing.assert_allclose(
+        kl_divergence(big[::-1], big, resize=(16, 16)),
+        kl_divergence(small[::-1], small),
+        rtol=1e-10,
+    )
 
 
 @pytest.mark.parametrize("fn", [emd, kl_divergence])

@@ -41,8 +41,9 @@ def _explanations(data, seed=0):
 def test_declares_direction_and_base(data, model):
     assert GroundTruthSaliency.higher_is_better is False
     assert GroundTruthLocalisation.higher_is_better is True
-    metric = GroundTruthSaliency(model, data.images, data.targets,
-                                 ground_truth=data.ground_truth, progress=False)
+    metric = GroundTruthSaliency(
+        model, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+    )
     assert isinstance(metric, BaseAttributionMetric)
     assert metric.model_accuracy == pytest.approx(1.0)
 
@@ -50,12 +51,19 @@ def test_declares_direction_and_base(data, model):
 @pytest.mark.parametrize("measure", ["emd", "kl"])
 def test_scores_equal_the_functions(data, model, measure):
     phi = _explanations(data)
-    metric = GroundTruthSaliency(model, data.images, data.targets, batch_size=5,
-                                 ground_truth=data.ground_truth, measure=measure,
-                                 progress=False)
+    metric = GroundTruthSaliency(
+        model,
+        data.images,
+        data.targets,
+        batch_size=5,
+        ground_truth=data.ground_truth,
+        measure=measure,
+        progress=False,
+    )
     detailed = metric.detailed_evaluate(phi)
-    expected = (emd(phi, data.ground_truth) if measure == "emd"
-                else kl_divergence(phi, data.ground_truth))
+    expected = (
+        emd(phi, data.ground_truth) if measure == "emd" else kl_divergence(phi, data.ground_truth)
+    )
     np.testing.assert_allclose(detailed, expected)
     assert metric.evaluate(phi) == pytest.approx(float(np.mean(expected)))
     assert metric(phi) == metric.evaluate(phi)
@@ -67,16 +75,22 @@ def test_scores_equal_the_functions(data, model, measure):
 
 def test_invariances_batch_size_inputs_and_channels(data, model):
     phi = _explanations(data)
-    ref = GroundTruthSaliency(model, data.images, data.targets,
-                              ground_truth=data.ground_truth, progress=False)
+    ref = GroundTruthSaliency(
+        model, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+    )
     expected = ref.detailed_evaluate(phi)
     for kwargs in (dict(batch_size=None), dict(batch_size=3)):
-        m = GroundTruthSaliency(model, data.images, data.targets,
-                                ground_truth=data.ground_truth, progress=False, **kwargs)
+        m = GroundTruthSaliency(
+            model,
+            data.images,
+            data.targets,
+            ground_truth=data.ground_truth,
+            progress=False,
+            **kwargs,
+        )
         np.testing.assert_allclose(m.detailed_evaluate(phi), expected)
     ds = tf.data.Dataset.from_tensor_slices((data.images, data.targets)).batch(7)
-    m = GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[..., None],
-                            progress=False)
+    m = GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[..., None], progress=False)
     assert m.model_accuracy == pytest.approx(1.0)
     np.testing.assert_allclose(m.detailed_evaluate(tf.constant(phi[..., None])), expected)
     three = np.repeat(phi[..., None], 3, axis=-1) / 3
@@ -90,43 +104,59 @@ def test_warns_when_the_model_does_not_reproduce_the_targets(data):
         return tf.fill((tf.shape(x)[0], 1), 0.5)
 
     with pytest.warns(LowModelAccuracyWarning, match="min_accuracy=0.93"):
-        m = GroundTruthSaliency(constant, data.images, data.targets,
-                                ground_truth=data.ground_truth, progress=False)
+        m = GroundTruthSaliency(
+            constant, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+        )
     assert m.model_accuracy < 0.93
     assert issubclass(LowModelAccuracyWarning, XpliqueExtWarning)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        GroundTruthSaliency(constant, data.images, data.targets, min_accuracy=-1e9,
-                            ground_truth=data.ground_truth, progress=False)
-        GroundTruthSaliency(constant, data.images, None,  # no targets: no check
-                            ground_truth=data.ground_truth, progress=False)
+        GroundTruthSaliency(
+            constant,
+            data.images,
+            data.targets,
+            min_accuracy=-1e9,
+            ground_truth=data.ground_truth,
+            progress=False,
+        )
+        GroundTruthSaliency(
+            constant,
+            data.images,
+            None,  # no targets: no check
+            ground_truth=data.ground_truth,
+            progress=False,
+        )
 
 
 def test_classification_agreement_is_accuracy():
     d = make_aixi_color(40, image_size=32, function="class", seed=2)
     perfect = AIXIFunctionModel("class", dataset="color")
-    m = GroundTruthSaliency(perfect, d.images, d.targets, ground_truth=d.ground_truth,
-                            progress=False)
+    m = GroundTruthSaliency(
+        perfect, d.images, d.targets, ground_truth=d.ground_truth, progress=False
+    )
     assert m.model_accuracy == 1.0
 
     wrong = d.targets.copy()
     wrong[:10] = 1 - wrong[:10]  # the model disagrees with 10 of the 40 labels
     with pytest.warns(LowModelAccuracyWarning):
-        m = GroundTruthSaliency(perfect, d.images, wrong, ground_truth=d.ground_truth,
-                                progress=False)
+        m = GroundTruthSaliency(
+            perfect, d.images, wrong, ground_truth=d.ground_truth, progress=False
+        )
     assert m.model_accuracy == pytest.approx(0.75)
     # two-column logits with integer ids: argmax accuracy
     two = lambda x: tf.concat([1 - perfect(x), perfect(x)], axis=1)  # noqa: E731
-    m = GroundTruthSaliency(two, d.images, d.targets.astype(int),
-                            ground_truth=d.ground_truth, progress=False)
+    m = GroundTruthSaliency(
+        two, d.images, d.targets.astype(int), ground_truth=d.ground_truth, progress=False
+    )
     assert m.model_accuracy == 1.0
 
 
 def test_nan_for_all_zero_ground_truth_is_skipped_with_warning():
     d = make_aixi_shape(30, image_size=32, function="class", seed=0)
     assert (~d.has_ground_truth).any()
-    m = GroundTruthSaliency(AIXIFunctionModel("class"), d.images, d.targets,
-                            ground_truth=d.ground_truth, progress=False)
+    m = GroundTruthSaliency(
+        AIXIFunctionModel("class"), d.images, d.targets, ground_truth=d.ground_truth, progress=False
+    )
     phi = np.random.default_rng(0).random(d.ground_truth.shape)
     with pytest.warns(UndefinedScoreWarning):
         scores = m.detailed_evaluate(phi)
@@ -144,8 +174,9 @@ def test_metric_errors(data, model):
     with pytest.raises(ValueError, match="`ground_distance` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, ground_distance="cosine", **kw)
     with pytest.raises(ValueError, match="`ground_truth` must hold one map per input"):
-        GroundTruthSaliency(model, data.images, data.targets,
-                            ground_truth=data.ground_truth[:-1], progress=False)
+        GroundTruthSaliency(
+            model, data.images, data.targets, ground_truth=data.ground_truth[:-1], progress=False
+        )
     with pytest.raises(ValueError, match="`task` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, task="ranking", **kw)
     with pytest.raises(TypeError, match="unexpected keyword"):
@@ -158,8 +189,7 @@ def test_metric_errors(data, model):
     with pytest.raises(ValueError, match="finite"):
         m.evaluate(bad)
     with pytest.raises(ValueError, match="`ground_truth` must hold finite values only"):
-        GroundTruthSaliency(model, data.images, data.targets, ground_truth=bad,
-                            progress=False)
+        GroundTruthSaliency(model, data.images, data.targets, ground_truth=bad, progress=False)
 
 
 # ---------------------------------------------------------------- localisation
@@ -197,16 +227,27 @@ def test_localisation_undefined_and_errors():
 def test_localisation_metric_on_aixi():
     d = make_aixi_color(24, image_size=32, function="ssin", seed=1)
     d = d[d.has_ground_truth]
-    metric = GroundTruthLocalisation.from_aixi(AIXIFunctionModel("ssin", "color"), d,
-                                               measure="pointing_game")
+    metric = GroundTruthLocalisation.from_aixi(
+        AIXIFunctionModel("ssin", "color"), d, measure="pointing_game"
+    )
     assert metric.evaluate(d.ground_truth) == 1.0
     rng = np.random.default_rng(0)
     noise = rng.random(d.ground_truth.shape)
     for measure in ("mass_accuracy", "rank_accuracy", "pointing_game"):
-        m = GroundTruthLocalisation(AIXIFunctionModel("ssin", "color"), d.images, d.targets,
-                                    masks=d.relevant_masks, measure=measure)
+        m = GroundTruthLocalisation(
+            AIXIFunctionModel("ssin", "color"),
+            d.images,
+            d.targets,
+            masks=d.relevant_masks,
+            measure=measure,
+        )
         assert m.evaluate(d.ground_truth) == pytest.approx(1.0)
         assert m.evaluate(noise) < 0.6
     with pytest.raises(ValueError, match="`measure` must be one of"):
-        GroundTruthLocalisation(AIXIFunctionModel("ssin", "color"), d.images, d.targets,
-                                masks=d.relevant_masks, measure="emd")
+        GroundTruthLocalisation(
+            AIXIFunctionModel("ssin", "color"),
+            d.images,
+            d.targets,
+            masks=d.relevant_masks,
+            measure="emd",
+        )

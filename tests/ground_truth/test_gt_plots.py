@@ -23,11 +23,14 @@ def data():
 
 def test_leaderboard_ranks_and_matches_the_measures(data):
     rng = np.random.default_rng(0)
-    explanations = {"random": rng.random(data.ground_truth.shape),
-                    "truth": data.ground_truth,
-                    "noisy": data.ground_truth + 0.1 * rng.random(data.ground_truth.shape)}
-    table, per_sample = ground_truth_leaderboard(explanations, data.ground_truth,
-                                                 masks=data.relevant_masks)
+    explanations = {
+        "random": rng.random(data.ground_truth.shape),
+        "truth": data.ground_truth,
+        "noisy": data.ground_truth + 0.1 * rng.random(data.ground_truth.shape),
+    }
+    table, per_sample = ground_truth_leaderboard(
+        explanations, data.ground_truth, masks=data.relevant_masks
+    )
     assert list(table.index) == ["truth", "noisy", "random"]
     assert table.columns[0] == "EMD (lower is better)"
     assert "pointing game (higher is better)" in table.columns
@@ -44,9 +47,9 @@ def test_plots_draw(data):
     rng = np.random.default_rng(0)
     fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 32, 32))})
     assert len(fig.axes) == 3 * 4
-    _, per_sample = ground_truth_leaderboard({"a": data.ground_truth + 0.1,
-                                              "b": rng.random((10, 32, 32))},
-                                             data.ground_truth)
+    _, per_sample = ground_truth_leaderboard(
+        {"a": data.ground_truth + 0.1, "b": rng.random((10, 32, 32))}, data.ground_truth
+    )
     fig = plot_ground_truth_leaderboard(per_sample)
     assert len(fig.axes) == 2
     ax = plot_sample_size_curve([8, 16, 32, 64], {"shape ssin": [0.3, 0.2, 0.1, 0.05]})

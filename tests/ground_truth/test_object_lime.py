@@ -21,8 +21,7 @@ def _mean_emd(phi, gt):
         return float(np.nanmean(emd(phi, gt)))
 
 
-@pytest.fixture(scope="module", params=list(itertools.product(MAKERS, ("ssin", "suum",
-                                                                        "class"))))
+@pytest.fixture(scope="module", params=list(itertools.product(MAKERS, ("ssin", "suum", "class"))))
 def experiment(request):
     """The paper's setting: 128x128 images, the function as the model."""
     dataset, function = request.param
@@ -35,7 +34,7 @@ def test_experiment2_shapley_kernel_recovers_the_ground_truth(experiment):
     data, model = experiment
     lime = ObjectLime(model, batch_size=256, kernel="shapley")
     coef = lime.explain_objects(data.images, object_labels=data.object_labels)
-    np.testing.assert_allclose(coef, data.object_values[:, :coef.shape[1]], atol=1e-9)
+    np.testing.assert_allclose(coef, data.object_values[:, : coef.shape[1]], atol=1e-9)
     maps = lime.explain(data.images, object_labels=data.object_labels)
     assert _mean_emd(maps, data.ground_truth) < 1e-3
 
@@ -43,10 +42,12 @@ def test_experiment2_shapley_kernel_recovers_the_ground_truth(experiment):
 def test_experiment2_lime_kernel_and_random_baseline(experiment):
     data, model = experiment
     maps = ObjectLime(model, batch_size=256, kernel="lime").explain(
-        data.images, object_labels=data.object_labels)
+        data.images, object_labels=data.object_labels
+    )
     lime_emd = _mean_emd(maps, data.ground_truth)
-    random_emd = _mean_emd(np.random.default_rng(0).random(data.ground_truth.shape),
-                           data.ground_truth)
+    random_emd = _mean_emd(
+        np.random.default_rng(0).random(data.ground_truth.shape), data.ground_truth
+    )
     if data.function != "class":
         assert lime_emd < 0.1  # paper, Table 2: 0.04 to 0.06
     assert random_emd > 0.2
@@ -60,8 +61,12 @@ def test_experiment1_emd_decreases_with_the_sample_size(dataset):
         data = MAKERS[dataset](80, image_size=32, function=function, seed=0)
         model = AIXIFunctionModel(function, dataset=dataset)
         means = [
-            _mean_emd(ObjectLime(model, kernel=kernel, sample_size=s, seed=0).explain(
-                data.images, object_labels=data.object_labels), data.ground_truth)
+            _mean_emd(
+                ObjectLime(model, kernel=kernel, sample_size=s, seed=0).explain(
+                    data.images, object_labels=data.object_labels
+                ),
+                data.ground_truth,
+            )
             for s in sizes
         ]
         assert all(a > b for a, b in zip(means, means[1:])), (function, means)
@@ -74,7 +79,8 @@ def test_lime_kernel_matches_the_lime_package():
     data = make_aixi_shape(12, image_size=32, function="ssin", seed=3)
     model = AIXIFunctionModel("ssin")
     ours = ObjectLime(model, kernel="lime").explain_objects(
-        data.images, object_labels=data.object_labels)
+        data.images, object_labels=data.object_labels
+    )
     base = LimeBase(lambda d: np.sqrt(np.exp(-(d**2) / 0.25**2)))
     for i in range(len(data)):
         m = int(data.n_objects[i])
@@ -86,8 +92,9 @@ def test_lime_kernel_matches_the_lime_package():
         pert = np.where(keep[:, labels][..., None], data.images[i][None], 0.0)
         y = model(pert).numpy()
         distances = pairwise_distances(z, z[:1], metric="cosine").ravel()
-        _, exp, _, _ = base.explain_instance_with_data(z, y, distances, 0, m,
-                                                       feature_selection="none")
+        _, exp, _, _ = base.explain_instance_with_data(
+            z, y, distances, 0, m, feature_selection="none"
+        )
         expected = np.zeros(m)
         for feature, weight in exp:
             expected[feature] = weight
@@ -108,18 +115,23 @@ def test_invariances_batch_size_seed_and_order():
     data = make_aixi_color(16, image_size=32, function="ssin", seed=2)
     model = AIXIFunctionModel("ssin", "color")
     kw = dict(kernel="lime", sample_size=12, seed=4)
-    ref = ObjectLime(model, batch_size=64, **kw).explain(data.images,
-                                                         object_labels=data.object_labels)
+    ref = ObjectLime(model, batch_size=64, **kw).explain(
+        data.images, object_labels=data.object_labels
+    )
     for bs in (1, 7, None):
         np.testing.assert_allclose(
             ObjectLime(model, batch_size=bs, **kw).explain(
-                data.images, object_labels=data.object_labels), ref, atol=1e-10)
+                data.images, object_labels=data.object_labels
+            ),
+            ref,
+            atol=1e-10,
+        )
     other = ObjectLime(model, kernel="lime", sample_size=12, seed=5).explain(
-        data.images, object_labels=data.object_labels)
+        data.images, object_labels=data.object_labels
+    )
     assert not np.allclose(other, ref)
     # the subsets drawn for an image do not depend on the other images
-    half = ObjectLime(model, **kw).explain(data.images[:8],
-                                           object_labels=data.object_labels[:8])
+    half = ObjectLime(model, **kw).explain(data.images[:8], object_labels=data.object_labels[:8])
     np.testing.assert_allclose(half, ref[:8], atol=1e-10)
 
 
@@ -135,9 +147,10 @@ def test_multi_output_model_and_targets():
 
     lime = ObjectLime(two, kernel="shapley")
     pos = lime.explain_objects(data.images, np.ones(6, int), object_labels=data.object_labels)
-    neg = lime.explain_objects(data.images, np.eye(2)[np.zeros(6, int)],
-                               object_labels=data.object_labels)
-    np.testing.assert_allclose(pos, data.object_values[:, :pos.shape[1]], atol=1e-9)
+    neg = lime.explain_objects(
+        data.images, np.eye(2)[np.zeros(6, int)], object_labels=data.object_labels
+    )
+    np.testing.assert_allclose(pos, data.object_values[:, : pos.shape[1]], atol=1e-9)
     np.testing.assert_allclose(neg, -pos, atol=1e-9)
 
 

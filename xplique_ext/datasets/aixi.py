@@ -179,10 +179,12 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int]) -> np.ndarray:
     counts = subsets @ np.eye(N_PATTERNS)[np.asarray(patterns)]  # (2^m, 3)
     values = np.asarray(fn(counts / MAX_PER_PATTERN), dtype=np.float64).reshape(2**m)
     size = subsets.sum(axis=1)
-    weight = np.array([
-        math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m) if s < m else 0.0
-        for s in range(m + 1)
-    ])
+    weight = np.array(
+        [
+            math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m) if s < m else 0.0
+            for s in range(m + 1)
+        ]
+    )
     phi = np.zeros(m)
     index = np.arange(2**m)
     for i in range(m):
@@ -308,9 +310,22 @@ class AIXIData:
         :meth:`get_ground_truth`).
     """
 
-    def __init__(self, *, images, targets, counts, object_labels, object_patterns,
-                 object_values, object_areas, dataset, function, convention, seed,
-                 function_name=None):
+    def __init__(
+        self,
+        *,
+        images,
+        targets,
+        counts,
+        object_labels,
+        object_patterns,
+        object_values,
+        object_areas,
+        dataset,
+        function,
+        convention,
+        seed,
+        function_name=None,
+    ):
         self.images = images
         self.targets = targets
         self.counts = counts
@@ -320,8 +335,9 @@ class AIXIData:
         self.object_areas = object_areas
         self.dataset = dataset
         self.function = function
-        self.function_name = function_name or (function if isinstance(function, str)
-                                               else getattr(function, "__name__", "custom"))
+        self.function_name = function_name or (
+            function if isinstance(function, str) else getattr(function, "__name__", "custom")
+        )
         self.convention = check_choice(convention, "convention", ("object", "pixel"))
         self.seed = seed
         self.ground_truth = self.get_ground_truth(convention)
@@ -349,8 +365,7 @@ class AIXIData:
     def relevant_masks(self) -> np.ndarray:
         """(N, H, W) bool: the pixels of the objects whose ground-truth value is not zero
         (the region localisation measures such as the pointing game look for)."""
-        relevant = np.concatenate(
-            [np.zeros((len(self), 1), bool), self.object_values != 0], axis=1)
+        relevant = np.concatenate([np.zeros((len(self), 1), bool), self.object_values != 0], axis=1)
         return np.take_along_axis(
             relevant, self.object_labels.reshape(len(self), -1).astype(np.int64), axis=1
         ).reshape(self.object_labels.shape)
@@ -366,21 +381,29 @@ class AIXIData:
         return len(self.images)
 
     def __repr__(self) -> str:
-        return (f"AIXIData(dataset={self.dataset!r}, function={self.function_name!r}, "
-                f"convention={self.convention!r}, n_samples={len(self)}, "
-                f"image_size={self.image_size})")
+        return (
+            f"AIXIData(dataset={self.dataset!r}, function={self.function_name!r}, "
+            f"convention={self.convention!r}, n_samples={len(self)}, "
+            f"image_size={self.image_size})"
+        )
 
-    def __getitem__(self, index) -> "AIXIData":
+    def __getitem__(self, index) -> AIXIData:
         """A subset (slice, integer array or boolean mask) as a new AIXIData."""
         if isinstance(index, numbers.Integral):
             index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
         return AIXIData(
-            images=self.images[index], targets=self.targets[index], counts=self.counts[index],
+            images=self.images[index],
+            targets=self.targets[index],
+            counts=self.counts[index],
             object_labels=self.object_labels[index],
             object_patterns=self.object_patterns[index],
-            object_values=self.object_values[index], object_areas=self.object_areas[index],
-            dataset=self.dataset, function=self.function, convention=self.convention,
-            seed=self.seed, function_name=self.function_name,
+            object_values=self.object_values[index],
+            object_areas=self.object_areas[index],
+            dataset=self.dataset,
+            function=self.function,
+            convention=self.convention,
+            seed=self.seed,
+            function_name=self.function_name,
         )
 
     # ----------------------------------------------------------------- ground truth
@@ -398,15 +421,20 @@ class AIXIData:
         check_choice(convention, "convention", ("object", "pixel"))
         values = self.object_values
         if convention == "pixel":
-            values = np.where(self.object_areas > 0,
-                              values / np.maximum(self.object_areas, 1), 0.0)
+            values = np.where(self.object_areas > 0, values / np.maximum(self.object_areas, 1), 0.0)
         lut = np.concatenate([np.zeros((len(self), 1)), values], axis=1).astype(np.float32)
         flat = self.object_labels.reshape(len(self), -1).astype(np.int64)
         return np.take_along_axis(lut, flat, axis=1).reshape(self.object_labels.shape)
 
     # ----------------------------------------------------------------- exports
-    def as_dataset(self, batch_size: Optional[int] = 64, *, with_targets: bool = True,
-                   shuffle: bool = False, seed: Optional[int] = None):
+    def as_dataset(
+        self,
+        batch_size: Optional[int] = 64,
+        *,
+        with_targets: bool = True,
+        shuffle: bool = False,
+        seed: Optional[int] = None,
+    ):
         """The images (and targets, shape (N, 1)) as a batched ``tf.data.Dataset``.
 
         Parameters
@@ -433,26 +461,43 @@ class AIXIData:
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz")
         if not isinstance(self.function, str):
-            raise ValueError("`function` must be one of 'ssin', 'suum', 'class' to save the "
-                             f"dataset, got the callable {self.function_name!r}")
-        meta = {"dataset": self.dataset, "function": self.function,
-                "convention": self.convention, "seed": self.seed, "format": 1}
+            raise ValueError(
+                "`function` must be one of 'ssin', 'suum', 'class' to save the "
+                f"dataset, got the callable {self.function_name!r}"
+            )
+        meta = {
+            "dataset": self.dataset,
+            "function": self.function,
+            "convention": self.convention,
+            "seed": self.seed,
+            "format": 1,
+        }
         np.savez_compressed(
-            path, images=self.images, targets=self.targets, counts=self.counts,
-            object_labels=self.object_labels, object_patterns=self.object_patterns,
-            object_values=self.object_values, object_areas=self.object_areas,
+            path,
+            images=self.images,
+            targets=self.targets,
+            counts=self.counts,
+            object_labels=self.object_labels,
+            object_patterns=self.object_patterns,
+            object_values=self.object_values,
+            object_areas=self.object_areas,
             meta=np.array(json.dumps(meta)),
         )
         return path
 
     @classmethod
-    def load(cls, path: Union[str, Path]) -> "AIXIData":
+    def load(cls, path: Union[str, Path]) -> AIXIData:
         """Load a dataset written by :meth:`save`."""
         with np.load(Path(path), allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
             arrays = {k: f[k] for k in f.files if k != "meta"}
-        return cls(dataset=meta["dataset"], function=meta["function"],
-                   convention=meta["convention"], seed=meta["seed"], **arrays)
+        return cls(
+            dataset=meta["dataset"],
+            function=meta["function"],
+            convention=meta["convention"],
+            seed=meta["seed"],
+            **arrays,
+        )
 
 
 def load_aixi(path: Union[str, Path]) -> AIXIData:
@@ -514,7 +559,7 @@ def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[s
             occ[:] = 0
             boxes = []
             ok = True
-            for j, k in enumerate(objs):
+            for k in objs:
                 s = int(sizes[i, k])
                 span = size - 2 * _MARGIN - s + 1
                 pos = None
@@ -522,8 +567,9 @@ def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[s
                     for u in candidates[i, k]:
                         y = _MARGIN + int(u[0] * span)
                         x = _MARGIN + int(u[1] * span)
-                        if not occ[max(y - _GAP, 0):y + s + _GAP,
-                                   max(x - _GAP, 0):x + s + _GAP].any():
+                        if not occ[
+                            max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP
+                        ].any():
                             pos = (y, x)
                             break
                 if pos is None:
@@ -534,7 +580,7 @@ def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[s
                     f = int(free[rng.integers(free.size)])
                     pos = (_MARGIN + f // span, _MARGIN + f % span)
                 y, x = pos
-                occ[y:y + s, x:x + s] = 1
+                occ[y : y + s, x : x + s] = 1
                 boxes.append((y, x, s, int(slots[k])))
             if ok:
                 break
@@ -546,8 +592,14 @@ def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[s
     return labels, patterns
 
 
-def _make(dataset: str, n_samples: int, image_size: int, function: Any, seed: Optional[int],
-          convention: str) -> AIXIData:
+def _make(
+    dataset: str,
+    n_samples: int,
+    image_size: int,
+    function: Any,
+    seed: Optional[int],
+    convention: str,
+) -> AIXIData:
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     image_size = check_int(image_size, "image_size")
     if image_size < MIN_IMAGE_SIZE:
@@ -574,21 +626,34 @@ def _make(dataset: str, n_samples: int, image_size: int, function: Any, seed: Op
     counts = np.stack([(patterns == p).sum(axis=1) for p in range(N_PATTERNS)], axis=1)
     flat = labels.reshape(n_samples, -1)
     areas = np.stack([(flat == k + 1).sum(axis=1) for k in range(MAX_OBJECTS)], axis=1)
-    intensity = (np.ones(N_PATTERNS) if dataset == "shape" else np.asarray(COLOR_INTENSITIES))
+    intensity = np.ones(N_PATTERNS) if dataset == "shape" else np.asarray(COLOR_INTENSITIES)
     lut = np.zeros((n_samples, MAX_OBJECTS + 1), np.float32)
     lut[:, 1:] = np.where(patterns >= 0, intensity[np.maximum(patterns, 0)], 0.0)
     images = np.take_along_axis(lut, flat.astype(np.int64), axis=1).reshape(
-        n_samples, image_size, image_size, 1)
+        n_samples, image_size, image_size, 1
+    )
     g = counts / MAX_PER_PATTERN
     targets = np.asarray(fn(g), dtype=np.float32).reshape(n_samples)
     per_pattern = exact_object_shapley(function, counts)  # (N, 3)
-    values = np.where(patterns >= 0,
-                      np.take_along_axis(per_pattern, np.maximum(patterns, 0).astype(np.int64),
-                                         axis=1), 0.0)
-    return AIXIData(images=images, targets=targets, counts=counts.astype(np.int64),
-                    object_labels=labels, object_patterns=patterns, object_values=values,
-                    object_areas=areas.astype(np.int64), dataset=dataset, function=function,
-                    convention=convention, seed=seed, function_name=name)
+    values = np.where(
+        patterns >= 0,
+        np.take_along_axis(per_pattern, np.maximum(patterns, 0).astype(np.int64), axis=1),
+        0.0,
+    )
+    return AIXIData(
+        images=images,
+        targets=targets,
+        counts=counts.astype(np.int64),
+        object_labels=labels,
+        object_patterns=patterns,
+        object_values=values,
+        object_areas=areas.astype(np.int64),
+        dataset=dataset,
+        function=function,
+        convention=convention,
+        seed=seed,
+        function_name=name,
+    )
 
 
 _DOC_PARAMETERS = """
@@ -618,8 +683,14 @@ _DOC_PARAMETERS = """
 """
 
 
-def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin",
-                    seed: Optional[int] = None, *, convention: str = "object") -> AIXIData:
+def make_aixi_shape(
+    n_samples: int,
+    image_size: int = 128,
+    function: Any = "ssin",
+    seed: Optional[int] = None,
+    *,
+    convention: str = "object",
+) -> AIXIData:
     """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
 
     Objects have random sizes and positions and never overlap (two background pixels at
@@ -638,8 +709,14 @@ def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin
     return _make("shape", n_samples, image_size, function, seed, convention)
 
 
-def make_aixi_color(n_samples: int, image_size: int = 128, function: Any = "ssin",
-                    seed: Optional[int] = None, *, convention: str = "object") -> AIXIData:
+def make_aixi_color(
+    n_samples: int,
+    image_size: int = 128,
+    function: Any = "ssin",
+    seed: Optional[int] = None,
+    *,
+    convention: str = "object",
+) -> AIXIData:
     """AIXI-Color: circles only, in three intensities (1, 2/3, 1/3) that are the patterns.
 
     0 to 2 circles of each intensity, random sizes and positions, no intersection. The
@@ -692,8 +769,7 @@ def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
     if images.ndim == 4 and images.shape[-1] == 1:
         images = images[..., 0]
     if images.ndim != 3:
-        raise ValueError(f"`images` must have shape (N, H, W) or (N, H, W, 1), got "
-                         f"{images.shape}")
+        raise ValueError(f"`images` must have shape (N, H, W) or (N, H, W, 1), got {images.shape}")
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
     levels = np.asarray(COLOR_INTENSITIES)
     for i, img in enumerate(images):
@@ -703,8 +779,9 @@ def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
             continue
         stats = stats[1:]
         if dataset == "shape":
-            fill = stats[:, cv2.CC_STAT_AREA] / (stats[:, cv2.CC_STAT_WIDTH]
-                                                 * stats[:, cv2.CC_STAT_HEIGHT])
+            fill = stats[:, cv2.CC_STAT_AREA] / (
+                stats[:, cv2.CC_STAT_WIDTH] * stats[:, cv2.CC_STAT_HEIGHT]
+            )
             pattern = np.where(fill < _FILL_CROSS_MAX, 2, np.where(fill < _FILL_CIRCLE_MAX, 0, 1))
         else:
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]

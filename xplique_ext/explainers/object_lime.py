@@ -154,8 +154,7 @@ class ObjectLime:
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.kernel = check_choice(kernel, "kernel", ("lime", "shapley"))
         self.sample_size = check_int(sample_size, "sample_size", minimum=2, allow_none=True)
-        self.kernel_width = check_float(kernel_width, "kernel_width", low=0.0,
-                                        low_inclusive=False)
+        self.kernel_width = check_float(kernel_width, "kernel_width", low=0.0, low_inclusive=False)
         self.alpha = check_float(alpha, "alpha", low=0.0)
         self.background = check_float(background, "background")
         self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
@@ -166,9 +165,9 @@ class ObjectLime:
         size = self.batch_size or len(x)
         parts = []
         for s in range(0, len(x), size):
-            out = self.model(x[s:s + size])
+            out = self.model(x[s : s + size])
             out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
-            parts.append(np.asarray(out, dtype=np.float64).reshape(len(x[s:s + size]), -1))
+            parts.append(np.asarray(out, dtype=np.float64).reshape(len(x[s : s + size]), -1))
         return np.concatenate(parts, axis=0)
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
@@ -186,8 +185,9 @@ class ObjectLime:
         return np.sort(np.concatenate([np.asarray(forced), chosen]))
 
     # ------------------------------------------------------------------ API
-    def explain_objects(self, inputs: Any, targets: Any = None, *,
-                        object_labels: Any) -> np.ndarray:
+    def explain_objects(
+        self, inputs: Any, targets: Any = None, *, object_labels: Any
+    ) -> np.ndarray:
         """Coefficient of each object, shape (N, M) with M the largest number of objects
         (0 where an image has fewer objects).
 
@@ -226,7 +226,7 @@ class ObjectLime:
             rows_per_image = min(2**m, self.sample_size or 2**m)
             chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
             for start in range(0, len(members), chunk):
-                idx = members[start:start + chunk]
+                idx = members[start : start + chunk]
                 rows = [self._subsets(m, i, seed) for i in idx]
                 z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
                 pert = []
@@ -235,8 +235,9 @@ class ObjectLime:
                     lut = np.zeros(int(labels[i].max()) + 1, np.int64)
                     lut[objects[i]] = np.arange(1, m + 1)
                     local = lut[labels[i]]
-                    keep = np.concatenate([np.ones((len(rows[k]), 1), bool),
-                                           z[k].astype(bool)], axis=1)[:, local]
+                    keep = np.concatenate(
+                        [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
+                    )[:, local]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out = self._predict(np.concatenate(pert).astype(np.float32))
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -261,7 +262,7 @@ class ObjectLime:
         for i, o in enumerate(objects):
             if len(o):
                 lut = np.zeros(int(labels[i].max()) + 1, np.float64)
-                lut[o] = coef[i, :len(o)]
+                lut[o] = coef[i, : len(o)]
                 maps[i] = lut[labels[i]]
         return maps
 
@@ -273,8 +274,7 @@ class ObjectLime:
         if x.ndim == 3:
             x = x[..., None]
         if x.ndim != 4:
-            raise ValueError(f"`inputs` must have shape (N, H, W, C) or (N, H, W), got "
-                             f"{x.shape}")
+            raise ValueError(f"`inputs` must have shape (N, H, W, C) or (N, H, W), got {x.shape}")
         labels = to_numpy(object_labels, "object_labels")
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
@@ -284,13 +284,17 @@ class ObjectLime:
                 f"inputs, got {labels.shape}"
             )
         if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
-            raise ValueError("`object_labels` must hold non-negative integers (0 for the "
-                             "background, 1..m for the objects)")
+            raise ValueError(
+                "`object_labels` must hold non-negative integers (0 for the "
+                "background, 1..m for the objects)"
+            )
         objects = [np.unique(lab[lab > 0]).astype(np.int64) for lab in labels]
         too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
         if too_many:
-            raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                             f"image (2^m perturbations), got {max(too_many)}")
+            raise ValueError(
+                f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
+                f"image (2^m perturbations), got {max(too_many)}"
+            )
         return x, labels.astype(np.int64), objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
@@ -306,10 +310,13 @@ class ObjectLime:
             t = t.astype(np.int64)
         if t.ndim == 2:
             if len(t) != n:
-                raise ValueError(f"`targets` must hold one target per input: got {len(t)} "
-                                 f"for {n} inputs")
+                raise ValueError(
+                    f"`targets` must hold one target per input: got {len(t)} for {n} inputs"
+                )
             return np.argmax(t, axis=1)
         if t.ndim == 1 and len(t) == n and t.dtype.kind in "iu":
             return t.astype(np.int64)
-        raise ValueError("`targets` must be None, class ids (N,) or one-hot (N, K), got "
-                         f"shape {t.shape} and dtype {t.dtype}")
+        raise ValueError(
+            "`targets` must be None, class ids (N,) or one-hot (N, K), got "
+            f"shape {t.shape} and dtype {t.dtype}"
+        )

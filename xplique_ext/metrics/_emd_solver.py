@@ -58,8 +58,24 @@ def _dist(ax, ay, bx, by, metric):
 
 
 @_njit
-def _init_tree(n, supply, src, tgt, cost, flow, state, parent, pred, thread, rev_thread,
-               succ_num, last_succ, forward, pi, art_cost):
+def _init_tree(
+    n,
+    supply,
+    src,
+    tgt,
+    cost,
+    flow,
+    state,
+    parent,
+    pred,
+    thread,
+    rev_thread,
+    succ_num,
+    last_succ,
+    forward,
+    pi,
+    art_cost,
+):
     """LEMON's initial basis: every node hangs from the root by its artificial arc
     (supply u -> root at cost 0, root -> demand u at ``art_cost``)."""
     root = n
@@ -111,8 +127,26 @@ def _recompute_potentials(n, thread, parent, pred, forward, cost, pi):
 
 
 @_njit
-def _simplex(n, n_arcs, src, tgt, cost, flow, state, parent, pred, thread, rev_thread,
-             succ_num, last_succ, forward, pi, dirty, ctl, max_iter):
+def _simplex(
+    n,
+    n_arcs,
+    src,
+    tgt,
+    cost,
+    flow,
+    state,
+    parent,
+    pred,
+    thread,
+    rev_thread,
+    succ_num,
+    last_succ,
+    forward,
+    pi,
+    dirty,
+    ctl,
+    max_iter,
+):
     """Primal network simplex with the block-search pivot rule over arcs [n, n_arcs)
     (arcs [0, n) are the artificial ones). Returns the number of pivots (-1 when
     max_iter was reached)."""
@@ -442,17 +476,17 @@ class _Problem:
         import ot
 
         m = np.zeros((self.ns, self.nt))
-        m[:self.ns_real, :self.nt_real] = _pairwise(self.xs, self.xt, self.metric)
+        m[: self.ns_real, : self.nt_real] = _pairwise(self.xs, self.xt, self.metric)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             if want_plan:
-                plan = ot.emd(self.p, self.q, m, numItermax=2_000_000_000,
-                              check_marginals=False)
+                plan = ot.emd(self.p, self.q, m, numItermax=2_000_000_000, check_marginals=False)
                 value = float(np.sum(plan * m))
             else:
                 plan = None
-                value = float(ot.emd2(self.p, self.q, m, numItermax=2_000_000_000,
-                                      check_marginals=False))
+                value = float(
+                    ot.emd2(self.p, self.q, m, numItermax=2_000_000_000, check_marginals=False)
+                )
         for w in caught:
             text = str(w.message)
             if "numItermax" in text or "optimal" in text.lower():  # pragma: no cover
@@ -470,10 +504,12 @@ class _Problem:
         ks, kt = min(k, ns), min(k, nt)
         _, near_s = cKDTree(self.xs).query(self.xt, k=ks, p=pnorm)
         _, near_t = cKDTree(self.xt).query(self.xs, k=kt, p=pnorm)
-        ii = np.concatenate([np.asarray(near_s).reshape(nt, ks).ravel(),
-                             np.repeat(np.arange(ns), kt)])
-        jj = np.concatenate([np.repeat(np.arange(nt), ks),
-                             np.asarray(near_t).reshape(ns, kt).ravel()])
+        ii = np.concatenate(
+            [np.asarray(near_s).reshape(nt, ks).ravel(), np.repeat(np.arange(ns), kt)]
+        )
+        jj = np.concatenate(
+            [np.repeat(np.arange(nt), ks), np.asarray(near_t).reshape(ns, kt).ravel()]
+        )
         return ii.astype(np.int64), jj.astype(np.int64)
 
     def arc_costs(self, ii, jj):
@@ -481,8 +517,7 @@ class _Problem:
         real = (ii < self.ns_real) & (jj < self.nt_real)
         out = np.zeros(len(ii))
         if real.any():
-            out[real] = _arc_costs(self.xs, self.xt, ii[real], jj[real],
-                                   _METRIC_ID[self.metric])
+            out[real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], _METRIC_ID[self.metric])
         return out
 
     def column_generation(self, init_i, init_j, want_plan, k=4, max_rounds=10_000):
@@ -498,8 +533,7 @@ class _Problem:
         elif self.dummy == "s":
             parts_i.append(np.full(nt, ns - 1))
             parts_j.append(np.arange(nt))
-        keys = np.unique(np.concatenate(parts_i).astype(np.int64) * nt
-                         + np.concatenate(parts_j))
+        keys = np.unique(np.concatenate(parts_i).astype(np.int64) * nt + np.concatenate(parts_j))
         ii, jj = keys // nt, keys % nt
         m = len(keys)
         capacity = n + 2 * m
@@ -508,32 +542,72 @@ class _Problem:
         cost = np.zeros(capacity)
         flow = np.zeros(capacity)
         state = np.ones(capacity, np.int8)
-        src[n:n + m] = ii
-        tgt[n:n + m] = ns + jj
-        cost[n:n + m] = self.arc_costs(ii, jj)
+        src[n : n + m] = ii
+        tgt[n : n + m] = ns + jj
+        cost[n : n + m] = self.arc_costs(ii, jj)
         parent, pred, thread, rev_thread, succ_num, last_succ = (
-            np.zeros(n + 1, np.int64) for _ in range(6))
+            np.zeros(n + 1, np.int64) for _ in range(6)
+        )
         forward = np.zeros(n + 1, np.bool_)
         pi = np.zeros(n + 1)
         dirty = np.zeros(n + 2, np.int64)
         ctl = np.zeros(1, np.int64)
         art_cost = 4.0  # costs are at most 1; raised below while artificial flow remains
         supply = np.concatenate([self.p, -self.q])
-        _init_tree(n, supply, src, tgt, cost, flow, state, parent, pred, thread,
-                   rev_thread, succ_num, last_succ, forward, pi, art_cost)
+        _init_tree(
+            n,
+            supply,
+            src,
+            tgt,
+            cost,
+            flow,
+            state,
+            parent,
+            pred,
+            thread,
+            rev_thread,
+            succ_num,
+            last_succ,
+            forward,
+            pi,
+            art_cost,
+        )
         arrays = [src, tgt, cost, flow, state]
         n_arcs = n + m
         for _ in range(max_rounds):
             src, tgt, cost, flow, state = arrays
-            status = _simplex(n, n_arcs, src, tgt, cost, flow, state, parent, pred, thread,
-                              rev_thread, succ_num, last_succ, forward, pi, dirty, ctl,
-                              2_000_000_000)
+            status = _simplex(
+                n,
+                n_arcs,
+                src,
+                tgt,
+                cost,
+                flow,
+                state,
+                parent,
+                pred,
+                thread,
+                rev_thread,
+                succ_num,
+                last_succ,
+                forward,
+                pi,
+                dirty,
+                ctl,
+                2_000_000_000,
+            )
             if status < 0:  # pragma: no cover - defensive
                 raise RuntimeError(f"network simplex failed (status {status})")
             _recompute_potentials(n, thread, parent, pred, forward, cost, pi)
-            new_i, new_j = _price(self.xs, self.xt, pi[:self.ns_real],
-                                  pi[ns:ns + self.nt_real], mid, _PRICE_TOL,
-                                  _K_BEST)
+            new_i, new_j = _price(
+                self.xs,
+                self.xt,
+                pi[: self.ns_real],
+                pi[ns : ns + self.nt_real],
+                mid,
+                _PRICE_TOL,
+                _K_BEST,
+            )
             if len(new_i) == 0:
                 if float(np.abs(flow[:n]).sum()) <= 1e-13 * float(self.p.sum()):
                     break
@@ -545,8 +619,12 @@ class _Problem:
             need = n_arcs + len(new_i)
             if need > len(arrays[0]):
                 grow = max(need, 2 * len(arrays[0]))
-                arrays = [np.concatenate([a, np.full(grow - len(a), 1 if a.dtype == np.int8
-                                                     else 0, a.dtype)]) for a in arrays]
+                arrays = [
+                    np.concatenate(
+                        [a, np.full(grow - len(a), 1 if a.dtype == np.int8 else 0, a.dtype)]
+                    )
+                    for a in arrays
+                ]
             src, tgt, cost, flow, state = arrays
             src[n_arcs:need] = new_i
             tgt[n_arcs:need] = ns + new_j
@@ -565,8 +643,15 @@ class _Problem:
         return value, (src[used], tgt[used] - ns)
 
 
-def transport_cost(p: np.ndarray, q: np.ndarray, xs: np.ndarray, xt: np.ndarray,
-                   metric: str = "euclidean", *, solver: str = "auto") -> float:
+def transport_cost(
+    p: np.ndarray,
+    q: np.ndarray,
+    xs: np.ndarray,
+    xt: np.ndarray,
+    metric: str = "euclidean",
+    *,
+    solver: str = "auto",
+) -> float:
     """Exact minimum cost of moving the masses ``p`` (at ``xs``) onto ``q`` (at ``xt``);
     with unequal sums, the partial transport of the smaller mass (Eq. 5's first term).
 
@@ -618,8 +703,9 @@ def _grid_coords(shape, metric: str) -> np.ndarray:
     unit = grid_unit(shape, metric)
     if metric == "sqeuclidean":
         unit = np.sqrt(unit)
-    ii, jj = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64),
-                         indexing="ij")
+    ii, jj = np.meshgrid(
+        np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij"
+    )
     coords = np.stack([ii.ravel(), jj.ravel()], axis=1)
     return coords / unit if unit > 0 else coords
 
@@ -667,8 +753,9 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
 
             kids = children(np.arange(hc * wc))
             valid = kids >= 0
-            ccoords = ((coords[np.maximum(kids, 0)] * valid[..., None]).sum(axis=1)
-                       / valid.sum(axis=1)[:, None])
+            ccoords = (coords[np.maximum(kids, 0)] * valid[..., None]).sum(axis=1) / valid.sum(
+                axis=1
+            )[:, None]
             _, (pa, pb) = _grid_solve(ca, cb, metric, reduce, "auto", True, ccoords)
             real = (pa >= 0) & (pb >= 0)
             pa, pb = pa[real], pb[real]
@@ -692,8 +779,9 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
     return value, (fi, fj)
 
 
-def grid_transport_cost(a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *,
-                        solver: str = "auto") -> float:
+def grid_transport_cost(
+    a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *, solver: str = "auto"
+) -> float:
     """Exact (partial) transport cost between two non-negative maps (H, W) on the pixel
     grid, the ground distance ``metric`` between pixel centres in units of
     :func:`grid_unit` (so the cost of moving a unit mass is at most 1).

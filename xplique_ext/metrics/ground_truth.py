@@ -104,13 +104,14 @@ def _apply_sign(maps: np.ndarray, sign: str) -> np.ndarray:
 def _check_resize(resize: Any) -> Optional[Tuple[int, int]]:
     if resize is None:
         return None
-    if (not isinstance(resize, (tuple, list)) or len(resize) != 2
-            or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                       for v in resize)
-            or min(resize) < 1):
+    if (
+        not isinstance(resize, (tuple, list))
+        or len(resize) != 2
+        or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in resize)
+        or min(resize) < 1
+    ):
         raise ValueError(
-            f"`resize` must be None or a pair of positive integers (height, width), got "
-            f"{resize!r}"
+            f"`resize` must be None or a pair of positive integers (height, width), got {resize!r}"
         )
     return int(resize[0]), int(resize[1])
 
@@ -126,8 +127,8 @@ def _downsample(maps: np.ndarray, resize: Optional[Tuple[int, int]]) -> np.ndarr
     out = np.empty((n, th, tw), dtype=np.float64)
     stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
     for s in range(0, n, 512):  # OpenCV handles at most 512 channels at once
-        part = cv2.resize(stacked[:, :, s:s + 512], (tw, th), interpolation=cv2.INTER_AREA)
-        out[s:s + 512] = part.reshape(th, tw, -1).transpose(2, 0, 1)
+        part = cv2.resize(stacked[:, :, s : s + 512], (tw, th), interpolation=cv2.INTER_AREA)
+        out[s : s + 512] = part.reshape(th, tw, -1).transpose(2, 0, 1)
     return out * (h * w) / (th * tw)
 
 
@@ -340,8 +341,7 @@ def kl_divergence(
     mass_phi = phi.sum(axis=(1, 2))
     mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
-    _warn_undefined("kl_divergence", int((~defined).sum()), len(phi),
-                    "sum to zero after `sign`")
+    _warn_undefined("kl_divergence", int((~defined).sum()), len(phi), "sum to zero after `sign`")
     p = gt / np.where(mass_gt > 0, mass_gt, 1.0)[:, None, None]
     q = phi / np.where(mass_phi > 0, mass_phi, 1.0)[:, None, None]
     out = np.sum(p * np.log(p / (q + epsilon) + epsilon), axis=(1, 2))
@@ -356,8 +356,9 @@ def _localisation_inputs(explanations, masks, sign):
     return _apply_sign(phi, sign), m != 0, single
 
 
-def relevance_mass_accuracy(explanations: Any, masks: Any, *,
-                            sign: str = "abs") -> Union[float, np.ndarray]:
+def relevance_mass_accuracy(
+    explanations: Any, masks: Any, *, sign: str = "abs"
+) -> Union[float, np.ndarray]:
     """Share of the relevance that falls inside the ground-truth mask (Arras et al.).
 
     Higher is better, in [0, 1] for non-negative maps.
@@ -392,14 +393,19 @@ def relevance_mass_accuracy(explanations: Any, masks: Any, *,
     total = phi.sum(axis=(1, 2))
     inside = (phi * m).sum(axis=(1, 2))
     defined = (total != 0) & m.any(axis=(1, 2))
-    _warn_undefined("relevance_mass_accuracy", int((~defined).sum()), len(phi),
-                    "have zero total relevance or an empty mask")
+    _warn_undefined(
+        "relevance_mass_accuracy",
+        int((~defined).sum()),
+        len(phi),
+        "have zero total relevance or an empty mask",
+    )
     out = np.where(defined, inside / np.where(total != 0, total, 1.0), np.nan)
     return float(out[0]) if single else out
 
 
-def relevance_rank_accuracy(explanations: Any, masks: Any, *,
-                            sign: str = "abs") -> Union[float, np.ndarray]:
+def relevance_rank_accuracy(
+    explanations: Any, masks: Any, *, sign: str = "abs"
+) -> Union[float, np.ndarray]:
     """Share of the K most relevant pixels that lie in the mask, K = mask size
     (Arras et al.). Higher is better, in [0, 1].
 
@@ -439,14 +445,14 @@ def relevance_rank_accuracy(explanations: Any, masks: Any, *,
     hits = np.where(np.arange(flat.shape[1])[None, :] < k[:, None], ranked_in_mask, False)
     constant = np.ptp(flat, axis=1) == 0
     defined = (k > 0) & ~constant
-    _warn_undefined("relevance_rank_accuracy", int((~defined).sum()), n,
-                    "have an empty mask or a constant map")
+    _warn_undefined(
+        "relevance_rank_accuracy", int((~defined).sum()), n, "have an empty mask or a constant map"
+    )
     out = np.where(defined, hits.sum(axis=1) / np.maximum(k, 1), np.nan)
     return float(out[0]) if single else out
 
 
-def pointing_game(explanations: Any, masks: Any, *,
-                  sign: str = "abs") -> Union[float, np.ndarray]:
+def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[float, np.ndarray]:
     """1.0 when the most relevant pixel lies in the ground-truth mask, else 0.0
     (Zhang et al.). Higher is better; its mean is the hit rate.
 
@@ -479,8 +485,9 @@ def pointing_game(explanations: Any, masks: Any, *,
     top = np.argmax(flat, axis=1)
     hit = mflat[np.arange(n), top].astype(np.float64)
     defined = mflat.any(axis=1) & (np.ptp(flat, axis=1) > 0)
-    _warn_undefined("pointing_game", int((~defined).sum()), n,
-                    "have an empty mask or a constant map")
+    _warn_undefined(
+        "pointing_game", int((~defined).sum()), n, "have an empty mask or a constant map"
+    )
     out = np.where(defined, hit, np.nan)
     return float(out[0]) if single else out
 
@@ -502,8 +509,7 @@ def _model_agreement(metric: BaseAttributionMetric, task: str) -> Optional[float
     y = np.concatenate(ys).reshape(len(np.concatenate(preds)), -1)
     pred = np.concatenate(preds).astype(np.float64).reshape(len(y), -1)
     if task == "auto":
-        task = ("classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all()
-                else "regression")
+        task = "classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all() else "regression"
     if task == "classification":
         if y.shape[1] == 1:
             return float(np.mean((pred[:, 0] >= 0.5) == (y[:, 0] >= 0.5)))
@@ -521,8 +527,9 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     _reference_name = "ground_truth"
 
-    def _setup_reference(self, reference: Any, min_accuracy: float, task: str,
-                         progress: bool = False) -> None:
+    def _setup_reference(
+        self, reference: Any, min_accuracy: float, task: str, progress: bool = False
+    ) -> None:
         maps, _ = _as_maps(reference, self._reference_name)
         if self.n_inputs is not None and len(maps) != self.n_inputs:
             raise ValueError(
@@ -650,8 +657,9 @@ class GroundTruthSaliency(_GroundTruthBase):
         activation: Optional[str] = None,
         seed: Optional[int] = None,
     ):
-        super().__init__(model, inputs, targets, batch_size, operator=operator,
-                         activation=activation, seed=seed)
+        super().__init__(
+            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed
+        )
         self.measure = check_choice(measure, "measure", ("emd", "kl"))
         self.sign = _check_sign(sign)
         if isinstance(resize, str) and resize == _DEFAULT:
@@ -668,7 +676,7 @@ class GroundTruthSaliency(_GroundTruthBase):
         self.ground_truth = self.reference
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> "GroundTruthSaliency":
+    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthSaliency:
         """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
         targets and ground truth)."""
         return cls(model, data.images, data.targets, ground_truth=data.ground_truth, **kwargs)
@@ -677,11 +685,20 @@ class GroundTruthSaliency(_GroundTruthBase):
         """Distance of each explanation (N, H, W[, C]) to its ground truth, shape (N,)."""
         phi = self._explanations(explanations)
         if self.measure == "emd":
-            return emd(phi, self.reference, sign=self.sign, resize=self.resize,
-                       ground_distance=self.ground_distance, normalize=self.normalize,
-                       solver=self.solver, n_jobs=self.n_jobs, progress=self.progress)
-        return kl_divergence(phi, self.reference, sign=self.sign, resize=self.resize,
-                             epsilon=self.epsilon)
+            return emd(
+                phi,
+                self.reference,
+                sign=self.sign,
+                resize=self.resize,
+                ground_distance=self.ground_distance,
+                normalize=self.normalize,
+                solver=self.solver,
+                n_jobs=self.n_jobs,
+                progress=self.progress,
+            )
+        return kl_divergence(
+            phi, self.reference, sign=self.sign, resize=self.resize, epsilon=self.epsilon
+        )
 
 
 _LOCALISATION = {
@@ -752,15 +769,16 @@ class GroundTruthLocalisation(_GroundTruthBase):
         activation: Optional[str] = None,
         seed: Optional[int] = None,
     ):
-        super().__init__(model, inputs, targets, batch_size, operator=operator,
-                         activation=activation, seed=seed)
+        super().__init__(
+            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed
+        )
         self.measure = check_choice(measure, "measure", list(_LOCALISATION))
         self.sign = _check_sign(sign, ("abs", "positive", "raw"))
         self._setup_reference(masks, min_accuracy, task)
         self.masks = self.reference != 0
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> "GroundTruthLocalisation":
+    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthLocalisation:
         """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
         targets and relevant-object masks)."""
         return cls(model, data.images, data.targets, masks=data.relevant_masks, **kwargs)
@@ -824,19 +842,23 @@ def ground_truth_leaderboard(
     for name, phi in explanations.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedScoreWarning)
-            per_sample["EMD"][name] = emd(phi, ground_truth, sign=sign, resize=resize,
-                                          n_jobs=n_jobs, progress=progress)
-            per_sample["KL"][name] = kl_divergence(phi, ground_truth, sign=sign,
-                                                   resize=kl_resize)
+            per_sample["EMD"][name] = emd(
+                phi, ground_truth, sign=sign, resize=resize, n_jobs=n_jobs, progress=progress
+            )
+            per_sample["KL"][name] = kl_divergence(phi, ground_truth, sign=sign, resize=kl_resize)
             if masks is not None:
                 per_sample["mass accuracy"][name] = relevance_mass_accuracy(phi, masks)
                 per_sample["rank accuracy"][name] = relevance_rank_accuracy(phi, masks)
                 per_sample["pointing game"][name] = pointing_game(phi, masks)
     rows = {
-        name: {f"{m} ({'lower' if m in ('EMD', 'KL') else 'higher'} is better)":
-               float(np.nanmean(per_sample[m][name])) if np.any(
-                   np.isfinite(per_sample[m][name])) else float("nan")
-               for m in per_sample}
+        name: {
+            f"{m} ({'lower' if m in ('EMD', 'KL') else 'higher'} is better)": float(
+                np.nanmean(per_sample[m][name])
+            )
+            if np.any(np.isfinite(per_sample[m][name]))
+            else float("nan")
+            for m in per_sample
+        }
         for name in explanations
     }
     table = pd.DataFrame.from_dict(rows, orient="index")

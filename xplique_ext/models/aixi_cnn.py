@@ -65,8 +65,9 @@ def build_aixi_cnn(
         raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape)}")
     for name, v in zip(("H", "W"), shape[:2]):
         if v < 10:
-            raise ValueError(f"`input_shape` {name} must be >= 10 for two conv + pool "
-                             f"blocks, got {v}")
+            raise ValueError(
+                f"`input_shape` {name} must be >= 10 for two conv + pool blocks, got {v}"
+            )
     check_choice(function, "function", ("ssin", "suum", "class"))
     seed = check_int(seed, "seed", minimum=0, allow_none=True)
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
@@ -77,20 +78,24 @@ def build_aixi_cnn(
     def drop_seed(k):
         return None if seed is None else seed + k
 
-    model = keras.Sequential([
-        keras.Input(shape),
-        keras.layers.Conv2D(25, 3, activation="relu", kernel_initializer=init(0)),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(50, 3, activation="relu", kernel_initializer=init(1)),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
-        keras.layers.Dropout(0.5, seed=drop_seed(10)),
-        keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
-        keras.layers.Dropout(0.5, seed=drop_seed(11)),
-        keras.layers.Dense(1, activation="sigmoid" if function == "class" else None,
-                           kernel_initializer=init(4)),
-    ], name=f"aixi_cnn_{function}")
+    model = keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Conv2D(25, 3, activation="relu", kernel_initializer=init(0)),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Conv2D(50, 3, activation="relu", kernel_initializer=init(1)),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
+            keras.layers.Dropout(0.5, seed=drop_seed(10)),
+            keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
+            keras.layers.Dropout(0.5, seed=drop_seed(11)),
+            keras.layers.Dense(
+                1, activation="sigmoid" if function == "class" else None, kernel_initializer=init(4)
+            ),
+        ],
+        name=f"aixi_cnn_{function}",
+    )
     if compile:
         classification = function == "class"
         model.compile(

@@ -73,8 +73,12 @@ class AIXIFunctionModel(_keras().Model):
     True
     """
 
-    def __init__(self, function: Union[str, Callable] = "ssin", dataset: str = "shape",
-                 image_size: Optional[int] = None):
+    def __init__(
+        self,
+        function: Union[str, Callable] = "ssin",
+        dataset: str = "shape",
+        image_size: Optional[int] = None,
+    ):
         keras = _keras()
         name, fn = _resolve_function(function)
         check_choice(dataset, "dataset", ("shape", "color"))

@@ -10,8 +10,13 @@ import numpy as np
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
 
-def plot_aixi_samples(data: Any, n_images: int = 6, *, explanations: Optional[
-        Mapping[str, np.ndarray]] = None, cmap: str = "bwr"):
+def plot_aixi_samples(
+    data: Any,
+    n_images: int = 6,
+    *,
+    explanations: Optional[Mapping[str, np.ndarray]] = None,
+    cmap: str = "bwr",
+):
     """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their exact
     ground truth (second row) and optionally explanations (one row each), with the
     pattern counts and F(I) in the titles. Diverging colours centred on 0.
@@ -25,8 +30,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *, explanations: Optional[
 
     n = min(n_images, len(data))
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
-    fig, axes = plt.subplots(len(rows) + 1, n, figsize=(2.1 * n, 2.1 * (len(rows) + 1)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(rows) + 1, n, figsize=(2.1 * n, 2.1 * (len(rows) + 1)), squeeze=False
+    )
     names = data.pattern_names
     for i in range(n):
         axes[0, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
@@ -47,8 +53,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *, explanations: Optional[
     return fig
 
 
-def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarray]],
-                                  measures: Optional[Sequence[str]] = None):
+def plot_ground_truth_leaderboard(
+    per_sample: Mapping[str, Mapping[str, np.ndarray]], measures: Optional[Sequence[str]] = None
+):
     """One bar chart per measure (best explainer on top, mean with standard error), from
     the ``per_sample`` scores of :func:`~xplique_ext.metrics.ground_truth_leaderboard`.
 
@@ -63,19 +70,23 @@ def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarr
 
     measures = list(measures or per_sample)
     n_methods = max(len(per_sample[m]) for m in measures)
-    fig, axes = plt.subplots(1, len(measures), figsize=(4.2 * len(measures),
-                                                        0.45 * n_methods + 1.2),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(measures), figsize=(4.2 * len(measures), 0.45 * n_methods + 1.2), squeeze=False
+    )
     for ax, measure in zip(axes[0], measures):
         lower = measure in ("EMD", "KL")
-        plot_scores(per_sample[measure], metric_name=measure, higher_is_better=not lower,
-                    ax=ax)
+        plot_scores(per_sample[measure], metric_name=measure, higher_is_better=not lower, ax=ax)
     fig.tight_layout()
     return fig
 
 
-def plot_sample_size_curve(sample_sizes: Sequence[int], curves: Dict[str, Sequence[float]],
-                           *, measure: str = "EMD", ax=None):
+def plot_sample_size_curve(
+    sample_sizes: Sequence[int],
+    curves: Dict[str, Sequence[float]],
+    *,
+    measure: str = "EMD",
+    ax=None,
+):
     """Mean distance to the ground truth against LIME's sample size (experiment 1,
     Fig. 5 of the paper), one line per (dataset, function).
 
