@@ -99,8 +99,8 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epo
     import keras
     import pandas as pd
 
-    from ..datasets import make_aixi_shape
     from ..commons.warnings import UndefinedScoreWarning
+    from ..datasets import make_aixi_shape
     from ..metrics import MuFidelity, emd, kl_divergence
 
     results: Dict[str, object] = {}
