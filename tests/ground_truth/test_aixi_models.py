@@ -86,3 +86,27 @@ def test_function_model_with_an_xplique_explainer():
     explainer = Occlusion(model, batch_size=64, patch_size=8, patch_stride=8)
     maps = np.asarray(explainer.explain(data.images, np.ones((4, 1), np.float32)))
     assert maps.shape[:3] == (4, 32, 32) and np.isfinite(maps).all()
+
+
+def test_logits_model_shares_the_weights_and_undoes_the_sigmoid():
+    from xplique.attributions import GradCAM, Saliency
+
+    from xplique_ext.models import aixi_cnn_logits
+
+    data = make_aixi_shape(8, image_size=32, function="class", seed=0)
+    cnn = build_aixi_cnn((32, 32, 1), "class", seed=0)
+    logits = aixi_cnn_logits(cnn)
+    z = logits(data.images).numpy()
+    np.testing.assert_allclose(1 / (1 + np.exp(-z)), cnn(data.images).numpy(), atol=1e-6)
+    # shared weights: changing the CNN changes the logits model
+    last = cnn.layers[-1]
+    last.bias.assign(last.bias + 1.0)
+    np.testing.assert_allclose(logits(data.images).numpy(), z + 1.0, atol=1e-5)
+    y = np.ones((8, 1), np.float32)
+    assert np.abs(np.asarray(Saliency(logits).explain(data.images, y))).sum() > 0
+    conv = [layer.name for layer in cnn.layers if "conv" in layer.name][-1]
+    assert np.isfinite(np.asarray(GradCAM(logits, conv_layer=conv).explain(data.images, y))).all()
+    with pytest.raises(TypeError, match="must end with a Dense layer"):
+        import keras
+
+        aixi_cnn_logits(keras.Sequential([keras.Input((4,)), keras.layers.Dropout(0.1)]))

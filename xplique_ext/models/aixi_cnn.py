@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence
 
 from ..commons.validation import check_choice, check_float, check_int
 
-__all__ = ["build_aixi_cnn"]
+__all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
 
 
 def build_aixi_cnn(
@@ -104,3 +104,59 @@ def build_aixi_cnn(
             metrics=["accuracy" if classification else "mae"],
         )
     return model
+
+
+def aixi_cnn_logits(model: Any) -> Any:
+    """The same network without the final sigmoid: a functional model sharing every layer
+    (and weight) of ``model`` whose output is the last dense layer's pre-activation.
+
+    A well-trained 'class' CNN saturates its sigmoid (outputs of exactly 0 or 1 in
+    float32), so gradient explainers return all-zero maps; explaining the logit avoids it
+    (the paper notes the same effect of the sigmoid). Layer names are kept, so GradCAM's
+    ``conv_layer`` still finds the convolutions.
+
+    Parameters
+    ----------
+    model
+        A model built by :func:`build_aixi_cnn` (any Keras model whose last layer is a
+        Dense layer).
+
+    Returns
+    -------
+    logits : keras.Model
+        Output shape (N, units of the last layer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cnn = build_aixi_cnn((32, 32, 1), "class", seed=0)
+    >>> x = np.zeros((2, 32, 32, 1), np.float32)
+    >>> z = aixi_cnn_logits(cnn)(x).numpy()
+    >>> bool(np.allclose(1 / (1 + np.exp(-z)), cnn(x).numpy(), atol=1e-6))
+    True
+    """
+    import keras
+
+    last = model.layers[-1]
+    if not isinstance(last, keras.layers.Dense):
+        raise TypeError(f"`model` must end with a Dense layer, got {type(last).__name__}")
+
+    class _Logits(keras.layers.Layer):
+        def __init__(self, dense, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = dense
+
+        def call(self, x):
+            out = keras.ops.matmul(x, self.dense.kernel)
+            return out + self.dense.bias if self.dense.use_bias else out
+
+        def compute_output_shape(self, input_shape):
+            return (*input_shape[:-1], self.dense.units)
+
+    inputs = keras.Input(model.input_shape[1:])
+    x = inputs
+    for layer in model.layers[:-1]:
+        x = layer(x)
+    return keras.Model(
+        inputs, _Logits(last, name=f"{last.name}_logits")(x), name=f"{model.name}_logits"
+    )
