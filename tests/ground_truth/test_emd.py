@@ -189,6 +189,11 @@ def test_resize_downsamples_with_area_interpolation():
     np.testing.assert_allclose(
         emd(phi, data.ground_truth), emd(small_phi, small_gt, resize=None), atol=1e-12
     )
+    # more maps than OpenCV resizes at once
+    many = np.abs(rng.normal(size=(600, 16, 16)))
+    expected = np.stack([cv2.resize(m, (4, 4), interpolation=cv2.INTER_AREA) for m in many])
+    np.testing.assert_allclose(kl_divergence(many, many[::-1], resize=(4, 4)),
+                               kl_divergence(expected, expected[::-1]), rtol=1e-10)
     # maps already at or below the size are kept
     np.testing.assert_allclose(
         emd(small_phi, small_gt, resize=(64, 64)), emd(small_phi, small_gt, resize=None)

@@ -49,6 +49,7 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
+_CV_CHANNELS = 128  # maps resized per OpenCV call (OpenCV 5 takes at most 128 channels)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -126,9 +127,10 @@ def _downsample(maps: np.ndarray, resize: Optional[Tuple[int, int]]) -> np.ndarr
         return maps
     out = np.empty((n, th, tw), dtype=np.float64)
     stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
-    for s in range(0, n, 512):  # OpenCV handles at most 512 channels at once
-        part = cv2.resize(stacked[:, :, s : s + 512], (tw, th), interpolation=cv2.INTER_AREA)
-        out[s : s + 512] = part.reshape(th, tw, -1).transpose(2, 0, 1)
+    for s in range(0, n, _CV_CHANNELS):  # OpenCV resizes a limited number of channels
+        chunk = np.ascontiguousarray(stacked[:, :, s : s + _CV_CHANNELS])
+        part = cv2.resize(chunk, (tw, th), interpolation=cv2.INTER_AREA)
+        out[s : s + _CV_CHANNELS] = part.reshape(th, tw, -1).transpose(2, 0, 1)
     return out * (h * w) / (th * tw)
 
 
