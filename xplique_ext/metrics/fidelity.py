@@ -10,7 +10,6 @@ import numpy as np
 import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
-from ..commons.data import chunks
 from ..commons.random import make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
@@ -145,7 +144,7 @@ class MuFidelity(BaseAttributionMetric):
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
         self._perturb_fn = tf.function(self._perturb, jit_compile=True, reduce_retracing=True)
-        self._perturbed_fn = self._compile(self._perturbed_scores)
+        self._all_scores_fn = self._compile(self._all_scores)
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -327,16 +326,26 @@ class MuFidelity(BaseAttributionMetric):
         b = len(x)
         total = b * self.nb_samples
         size = total if per_chunk is None else per_chunk
-        x_t = tf.convert_to_tensor(x)
-        baseline = tf.convert_to_tensor(self._baselines(x))
-        y_t = tf.convert_to_tensor(y)
-        size_t, total_t = tf.constant(size, tf.int32), tf.constant(total, tf.int32)
-        flat = np.empty(total, dtype=np.float64)
-        for s in chunks(total, size):
-            # fixed-size batches (the last one padded): a single trace
-            out = self._perturbed_fn(
-                x_t, baseline, y_t, masks, tf.constant(s.start, tf.int32), size_t, total_t
-            )
-            flat[s] = np.asarray(out)[: s.stop - s.start]
-            bar.update(s.stop - s.start)
-        return base[:, None] - flat.reshape(b, self.nb_samples)
+        scores = self._all_scores_fn(
+            tf.convert_to_tensor(x), tf.convert_to_tensor(self._baselines(x)),
+            tf.convert_to_tensor(y), masks, tf.constant(size, tf.int32),
+            tf.constant(total, tf.int32),
+        )
+        bar.update(total)
+        return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
+
+    def _all_scores(self, x, baseline, y, masks, size, total):
+        """Scores of all the perturbed inputs of a batch of inputs, one perturbation batch
+        after the other inside a single graph (no overlap: at most ``size`` perturbed
+        inputs exist at once; fixed-size batches, the last one padded)."""
+        n_chunks = (total + size - 1) // size
+        results = tf.TensorArray(tf.float32, size=n_chunks)
+
+        def body(i, results):
+            out = self._perturbed_scores(x, baseline, y, masks, i * size, size, total)
+            return i + 1, results.write(i, tf.cast(tf.reshape(out, [-1]), tf.float32))
+
+        _, results = tf.while_loop(
+            lambda i, _: i < n_chunks, body, (tf.constant(0), results), parallel_iterations=1
+        )
+        return results.concat()[:total]
