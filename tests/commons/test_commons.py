@@ -64,3 +64,17 @@ def test_validation_errors(call, error, match):
 def test_to_numpy_does_not_copy_arrays():
     x = np.zeros(3)
     assert to_numpy(x, "x") is x
+
+
+def test_cell_permutations_depend_on_content_and_seed_only(rng):
+    from xplique_ext.commons import cell_permutations
+
+    x = rng.random((6, 5, 5, 3), dtype=np.float32)
+    perms = cell_permutations(x, 25, seed=1)
+    assert perms.shape == (6, 25)
+    np.testing.assert_array_equal(np.sort(perms, axis=1), np.tile(np.arange(25), (6, 1)))
+    # same input, same permutation, at any position and in any batch
+    np.testing.assert_array_equal(cell_permutations(x[[4, 1]], 25, seed=1), perms[[4, 1]])
+    # different inputs or seeds give different permutations
+    assert len({tuple(p) for p in perms}) == 6
+    assert not np.array_equal(cell_permutations(x, 25, seed=2), perms)

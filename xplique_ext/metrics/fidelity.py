@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
-from ..commons.random import make_rng, seed_to_int
+from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
 from .base import BaseAttributionMetric
@@ -65,9 +65,10 @@ class MuFidelity(BaseAttributionMetric):
     activation
         None, 'sigmoid' or 'softmax', applied to the model's output.
     seed
-        Seed of the random subsets. The same subsets are used for every input (as in
-        Xplique, which shares them within a batch), so the scores do not depend on the
-        batch size nor on the order of the inputs.
+        Seed of the random subsets. Each input gets its own subsets: a pool of
+        ``nb_samples`` random subsets seen through a permutation of the cells drawn from
+        the seed and the input's content, so the scores do not depend on the batch size
+        nor on the order of the inputs.
     correlation
         'spearman' (Xplique's choice, rank correlation) or 'pearson' (the original
         definition of Bhatt et al., 2020).
@@ -226,26 +227,30 @@ class MuFidelity(BaseAttributionMetric):
         return phi
 
     # ------------------------------------------------------------------ model calls
-    def _perturb(self, x, baseline, masks, start, size, total):
-        """The perturbed inputs ``start .. start + size`` (clipped to ``total``) of the
-        flat (input, subset) grid of the batch. ``masks`` (nb_samples, *cells) are 1
-        where the feature is set to the baseline. Compiled with XLA, which fuses the
-        gathers and the blend into one pass over memory."""
-        idx = tf.minimum(start + tf.range(size), total - 1)
-        sample_ids = idx // self.nb_samples
-        m = tf.gather(masks, idx % self.nb_samples)
-        m = tf.gather(m, self._row_cells, axis=1)
+    def _perturb(self, x, baseline, cell_masks, sample_ids):
+        """Perturbed inputs: input ``sample_ids[k]`` with the cells where
+        ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA, which
+        fuses the gathers and the blend into one pass over memory."""
+        m = tf.gather(cell_masks, self._row_cells, axis=1)
         if self._col_cells is not None:
             m = tf.gather(m, self._col_cells, axis=2)
         if len(self._input_shape) == 3:
             m = m[..., tf.newaxis]
         xs = tf.gather(x, sample_ids)
         m = tf.cast(m, xs.dtype)
-        return xs + m * (tf.gather(baseline, sample_ids) - xs), sample_ids
+        return xs + m * (tf.gather(baseline, sample_ids) - xs)
 
-    def _perturbed_scores(self, x, baseline, y, masks, start, size, total):
-        """Operator scores of the perturbed inputs (see :meth:`_perturb`)."""
-        perturbed, sample_ids = self._perturb_fn(x, baseline, masks, start, size, total)
+    def _perturbed_scores(self, x, baseline, y, masks, perms, start, size, total):
+        """Operator scores of the perturbed inputs ``start .. start + size`` (clipped to
+        ``total``) of the flat (input, subset) grid of the batch. ``masks``
+        (nb_samples, n_cells) are 1 where the feature is set to the baseline; input ``i``
+        sees them through its permutation of the cells ``perms[i]``."""
+        idx = tf.minimum(start + tf.range(size), total - 1)
+        sample_ids = idx // self.nb_samples
+        cell_masks = tf.gather(tf.gather(masks, idx % self.nb_samples),
+                               tf.gather(perms, sample_ids), batch_dims=1)
+        cell_masks = tf.reshape(cell_masks, tf.concat([[size], self._cells_shape], axis=0))
+        perturbed = self._perturb_fn(x, baseline, cell_masks, sample_ids)
         return self._score_graph(perturbed, tf.gather(y, sample_ids))
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
@@ -274,11 +279,12 @@ class MuFidelity(BaseAttributionMetric):
 
         phi_all = self._check_explanations(explanations)
         n_cells = int(np.prod(self._cells_shape))
-        rng = make_rng(seed_to_int(self.seed))
-        # the random subsets, shared by every input: True = set to the baseline
-        removed = rng.random((self.nb_samples, n_cells)) <= self.subset_percent
+        seed = seed_to_int(self.seed)
+        # a pool of random subsets (True = set to the baseline); each input sees it through
+        # its own permutation of the cells, drawn from the seed and the input's content
+        removed = make_rng(seed).random((self.nb_samples, n_cells)) <= self.subset_percent
         removed_f = removed.astype(np.float64)
-        masks = tf.constant(removed.reshape((self.nb_samples,) + self._cells_shape), tf.float32)
+        masks = tf.constant(removed, tf.float32)
 
         per_chunk = self.batch_size
         results = []
@@ -296,9 +302,14 @@ class MuFidelity(BaseAttributionMetric):
                         f"{len(phi_all)} explanations for more inputs"
                     )
                 check_finite(phi, "explanations")
-                attrs = self._explanation_cells(phi) @ removed_f.T  # (B, nb_samples)
+                perms = cell_permutations(x, n_cells, seed)  # (B, n_cells)
+                # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
+                cells = np.take_along_axis(
+                    self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1
+                )
+                attrs = cells @ removed_f.T  # (B, nb_samples)
                 base = self.scores(x, y)  # (B,)
-                drops = self._drops(x, y, base, masks, per_chunk, bar)
+                drops = self._drops(x, y, base, masks, perms, per_chunk, bar)
                 results.append(CORRELATIONS[self.correlation](drops, attrs))
                 seen += len(x)
         finally:
@@ -320,7 +331,7 @@ class MuFidelity(BaseAttributionMetric):
             )
         return scores
 
-    def _drops(self, x, y, base, masks, per_chunk, bar) -> np.ndarray:
+    def _drops(self, x, y, base, masks, perms, per_chunk, bar) -> np.ndarray:
         """Score drops (B, nb_samples) for every subset of every input of the batch,
         computed in perturbation batches of at most ``per_chunk``."""
         b = len(x)
@@ -328,13 +339,14 @@ class MuFidelity(BaseAttributionMetric):
         size = total if per_chunk is None else per_chunk
         scores = self._all_scores_fn(
             tf.convert_to_tensor(x), tf.convert_to_tensor(self._baselines(x)),
-            tf.convert_to_tensor(y), masks, tf.constant(size, tf.int32),
+            tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
+            tf.constant(size, tf.int32),
             tf.constant(total, tf.int32),
         )
         bar.update(total)
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
 
-    def _all_scores(self, x, baseline, y, masks, size, total):
+    def _all_scores(self, x, baseline, y, masks, perms, size, total):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation batch
         after the other inside a single graph (no overlap: at most ``size`` perturbed
         inputs exist at once; fixed-size batches, the last one padded)."""
@@ -342,7 +354,7 @@ class MuFidelity(BaseAttributionMetric):
         results = tf.TensorArray(tf.float32, size=n_chunks)
 
         def body(i, results):
-            out = self._perturbed_scores(x, baseline, y, masks, i * size, size, total)
+            out = self._perturbed_scores(x, baseline, y, masks, perms, i * size, size, total)
             return i + 1, results.write(i, tf.cast(tf.reshape(out, [-1]), tf.float32))
 
         _, results = tf.while_loop(
