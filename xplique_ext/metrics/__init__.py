@@ -5,7 +5,6 @@
 from .base import BaseAttributionMetric
 from .fidelity import MuFidelity
 from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
-from .percy import PERCY, NoRuleKeywordWarning
 from .ground_truth import (
     GroundTruthLocalisation,
     GroundTruthSaliency,
@@ -17,6 +16,7 @@ from .ground_truth import (
     relevance_mass_accuracy,
     relevance_rank_accuracy,
 )
+from .percy import PERCY, NoRuleKeywordWarning
 
 __all__ = [
     "BaseAttributionMetric",
