@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
+from ..commons.data import iterate_dataset
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
@@ -155,8 +156,6 @@ class MuFidelity(BaseAttributionMetric):
         return tuple(x.shape[1:])
 
     def _iter_dataset_once(self):
-        from ..commons.data import iterate_dataset
-
         return iterate_dataset(self.dataset.take(1), 1, self._dataset_batched)
 
     def _grid(self, shape: tuple):
