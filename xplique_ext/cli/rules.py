@@ -146,7 +146,8 @@ def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
     from ..rules.dataset import default_names_path
-    from ..rules.names import _read_text, read_names
+    from ..rules.names import read_names
+    from ..rules.syntax import read_text
 
     if args.copy_examples:
         try:
@@ -165,7 +166,7 @@ def run_rules(args: argparse.Namespace) -> int:
         names = read_names(names_path)
         data = read_data(args.data, names)
         if args.rules:
-            text, source = _read_text(args.rules), args.rules
+            text, source = read_text(args.rules), args.rules
         else:
             text, source = sys.stdin.read(), "<stdin>"
         rules = parse_rules(text, file=source)
