@@ -53,6 +53,14 @@ def _plot_alpha_beta(readability_losses):
     return xr.plot_alpha_beta(readability_losses, (1,))
 
 
+def _tree_rules(**kwargs):
+    from sklearn.tree import DecisionTreeClassifier
+
+    x = np.array([[0.0], [1.0], [2.0], [3.0]])
+    tree = DecisionTreeClassifier(random_state=0).fit(x, [0, 0, 1, 1])
+    return xr.tree_to_rules(tree, ["x"], ["a", "b"], **kwargs)
+
+
 def _score_voyage(psi):
     rules, data = load_voyage("ordered")
     return score_rules(rules, data, psi=psi)
@@ -100,6 +108,27 @@ BOOLEAN_CASES = {
         "zero_division",
     ),
     "plot_fire_isolines reference p=True": (lambda: _plot_isolines((True, 4)), "reference[0]"),
+    "plot_fire_isolines psi=True": (
+        lambda: xr.plot_fire_isolines((1.0, 4), [1.0, True]),
+        "psi",
+    ),
+    "plot_fire_isolines extractor r=True": (
+        lambda: xr.plot_fire_isolines((1.0, 4), 1.0, [(0.5, True)]),
+        "extractors[0]",
+    ),
+    "plot_fire_isolines r_max=True": (
+        lambda: xr.plot_fire_isolines((1.0, 4), 1.0, r_max=True),
+        "r_max",
+    ),
+    "RuleSet.to_string(precision=True)": (
+        lambda: load_voyage("ordered")[0].to_string(precision=True),
+        "precision",
+    ),
+    "Rule.to_string(precision=True)": (
+        lambda: load_voyage("ordered")[0].rules[0].to_string([1, 0, 0, 0, 1], None, True),
+        "precision",
+    ),
+    "tree_to_rules(decimals=True)": (lambda: _tree_rules(decimals=True), "decimals"),
     "plot_alpha_beta r=True": (lambda: _plot_alpha_beta((True, 4)), "readability_losses"),
 }
 

@@ -42,7 +42,18 @@ BOOLEAN_VALUES = {
 
 
 def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
-    """The value of ``text`` for ``attribute`` (None when it cannot be read)."""
+    """The value of ``text`` for ``attribute`` (None when it cannot be read).
+
+    Numbers, dates (days since 1970-01-01) and times (seconds) become floats, booleans
+    ``"true"`` or ``"false"``, nominal values stay text when declared.
+
+    Examples
+    --------
+    >>> typed_value(Attribute("t", "time"), "01:30:00"), typed_value(Attribute("b", "boolean"), "Y")
+    (5400.0, 'true')
+    >>> typed_value(Attribute("x", "real"), "warm") is None
+    True
+    """
     kind = attribute.type
     if kind in ("integer", "real"):
         try:

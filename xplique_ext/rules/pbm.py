@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
 from .names import Names
@@ -162,6 +163,7 @@ class Rule:
 
     def to_string(self, known=None, unknown=None, precision: int = 3) -> str:
         """The rule as PBM text; ``known``/``unknown`` frequencies are appended when given."""
+        precision = check_int(precision, "precision", minimum=0)
         if self.is_default:
             text = f"{self.id}  DEFAULT CLASS = {_quote(self.head)}"
         else:
@@ -321,6 +323,7 @@ class RuleSet:
         header
             Override the header (default: the one read, or a minimal one).
         """
+        precision = check_int(precision, "precision", minimum=0)
         header = header if header is not None else self.header
         out = []
         conversor = header.conversor

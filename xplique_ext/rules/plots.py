@@ -66,7 +66,7 @@ def plot_fire_isolines(
     if np.ndim(reference) != 1 or len(reference) != 2:
         raise TypeError(f"`reference` must be a pair (p, r), got {reference!r}")
     p0, r0 = check_real(reference[0], "reference[0]"), check_real(reference[1], "reference[1]")
-    psis = [psi] if np.ndim(psi) == 0 else list(psi)
+    psis = [check_psi(value) for value in ([psi] if np.ndim(psi) == 0 else list(psi))]
     points = []
     if extractors is not None:
         items = (
@@ -74,19 +74,15 @@ def plot_fire_isolines(
             if isinstance(extractors, Mapping)
             else ((None, e) for e in extractors)
         )
-        points = [
-            (
-                label,
-                check_real(p, f"extractors[{label!r}]"),
-                check_real(r, f"extractors[{label!r}]"),
-            )
-            for label, (p, r) in items
-        ]
+        for k, (label, (p, r)) in enumerate(items):
+            where = f"extractors[{label if label is not None else k}]"
+            points.append((label, check_real(p, where), check_real(r, where)))
+    if r_max is not None:
+        r_max = check_real(r_max, "r_max")
     ax = _axes(ax)
     r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
     grid = np.linspace(1.0, r_top, 2000)
     for k, value in enumerate(psis):
-        value = check_psi(value)
         curve = fire_isoline(value, p0, r0, grid)
         level = fire_score(value, p0, r0)
         (line,) = ax.step(grid, curve, where="post", label=f"{value:g}-FiRe = {level:.3g}")

@@ -61,6 +61,12 @@ def read_text(path: Union[str, os.PathLike]) -> str:
     ------
     OSError
         When the file cannot be read (its ``filename`` is ``path``).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import example_path
+    >>> read_text(example_path("voyage.names")).startswith("| The voyage example")
+    True
     """
     with open(path, "rb") as handle:
         raw = handle.read()
