@@ -4,6 +4,7 @@ property test), and the layering of ``xplique_ext.rules`` (issue 11)."""
 import argparse
 import ast
 import math
+import os
 import pathlib
 import re
 import subprocess
@@ -475,15 +476,19 @@ def test_no_import_cycle_inside_rules():
 def test_import_rules_loads_neither_tensorflow_nor_numba():
     code = (
         "import sys, xplique_ext.rules, xplique_ext.rules.fire\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('tensorflow', 'keras', 'numba', 'torch'))\n"
+        f"assert xplique_ext.__file__.startswith({str(RULES_DIR.parent)!r}), xplique_ext.__file__\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'tensorflow', 'keras', 'numba', 'torch'})\n"
         "print(heavy)\n"
     )
+    root = str(RULES_DIR.parent.parent)  # this checkout's xplique_ext, not an installed one
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     assert out.stdout.strip() == "[]", out.stdout
     loaded = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line}
