@@ -266,6 +266,20 @@ def test_cli_missing_data_file_is_named(voyage_dir, capsys):
     assert "nope.names" not in err
 
 
+def test_cli_missing_data_file_is_named_before_a_missing_names_file(voyage_dir, capsys):
+    argv = ["rules", "-d", "nope.data", "-n", "nope.names", "-f", "voyage.cn2.unordered.pbm"]
+    assert run_cli(argv) == 1
+    assert "data file 'nope.data' (-d DATA)" in capsys.readouterr().err
+
+
+def test_cli_fire_files_are_named(tmp_path, capsys):
+    assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
+    assert "pairs file" in capsys.readouterr().err
+    assert run_cli(["fire", "0.1,3", "-s", str(tmp_path / "no" / "out.txt")]) == 1
+    err = capsys.readouterr().err
+    assert "output file" in err and "(-s OUT)" in err
+
+
 def test_cli_missing_names_files_are_named_with_their_role(voyage_dir, capsys):
     (voyage_dir / "other.data").write_text((voyage_dir / "voyage.test").read_text())
     assert run_cli(["rules", "-d", "other.data", "-f", "voyage.cn2.unordered.pbm"]) == 1

@@ -190,8 +190,8 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     path = err.filename
     if path is None:
         return reason
-    if path == names_path and not args.names and not os.path.exists(args.data):
-        # the default names file is missing because the data file itself is
+    if path == names_path and not os.path.exists(args.data):
+        # the names are read first, but a missing data file is the first thing to fix
         path = args.data
     if path == args.data:
         return f"cannot read the data file {path!r} (-d DATA): {reason}"
@@ -295,13 +295,20 @@ def run_fire(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", f"{err.strerror or err}: {err.filename}")
+        return _fail(
+            "fire", f"cannot read the pairs file {err.filename!r} (-f FILE): {err.strerror}"
+        )
     widths = [max(len(str(row[j])) for row in [header] + table) for j in range(len(header))]
     out = io.StringIO()
     for row in [header] + table:
         cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
         out.write("  ".join(cells).rstrip() + "\n")
-    _write(args.output, out.getvalue())
+    try:
+        _write(args.output, out.getvalue())
+    except OSError as err:
+        return _fail(
+            "fire", f"cannot write the output file {err.filename!r} (-s OUT): {err.strerror}"
+        )
     return 0
 
 
