@@ -250,15 +250,23 @@ class BaseMetric(abc.ABC):
         return cls(**data, **config)
 
     def __repr__(self) -> str:
+        """``Name(setting=value, ...)`` with the settings that differ from the defaults, as
+        :meth:`get_config` gives them (scikit-learn's ``print_changed_only``)."""
+        owner = type(self).__name__
         changed = []
         for name, p in self._init_parameters().items():
             if name in self._data_params:
                 continue
             value = getattr(self, name, p.default)
             try:
-                same = p.default is not _NO_DEFAULT and bool(value == p.default)
+                value = _jsonable(value, name, owner)
+                default = _jsonable(p.default, name, owner)
+            except TypeError:
+                default = p.default
+            try:
+                same = p.default is not _NO_DEFAULT and bool(value == default)
             except (TypeError, ValueError):  # arrays compare element-wise
                 same = False
             if not same:
                 changed.append(f"{name}={value!r}")
-        return f"{type(self).__name__}({', '.join(changed)})"
+        return f"{owner}({', '.join(changed)})"
