@@ -345,7 +345,7 @@ def _percy():
         build,
         (exact,),
         2,
-        data={"model": bow, "inputs": sentences, "targets": [1, 0]},
+        data={"model": bow, "inputs": sentences, "targets": [1, 0], "tokenizer": bow.tokenizer},
         nan=nan,
         model_based=True,
     )
