@@ -5,6 +5,7 @@ common tests: one tiny fixture per metric class, the same checks for all.
   ``__call__`` the same;
 * ``evaluate == nanmean(detailed_evaluate)``, silently when every score is defined and
   with exactly one UndefinedScoreWarning when NaN is skipped;
+* ``details`` is a DataFrame whose ``score`` column is ``detailed_evaluate``;
 * ``higher_is_better`` is declared (a bool);
 * the same seed gives the same numbers;
 * the inputs are not mutated;
@@ -72,6 +73,17 @@ def check_evaluate_is_nanmean(metric, args, expect_nan: bool) -> None:
         skipped = int(np.isnan(scores).sum())
         assert str(skipped) in str(undefined[0].message), undefined[0].message
     np.testing.assert_allclose(value, np.nanmean(scores), rtol=1e-12)
+
+
+def check_details_has_the_scores(metric, args) -> None:
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        table = metric.details(*args)
+    assert isinstance(table, pd.DataFrame), f"details returned {type(table).__name__}"
+    assert "score" in table.columns, f"details has no `score` column: {list(table.columns)}"
+    np.testing.assert_array_equal(table["score"].to_numpy(dtype=np.float64), _scores(metric, args))
 
 
 def check_higher_is_better(metric) -> None:
@@ -432,6 +444,12 @@ def test_evaluate_skips_nan_with_one_warning(case, request):
     assert case.nan is not None, f"give {case.cls.__name__}'s case a NaN fixture"
     metric, args = case.nan()
     check_evaluate_is_nanmean(metric, args, expect_nan=True)
+
+
+def test_details_is_a_frame_with_the_scores(case, request):
+    if case.cls.__name__ != "PERCY":  # PERCY has its own details() already
+        _xfail_model_based(case, request)
+    check_details_has_the_scores(case.make(0), case.args)
 
 
 def test_higher_is_better_is_declared(case):

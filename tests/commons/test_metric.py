@@ -11,6 +11,7 @@ import pytest
 
 from tests.test_common import (
     check_detailed_evaluate_shape,
+    check_details_has_the_scores,
     check_evaluate_is_float,
     check_evaluate_is_nanmean,
     check_get_config_round_trip,
@@ -293,3 +294,13 @@ def test_renamed_kwarg_refuses_both_names_and_keeps_the_signature():
     assert list(inspect.signature(Sampler.__init__).parameters) == ["self", "nb_samples", "seed"]
     with pytest.raises(ValueError, match="must map to a new parameter name"):
         renamed_kwarg(n_samples="n_samples")
+
+
+def test_check_details_fails_without_the_score_column():
+    class Renamed(Scale):
+        def details(self, x):
+            return super().details(x).rename(columns={"score": "value"})
+
+    with pytest.raises(AssertionError, match="no `score` column"):
+        check_details_has_the_scores(Renamed(), ([1.0, 2.0],))
+    check_details_has_the_scores(Scale(), ([1.0, np.nan],))
