@@ -149,7 +149,18 @@ def text_checks():
         out = explainer(sentences)
         return tuple(out) + (explainer.convergence_delta_,)
 
+    def percy(strategy):
+        from xplique_ext.metrics import PERCY
+
+        metric = PERCY(keras_model, sentences, [1, 0, 0, 1, 0], batch_size=2,
+                       tokenizer=bow.tokenizer, test=None)
+        exact = [bow.logit_contributions(s) for s in sentences]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return metric.p_positive, metric.detailed_evaluate(exact)
+
     compare("percy_lime", lime, REPLICAS)
+    compare("percy_metric", percy)
     compare("percy_ig", ig)
 
 

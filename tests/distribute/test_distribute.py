@@ -28,6 +28,7 @@ CHECKS = {
     "ground_truth_localisation": [2],
     "percy_lime": [1, 2, 3],
     "percy_ig": [2],
+    "percy_metric": [2],
     "object_lime": [2],
     "replica_runner": [3],
 }
