@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -111,3 +112,45 @@ def test_one_device_strategy_in_process():
         metric = MuFidelity(model, x, None, **kw)
     assert isinstance(metric._score_fn, ReplicaRunner)
     np.testing.assert_allclose(metric.detailed_evaluate(phi), ref, atol=1e-6)
+
+
+def test_replica_runner_errors_and_fallbacks():
+    import tensorflow as tf
+
+    from xplique_ext.commons.distribute import ReplicaRunner
+    from xplique_ext.commons.warnings import XpliqueExtWarning
+
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    runner = ReplicaRunner(lambda a, b: a + b, strategy, fallback=lambda a, b: a + b)
+    with pytest.raises(ValueError, match="same first dimension"):
+        runner(np.zeros(3), np.zeros(2))
+    assert runner(np.zeros((0, 2)), np.zeros((0, 2))).shape == (0, 2)  # empty batch
+
+    def bad_model(x):  # a genuine error: raised as is, no "cannot be traced" warning
+        raise ValueError("`x` has the wrong shape")
+
+    bad = ReplicaRunner(bad_model, strategy, fallback=bad_model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="wrong shape"):
+            bad(np.zeros((2, 2)))
+
+    def numpy_model(x):
+        return np.asarray(x) * 3.0
+
+    untraceable = ReplicaRunner(numpy_model, strategy, fallback=numpy_model)
+    with pytest.warns(XpliqueExtWarning, match="cannot be traced"):
+        np.testing.assert_array_equal(untraceable(np.arange(3.0)), [0.0, 3.0, 6.0])
+
+
+def test_text_classifier_keeps_its_own_strategy():
+    import tensorflow as tf
+
+    from xplique_ext.text import BagOfWordsModel
+    from xplique_ext.text.classifier import TextClassifier, as_text_classifier
+
+    bow = BagOfWordsModel({"good": 1.0})
+    clf = TextClassifier(bow.to_keras(), bow.tokenizer)
+    assert as_text_classifier(clf) is clf
+    with pytest.raises(ValueError, match="`strategy` must be None"):
+        as_text_classifier(clf, strategy=tf.distribute.OneDeviceStrategy("/cpu:0"))

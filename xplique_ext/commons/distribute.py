@@ -208,6 +208,8 @@ class ReplicaRunner:
         except _trace_errors() as error:
             if self.fallback is None:
                 raise
+            # a genuine error (bad shapes...) raises again here, without a warning
+            result = self._call_fallback(split_args, shared, n)
             warnings.warn(
                 f"the model cannot be traced into a graph ({type(error).__name__}: "
                 f"{error}); it runs on one device, outside the {type(self.strategy).__name__}",
@@ -215,7 +217,7 @@ class ReplicaRunner:
                 stacklevel=3,
             )
             self._eager = True
-            return self._call_fallback(split_args, shared, n)
+            return result
         if self._all_local:
             flat = [np.concatenate([p.numpy() for p in parts], axis=0)[:n] for parts in out]
             return tf.nest.pack_sequence_as(self._structure, flat)

@@ -534,6 +534,11 @@ def as_text_classifier(
 ) -> TextClassifier:
     """A :class:`TextClassifier` for ``model`` (returned as is when it already is one)."""
     if isinstance(model, TextClassifier):
+        if strategy is not None and strategy is not model.strategy:
+            raise ValueError(
+                "`strategy` must be None when `model` is already a TextClassifier (it "
+                f"runs on its own strategy, {type(model.strategy).__name__})"
+            )
         return model
     return TextClassifier(
         model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
