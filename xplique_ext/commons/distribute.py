@@ -67,6 +67,8 @@ def resolve_strategy(strategy: Any = None) -> Any:
     ------
     TypeError
         When ``strategy`` is neither None nor a ``tf.distribute.Strategy``.
+    ValueError
+        For a ``ParameterServerStrategy`` (asynchronous training only).
     """
     import tensorflow as tf
 
@@ -76,6 +78,13 @@ def resolve_strategy(strategy: Any = None) -> Any:
         raise TypeError(
             "`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
             f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}"
+        )
+    ps = getattr(tf.distribute.experimental, "ParameterServerStrategy", None)
+    if ps is not None and isinstance(strategy, ps):
+        raise ValueError(
+            "`strategy` must run replicas in sync (MirroredStrategy, "
+            "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
+            "ParameterServerStrategy, which needs a ClusterCoordinator for every step"
         )
     return strategy
 
