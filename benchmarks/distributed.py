@@ -94,6 +94,8 @@ def mirrored(quick, repeats, gpu):
 
     if gpu:
         devices = [d.name for d in tf.config.list_logical_devices("GPU")]
+        if not devices:
+            raise SystemExit("--gpu: TensorFlow sees no GPU on this machine")
         label = f"{len(devices)} GPU(s)"
     else:
         cpu = tf.config.list_physical_devices("CPU")[0]
