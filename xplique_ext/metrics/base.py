@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..commons.data import chunks, dataset_is_batched, is_dataset, iterate_dataset
+from ..commons.distribute import replicated, resolve_strategy
 from ..commons.validation import check_choice, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
 
@@ -88,6 +89,12 @@ class BaseAttributionMetric(abc.ABC):
     seed
         Seed of the metric's randomness (if any). The same seed gives the same scores
         whatever the batch size; None draws fresh randomness at each evaluation.
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share every batch of model calls
+        (``MirroredStrategy``: several devices of one host; ``MultiWorkerMirroredStrategy``:
+        several hosts). None uses the strategy in scope when the metric is built
+        (``tf.distribute.get_strategy()``): one device outside any scope. Scores come
+        back in input order and equal the single-device ones up to float round-off.
 
     Attributes
     ----------
@@ -107,6 +114,7 @@ class BaseAttributionMetric(abc.ABC):
         operator: Optional[Callable] = None,
         activation: Optional[str] = None,
         seed: Optional[int] = None,
+        strategy: Any = None,
     ):
         if not callable(model):
             raise TypeError(f"`model` must be callable, got {type(model).__name__}")
@@ -153,8 +161,13 @@ class BaseAttributionMetric(abc.ABC):
                 )
 
         self._n_outputs: Optional[int] = None
-        self._score_fn = self._compile(self._score_graph)
-        self._output_fn = self._compile(self._output_graph)
+        self.strategy = resolve_strategy(strategy)
+        self._score_fn = replicated(
+            self._score_graph, self.strategy, self._compile(self._score_graph)
+        )
+        self._output_fn = replicated(
+            self._output_graph, self.strategy, self._compile(self._output_graph)
+        )
 
     # ------------------------------------------------------------------ inference
     def _activated_model(self, x: tf.Tensor) -> tf.Tensor:

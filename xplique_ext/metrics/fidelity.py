@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
 from ..commons.data import iterate_dataset
+from ..commons.distribute import ReplicaRunner, is_default_strategy, replica_shares
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
@@ -75,6 +76,12 @@ class MuFidelity(BaseAttributionMetric):
         definition of Bhatt et al., 2020).
     progress
         Show a progress bar over the perturbation batches.
+    strategy
+        ``tf.distribute.Strategy`` (None: the one in scope). Each batch of inputs is cut
+        into one share per replica; every replica builds and scores the perturbations of
+        its share, ``ceil(batch_size / replicas)`` perturbed inputs at a time (so
+        ``batch_size`` stays the global perturbation batch). Same scores as on one device,
+        in input order, with any number of inputs and replicas.
 
     Notes
     -----
@@ -127,10 +134,11 @@ class MuFidelity(BaseAttributionMetric):
         seed: Optional[int] = None,
         correlation: str = "spearman",
         progress: bool = True,
+        strategy: Any = None,
     ):
         super().__init__(
             model, inputs, targets, batch_size,
-            operator=operator, activation=activation, seed=seed,
+            operator=operator, activation=activation, seed=seed, strategy=strategy,
         )
         self.grid_size = check_int(grid_size, "grid_size", minimum=1, allow_none=True)
         self.subset_percent = check_float(
@@ -147,6 +155,12 @@ class MuFidelity(BaseAttributionMetric):
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
         self._perturb_fn = tf.function(self._perturb, jit_compile=True, reduce_retracing=True)
         self._all_scores_fn = self._compile(self._all_scores)
+        if not is_default_strategy(self.strategy):
+            self._single_scores_fn = self._all_scores_fn
+            self._replica_runner = ReplicaRunner(
+                self._replica_scores, self.strategy, fallback=self._single_replica_scores
+            )
+            self._all_scores_fn = self._distributed_all_scores
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -360,3 +374,26 @@ class MuFidelity(BaseAttributionMetric):
             lambda i, _: i < n_chunks, body, (tf.constant(0), results), parallel_iterations=1
         )
         return results.concat()[:total]
+
+    # ------------------------------------------------------------------ tf.distribute
+    def _replica_scores(self, x, baseline, y, perms, masks, size):
+        """What one replica computes: the scores (b, nb_samples) of every perturbed input
+        of its share of the inputs, ``size`` at a time."""
+        total = tf.shape(x)[0] * self.nb_samples
+        out = self._all_scores(x, baseline, y, masks, perms, size, total)
+        return tf.reshape(out, [-1, self.nb_samples])
+
+    def _single_replica_scores(self, x, baseline, y, perms, masks, size):
+        total = tf.constant(len(x) * self.nb_samples, tf.int32)
+        out = self._single_scores_fn(x, baseline, y, masks, perms, size, total)
+        return np.asarray(out).reshape(len(x), self.nb_samples)
+
+    def _distributed_all_scores(self, x, baseline, y, masks, perms, size, total):
+        """Drop-in for the compiled ``_all_scores`` under a tf.distribute strategy: the
+        inputs of the batch are shared among the replicas, and each replica scores the
+        perturbations of its share in batches of ``ceil(size / replicas)``."""
+        per_replica = replica_shares(int(size), self._replica_runner.replicas)
+        out = self._replica_runner(
+            x, baseline, y, perms, shared=(masks, tf.constant(per_replica, tf.int32))
+        )
+        return np.asarray(out).reshape(-1)[: int(total)]

@@ -182,6 +182,9 @@ class PERCY(BaseAttributionMetric):
         None uses every token of each conjunct in the test; k keeps the k largest c_i per
         conjunct in the test, as the authors' code did with k = 5. E[a] and E[b] always
         sum every token (Eq. 4).
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
+        calls (None: the one in scope when the metric is built).
 
     Notes
     -----
@@ -241,12 +244,14 @@ class PERCY(BaseAttributionMetric):
         alpha: float = 0.05,
         test: Optional[str] = "ttest",
         top_k: Optional[int] = None,
+        strategy: Any = None,
     ):
         sentences = as_sentences(inputs, "inputs")
         # the base class expects an array with a feature axis: give it the sentences as
         # an (N, 1) object array; PERCY uses its own batched text classifier.
         super().__init__(
-            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size
+            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size,
+            strategy=strategy,
         )
         self.sentences: List[str] = sentences
         self.inputs = np.asarray(sentences, dtype=object)
@@ -259,7 +264,9 @@ class PERCY(BaseAttributionMetric):
         self.test = check_choice(test, "test", TESTS)
         self.top_k = check_int(top_k, "top_k", minimum=1, allow_none=True)
         self.tokenizer = tokenizer
-        self.classifier = TextClassifier(model, tokenizer, batch_size=self.batch_size)
+        self.classifier = TextClassifier(
+            model, tokenizer, batch_size=self.batch_size, strategy=self.strategy
+        )
         self.tokens = [s.split() for s in sentences]
         found = [find_keyword(t, self.rules) for t in self.tokens]
         self.keyword_indices = [k for k, _ in found]

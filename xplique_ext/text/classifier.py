@@ -22,6 +22,7 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
+from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
 from ..commons.validation import check_int
 from .tokens import (
     Tokenizer,
@@ -176,6 +177,10 @@ class TextClassifier:
     mask_string
         String that replaces a masked token (LIME's default, ``'UNKWORDZ'``, which a
         vocabulary maps to its out-of-vocabulary id).
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
+        calls (forward passes, embedding shifts, gradients); None: the one in scope.
+        Other callables run in Python, on one device.
 
     Notes
     -----
@@ -197,6 +202,7 @@ class TextClassifier:
         *,
         batch_size: Optional[int] = 64,
         mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
     ):
         if isinstance(model, TextClassifier):
             raise TypeError("`model` is already a TextClassifier; pass its `.model`")
@@ -214,6 +220,7 @@ class TextClassifier:
         self.tokenizer: Optional[Tokenizer] = as_tokenizer(tokenizer)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.mask_string = mask_string
+        self.strategy = resolve_strategy(strategy)
         self.keras = _is_keras(model)
         self.takes_ids = self.tokenizer is not None
         # tokenizer used to align model positions with words (IG, embedding shifts)
@@ -313,6 +320,8 @@ class TextClassifier:
             def fwd(x):
                 return graph(x).numpy()
 
+            fwd = self._replicated(graph, fwd)
+
         self._fns["fwd"] = fwd
         return fwd
 
@@ -326,13 +335,14 @@ class TextClassifier:
 
     def _shift_fn(self) -> Any:
         layer = self._require_embedding("embedding shifts")
-        return _graph(self.model, layer, "shift", self._n_outputs)
+        graph = _graph(self.model, layer, "shift", self._n_outputs)
+        return self._replicated(graph, graph, "shift")
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
         if self._n_outputs is None:
             self.forward(x[:1])
-        return self._shift_fn()(self._to_model_input(x), shift.astype(np.float32)).numpy()
+        return np.asarray(self._shift_fn()(self._to_model_input(x), shift.astype(np.float32)))
 
     def _require_embedding(self, what: str) -> Any:
         if self.embedding is None:
@@ -486,7 +496,21 @@ class TextClassifier:
     # ------------------------------------------------------------------ gradients
     def _ig_fn(self) -> Any:
         layer = self._require_embedding("Integrated Gradients")
-        return _graph(self.model, layer, "ig", self._n_outputs)
+        graph = _graph(self.model, layer, "ig", self._n_outputs)
+        return self._replicated(graph, graph, "ig")
+
+    def _replicated(self, graph: Any, single: Any, key: Optional[str] = None) -> Any:
+        """``single`` under the default strategy, else ``graph`` run on every replica
+        with each batch shared among them (kept in ``_fns[key]`` when a key is given)."""
+        if is_default_strategy(self.strategy):
+            return single
+        name = f"replicated-{key}"
+        if key is None or name not in self._fns:
+            runner = ReplicaRunner(graph, self.strategy, fallback=single)
+            if key is None:
+                return runner
+            self._fns[name] = runner
+        return self._fns[name]
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
@@ -498,13 +522,24 @@ class TextClassifier:
             np.asarray(word_mask, np.float32),
             np.asarray(shift, np.float32),
         )
-        return contrib.numpy(), p1.numpy()
+        return np.asarray(contrib), np.asarray(p1)
 
 
 def as_text_classifier(
-    model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, mask_string: str = "UNKWORDZ"
+    model: Any,
+    tokenizer: Any = None,
+    batch_size: Optional[int] = 64,
+    mask_string: str = "UNKWORDZ",
+    strategy: Any = None,
 ) -> TextClassifier:
     """A :class:`TextClassifier` for ``model`` (returned as is when it already is one)."""
     if isinstance(model, TextClassifier):
+        if strategy is not None and strategy is not model.strategy:
+            raise ValueError(
+                "`strategy` must be None when `model` is already a TextClassifier (it "
+                f"runs on its own strategy, {type(model.strategy).__name__})"
+            )
         return model
-    return TextClassifier(model, tokenizer, batch_size=batch_size, mask_string=mask_string)
+    return TextClassifier(
+        model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
+    )
