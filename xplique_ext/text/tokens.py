@@ -42,6 +42,7 @@ __all__ = [
     "whitespace_tokens",
     "normalize_token",
     "find_keyword",
+    "find_keywords",
     "Tokenizer",
     "as_tokenizer",
     "find_text_vectorization",
@@ -106,6 +107,37 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
         if norm in keywords:
             return i, norm
     return None, None
+
+
+def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]:
+    """Index and (lower-case) keyword of every token matching one of ``keywords``.
+
+    Each match is one ``A keyword B`` structure of the sentence (PERCY scores every
+    structure separately, section 3.2 of the paper).
+
+    Parameters
+    ----------
+    tokens
+        Whitespace tokens of a sentence.
+    keywords
+        Container of lower-case keywords (a dict or a set).
+
+    Returns
+    -------
+    list of (index, keyword)
+        In sentence order; empty when no token matches.
+
+    Examples
+    --------
+    >>> find_keywords("Even though we can't travel yet we can enjoy".split(), {"though", "yet"})
+    [(1, 'though'), (5, 'yet')]
+    """
+    out = []
+    for i, tok in enumerate(tokens):
+        norm = normalize_token(tok)
+        if norm in keywords:
+            out.append((i, norm))
+    return out
 
 
 # --------------------------------------------------------------------------- tokenizers
@@ -302,15 +334,34 @@ def callable_name(fn: Callable) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
 
 
+def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
+    """Raise a ValueError for a ``tf.data.Dataset`` known to be infinite (``.repeat()``).
+
+    A dataset of unknown size (``tf.data.UNKNOWN_CARDINALITY``, e.g. after ``filter``) is
+    accepted: it is read once, batch by batch.
+    """
+    import tensorflow as tf
+
+    if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+        raise ValueError(
+            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+            "use `.take(n)` or drop the `.repeat()`"
+        )
+
+
 def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     """A list of str from a list / tuple / NumPy array / pandas Series / tf.Tensor of
-    strings (bytes are decoded as UTF-8) or a ``tf.data.Dataset`` of strings."""
+    strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
+    of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
+    a ValueError."""
     if isinstance(inputs, (str, bytes)):
         raise TypeError(
             f"`{name}` must be a sequence of sentences, got a single {type(inputs).__name__}; "
             "wrap it in a list"
         )
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
+        check_finite_dataset(inputs, name)
         items = []
         for element in inputs:
             element = element[0] if isinstance(element, (tuple, list)) else element
