@@ -224,3 +224,12 @@ def test_lipschitz_with_an_xplique_explainer():
     explainer = GradientInput(model, batch_size=8)
     lle = LocalLipschitzEstimate(x, np.ones((4, 1), np.float32), batch_size=3, nb_samples=3)
     np.testing.assert_allclose(lle.detailed_evaluate(explainer), 2.0, rtol=1e-4)
+
+
+def test_examples_html_aligns_sentences_with_several_structures(bow_all):
+    sents = ["good but bad though fine", "the plot was dull but the cast was superb"]
+    percy = PERCY(bow_all, sents, [1, 1], tokenizer=bow_all.tokenizer)
+    expl = [bow_all.logit_contributions(s) for s in sents]
+    assert len(percy.details(expl)) == 3
+    html_text = percy_examples_html(percy, expl, [1])
+    assert "superb" in html_text and "based on B" in html_text and "based on A" not in html_text
