@@ -243,10 +243,12 @@ class PERCY(BaseAttributionMetric):
     Notes
     -----
     *Why the sign split.* The typeset line of Eq. 4 adds w_i p(y=1|s) and |w_i| p(y=0|s)
-    for every token. On 600 generated ``A but B`` sentences and a model weighting A half
-    as much as B (accuracy 0.96) it gave PERCY 0.10 on negative and 0.92 on positive
+    for every token: a token supporting a negative prediction weighs |w_i| (p0 - p1), one
+    supporting a positive prediction |w_i|. On 200 generated contrastive ``A but B``
+    sentences and a bag-of-words model weighting A half as much as B (accuracy 0.95),
+    with exact token contributions, it gives PERCY 0.96 on positive and 0.20 on negative
     sentences; the sign split, which is what the text and the authors' code define,
-    gives 0.70 and 0.80. The typeset line stays available as ``contributions='typeset'``.
+    gives 0.86 and 0.85. The typeset line stays available as ``contributions='typeset'``.
 
     *Why a one-sided test.* Comparing sums for the direction while a two-sided test
     compares means let a structure score 1 when its test said the *other* conjunct was
