@@ -63,10 +63,18 @@ def test_unknown_size_dataset_is_streamed(bow_all):
     assert a.equals(b)
 
 
-def test_dataset_of_sentence_label_pairs_reads_the_sentences(bow_all):
-    ds = tf.data.Dataset.from_tensor_slices((SENTS, [1, 0, 1])).batch(2)
-    percy = PERCY(bow_all, ds, [1, 0, 1], tokenizer=bow_all.tokenizer)
+@pytest.mark.parametrize("labels", [[1, 0, 1], [[0, 1], [1, 0], [0, 1]]])
+@pytest.mark.parametrize("batch", [None, 2])
+def test_dataset_of_sentence_label_pairs(bow_all, labels, batch):
+    ds = tf.data.Dataset.from_tensor_slices((SENTS, labels))
+    ds = ds if batch is None else ds.batch(batch)
+    percy = PERCY(bow_all, ds, tokenizer=bow_all.tokenizer)
     assert percy.sentences == SENTS
+    np.testing.assert_array_equal(percy.targets, [1, 0, 1])
+    with pytest.raises(ValueError, match="`targets` must be None when the `inputs` dataset"):
+        PERCY(bow_all, ds, [1, 0, 1], tokenizer=bow_all.tokenizer)
+    with pytest.raises(TypeError, match="`targets` must be the N binary labels"):
+        PERCY(bow_all, SENTS, tokenizer=bow_all.tokenizer)
 
 
 # ----------------------------------------------------------------------------- options

@@ -12,7 +12,7 @@ from ..commons.validation import check_choice, check_float, check_int
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TextClassifier
 from ..text.rules import resolve_rules
-from ..text.tokens import as_sentences, find_keywords
+from ..text.tokens import find_keywords, read_sentences
 from .base import BaseAttributionMetric
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
@@ -193,10 +193,11 @@ class PERCY(BaseAttributionMetric):
         (N, 1) or two-class softmax (N, 2) probabilities.
     inputs
         N raw sentences (list, NumPy array, pandas Series, tf.Tensor of strings, or a
-        finite ``tf.data.Dataset`` of strings, read once batch by batch; an infinite
-        one raises a ValueError).
+        finite ``tf.data.Dataset`` of strings or of ``(sentence, label)`` pairs, read once
+        batch by batch; an infinite one raises a ValueError).
     targets
-        N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)).
+        N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)); None when
+        ``inputs`` is a dataset of ``(sentence, label)`` pairs.
     batch_size
         Number of sentences per model call (None: all at once).
     tokenizer
@@ -319,7 +320,7 @@ class PERCY(BaseAttributionMetric):
         self,
         model: Any,
         inputs: Any,
-        targets: Any,
+        targets: Any = None,
         batch_size: Optional[int] = 64,
         *,
         tokenizer: Any = None,
@@ -350,7 +351,14 @@ class PERCY(BaseAttributionMetric):
                     )
             given.update(AUTHORS_PRESET)
         self.strict_alpha = self.preset == "authors"  # p < alpha as the authors' code
-        sentences = as_sentences(inputs, "inputs")
+        sentences, dataset_labels = read_sentences(inputs, "inputs")
+        if dataset_labels is not None:
+            if targets is not None:
+                raise ValueError(
+                    "`targets` must be None when the `inputs` dataset yields (sentence, "
+                    "label) pairs: the labels are read from the dataset"
+                )
+            targets = dataset_labels
         # the base class expects an array with a feature axis: give it the sentences as
         # an (N, 1) object array; PERCY uses its own batched text classifier.
         super().__init__(

@@ -47,6 +47,7 @@ __all__ = [
     "as_tokenizer",
     "find_text_vectorization",
     "as_sentences",
+    "read_sentences",
 ]
 
 _ASCII_PUNCT = set(string.punctuation)
@@ -355,6 +356,13 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
     of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
     a ValueError."""
+    return read_sentences(inputs, name)[0]
+
+
+def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Optional[np.ndarray]]:
+    """Like :func:`as_sentences`, also returning the labels of a ``tf.data.Dataset`` of
+    ``(sentence, label)`` pairs (None for any other input)."""
+    labels = None
     if isinstance(inputs, (str, bytes)):
         raise TypeError(
             f"`{name}` must be a sequence of sentences, got a single {type(inputs).__name__}; "
@@ -362,11 +370,26 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
         )
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
         check_finite_dataset(inputs, name)
-        items = []
+        items, label_parts = [], []
+        batched = False
         for element in inputs:
-            element = element[0] if isinstance(element, (tuple, list)) else element
-            arr = np.asarray(element.numpy()).reshape(-1)
-            items.extend(arr.tolist())
+            label = None
+            if isinstance(element, (tuple, list)):
+                if len(element) not in (1, 2):
+                    raise ValueError(
+                        f"`{name}` dataset elements must be `sentence` or `(sentence, label)`,"
+                        f" got tuples of {len(element)}"
+                    )
+                if len(element) == 2:
+                    label = np.asarray(element[1].numpy())
+                element = element[0]
+            arr = np.asarray(element.numpy())
+            batched = arr.ndim > 0
+            items.extend(arr.reshape(-1).tolist())
+            if label is not None:
+                label_parts.append(label)
+        if label_parts:
+            labels = np.concatenate(label_parts) if batched else np.stack(label_parts)
         inputs = items
     elif hasattr(inputs, "numpy") and callable(inputs.numpy):
         inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
@@ -391,4 +414,4 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
         if not isinstance(s, str):
             raise TypeError(f"`{name}[{i}]` must be a str, got {type(s).__name__}")
         out.append(s)
-    return out
+    return out, labels
