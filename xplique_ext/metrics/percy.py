@@ -351,6 +351,17 @@ class PERCY(BaseAttributionMetric):
                     )
             given.update(AUTHORS_PRESET)
         self.strict_alpha = self.preset == "authors"  # p < alpha as the authors' code
+        # options first: cheap checks before a dataset is read
+        rules_table = resolve_rules(rules)
+        alpha = check_float(
+            given["alpha"], "alpha", low=0.0, high=1.0, low_inclusive=False,
+            high_inclusive=False,
+        )
+        test = check_choice(given["test"], "test", TESTS)
+        top_k = check_int(given["top_k"], "top_k", minimum=1, allow_none=True)
+        contributions = check_choice(given["contributions"], "contributions", CONTRIBUTIONS)
+        alternative = check_choice(given["alternative"], "alternative", ALTERNATIVES)
+        structure_mode = check_choice(structures, "structures", STRUCTURES)
         sentences, dataset_labels = read_sentences(inputs, "inputs")
         if dataset_labels is not None:
             if targets is not None:
@@ -368,18 +379,10 @@ class PERCY(BaseAttributionMetric):
         self.inputs = np.asarray(sentences, dtype=object)
         self.n_inputs = len(sentences)
         self.targets = self._check_targets(targets, len(sentences))
-        self.rules = resolve_rules(rules)
-        self.alpha = check_float(
-            given["alpha"], "alpha", low=0.0, high=1.0, low_inclusive=False,
-            high_inclusive=False,
-        )
-        self.test = check_choice(given["test"], "test", TESTS)
-        self.top_k = check_int(given["top_k"], "top_k", minimum=1, allow_none=True)
-        self.contributions = check_choice(
-            given["contributions"], "contributions", CONTRIBUTIONS
-        )
-        self.alternative = check_choice(given["alternative"], "alternative", ALTERNATIVES)
-        self.structure_mode = check_choice(structures, "structures", STRUCTURES)
+        self.rules = rules_table
+        self.alpha, self.test, self.top_k = alpha, test, top_k
+        self.contributions, self.alternative = contributions, alternative
+        self.structure_mode = structure_mode
         self.tokenizer = tokenizer
         self.classifier = TextClassifier(model, tokenizer, batch_size=self.batch_size)
         self.tokens = [s.split() for s in sentences]
