@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import string
 import unicodedata
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -329,10 +329,6 @@ def is_compositional(
         if len(expect) != n or not np.array_equal(expect, got):
             return False, i
     return True, None
-
-
-def callable_name(fn: Callable) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
 
 
 def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
