@@ -243,11 +243,51 @@ class TextClassifier:
                     self.string_input_rank = len(shape)
             except (AttributeError, IndexError, TypeError):
                 pass
+        self._check_input_kind()
         if self.takes_ids and self.input_length is None:
             self.input_length = self.tokenizer.sequence_length
         self._n_outputs: Optional[int] = None
         self._fns: dict = {}
         self.embedding = _find_embedding(model) if self.keras else None
+
+    def _check_input_kind(self) -> None:
+        """A Keras model says what it takes through its input dtype: refuse a tokenizer
+        for a model on raw strings and require one for a model on token ids."""
+        if self.input_dtype is None:
+            return
+        takes_strings = "string" in self.input_dtype
+        if takes_strings and self.takes_ids:
+            raise ValueError(
+                "`tokenizer` must be None for this model: it takes raw strings (input "
+                f"dtype {self.input_dtype}, a TextVectorization layer inside), got a "
+                f"tokenizer of type {type(self.tokenizer.raw).__name__}"
+            )
+        if not takes_strings and not self.takes_ids:
+            raise ValueError(
+                "`tokenizer` is required for this model: it takes token ids (input dtype "
+                f"{self.input_dtype}), not raw strings; pass the TextVectorization layer "
+                "or callable that maps sentences to its ids as `tokenizer=`"
+            )
+
+    def _probe(self, x: Any) -> Any:
+        """First call of the model, with an error that says which input it expects."""
+        try:
+            return self.model(self._to_model_input(x))
+        except Exception as exc:  # noqa: BLE001 - re-raised with the reason
+            if self.takes_ids:
+                hint = (
+                    "it was given token ids from `tokenizer`; a model on raw strings "
+                    "needs `tokenizer=None`"
+                )
+            else:
+                hint = (
+                    "it was given raw strings because `tokenizer` is None; a model on "
+                    "token ids needs `tokenizer=` (the layer or callable giving its ids)"
+                )
+            raise TypeError(
+                f"the model failed on its first batch ({hint}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:
@@ -328,7 +368,7 @@ class TextClassifier:
     def forward(self, x: Any) -> np.ndarray:
         """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings)."""
         if self._n_outputs is None:  # validate the output once, eagerly
-            out = self._check_outputs(self.model(self._to_model_input(x[:1])))
+            out = self._check_outputs(self._probe(x[:1]))
             if len(x) == 1:
                 return self._p1(out).astype(np.float64)
         return np.asarray(self._forward_fn()(self._to_model_input(x)), dtype=np.float64)
