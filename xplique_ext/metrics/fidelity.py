@@ -426,8 +426,8 @@ class MuFidelity(BaseAttributionMetric):
                     reasons[4] += len(x)
                     seen += len(x)
                     continue
-                xf = self._as_float(x)
-                perms = cell_permutations(x, n_cells, seed)  # (B, n_cells)
+                xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
+                perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
                 # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
                 cells = np.take_along_axis(
                     self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1
