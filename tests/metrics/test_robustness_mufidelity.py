@@ -71,6 +71,14 @@ def test_02_inputs_of_the_wrong_rank_are_refused(rng):
         MuFidelity(model, rng.random((2, 1, 8, 8, 3)), np.ones(2), **FAST)
 
 
+def test_02_dataset_elements_of_the_wrong_rank_are_refused(rng):
+    model = linear_model((8, 8, 3))
+    ds = tf.data.Dataset.from_tensor_slices(rng.random((2, 8, 3), dtype=np.float32))
+    with pytest.raises(ValueError, match=r"`inputs` dataset elements must have rank 4 .* or 3 "
+                                         r"\(one input\).* got elements of shape \(8, 3\)"):
+        MuFidelity(model, ds, np.ones(2), **FAST)
+
+
 # ------------------------------------------------------------- 3. NaN / inf inputs
 def test_03_non_finite_inputs_are_refused(case):
     model, x, y, phi = case

@@ -233,7 +233,19 @@ class BaseAttributionMetric(abc.ABC):
         if is_dataset(inputs):
             self.dataset = inputs
             self.inputs = None
-            self._dataset_batched = dataset_is_batched(inputs, _model_input_rank(model))
+            rank = _model_input_rank(model)
+            self._dataset_batched = dataset_is_batched(inputs, rank)
+            spec = inputs.element_spec
+            spec = spec[0] if isinstance(spec, (tuple, list)) else spec
+            element_rank = getattr(getattr(spec, "shape", None), "rank", None)
+            if rank is not None and element_rank is not None and element_rank not in (
+                rank, rank - 1
+            ):
+                raise ValueError(
+                    f"`inputs` dataset elements must have rank {rank} (a batch) or "
+                    f"{rank - 1} (one input) to match the model's input, got elements of "
+                    f"shape {tuple(spec.shape)}"
+                )
             cardinality = None
             if not self._dataset_batched:
                 card = int(inputs.cardinality())
