@@ -47,6 +47,20 @@ def test_01_model_with_1d_output_is_one_output_never_broadcast(rng, batch_size):
                                x.reshape(8, -1).sum(1), rtol=1e-5)
 
 
+def numpy_sum_model(b):
+    """f(x) = sum(x) in pure NumPy (cannot be traced by tf.function), shape (B,)."""
+    b = np.asarray(b)
+    return b.reshape(len(b), -1).sum(axis=1)
+
+
+def test_01_numpy_model_with_1d_output(rng):
+    x = rng.random((5, 6, 6, 1), dtype=np.float32)
+    for batch_size in (2, None):
+        metric = MuFidelity(numpy_sum_model, x, None, batch_size=batch_size, grid_size=None,
+                            **FAST)
+        np.testing.assert_allclose(metric.detailed_evaluate(x), 1.0, atol=1e-6)
+
+
 def test_01_model_that_drops_the_batch_axis_is_refused(rng):
     x = rng.random((4, 6, 6, 1), dtype=np.float32)
     with pytest.raises(ValueError, match=r"`model` must return one output per input.*got shape \(\)"):

@@ -282,8 +282,12 @@ class BaseAttributionMetric(abc.ABC):
     # ------------------------------------------------------------------ inference
     def _activated_model(self, x: tf.Tensor) -> tf.Tensor:
         out = self.model(x)
-        if getattr(out, "shape", None) is not None and out.shape.rank == 1:
-            out = out[:, tf.newaxis]  # (B,) is one output per input: (B, 1), never broadcast
+        try:
+            rank = len(out.shape)
+        except (AttributeError, TypeError, ValueError):  # no shape, or an unknown rank
+            rank = None
+        if rank == 1:
+            out = out[:, None]  # (B,) is one output per input: (B, 1), never broadcast
         if self.activation == "sigmoid":
             out = tf.nn.sigmoid(out)
         elif self.activation == "softmax":
