@@ -165,7 +165,8 @@ def test_05_uint8_inputs_perturbed_in_floating_point(rng, baseline):
     # f = sum(x) and baseline b: the drop of subset S is sum_S (x - b), so phi = x - b is
     # exact; a baseline cast to uint8 (0.5 -> 0, -1 -> 255) breaks it
     m8 = MuFidelity(model, x8, np.ones(4), grid_size=None, baseline_mode=baseline, **FAST)
-    np.testing.assert_allclose(m8.detailed_evaluate(xf - baseline), 1.0, atol=1e-6)
+    # (float32 model sums of values up to 255 may swap two near-tied drops: atol 1e-3)
+    np.testing.assert_allclose(m8.detailed_evaluate(xf - baseline), 1.0, atol=1e-3)
     mf = MuFidelity(model, xf, np.ones(4), grid_size=None, baseline_mode=baseline, **FAST)
     phi = rng.normal(size=(4, 6, 6)).astype(np.float32)
     np.testing.assert_array_equal(m8.detailed_evaluate(phi), mf.detailed_evaluate(phi))

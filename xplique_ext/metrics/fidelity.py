@@ -28,16 +28,30 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
                  p: float) -> np.ndarray:
     """``nb_samples`` random subsets of ``n_cells`` cells (True = set to the baseline):
     each cell in the subset with probability ``p``, conditioned on the subset being
-    neither empty nor full (the size is drawn from the binomial law restricted to
-    1 .. n_cells - 1, then the cells uniformly). Shape (nb_samples, n_cells)."""
+    neither empty nor full. Shape (nb_samples, n_cells).
+
+    Where most draws are valid, an empty or full draw is simply drawn again; otherwise
+    (tiny or huge ``p``, few cells) the size is drawn from the binomial law restricted to
+    1 .. n_cells - 1 and the cells uniformly, which is the same law."""
+    accept = 1.0 - (1.0 - p) ** n_cells - p ** n_cells
+    if accept >= 0.5:
+        pool = rng.random((nb_samples, n_cells)) < p
+        for _ in range(64):  # each round leaves a bad row with probability < 1/2
+            size = pool.sum(axis=1)
+            bad = np.flatnonzero((size == 0) | (size == n_cells))
+            if not len(bad):
+                return pool
+            pool[bad] = rng.random((len(bad), n_cells)) < p
     from scipy.stats import binom
 
     sizes = np.arange(1, n_cells)
     logp = binom.logpmf(sizes, n_cells, p)
     pmf = np.exp(logp - logp.max())
     k = rng.choice(sizes, size=nb_samples, p=pmf / pmf.sum())
-    ranks = np.argsort(np.argsort(rng.random((nb_samples, n_cells)), axis=1), axis=1)
-    return ranks < k[:, None]
+    pool = np.zeros((nb_samples, n_cells), dtype=bool)
+    for row, size in enumerate(k):
+        pool[row, rng.choice(n_cells, size=size, replace=False)] = True
+    return pool
 
 
 def _cell_index(length: int, cells: int) -> np.ndarray:
