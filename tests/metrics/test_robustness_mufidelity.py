@@ -434,3 +434,18 @@ def test_property_scores_in_range_or_nan_with_warning_and_batch_size_invariant(
             assert not undefined_warnings(record)
         runs.append(scores)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_xplique_task_names_resolve_to_xplique_operators(monkeypatch):
+    from xplique.commons import Tasks
+
+    from xplique_ext.metrics.base import resolve_operator
+
+    assert resolve_operator("classification") is None  # our f(x)[y], as Xplique's
+    assert resolve_operator("Regression") is None
+    assert resolve_operator("semantic segmentation") is Tasks.SEMANTIC_SEGMENTATION
+    assert resolve_operator(Tasks.OBJECT_DETECTION) is Tasks.OBJECT_DETECTION
+    monkeypatch.setitem(sys.modules, "xplique.commons", None)  # Xplique not installed
+    with pytest.raises(ValueError, match=r"`operator`='object detection' uses Xplique's operator"):
+        resolve_operator("object detection")
+    assert resolve_operator("classification") is None  # needs no Xplique

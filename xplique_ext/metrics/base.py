@@ -178,9 +178,12 @@ class BaseAttributionMetric(abc.ABC):
     ----------
     model
         Model (Keras model or any callable on a batch of inputs) whose explanations are
-        evaluated. Its output has shape (N, K).
+        evaluated. Its output has shape (N, K), or (N,) for a single output (read as
+        (N, 1), never broadcast); one output per input is checked. Multi-input models are
+        not supported.
     inputs
-        Inputs under study: a NumPy array or tf.Tensor of shape (N, ...), or a
+        Inputs under study, with a batch axis (checked against the model's input rank
+        when the model declares it): a NumPy array or tf.Tensor of shape (N, ...), or a
         ``tf.data.Dataset`` of ``x`` or ``(x, y)`` elements (batched or not), which is
         streamed batch by batch.
     targets
