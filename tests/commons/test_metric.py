@@ -169,6 +169,24 @@ def test_data_params_are_left_out_and_given_back():
         OnData.from_config([("power", 2)], inputs=[1.0])
 
 
+def test_config_attributes_map_a_setting_stored_under_another_name():
+    class Renamed(BaseMetric):
+        higher_is_better = True
+        _config_attributes = {"mode": "mode_name"}
+
+        def __init__(self, mode="all"):
+            self.mode_name = mode
+            self.mode = ["computed", "state"]  # the attribute name is taken
+
+        def detailed_evaluate(self, x):
+            return np.asarray(x, dtype=float)
+
+    metric = Renamed("first")
+    assert metric.get_config() == {"mode": "first"}
+    assert repr(metric) == "Renamed(mode='first')" and repr(Renamed()) == "Renamed()"
+    assert Renamed.from_config(metric.get_config()).mode_name == "first"
+
+
 def test_get_config_names_a_setting_that_is_not_json_friendly():
     metric = Scale(scale=lambda x: x)
     with pytest.raises(TypeError, match=r"Scale.get_config: the setting `scale` must be"):

@@ -126,8 +126,10 @@ class BaseMetric(abc.ABC):
     direction depends on a setting sets it on the instance) and implements
     :meth:`detailed_evaluate`. Its constructor stores each setting under the parameter's
     name (as scikit-learn's estimators do), so that :meth:`get_config` can read them
-    back; the parameters that are data rather than settings (a model, inputs, a rule
-    set) are listed in ``_data_params`` and left out of the configuration.
+    back (``_config_attributes`` maps a parameter to another attribute name where the
+    attribute name is taken); the parameters that are data rather than settings (a
+    model, inputs, a rule set) are listed in ``_data_params`` and left out of the
+    configuration.
 
     Attributes
     ----------
@@ -162,6 +164,7 @@ class BaseMetric(abc.ABC):
     higher_is_better: ClassVar[bool]
     undefined_reason: ClassVar[Optional[str]] = None
     _data_params: ClassVar[Tuple[str, ...]] = ()
+    _config_attributes: ClassVar[Dict[str, str]] = {}
 
     # ------------------------------------------------------------------ scores
     @abc.abstractmethod
@@ -233,10 +236,16 @@ class BaseMetric(abc.ABC):
         values: ``type(m).from_config(m.get_config(), **data)`` rebuilds the metric."""
         owner = type(self).__name__
         return {
-            name: _jsonable(getattr(self, name), name, owner)
+            name: _jsonable(self._setting(name), name, owner)
             for name in self._init_parameters()
             if name not in self._data_params
         }
+
+    def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
+        attribute = self._config_attributes.get(name, name)
+        if default is _NO_DEFAULT:
+            return getattr(self, attribute)
+        return getattr(self, attribute, default)
 
     @classmethod
     def from_config(cls, config: Dict[str, Any], **data: Any) -> BaseMetric:
@@ -257,7 +266,7 @@ class BaseMetric(abc.ABC):
         for name, p in self._init_parameters().items():
             if name in self._data_params:
                 continue
-            value = getattr(self, name, p.default)
+            value = self._setting(name, p.default)
             try:
                 value = _jsonable(value, name, owner)
                 default = _jsonable(p.default, name, owner)
