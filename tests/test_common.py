@@ -386,16 +386,6 @@ def case(request) -> Case:
     return _CACHE[name]
 
 
-MERGE = "BaseAttributionMetric moves onto BaseMetric at merge"
-
-
-def _xfail_model_based(case: Case, request) -> None:
-    """The model-based metrics get BaseMetric's contract when BaseAttributionMetric
-    moves onto it (a patch applied at merge); until then this check fails for them."""
-    if case.model_based:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=MERGE))
-
-
 # --------------------------------------------------------------------------- the tests
 
 
@@ -419,10 +409,9 @@ def test_every_exported_metric_is_covered():
     assert not missing, f"exported metric classes without a case in test_common: {missing}"
 
 
-def test_every_metric_stands_on_base_metric(case, request):
+def test_every_metric_stands_on_base_metric(case):
     from xplique_ext.commons.metric import BaseMetric
 
-    _xfail_model_based(case, request)
     assert issubclass(case.cls, BaseMetric)
 
 
@@ -444,9 +433,7 @@ def test_evaluate_skips_nan_with_one_warning(case):
     check_evaluate_is_nanmean(metric, args, expect_nan=True)
 
 
-def test_details_is_a_frame_with_the_scores(case, request):
-    if case.cls.__name__ != "PERCY":  # PERCY has its own details() already
-        _xfail_model_based(case, request)
+def test_details_is_a_frame_with_the_scores(case):
     check_details_has_the_scores(case.make(0), case.args)
 
 
@@ -462,6 +449,5 @@ def test_inputs_are_not_mutated(case):
     check_inputs_not_mutated(case.make, case.args, case.data)
 
 
-def test_get_config_round_trips(case, request):
-    _xfail_model_based(case, request)
+def test_get_config_round_trips(case):
     check_get_config_round_trip(case.make(0), case.args, case.data)

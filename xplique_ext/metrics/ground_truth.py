@@ -639,6 +639,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     """
 
     higher_is_better = False
+    _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
     def __init__(
         self,
@@ -760,6 +761,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
 
     higher_is_better = True
     _reference_name = "masks"
+    _data_params = BaseAttributionMetric._data_params + ("masks",)
 
     def __init__(
         self,
