@@ -227,3 +227,42 @@ def test_progress_false_never_imports_tqdm():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-2:] == ["tqdm imported: False", "shap ran without a bar"]
+
+
+@pytest.fixture(scope="module")
+def tiny_text_cnn():
+    """The paper's CNN backbone at a tiny size, untrained (seeded weights), on token ids."""
+    from xplique_ext.text import build_cnn_classifier, make_vectorizer
+
+    vectorizer = make_vectorizer(
+        ["a good film but a bad plot", "bad acting yet good music", "dull"], sequence_length=16
+    )
+    return build_cnn_classifier(vectorizer, embedding_dim=8, filters=4, seed=0), vectorizer
+
+
+def test_a_bar_changes_no_number(tiny_text_cnn):
+    """progress=True shows bars (tqdm) and gives the same attributions as progress=False,
+    including the adaptive Integrated Gradients that grows its bar's total."""
+    from xplique_ext.text import (
+        IntegratedGradientsTokenExplainer,
+        LimeTokenExplainer,
+        ShapTokenExplainer,
+    )
+
+    model, vectorizer = tiny_text_cnn
+    sentences = ["a good film but a bad plot", "bad acting yet good music", "dull"]
+    builders = {
+        "LIME": lambda p: LimeTokenExplainer(model, vectorizer, nb_samples=30, progress=p),
+        "SHAP": lambda p: ShapTokenExplainer(model, vectorizer, n_permutations=2, progress=p),
+        # a tight tolerance makes the trapezoid rule refine (and the bar's total grow)
+        "IG": lambda p: IntegratedGradientsTokenExplainer(
+            model, vectorizer, steps=2, tolerance=1e-4, max_steps=64, progress=p
+        ),
+    }
+    for name, build in builders.items():
+        quiet = build(False)(sentences)
+        loud_explainer = build(True)
+        loud = loud_explainer(sentences)
+        _same(loud, quiet)
+        if name == "IG":
+            assert loud_explainer.steps_used_.max() > 2  # the refinement ran
