@@ -13,7 +13,10 @@ others, plus the masks of unknown and not-applicable values.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -21,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataParseError
-from .names import Attribute, Names, _read_text
+from .names import Attribute, Names
 
 __all__ = ["Column", "Dataset", "read_data", "parse_data", "write_data"]
 
@@ -176,6 +179,24 @@ class Dataset:
         out.columns = {k: self.columns[k].take(index) for k in names}
         out.file = self.file
         out.n_examples = len(index)
+        return out
+
+    def _slice(self, start: int, stop: int, copy: bool = False) -> Dataset:
+        """Internal: examples ``start:stop`` (views unless ``copy``)."""
+
+        def cut(array: np.ndarray) -> np.ndarray:
+            return array[start:stop].copy() if copy else array[start:stop]
+
+        out = Dataset.__new__(Dataset)
+        out.names = self.names
+        out.columns = {
+            k: Column(
+                c.attribute, cut(c.values), c.categories, cut(c.unknown), cut(c.not_applicable)
+            )
+            for k, c in self.columns.items()
+        }
+        out.file = self.file
+        out.n_examples = max(0, min(stop, self.n_examples) - start)
         return out
 
     def to_frame(self, missing: str = UNKNOWN) -> pd.DataFrame:
@@ -390,13 +411,14 @@ def _encode(
     bad = (codes < 0) & ~missing
     if bad.any():
         raise fail(bad, f"value outside the declared domain {list(categories)}")
-    dtype = (
-        np.int8 if len(categories) < 120 else (np.int16 if len(categories) < 32000 else np.int32)
-    )
-    codes = codes.astype(dtype)
+    codes = codes.astype(_code_dtype(len(categories)))
     codes[unknown] = _UNKNOWN_CODE
     codes[not_applicable] = _NA_CODE
     return Column(attribute, codes, tuple(categories), unknown, not_applicable)
+
+
+def _code_dtype(n_categories: int):
+    return np.int8 if n_categories < 120 else (np.int16 if n_categories < 32000 else np.int32)
 
 
 def _number_text(value: Any) -> str:
@@ -406,13 +428,23 @@ def _number_text(value: Any) -> str:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _records(text: str, file: str) -> Iterator[Tuple[int, List[str]]]:
-    """Yield (line number, fields) for every non-blank record."""
+#: Bytes of a ``.data`` file handed to the CSV engine at once (cut at the end of a record).
+_BLOCK_BYTES = 8 << 20
+
+
+class _Fallback(Exception):
+    """Internal: the C reader's result cannot be trusted for a block (read it exactly)."""
+
+
+def _records(text: str, file: str, first_line: int = 1) -> Iterator[Tuple[int, List[str]]]:
+    """Yield (line number, fields) for every non-blank record (the exact tokenizer, used
+    for blocks with quoted values and to report errors)."""
     lines = text.split("\n")
     i, n = 0, len(lines)
+    offset = first_line - 1
     while i < n:
         line = lines[i].rstrip("\r")
-        number = i + 1
+        number = i + 1 + offset
         i += 1
         if not line.strip():
             continue
@@ -469,6 +501,270 @@ def _records(text: str, file: str) -> Iterator[Tuple[int, List[str]]]:
         yield number, fields
 
 
+def _parse_exact(text: str, names: Names, file: str, first_line: int = 1) -> Dataset:
+    """Read records with the exact tokenizer, then encode them column-wise."""
+    attributes = names.columns
+    width = len(attributes)
+    numbers: List[int] = []
+    rows: List[List[str]] = []
+
+    def line_text(number: int) -> str:
+        return text.split("\n")[number - first_line].rstrip("\r")
+
+    for number, fields in _records(text, file, first_line):
+        if len(fields) != width:
+            raise DataParseError(
+                f"expected {width} comma-separated values "
+                f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
+                file=file,
+                line=number,
+                text=line_text(number),
+            )
+        for k, value in enumerate(fields):
+            if value == "":
+                raise DataParseError(
+                    f"empty value for attribute {attributes[k].name!r} "
+                    "(write ? for an unknown value, ! for a not-applicable one)",
+                    file=file,
+                    line=number,
+                    text=line_text(number),
+                )
+        numbers.append(number)
+        rows.append(fields)
+    lines = np.asarray(numbers, dtype=np.int64)
+    table = np.empty((len(rows), width), dtype=object)
+    if rows:
+        table[:] = rows
+    columns = {
+        a.name: _encode(a, table[:, k], lines, file, "line") for k, a in enumerate(attributes)
+    }
+    return Dataset(names, columns, file=file)
+
+
+def _parse_fast(block: bytes, encoding: str, names: Names, file: str) -> Dataset:
+    """Read a block of records with pandas' C reader, driven by the ``.names`` schema.
+
+    Numbers are converted by the reader itself (``?`` read as NaN); every other column is
+    read as a categorical, whose few distinct values are checked and encoded once and then
+    spread over the rows by their codes. Anything the exact reader could read differently
+    (quotes, a lone carriage return, a wrong number of fields, a value to reject) raises
+    :class:`_Fallback`: the caller then reads the block exactly, for the exact message.
+    """
+    if b'"' in block or b"\x00" in block:  # quoted values: the exact tokenizer reads them
+        raise _Fallback
+    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):  # a lone CR
+        raise _Fallback
+    attributes = names.columns
+    width = len(attributes)
+    dtype: Dict[int, str] = {}
+    na_values: Dict[int, List[str]] = {}
+    for k, attribute in enumerate(attributes):
+        if attribute.type in ("integer", "real"):
+            na_values[k] = [UNKNOWN]
+        else:
+            dtype[k] = "category"
+    try:
+        with warnings.catch_warnings():
+            # a column of numbers with some text in it comes back mixed: encoded as text below
+            warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+            warnings.simplefilter("error", pd.errors.ParserWarning)  # fields lost: read exactly
+            frame = pd.read_csv(
+                io.BytesIO(block),
+                header=None,
+                names=list(range(width)),
+                index_col=False,
+                dtype=dtype,
+                na_values=na_values,
+                keep_default_na=False,
+                skipinitialspace=True,
+                skip_blank_lines=True,
+                quoting=csv.QUOTE_NONE,
+                encoding=encoding,
+                engine="c",
+            )
+    except (
+        ValueError,
+        UnicodeError,
+        pd.errors.ParserError,
+        pd.errors.ParserWarning,
+        OverflowError,
+    ):
+        raise _Fallback from None
+    if block.count(b",") != (width - 1) * len(frame):  # a record with too few fields
+        raise _Fallback
+    rows = _NoLines()
+    columns: Dict[str, Column] = {}
+    for k, attribute in enumerate(attributes):
+        series = frame[k]
+        try:
+            if attribute.type in ("integer", "real"):
+                if series.dtype.kind in "fiu":
+                    values = series.to_numpy(dtype=np.float64, copy=True)
+                    unknown = np.isnan(values)
+                    if not np.isfinite(values[~unknown]).all() or (
+                        attribute.type == "integer"
+                        and (values[~unknown] != np.round(values[~unknown])).any()
+                    ):
+                        raise _Fallback
+                    columns[attribute.name] = Column(
+                        attribute, values, None, unknown, np.zeros(len(values), dtype=bool)
+                    )
+                else:  # text somewhere (``!``, an error): column-wise, as text
+                    raw = series.to_numpy(dtype=object, na_value=UNKNOWN)
+                    if (raw == "").any():
+                        raise _Fallback
+                    columns[attribute.name] = _encode(attribute, raw, rows, file, "line")
+            else:
+                columns[attribute.name] = _encode_categorical(attribute, series.array)
+        except (DataParseError, _LineNeeded):
+            raise _Fallback from None
+    return Dataset(names, columns, file=file)
+
+
+class _LineNeeded(Exception):
+    pass
+
+
+class _NoLines:
+    """Line numbers are not known on the fast path: asking for one means an error, which
+    the exact reader will report."""
+
+    def __getitem__(self, index):
+        raise _LineNeeded
+
+
+def _encode_categorical(attribute: Attribute, values: pd.Categorical) -> Column:
+    """Encode a categorical column: check and encode its distinct values once, then take
+    them by code. Raises :class:`_LineNeeded`/:class:`DataParseError` on a bad value."""
+    codes = np.asarray(values.codes)
+    if codes.size and codes.min() < 0:  # a missing field
+        raise _LineNeeded
+    categories = np.asarray(values.categories.astype(object), dtype=object)
+    stripped = np.array([str(c).strip() for c in categories], dtype=object)
+    if (stripped == "").any():
+        raise _LineNeeded
+    distinct = _encode(attribute, stripped, _NoLines(), "", "line")
+    return distinct.take(codes)
+
+
+def _encoding(block: bytes) -> str:
+    """UTF-8, or Latin-1 for a block that is not valid UTF-8 (as for ``.names`` files)."""
+    if block.isascii():
+        return "utf-8"
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "utf-8"
+
+
+def _parse_block(block: bytes, names: Names, file: str, first_line: int) -> Dataset:
+    encoding = _encoding(block)
+    try:
+        return _parse_fast(block, encoding, names, file)
+    except _Fallback:
+        return _parse_exact(block.decode(encoding), names, file, first_line)
+
+
+def _cut(buffer: bytes) -> int:
+    """End of the last whole record of ``buffer`` (0 when there is none): after a new line
+    that is not inside a quoted value."""
+    end = buffer.rfind(b"\n")
+    if b'"' not in buffer:
+        return end + 1
+    while end >= 0:
+        if buffer.count(b'"', 0, end) % 2 == 0:
+            return end + 1
+        end = buffer.rfind(b"\n", 0, end)
+    return 0
+
+
+def _blocks(handle, block_bytes: int) -> Iterator[Tuple[bytes, int]]:
+    """``(bytes, first line)`` of consecutive blocks of whole records of a binary file."""
+    pending = b""
+    line = 1
+    following = handle.read(block_bytes)
+    while following:
+        data, following = following, handle.read(block_bytes)
+        buffer = pending + data if pending else data
+        if not following:  # the end of the file: the rest is one block
+            yield buffer, line
+            return
+        cut = _cut(buffer)
+        if cut == 0:
+            pending = buffer
+            continue
+        block, pending = buffer[:cut], buffer[cut:]
+        yield block, line
+        line += block.count(b"\n")
+    if pending:
+        yield pending, line
+
+
+def _concat(parts: List[Dataset], names: Names, file: Optional[str]) -> Dataset:
+    """One data set from consecutive ones (open nominal domains are merged)."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return _parse_exact("", names, file or "<string>")
+    columns: Dict[str, Column] = {}
+    for name in list(parts[0].columns):
+        pieces = [part.columns.pop(name) for part in parts]
+        first = pieces[0]
+        if first.categories is None or all(p.categories == first.categories for p in pieces):
+            values = np.concatenate([p.values for p in pieces])
+            categories = first.categories
+        else:
+            categories = tuple(sorted(set().union(*(p.categories for p in pieces))))
+            index = {c: i for i, c in enumerate(categories)}
+            dtype = _code_dtype(len(categories))
+            remapped = []
+            for p in pieces:
+                lookup = np.array([index[c] for c in p.categories] + [_NA_CODE, _UNKNOWN_CODE])
+                remapped.append(lookup[p.values.astype(np.int64)].astype(dtype))
+            values = np.concatenate(remapped)
+        columns[name] = Column(
+            first.attribute,
+            values,
+            categories,
+            np.concatenate([p.unknown for p in pieces]),
+            np.concatenate([p.not_applicable for p in pieces]),
+        )
+        del pieces
+    return Dataset(names, columns, file=file)
+
+
+def _read_blocks(source, names: Names, file: str, block_bytes: int) -> Iterator[Dataset]:
+    for block, first_line in _blocks(source, block_bytes):
+        yield _parse_block(block, names, file, first_line)
+
+
+def _rechunk(parts: Iterator[Dataset], chunksize: int, names: Names, file) -> Iterator[Dataset]:
+    """Consecutive data sets of exactly ``chunksize`` examples (the last one may be
+    shorter) from data sets of any sizes."""
+    pending: List[Dataset] = []
+    held = 0
+    for part in parts:
+        if part.n_examples == 0:
+            continue
+        pending.append(part)
+        held += part.n_examples
+        if held < chunksize:
+            continue
+        whole = _concat(pending, names, file)
+        pending = []
+        stop = 0
+        for start in range(0, whole.n_examples - chunksize + 1, chunksize):
+            stop = start + chunksize
+            yield whole._slice(start, stop)
+        if stop < whole.n_examples:  # a copy, so that ``whole`` can be freed
+            pending = [whole._slice(stop, whole.n_examples, copy=True)]
+        held = whole.n_examples - stop
+        del whole
+    if pending:
+        yield _concat(pending, names, file)
+
+
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -487,49 +783,27 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
         For a record with the wrong number of fields, an empty field, a value outside a
         nominal domain, a non-numeric value of a numeric attribute, an invalid date, time
         or boolean, or an unterminated quote; the message gives file, line and text.
+
+    Notes
+    -----
+    See :func:`read_data` for how the text is read.
     """
     if not isinstance(text, str):
         raise TypeError(f"`text` must be a string, got {type(text).__name__}")
     if not isinstance(names, Names):
         raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
-    attributes = names.columns
-    width = len(attributes)
-    numbers: List[int] = []
-    rows: List[List[str]] = []
-    for number, fields in _records(text, file):
-        if len(fields) != width:
-            raise DataParseError(
-                f"expected {width} comma-separated values "
-                f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
-                file=file,
-                line=number,
-                text=text.split("\n")[number - 1].rstrip("\r"),
-            )
-        for k, value in enumerate(fields):
-            if value == "":
-                raise DataParseError(
-                    f"empty value for attribute {attributes[k].name!r} "
-                    "(write ? for an unknown value, ! for a not-applicable one)",
-                    file=file,
-                    line=number,
-                    text=text.split("\n")[number - 1].rstrip("\r"),
-                )
-        numbers.append(number)
-        rows.append(fields)
-    lines = np.asarray(numbers, dtype=np.int64)
-    table = np.empty((len(rows), width), dtype=object)
-    if rows:
-        table[:] = rows
-    columns = {
-        a.name: _encode(a, table[:, k], lines, file, "line") for k, a in enumerate(attributes)
-    }
-    return Dataset(names, columns, file=file)
+    raw = text.encode("utf-8", errors="surrogatepass")
+    parts = list(_read_blocks(io.BytesIO(raw), names, file, _BLOCK_BYTES))
+    return _concat(parts, names, file) if parts else _parse_exact("", names, file)
 
 
 def read_data(
-    path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None
-) -> Dataset:
-    """Read a ``.data`` file.
+    path: Union[str, os.PathLike],
+    names: Union[Names, str, os.PathLike, None] = None,
+    *,
+    chunksize: Optional[int] = None,
+) -> Union[Dataset, Iterator[Dataset]]:
+    """Read a ``.data`` file, whole or in chunks.
 
     Parameters
     ----------
@@ -538,6 +812,33 @@ def read_data(
     names
         A :class:`Names` object or the path of a ``.names`` file; by default the data
         file's name with its extension replaced by ``.names`` (``std_info.pl``'s rule).
+    chunksize
+        When given, an iterator of :class:`Dataset` of ``chunksize`` examples each (the
+        last one may be shorter) is returned instead, so that a file of any size is read in
+        bounded memory; pass it to :func:`~xplique_ext.rules.evaluate_rules` as it is.
+
+    Returns
+    -------
+    Dataset or iterator of Dataset
+
+    Raises
+    ------
+    DataParseError
+        As :func:`parse_data`: the message gives file, line, text and the attribute.
+
+    Notes
+    -----
+    The file is read in blocks of whole records (8 MiB) by pandas' C reader, driven by the
+    ``.names`` schema: numbers are parsed by the reader, and every other column is read as
+    a categorical whose distinct values are checked against the declarations once, column
+    by column. A block that the C reader cannot read exactly as the format says (a quoted
+    value, a wrong number of fields, an empty or invalid value) is read again by an exact
+    tokenizer, which reports the error with the file, the line, its text and the attribute.
+    Where a file has several errors, the first one of the first bad block is reported.
+    Peak memory stays below about twice the size of the file for tables of numbers and
+    short nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table
+    (8 bytes per number and 1 per nominal value, plus 3 bytes of masks per value) and one
+    block at a time.
 
     Examples
     --------
@@ -545,14 +846,36 @@ def read_data(
     >>> data = read_data(example_path("voyage.test"))
     >>> data.n_examples, int(data.column("humidity").unknown.sum())
     (15, 2)
+    >>> [chunk.n_examples for chunk in read_data(example_path("voyage.test"), chunksize=6)]
+    [6, 6, 3]
     """
     from .names import read_names
 
+    if chunksize is not None:
+        if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)):
+            raise TypeError(f"`chunksize` must be a positive integer, got {chunksize!r}")
+        if chunksize < 1:
+            raise ValueError(f"`chunksize` must be a positive integer, got {chunksize}")
     if names is None:
         names = default_names_path(path)
     if not isinstance(names, Names):
         names = read_names(names)
-    return parse_data(_read_text(path), names, file=os.fspath(path))
+    file = os.fspath(path)
+    if chunksize is not None:
+        return _read_chunks(file, names, int(chunksize))
+    with open(file, "rb") as handle:
+        parts = list(_read_blocks(handle, names, file, _BLOCK_BYTES))
+    return _concat(parts, names, file) if parts else _parse_exact("", names, file)
+
+
+def _read_chunks(file: str, names: Names, chunksize: int) -> Iterator[Dataset]:
+    open(file, "rb").close()  # fail now, not at the first chunk, if the file is missing
+    return _chunk_generator(file, names, chunksize)
+
+
+def _chunk_generator(file: str, names: Names, chunksize: int) -> Iterator[Dataset]:
+    with open(file, "rb") as handle:
+        yield from _rechunk(_read_blocks(handle, names, file, _BLOCK_BYTES), chunksize, names, file)
 
 
 def default_names_path(data_path: Union[str, os.PathLike]) -> str:
