@@ -26,7 +26,7 @@ import pandas as pd
 from .errors import DataParseError
 from .names import Attribute, Names
 
-__all__ = ["Column", "Dataset", "read_data", "parse_data", "write_data"]
+__all__ = ["Column", "Dataset", "read_data", "read_data_dask", "parse_data", "write_data"]
 
 UNKNOWN = "?"
 NOT_APPLICABLE = "!"
@@ -260,9 +260,7 @@ class Dataset:
         columns = {}
         for attribute in names.columns:
             if attribute.name in frame.columns:
-                columns[attribute.name] = _encode(
-                    attribute, frame[attribute.name].to_numpy(), rows, "<DataFrame>", "row"
-                )
+                columns[attribute.name] = _encode_series(attribute, frame[attribute.name], rows)
         return cls(names, columns, file=None)
 
     @classmethod
@@ -633,18 +631,154 @@ class _NoLines:
         raise _LineNeeded
 
 
-def _encode_categorical(attribute: Attribute, values: pd.Categorical) -> Column:
+def _encode_categorical(
+    attribute: Attribute, values: pd.Categorical, missing_is_unknown: bool = False
+) -> Column:
     """Encode a categorical column: check and encode its distinct values once, then take
     them by code. Raises :class:`_LineNeeded`/:class:`DataParseError` on a bad value."""
     codes = np.asarray(values.codes)
-    if codes.size and codes.min() < 0:  # a missing field
-        raise _LineNeeded
     categories = np.asarray(values.categories.astype(object), dtype=object)
-    stripped = np.array([str(c).strip() for c in categories], dtype=object)
+    stripped = np.array([str(c).strip() for c in categories] + [UNKNOWN], dtype=object)
+    if codes.size and codes.min() < 0:  # NaN: unknown in a DataFrame, a missing field in a file
+        if not missing_is_unknown:
+            raise _LineNeeded
+        codes = np.where(codes < 0, len(categories), codes)
     if (stripped == "").any():
         raise _LineNeeded
     distinct = _encode(attribute, stripped, _NoLines(), "", "line")
     return distinct.take(codes)
+
+
+def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) -> Column:
+    """Encode a DataFrame column; categoricals and Arrow strings of numbers are converted
+    without a Python object per value, anything else (or an error, to name its row) as
+    :func:`_encode` does."""
+    try:
+        if isinstance(series.dtype, pd.CategoricalDtype) and not attribute.is_numeric:
+            return _encode_categorical(attribute, series.array, missing_is_unknown=True)
+        if attribute.is_numeric and isinstance(series.dtype, pd.StringDtype):
+            return _encode_numeric_text(attribute, series)
+    except (_LineNeeded, DataParseError):
+        pass
+    return _encode(attribute, series.to_numpy(), rows, "<DataFrame>", "row")
+
+
+def _encode_numeric_text(attribute: Attribute, series: pd.Series) -> Column:
+    """Numbers written as text (a Dask partition read from a ``.data`` file), parsed by
+    Arrow (correctly rounded, as pandas' reader)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        text = pc.utf8_trim_whitespace(pa.array(series.array))
+        unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
+        not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)
+        missing = pc.or_(unknown, not_applicable)
+        parsed = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), text), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
+        raise _LineNeeded from None
+    values = parsed.to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
+    unknown = unknown.to_numpy(zero_copy_only=False).astype(bool)
+    not_applicable = not_applicable.to_numpy(zero_copy_only=False).astype(bool)
+    known = ~(unknown | not_applicable)
+    if not np.isfinite(values[known]).all() or (
+        attribute.type == "integer" and (values[known] != np.round(values[known])).any()
+    ):
+        raise _LineNeeded
+    values[~known] = np.nan
+    return Column(attribute, values, None, unknown, not_applicable)
+
+
+def import_dask():
+    """Import Dask (an optional dependency), or say which extra installs it."""
+    try:
+        import dask
+        import dask.dataframe  # noqa: F401
+    except ImportError as error:
+        raise ImportError(
+            "this needs Dask, an optional dependency: install it with "
+            "pip install 'xplique_ext[distributed]'"
+        ) from error
+    return dask
+
+
+def read_data_dask(
+    path: Union[str, os.PathLike],
+    names: Union[Names, str, os.PathLike, None] = None,
+    *,
+    blocksize: Union[int, str] = "64MB",
+) -> Any:
+    """A ``.data`` file as a ``dask.dataframe.DataFrame``, read with
+    ``dask.dataframe.read_csv`` against the ``.names`` schema.
+
+    Nominal, boolean, date and time columns are categoricals, numbers are Arrow strings
+    (``?`` and ``!`` are kept as text), so that
+    :func:`~xplique_ext.rules.evaluate_rules` (with ``names``) encodes and checks each
+    partition as :func:`read_data` does. Partitions are cut at new lines, so a quoted
+    value may not span lines here.
+
+    Parameters
+    ----------
+    path
+        The data file (or a glob of files, as Dask accepts).
+    names
+        As for :func:`read_data`.
+    blocksize
+        Bytes per partition.
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        Columns named after the attributes; pass ``names`` along to ``evaluate_rules``.
+    """
+    from .names import read_names
+
+    dask = import_dask()
+    if names is None:
+        names = default_names_path(path)
+    if not isinstance(names, Names):
+        names = read_names(names)
+    dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
+    frame = dask.dataframe.read_csv(
+        os.fspath(path),
+        header=None,
+        names=names.column_names,
+        dtype=dtype,
+        blocksize=blocksize,
+        skipinitialspace=True,
+        keep_default_na=False,
+        na_filter=False,
+        skip_blank_lines=True,
+        index_col=False,
+    )
+    return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
+
+
+def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=None):
+    """A Dask partition read from a file: no empty value (a record that lacks fields
+    reads as empty values too), and extra fields are refused by the reader itself."""
+    number = partition_info["number"] if partition_info else "?"
+    for name in frame.columns:
+        series = frame[name]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            categories = series.cat.categories.astype(object)
+            empty_categories = [k for k, c in enumerate(categories) if not str(c).strip()]
+            empty = np.isin(series.cat.codes.to_numpy(), empty_categories) | series.isna()
+        else:
+            empty = series.isna().to_numpy() | (series.str.strip() == "").to_numpy(
+                dtype=bool, na_value=True
+            )
+        if empty.any():
+            row = int(np.flatnonzero(empty)[0])
+            values = [str(v) for v in frame.iloc[row].tolist() if not pd.isna(v)]
+            raise DataParseError(
+                f"empty value for attribute {name!r} (write ? for an unknown value, ! for a "
+                f"not-applicable one), or fewer than {len(names.columns)} values (row "
+                f"{row + 1} of partition {number})",
+                file=file,
+                text=",".join(values),
+            )
+    return frame
 
 
 def _encoding(block: bytes) -> str:
