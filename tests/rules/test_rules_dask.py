@@ -215,3 +215,75 @@ def test_missing_dask_names_the_extra(table, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask", None)
     with pytest.raises(ImportError, match=r"xplique_ext\[distributed\]"):
         read_data_dask(path, names)
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def run_cli(argv):
+    import argparse
+
+    from xplique_ext.cli.rules import register
+
+    parser = argparse.ArgumentParser(prog="xplique-ext")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+@pytest.mark.filterwarnings("ignore:.*unknown or not-applicable class")
+@pytest.mark.parametrize("mode", ["-u", "-o", "-i"])
+def test_cli_chunksize_and_dask_print_the_same_file(client, table, tmp_path, mode):
+    path, names, rules = table
+    (tmp_path / "r.pbm").write_text(rules.to_string())
+    common = ["rules", mode, "-d", str(path), "-f", str(tmp_path / "r.pbm")]
+    assert run_cli(common + ["-s", str(tmp_path / "whole.pbm")]) == 0
+    assert run_cli(common + ["--chunksize", "500", "-s", str(tmp_path / "chunks.pbm")]) == 0
+    address = client.scheduler.address
+    assert run_cli(common + ["--dask", address, "-s", str(tmp_path / "dask.pbm")]) == 0
+    whole = (tmp_path / "whole.pbm").read_text()
+    assert "?[" in whole
+    assert (tmp_path / "chunks.pbm").read_text() == whole
+    assert (tmp_path / "dask.pbm").read_text() == whole
+
+
+def test_cli_scale_options_errors(table, tmp_path, capsys):
+    path, names, rules = table
+    (tmp_path / "r.pbm").write_text(rules.to_string())
+    common = ["rules", "-d", str(path), "-f", str(tmp_path / "r.pbm")]
+    assert run_cli(common + ["--chunksize", "0"]) == 2
+    assert "--chunksize must be a positive integer, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse: not both
+        run_cli(common + ["--chunksize", "5", "--dask"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    text = path.read_text().replace("red,", "purple,", 1)
+    (tmp_path / "bad.data").write_text(text)
+    (tmp_path / "bad.names").write_text(NAMES_TEXT)
+    bad = ["rules", "-d", str(tmp_path / "bad.data"), "-f", str(tmp_path / "r.pbm")]
+    assert run_cli(bad + ["--chunksize", "100"]) == 1
+    err = capsys.readouterr().err
+    assert "bad.data, line" in err and "for attribute 'colour'" in err
+
+
+def test_cli_dask_without_address_starts_a_local_cluster(client, table, tmp_path, monkeypatch):
+    """``--dask`` alone: a LocalCluster of worker processes, closed afterwards (the
+    module's cluster stands in for it, so that the tests start only one)."""
+    import contextlib
+
+    path, names, rules = table
+    (tmp_path / "r.pbm").write_text(rules.to_string())
+    started = []
+
+    @contextlib.contextmanager
+    def local_cluster(**options):
+        started.append(options)
+        yield client.cluster
+
+    monkeypatch.setattr(distributed, "LocalCluster", local_cluster)
+    common = ["rules", "-d", str(path), "-f", str(tmp_path / "r.pbm")]
+    with pytest.warns(UserWarning, match="unknown or not-applicable class"):
+        assert run_cli(common + ["--dask", "-s", str(tmp_path / "dask.pbm")]) == 0
+    assert started == [{"processes": True, "dashboard_address": None}]
+    with pytest.warns(UserWarning):
+        assert run_cli(common + ["-s", str(tmp_path / "whole.pbm")]) == 0
+    assert (tmp_path / "dask.pbm").read_text() == (tmp_path / "whole.pbm").read_text()

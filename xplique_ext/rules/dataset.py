@@ -658,7 +658,7 @@ def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) ->
             return _encode_categorical(attribute, series.array, missing_is_unknown=True)
         if attribute.is_numeric and isinstance(series.dtype, pd.StringDtype):
             return _encode_numeric_text(attribute, series)
-    except (_LineNeeded, DataParseError):
+    except (_LineNeeded, DataParseError, ImportError):
         pass
     return _encode(attribute, series.to_numpy(), rows, "<DataFrame>", "row")
 
