@@ -63,10 +63,18 @@ class Column:
         self.unknown_index = np.flatnonzero(self.unknown)
         self.has_unknown = self.unknown_index.size > 0
         self.has_not_applicable = bool(self.not_applicable.any())
-        self.valid = ~(self.unknown | self.not_applicable)
+        self._valid: Optional[np.ndarray] = None
         self._code_of = (
             {c: i for i, c in enumerate(self.categories)} if self.categories is not None else None
         )
+
+    @property
+    def valid(self) -> np.ndarray:
+        """Mask of the known and applicable values (computed when first needed, so that
+        reading a file does not hold it)."""
+        if self._valid is None:
+            self._valid = ~(self.unknown | self.not_applicable)
+        return self._valid
 
     @property
     def is_coded(self) -> bool:
@@ -427,7 +435,7 @@ def _number_text(value: Any) -> str:
 
 # -- reading ------------------------------------------------------------------------------
 #: Bytes of a ``.data`` file handed to the CSV engine at once (cut at the end of a record).
-_BLOCK_BYTES = 8 << 20
+_BLOCK_BYTES = 4 << 20
 
 
 class _Fallback(Exception):
@@ -597,7 +605,7 @@ def _parse_fast(block: bytes, encoding: str, names: Names, file: str) -> Dataset
         try:
             if attribute.type in ("integer", "real"):
                 if series.dtype.kind in "fiu":
-                    values = series.to_numpy(dtype=np.float64, copy=True)
+                    values = series.to_numpy(dtype=np.float64)  # a view: the frame is ours
                     unknown = np.isnan(values)
                     if not np.isfinite(values[~unknown]).all() or (
                         attribute.type == "integer"
@@ -800,39 +808,28 @@ def _parse_block(block: bytes, names: Names, file: str, first_line: int) -> Data
         return _parse_exact(block.decode(encoding), names, file, first_line)
 
 
-def _cut(buffer: bytes) -> int:
-    """End of the last whole record of ``buffer`` (0 when there is none): after a new line
-    that is not inside a quoted value."""
-    end = buffer.rfind(b"\n")
-    if b'"' not in buffer:
-        return end + 1
-    while end >= 0:
-        if buffer.count(b'"', 0, end) % 2 == 0:
-            return end + 1
-        end = buffer.rfind(b"\n", 0, end)
-    return 0
-
-
 def _blocks(handle, block_bytes: int) -> Iterator[Tuple[bytes, int]]:
-    """``(bytes, first line)`` of consecutive blocks of whole records of a binary file."""
-    pending = b""
+    """``(bytes, first line)`` of consecutive blocks of whole records of a binary file:
+    ``block_bytes``, then up to the end of the line (of the quoted value)."""
     line = 1
-    following = handle.read(block_bytes)
-    while following:
-        data, following = following, handle.read(block_bytes)
-        buffer = pending + data if pending else data
-        if not following:  # the end of the file: the rest is one block
-            yield buffer, line
+    while True:
+        data = handle.read(block_bytes)
+        if not data:
             return
-        cut = _cut(buffer)
-        if cut == 0:
-            pending = buffer
-            continue
-        block, pending = buffer[:cut], buffer[cut:]
+        parts = [data, handle.readline()]
+        if b'"' in data:  # a new line inside a quoted value does not end the record
+            quotes = data.count(b'"') + parts[-1].count(b'"')
+            while quotes % 2:
+                more = handle.readline()
+                if not more:
+                    break
+                parts.append(more)
+                quotes += more.count(b'"')
+        del data
+        block = b"".join(parts) if parts[-1] else parts[0]
+        del parts
         yield block, line
         line += block.count(b"\n")
-    if pending:
-        yield pending, line
 
 
 def _concat(parts: List[Dataset], names: Names, file: Optional[str]) -> Dataset:
@@ -866,6 +863,79 @@ def _concat(parts: List[Dataset], names: Names, file: Optional[str]) -> Dataset:
         )
         del pieces
     return Dataset(names, columns, file=file)
+
+
+def _count_lines(handle, block_bytes: int) -> int:
+    """Records cannot outnumber the lines: an upper bound to allocate the table once."""
+    lines, last = 0, b"\n"
+    while True:
+        data = handle.read(block_bytes)
+        if not data:
+            return lines + (last != b"\n")
+        lines += data.count(b"\n")
+        last = data[-1:]
+
+
+def _read_whole(open_source, names: Names, file: str) -> Dataset:
+    """The whole table, block by block, written into arrays allocated once (the peak is
+    the table plus one block, not twice the table)."""
+    with open_source() as handle:
+        capacity = _count_lines(handle, _BLOCK_BYTES)
+    columns: Dict[str, Dict[str, Any]] = {}
+    filled = 0
+    with open_source() as handle:
+        for part in _read_blocks(handle, names, file, _BLOCK_BYTES):
+            m = part.n_examples
+            for name, column in part.columns.items():
+                out = columns.get(name)
+                if out is None:
+                    fixed = column.categories is None or column.attribute.values is not None
+                    fixed = fixed or column.attribute.type == "boolean"
+                    dtype = column.values.dtype if fixed else np.int32
+                    out = columns[name] = {
+                        "column": column,
+                        "fixed": fixed,
+                        "index": {},
+                        "values": np.empty(capacity, dtype=dtype),
+                        # zeros: pages never written (no value missing) take no memory
+                        "unknown": np.zeros(capacity, dtype=bool),
+                        "not_applicable": np.zeros(capacity, dtype=bool),
+                    }
+                values = column.values
+                if not out["fixed"]:  # open domain: codes into the categories met so far
+                    index = out["index"]
+                    lookup = [index.setdefault(c, len(index)) for c in column.categories]
+                    values = np.array(lookup + [_NA_CODE, _UNKNOWN_CODE], dtype=np.int32)[
+                        values.astype(np.int64)
+                    ]
+                out["values"][filled : filled + m] = values
+                if column.has_unknown:
+                    out["unknown"][filled : filled + m] = column.unknown
+                if column.has_not_applicable:
+                    out["not_applicable"][filled : filled + m] = column.not_applicable
+            filled += m
+            del part
+    if not columns:
+        return _parse_exact("", names, file)
+    result = {}
+    for name, out in columns.items():
+        values = out["values"][:filled]
+        categories = out["column"].categories
+        if not out["fixed"]:
+            met = list(out["index"])
+            categories = tuple(sorted(met))
+            rank = {c: i for i, c in enumerate(categories)}
+            lookup = np.array([rank[c] for c in met] + [_NA_CODE, _UNKNOWN_CODE])
+            values = lookup[values.astype(np.int64)].astype(_code_dtype(len(categories)))
+        result[name] = Column(
+            out["column"].attribute,
+            values,
+            categories,
+            out["unknown"][:filled],
+            out["not_applicable"][:filled],
+        )
+        out.clear()
+    return Dataset(names, result, file=file)
 
 
 def _read_blocks(source, names: Names, file: str, block_bytes: int) -> Iterator[Dataset]:
@@ -927,8 +997,7 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     if not isinstance(names, Names):
         raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     raw = text.encode("utf-8", errors="surrogatepass")
-    parts = list(_read_blocks(io.BytesIO(raw), names, file, _BLOCK_BYTES))
-    return _concat(parts, names, file) if parts else _parse_exact("", names, file)
+    return _read_whole(lambda: io.BytesIO(raw), names, file)
 
 
 def read_data(
@@ -962,7 +1031,7 @@ def read_data(
 
     Notes
     -----
-    The file is read in blocks of whole records (8 MiB) by pandas' C reader, driven by the
+    The file is read in blocks of whole records (4 MiB) by pandas' C reader, driven by the
     ``.names`` schema: numbers are parsed by the reader, and every other column is read as
     a categorical whose distinct values are checked against the declarations once, column
     by column. A block that the C reader cannot read exactly as the format says (a quoted
@@ -997,9 +1066,7 @@ def read_data(
     file = os.fspath(path)
     if chunksize is not None:
         return _read_chunks(file, names, int(chunksize))
-    with open(file, "rb") as handle:
-        parts = list(_read_blocks(handle, names, file, _BLOCK_BYTES))
-    return _concat(parts, names, file) if parts else _parse_exact("", names, file)
+    return _read_whole(lambda: open(file, "rb"), names, file)
 
 
 def _read_chunks(file: str, names: Names, chunksize: int) -> Iterator[Dataset]:
