@@ -13,6 +13,8 @@ others, plus the masks of unknown and not-applicable values.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import csv
 import io
 import os
@@ -435,7 +437,7 @@ def _number_text(value: Any) -> str:
 
 # -- reading ------------------------------------------------------------------------------
 #: Bytes of a ``.data`` file handed to the CSV engine at once (cut at the end of a record).
-_BLOCK_BYTES = 4 << 20
+_BLOCK_BYTES = 2 << 20
 
 
 class _Fallback(Exception):
@@ -865,25 +867,16 @@ def _concat(parts: List[Dataset], names: Names, file: Optional[str]) -> Dataset:
     return Dataset(names, columns, file=file)
 
 
-def _count_lines(handle, block_bytes: int) -> int:
-    """Records cannot outnumber the lines: an upper bound to allocate the table once."""
-    lines, last = 0, b"\n"
-    while True:
-        data = handle.read(block_bytes)
-        if not data:
-            return lines + (last != b"\n")
-        lines += data.count(b"\n")
-        last = data[-1:]
-
-
 def _read_whole(open_source, names: Names, file: str) -> Dataset:
     """The whole table, block by block, written into arrays allocated once (the peak is
     the table plus one block, not twice the table)."""
-    with open_source() as handle:
-        capacity = _count_lines(handle, _BLOCK_BYTES)
     columns: Dict[str, Dict[str, Any]] = {}
     filled = 0
     with open_source() as handle:
+        # a record takes at least one byte per value (commas and its new line): an upper
+        # bound of the rows; the pages of the arrays that are never written cost nothing
+        capacity = handle.seek(0, io.SEEK_END) // max(len(names.columns), 1) + 1
+        handle.seek(0)
         for part in _read_blocks(handle, names, file, _BLOCK_BYTES):
             m = part.n_examples
             for name, column in part.columns.items():
@@ -939,8 +932,23 @@ def _read_whole(open_source, names: Names, file: str) -> Dataset:
 
 
 def _read_blocks(source, names: Names, file: str, block_bytes: int) -> Iterator[Dataset]:
-    for block, first_line in _blocks(source, block_bytes):
-        yield _parse_block(block, names, file, first_line)
+    """The data set of each block, in order. Blocks are parsed by a pool of threads as
+    wide as the machine (at most 4; pandas' C reader releases the GIL while it tokenizes),
+    with at most one block per thread in flight, so that memory stays bounded."""
+    workers = min(4, os.cpu_count() or 1)
+    if workers == 1:
+        for block, first_line in _blocks(source, block_bytes):
+            yield _parse_block(block, names, file, first_line)
+        return
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        pending: collections.deque = collections.deque()
+        for block, first_line in _blocks(source, block_bytes):
+            pending.append(pool.submit(_parse_block, block, names, file, first_line))
+            del block
+            if len(pending) >= workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
 
 
 def _rechunk(parts: Iterator[Dataset], chunksize: int, names: Names, file) -> Iterator[Dataset]:
@@ -1031,7 +1039,7 @@ def read_data(
 
     Notes
     -----
-    The file is read in blocks of whole records (4 MiB) by pandas' C reader, driven by the
+    The file is read in blocks of whole records (2 MiB) by pandas' C reader, driven by the
     ``.names`` schema: numbers are parsed by the reader, and every other column is read as
     a categorical whose distinct values are checked against the declarations once, column
     by column. A block that the C reader cannot read exactly as the format says (a quoted
