@@ -287,3 +287,14 @@ def test_cli_dask_without_address_starts_a_local_cluster(client, table, tmp_path
     with pytest.warns(UserWarning):
         assert run_cli(common + ["-s", str(tmp_path / "whole.pbm")]) == 0
     assert (tmp_path / "dask.pbm").read_text() == (tmp_path / "whole.pbm").read_text()
+
+
+def test_cli_chunksize_on_an_empty_file(tmp_path, capsys):
+    (tmp_path / "e.names").write_text(NAMES_TEXT)
+    (tmp_path / "e.data").write_text("\n\n")
+    (tmp_path / "r.pbm").write_text("R0001 IF colour = red THEN CLASS = c0\n")
+    common = ["rules", "-d", str(tmp_path / "e.data"), "-f", str(tmp_path / "r.pbm")]
+    assert run_cli(common) == 0
+    whole = capsys.readouterr().out
+    assert run_cli(common + ["--chunksize", "3"]) == 0
+    assert capsys.readouterr().out == whole and "0]" in whole

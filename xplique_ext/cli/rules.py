@@ -189,7 +189,11 @@ def run_rules(args: argparse.Namespace) -> int:
         if args.dask is not None:
             evaluation = _evaluate_on_dask(rules, args.data, names, mode, args.dask)
         else:
-            evaluation = evaluate_rules(rules, data, mode)
+            if args.chunksize is not None:  # a progress bar on a terminal
+                from tqdm.auto import tqdm
+
+                data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
+            evaluation = evaluate_rules(rules, data, mode, names=names)
         output = evaluation.to_pbm(
             names_file=names_path, data_file=args.data, precision=args.precision
         )
