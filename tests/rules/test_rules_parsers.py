@@ -461,3 +461,45 @@ def test_chunksize_errors(tmp_path):
         read_data(path, chunksize=2.5)
     with pytest.raises(FileNotFoundError):
         read_data(tmp_path / "nope.data", read_names(example_path("voyage.names")), chunksize=5)
+
+
+def test_dataframe_categorical_and_arrow_string_columns():
+    """Categoricals and Arrow strings are encoded without one object per value, with the
+    same result and the same errors (row named) as object columns."""
+    names = read_names(example_path("voyage.names"))
+    frame = read_data(example_path("voyage.test")).to_frame()
+    plain = Dataset.from_frame(frame, names)
+    typed = frame.astype({"outlook": "category", "windy": "category", "voyage": "category"})
+    typed = typed.astype({"temperature": "string[pyarrow]", "humidity": "string[pyarrow]"})
+    typed.loc[0, "outlook"] = np.nan  # NaN: unknown, as in an object column
+    fast = Dataset.from_frame(typed, names)
+    for name in names.column_names:
+        a, b = plain.column(name), fast.column(name)
+        expected_unknown = a.unknown.copy()
+        if name == "outlook":
+            expected_unknown[0] = True
+        np.testing.assert_array_equal(b.unknown, expected_unknown)
+        keep = ~expected_unknown
+        np.testing.assert_array_equal(a.values[keep], b.values[keep])
+    bad = typed.copy()
+    bad["outlook"] = bad["outlook"].cat.add_categories(["foggy"])
+    bad.loc[3, "outlook"] = "foggy"
+    with pytest.raises(DataParseError, match=r"outside the declared domain .*'outlook' \(row 4"):
+        Dataset.from_frame(bad, names)
+    bad = typed.copy()
+    bad.loc[5, "humidity"] = "wet"
+    with pytest.raises(DataParseError, match=r"non-numeric value for attribute 'humidity' \(row 6"):
+        Dataset.from_frame(bad, names)
+
+
+def test_rules_import_without_dask():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['dask'] = None; import xplique_ext.rules as r; "
+        "r.evaluate_rules(r.read_rules(r.example_path('voyage.cn2.unordered.pbm')), "
+        "r.read_data(r.example_path('voyage.test'), chunksize=4)); print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
