@@ -655,8 +655,18 @@ def _encode_categorical(
         codes = np.where(codes < 0, len(categories), codes)
     if (stripped == "").any():
         raise _LineNeeded
-    distinct = _encode(attribute, stripped, _NoLines(), "", "line")
+    key = (attribute, tuple(stripped))
+    distinct = _DISTINCT.get(key)
+    if distinct is None:
+        distinct = _encode(attribute, stripped, _NoLines(), "", "line")
+        if len(_DISTINCT) > 256:
+            _DISTINCT.clear()
+        _DISTINCT[key] = distinct
     return distinct.take(codes)
+
+
+#: The encoded distinct values of the categoricals met last (blocks of one file repeat them).
+_DISTINCT: Dict[Tuple[Attribute, Tuple[str, ...]], Column] = {}
 
 
 def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) -> Column:
