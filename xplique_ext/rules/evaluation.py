@@ -405,6 +405,8 @@ def evaluate_rules(
     """
     mode = check_mode(mode)
     if isinstance(data, Dataset):
+        if names is not None and names != data.names:
+            raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
         compiled, _, data, y = _prepare(rules, data, labels)
         counts = _count(compiled, data, y, mode)
         if n_classes is None:
