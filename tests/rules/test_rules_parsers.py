@@ -503,3 +503,20 @@ def test_rules_import_without_dask():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_table_grows_when_later_blocks_are_denser(tmp_path, monkeypatch):
+    """The arrays are sized from the first block: denser blocks later make them grow."""
+    from xplique_ext.rules import dataset as module
+
+    names = parse_names("y.\ns: string.\nx: real.\ny: yes, no.")
+    rows = [f"a_long_value_{k}, {k}.123456789, yes" for k in range(50)]
+    rows += [f"b, {k}, no" for k in range(3000)]
+    path = tmp_path / "d.data"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(module, "_BLOCK_BYTES", 256)
+    data = read_data(path, names)
+    assert data.n_examples == 3050
+    np.testing.assert_array_equal(data.column("x").values[50:], np.arange(3000.0))
+    assert data.column("s").decoded()[0] == "a_long_value_0"
+    assert data.column("y").decoded()[-1] == "no"

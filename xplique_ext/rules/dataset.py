@@ -883,12 +883,25 @@ def _read_whole(open_source, names: Names, file: str) -> Dataset:
     columns: Dict[str, Dict[str, Any]] = {}
     filled = 0
     with open_source() as handle:
-        # a record takes at least one byte per value (commas and its new line): an upper
-        # bound of the rows; the pages of the arrays that are never written cost nothing
-        capacity = handle.seek(0, io.SEEK_END) // max(len(names.columns), 1) + 1
+        size = handle.seek(0, io.SEEK_END)
         handle.seek(0)
+        # a record takes at least one byte per value (commas and its new line): an upper
+        # bound of the rows. The arrays are sized from the first block's bytes per row
+        # (with a margin, never above the bound) and grow if the file turns out denser.
+        bound = size // max(len(names.columns), 1) + 1
+        capacity = 0
         for part in _read_blocks(handle, names, file, _BLOCK_BYTES):
             m = part.n_examples
+            if not columns:
+                per_row = min(size, _BLOCK_BYTES) / max(m, 1)
+                capacity = min(bound, int(1.25 * size / per_row) + m + 1024)
+            elif filled + m > capacity:
+                capacity = min(bound, max(2 * capacity, filled + m))
+                for out in columns.values():
+                    for key in ("values", "unknown", "not_applicable"):
+                        grown = np.zeros(capacity, dtype=out[key].dtype)
+                        grown[:filled] = out[key][:filled]
+                        out[key] = grown
             for name, column in part.columns.items():
                 out = columns.get(name)
                 if out is None:
