@@ -1069,10 +1069,11 @@ def read_data(
     value, a wrong number of fields, an empty or invalid value) is read again by an exact
     tokenizer, which reports the error with the file, the line, its text and the attribute.
     Where a file has several errors, the first one of the first bad block is reported.
-    Peak memory stays below about twice the size of the file for tables of numbers and
-    short nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table
-    (8 bytes per number and 1 per nominal value, plus 3 bytes of masks per value) and one
-    block at a time.
+    Peak memory stays below twice the size of the file for tables of numbers and short
+    nominal values (``tests/rules/test_rules_reader_memory.py``; 1.3x on the 200 MB file
+    of ``benchmarks/rules.py``): the encoded table, allocated once (8 bytes per number, 1
+    per nominal value, 1 for the unknown mask; the not-applicable mask takes memory only
+    where there are such values), plus the blocks being parsed.
 
     Examples
     --------
