@@ -626,7 +626,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     --------
     >>> from xplique_ext.datasets import make_aixi_shape
     >>> from xplique_ext.models import AIXIFunctionModel
-    >>> data = make_aixi_shape(4, image_size=32, function="suum", seed=1)
+    >>> data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     >>> model = AIXIFunctionModel("suum", dataset="shape")
     >>> metric = GroundTruthSaliency(model, data.images, data.targets,
     ...                              ground_truth=data.ground_truth, progress=False)
@@ -678,10 +678,27 @@ class GroundTruthSaliency(_GroundTruthBase):
         self.ground_truth = self.reference
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthSaliency:
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
-        targets and ground truth)."""
-        return cls(model, data.images, data.targets, ground_truth=data.ground_truth, **kwargs)
+    def from_aixi(
+        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
+    ) -> GroundTruthSaliency:
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and ground truth.
+
+        Parameters
+        ----------
+        model
+            The model explained.
+        data
+            An ``AIXIData``.
+        convention
+            The ground truth compared with: 'paper' (default: the weight w_i of each
+            pattern on its objects, the paper's ground truth, whatever ``data.convention``
+            is), or the exact Shapley values, 'object' or 'pixel' (beyond the paper).
+        **kwargs
+            The other parameters of :class:`GroundTruthSaliency`.
+        """
+        truth = data.get_ground_truth(convention)
+        return cls(model, data.images, data.targets, ground_truth=truth, **kwargs)
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Distance of each explanation (N, H, W[, C]) to its ground truth, shape (N,)."""
@@ -780,10 +797,14 @@ class GroundTruthLocalisation(_GroundTruthBase):
         self.masks = self.reference != 0
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthLocalisation:
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
-        targets and relevant-object masks)."""
-        return cls(model, data.images, data.targets, masks=data.relevant_masks, **kwargs)
+    def from_aixi(
+        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
+    ) -> GroundTruthLocalisation:
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and the masks of the objects whose ground-truth value in ``convention``
+        ('paper' by default; 'object' or 'pixel': Shapley values) is not zero."""
+        masks = data.relevant_masks_for(convention)
+        return cls(model, data.images, data.targets, masks=masks, **kwargs)
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Localisation score of each explanation (N, H, W[, C]), shape (N,)."""
@@ -802,6 +823,7 @@ def ground_truth_leaderboard(
     kl_resize: Optional[Tuple[int, int]] = None,
     n_jobs: int = 1,
     progress: bool = False,
+    convention: str = "paper",
 ):
     """Rank explainers by their distance to the exact ground truth.
 
@@ -810,10 +832,16 @@ def ground_truth_leaderboard(
     explanations
         Explainer name -> maps (N, H, W[, C]).
     ground_truth
-        Ground-truth maps (N, H, W).
+        Ground-truth maps (N, H, W), or an :class:`~xplique_ext.datasets.AIXIData`, whose
+        ground truth in ``convention`` is then used, with its relevant-object masks when
+        ``masks`` is None.
     masks
         Optional boolean masks (N, H, W) (e.g. ``AIXIData.relevant_masks``): adds the
         localisation measures (mass accuracy, rank accuracy, pointing game).
+    convention
+        With an ``AIXIData``: 'paper' (default; the paper's ground truth, w_i on each
+        object of pattern i) or 'object' / 'pixel' (exact Shapley values, beyond the
+        paper).
     sign, resize, n_jobs, progress
         As in :func:`emd` (``resize`` for the EMD).
     kl_resize
@@ -838,6 +866,11 @@ def ground_truth_leaderboard(
     """
     import pandas as pd
 
+    if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
+        data = ground_truth
+        ground_truth = data.get_ground_truth(convention)
+        if masks is None:
+            masks = data.relevant_masks_for(convention)
     per_sample = {"EMD": {}, "KL": {}}
     if masks is not None:
         per_sample.update({"mass accuracy": {}, "rank accuracy": {}, "pointing game": {}})
