@@ -152,11 +152,11 @@ def run(
     out=print,
 ) -> Dict[str, object]:
     """Run the experiments and print the tables; returns them (pandas DataFrames)."""
+    import tensorflow as tf
+
     from xplique_ext.datasets import make_aixi_color, make_aixi_shape
     from xplique_ext.explainers import ObjectLime
     from xplique_ext.models import AIXIFunctionModel, build_aixi_cnn
-
-    import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")  # one predict function per CNN: retracing notes
     makers = {"shape": make_aixi_shape, "color": make_aixi_color}
