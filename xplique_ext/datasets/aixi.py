@@ -879,25 +879,28 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
         label = labels[i]
         label[:] = 0
         patterns[i] = -1
+        occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
         placed, attempts = 0, 0
         while placed < N_COLOR_CIRCLES:
-            values = rng.integers(0, N_PATTERNS, _ATTEMPTS)
-            radii = rng.integers(r_low, r_high + 1, _ATTEMPTS)
-            centres = rng.integers(0, size + 1, (_ATTEMPTS, 2))
+            values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
+            radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
+            centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
             for value, r, (cx, cy) in zip(values, radii, centres):
-                r, cx, cy = int(r), int(cx), int(cy)
-                if not label[
-                    max(cy - r - 1, 0) : cy + r + 2, max(cx - r - 1, 0) : cx + r + 2
-                ].any():
+                y0, y1 = max(cy - r - 1, 0), min(cy + r + 2, size)
+                x0, x1 = max(cx - r - 1, 0), min(cx + r + 2, size)
+                inside = occupied[y1, x1] - occupied[y0, x1] - occupied[y1, x0] + occupied[y0, x0]
+                if inside == 0:  # the square around the circle, one pixel wider, is empty
                     cv2.circle(label, (cx, cy), r, placed + 1, -1)
-                    patterns[i, placed] = int(value)
+                    patterns[i, placed] = value
                     placed += 1
                     if placed == N_COLOR_CIRCLES:
                         break
+                    occupied = cv2.integral((label > 0).astype(np.uint8))
             attempts += _ATTEMPTS
             if placed < N_COLOR_CIRCLES and attempts >= _MAX_ATTEMPTS:  # pragma: no cover
                 label[:] = 0  # a dead end: start the image again
                 patterns[i] = -1
+                occupied[:] = 0
                 placed, attempts = 0, 0
 
 
