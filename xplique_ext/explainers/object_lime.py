@@ -255,7 +255,7 @@ class ObjectLime:
 
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
-        coefficient (the 'object' convention of the AIXI ground truth), 0 elsewhere."""
+        coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
         x, labels, objects = self._prepare(inputs, object_labels)
         coef = self.explain_objects(inputs, targets, object_labels=object_labels)
         maps = np.zeros(labels.shape, np.float32)
