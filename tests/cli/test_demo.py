@@ -7,7 +7,7 @@ from xplique_ext.cli.demo import gradient_explanations, run_demo
 
 
 def test_demo_command_runs_every_section(capsys):
-    code = main(["demo", "--n-train", "300", "--n-explain", "8", "--image-size", "32",
+    code = main(["demo", "--n-train", "300", "--n-explain", "8", "--image-size", "64",
                  "--epochs", "2"])
     assert code == 0
     printed = capsys.readouterr().out
@@ -18,7 +18,7 @@ def test_demo_command_runs_every_section(capsys):
 
 def test_demo_fidelity_table():
     out = []
-    results = run_demo(n_train=300, n_explain=8, image_size=32, epochs=2,
+    results = run_demo(n_train=300, n_explain=8, image_size=64, epochs=2,
                        sections=["fidelity"], out=out.append)
     table = results["fidelity"]
     assert list(table.index) == ["Saliency", "GradientInput", "IntegratedGradients", "Random"]

@@ -1,4 +1,4 @@
-"""Plots for ground-truth saliency: AIXI samples with their exact explanations, the
+"""Plots for ground-truth saliency: AIXI samples with their ground-truth explanations, the
 leaderboard of explainers, and LIME's EMD against the sample size (experiment 1)."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ def plot_aixi_samples(
     explanations: Optional[Mapping[str, np.ndarray]] = None,
     cmap: str = "bwr",
 ):
-    """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their exact
-    ground truth (second row) and optionally explanations (one row each), with the
-    pattern counts and F(I) in the titles. Diverging colours centred on 0.
+    """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their ground
+    truth in the dataset's convention (second row; the paper's w_i by default) and
+    optionally explanations (one row each), with the pattern counts and F(I) in the
+    titles. Diverging colours centred on 0.
 
     Returns
     -------
