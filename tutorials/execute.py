@@ -42,12 +42,14 @@ ROOT = HERE.parent
 
 #: The tutorials, in the order a fresh environment runs them: those that need only the
 #: package first, so that each install cell is shown to install what its notebook needs.
-NOTEBOOKS = ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb", "ground_truth.ipynb")
+NOTEBOOKS = ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb", "ground_truth.ipynb",
+             "callbacks.ipynb")
 
 #: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers).
 EXTRAS: Dict[str, Sequence[str]] = {
     "mufidelity.ipynb": ("xplique",),
     "ground_truth.ipynb": ("xplique",),
+    "callbacks.ipynb": ("xplique",),
 }
 
 #: The modules an extra provides (what the install cell checks before installing).
@@ -61,6 +63,7 @@ SMALL: Dict[str, Dict[str, Any]] = {
     "percy.ipynb": dict(N_TRAIN=240, EPOCHS=1, N_TEST=8, LIME_SAMPLES=40, SHAP_PERMUTATIONS=1,
                         IG_STEPS=8, N_LIPSCHITZ=2),
     "rule_metrics.ipynb": dict(LEAVES=[3, 4], PSIS=[1, 2, 3]),
+    "callbacks.ipynb": dict(N_TRAIN=200, N_PROBE=4, IMAGE_SIZE=16, EPOCHS=3, NB_SAMPLES=20),
 }
 
 SOURCE_VARIABLE = "XPLIQUE_EXT_SOURCE"
@@ -126,6 +129,11 @@ def install_cell_source(name: str, url: Optional[str] = None) -> str:
         f"    {SOURCE_VARIABLE} = pathlib.Path({SOURCE_VARIABLE}).resolve().as_uri()",
         f"if not all(importlib.util.find_spec(module) for module in {json.dumps(modules)}):",
         f'    %pip install --quiet "{requirement(name)} @ {{{SOURCE_VARIABLE}}}"',
+        "",
+        "from xplique_ext.commons.console import quiet_tensorflow",
+        "",
+        "quiet_tensorflow()  # TensorFlow's native log lines and retracing notes stay out of the",
+        "#                      outputs; quiet_tensorflow(native=False) shows native errors again",
     ])
 
 

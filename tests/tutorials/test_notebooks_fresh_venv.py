@@ -45,7 +45,7 @@ def test_every_notebook_runs_in_a_fresh_venv_from_its_install_cell(tmp_path):
     done = _run([str(python), str(ROOT / "tutorials" / "execute.py"), "--small"],
                 env=env, cwd=tmp_path, timeout=2400)
     for name in ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb",
-                 "ground_truth.ipynb"):
+                 "ground_truth.ipynb", "callbacks.ipynb"):
         assert f"{name}: done" in done.stdout
 
     # what ran was installed into the fresh environment by the install cells

@@ -92,8 +92,13 @@ def _run_install_cell(name, monkeypatch, *, source, present):
         monkeypatch.setenv("XPLIQUE_EXT_SOURCE", source)
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda module, *a: object() if module in present else None)
+    import xplique_ext.commons.console as console
+
+    quieted = []
+    monkeypatch.setattr(console, "quiet_tensorflow", lambda *a, **k: quieted.append(a))
     namespace = {"get_ipython": lambda: shell}
     exec(compile(code, name, "exec"), namespace)
+    assert quieted == [()]  # the notebook's console is quietened once the package is there
     magics = []
     for magic, line in shell.magics:  # IPython expands {variables} before running magics
         magics.append((magic, re.sub(r"\{(\w+)\}", lambda m: str(namespace[m.group(1)]),

@@ -14,17 +14,16 @@ training show where it is.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
-import io
-import logging
 import os
 import sys
 import time
 import warnings
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
+
+from ..commons.console import quiet_console
 
 __all__ = ["register", "run_demo", "gradient_explanations", "demo_explanations",
            "quiet_console"]
@@ -51,59 +50,6 @@ def register(subparsers) -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="let TensorFlow's and XLA's log lines through (hidden by default)")
     parser.set_defaults(func=_run_from_args)
-
-
-@contextlib.contextmanager
-def quiet_console(verbose: bool = False) -> Iterator[None]:
-    """Keep TensorFlow's console noise away from the user of the command line.
-
-    Native (C++) log lines of TensorFlow, XLA and absl ("All log messages before
-    absl::InitializeLog() ...", "Compiled cluster using XLA!", cuInit errors) are written
-    to file descriptor 2 whatever ``TF_CPP_MIN_LOG_LEVEL`` says: the descriptor is pointed
-    at the null device while Python's ``sys.stderr`` (tracebacks, warnings, progress bars)
-    keeps writing to the real standard error. TensorFlow's and absl's Python loggers
-    (tf.function retracing notes) are limited to errors. Everything is restored on exit.
-    ``verbose=True`` changes nothing.
-    """
-    if verbose:
-        yield
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    loggers = {name: logging.getLogger(name) for name in ("tensorflow", "absl")}
-    levels = {name: logger.level for name, logger in loggers.items()}
-    for logger in loggers.values():
-        logger.setLevel(logging.ERROR)
-    saved_fd = saved_stderr = None
-    try:
-        sys.stderr.flush()
-        real_stderr = sys.stderr.fileno() == 2
-    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-        real_stderr = False  # stderr captured by a test harness or an IDE
-    try:
-        saved_fd = os.dup(2)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-        os.close(devnull)
-        if real_stderr:
-            saved_stderr = sys.stderr
-            sys.stderr = io.TextIOWrapper(os.fdopen(os.dup(saved_fd), "wb", buffering=0),
-                                          encoding=saved_stderr.encoding or "utf-8",
-                                          errors="backslashreplace", line_buffering=True,
-                                          write_through=True)
-    except OSError:  # no file descriptor 2 to redirect: nothing to quieten there
-        saved_fd = None
-    try:
-        yield
-    finally:
-        if saved_stderr is not None:
-            sys.stderr.flush()
-            sys.stderr.close()
-            sys.stderr = saved_stderr
-        if saved_fd is not None:
-            os.dup2(saved_fd, 2)
-            os.close(saved_fd)
-        for name, logger in loggers.items():
-            logger.setLevel(levels[name])
 
 
 def _run_from_args(args) -> int:
