@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     parser.add_argument("--sections", default="fidelity,rules,text",
                         help="comma-separated sections to run (fidelity, rules, text)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                        help="show progress bars (training, long computations)")
+                        help="show progress bars: training, long computations (default: on)")
     parser.add_argument("--verbose", action="store_true",
                         help="let TensorFlow's and XLA's log lines through (hidden by default)")
     parser.set_defaults(func=_run_from_args)
