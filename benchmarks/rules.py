@@ -3,7 +3,7 @@
 Times :func:`xplique_ext.rules.evaluate_rules` on 100 random rules over 1,000,000 examples of
 mixed nominal and numeric attributes with 1% unknown values, in the three modes, and
 compares it with a per-example loop that implements Algorithms 1-3 of the report
-(:func:`xplique_ext.rules.evaluate_rules_loop`), measured in the same run. The loop is
+(:func:`xplique_ext.rules.reference.evaluate_rules_loop`), measured in the same run. The loop is
 timed on a random subsample and extrapolated linearly to the full size (it is linear in
 the number of examples); the output says so. Its counts on the subsample are checked
 against the vectorised ones.
@@ -29,8 +29,8 @@ from xplique_ext.rules import (
     Rule,
     RuleSet,
     evaluate_rules,
-    evaluate_rules_loop,
 )
+from xplique_ext.rules.reference import evaluate_rules_loop
 
 CLASSES = ("c0", "c1", "c2")
 

@@ -25,6 +25,7 @@ def test_sum_model_identity_explanation_is_perfect(rng, grid_size, correlation):
     assert metric.evaluate(x.sum(-1, keepdims=True)) == pytest.approx(1.0, abs=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore::xplique_ext.commons.DegenerateSettingWarning")  # 2x2 grid
 @pytest.mark.parametrize("shape", [(10,), (8, 3), (6, 6, 2)], ids=["tabular", "series", "image"])
 def test_linear_model_gradient_times_input_is_perfect(rng, shape):
     x = rng.normal(size=(4,) + shape).astype(np.float32)

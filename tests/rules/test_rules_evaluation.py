@@ -20,12 +20,12 @@ from xplique_ext.rules import (
     RuleMetrics,
     RuleSet,
     evaluate_rules,
-    evaluate_rules_loop,
     load_voyage,
     parse_rules,
     predict_rules,
     rule_measures,
 )
+from xplique_ext.rules.reference import evaluate_rules_loop
 
 NAMES = Names(
     [

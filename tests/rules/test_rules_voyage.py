@@ -18,11 +18,11 @@ from xplique_ext.cli.rules import register
 from xplique_ext.rules import (
     copy_examples,
     evaluate_rules,
-    evaluate_rules_loop,
     load_voyage,
     parse_rules,
     rule_measures,
 )
+from xplique_ext.rules.reference import evaluate_rules_loop
 
 FILES = {
     "unordered": ("-u", "voyage.cn2.unordered.pbm"),

@@ -1,6 +1,7 @@
 """PERCY: known answers (bag-of-words models with exact token contributions), a hand
 computation of Eq. 4 and the t-test, the t-test's weakness, invariances and errors."""
 
+import string
 import warnings
 
 import numpy as np
@@ -137,6 +138,73 @@ HAND_KEYWORDS = [
 ]
 
 
+RULES = {"but": "B", "yet": "B", "though": "A", "while": "A"}
+
+
+def reference_rows(sentence, w, p1, label, *, test="ttest", alternative="one-sided",
+                   top_k=None, contributions="sign_split", alpha=0.05, strict=False):
+    """An independent, loop-by-loop reading of Eq. 4-6 (one dict per structure)."""
+    toks = sentence.split()
+    if contributions == "sign_split":
+        c = [abs(x) * p1 if x > 0 else abs(x) * (1 - p1) if x < 0 else 0.0 for x in w]
+    else:
+        c = [x * p1 + abs(x) * (1 - p1) for x in w]
+    pred = int(p1 > 0.5)
+    rows = []
+    for k, tok in enumerate(toks):
+        kw = tok.strip(string.punctuation).lower()
+        if kw not in RULES:
+            continue
+        a, b = list(c[:k]), list(c[k + 1 :])
+        if top_k is not None:
+            a, b = sorted(a, reverse=True)[:top_k], sorted(b, reverse=True)[:top_k]
+        row = dict(keyword=kw, keyword_index=k, n_a=len(a), n_b=len(b), p_value=np.nan)
+        if not a or not b:
+            rows.append(dict(row, score=0.0))
+            continue
+        ea, eb = float(np.mean(a)), float(np.mean(b))
+        alt = "two-sided" if alternative == "two-sided" else (
+            "less" if RULES[kw] == "B" else "greater")
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if test == "ttest":
+                pv = scipy.stats.ttest_ind(a, b, alternative=alt).pvalue
+            elif test == "welch":
+                pv = scipy.stats.ttest_ind(a, b, equal_var=False, alternative=alt).pvalue
+            elif test == "mannwhitneyu":
+                pv = scipy.stats.mannwhitneyu(a, b, alternative=alt).pvalue
+            else:
+                pv = np.nan
+        direction = ea < eb if RULES[kw] == "B" else ea > eb
+        significant = test is None or (pv < alpha if strict else pv <= alpha)
+        score = float(pred == label and direction and significant)
+        rows.append(dict(row, E_a=ea, E_b=eb, p_value=pv, score=score))
+    return rows
+
+
+def check_against_reference(d, sentences, expl, p1, labels, **options):
+    i_row = 0
+    for i, s in enumerate(sentences):
+        ref = reference_rows(s, expl[i], p1[i], labels[i], **options)
+        if not ref:
+            row = d.iloc[i_row]
+            assert row.sentence_index == i and pd.isna(row.keyword) and np.isnan(row.score)
+            i_row += 1
+            continue
+        for r in ref:
+            row = d.iloc[i_row]
+            assert row.sentence_index == i and row.sentence == s
+            assert row.keyword == r["keyword"] and row.keyword_index == r["keyword_index"]
+            assert row.n_a == r["n_a"] and row.n_b == r["n_b"]
+            if "E_a" in r:
+                assert row.E_a == pytest.approx(r["E_a"], abs=1e-12)
+                assert row.E_b == pytest.approx(r["E_b"], abs=1e-12)
+            assert row.p_value == pytest.approx(r["p_value"], rel=1e-9, abs=1e-12, nan_ok=True)
+            assert row.score == r["score"], (s, r)
+            i_row += 1
+    assert i_row == len(d)
+
+
 def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
     rng = np.random.default_rng(0)
     expl = [rng.normal(size=len(s.split())) for s in HAND_SENTENCES]
@@ -144,31 +212,15 @@ def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
     percy = PERCY(bow_all, HAND_SENTENCES, labels, tokenizer=bow_all.tokenizer)
     d = percy.details(expl)
     p1_all = bow_all.predict_proba(HAND_SENTENCES)
-    rules = {"but": "B", "yet": "B", "though": "A", "while": "A"}
-    for i, (k, kw) in enumerate(HAND_KEYWORDS):
-        row = d.iloc[i]
-        if k is None:
-            assert pd.isna(row.keyword) and pd.isna(row.rule_conjunct)
-            assert np.isnan(row.score) and np.isnan(row.E_a)
-            continue
-        assert row.keyword == kw and row.keyword_index == k
-        p1 = p1_all[i]
-        w = expl[i]
-        c = [w[j] * p1 + abs(w[j]) * (1 - p1) for j in range(len(w))]  # Eq. 4
-        a, b = c[:k], c[k + 1 :]
-        assert row.p_positive == pytest.approx(p1, abs=1e-12)
-        assert row.E_a == pytest.approx(sum(a), abs=1e-12)
-        assert row.E_b == pytest.approx(sum(b), abs=1e-12)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            pv = scipy.stats.ttest_ind(a, b).pvalue  # NaN for one token on each side
-        assert row.p_value == pytest.approx(pv, rel=1e-9, abs=1e-12, nan_ok=True)
-        pred = int(p1 > 0.5)
-        direction = sum(a) < sum(b) if rules[kw] == "B" else sum(a) > sum(b)
-        expected = float(pred == labels[i] and direction and pv <= 0.05)
-        assert row.score == expected
-        assert row.rule_conjunct == rules[kw] and row.prediction == pred
+    np.testing.assert_allclose(percy.p_positive, p1_all, atol=1e-12)
+    check_against_reference(d, HAND_SENTENCES, expl, p1_all, labels)
+    # one row per structure: the "but ... though" sentence has two
+    assert len(d) == len(HAND_SENTENCES) + 1
+    assert list(d[d.sentence_index == 9].keyword) == ["but", "though"]
+    for i, (k, kw) in enumerate(HAND_KEYWORDS):  # first keyword attributes kept
+        assert percy.keyword_indices[i] == k and percy.keywords[i] == kw
     assert list(d.columns) == [
+        "sentence_index",
         "sentence",
         "keyword",
         "keyword_index",
@@ -187,44 +239,45 @@ def test_details_match_hand_computation_of_eq4_and_ttest(bow_all):
 
 
 @pytest.mark.parametrize(
-    "test, fn",
+    "options",
     [
-        ("welch", lambda a, b: scipy.stats.ttest_ind(a, b, equal_var=False).pvalue),
-        ("mannwhitneyu", lambda a, b: scipy.stats.mannwhitneyu(a, b).pvalue),
+        dict(test="welch"),
+        dict(test="mannwhitneyu"),
+        dict(test=None),
+        dict(alternative="two-sided"),
+        dict(contributions="typeset"),
+        dict(top_k=2, test="mannwhitneyu", alternative="two-sided"),
     ],
 )
-def test_other_tests_match_scipy(bow_all, test, fn):
+def test_options_match_reference(bow_all, options):
     rng = np.random.default_rng(1)
-    sents = HAND_SENTENCES[:-1]
+    sents = HAND_SENTENCES
     expl = [rng.normal(size=len(s.split())) for s in sents]
-    percy = PERCY(bow_all, sents, np.ones(len(sents), int), tokenizer=bow_all.tokenizer, test=test)
-    d = percy.details(expl)
-    for i, (k, _) in enumerate(HAND_KEYWORDS[:-1]):
-        c = expl[i] * d.p_positive[i] + np.abs(expl[i]) * (1 - d.p_positive[i])
-        a, b = c[:k], c[k + 1 :]
-        expect = (
-            fn(a, b) if min(len(a), len(b)) >= (1 if test == "mannwhitneyu" else 2) else (np.nan)
-        )
-        if np.isnan(expect):
-            assert np.isnan(d.p_value[i])
-        else:
-            assert d.p_value[i] == pytest.approx(expect, rel=1e-9)
+    labels = rng.integers(0, 2, len(sents))
+    percy = PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer, **options)
+    check_against_reference(
+        percy.details(expl), sents, expl, percy.p_positive, labels, **options
+    )
 
 
-def test_top_k_tests_the_k_largest_contributions(bow_all):
+def test_top_k_applies_to_comparison_and_test(bow_all):
     rng = np.random.default_rng(2)
     sents = HAND_SENTENCES[:-1]
     expl = [rng.normal(size=len(s.split())) for s in sents]
-    full = PERCY(bow_all, sents, np.ones(11, int), tokenizer=bow_all.tokenizer).details(expl)
-    top = PERCY(bow_all, sents, np.ones(11, int), tokenizer=bow_all.tokenizer, top_k=2).details(
-        expl
-    )
-    np.testing.assert_array_equal(full.E_a, top.E_a)  # Eq. 4 always uses every token
+    labels = np.ones(11, int)
+    full = PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer).details(expl)
+    metric = PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer, top_k=2)
+    top = metric.details(expl)
     i, k = 8, 2  # "terrible pacing but a good score and a great lead performance"
-    c = expl[i] * full.p_positive[i] + np.abs(expl[i]) * (1 - full.p_positive[i])
+    w = expl[i]
+    p1 = full.p_positive[i]
+    c = np.where(w > 0, w * p1, -w * (1 - p1))
     a, b = np.sort(c[:k])[::-1][:2], np.sort(c[k + 1 :])[::-1][:2]
-    assert top.p_value[i] == pytest.approx(scipy.stats.ttest_ind(a, b).pvalue)
-    assert top.p_value[i] != pytest.approx(full.p_value[i])
+    assert top.E_a[i] == pytest.approx(a.mean()) and top.E_b[i] == pytest.approx(b.mean())
+    assert top.E_b[i] != pytest.approx(full.E_b[i])  # E[b] is the mean of the top 2
+    assert top.n_b[i] == 2 and full.n_b[i] == len(w) - k - 1
+    assert top.p_value[i] == pytest.approx(scipy.stats.ttest_ind(a, b, alternative="less").pvalue)
+    check_against_reference(top, sents, expl, metric.p_positive, labels, top_k=2)
 
 
 def test_ttest_weakness_correct_decision_on_b_can_score_zero(b_only):
@@ -427,11 +480,18 @@ def test_batch_size_input_types_and_order(bow_all):
     shuffled = PERCY(
         bow_all, [sents[i] for i in order], labels[order], tokenizer=bow_all.tokenizer
     ).details([expl[i] for i in order])
-    np.testing.assert_array_equal(shuffled.score.to_numpy(), ref.score.to_numpy()[order])
+    per_sentence = PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer).detailed_evaluate(
+        expl
+    )
+    reordered = PERCY(
+        bow_all, [sents[i] for i in order], labels[order], tokenizer=bow_all.tokenizer
+    ).detailed_evaluate([expl[i] for i in order])
+    np.testing.assert_array_equal(reordered, per_sentence[order])
+    assert len(shuffled) == len(ref)
     ragged = tf.ragged.constant([e.tolist() for e in expl])
     np.testing.assert_array_equal(
         PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer).detailed_evaluate(ragged),
-        ref.score.to_numpy(),
+        per_sentence,
     )
 
 

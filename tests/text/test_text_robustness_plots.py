@@ -205,11 +205,14 @@ def test_demo_section():
         warnings.simplefilter("error", UndefinedScoreWarning)
         text = demo_section(seed=0, progress=False)
     assert "L-PERCY" in text and "I-PERCY" in text and "accuracy" in text
-    lines = {line.split("  ")[0].strip(): line for line in text.splitlines()}
-    b_only = lines["bag-of-words, reads B only"].split()[-4:]
-    a_only = lines["bag-of-words, reads A only"].split()[-4:]
-    assert float(b_only[0]) == 1.0 and float(b_only[1]) >= 0.9  # accuracy, L-PERCY
-    assert all(float(v) == 0.0 for v in a_only)
+    positive, negative = text.split("negative sentences (label 0")
+    assert "positive sentences (label 1" in positive
+    for table in (positive, negative):  # each class in its own table
+        lines = {line.split("  ")[0].strip(): line for line in table.splitlines()}
+        b_only = lines["bag-of-words, reads B only"].split()[-4:]
+        a_only = lines["bag-of-words, reads A only"].split()[-4:]
+        assert float(b_only[0]) == 1.0 and float(b_only[1]) >= 0.9  # accuracy, L-PERCY
+        assert all(float(v) == 0.0 for v in a_only)
 
 
 def test_lipschitz_with_an_xplique_explainer():
@@ -224,3 +227,12 @@ def test_lipschitz_with_an_xplique_explainer():
     explainer = GradientInput(model, batch_size=8)
     lle = LocalLipschitzEstimate(x, np.ones((4, 1), np.float32), batch_size=3, nb_samples=3)
     np.testing.assert_allclose(lle.detailed_evaluate(explainer), 2.0, rtol=1e-4)
+
+
+def test_examples_html_aligns_sentences_with_several_structures(bow_all):
+    sents = ["good but bad though fine", "the plot was dull but the cast was superb"]
+    percy = PERCY(bow_all, sents, [1, 1], tokenizer=bow_all.tokenizer)
+    expl = [bow_all.logit_contributions(s) for s in sents]
+    assert len(percy.details(expl)) == 3
+    html_text = percy_examples_html(percy, expl, [1])
+    assert "superb" in html_text and "based on B" in html_text and "based on A" not in html_text

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import sys
 from typing import List, Optional, Sequence, Tuple
@@ -126,6 +127,10 @@ def register(subparsers) -> None:
         "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
     )
     fire.add_argument("--precision", type=int, default=2, help="decimals printed (default: 2)")
+    # a pair that starts with a minus sign (-0.1,3) is a value, not an unknown option, so
+    # that FiRe's domain error reaches the user; Python 3.13's argparse does this already
+    if hasattr(fire, "_negative_number_matcher"):
+        fire._negative_number_matcher = re.compile(r"^-\.?\d")
     fire.set_defaults(func=run_fire)
 
 
@@ -147,7 +152,8 @@ def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
     from ..rules.dataset import default_names_path
-    from ..rules.names import _read_text, read_names
+    from ..rules.names import read_names
+    from ..rules.syntax import read_text
 
     if args.copy_examples:
         try:
@@ -166,7 +172,7 @@ def run_rules(args: argparse.Namespace) -> int:
         names = read_names(names_path)
         data = read_data(args.data, names)
         if args.rules:
-            text, source = _read_text(args.rules), args.rules
+            text, source = read_text(args.rules), args.rules
         else:
             text, source = sys.stdin.read(), "<stdin>"
         rules = parse_rules(text, file=source)
@@ -177,9 +183,7 @@ def run_rules(args: argparse.Namespace) -> int:
     except ParseError as err:
         return _fail("rules", str(err))
     except OSError as err:
-        return _fail(
-            "rules", f"{err.strerror or err}: {err.filename}" if err.filename else str(err)
-        )
+        return _fail("rules", _file_error(err, args, names_path))
     return 0
 
 
@@ -206,6 +210,33 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
                 "rules": records}
     return json.dumps(document, indent=1) + "\n"
+
+
+def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
+    """An OSError of ``xplique-ext rules`` as a message naming the file's role and option."""
+    reason = err.strerror or str(err)
+    path = err.filename
+    if path is None:
+        return reason
+    if path == names_path and not os.path.exists(args.data):
+        # the names are read first, but a missing data file is the first thing to fix
+        path = args.data
+    if path == args.data:
+        return f"cannot read the data file {path!r} (-d DATA): {reason}"
+    if path == names_path:
+        if args.names:
+            return f"cannot read the names file {path!r} (-n NAMES): {reason}"
+        return (
+            f"cannot read the names file {path!r}, the default for -d {args.data}: {reason}; "
+            "give it with -n NAMES"
+        )
+    if path == args.rules:
+        return f"cannot read the rule file {path!r} (-f RULES): {reason}"
+    if path == args.output:
+        return f"cannot write the output file {path!r} (-s OUT): {reason}"
+    if path == args.csv:
+        return f"cannot write the CSV file {path!r} (--csv FILE): {reason}"
+    return f"{reason}: {path}"
 
 
 _PAIR = re.compile(r"^(?:(?P<label>[^=]+)=)?(?P<values>[^=]+)$")
@@ -292,13 +323,20 @@ def run_fire(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", f"{err.strerror or err}: {err.filename}")
+        return _fail(
+            "fire", f"cannot read the pairs file {err.filename!r} (-f FILE): {err.strerror}"
+        )
     widths = [max(len(str(row[j])) for row in [header] + table) for j in range(len(header))]
     out = io.StringIO()
     for row in [header] + table:
         cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
         out.write("  ".join(cells).rstrip() + "\n")
-    _write(args.output, out.getvalue())
+    try:
+        _write(args.output, out.getvalue())
+    except OSError as err:
+        return _fail(
+            "fire", f"cannot write the output file {err.filename!r} (-s OUT): {err.strerror}"
+        )
     return 0
 
 

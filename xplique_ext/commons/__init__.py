@@ -4,7 +4,7 @@ correlations and warnings."""
 from .correlations import batched_pearson, batched_spearman
 from .random import cell_permutations, content_keys, make_rng, seed_to_int
 from .validation import check_choice, check_finite, check_float, check_int, to_numpy
-from .warnings import UndefinedScoreWarning, XpliqueExtWarning
+from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
 
 __all__ = [
     "batched_pearson",
@@ -18,6 +18,7 @@ __all__ = [
     "check_float",
     "check_int",
     "to_numpy",
+    "DegenerateSettingWarning",
     "UndefinedScoreWarning",
     "XpliqueExtWarning",
 ]

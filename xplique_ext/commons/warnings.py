@@ -1,6 +1,6 @@
 """Warning classes of xplique_ext, so that users can filter them precisely."""
 
-__all__ = ["XpliqueExtWarning", "UndefinedScoreWarning"]
+__all__ = ["XpliqueExtWarning", "UndefinedScoreWarning", "DegenerateSettingWarning"]
 
 
 class XpliqueExtWarning(UserWarning):
@@ -9,4 +9,12 @@ class XpliqueExtWarning(UserWarning):
 
 class UndefinedScoreWarning(XpliqueExtWarning):
     """A per-sample score is undefined (for instance a correlation with a constant
-    vector) and was set to NaN; aggregates skip it and say how many were skipped."""
+    vector) and was set to NaN; aggregates skip it and say how many were skipped. The
+    message gives the reason."""
+
+
+class DegenerateSettingWarning(XpliqueExtWarning):
+    """The metric's settings make the score degenerate or mostly noise (for instance
+    MuFidelity with ``nb_samples=2``, a single grid cell, or a ``subset_percent`` so small
+    that most random subsets are empty); the message states the expected share of
+    affected subsets."""

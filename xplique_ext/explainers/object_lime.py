@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
+from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
 from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 
@@ -118,6 +119,9 @@ class ObjectLime:
         the batch size. None draws fresh randomness.
     progress
         Show a progress bar.
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of perturbed images
+        (None: the one in scope); same coefficients as on one device.
 
     References
     ----------
@@ -147,6 +151,7 @@ class ObjectLime:
         background: float = 0.0,
         seed: Optional[int] = None,
         progress: bool = False,
+        strategy: Any = None,
     ):
         if not callable(model):
             raise TypeError(f"`model` must be callable, got {type(model).__name__}")
@@ -159,16 +164,24 @@ class ObjectLime:
         self.background = check_float(background, "background")
         self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
         self.progress = bool(progress)
+        self.strategy = resolve_strategy(strategy)
+        self._runner = None
+        if not is_default_strategy(self.strategy):
+            self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray) -> np.ndarray:
         size = self.batch_size or len(x)
         parts = []
         for s in range(0, len(x), size):
-            out = self.model(x[s : s + size])
+            call = self.model if self._runner is None else self._runner
+            out = call(x[s : s + size])
             out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
             parts.append(np.asarray(out, dtype=np.float64).reshape(len(x[s : s + size]), -1))
         return np.concatenate(parts, axis=0)
+
+    def _model_call(self, x):
+        return self.model(x)
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""

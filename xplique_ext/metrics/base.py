@@ -9,25 +9,84 @@ class ids as targets, a single compiled and batched inference function, clear er
 from __future__ import annotations
 
 import abc
+import enum
 import warnings
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
 
 from ..commons.data import chunks, dataset_is_batched, is_dataset, iterate_dataset
+from ..commons.distribute import replicated, resolve_strategy
 from ..commons.validation import check_choice, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning
 
-__all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean"]
+__all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean", "resolve_operator"]
 
 ACTIVATIONS = (None, "sigmoid", "softmax")
+# Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
+# regression both use the prediction operator f(x)[y] there, as here
+OPERATOR_NAMES = (
+    "classification",
+    "regression",
+    "semantic segmentation",
+    "object detection",
+    "object detection box position",
+    "object detection box proba",
+    "object detection box class",
+)
 
 
 def default_operator(model: Callable, inputs: tf.Tensor, targets: tf.Tensor) -> tf.Tensor:
     """Xplique's standard operator g(f, x, y) = f(x)[y], i.e. ``sum(f(x) * y, -1)``."""
     outputs = model(inputs)
     return tf.reduce_sum(outputs * tf.cast(targets, outputs.dtype), axis=-1)
+
+
+def resolve_operator(operator: Any) -> Optional[Callable]:
+    """The operator function for ``operator`` given as Xplique accepts it.
+
+    Parameters
+    ----------
+    operator
+        None (the default operator f(x)[y]); one of Xplique's task names
+        ('classification', 'regression', 'semantic segmentation', 'object detection',
+        'object detection box position', 'object detection box proba',
+        'object detection box class'); a member of Xplique's ``Tasks`` enum; or a callable
+        ``g(f, x, y)`` returning one score per input.
+
+    Returns
+    -------
+    operator
+        None for the default operator, else a callable ``g(f, x, y)``.
+    """
+    if operator is None:
+        return None
+    if isinstance(operator, str):
+        name = operator.strip().lower().replace("_", " ")
+        if name not in OPERATOR_NAMES:
+            raise ValueError(
+                f"`operator` must be a callable g(f, x, y), one of Xplique's task names "
+                f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks, got {operator!r}"
+            )
+        if name in ("classification", "regression"):
+            return None
+        try:
+            from xplique.commons import Tasks
+        except ImportError:
+            raise ValueError(
+                f"`operator`={operator!r} uses Xplique's operator for that task: install "
+                "the `xplique` extra (pip install xplique-ext[xplique]) or pass a callable"
+            ) from None
+        return resolve_operator(Tasks.from_string(name))
+    if isinstance(operator, enum.Enum):  # a Tasks member, in Xplique versions where it is one
+        operator = operator.value
+    if not callable(operator):
+        raise TypeError(
+            "`operator` must be a callable g(f, x, y), one of Xplique's task names or a "
+            f"member of xplique's Tasks, or None, got {type(operator).__name__}"
+        )
+    return operator
 
 
 def nan_aware_mean(scores: np.ndarray, name: str) -> float:
@@ -53,11 +112,64 @@ def nan_aware_mean(scores: np.ndarray, name: str) -> float:
 
 
 def _model_input_rank(model: Any) -> Optional[int]:
+    """Rank of the model's input (batch axis included) when the model declares it."""
     try:
         shape = model.inputs[0].shape  # Keras functional / built models
         return len(shape)
     except (AttributeError, IndexError, TypeError, ValueError):
         return None
+
+
+def _model_n_inputs(model: Any) -> int:
+    try:
+        return len(model.inputs)
+    except (AttributeError, TypeError, ValueError):
+        return 1
+
+
+def _check_not_multi_input(model: Any, inputs: Any) -> None:
+    """Multi-input models are not supported: say so rather than fail later."""
+    n = _model_n_inputs(model)
+    if n > 1:
+        raise TypeError(
+            f"`model` has {n} inputs; multi-input models are not supported by "
+            "xplique_ext's metrics (nor by Xplique's): wrap the model so that it takes a "
+            "single array of shape (N, ...)"
+        )
+    if isinstance(inputs, (list, tuple)) and len(inputs) > 1:
+        items = [i for i in inputs if isinstance(i, np.ndarray) or hasattr(i, "numpy")]
+        if len(items) == len(inputs):
+            shapes = {tuple(np.shape(i)) for i in items}
+            if len(shapes) > 1:
+                raise TypeError(
+                    f"`inputs` must be a single array of shape (N, ...), got a list of "
+                    f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
+                    "models are not supported"
+                )
+
+
+def _check_batch_axis(inputs: np.ndarray, rank: Optional[int], name: str = "inputs") -> None:
+    """Compare the rank of ``inputs`` (batch axis included) with the model's input rank."""
+    if rank is None or inputs.dtype.kind == "O":
+        return
+    if inputs.ndim == rank - 1:
+        raise ValueError(
+            f"`{name}` must have a batch axis: the model takes inputs of rank {rank} "
+            f"(batch axis included), got a single item of shape {inputs.shape}; pass "
+            f"`{name}[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
+        )
+    if inputs.ndim != rank:
+        raise ValueError(
+            f"`{name}` must have rank {rank} (batch axis included) to match the model's "
+            f"input, got shape {inputs.shape}"
+        )
+
+
+def _check_numeric(x: np.ndarray, name: str) -> None:
+    if x.dtype.kind not in "biuf":
+        raise TypeError(
+            f"`{name}` must hold numbers (bool, integer or float dtype), got dtype {x.dtype}"
+        )
 
 
 class BaseAttributionMetric(abc.ABC):
@@ -67,9 +179,12 @@ class BaseAttributionMetric(abc.ABC):
     ----------
     model
         Model (Keras model or any callable on a batch of inputs) whose explanations are
-        evaluated. Its output has shape (N, K).
+        evaluated. Its output has shape (N, K), or (N,) for a single output (read as
+        (N, 1), never broadcast); one output per input is checked. Multi-input models are
+        not supported.
     inputs
-        Inputs under study: a NumPy array or tf.Tensor of shape (N, ...), or a
+        Inputs under study, with a batch axis (checked against the model's input rank
+        when the model declares it): a NumPy array or tf.Tensor of shape (N, ...), or a
         ``tf.data.Dataset`` of ``x`` or ``(x, y)`` elements (batched or not), which is
         streamed batch by batch.
     targets
@@ -80,14 +195,22 @@ class BaseAttributionMetric(abc.ABC):
         Number of inputs (or perturbed inputs) sent to the model at once. None sends
         everything at once.
     operator
-        Function ``g(f, x, y)`` returning one scalar per sample. None uses Xplique's
-        standard operator ``g(f, x, y) = f(x)[y] = sum(f(x) * y, -1)``.
+        Function ``g(f, x, y)`` returning one scalar per sample, shape (B,). None uses
+        Xplique's standard operator ``g(f, x, y) = f(x)[y] = sum(f(x) * y, -1)``. As in
+        Xplique, also one of Xplique's task names ('classification', 'regression', ...)
+        or a member of ``xplique.commons.Tasks``.
     activation
         None, 'sigmoid' or 'softmax': applied to the model's output before the operator,
         to measure probabilities from a model that returns logits.
     seed
         Seed of the metric's randomness (if any). The same seed gives the same scores
         whatever the batch size; None draws fresh randomness at each evaluation.
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share every batch of model calls
+        (``MirroredStrategy``: several devices of one host; ``MultiWorkerMirroredStrategy``:
+        several hosts). None uses the strategy in scope when the metric is built
+        (``tf.distribute.get_strategy()``): one device outside any scope. Scores come
+        back in input order and equal the single-device ones up to float round-off.
 
     Attributes
     ----------
@@ -104,26 +227,36 @@ class BaseAttributionMetric(abc.ABC):
         targets: Any = None,
         batch_size: Optional[int] = 64,
         *,
-        operator: Optional[Callable] = None,
+        operator: Union[None, str, Callable] = None,
         activation: Optional[str] = None,
         seed: Optional[int] = None,
+        strategy: Any = None,
     ):
         if not callable(model):
             raise TypeError(f"`model` must be callable, got {type(model).__name__}")
         self.model = model
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.activation = check_choice(activation, "activation", ACTIVATIONS)
-        if operator is not None and not callable(operator):
-            raise TypeError(
-                f"`operator` must be a callable g(f, x, y) or None, got {type(operator).__name__}"
-            )
-        self.operator = operator
+        self.operator = resolve_operator(operator)
         self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
+        _check_not_multi_input(model, inputs)
 
         if is_dataset(inputs):
             self.dataset = inputs
             self.inputs = None
-            self._dataset_batched = dataset_is_batched(inputs, _model_input_rank(model))
+            rank = _model_input_rank(model)
+            self._dataset_batched = dataset_is_batched(inputs, rank)
+            spec = inputs.element_spec
+            spec = spec[0] if isinstance(spec, (tuple, list)) else spec
+            element_rank = getattr(getattr(spec, "shape", None), "rank", None)
+            if rank is not None and element_rank is not None and element_rank not in (
+                rank, rank - 1
+            ):
+                raise ValueError(
+                    f"`inputs` dataset elements must have rank {rank} (a batch) or "
+                    f"{rank - 1} (one input) to match the model's input, got elements of "
+                    f"shape {tuple(spec.shape)}"
+                )
             cardinality = None
             if not self._dataset_batched:
                 card = int(inputs.cardinality())
@@ -132,6 +265,7 @@ class BaseAttributionMetric(abc.ABC):
         else:
             self.dataset = None
             self.inputs = to_numpy(inputs, "inputs")
+            _check_batch_axis(self.inputs, _model_input_rank(model))
             if self.inputs.ndim < 2:
                 raise ValueError(
                     "`inputs` must have a batch axis and at least one feature axis, "
@@ -153,12 +287,23 @@ class BaseAttributionMetric(abc.ABC):
                 )
 
         self._n_outputs: Optional[int] = None
-        self._score_fn = self._compile(self._score_graph)
-        self._output_fn = self._compile(self._output_graph)
+        self.strategy = resolve_strategy(strategy)
+        self._score_fn = replicated(
+            self._score_graph, self.strategy, self._compile(self._score_graph)
+        )
+        self._output_fn = replicated(
+            self._output_graph, self.strategy, self._compile(self._output_graph)
+        )
 
     # ------------------------------------------------------------------ inference
     def _activated_model(self, x: tf.Tensor) -> tf.Tensor:
         out = self.model(x)
+        try:
+            rank = len(out.shape)
+        except (AttributeError, TypeError, ValueError):  # no shape, or an unknown rank
+            rank = None
+        if rank == 1:
+            out = out[:, None]  # (B,) is one output per input: (B, 1), never broadcast
         if self.activation == "sigmoid":
             out = tf.nn.sigmoid(out)
         elif self.activation == "softmax":
@@ -204,10 +349,17 @@ class BaseAttributionMetric(abc.ABC):
             NumPy array of shape (B, K).
         """
         x = to_numpy(x, "x")
-        parts = [
-            np.asarray(self._output_fn(tf.convert_to_tensor(x[s])))
-            for s in chunks(len(x), self.batch_size)
-        ]
+        _check_numeric(x, "inputs")
+        parts = []
+        for s in chunks(len(x), self.batch_size):
+            out = np.asarray(self._output_fn(tf.convert_to_tensor(x[s])))
+            if out.ndim == 0 or out.shape[0] != s.stop - s.start:
+                raise ValueError(
+                    "`model` must return one output per input, shape (B, K) or (B,): got "
+                    f"shape {out.shape} for a batch of {s.stop - s.start} inputs of shape "
+                    f"{x.shape[1:]}"
+                )
+            parts.append(out)
         out = np.concatenate(parts, axis=0) if parts else np.zeros((0,))
         return out.reshape(len(x), -1) if out.ndim == 1 else out
 
@@ -227,12 +379,28 @@ class BaseAttributionMetric(abc.ABC):
             NumPy array of shape (B,).
         """
         x = to_numpy(x, "x")
+        _check_numeric(x, "inputs")
         y = to_numpy(y, "y")
-        parts = [
-            np.asarray(self._score_fn(tf.convert_to_tensor(x[s]), tf.convert_to_tensor(y[s])))
-            for s in chunks(len(x), self.batch_size)
-        ]
-        return np.concatenate(parts, axis=0).reshape(len(x)) if parts else np.zeros((0,))
+        parts = []
+        for s in chunks(len(x), self.batch_size):
+            out = np.asarray(
+                self._score_fn(tf.convert_to_tensor(x[s]), tf.convert_to_tensor(y[s]))
+            )
+            self.check_operator_output(out, s.stop - s.start)
+            parts.append(out.reshape(-1))
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
+
+    @staticmethod
+    def check_operator_output(out: Any, batch: int) -> None:
+        """Raise a ValueError unless the operator returned one score per input: shape
+        (B,) or (B, 1)."""
+        shape = tuple(np.shape(out))
+        if shape not in ((batch,), (batch, 1)):
+            raise ValueError(
+                f"`operator` must return one score per input, shape ({batch},) for a batch "
+                f"of {batch} inputs, got shape {shape}; an operator returning (B, K) must "
+                "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1)"
+            )
 
     # ------------------------------------------------------------------ targets
     def n_outputs(self, x_example: np.ndarray) -> int:
@@ -328,8 +496,27 @@ class BaseAttributionMetric(abc.ABC):
 
     def evaluate(self, explanations: Any) -> float:
         """Aggregate score: the mean of :meth:`detailed_evaluate` over the inputs whose
-        score is defined (an :class:`UndefinedScoreWarning` says how many were skipped)."""
-        return nan_aware_mean(self.detailed_evaluate(explanations), type(self).__name__)
+        score is defined. One :class:`UndefinedScoreWarning` per call says how many were
+        skipped and why (the reasons :meth:`detailed_evaluate` gives)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scores = self.detailed_evaluate(explanations)
+        reasons = []
+        for w in caught:
+            if issubclass(w.category, UndefinedScoreWarning):
+                reasons.append(str(w.message))
+            else:  # pass the others on, through the user's filters
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        name = type(self).__name__
+        with warnings.catch_warnings(record=True) as mean_caught:
+            warnings.simplefilter("always")
+            value = nan_aware_mean(scores, name)
+        messages = [str(w.message) for w in mean_caught]
+        if reasons:
+            messages.append("Reason: " + " ".join(reasons))
+        if messages:
+            warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
+        return value
 
     def __call__(self, explanations: Any) -> float:
         """Alias of :meth:`evaluate`."""

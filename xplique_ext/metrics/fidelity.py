@@ -11,14 +11,48 @@ import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
 from ..commons.data import iterate_dataset
+from ..commons.distribute import ReplicaRunner, is_default_strategy, replica_shares
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
 from .base import BaseAttributionMetric
 
 __all__ = ["MuFidelity"]
 
 CORRELATIONS = {"spearman": batched_spearman, "pearson": batched_pearson}
+# warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
+# be empty or full
+DEGENERATE_SHARE = 0.25
+
+
+def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
+                 p: float) -> np.ndarray:
+    """``nb_samples`` random subsets of ``n_cells`` cells (True = set to the baseline):
+    each cell in the subset with probability ``p``, conditioned on the subset being
+    neither empty nor full. Shape (nb_samples, n_cells).
+
+    Where most draws are valid, an empty or full draw is simply drawn again; otherwise
+    (tiny or huge ``p``, few cells) the size is drawn from the binomial law restricted to
+    1 .. n_cells - 1 and the cells uniformly, which is the same law."""
+    accept = 1.0 - (1.0 - p) ** n_cells - p ** n_cells
+    if accept >= 0.5:
+        pool = rng.random((nb_samples, n_cells)) < p
+        for _ in range(64):  # each round leaves a bad row with probability < 1/2
+            size = pool.sum(axis=1)
+            bad = np.flatnonzero((size == 0) | (size == n_cells))
+            if not len(bad):
+                return pool
+            pool[bad] = rng.random((len(bad), n_cells)) < p
+    from scipy.stats import binom
+
+    sizes = np.arange(1, n_cells)
+    logp = binom.logpmf(sizes, n_cells, p)
+    pmf = np.exp(logp - logp.max())
+    k = rng.choice(sizes, size=nb_samples, p=pmf / pmf.sum())
+    pool = np.zeros((nb_samples, n_cells), dtype=bool)
+    for row, size in enumerate(k):
+        pool[row, rng.choice(n_cells, size=size, replace=False)] = True
+    return pool
 
 
 def _cell_index(length: int, cells: int) -> np.ndarray:
@@ -56,13 +90,18 @@ class MuFidelity(BaseAttributionMetric):
     subset_percent
         Probability that each feature (or superpixel) belongs to the subset set to the
         baseline, in (0, 1); 0.2 removes 20% of the image on average, as in Xplique.
+        Subsets that would be empty or full are never used (see Notes).
     baseline_mode
-        Baseline value, or a callable applied to a single input (shape of one input)
-        returning the baseline input.
+        Baseline value, or a callable applied to a single input (shape of one input, in
+        floating point) returning the baseline input of the same shape. Perturbed inputs
+        are computed in floating point (float32 for integer inputs such as uint8), so the
+        baseline is never cast to the inputs' dtype.
     nb_samples
-        Number of random subsets per input (>= 2).
+        Number of random subsets per input (>= 2; 2 always gives +1, -1 or NaN and
+        warns).
     operator
-        ``g(f, x, y)`` returning one scalar per sample; default ``f(x)[y]``.
+        ``g(f, x, y)`` returning one scalar per sample; default ``f(x)[y]``. Also
+        Xplique's task names ('classification', 'regression', ...) and ``Tasks`` members.
     activation
         None, 'sigmoid' or 'softmax', applied to the model's output.
     seed
@@ -74,7 +113,14 @@ class MuFidelity(BaseAttributionMetric):
         'spearman' (Xplique's choice, rank correlation) or 'pearson' (the original
         definition of Bhatt et al., 2020).
     progress
-        Show a progress bar over the perturbation batches.
+        Show a progress bar that advances per perturbation batch (tqdm is only imported
+        then).
+    strategy
+        ``tf.distribute.Strategy`` (None: the one in scope). Each batch of inputs is cut
+        into one share per replica; every replica builds and scores the perturbations of
+        its share, ``ceil(batch_size / replicas)`` perturbed inputs at a time (so
+        ``batch_size`` stays the global perturbation batch). Same scores as on one device,
+        in input order, with any number of inputs and replicas.
 
     Notes
     -----
@@ -86,7 +132,22 @@ class MuFidelity(BaseAttributionMetric):
     A sample whose score drops or attribution sums are constant over the subsets has an
     undefined correlation: :meth:`detailed_evaluate` returns NaN for it with an
     :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` (Xplique silently counts
-    it as 0), and :meth:`evaluate` averages the others and says how many were skipped.
+    it as 0), and :meth:`evaluate` averages the others and says how many were skipped and
+    why (constant drops, constant attribution sums, or a model returning NaN/inf).
+
+    The definition correlates over subsets :math:`S` with :math:`0 < |S| < d`: an empty
+    subset (drop 0, sum 0) or a full one carries no information about the explanation.
+    Each subset is drawn cell by cell with probability ``subset_percent`` as in Xplique,
+    conditioned on being neither empty nor full. Settings where at least 25% of the
+    unconditioned draws would be empty or full (a tiny ``subset_percent``, a grid of one
+    cell), and ``nb_samples=2``, raise a
+    :class:`~xplique_ext.commons.warnings.DegenerateSettingWarning` that states the share;
+    with a single cell no subset is valid and every score is NaN.
+
+    Inputs must have a batch axis. For a Keras model whose input rank is known, a single
+    input without it is refused; for a plain callable an (H, W, C) array cannot be told
+    from H time series, and is read as time series. Non-finite inputs are refused, batch
+    by batch for a streamed dataset. Multi-input models are not supported.
 
     Higher is better.
 
@@ -121,16 +182,17 @@ class MuFidelity(BaseAttributionMetric):
         subset_percent: float = 0.2,
         baseline_mode: Union[Callable, float] = 0.0,
         nb_samples: int = 200,
-        operator: Optional[Callable] = None,
+        operator: Union[None, str, Callable] = None,
         activation: Optional[str] = None,
         *,
         seed: Optional[int] = None,
         correlation: str = "spearman",
         progress: bool = True,
+        strategy: Any = None,
     ):
         super().__init__(
             model, inputs, targets, batch_size,
-            operator=operator, activation=activation, seed=seed,
+            operator=operator, activation=activation, seed=seed, strategy=strategy,
         )
         self.grid_size = check_int(grid_size, "grid_size", minimum=1, allow_none=True)
         self.subset_percent = check_float(
@@ -143,10 +205,64 @@ class MuFidelity(BaseAttributionMetric):
         self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
         self.correlation = check_choice(correlation, "correlation", tuple(CORRELATIONS))
         self.progress = bool(progress)
+        if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
+            raise TypeError(
+                "`inputs` must hold numbers (bool, integer or float dtype), got dtype "
+                f"{self.inputs.dtype}"
+            )
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
+        self._warn_degenerate()
         self._perturb_fn = tf.function(self._perturb, jit_compile=True, reduce_retracing=True)
         self._all_scores_fn = self._compile(self._all_scores)
+        if not is_default_strategy(self.strategy):
+            self._single_scores_fn = self._all_scores_fn
+            self._replica_runner = ReplicaRunner(
+                self._replica_scores, self.strategy, fallback=self._single_replica_scores
+            )
+            self._all_scores_fn = self._distributed_all_scores
+        self._chunk_scores_fn = self._compile(self._chunk_scores)
+
+    def _warn_degenerate(self) -> None:
+        """DegenerateSettingWarning for settings that make the score ±1 or noise."""
+        if self.nb_samples == 2:
+            warnings.warn(
+                "MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
+                "over 2 subsets); use at least a few dozen subsets",
+                DegenerateSettingWarning,
+                stacklevel=3,
+            )
+        n = int(np.prod(self._cells_shape))
+        p = self.subset_percent
+        share = (1.0 - p) ** n + p ** n
+        if n == 1:
+            warnings.warn(
+                "MuFidelity: the perturbation grid has a single cell (`grid_size`="
+                f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
+                "random subsets are empty or full, so no correlation is defined and every "
+                "score is NaN; use a finer `grid_size`",
+                DegenerateSettingWarning,
+                stacklevel=3,
+            )
+        elif share >= DEGENERATE_SHARE:
+            warnings.warn(
+                f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
+                "the random subsets would be empty or full; they are drawn again (an empty "
+                "or full subset never enters the correlation), so the subsets hold "
+                f"{self._mean_subset_size(n, p):.3g} cells on average instead of "
+                f"{n * p:.3g}",
+                DegenerateSettingWarning,
+                stacklevel=3,
+            )
+
+    @staticmethod
+    def _mean_subset_size(n: int, p: float) -> float:
+        from scipy.stats import binom
+
+        sizes = np.arange(1, n)
+        logp = binom.logpmf(sizes, n, p)
+        pmf = np.exp(logp - logp.max())
+        return float((sizes * pmf).sum() / pmf.sum())
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -239,12 +355,12 @@ class MuFidelity(BaseAttributionMetric):
         m = tf.cast(m, xs.dtype)
         return xs + m * (tf.gather(baseline, sample_ids) - xs)
 
-    def _perturbed_scores(self, x, baseline, y, masks, perms, start, size, total):
-        """Operator scores of the perturbed inputs ``start .. start + size`` (clipped to
-        ``total``) of the flat (input, subset) grid of the batch. ``masks``
-        (nb_samples, n_cells) are 1 where the feature is set to the baseline; input ``i``
-        sees them through its permutation of the cells ``perms[i]``."""
-        idx = tf.minimum(start + tf.range(size), total - 1)
+    def _perturbed_scores(self, x, baseline, y, masks, perms, start, size):
+        """Operator scores of the perturbed inputs ``start .. start + size`` of the flat
+        (input, subset) grid of the batch. ``masks`` (nb_samples, n_cells) are 1 where the
+        feature is set to the baseline; input ``i`` sees them through its permutation of
+        the cells ``perms[i]``."""
+        idx = start + tf.range(size)
         sample_ids = idx // self.nb_samples
         cell_masks = tf.gather(tf.gather(masks, idx % self.nb_samples),
                                tf.gather(perms, sample_ids), batch_dims=1)
@@ -253,10 +369,32 @@ class MuFidelity(BaseAttributionMetric):
         return self._score_graph(perturbed, tf.gather(y, sample_ids))
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
-        if callable(self.baseline_mode):
-            # the documented contract: called with a single input
-            return np.stack([np.asarray(self.baseline_mode(xi), dtype=x.dtype) for xi in x])
-        return np.full_like(x, self.baseline_mode)
+        """Baseline inputs, in the (floating-point) dtype of ``x``."""
+        if not callable(self.baseline_mode):
+            return np.full_like(x, self.baseline_mode)
+        # the documented contract: called with a single input
+        out = np.empty_like(x)
+        for i, xi in enumerate(x):
+            b = self.baseline_mode(xi.copy())
+            b = to_numpy(b, "baseline_mode") if b is not None else np.asarray(b)
+            if b.dtype.kind not in "biuf":
+                raise TypeError(
+                    "`baseline_mode` callable must return a numeric array of the input's "
+                    f"shape {xi.shape}, got {type(b).__name__} of dtype {b.dtype}"
+                )
+            if b.shape != xi.shape:
+                raise ValueError(
+                    "`baseline_mode` callable must return an array of the input's shape "
+                    f"{xi.shape}, got shape {b.shape}"
+                )
+            out[i] = b
+        check_finite(out, "baseline_mode")
+        return out
+
+    @staticmethod
+    def _as_float(x: np.ndarray) -> np.ndarray:
+        """Inputs in floating point (float32 for bool/integer inputs), as Xplique does."""
+        return x if x.dtype.kind == "f" else x.astype(np.float32)
 
     # ------------------------------------------------------------------ evaluation
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
@@ -272,24 +410,33 @@ class MuFidelity(BaseAttributionMetric):
         Returns
         -------
         scores
-            Array of shape (N,), in [-1, 1]; NaN where the correlation is undefined.
+            Array of shape (N,), in [-1, 1]; NaN where the correlation is undefined (an
+            :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` gives the
+            reason).
         """
-        from tqdm.auto import tqdm
-
         phi_all = self._check_explanations(explanations)
         n_cells = int(np.prod(self._cells_shape))
         seed = seed_to_int(self.seed)
-        # a pool of random subsets (True = set to the baseline); each input sees it through
-        # its own permutation of the cells, drawn from the seed and the input's content
-        removed = make_rng(seed).random((self.nb_samples, n_cells)) <= self.subset_percent
-        removed_f = removed.astype(np.float64)
-        masks = tf.constant(removed, tf.float32)
+        single_cell = n_cells < 2
+        if not single_cell:
+            # a pool of random subsets (True = set to the baseline), neither empty nor
+            # full; each input sees it through its own permutation of the cells, drawn
+            # from the seed and the input's content
+            removed = _subset_pool(make_rng(seed), self.nb_samples, n_cells,
+                                   self.subset_percent)
+            removed_f = removed.astype(np.float64)
+            masks = tf.constant(removed, tf.float32)
 
         per_chunk = self.batch_size
         results = []
+        reasons = np.zeros(5, dtype=np.int64)
         seen = 0
-        total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
-        bar = tqdm(total=total, desc="MuFidelity", unit="pert", disable=not self.progress)
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
+            bar = tqdm(total=total, desc="MuFidelity", unit="pert")
         try:
             # batch_size inputs at a time: their nb_samples subsets fill whole
             # perturbation batches of batch_size
@@ -301,18 +448,28 @@ class MuFidelity(BaseAttributionMetric):
                         f"{len(phi_all)} explanations for more inputs"
                     )
                 check_finite(phi, "explanations")
-                perms = cell_permutations(x, n_cells, seed)  # (B, n_cells)
+                check_finite(x, "inputs")
+                if single_cell:
+                    results.append(np.full(len(x), np.nan))
+                    reasons[4] += len(x)
+                    seen += len(x)
+                    continue
+                xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
+                perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
                 # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
                 cells = np.take_along_axis(
                     self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1
                 )
                 attrs = cells @ removed_f.T  # (B, nb_samples)
-                base = self.scores(x, y)  # (B,)
-                drops = self._drops(x, y, base, masks, perms, per_chunk, bar)
-                results.append(CORRELATIONS[self.correlation](drops, attrs))
+                base = self.scores(xf, y)  # (B,)
+                drops = self._drops(xf, y, base, masks, perms, per_chunk, bar)
+                corr = CORRELATIONS[self.correlation](drops, attrs)
+                reasons[:4] += self._undefined_reasons(corr, drops, attrs)
+                results.append(corr)
                 seen += len(x)
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
         if seen != len(phi_all):
             raise ValueError(
                 "`explanations` must hold one explanation per input: got "
@@ -321,42 +478,110 @@ class MuFidelity(BaseAttributionMetric):
         scores = np.concatenate(results) if results else np.zeros(0)
         undefined = int(np.isnan(scores).sum())
         if undefined:
+            labels = (
+                "non-finite model scores (the model returned NaN or inf)",
+                "non-finite attribution sums (overflow)",
+                "constant score drops over the subsets (the model's score does not change)",
+                "constant attribution sums over the subsets",
+                "no valid subset (a single-cell grid: every subset is empty or full)",
+            )
+            why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, labels) if n)
             warnings.warn(
-                f"MuFidelity: {undefined} of {len(scores)} samples have constant score "
-                "drops or constant attribution sums over the subsets; their correlation "
-                "is undefined and set to NaN.",
+                f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+                f"correlation, set to NaN: {why}.",
                 UndefinedScoreWarning,
                 stacklevel=2,
             )
         return scores
 
+    @staticmethod
+    def _undefined_reasons(corr, drops, attrs) -> np.ndarray:
+        """Count the NaN correlations by their first cause: non-finite drops, non-finite
+        attribution sums, constant drops, constant attribution sums."""
+        nan = np.isnan(corr)
+        if not nan.any():
+            return np.zeros(4, dtype=np.int64)
+        bad_drop = ~np.isfinite(drops).all(axis=1)
+        bad_attr = ~np.isfinite(attrs).all(axis=1)
+        with np.errstate(invalid="ignore"):
+            const_drop = np.ptp(drops, axis=1) == 0
+            const_attr = np.ptp(attrs, axis=1) == 0
+        out = np.zeros(4, dtype=np.int64)
+        left = nan.copy()
+        for j, cause in enumerate((bad_drop, bad_attr, const_drop, const_attr)):
+            out[j] = int((left & cause).sum())
+            left &= ~cause
+        out[3] += int(left.sum())  # any other degenerate row (zero variance after rounding)
+        return out
+
     def _drops(self, x, y, base, masks, perms, per_chunk, bar) -> np.ndarray:
         """Score drops (B, nb_samples) for every subset of every input of the batch,
-        computed in perturbation batches of at most ``per_chunk``."""
+        computed in perturbation batches of at most ``per_chunk`` (the last one only as
+        large as the work left)."""
         b = len(x)
         total = b * self.nb_samples
-        size = total if per_chunk is None else per_chunk
-        scores = self._all_scores_fn(
+        size = total if per_chunk is None else min(per_chunk, total)
+        args = (
             tf.convert_to_tensor(x), tf.convert_to_tensor(self._baselines(x)),
             tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
-            tf.constant(size, tf.int32),
-            tf.constant(total, tf.int32),
         )
-        bar.update(total)
+        if bar is None or not is_default_strategy(self.strategy):
+            # one graph for all the perturbation batches (under a strategy: one per replica)
+            scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
+                                         tf.constant(total, tf.int32))
+            if bar is not None:
+                bar.update(total)
+        else:  # one call per perturbation batch, so that the bar advances with the work
+            parts = []
+            for start in range(0, total, size):
+                n = min(size, total - start)
+                parts.append(np.asarray(self._chunk_scores_fn(
+                    *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
+                bar.update(n)
+            scores = np.concatenate(parts)
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
+
+    def _chunk_scores(self, x, baseline, y, masks, perms, start, size):
+        out = self._perturbed_scores(x, baseline, y, masks, perms, start, size)
+        return tf.cast(tf.reshape(out, [-1]), tf.float32)
 
     def _all_scores(self, x, baseline, y, masks, perms, size, total):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation batch
         after the other inside a single graph (no overlap: at most ``size`` perturbed
-        inputs exist at once; fixed-size batches, the last one padded)."""
+        inputs exist at once; the last batch holds only the perturbations left)."""
         n_chunks = (total + size - 1) // size
-        results = tf.TensorArray(tf.float32, size=n_chunks)
+        results = tf.TensorArray(tf.float32, size=n_chunks, infer_shape=False)
 
         def body(i, results):
-            out = self._perturbed_scores(x, baseline, y, masks, perms, i * size, size, total)
-            return i + 1, results.write(i, tf.cast(tf.reshape(out, [-1]), tf.float32))
+            start = i * size
+            out = self._chunk_scores(x, baseline, y, masks, perms, start,
+                                     tf.minimum(size, total - start))
+            return i + 1, results.write(i, out)
 
         _, results = tf.while_loop(
             lambda i, _: i < n_chunks, body, (tf.constant(0), results), parallel_iterations=1
         )
-        return results.concat()[:total]
+        return results.concat()
+
+    # ------------------------------------------------------------------ tf.distribute
+    def _replica_scores(self, x, baseline, y, perms, masks, size):
+        """What one replica computes: the scores (b, nb_samples) of every perturbed input
+        of its share of the inputs, ``size`` at a time."""
+        total = tf.shape(x)[0] * self.nb_samples
+        out = self._all_scores(x, baseline, y, masks, perms, size, total)
+        return tf.reshape(out, [-1, self.nb_samples])
+
+    def _single_replica_scores(self, x, baseline, y, perms, masks, size):
+        total = tf.constant(len(x) * self.nb_samples, tf.int32)
+        out = self._single_scores_fn(x, baseline, y, masks, perms, size, total)
+        return np.asarray(out).reshape(len(x), self.nb_samples)
+
+    def _distributed_all_scores(self, x, baseline, y, masks, perms, size, total):
+        """Drop-in for the compiled ``_all_scores`` under a tf.distribute strategy: the
+        inputs of the batch are shared among the replicas, and each replica scores the
+        perturbations of its share in batches of ``ceil(size / replicas)``."""
+        per_replica = replica_shares(int(size), self._replica_runner.replicas)
+        out = self._replica_runner(
+            x, baseline, y, perms, shared=(masks, tf.constant(per_replica, tf.int32))
+        )
+        return np.asarray(out).reshape(-1)[: int(total)]

@@ -607,6 +607,10 @@ class GroundTruthSaliency(_GroundTruthBase):
         Show a progress bar.
     operator, activation, seed
         As in :class:`~xplique_ext.metrics.BaseAttributionMetric`.
+    strategy
+        ``tf.distribute.Strategy`` sharing the model calls (the accuracy check) among its
+        replicas; None: the one in scope. See
+        :class:`~xplique_ext.metrics.BaseAttributionMetric`.
 
     Attributes
     ----------
@@ -658,9 +662,11 @@ class GroundTruthSaliency(_GroundTruthBase):
         operator: Optional[Callable] = None,
         activation: Optional[str] = None,
         seed: Optional[int] = None,
+        strategy: Any = None,
     ):
         super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed
+            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
+            strategy=strategy,
         )
         self.measure = check_choice(measure, "measure", ("emd", "kl"))
         self.sign = _check_sign(sign)
@@ -727,7 +733,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
         (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
     sign
         'abs', 'positive' or 'raw'.
-    min_accuracy, task, operator, activation, seed
+    min_accuracy, task, operator, activation, seed, strategy
         As in :class:`GroundTruthSaliency`.
 
     Notes
@@ -770,9 +776,11 @@ class GroundTruthLocalisation(_GroundTruthBase):
         operator: Optional[Callable] = None,
         activation: Optional[str] = None,
         seed: Optional[int] = None,
+        strategy: Any = None,
     ):
         super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed
+            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
+            strategy=strategy,
         )
         self.measure = check_choice(measure, "measure", list(_LOCALISATION))
         self.sign = _check_sign(sign, ("abs", "positive", "raw"))

@@ -4,7 +4,7 @@ classifiers on ``A keyword B`` sentences (Gupta, Bouadjenek & Robles-Kelly)."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from ..commons.validation import check_choice, check_float, check_int
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TextClassifier
 from ..text.rules import resolve_rules
-from ..text.tokens import as_sentences, find_keyword
+from ..text.tokens import find_keywords, read_sentences
 from .base import BaseAttributionMetric
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
@@ -25,8 +25,34 @@ class NoRuleKeywordWarning(UndefinedScoreWarning):
     aggregate averages over the sentences that do."""
 
 
-def conjunct_contributions(attributions: Any, p_positive: float) -> np.ndarray:
-    """Token contributions of Eq. 4: c_i = w_i p(y=1|s) + |w_i| p(y=0|s).
+CONTRIBUTIONS = ("sign_split", "typeset")
+ALTERNATIVES = ("one-sided", "two-sided")
+STRUCTURES = ("all", "first")
+PRESETS = ("authors",)
+#: The authors' protocol (``analysis/metrics/lime_accuracy.py`` of shashgpt/PERCY).
+AUTHORS_PRESET = dict(
+    contributions="sign_split", top_k=5, test="ttest", alternative="two-sided", alpha=0.05
+)
+
+
+def conjunct_contributions(
+    attributions: Any, p_positive: float, method: str = "sign_split"
+) -> np.ndarray:
+    """Token contributions of Eq. 4.
+
+    ``method='sign_split'`` (default) reads Eq. 4 as its text defines it: E(.)^+ is over
+    the terms contributing to the positive class, E(.)^- over those contributing to the
+    negative class, as the authors' code computes it::
+
+        c_i = |w_i| p(y=1|s)   if w_i > 0
+        c_i = |w_i| p(y=0|s)   if w_i < 0
+        c_i = 0                if w_i = 0   (the token supports neither class)
+
+    ``method='typeset'`` is the typeset line of Eq. 4 read literally, every token giving
+    ``c_i = w_i p(y=1|s) + |w_i| p(y=0|s)``. It is biased by class: a token that pushes
+    towards the predicted class weighs 1 when the prediction is positive but
+    ``|p0 - p1|`` when it is negative, so negative sentences score far lower than
+    positive ones for a model symmetric in the two classes.
 
     Parameters
     ----------
@@ -34,122 +60,130 @@ def conjunct_contributions(attributions: Any, p_positive: float) -> np.ndarray:
         Token attributions w (n,).
     p_positive
         p(y=1|s).
+    method
+        'sign_split' or 'typeset'.
 
     Returns
     -------
     c
-        Array (n,); E[a] and E[b] are its sums over the A and B conjuncts.
+        Array (n,).
 
     Examples
     --------
-    >>> conjunct_contributions([1.0, -2.0], 0.75)
+    >>> conjunct_contributions([0.3, -0.3], 0.1)
+    array([0.03, 0.27])
+    >>> conjunct_contributions([1.0, -2.0], 0.75, method="typeset")
     array([ 1., -1.])
     """
+    check_choice(method, "method", CONTRIBUTIONS)
     w = np.asarray(attributions, dtype=np.float64)
-    return w * p_positive + np.abs(w) * (1.0 - p_positive)
-
-
-def _segments(values: Sequence[np.ndarray]):
-    sizes = np.array([len(v) for v in values], dtype=np.int64)
-    flat = np.concatenate(values) if len(values) else np.zeros(0)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    return flat, sizes, starts
-
-
-def _moments(values: Sequence[np.ndarray]):
-    """Size, mean and unbiased variance of each group (vectorised, ragged groups)."""
-    flat, n, starts = _segments(values)
-    nz = np.maximum(n, 1)
-    total = np.add.reduceat(flat, starts) if flat.size else np.zeros(len(n))
-    total = np.where(n > 0, total, 0.0)
-    mean = total / nz
-    centred = flat - np.repeat(mean, n)
-    ss = np.add.reduceat(centred**2, starts) if flat.size else np.zeros(len(n))
-    ss = np.where(n > 0, ss, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var = ss / (n - 1)
-    var = np.where(n > 1, var, np.nan)
-    return n.astype(np.float64), mean, var
+    p1 = float(p_positive)
+    if method == "typeset":
+        return w * p1 + np.abs(w) * (1.0 - p1)
+    return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
 
 
 def conjunct_pvalues(
-    a_groups: Sequence[np.ndarray], b_groups: Sequence[np.ndarray], test: Optional[str] = "ttest"
+    a_groups: Sequence[Any],
+    b_groups: Sequence[Any],
+    test: Optional[str] = "ttest",
+    alternative: Any = "two-sided",
 ) -> np.ndarray:
-    """Two-sided p-values comparing the contributions of A and B, one per sentence.
+    """p-values comparing the contributions of A and B, one per structure.
 
     Parameters
     ----------
     a_groups, b_groups
-        Per sentence, the contributions c_i of the A and of the B conjunct.
+        Per structure, the contributions c_i of the A and of the B conjunct (ragged).
     test
-        'ttest' (Student, equal variances, as ``scipy.stats.ttest_ind``; the authors'
-        choice), 'welch' (unequal variances), 'mannwhitneyu', or None (all NaN).
+        'ttest' (Student, equal variances, ``scipy.stats.ttest_ind``; the authors'
+        choice), 'welch' (``ttest_ind(equal_var=False)``), 'mannwhitneyu'
+        (``scipy.stats.mannwhitneyu``), or None (all NaN).
+    alternative
+        scipy's alternative for (A, B): 'two-sided', 'less' (B larger) or 'greater'
+        (A larger); one value, or one per structure.
 
     Returns
     -------
     p
-        Array (N,); NaN where the test is undefined (a conjunct with fewer than one
-        value -- or, for the t-tests, both with one value -- or no spread at all).
+        Array (M,); NaN where scipy's test is undefined (an empty conjunct; one value on
+        each side for the t-tests; no spread at all with equal means).
 
     Notes
     -----
-    The t-tests are vectorised over sentences and agree with ``scipy.stats.ttest_ind``;
-    the Mann-Whitney U test calls ``scipy.stats.mannwhitneyu`` per sentence.
+    Structures are grouped by their two conjunct sizes and each group goes through one
+    vectorised call of the scipy test, so the p-values are scipy's own.
+
+    Examples
+    --------
+    >>> p = conjunct_pvalues([[0.1, 0.2, 0.1]], [[0.5, 0.6, 0.55]], alternative="less")
+    >>> bool(p[0] < 0.01)
+    True
     """
     from scipy import stats
 
+    check_choice(test, "test", TESTS)
     m = len(a_groups)
+    if len(b_groups) != m:
+        raise ValueError(
+            f"`a_groups` and `b_groups` must have the same length, got {m} and {len(b_groups)}"
+        )
+    alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
+    if len(alts) != m:
+        raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
+    for alt in set(alts):
+        check_choice(alt, "alternative", ("two-sided", "less", "greater"))
+    out = np.full(m, np.nan)
     if test is None or m == 0:
-        return np.full(m, np.nan)
-    a_groups = [np.asarray(a, np.float64) for a in a_groups]
-    b_groups = [np.asarray(b, np.float64) for b in b_groups]
-    if test == "mannwhitneyu":
-        out = np.full(m, np.nan)
-        for i, (a, b) in enumerate(zip(a_groups, b_groups)):
-            if len(a) and len(b):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    out[i] = stats.mannwhitneyu(a, b, alternative="two-sided").pvalue
         return out
-    na, ma, va = _moments(a_groups)
-    nb, mb, vb = _moments(b_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if test == "ttest":
-            df = na + nb - 2
-            va0 = np.where(na > 1, va, 0.0)
-            vb0 = np.where(nb > 1, vb, 0.0)
-            pooled = ((na - 1) * va0 + (nb - 1) * vb0) / df
-            se = np.sqrt(pooled * (1.0 / na + 1.0 / nb))
-            df = np.where((na >= 1) & (nb >= 1) & (df > 0), df, np.nan)
-        else:  # welch
-            qa, qb = va / na, vb / nb
-            se = np.sqrt(qa + qb)
-            df = (qa + qb) ** 2 / (qa**2 / (na - 1) + qb**2 / (nb - 1))
-        t = (ma - mb) / se
-        p = 2.0 * stats.t.sf(np.abs(t), df)
-    return np.where(np.isfinite(df), p, np.nan)
+    a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]
+    b_groups = [np.asarray(b, np.float64).reshape(-1) for b in b_groups]
+    buckets: dict = {}
+    for i, (a, b, alt) in enumerate(zip(a_groups, b_groups, alts)):
+        if len(a) and len(b):
+            buckets.setdefault((len(a), len(b), alt), []).append(i)
+    for (_, _, alt), idx in buckets.items():
+        a = np.stack([a_groups[i] for i in idx])
+        b = np.stack([b_groups[i] for i in idx])
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
+            if test == "mannwhitneyu":
+                res = stats.mannwhitneyu(a, b, alternative=alt, axis=1)
+            else:
+                res = stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1)
+        out[idx] = np.asarray(res.pvalue, dtype=np.float64).reshape(-1)
+    return out
 
 
 class PERCY(BaseAttributionMetric):
     """PERCY: does a sentiment classifier base its decision on the conjunct a logic rule
     designates? Scores token attributions of ``A keyword B`` sentences.
 
-    For a sentence s = t1 ... tn whose first rule keyword is t_k, with token attributions
-    w_i (LIME, SHAP, IG... giving L-, S-, I-PERCY) and p(y|s) the classifier's
-    probabilities, each token contributes (Eq. 4)
+    Every rule keyword t_k of a sentence s = t1 ... tn opens one *structure*, with the
+    conjuncts a = t1 ... t_{k-1} and b = t_{k+1} ... tn (section 3.2). With token
+    attributions w_i (LIME, SHAP, IG... giving L-, S-, I-PERCY) and p(y|s) the
+    classifier's probabilities, each token contributes to the class it supports (Eq. 4,
+    read as its text defines E(.)^+ and E(.)^-, and as the authors' code computes it)
 
-        c_i = w_i p(y=1|s) + |w_i| p(y=0|s),
+        c_i = |w_i| p(y=1|s) if w_i > 0,   c_i = |w_i| p(y=0|s) if w_i < 0,
 
-    E[a] = sum_{i<k} c_i and E[b] = sum_{i>k} c_i. Then (Table 2, Eq. 5-6)
+    and a token with w_i = 0 contributes nothing (c_i = 0). The conjunct
+    contribution E[a] (E[b]) is the mean of the c_i of a (b): the paper's "expectation
+    ... using a weighted average of all tokens", which the authors' code computes as a
+    mean. Then (Table 2, Eq. 5-6) a structure scores 1 iff
 
-    * ``but`` / ``yet`` (rule conjunct B): PERCY(s) = 1 iff f(s) = y, E[a] < E[b] and
-      p-value <= alpha;
-    * ``though`` / ``while`` (rule conjunct A): the same with E[a] > E[b];
+    * the prediction is right, f(s) = y;
+    * the rule conjunct contributes more: E[a] < E[b] for ``but`` / ``yet`` (rule
+      conjunct B), E[a] > E[b] for ``though`` / ``while`` (rule conjunct A);
+    * the difference is significant: p-value <= alpha, where by default the test is
+      **one-sided in the rule's direction** (H1: the rule conjunct's c_i are larger),
+      so that a 1 always means "the designated conjunct is significantly larger";
 
-    and 0 otherwise. The p-value compares the c_i of the two conjuncts. PERCY of a set
-    of sentences is the mean over the sentences that hold a keyword (Eq. 7).
-    **Higher is better** (1: every correct decision rests significantly on the right
-    conjunct).
+    and 0 otherwise, in particular when a conjunct is empty. A sentence's PERCY(s) is the
+    mean of its structures' scores (1 or 0 for the usual one-keyword sentence), and the
+    PERCY of a set of sentences is the mean of PERCY(s) over the sentences that hold a
+    keyword (Eq. 7). **Higher is better** (1: every correct decision rests
+    significantly on the right conjunct).
 
     Parameters
     ----------
@@ -159,38 +193,92 @@ class PERCY(BaseAttributionMetric):
         (N, 1) or two-class softmax (N, 2) probabilities.
     inputs
         N raw sentences (list, NumPy array, pandas Series, tf.Tensor of strings, or a
-        ``tf.data.Dataset`` of strings, which is read once).
+        finite ``tf.data.Dataset`` of strings or of ``(sentence, label)`` pairs, read once
+        batch by batch; an infinite one raises a ValueError).
     targets
-        N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)).
+        N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)); None when
+        ``inputs`` is a dataset of ``(sentence, label)`` pairs.
     batch_size
         Number of sentences per model call (None: all at once).
     tokenizer
         None for a model on raw strings; a ``TextVectorization`` layer or a callable
-        (list of str -> ids (N, L)) for a model on token ids.
+        (list of str -> ids (N, L)) for a model on token ids. A Keras model whose input
+        dtype disagrees (a tokenizer for a string model, none for an id model) raises a
+        ValueError saying which it expects.
     rules
         None for Table 2 (but/yet -> B, though/while -> A); a mapping extends or
         overrides it (``{'however': 'B', 'although': 'A'}``; a value None removes a
         keyword); a :class:`xplique_ext.text.RuleTable` replaces it. Keywords are
         matched case-insensitively on the whitespace tokens, leading/trailing
-        punctuation ignored (``"but,"`` matches ``but``); the first keyword counts.
+        punctuation ignored (``"but,"`` matches ``but``).
     alpha
-        Significance level in (0, 1) of the p-value (0.05 in the paper).
+        Significance level in (0, 1) (0.05 in the paper; p <= alpha as the paper
+        writes, p < alpha under ``preset='authors'`` as the authors' code does).
     test
-        'ttest' (two-sample Student t-test, as the authors' code), 'welch',
-        'mannwhitneyu', or None (no significance condition).
+        'ttest' (two-sample Student t-test, the authors' choice), 'welch',
+        'mannwhitneyu', or None (no significance condition: the direction alone).
     top_k
-        None uses every token of each conjunct in the test; k keeps the k largest c_i per
-        conjunct in the test, as the authors' code did with k = 5. E[a] and E[b] always
-        sum every token (Eq. 4).
+        None uses every contribution of each conjunct; k keeps the k largest c_i of each
+        conjunct, for the comparison of E[a] and E[b] and for the test alike (the
+        authors used k = 5).
+    contributions
+        'sign_split' (default, Eq. 4 per its text) or 'typeset' (the typeset line of
+        Eq. 4, ``c_i = w_i p1 + |w_i| p0`` for every token, this class's former default;
+        it favours positive predictions, see :func:`conjunct_contributions`).
+    alternative
+        'one-sided' (default): the test's alternative is the rule's direction.
+        'two-sided': the authors' two-sided test; a score of 1 still requires the rule
+        conjunct's mean to be the larger one, so it is the one-sided test at alpha / 2
+        for the t-tests.
+    structures
+        'all' (default): every keyword of a sentence opens a structure, as the paper
+        asks ("calculated for each syntactic structure separately"). 'first': only the
+        first keyword counts (this class's former behaviour).
+    preset
+        None, or 'authors' for the authors' protocol (``analysis/metrics/
+        lime_accuracy.py`` of shashgpt/PERCY): sign-split contributions, the top 5
+        contributions of each conjunct, their means compared, a two-sided Student
+        t-test at p < 0.05, 0 for an empty conjunct. Options it sets may not be given
+        other values.
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
+        calls (None: the one in scope when the metric is built).
 
     Notes
     -----
-    A conjunct with no tokens gives 0. An undefined p-value (a t-test with one token
-    on each side, or no spread at all) is not significant, so the sentence gets 0.
-    With the t-test, a decision correctly based on B can still score 0 when B holds only
-    one or two sentiment words among neutral ones: the c_i of neutral words are near 0
-    on both sides and the difference of means is not significant. This is consistent
-    with the paper's scores, below 0.25 even for the best models.
+    *Why the sign split.* The typeset line of Eq. 4 adds w_i p(y=1|s) and |w_i| p(y=0|s)
+    for every token: a token supporting a negative prediction weighs |w_i| (p0 - p1), one
+    supporting a positive prediction |w_i|. On 200 generated contrastive ``A but B``
+    sentences and a bag-of-words model weighting A half as much as B (accuracy 0.95),
+    with exact token contributions, it gives PERCY 0.96 on positive and 0.20 on negative
+    sentences; the sign split, which is what the text and the authors' code define,
+    gives 0.86 and 0.85. The typeset line stays available as ``contributions='typeset'``.
+
+    *Why a one-sided test.* Comparing sums for the direction while a two-sided test
+    compares means let a structure score 1 when its test said the *other* conjunct was
+    significantly larger (ten A tokens near 0.10 against two B tokens of 0.40 and 0.45
+    under "though": sum A > sum B, p = 1e-10 for B > A). Here the direction and the
+    test look at the same means, and the default test's alternative is the rule's
+    direction.
+
+    *Several keywords.* "Even though we can't travel yet we can enjoy ..." holds two
+    structures: ``though`` (A = "Even") and ``yet`` (A = "Even though we can't
+    travel"). Each is scored on its own; :meth:`details` has one row per structure,
+    :meth:`detailed_evaluate` gives each sentence the mean of its structures' scores, so
+    that Eq. 7 still averages sentences with equal weight. The structure-level mean is
+    ``details(...).score.mean()``.
+
+    *Edge cases.* A structure with an empty conjunct (the keyword first or last) scores
+    0, as in the authors' code. An undefined p-value (one contribution on each side with a
+    t-test, no spread at all with equal means) is not significant: 0. Contributions are
+    compared as they are: tokens of other keywords count in the conjuncts.
+
+    *The authors' code.* Their per-sentence list records 0 for a sentence with an empty
+    conjunct (``EA_values_pearson``); the list their tables average (``EA_values``)
+    leaves such sentences out. ``preset='authors'`` scores them 0, like the former. Their
+    script also drops a token whose weight is exactly 0 from the list of contributions,
+    which shifts the later tokens into the wrong conjunct; here such a token is a 0 in
+    its own conjunct (LIME, SHAP and IG weights are practically never exactly 0).
 
     Attributes
     ----------
@@ -200,6 +288,8 @@ class PERCY(BaseAttributionMetric):
         p(y=1|s) of each sentence.
     predictions : np.ndarray (N,)
         f(s) = 1 iff p(y=1|s) > 0.5.
+    structures : list of (int, int, str)
+        (sentence index, keyword position, keyword) of each structure scored.
     keywords : list of (str or None)
         First rule keyword of each sentence.
     keyword_indices : list of (int or None)
@@ -211,7 +301,7 @@ class PERCY(BaseAttributionMetric):
     ----------
     Gupta, Bouadjenek & Robles-Kelly, "PERCY: A post-hoc explanation-based score for
     logic rule dissemination consistency assessment in sentiment classification",
-    Knowledge-Based Systems, 2023. Eq. 4-7, Table 2.
+    Knowledge-Based Systems, 2023. Eq. 4-7, Table 2. Code: github.com/shashgpt/PERCY.
 
     Examples
     --------
@@ -233,7 +323,7 @@ class PERCY(BaseAttributionMetric):
         self,
         model: Any,
         inputs: Any,
-        targets: Any,
+        targets: Any = None,
         batch_size: Optional[int] = 64,
         *,
         tokenizer: Any = None,
@@ -241,30 +331,77 @@ class PERCY(BaseAttributionMetric):
         alpha: float = 0.05,
         test: Optional[str] = "ttest",
         top_k: Optional[int] = None,
+        contributions: str = "sign_split",
+        alternative: str = "one-sided",
+        structures: str = "all",
+        preset: Optional[str] = None,
+        strategy: Any = None,
     ):
-        sentences = as_sentences(inputs, "inputs")
+        self.preset = check_choice(preset, "preset", (None, *PRESETS))
+        given = dict(
+            contributions=contributions, top_k=top_k, test=test, alternative=alternative,
+            alpha=alpha,
+        )
+        defaults = dict(
+            contributions="sign_split", top_k=None, test="ttest", alternative="one-sided",
+            alpha=0.05,
+        )
+        if self.preset == "authors":
+            for key, value in AUTHORS_PRESET.items():
+                if given[key] != defaults[key] and given[key] != value:
+                    raise ValueError(
+                        f"`{key}`={given[key]!r} conflicts with preset='authors', which "
+                        f"sets {key}={value!r}; drop one of them"
+                    )
+            given.update(AUTHORS_PRESET)
+        self.strict_alpha = self.preset == "authors"  # p < alpha as the authors' code
+        # options first: cheap checks before a dataset is read
+        rules_table = resolve_rules(rules)
+        alpha = check_float(
+            given["alpha"], "alpha", low=0.0, high=1.0, low_inclusive=False,
+            high_inclusive=False,
+        )
+        test = check_choice(given["test"], "test", TESTS)
+        top_k = check_int(given["top_k"], "top_k", minimum=1, allow_none=True)
+        contributions = check_choice(given["contributions"], "contributions", CONTRIBUTIONS)
+        alternative = check_choice(given["alternative"], "alternative", ALTERNATIVES)
+        structure_mode = check_choice(structures, "structures", STRUCTURES)
+        sentences, dataset_labels = read_sentences(inputs, "inputs")
+        if dataset_labels is not None:
+            if targets is not None:
+                raise ValueError(
+                    "`targets` must be None when the `inputs` dataset yields (sentence, "
+                    "label) pairs: the labels are read from the dataset"
+                )
+            targets = dataset_labels
         # the base class expects an array with a feature axis: give it the sentences as
         # an (N, 1) object array; PERCY uses its own batched text classifier.
         super().__init__(
-            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size
+            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size,
+            strategy=strategy,
         )
         self.sentences: List[str] = sentences
         self.inputs = np.asarray(sentences, dtype=object)
         self.n_inputs = len(sentences)
         self.targets = self._check_targets(targets, len(sentences))
-        self.rules = resolve_rules(rules)
-        self.alpha = check_float(
-            alpha, "alpha", low=0.0, high=1.0, low_inclusive=False, high_inclusive=False
-        )
-        self.test = check_choice(test, "test", TESTS)
-        self.top_k = check_int(top_k, "top_k", minimum=1, allow_none=True)
+        self.rules = rules_table
+        self.alpha, self.test, self.top_k = alpha, test, top_k
+        self.contributions, self.alternative = contributions, alternative
+        self.structure_mode = structure_mode
         self.tokenizer = tokenizer
-        self.classifier = TextClassifier(model, tokenizer, batch_size=self.batch_size)
+        self.classifier = TextClassifier(
+            model, tokenizer, batch_size=self.batch_size, strategy=self.strategy
+        )
         self.tokens = [s.split() for s in sentences]
-        found = [find_keyword(t, self.rules) for t in self.tokens]
-        self.keyword_indices = [k for k, _ in found]
-        self.keywords = [kw for _, kw in found]
-        self.n_without_keyword = sum(k is None for k in self.keyword_indices)
+        found = [find_keywords(t, self.rules) for t in self.tokens]
+        if self.structure_mode == "first":
+            found = [f[:1] for f in found]
+        self.structures: List[Tuple[int, int, str]] = [
+            (i, k, kw) for i, f in enumerate(found) for k, kw in f
+        ]
+        self.keyword_indices = [f[0][0] if f else None for f in found]
+        self.keywords = [f[0][1] if f else None for f in found]
+        self.n_without_keyword = sum(not f for f in found)
         self.p_positive = self.classifier.predict_proba(sentences)
         self.predictions = (self.p_positive > 0.5).astype(np.int64)
 
@@ -341,8 +478,15 @@ class PERCY(BaseAttributionMetric):
         return out
 
     # ------------------------------------------------------------------ scoring
+    def _select(self, values: np.ndarray) -> np.ndarray:
+        """The contributions of a conjunct that enter the comparison and the test."""
+        if self.top_k is None:
+            return values
+        return np.sort(values)[::-1][: self.top_k]
+
     def details(self, explanations: Any):
-        """One row per sentence with every quantity of Eq. 4-6.
+        """One row per structure (sentence, keyword position) with every quantity of
+        Eq. 4-6; a sentence without keyword gets one row with score NaN.
 
         Parameters
         ----------
@@ -353,57 +497,85 @@ class PERCY(BaseAttributionMetric):
         Returns
         -------
         pandas.DataFrame
-            Columns ``sentence``, ``keyword`` (None without keyword), ``keyword_index``,
-            ``rule_conjunct`` (the conjunct the rule expects), ``target``, ``prediction``,
-            ``p_positive`` (p(y=1|s)), ``correct``, ``E_a``, ``E_b``, ``n_a``, ``n_b``,
-            ``p_value``, ``score`` (1.0 / 0.0, NaN without keyword).
+            Columns ``sentence_index``, ``sentence``, ``keyword`` (None without keyword),
+            ``keyword_index`` (its token position), ``rule_conjunct`` (the conjunct the
+            rule expects), ``target``, ``prediction``, ``p_positive`` (p(y=1|s)),
+            ``correct``, ``E_a``, ``E_b`` (means of the compared contributions),
+            ``n_a``, ``n_b`` (number of contributions compared, after ``top_k``),
+            ``p_value`` (of the test actually used: one-sided towards the rule conjunct
+            by default), ``score`` (1.0 / 0.0, NaN without keyword).
         """
         import pandas as pd
 
         expl = self._check_explanations(explanations)
-        n = self.n_inputs
-        e_a = np.full(n, np.nan)
-        e_b = np.full(n, np.nan)
-        n_a = np.zeros(n, dtype=np.int64)
-        n_b = np.zeros(n, dtype=np.int64)
-        scored = [i for i in range(n) if self.keyword_indices[i] is not None]
-        a_groups, b_groups = [], []
-        for i in scored:
-            k = self.keyword_indices[i]
-            c = conjunct_contributions(expl[i], self.p_positive[i])
-            a, b = c[:k], c[k + 1 :]
-            e_a[i], e_b[i] = a.sum(), b.sum()
-            n_a[i], n_b[i] = len(a), len(b)
-            if self.top_k is not None:
-                a = np.sort(a)[::-1][: self.top_k]
-                b = np.sort(b)[::-1][: self.top_k]
-            a_groups.append(a)
-            b_groups.append(b)
-        p_values = np.full(n, np.nan)
-        if scored:
-            p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test)
-        conj = [None if kw is None else self.rules[kw] for kw in self.keywords]
-        correct = self.predictions == self.targets
-        score = np.full(n, np.nan)
-        for i in scored:
-            if n_a[i] == 0 or n_b[i] == 0:
-                score[i] = 0.0
+        rows_sentence: List[int] = []
+        rows_keyword: List[Optional[str]] = []
+        rows_position: List[Optional[int]] = []
+        by_sentence: dict = {}
+        for i, k, kw in self.structures:
+            by_sentence.setdefault(i, []).append((k, kw))
+        a_groups, b_groups, alts, structure_rows = [], [], [], []
+        for i in range(self.n_inputs):
+            found = by_sentence.get(i)
+            if not found:
+                rows_sentence.append(i)
+                rows_keyword.append(None)
+                rows_position.append(None)
                 continue
-            direction = e_a[i] < e_b[i] if conj[i] == "B" else e_a[i] > e_b[i]
-            significant = self.test is None or (
-                np.isfinite(p_values[i]) and p_values[i] <= self.alpha
-            )
-            score[i] = float(bool(correct[i] and direction and significant))
+            c = conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
+            for k, kw in found:
+                structure_rows.append(len(rows_sentence))
+                rows_sentence.append(i)
+                rows_keyword.append(kw)
+                rows_position.append(k)
+                a_groups.append(self._select(c[:k]))
+                b_groups.append(self._select(c[k + 1 :]))
+                if self.alternative == "two-sided":
+                    alts.append("two-sided")
+                else:
+                    alts.append("less" if self.rules[kw] == "B" else "greater")
+        n_rows = len(rows_sentence)
+        idx = np.asarray(rows_sentence, dtype=np.int64)
+        e_a = np.full(n_rows, np.nan)
+        e_b = np.full(n_rows, np.nan)
+        n_a = np.zeros(n_rows, dtype=np.int64)
+        n_b = np.zeros(n_rows, dtype=np.int64)
+        p_values = np.full(n_rows, np.nan)
+        score = np.full(n_rows, np.nan)
+        conj: List[Optional[str]] = [None if kw is None else self.rules[kw] for kw in rows_keyword]
+        correct = self.predictions == self.targets
+        if structure_rows:
+            rows = np.asarray(structure_rows, dtype=np.int64)
+            p_values[rows] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
+            for r, a, b in zip(rows, a_groups, b_groups):
+                n_a[r], n_b[r] = len(a), len(b)
+                if len(a):
+                    e_a[r] = a.mean()
+                if len(b):
+                    e_b[r] = b.mean()
+                if not (len(a) and len(b)):
+                    score[r] = 0.0
+                    continue
+                direction = e_a[r] < e_b[r] if conj[r] == "B" else e_a[r] > e_b[r]
+                p = p_values[r]
+                if self.test is None:
+                    significant = True
+                elif self.strict_alpha:
+                    significant = bool(p < self.alpha)  # NaN: False
+                else:
+                    significant = bool(p <= self.alpha)
+                score[r] = float(bool(correct[idx[r]] and direction and significant))
         return pd.DataFrame(
             {
-                "sentence": self.sentences,
-                "keyword": self.keywords,
-                "keyword_index": pd.array(self.keyword_indices, dtype="Int64"),
+                "sentence_index": idx,
+                "sentence": [self.sentences[i] for i in idx],
+                "keyword": rows_keyword,
+                "keyword_index": pd.array(rows_position, dtype="Int64"),
                 "rule_conjunct": conj,
-                "target": self.targets,
-                "prediction": self.predictions,
-                "p_positive": self.p_positive,
-                "correct": correct,
+                "target": self.targets[idx],
+                "prediction": self.predictions[idx],
+                "p_positive": self.p_positive[idx],
+                "correct": correct[idx],
                 "E_a": e_a,
                 "E_b": e_b,
                 "n_a": n_a,
@@ -414,14 +586,26 @@ class PERCY(BaseAttributionMetric):
         )
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
-        """PERCY(s) per sentence (Eq. 5-6): 1.0 or 0.0, NaN for a sentence without
-        keyword. Shape (N,)."""
-        return self.details(explanations)["score"].to_numpy(dtype=np.float64)
+        """PERCY(s) per sentence (Eq. 5-6), shape (N,): the mean of the scores of the
+        sentence's structures (1.0 or 0.0 for a one-keyword sentence, e.g. 0.5 when one
+        of two structures is consistent); NaN for a sentence without keyword."""
+        d = self.details(explanations)
+        scored = d[d.keyword.notna()]
+        out = np.full(self.n_inputs, np.nan)
+        if len(scored):
+            sums = np.bincount(
+                scored.sentence_index.to_numpy(), scored.score.to_numpy(), self.n_inputs
+            )
+            counts = np.bincount(scored.sentence_index.to_numpy(), minlength=self.n_inputs)
+            has = counts > 0
+            out[has] = sums[has] / counts[has]
+        return out
 
     def evaluate(self, explanations: Any) -> float:
         """PERCY(S) of Eq. 7: the mean of :meth:`detailed_evaluate` over the sentences
-        holding a keyword. A :class:`NoRuleKeywordWarning` reports how many sentences
-        hold none (they are counted, not scored)."""
+        holding a keyword (each sentence weighs 1, whatever its number of structures).
+        A :class:`NoRuleKeywordWarning` reports how many sentences hold none (they are
+        counted, not scored)."""
         scores = self.detailed_evaluate(explanations)
         missing = int(np.isnan(scores).sum())
         if missing == len(scores):

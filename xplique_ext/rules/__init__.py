@@ -15,10 +15,13 @@ FiRe and Qs
 Adapters
     :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
 
+The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
+:func:`evaluate_rules`, is :func:`xplique_ext.rules.reference.evaluate_rules_loop`.
+
 No TensorFlow is needed by this sub-package.
 """
 
-from .compile import check_rules
+from .checking import check_rules
 from .dataset import Column, Dataset, parse_data, read_data, write_data
 from .errors import DataParseError, NamesParseError, ParseError, RuleParseError
 from .evaluation import (
@@ -53,7 +56,6 @@ from .pbm import (
     write_rules,
 )
 from .plots import plot_alpha_beta, plot_fire_isolines, plot_rule_measures
-from .reference import evaluate_rules_loop
 from .scoring import RuleSetScore, score_rules
 from .trees import tree_names, tree_to_rules
 
@@ -62,7 +64,6 @@ __all__ = [
     "FiRe",
     "QsScore",
     "RuleSetScore",
-    "evaluate_rules_loop",
     "fire_compensation_alpha",
     "fire_equilibrium_alpha",
     "fire_isoline",

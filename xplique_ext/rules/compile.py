@@ -10,75 +10,17 @@ unknown value as true; a test on a not-applicable value (``!``) is false.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import pandas as pd
 
+from .checking import BOOLEAN_VALUES, ORDERING_OPERATORS, check_rules, typed_value
 from .dataset import Dataset
-from .errors import RuleParseError
-from .names import Attribute, Names
+from .names import Names
 from .pbm import Condition, Rule, RuleSet
 
-__all__ = ["check_rules", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
-
-_ORDERING = ("<", "<=", ">", ">=")
-_BOOLEAN = {
-    "true": "true",
-    "t": "true",
-    "yes": "true",
-    "y": "true",
-    "1": "true",
-    "false": "false",
-    "f": "false",
-    "no": "false",
-    "n": "false",
-    "0": "false",
-}
-
-
-def _typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
-    """The value of ``text`` for ``attribute`` (None when it cannot be read)."""
-    kind = attribute.type
-    if kind in ("integer", "real"):
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value if math.isfinite(value) else None
-    if kind == "date":
-        try:
-            stamp = pd.to_datetime(text, format="%Y/%m/%d")
-        except (ValueError, TypeError):
-            return None
-        return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
-    if kind == "time":
-        if not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
-            return None
-        try:
-            return float(pd.to_timedelta(text) / pd.Timedelta(seconds=1))
-        except (ValueError, TypeError):
-            return None
-    if kind == "boolean":
-        return _BOOLEAN.get(text.lower())
-    if attribute.values is not None and text not in attribute.values:
-        return None
-    return text
-
-
-def _describe(attribute: Attribute) -> str:
-    if attribute.values is not None and attribute.type in ("nominal", "enumerated"):
-        return f"one of {list(attribute.values)}"
-    return {
-        "integer": "a number",
-        "real": "a number",
-        "date": "a date yyyy/mm/dd",
-        "time": "a time hh:mm:ss",
-        "boolean": "true or false",
-    }.get(attribute.type, "a value")
+__all__ = ["CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 
 def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
@@ -88,86 +30,8 @@ def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
         if attribute.is_numeric:
             return float(head)
         if attribute.type == "boolean":
-            return _BOOLEAN.get(head.lower(), head)
+            return BOOLEAN_VALUES.get(head.lower(), head)
     return head
-
-
-def check_rules(rules: RuleSet, names: Names) -> None:
-    """Check every rule of ``rules`` against ``names``; raise :class:`RuleParseError`."""
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
-    if not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
-    source = names.file or "the names"
-    file = rules.file
-
-    def fail(rule: Rule, condition: Optional[Condition], message: str) -> RuleParseError:
-        line = condition.line if condition is not None and condition.line else rule.line
-        text = condition.to_string() if condition is not None else rule.head
-        return RuleParseError(f"rule {rule.id}: {message}", file=file, line=line, text=text)
-
-    for rule in rules.all_rules:
-        for condition in rule.conditions:
-            for name in condition.attributes:
-                if name not in names:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"attribute {name!r} is not declared in {source}",
-                    )
-                attribute = names[name]
-                if attribute.is_derived:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"attribute {name!r} is derived (:=) and has no values to test",
-                    )
-                if attribute.type == "ignore":
-                    raise fail(rule, condition, f"attribute {name!r} is declared 'ignore'")
-                if name == names.class_name:
-                    raise fail(rule, condition, f"the body tests the class attribute {name!r}")
-            if condition.is_linear:
-                for coefficient, name in condition.terms:
-                    if not names[name].is_numeric:
-                        raise fail(
-                            rule,
-                            condition,
-                            f"attribute {name!r} in a linear combination is {names[name].type}, "
-                            "not integer or real",
-                        )
-                    if _typed_value(Attribute("c", "real"), coefficient) is None:
-                        raise fail(rule, condition, f"coefficient {coefficient!r} is not a number")
-                if _typed_value(Attribute("v", "real"), condition.value) is None:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"value {condition.value!r} of a linear combination is not a number",
-                    )
-                continue
-            attribute = names[condition.attribute]
-            if condition.operator in _ORDERING and not attribute.is_ordered:
-                raise fail(
-                    rule,
-                    condition,
-                    f"operator {condition.operator!r} needs an ordered attribute, but "
-                    f"{attribute.name!r} is {attribute.type}",
-                )
-            values = condition.value if condition.operator == "in" else (condition.value,)
-            for value in values:
-                if _typed_value(attribute, value) is None:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"value {value!r} is not valid for attribute {attribute.name!r} "
-                        f"(expected {_describe(attribute)})",
-                    )
-        class_attribute = names.class_attribute
-        if class_attribute is not None and _typed_value(class_attribute, rule.head) is None:
-            raise fail(
-                rule,
-                None,
-                f"head {rule.head!r} is not a valid class (expected {_describe(class_attribute)})",
-            )
 
 
 @dataclass(frozen=True)
@@ -278,12 +142,12 @@ def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
         return CompiledCondition(key, condition.attributes, condition.operator, value, terms)
     attribute = names[condition.attribute]
     if condition.operator == "in":
-        value = tuple(_typed_value(attribute, v) for v in condition.value)
+        value = tuple(typed_value(attribute, v) for v in condition.value)
         key = (attribute.name, "in", frozenset(value))
     else:
-        value = _typed_value(attribute, condition.value)
+        value = typed_value(attribute, condition.value)
         key = (attribute.name, condition.operator, value)
-    if attribute.type == "enumerated" and condition.operator in _ORDERING:
+    if attribute.type == "enumerated" and condition.operator in ORDERING_OPERATORS:
         # codes follow the declared order, so ordering tests compare codes
         pass
     return CompiledCondition(key, (attribute.name,), condition.operator, value)

@@ -3,15 +3,27 @@
 Both are *losses*: lower is better. They score the knowledge (rules) a symbolic
 knowledge-extraction technique extracts from a black box, from its predictive loss ``p``
 (1 - accuracy, or the mean absolute error) and its readability loss ``r`` (the number of
-rules). This module needs NumPy only; it is re-exported by :mod:`xplique_ext.metrics`.
+rules). This module holds the metric classes; the formulas live in
+:mod:`~xplique_ext.rules.fire_functions` and are re-exported here. It needs NumPy only; it
+is re-exported by :mod:`xplique_ext.metrics`.
 """
 
 from __future__ import annotations
 
-import numbers
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
+
+from .fire_functions import (
+    FIRE_EXPONENT,
+    ArrayLike,
+    check_psi,
+    fire_compensation_alpha,
+    fire_equilibrium_alpha,
+    fire_isoline,
+    fire_score,
+    qs_score,
+)
 
 __all__ = [
     "FiRe",
@@ -23,101 +35,6 @@ __all__ = [
     "fire_isoline",
     "FIRE_EXPONENT",
 ]
-
-#: The exponent of the readability term of Eq. 2.
-FIRE_EXPONENT = 0.05
-
-ArrayLike = Union[float, np.ndarray, Any]
-
-
-def _check_psi(psi: Any) -> float:
-    if isinstance(psi, (bool, np.bool_)) or not isinstance(psi, numbers.Real):
-        raise TypeError(f"`psi` must be a real number > 0, got {psi!r} ({type(psi).__name__})")
-    psi = float(psi)
-    if not np.isfinite(psi) or psi <= 0:
-        raise ValueError(f"`psi` must be a finite real number > 0 (Eq. 1), got {psi}")
-    return psi
-
-
-def _as_array(value: Any, name: str) -> np.ndarray:
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"`{name}` must be a number or an array of numbers, got {value!r}"
-        ) from None
-    return array
-
-
-def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
-    bad = ~np.isfinite(array) | (array < low)
-    if np.any(bad):
-        first = array[bad].ravel()[0] if array.ndim else float(array)
-        count = int(np.count_nonzero(bad))
-        detail = f" ({count} of {array.size} values)" if array.ndim else ""
-        raise ValueError(f"`{name}` must be {what} (Eq. 1), got {first}{detail}")
-
-
-def _result(values: np.ndarray, *inputs: Any) -> Union[float, np.ndarray]:
-    if all(np.ndim(x) == 0 for x in inputs):
-        return float(values)
-    return values
-
-
-def fire_score(
-    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
-) -> Union[float, np.ndarray]:
-    """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
-
-    Parameters
-    ----------
-    psi
-        Fidelity/readability trade-off, > 0.
-    predictive_loss
-        ``p`` >= 0 (scalar or array).
-    readability_loss
-        ``r`` >= 1 (scalar or array, broadcast with ``p``).
-
-    Returns
-    -------
-    float or np.ndarray
-        A float for scalar inputs, else the broadcast array.
-
-    Examples
-    --------
-    >>> round(fire_score(1.0, 5.0, 4), 1), round(fire_score(1.0, 12.0, 6), 1)
-    (21.4, 78.7)
-    """
-    psi = _check_psi(psi)
-    p = _as_array(predictive_loss, "predictive_loss")
-    r = _as_array(readability_loss, "readability_loss")
-    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    values = p * np.ceil(r / psi) * r**FIRE_EXPONENT
-    return _result(values, predictive_loss, readability_loss)
-
-
-def qs_score(
-    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
-) -> Union[float, np.ndarray]:
-    """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
-
-    Examples
-    --------
-    >>> round(qs_score(0.02, 6, 0.43), 2)
-    0.19
-    """
-    p = _as_array(predictive_loss, "predictive_loss")
-    r = _as_array(readability_loss, "readability_loss")
-    c = _as_array(coverage, "coverage")
-    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    bad = ~np.isfinite(c) | (c < 0) | (c > 1)
-    if np.any(bad):
-        first = c[bad].ravel()[0] if c.ndim else float(c)
-        raise ValueError(f"`coverage` must be in [0, 1], got {first}")
-    values = p * (2.0 - c) * r
-    return _result(values, predictive_loss, readability_loss, coverage)
 
 
 class FiRe:
@@ -155,7 +72,7 @@ class FiRe:
     higher_is_better = False
 
     def __init__(self, psi: float = 1.0) -> None:
-        self.psi = _check_psi(psi)
+        self.psi = check_psi(psi)
 
     def __repr__(self) -> str:
         return f"FiRe(psi={self.psi:g})"
@@ -173,8 +90,16 @@ class FiRe:
 
         Raises
         ------
+        TypeError
+            If a loss is a boolean, a string or not a number.
         ValueError
-            If a value lies outside the domain of Eq. 1 (``p < 0``, ``r < 1``, NaN, inf).
+            If a value lies outside the domain of Eq. 1 (``p < 0``, ``r < 1``, NaN, inf),
+            or if the arrays do not broadcast together.
+
+        Warns
+        -----
+        UndefinedScoreWarning
+            Where the score overflows float64; it is NaN there.
         """
         return fire_score(self.psi, predictive_loss, readability_loss)
 
@@ -235,70 +160,3 @@ class QsScore:
         return qs_score(predictive_loss, readability_loss, coverage)
 
     __call__ = evaluate
-
-
-def fire_equilibrium_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
-    """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
-
-    ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
-
-    .. math:: \\alpha = \\frac{\\lceil r/\\psi \\rceil}{\\lceil \\beta r/\\psi \\rceil \\beta^{0.05}}
-
-    ``beta > 1`` (more rules) gives ``alpha < 1``, and conversely. ``beta * r`` must stay
-    in FiRe's domain (>= 1).
-
-    Examples
-    --------
-    >>> round(fire_equilibrium_alpha(2.0, 4, psi=2.0), 3)   # 4 -> 8 rules at psi = 2
-    0.483
-    """
-    psi = _check_psi(psi)
-    b = _as_array(beta, "beta")
-    r = _as_array(readability_loss, "readability_loss")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    _check_domain(b, "beta", np.nextafter(0.0, 1.0), "a finite number > 0")
-    _check_domain(b * r, "beta * readability_loss", 1.0, "a finite number >= 1")
-    alpha = np.ceil(r / psi) / (np.ceil(b * r / psi) * b**FIRE_EXPONENT)
-    return _result(alpha, beta, readability_loss)
-
-
-def fire_compensation_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
-    """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
-
-    ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
-
-    .. math:: \\alpha = \\frac{\\lceil \\beta r/\\psi \\rceil \\beta^{0.05}}{\\lceil r/\\psi \\rceil}
-
-    (the reciprocal of Eq. 10): ``alpha`` and ``beta`` are both < 1, = 1 or > 1.
-
-    Examples
-    --------
-    >>> round(fire_compensation_alpha(2.0, 4, psi=2.0), 3)
-    2.071
-    """
-    return _result(
-        1.0 / np.asarray(fire_equilibrium_alpha(beta, readability_loss, psi)),
-        beta,
-        readability_loss,
-    )
-
-
-def fire_isoline(
-    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
-) -> np.ndarray:
-    """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
-    the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
-
-    Examples
-    --------
-    >>> fire_isoline(1.0, 40.0, 1, [2, 4, 6, 8]).round(1)   # Fig. 3
-    array([19.3,  9.3,  6.1,  4.5])
-    """
-    level = fire_score(psi, predictive_loss, readability_loss)
-    grid = _as_array(readability_grid, "readability_grid")
-    _check_domain(grid, "readability_grid", 1.0, "a finite number >= 1")
-    return np.asarray(level / (np.ceil(grid / psi) * grid**FIRE_EXPONENT), dtype=np.float64)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Dict, Union
+from typing import Dict, Tuple, Union
 
 import numpy as np
 
 from ..commons.warnings import UndefinedScoreWarning
+from .validation import as_real_array, broadcast_shape
 
-__all__ = ["MEASURES", "rule_measures", "check_zero_division"]
+__all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
 #: Names of the measures returned by :func:`rule_measures`, in order.
 MEASURES = (
@@ -59,6 +60,51 @@ def check_zero_division(zero_division: ZeroDivision) -> ZeroDivision:
             f"({type(zero_division).__name__})"
         )
     return float(zero_division)
+
+
+def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
+    """Pearson's chi-square statistic of 2x2 tables and its p-value, vectorised.
+
+    .. math:: \\chi^2 = \\frac{n (bh\\,\\bar b\\bar h - b\\bar h\\,\\bar b h)^2}
+              {b\\,\\bar b\\,h\\,\\bar h}
+
+    without continuity correction, 1 degree of freedom. It equals
+    ``scipy.stats.chi2_contingency(table, correction=False)`` table by table (checked to
+    1e-12 by the tests), and is kept because it scores every rule in one NumPy expression:
+    180x faster than calling scipy once per rule on 5,000 tables
+    (``python benchmarks/chi_square.py``). A table with an empty row or column (where
+    scipy raises, since an expected frequency is 0) gives NaN, without warning here.
+
+    Parameters
+    ----------
+    bh, bhbar, bbarh, bbarhbar
+        The four cells (non-negative, validated by :func:`rule_measures`); arrays of one
+        shape.
+
+    Returns
+    -------
+    (statistic, pvalue)
+        Two float64 arrays of the cells' shape.
+
+    Examples
+    --------
+    >>> statistic, pvalue = chi_square(3.0, 1.0, 3.0, 5.0)
+    >>> round(float(statistic), 3), round(float(pvalue), 3)
+    (1.5, 0.221)
+    """
+    from scipy.stats import chi2 as chi2_distribution
+
+    bh, bhbar, bbarh, bbarhbar = (
+        np.asarray(c, dtype=np.float64) for c in (bh, bhbar, bbarh, bbarhbar)
+    )
+    n = bh + bhbar + bbarh + bbarhbar
+    den = (bh + bhbar) * (bbarh + bbarhbar) * (bh + bbarh) * (bhbar + bbarhbar)
+    undefined = den == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic = n * (bh * bbarhbar - bhbar * bbarh) ** 2 / np.where(undefined, 1, den)
+    statistic = np.where(undefined, np.nan, statistic)
+    pvalue = np.where(undefined, np.nan, chi2_distribution.sf(np.where(undefined, 0, statistic), 1))
+    return statistic, pvalue
 
 
 def rule_measures(
@@ -138,13 +184,14 @@ def rule_measures(
         raise TypeError(f"`n_classes` must be an integer, got {n_classes!r}")
     if n_classes < 1:
         raise ValueError(f"`n_classes` must be >= 1, got {n_classes}")
-    cells = np.broadcast_arrays(
-        *(np.asarray(c, dtype=np.float64) for c in (bh, bhbar, bbarh, bbarhbar))
-    )
-    bh, bhbar, bbarh, bbarhbar = cells
-    for name, cell in zip(("bh", "bhbar", "bbarh", "bbarhbar"), cells):
+    names = ("bh", "bhbar", "bbarh", "bbarhbar")
+    arrays = {name: as_real_array(c, name) for name, c in zip(names, (bh, bhbar, bbarh, bbarhbar))}
+    broadcast_shape(**arrays)
+    for name, cell in arrays.items():
         if not np.all(np.isfinite(cell)) or np.any(cell < 0):
             raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
+    cells = np.broadcast_arrays(*arrays.values())
+    bh, bhbar, bbarh, bbarhbar = cells
     n = bh + bhbar + bbarh + bbarhbar
     b = bh + bhbar
     bbar = bbarh + bbarhbar
@@ -206,17 +253,8 @@ def rule_measures(
         lift_den = b * h
         out["Lift"] = np.where(lift_den == 0, np.nan, bh * n / np.where(lift_den == 0, 1, lift_den))
         undefined["Lift"] = lift_den == 0
-        chi_den = b * bbar * h * hbar
-        chi = n * (bh * bbarhbar - bhbar * bbarh) ** 2 / np.where(chi_den == 0, 1, chi_den)
-        out["Chi2"] = np.where(chi_den == 0, np.nan, chi)
-        undefined["Chi2"] = undefined["Chi2_p"] = chi_den == 0
-    from scipy.stats import chi2 as chi2_distribution
-
-    out["Chi2_p"] = np.where(
-        undefined["Chi2"],
-        np.nan,
-        chi2_distribution.sf(np.where(undefined["Chi2"], 0, out["Chi2"]), 1),
-    )
+    out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
+    undefined["Chi2"] = undefined["Chi2_p"] = (b * bbar * h * hbar) == 0
 
     counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
     if counts:

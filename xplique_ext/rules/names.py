@@ -30,11 +30,11 @@ If the first statement is a value list (``go, dont_go.``), the file is read as a
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .errors import NamesParseError
+from .syntax import quote, read_text
 
 __all__ = [
     "Attribute",
@@ -74,7 +74,7 @@ _TYPE_SPELLINGS = {
 }
 _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
-_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z0-9_]+$")
+_RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 _PUNCTUATION = set(',:()|"')
 
 
@@ -271,12 +271,7 @@ class Names:
 
 
 def _quote(identifier: str) -> str:
-    if _PLAIN_IDENTIFIER.match(identifier) and identifier.lower() not in (
-        set(_TYPE_SPELLINGS) | {"null"}
-    ):
-        return identifier
-    escaped = identifier.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    return quote(identifier, reserved_any_case=_RESERVED)
 
 
 def _type_text(attribute: Attribute) -> str:
@@ -615,7 +610,7 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
     >>> read_names(example_path("voyage.names")).feature_names
     ['outlook', 'temperature', 'humidity', 'windy']
     """
-    return parse_names(_read_text(path), file=os.fspath(path))
+    return parse_names(read_text(path), file=os.fspath(path))
 
 
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
@@ -624,10 +619,4 @@ def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
         handle.write(names.to_string())
 
 
-def _read_text(path: Union[str, os.PathLike]) -> str:
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+_read_text = read_text  # the name rules/dataset.py imports

@@ -33,11 +33,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from ..commons.validation import check_int
+from .checking import check_rules
 from .errors import RuleParseError
-from .names import Names, _read_text
+from .names import Names
+from .syntax import PBM_WORD, quote, read_text
 
 __all__ = [
     "Condition",
@@ -61,7 +64,6 @@ EVALUATION_MODES = {
 }
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
-_PLAIN = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -161,6 +163,7 @@ class Rule:
 
     def to_string(self, known=None, unknown=None, precision: int = 3) -> str:
         """The rule as PBM text; ``known``/``unknown`` frequencies are appended when given."""
+        precision = check_int(precision, "precision", minimum=0)
         if self.is_default:
             text = f"{self.id}  DEFAULT CLASS = {_quote(self.head)}"
         else:
@@ -294,8 +297,6 @@ class RuleSet:
             value for a numeric attribute, a linear combination of non-numeric attributes,
             or a head outside the class domain.
         """
-        from .compile import check_rules  # local import: compile imports this module
-
         check_rules(self, names)
 
     # -- writing --------------------------------------------------------------------------
@@ -322,6 +323,7 @@ class RuleSet:
         header
             Override the header (default: the one read, or a minimal one).
         """
+        precision = check_int(precision, "precision", minimum=0)
         header = header if header is not None else self.header
         out = []
         conversor = header.conversor
@@ -391,9 +393,7 @@ def _format_frequencies(values, precision: int) -> str:
 
 
 def _quote(text: str) -> str:
-    if _PLAIN.match(text) and text not in _KEYWORDS and text.lower() not in ("in", "x"):
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return quote(text, word=PBM_WORD, reserved=_KEYWORDS, reserved_any_case=("in", "x"))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -766,23 +766,9 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     >>> [r.id for r in rules], rules.default.head
     (['R0001', 'R0002', 'R0003', 'R0004'], 'go')
     """
-    return parse_rules(_read_text(path), file=os.fspath(path))
+    return parse_rules(read_text(path), file=os.fspath(path))
 
 
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)
-
-
-def make_rule(
-    id: str,
-    body: Iterable[Iterable[Condition]],
-    head,
-) -> Rule:
-    """A rule from conditions (a convenience for adapters)."""
-    return Rule(id, tuple(tuple(c) for c in body), str(head))
-
-
-def renumber(rules: Sequence[Rule]) -> List[Rule]:
-    """Copies of ``rules`` with ids R0001, R0002, ..."""
-    return [replace(rule, id=f"R{k + 1:04d}") for k, rule in enumerate(rules)]

@@ -7,7 +7,8 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .fire import _check_psi, fire_equilibrium_alpha, fire_isoline, fire_score
+from .fire_functions import check_psi, fire_equilibrium_alpha, fire_isoline, fire_score
+from .validation import as_real_array, check_real
 
 __all__ = ["plot_fire_isolines", "plot_alpha_beta", "plot_rule_measures"]
 
@@ -62,9 +63,10 @@ def plot_fire_isolines(
     >>> ax.get_xlabel()
     'readability loss r (rules)'
     """
-    ax = _axes(ax)
-    p0, r0 = float(reference[0]), float(reference[1])
-    psis = [psi] if np.ndim(psi) == 0 else list(psi)
+    if np.ndim(reference) != 1 or len(reference) != 2:
+        raise TypeError(f"`reference` must be a pair (p, r), got {reference!r}")
+    p0, r0 = check_real(reference[0], "reference[0]"), check_real(reference[1], "reference[1]")
+    psis = [check_psi(value) for value in ([psi] if np.ndim(psi) == 0 else list(psi))]
     points = []
     if extractors is not None:
         items = (
@@ -72,11 +74,15 @@ def plot_fire_isolines(
             if isinstance(extractors, Mapping)
             else ((None, e) for e in extractors)
         )
-        points = [(label, float(p), float(r)) for label, (p, r) in items]
+        for k, (label, (p, r)) in enumerate(items):
+            where = f"extractors[{label if label is not None else k}]"
+            points.append((label, check_real(p, where), check_real(r, where)))
+    if r_max is not None:
+        r_max = check_real(r_max, "r_max")
+    ax = _axes(ax)
     r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
     grid = np.linspace(1.0, r_top, 2000)
     for k, value in enumerate(psis):
-        value = _check_psi(value)
         curve = fire_isoline(value, p0, r0, grid)
         level = fire_score(value, p0, r0)
         (line,) = ax.step(grid, curve, where="post", label=f"{value:g}-FiRe = {level:.3g}")
@@ -131,9 +137,10 @@ def plot_alpha_beta(
     """
     ax = _axes(ax)
     for r in readability_losses:
+        r = check_real(r, "readability_losses")
         for psi in psis:
             grid = (
-                np.asarray(betas, dtype=float)
+                as_real_array(betas, "betas")
                 if betas is not None
                 else np.linspace(max(1.0 / float(r), 0.05), 4.0, 800)
             )

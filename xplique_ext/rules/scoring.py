@@ -12,7 +12,7 @@ import pandas as pd
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
 from .evaluation import check_mode, label_text, predict_rules
-from .fire import _check_psi, fire_score, qs_score
+from .fire_functions import check_psi, fire_score, qs_score
 from .pbm import RuleSet
 
 __all__ = ["RuleSetScore", "score_rules"]
@@ -129,7 +129,7 @@ def score_rules(
     >>> score.readability_loss, round(score.predictive_loss, 3)
     (4.0, 0.2)
     """
-    psi = _check_psi(psi)
+    psi = check_psi(psi)
     mode = check_mode(mode)
     if not isinstance(rules, RuleSet):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")

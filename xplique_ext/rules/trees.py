@@ -7,6 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..commons.validation import check_int
 from .names import Attribute, Names
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 
@@ -150,10 +151,7 @@ def tree_to_rules(
     is_classifier = _check_tree(tree)
     features = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names) if is_classifier else None
-    if decimals is not None and (
-        isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0
-    ):
-        raise ValueError(f"`decimals` must be None or an integer >= 0, got {decimals!r}")
+    decimals = check_int(decimals, "decimals", minimum=0, allow_none=True)
     structure = tree.tree_
     left, right = structure.children_left, structure.children_right
     feature, threshold, value = structure.feature, structure.threshold, structure.value

@@ -22,6 +22,7 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
+from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
 from ..commons.validation import check_int
 from .tokens import (
     Tokenizer,
@@ -176,6 +177,10 @@ class TextClassifier:
     mask_string
         String that replaces a masked token (LIME's default, ``'UNKWORDZ'``, which a
         vocabulary maps to its out-of-vocabulary id).
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
+        calls (forward passes, embedding shifts, gradients); None: the one in scope.
+        Other callables run in Python, on one device.
 
     Notes
     -----
@@ -197,6 +202,7 @@ class TextClassifier:
         *,
         batch_size: Optional[int] = 64,
         mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
     ):
         if isinstance(model, TextClassifier):
             raise TypeError("`model` is already a TextClassifier; pass its `.model`")
@@ -214,6 +220,7 @@ class TextClassifier:
         self.tokenizer: Optional[Tokenizer] = as_tokenizer(tokenizer)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.mask_string = mask_string
+        self.strategy = resolve_strategy(strategy)
         self.keras = _is_keras(model)
         self.takes_ids = self.tokenizer is not None
         # tokenizer used to align model positions with words (IG, embedding shifts)
@@ -236,11 +243,51 @@ class TextClassifier:
                     self.string_input_rank = len(shape)
             except (AttributeError, IndexError, TypeError):
                 pass
+        self._check_input_kind()
         if self.takes_ids and self.input_length is None:
             self.input_length = self.tokenizer.sequence_length
         self._n_outputs: Optional[int] = None
         self._fns: dict = {}
         self.embedding = _find_embedding(model) if self.keras else None
+
+    def _check_input_kind(self) -> None:
+        """A Keras model says what it takes through its input dtype: refuse a tokenizer
+        for a model on raw strings and require one for a model on token ids."""
+        if self.input_dtype is None:
+            return
+        takes_strings = "string" in self.input_dtype
+        if takes_strings and self.takes_ids:
+            raise ValueError(
+                "`tokenizer` must be None for this model: it takes raw strings (input "
+                f"dtype {self.input_dtype}, a TextVectorization layer inside), got a "
+                f"tokenizer of type {type(self.tokenizer.raw).__name__}"
+            )
+        if not takes_strings and not self.takes_ids:
+            raise ValueError(
+                "`tokenizer` is required for this model: it takes token ids (input dtype "
+                f"{self.input_dtype}), not raw strings; pass the TextVectorization layer "
+                "or callable that maps sentences to its ids as `tokenizer=`"
+            )
+
+    def _probe(self, x: Any) -> Any:
+        """First call of the model, with an error that says which input it expects."""
+        try:
+            return self.model(self._to_model_input(x))
+        except Exception as exc:  # noqa: BLE001 - re-raised with the reason
+            if self.takes_ids:
+                hint = (
+                    "it was given token ids from `tokenizer`; a model on raw strings "
+                    "needs `tokenizer=None`"
+                )
+            else:
+                hint = (
+                    "it was given raw strings because `tokenizer` is None; a model on "
+                    "token ids needs `tokenizer=` (the layer or callable giving its ids)"
+                )
+            raise TypeError(
+                f"the model failed on its first batch ({hint}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:
@@ -313,26 +360,29 @@ class TextClassifier:
             def fwd(x):
                 return graph(x).numpy()
 
+            fwd = self._replicated(graph, fwd)
+
         self._fns["fwd"] = fwd
         return fwd
 
     def forward(self, x: Any) -> np.ndarray:
         """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings)."""
         if self._n_outputs is None:  # validate the output once, eagerly
-            out = self._check_outputs(self.model(self._to_model_input(x[:1])))
+            out = self._check_outputs(self._probe(x[:1]))
             if len(x) == 1:
                 return self._p1(out).astype(np.float64)
         return np.asarray(self._forward_fn()(self._to_model_input(x)), dtype=np.float64)
 
     def _shift_fn(self) -> Any:
         layer = self._require_embedding("embedding shifts")
-        return _graph(self.model, layer, "shift", self._n_outputs)
+        graph = _graph(self.model, layer, "shift", self._n_outputs)
+        return self._replicated(graph, graph, "shift")
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
         if self._n_outputs is None:
             self.forward(x[:1])
-        return self._shift_fn()(self._to_model_input(x), shift.astype(np.float32)).numpy()
+        return np.asarray(self._shift_fn()(self._to_model_input(x), shift.astype(np.float32)))
 
     def _require_embedding(self, what: str) -> Any:
         if self.embedding is None:
@@ -486,7 +536,21 @@ class TextClassifier:
     # ------------------------------------------------------------------ gradients
     def _ig_fn(self) -> Any:
         layer = self._require_embedding("Integrated Gradients")
-        return _graph(self.model, layer, "ig", self._n_outputs)
+        graph = _graph(self.model, layer, "ig", self._n_outputs)
+        return self._replicated(graph, graph, "ig")
+
+    def _replicated(self, graph: Any, single: Any, key: Optional[str] = None) -> Any:
+        """``single`` under the default strategy, else ``graph`` run on every replica
+        with each batch shared among them (kept in ``_fns[key]`` when a key is given)."""
+        if is_default_strategy(self.strategy):
+            return single
+        name = f"replicated-{key}"
+        if key is None or name not in self._fns:
+            runner = ReplicaRunner(graph, self.strategy, fallback=single)
+            if key is None:
+                return runner
+            self._fns[name] = runner
+        return self._fns[name]
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
@@ -498,13 +562,24 @@ class TextClassifier:
             np.asarray(word_mask, np.float32),
             np.asarray(shift, np.float32),
         )
-        return contrib.numpy(), p1.numpy()
+        return np.asarray(contrib), np.asarray(p1)
 
 
 def as_text_classifier(
-    model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, mask_string: str = "UNKWORDZ"
+    model: Any,
+    tokenizer: Any = None,
+    batch_size: Optional[int] = 64,
+    mask_string: str = "UNKWORDZ",
+    strategy: Any = None,
 ) -> TextClassifier:
     """A :class:`TextClassifier` for ``model`` (returned as is when it already is one)."""
     if isinstance(model, TextClassifier):
+        if strategy is not None and strategy is not model.strategy:
+            raise ValueError(
+                "`strategy` must be None when `model` is already a TextClassifier (it "
+                f"runs on its own strategy, {type(model.strategy).__name__})"
+            )
         return model
-    return TextClassifier(model, tokenizer, batch_size=batch_size, mask_string=mask_string)
+    return TextClassifier(
+        model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
+    )

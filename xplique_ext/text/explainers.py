@@ -94,6 +94,9 @@ class TokenAttributionExplainer(abc.ABC):
         Show a tqdm progress bar.
     mask_string
         String that replaces a masked token (LIME's default ``'UNKWORDZ'``).
+    strategy
+        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
+        calls (None: the one in scope); same attributions as on one device.
     """
 
     #: Name used in tables and plots (L-PERCY, S-PERCY, I-PERCY).
@@ -108,9 +111,10 @@ class TokenAttributionExplainer(abc.ABC):
         seed: Optional[int] = 0,
         progress: bool = True,
         mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
     ):
         self.classifier: TextClassifier = as_text_classifier(
-            model, tokenizer, batch_size=batch_size, mask_string=mask_string
+            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
         )
         self.model = self.classifier.model
         self.batch_size = self.classifier.batch_size
@@ -170,7 +174,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     Parameters
     ----------
-    model, tokenizer, batch_size, seed, progress, mask_string
+    model, tokenizer, batch_size, seed, progress, mask_string, strategy
         See :class:`TokenAttributionExplainer`.
     num_samples
         Size of each sentence's neighbourhood (LIME's ``num_samples``), >= 2.
@@ -207,9 +211,11 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         seed: Optional[int] = 0,
         progress: bool = True,
         mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
     ):
         super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string
+            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
+            strategy=strategy,
         )
         self.num_samples = check_int(num_samples, "num_samples", minimum=2)
         self.kernel_width = check_float(kernel_width, "kernel_width", low=0, low_inclusive=False)
@@ -366,7 +372,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
 
     Parameters
     ----------
-    model, tokenizer, batch_size, seed, progress, mask_string
+    model, tokenizer, batch_size, seed, progress, mask_string, strategy
         See :class:`TokenAttributionExplainer`.
     n_permutations
         Number of antithetic permutations per sentence (shap's default ``max_evals='auto'``
@@ -399,9 +405,11 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         seed: Optional[int] = 0,
         progress: bool = True,
         mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
     ):
         super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string
+            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
+            strategy=strategy,
         )
         self.n_permutations = check_int(n_permutations, "n_permutations", minimum=1)
 
@@ -512,7 +520,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     Parameters
     ----------
-    model, tokenizer, batch_size, seed, progress
+    model, tokenizer, batch_size, seed, progress, strategy
         See :class:`TokenAttributionExplainer`.
     steps
         Number of integration intervals (trapezoid) or nodes (Gauss-Legendre).
@@ -555,8 +563,11 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         max_steps: int = 1024,
         seed: Optional[int] = 0,
         progress: bool = True,
+        strategy: Any = None,
     ):
-        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress)
+        super().__init__(
+            model, tokenizer, batch_size, seed=seed, progress=progress, strategy=strategy
+        )
         self.steps = check_int(steps, "steps", minimum=1)
         self.method = check_choice(method, "method", ("trapezoid", "gausslegendre"))
         self.tolerance = (

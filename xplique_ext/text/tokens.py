@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import string
 import unicodedata
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -42,10 +42,12 @@ __all__ = [
     "whitespace_tokens",
     "normalize_token",
     "find_keyword",
+    "find_keywords",
     "Tokenizer",
     "as_tokenizer",
     "find_text_vectorization",
     "as_sentences",
+    "read_sentences",
 ]
 
 _ASCII_PUNCT = set(string.punctuation)
@@ -106,6 +108,37 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
         if norm in keywords:
             return i, norm
     return None, None
+
+
+def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]:
+    """Index and (lower-case) keyword of every token matching one of ``keywords``.
+
+    Each match is one ``A keyword B`` structure of the sentence (PERCY scores every
+    structure separately, section 3.2 of the paper).
+
+    Parameters
+    ----------
+    tokens
+        Whitespace tokens of a sentence.
+    keywords
+        Container of lower-case keywords (a dict or a set).
+
+    Returns
+    -------
+    list of (index, keyword)
+        In sentence order; empty when no token matches.
+
+    Examples
+    --------
+    >>> find_keywords("Even though we can't travel yet we can enjoy".split(), {"though", "yet"})
+    [(1, 'though'), (5, 'yet')]
+    """
+    out = []
+    for i, tok in enumerate(tokens):
+        norm = normalize_token(tok)
+        if norm in keywords:
+            out.append((i, norm))
+    return out
 
 
 # --------------------------------------------------------------------------- tokenizers
@@ -298,24 +331,61 @@ def is_compositional(
     return True, None
 
 
-def callable_name(fn: Callable) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
+def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
+    """Raise a ValueError for a ``tf.data.Dataset`` known to be infinite (``.repeat()``).
+
+    A dataset of unknown size (``tf.data.UNKNOWN_CARDINALITY``, e.g. after ``filter``) is
+    accepted: it is read once, batch by batch.
+    """
+    import tensorflow as tf
+
+    if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+        raise ValueError(
+            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+            "use `.take(n)` or drop the `.repeat()`"
+        )
 
 
 def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     """A list of str from a list / tuple / NumPy array / pandas Series / tf.Tensor of
-    strings (bytes are decoded as UTF-8) or a ``tf.data.Dataset`` of strings."""
+    strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
+    of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
+    a ValueError."""
+    return read_sentences(inputs, name)[0]
+
+
+def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Optional[np.ndarray]]:
+    """Like :func:`as_sentences`, also returning the labels of a ``tf.data.Dataset`` of
+    ``(sentence, label)`` pairs (None for any other input)."""
+    labels = None
     if isinstance(inputs, (str, bytes)):
         raise TypeError(
             f"`{name}` must be a sequence of sentences, got a single {type(inputs).__name__}; "
             "wrap it in a list"
         )
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
-        items = []
+        check_finite_dataset(inputs, name)
+        items, label_parts = [], []
+        batched = False
         for element in inputs:
-            element = element[0] if isinstance(element, (tuple, list)) else element
-            arr = np.asarray(element.numpy()).reshape(-1)
-            items.extend(arr.tolist())
+            label = None
+            if isinstance(element, (tuple, list)):
+                if len(element) not in (1, 2):
+                    raise ValueError(
+                        f"`{name}` dataset elements must be `sentence` or `(sentence, label)`,"
+                        f" got tuples of {len(element)}"
+                    )
+                if len(element) == 2:
+                    label = np.asarray(element[1].numpy())
+                element = element[0]
+            arr = np.asarray(element.numpy())
+            batched = arr.ndim > 0
+            items.extend(arr.reshape(-1).tolist())
+            if label is not None:
+                label_parts.append(label)
+        if label_parts:
+            labels = np.concatenate(label_parts) if batched else np.stack(label_parts)
         inputs = items
     elif hasattr(inputs, "numpy") and callable(inputs.numpy):
         inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
@@ -340,4 +410,4 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
         if not isinstance(s, str):
             raise TypeError(f"`{name}[{i}]` must be a str, got {type(s).__name__}")
         out.append(s)
-    return out
+    return out, labels

@@ -1,0 +1,76 @@
+"""Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
+quoting a name or a value, and reading a text file (UTF-8, Latin-1 as a fallback).
+
+This module is the lowest floor of the rule files: it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Collection, Pattern, Union
+
+__all__ = ["NAMES_WORD", "PBM_WORD", "quote", "read_text"]
+
+#: A name or value written without quotes in a ``.names`` file.
+NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
+#: A name or value written without quotes in a PBM rule file (dots and minus signs too).
+PBM_WORD = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def quote(
+    text: str,
+    *,
+    word: Pattern[str] = NAMES_WORD,
+    reserved: Collection[str] = (),
+    reserved_any_case: Collection[str] = (),
+) -> str:
+    """``text`` as written in a ``.names`` or PBM file.
+
+    Plain words are written as they are; anything else (spaces, punctuation, an empty
+    string, a reserved word) goes in double quotes, with ``\\`` and ``"`` escaped, so that
+    the readers give ``text`` back.
+
+    Parameters
+    ----------
+    text
+        The name or value.
+    word
+        What a plain word is (:data:`NAMES_WORD` or :data:`PBM_WORD`), matched whole.
+    reserved
+        Keywords quoted when spelled exactly so (PBM's ``IF``, ``THEN``...).
+    reserved_any_case
+        Keywords, in lower case, quoted in any spelling (``.names`` types, PBM's ``in``).
+
+    Examples
+    --------
+    >>> quote("outlook"), quote("petal length (cm)"), quote('say "hi"')
+    ('outlook', '"petal length (cm)"', '"say \\\\"hi\\\\""')
+    >>> quote("THEN", word=PBM_WORD, reserved=("THEN",)), quote("then", word=PBM_WORD)
+    ('"THEN"', 'then')
+    """
+    if word.fullmatch(text) and text not in reserved and text.lower() not in reserved_any_case:
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def read_text(path: Union[str, os.PathLike]) -> str:
+    """The text of a file, decoded as UTF-8, or as Latin-1 when it is not valid UTF-8.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be read (its ``filename`` is ``path``).
+
+    Examples
+    --------
+    >>> from xplique_ext.rules import example_path
+    >>> read_text(example_path("voyage.names")).startswith("| The voyage example")
+    True
+    """
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
