@@ -34,7 +34,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.warnings import XpliqueExtWarning
+from ..commons.metric import BaseMetric
+from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import (
     CompiledRule,
     MaskCache,
@@ -581,7 +582,7 @@ def predict_rules(
 
 
 # -- class interface ----------------------------------------------------------------------
-class RuleMetrics:
+class RuleMetrics(BaseMetric):
     """Contingency tables and measures of a rule set (a model-free metric).
 
     Parameters
@@ -595,26 +596,35 @@ class RuleMetrics:
         Value of an undefined measure: ``"warn"`` (NaN with an ``UndefinedScoreWarning``),
         ``"nan"`` or a number.
     measure
-        The measure :meth:`evaluate` averages over rules (default ``"WRAcc"``).
+        The measure :meth:`detailed_evaluate` gives per rule and :meth:`evaluate`
+        averages over the rules (default ``"WRAcc"``).
 
     Notes
     -----
-    ``detailed_evaluate`` gives one row per rule (both tables, every measure of
-    :func:`~xplique_ext.rules.rule_measures`); ``evaluate`` the NaN-aware mean of
-    ``measure`` over the rules (higher is better for every measure but ``Err`` and
-    ``Chi2_p``).
+    ``detailed_evaluate`` gives ``measure`` for each rule (an ndarray (R,), the DEFAULT
+    rule excluded); ``evaluate`` its NaN-aware mean over the rules, with one warning when
+    rules are skipped. ``details`` gives the whole table, one row per rule (both
+    contingency tables, every measure of :func:`~xplique_ext.rules.rule_measures`, and
+    ``score``, the chosen measure). Higher is better for every measure but ``Err`` and
+    ``Chi2_p``: ``higher_is_better`` follows ``measure``.
 
     Examples
     --------
     >>> from xplique_ext.rules import example_path, read_data, read_rules
     >>> data = read_data(example_path("voyage.test"))
     >>> rules = read_rules(example_path("voyage.c45rules.pbm"))
-    >>> metric = RuleMetrics(rules, mode="inter-class")
-    >>> metric.detailed_evaluate(data)["Acc"].tolist()
+    >>> metric = RuleMetrics(rules, mode="inter-class", measure="Acc")
+    >>> metric.detailed_evaluate(data).tolist()
     [1.0, 1.0, 1.0]
+    >>> metric.details(data)[["rule", "bh", "bhbar", "Acc"]].head(1)
+        rule  bh  bhbar  Acc
+    0  R0001   3      0  1.0
+    >>> metric
+    RuleMetrics(mode='inter-class', measure='Acc')
     """
 
     higher_is_better = True
+    _data_params = ("rules",)
 
     def __init__(
         self,
@@ -638,16 +648,30 @@ class RuleMetrics:
         """Both contingency tables of every rule."""
         return evaluate_rules(self.rules, data, self.mode, labels=labels)
 
-    def detailed_evaluate(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
-        """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`)."""
-        return self.contingency(data, labels).to_frame(self.zero_division)
+    def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
+        """``measure`` for each rule, a float ndarray (R,) (NaN where it is undefined and
+        ``zero_division`` is ``"warn"`` or ``"nan"``)."""
+        evaluation = self.contingency(data, labels)
+        policy = "nan" if self.zero_division == "warn" else self.zero_division
+        values = evaluation.measures("known", policy)[self.measure].to_numpy(dtype=np.float64)
+        undefined = np.isnan(values)
+        if self.zero_division == "warn" and undefined.any():
+            ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            warnings.warn(
+                f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
+                f"({shown}): a denominator of the measure is 0 in their known "
+                "contingency table",
+                UndefinedScoreWarning,
+                stacklevel=2,
+            )
+        return values
 
-    def evaluate(self, data: Dataset, labels: Any = None) -> float:
-        """NaN-aware mean of ``measure`` over the rules."""
-        values = self.detailed_evaluate(data, labels)[self.measure].to_numpy(dtype=float)
-        finite = ~np.isnan(values)
-        if not finite.any():
-            return float("nan")
-        return float(values[finite].mean())
+    def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
+        """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
+        ``score`` column: ``measure``."""
+        frame = self.contingency(data, labels).to_frame(self.zero_division)
+        frame["score"] = frame[self.measure]
+        return frame
 
-    __call__ = evaluate
+    to_frame = details
