@@ -144,10 +144,11 @@ class _TrainingBar:
 
     def __init__(self, epochs: int, steps: int, enabled: bool):
         import keras
-        from tqdm import tqdm
 
-        bar = tqdm(total=epochs * steps, desc="training", unit="batch", disable=not enabled,
-                   leave=False, dynamic_ncols=True)
+        from ..commons.progress import progress_bar
+
+        bar = progress_bar(total=epochs * steps, desc="training", unit="batch",
+                           enabled=enabled)
 
         class Callback(keras.callbacks.Callback):
             def on_train_batch_end(self, batch, logs=None):
