@@ -14,6 +14,8 @@ datasets
 text
     PERCY's token attributions (LIME, SHAP, Integrated Gradients), sentence generator,
     backbones, robustness and agreement.
+callbacks
+    ``ExplanationMetrics``: explanation scores in Keras' training logs.
 explainers, models, plots
     Object-level LIME, the papers' Keras models, plot helpers.
 commons
