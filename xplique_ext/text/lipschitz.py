@@ -34,9 +34,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..commons.aggregation import nan_aware_mean
 from ..commons.random import seed_to_int
 from ..commons.validation import check_float, check_int, to_numpy
-from ..metrics.base import nan_aware_mean
 from .classifier import Prepared
 from .tokens import as_sentences
 
