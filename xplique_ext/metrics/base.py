@@ -9,15 +9,14 @@ class ids as targets, a single compiled and batched inference function, clear er
 from __future__ import annotations
 
 import abc
-import warnings
 from typing import Any, Callable, Iterator, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 
+from ..commons.aggregation import nan_aware_mean  # re-exported: moved down to commons
 from ..commons.data import chunks, dataset_is_batched, is_dataset, iterate_dataset
 from ..commons.validation import check_choice, check_int, to_numpy
-from ..commons.warnings import UndefinedScoreWarning
 
 __all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean"]
 
@@ -28,28 +27,6 @@ def default_operator(model: Callable, inputs: tf.Tensor, targets: tf.Tensor) -> 
     """Xplique's standard operator g(f, x, y) = f(x)[y], i.e. ``sum(f(x) * y, -1)``."""
     outputs = model(inputs)
     return tf.reduce_sum(outputs * tf.cast(targets, outputs.dtype), axis=-1)
-
-
-def nan_aware_mean(scores: np.ndarray, name: str) -> float:
-    """Mean of the defined scores; warns how many undefined (NaN) scores were skipped."""
-    scores = np.asarray(scores, dtype=np.float64)
-    undefined = int(np.isnan(scores).sum())
-    if undefined == scores.size:
-        warnings.warn(
-            f"{name}: all {scores.size} per-sample scores are undefined (NaN); the "
-            "aggregate is NaN.",
-            UndefinedScoreWarning,
-            stacklevel=3,
-        )
-        return float("nan")
-    if undefined:
-        warnings.warn(
-            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-            "and were skipped in the mean.",
-            UndefinedScoreWarning,
-            stacklevel=3,
-        )
-    return float(np.nanmean(scores))
 
 
 def _model_input_rank(model: Any) -> Optional[int]:
