@@ -40,12 +40,13 @@ FLOOR = {
     "cli": 4,
 }
 
-# Known cycles, each the set of modules of one strongly connected component. The ``rules``
-# branch removes both (issue 11, point 3): the lead deletes these entries after merging it;
-# the test fails while an entry is stale, so that the list cannot outlive its cycle.
+# Known cycles, each the set of modules of one strongly connected component (both through
+# an import inside a function). Another branch of issue 11 removes them: delete these
+# entries after merging it; the test fails while an entry is stale, so that the list
+# cannot outlive its cycle.
 KNOWN_CYCLES: List[Set[str]] = [
-    {"xplique_ext.rules.pbm", "xplique_ext.rules.compile"},  # RuleSet.check -> check_rules
-    {"xplique_ext.rules.fire", "xplique_ext.rules.scoring"},  # FiRe.evaluate -> score_rules
+    {"xplique_ext.rules.pbm", "xplique_ext.rules.compile"},  # RuleSet.validate -> check_rules
+    {"xplique_ext.rules.fire", "xplique_ext.rules.scoring"},  # FiRe.score_rules -> score_rules
 ]
 
 # Known imports from a floor that is not below, (importer, imported sub-package). Each one is
