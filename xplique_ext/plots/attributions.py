@@ -6,6 +6,8 @@ from typing import Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from .layout import finish_image_grid
+
 __all__ = ["plot_scored_explanations", "plot_scores"]
 
 
@@ -101,11 +103,7 @@ def plot_scored_explanations(
             ax.set_title(title, fontsize=9)
             if value is not None and np.ndim(value) == 1:
                 ax.set_xlabel(f"{float(np.asarray(value)[i]):.3f}", fontsize=8)
-    for ax in axes.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    return fig
+    return finish_image_grid(fig, axes)
 
 
 def plot_scores(
@@ -132,7 +130,8 @@ def plot_scores(
         arr = arr[~np.isnan(arr)]
         means[name] = float(arr.mean()) if arr.size else np.nan
         errors[name] = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
-    order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)[::-1]
+    # barh draws the first entry at the bottom: the best comes last, on top
+    order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.5 * len(order) + 1))
     ax.barh(order, [means[k] for k in order], xerr=[errors[k] for k in order], color="tab:blue")

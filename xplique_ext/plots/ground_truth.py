@@ -7,6 +7,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .layout import finish_image_grid
+
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
 
@@ -51,11 +53,7 @@ def plot_aixi_samples(
             add_colorbar(axes[r, i], shown)
             if i == 0:
                 axes[r, i].set_ylabel(label, fontsize=8)
-    for ax in axes.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    return fig
+    return finish_image_grid(fig, axes)
 
 
 def plot_ground_truth_leaderboard(
