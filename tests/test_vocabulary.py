@@ -25,6 +25,7 @@ PUBLIC_PACKAGES = (
     "xplique_ext.metrics",
     "xplique_ext.rules",
     "xplique_ext.plots",
+    "xplique_ext.callbacks",
 )
 # words of the old vocabulary; `n_samples` stays where it is a dataset size (scikit-learn's
 # `make_*(n_samples)`), in xplique_ext.datasets only
@@ -121,7 +122,7 @@ def _object_lime(**kw):
     from xplique_ext.explainers import ObjectLime
     from xplique_ext.models import AIXIFunctionModel
 
-    data = make_aixi_shape(3, image_size=32, function="suum", seed=1)
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
     explainer = ObjectLime(AIXIFunctionModel("suum", dataset="shape"), kernel="lime", seed=4,
                            **kw)
     return explainer.explain(data.images, object_labels=data.object_labels)
@@ -201,7 +202,7 @@ RUN_WITHOUT_BARS = textwrap.dedent(
     x = rng.random((3, 6, 6, 1), dtype=np.float32)
     MuFidelity(linear_model((6, 6, 1)), x, np.ones(3), grid_size=None, nb_samples=8, seed=0,
                progress=False).detailed_evaluate(x)
-    data = make_aixi_shape(3, image_size=32, function="suum", seed=1)
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
     model = AIXIFunctionModel("suum", dataset="shape")
     maps = ObjectLime(model, progress=False).explain(data.images,
                                                      object_labels=data.object_labels)
