@@ -583,15 +583,21 @@ def _model_agreement(metric: BaseAttributionMetric, task: str) -> Optional[float
     pred = np.concatenate(preds).astype(np.float64).reshape(len(y), -1)
     if task == "auto":
         task = "classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all() else "regression"
+    return _agreement(y, pred, task)
+
+
+def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
+    """scikit-learn's accuracy (classification: a single output thresholded at 0.5, else
+    the argmax) or R^2 of all outputs pooled (``multioutput='variance_weighted'``, i.e.
+    1 - sum of squared residuals / total sum of squares; constant targets give 1.0 for a
+    perfect fit, else 0.0) of predictions ``pred`` (N, K) against targets ``y`` (N, K)."""
+    from sklearn.metrics import accuracy_score, r2_score
+
     if task == "classification":
         if y.shape[1] == 1:
-            return float(np.mean((pred[:, 0] >= 0.5) == (y[:, 0] >= 0.5)))
-        return float(np.mean(np.argmax(pred, axis=1) == np.argmax(y, axis=1)))
-    residual = np.sum((y - pred) ** 2)
-    total = np.sum((y - y.mean(axis=0)) ** 2)
-    if total == 0:
-        return 1.0 if residual <= 1e-12 * max(len(y), 1) else 0.0
-    return float(1.0 - residual / total)
+            return float(accuracy_score(y[:, 0] >= 0.5, pred[:, 0] >= 0.5))
+        return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
+    return float(r2_score(y, pred, multioutput="variance_weighted"))
 
 
 class _GroundTruthBase(BaseAttributionMetric):
