@@ -82,13 +82,13 @@ def time_pairs(fn, pairs):
 
 
 def emd_32(n_pairs: int, n_cv2: int, rng) -> None:
+    from xplique_ext.commons.resize import area_downsample
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.metrics import emd
-    from xplique_ext.metrics.ground_truth import _downsample
 
     data = make_aixi_shape(3 * n_pairs, image_size=128, function="ssin", seed=2)
     gts = data.ground_truth[data.has_ground_truth][: 2 * n_pairs].astype(np.float64)
-    small = _downsample(gts, (32, 32))
+    small = area_downsample(gts, (32, 32))
     sparse = [(small[2 * k], small[2 * k + 1]) for k in range(n_pairs)]
     dense_a = dense_maps(rng, n_pairs, 32)
     dense_b = dense_maps(rng, n_pairs, 32, sigma=3.0)

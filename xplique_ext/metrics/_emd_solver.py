@@ -10,7 +10,7 @@ Two exact solvers of the transport linear program
   while some arc of the full problem has a negative reduced cost. It stops only when the
   duals price every one of the ``p x q`` arcs non-negatively (LP optimality of the full
   problem), so it returns the same optimum as the dense solve, without ever forming the
-  dense cost matrix. It needs numba (a dependency of shap); without it ``dense`` is used.
+  dense cost matrix. Its kernels are compiled with numba (a required dependency).
 
 The network simplex code follows LEMON's NetworkSimplex (Copyright (C) 2003-2010 Egervary
 Jeno Kombinatorikus Optimalizalasi Kutatocsoport, EGRES; Boost Software License) as
@@ -21,20 +21,12 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 
-__all__ = ["transport_cost", "grid_transport_cost", "grid_unit", "HAS_NUMBA", "METRICS"]
+__all__ = ["grid_transport_cost", "grid_unit", "METRICS"]
 
-try:  # numba is a dependency of shap, itself a dependency of xplique_ext
-    import numba
-
-    HAS_NUMBA = True
-    _njit = numba.njit(cache=True, nogil=True)
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAS_NUMBA = False
-
-    def _njit(fn):
-        return fn
+_njit = numba.njit(cache=True, nogil=True)
 
 
 _EPS = 2.2204460492503131e-15  # relative tolerance of the pivot rule (as POT's)
@@ -643,43 +635,8 @@ class _Problem:
         return value, (src[used], tgt[used] - ns)
 
 
-def transport_cost(
-    p: np.ndarray,
-    q: np.ndarray,
-    xs: np.ndarray,
-    xt: np.ndarray,
-    metric: str = "euclidean",
-    *,
-    solver: str = "auto",
-) -> float:
-    """Exact minimum cost of moving the masses ``p`` (at ``xs``) onto ``q`` (at ``xt``);
-    with unequal sums, the partial transport of the smaller mass (Eq. 5's first term).
-
-    Parameters
-    ----------
-    p, q
-        Non-negative masses (ns,) and (nt,).
-    xs, xt
-        Coordinates (ns, 2) and (nt, 2); the ground cost is ``metric`` between them.
-    metric
-        'euclidean', 'manhattan' or 'sqeuclidean'.
-    solver
-        'auto' (dense for small problems, column generation for large ones), 'dense' or
-        'column_generation'.
-    """
-    keep_s, keep_t = p > 0, q > 0
-    p, q, xs, xt = p[keep_s], q[keep_t], xs[keep_s], xt[keep_t]
-    if len(p) == 0 or len(q) == 0:
-        return 0.0
-    problem = _Problem(np.asarray(p, np.float64), np.asarray(q, np.float64), xs, xt, metric)
-    if _use_dense(problem, solver):
-        return problem.dense(False)[0]
-    empty = np.zeros(0, np.int64)
-    return problem.column_generation(empty, empty, False)[0]
-
-
 def _use_dense(problem: _Problem, solver: str) -> bool:
-    if solver == "dense" or not HAS_NUMBA or problem.ns_real < 2 or problem.nt_real < 2:
+    if solver == "dense" or problem.ns_real < 2 or problem.nt_real < 2:
         return True
     if solver == "column_generation":
         return False

@@ -26,9 +26,9 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
-import cv2
 import numpy as np
 
+from ..commons.resize import area_downsample
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from ._emd_solver import METRICS, grid_transport_cost
@@ -50,7 +50,6 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
-_CV_CHANNELS = 128  # maps resized per OpenCV call (OpenCV 5 takes at most 128 channels)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -125,23 +124,6 @@ def _check_resize(resize: Any) -> Optional[Tuple[int, int]]:
             f"`resize` must be None or a pair of positive integers (height, width), got {resize!r}"
         )
     return int(resize[0]), int(resize[1])
-
-
-def _downsample(maps: np.ndarray, resize: Optional[Tuple[int, int]]) -> np.ndarray:
-    """Area-downsample (N, H, W) maps to at most ``resize``, preserving each map's mass."""
-    if resize is None:
-        return maps
-    n, h, w = maps.shape
-    th, tw = min(h, resize[0]), min(w, resize[1])
-    if (th, tw) == (h, w):
-        return maps
-    out = np.empty((n, th, tw), dtype=np.float64)
-    stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
-    for s in range(0, n, _CV_CHANNELS):  # OpenCV resizes a limited number of channels
-        chunk = np.ascontiguousarray(stacked[:, :, s : s + _CV_CHANNELS])
-        part = cv2.resize(chunk, (tw, th), interpolation=cv2.INTER_AREA)
-        out[s : s + _CV_CHANNELS] = part.reshape(th, tw, -1).transpose(2, 0, 1)
-    return out * (h * w) / (th * tw)
 
 
 def _scale(maps: np.ndarray) -> np.ndarray:
@@ -307,8 +289,8 @@ def emd(
     phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
     if normalize:  # scaled first: masses near the float maximum cannot overflow
         phi, gt = _scale(phi), _scale(gt)
-    phi = _downsample(phi, resize)
-    gt = _downsample(gt, resize)
+    phi = area_downsample(phi, resize)
+    gt = area_downsample(gt, resize)
     with np.errstate(over="ignore"):
         mass_phi = phi.sum(axis=(1, 2))
         mass_gt = gt.sum(axis=(1, 2))
@@ -409,8 +391,8 @@ def kl_divergence(
     resize = _check_resize(resize)
     epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
     # scaled first: masses near the float maximum cannot overflow
-    phi = _downsample(_scale(_apply_sign(phi, sign)), resize)
-    gt = _downsample(_scale(_apply_sign(gt, sign)), resize)
+    phi = area_downsample(_scale(_apply_sign(phi, sign)), resize)
+    gt = area_downsample(_scale(_apply_sign(gt, sign)), resize)
     mass_phi = phi.sum(axis=(1, 2))
     mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
