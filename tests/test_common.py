@@ -304,8 +304,8 @@ def _gt_saliency():
 
     data, model, phi, zero = _aixi("shape")
     options = dict(ground_truth=data.ground_truth, measure="kl", progress=False)
-    build = lambda seed: GroundTruthSaliency(  # noqa: E731
-        model, data.images, data.targets, seed=seed, **options
+    build = lambda seed: GroundTruthSaliency(  # noqa: E731  # nothing random: no seed
+        model, data.images, data.targets, **options
     )
     return Case(
         GroundTruthSaliency,
@@ -323,8 +323,8 @@ def _gt_localisation():
     from xplique_ext.metrics import GroundTruthLocalisation
 
     data, model, phi, zero = _aixi("shape")
-    build = lambda seed: GroundTruthLocalisation(  # noqa: E731
-        model, data.images, data.targets, masks=data.relevant_masks, seed=seed
+    build = lambda seed: GroundTruthLocalisation(  # noqa: E731  # nothing random: no seed
+        model, data.images, data.targets, masks=data.relevant_masks
     )
     return Case(
         GroundTruthLocalisation,

@@ -28,6 +28,8 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..commons.deprecation import deprecated_kwarg
+from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
@@ -50,6 +52,13 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
+
+#: Why the ground-truth metrics no longer take ``operator`` and ``seed`` (see the Notes of
+#: :class:`GroundTruthSaliency`).
+_NO_OPERATOR_NO_SEED = dict(
+    reason="the ground-truth metrics compare maps with maps, draw nothing at random, and "
+    "check the model on its outputs, not on an operator's scores",
+)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -171,14 +180,6 @@ def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
         )
 
 
-def _progress(iterable, total, desc, enabled):
-    if not enabled:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, unit="map")
-
-
 def _resolve_jobs(n_jobs: Any) -> int:
     n_jobs = check_int(n_jobs, "n_jobs")
     if n_jobs == -1:
@@ -238,7 +239,7 @@ def emd(
     n_jobs
         Number of threads solving pairs in parallel (-1: all cores); same results.
     progress
-        Show a progress bar over the maps.
+        Show a progress bar over the maps (tqdm is imported only then).
 
     Returns
     -------
@@ -318,11 +319,12 @@ def emd(
         return value
 
     indices = range(len(phi))
+    bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
     if jobs > 1 and len(phi) > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            out = list(_progress(pool.map(one, indices), len(phi), "EMD", progress))
+            out = list(progress_bar(pool.map(one, indices), **bar))
     else:
-        out = [one(k) for k in _progress(indices, len(phi), "EMD", progress)]
+        out = [one(k) for k in progress_bar(indices, **bar)]
     out = np.asarray(out, dtype=np.float64)
     return float(out[0]) if single else out
 
@@ -672,9 +674,10 @@ class GroundTruthSaliency(_GroundTruthBase):
     solver, n_jobs
         EMD solver and parallel threads (see :func:`emd`).
     progress
-        Show a progress bar.
-    operator, activation, seed
-        As in :class:`~xplique_ext.metrics.BaseAttributionMetric`.
+        Show a progress bar over the maps (default False; tqdm is imported only then).
+    activation
+        As in :class:`~xplique_ext.metrics.BaseAttributionMetric`: applied to the model's
+        outputs before the accuracy check.
     strategy
         ``tf.distribute.Strategy`` sharing the model calls (the accuracy check) among its
         replicas; None: the one in scope. See
@@ -689,6 +692,13 @@ class GroundTruthSaliency(_GroundTruthBase):
     -----
     detailed_evaluate(phi)[i] = D(ground_truth[i], phi[i]) with D the EMD of Eq. 5 or
     the KL divergence KL(ground truth || explanation) of Eq. 6.
+
+    No ``operator`` and no ``seed`` (deprecated, ignored with a DeprecationWarning): the
+    scores compare the explanations with maps fixed in advance, so nothing is drawn at
+    random, and the ground truth describes the model's output F itself, so the accuracy
+    check compares those outputs with the targets (accuracy or R^2); an operator's score
+    g(f, x, y), such as the probability of the target class, is not a prediction to
+    check. Earlier versions accepted both and never used them.
 
     References
     ----------
@@ -709,6 +719,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
+    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,
@@ -727,16 +738,11 @@ class GroundTruthSaliency(_GroundTruthBase):
         task: str = "auto",
         solver: str = "auto",
         n_jobs: int = 1,
-        progress: bool = True,
-        operator: Optional[Callable] = None,
+        progress: bool = False,
         activation: Optional[str] = None,
-        seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
-            strategy=strategy,
-        )
+        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
         self.measure = check_choice(measure, "measure", ("emd", "kl"))
         self.sign = _check_sign(sign)
         if isinstance(resize, str) and resize == _DEFAULT:
@@ -819,8 +825,9 @@ class GroundTruthLocalisation(_GroundTruthBase):
         (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
     sign
         'abs', 'positive' or 'raw'.
-    min_accuracy, task, operator, activation, seed, strategy
-        As in :class:`GroundTruthSaliency`.
+    min_accuracy, task, activation, strategy
+        As in :class:`GroundTruthSaliency` (which says why there is no ``operator`` nor
+        ``seed``: both are deprecated and ignored).
 
     Notes
     -----
@@ -848,6 +855,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
+    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,
@@ -860,15 +868,10 @@ class GroundTruthLocalisation(_GroundTruthBase):
         sign: str = "abs",
         min_accuracy: float = 0.93,
         task: str = "auto",
-        operator: Optional[Callable] = None,
         activation: Optional[str] = None,
-        seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
-            strategy=strategy,
-        )
+        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
         self.measure = check_choice(measure, "measure", list(_LOCALISATION))
         self.sign = _check_sign(sign, ("abs", "positive", "raw"))
         self._setup_reference(masks, min_accuracy, task)
