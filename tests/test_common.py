@@ -289,7 +289,7 @@ def _aixi(kind):
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.models import AIXIFunctionModel
 
-    data = make_aixi_shape(3, image_size=32, function="suum", seed=1)
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
     model = AIXIFunctionModel("suum", dataset="shape")
     phi = np.abs(data.ground_truth) + np.random.default_rng(0).random(
         data.ground_truth.shape
