@@ -55,7 +55,7 @@ def test_plots_draw(data):
 
     rng = np.random.default_rng(0)
     fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 64, 64))})
-    assert len(fig.axes) == 3 * 4
+    assert len(fig.axes) == 3 * 4 + 2 * 4  # a colour bar next to each map
     _, per_sample = ground_truth_leaderboard(
         {"a": data.ground_truth + 0.1, "b": rng.random((10, 64, 64))}, data.ground_truth
     )

@@ -61,8 +61,12 @@ def register(subparsers) -> None:
         const="inter-class",
         help="evaluate the rules as ordered between classes",
     )
-    rules.add_argument(
-        "-d", dest="data", metavar="DATA", help="data file with the examples (required)"
+    source = rules.add_mutually_exclusive_group(required=True)
+    source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
+    source.add_argument(
+        "--copy-examples",
+        metavar="DIR",
+        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
     )
     rules.add_argument(
         "-n",
@@ -100,9 +104,11 @@ def register(subparsers) -> None:
         "dask.dataframe.read_csv (needs the [distributed] extra)",
     )
     rules.add_argument(
-        "--copy-examples",
-        metavar="DIR",
-        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
+        "--format",
+        choices=("pbm", "csv", "json"),
+        default="pbm",
+        help="output format: the extended PBM file, or the tidy table of counts and "
+        "measures (one row per rule) as CSV or JSON",
     )
     rules.set_defaults(func=run_rules, mode=None)
 
@@ -200,10 +206,7 @@ def run_rules(args: argparse.Namespace) -> int:
 
                 data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
             evaluation = evaluate_rules(rules, data, mode, names=names)
-        output = evaluation.to_pbm(
-            names_file=names_path, data_file=args.data, precision=args.precision
-        )
-        _write(args.output, output)
+        _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             evaluation.to_frame(zero_division="nan").to_csv(args.csv, index=False)
     except ParseError as err:
@@ -213,6 +216,31 @@ def run_rules(args: argparse.Namespace) -> int:
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
     return 0
+
+
+def _json_value(value):
+    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
+
+
+def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
+    """The evaluation in the format of ``--format``."""
+    fmt = getattr(args, "format", "pbm")
+    if fmt == "pbm":
+        return evaluation.to_pbm(
+            names_file=names_path, data_file=args.data, precision=args.precision
+        )
+    frame = evaluation.to_frame(zero_division="nan")
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    import json
+
+    records = [{key: _json_value(v) for key, v in row.items()}
+               for row in frame.to_dict(orient="records")]
+    document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
+                "rules": records}
+    return json.dumps(document, indent=1) + "\n"
 
 
 def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
