@@ -50,23 +50,9 @@ def _dist(ax, ay, bx, by, metric):
 
 
 @_njit
-def _init_tree(
-    n,
-    supply,
-    src,
-    tgt,
-    cost,
-    flow,
-    state,
-    parent,
-    pred,
-    thread,
-    rev_thread,
-    succ_num,
-    last_succ,
-    forward,
-    pi,
-    art_cost,
+def _init_tree(  # the tree arrays: parent ... pi, as in _simplex
+    n, supply, src, tgt, cost, flow, state,
+    parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi, art_cost,
 ):
     """LEMON's initial basis: every node hangs from the root by its artificial arc
     (supply u -> root at cost 0, root -> demand u at ``art_cost``)."""
@@ -120,24 +106,8 @@ def _recompute_potentials(n, thread, parent, pred, forward, cost, pi):
 
 @_njit
 def _simplex(
-    n,
-    n_arcs,
-    src,
-    tgt,
-    cost,
-    flow,
-    state,
-    parent,
-    pred,
-    thread,
-    rev_thread,
-    succ_num,
-    last_succ,
-    forward,
-    pi,
-    dirty,
-    ctl,
-    max_iter,
+    n, n_arcs, src, tgt, cost, flow, state,
+    parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi, dirty, ctl, max_iter,
 ):
     """Primal network simplex with the block-search pivot rule over arcs [n, n_arcs)
     (arcs [0, n) are the artificial ones). Returns the number of pivots (-1 when
@@ -542,51 +512,19 @@ class _Problem:
         )
         forward = np.zeros(n + 1, np.bool_)
         pi = np.zeros(n + 1)
+        # the spanning tree, in the order _init_tree and _simplex take it
+        tree = (parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi)
         dirty = np.zeros(n + 2, np.int64)
         ctl = np.zeros(1, np.int64)
         art_cost = 4.0  # costs are at most 1; raised below while artificial flow remains
         supply = np.concatenate([self.p, -self.q])
-        _init_tree(
-            n,
-            supply,
-            src,
-            tgt,
-            cost,
-            flow,
-            state,
-            parent,
-            pred,
-            thread,
-            rev_thread,
-            succ_num,
-            last_succ,
-            forward,
-            pi,
-            art_cost,
-        )
+        _init_tree(n, supply, src, tgt, cost, flow, state, *tree, art_cost)
         arrays = [src, tgt, cost, flow, state]
         n_arcs = n + m
         for _ in range(max_rounds):
             src, tgt, cost, flow, state = arrays
             status = _simplex(
-                n,
-                n_arcs,
-                src,
-                tgt,
-                cost,
-                flow,
-                state,
-                parent,
-                pred,
-                thread,
-                rev_thread,
-                succ_num,
-                last_succ,
-                forward,
-                pi,
-                dirty,
-                ctl,
-                2_000_000_000,
+                n, n_arcs, src, tgt, cost, flow, state, *tree, dirty, ctl, 2_000_000_000
             )
             if status < 0:  # pragma: no cover - defensive
                 raise RuntimeError(f"network simplex failed (status {status})")
