@@ -163,7 +163,7 @@ def test_shared_cache_is_bounded_and_keyed_on_identity(monkeypatch):
         calls.append(live())
         return object()
 
-    objs = [lambda: i for i in range(5)]
+    objs = [lambda i=i: i for i in range(5)]
     first = distribute.shared_functions((objs[0], None), ("a",), build)
     assert distribute.shared_functions((objs[0], None), ("a",), build) is first
     assert distribute.shared_functions((objs[0], None), ("b",), build) is not first
@@ -210,3 +210,18 @@ def test_text_classifier_on_many_models_is_quiet(tf_messages):
         np.testing.assert_allclose(wrapper.forward(ids), model(ids).numpy()[:, 0],
                                    rtol=1e-5, atol=1e-7)
     no_retracing(tf_messages)
+
+
+def test_instances_under_a_strategy_are_quiet_and_match_the_default(data, tf_messages):
+    x, y, phi, models = data
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    cases = [(0, {}), (1, {}), (2, {}), (0, dict(grid_size=6)), (1, dict(nb_samples=25)),
+             (2, dict(activation="softmax"))]
+    distributed = [MuFidelity(models[i], x, y, strategy=strategy, **{**BASE, **o})
+                   for i, o in cases]
+    assert distributed[0]._replica_runner is not distributed[1]._replica_runner
+    scores = [m.detailed_evaluate(phi) for m in distributed]
+    no_retracing(tf_messages)
+    for (i, o), s in zip(cases, scores):
+        alone = MuFidelity(models[i], x, y, **{**BASE, **o}).detailed_evaluate(phi)
+        np.testing.assert_allclose(s, alone, rtol=1e-5, atol=1e-6)

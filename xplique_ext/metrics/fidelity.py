@@ -528,7 +528,7 @@ class MuFidelity(BaseAttributionMetric):
 
     # ------------------------------------------------------------------ tf.distribute
     def _distributed_all_scores(self, x, baseline, y, masks, perms, nb_samples, size, total):
-        """Drop-in for the compiled ``_all_scores`` under a tf.distribute strategy: the
+        """Drop-in for the compiled ``all_scores`` under a tf.distribute strategy: the
         inputs of the batch are shared among the replicas, and each replica scores the
         perturbations of its share in batches of ``ceil(size / replicas)``."""
         per_replica = replica_shares(int(size), self._replica_runner.replicas)
