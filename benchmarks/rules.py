@@ -10,12 +10,33 @@ against the vectorised ones.
 
 Targets: unordered <= 1 s, ordered <= 2 s, and >= 100x faster than the loop.
 
-Run: ``python benchmarks/rules.py`` (``--help`` for sizes).
+Files and scaling out (issue 10), each case in a fresh process that reports its own time and
+peak resident memory (``VmHWM``); the files are generated once into ``--workdir`` (default
+``/tmp/xplique_ext_rules_bench``), never into the repository:
+
+- ``cli``: ``xplique-ext rules`` end to end (process start, reading, evaluation, printing),
+  100 rules x 1,000,000 rows, 1% unknown. Target <= 2 s (7.5-8.6 s with the row-by-row
+  parser).
+- ``read``: ``read_data`` on a ``--read-mb`` (200) MB file. Targets <= 15 s and a peak
+  below 2x the file size (114 s and 29x before).
+- ``chunks``: ``xplique-ext rules -u --chunksize 1000000`` on a ``--big-mb`` (2,000) MB
+  file. Targets: peak RSS <= 1 GB and a time per row <= 3x the in-memory rate per row
+  (``xplique-ext rules`` on the ``read`` file).
+- ``dask``: ``xplique-ext rules -u --dask ADDRESS`` on the same file, with a LocalCluster
+  of 2 worker processes started by the benchmark: completes with the same output (counts)
+  as ``chunks``; time recorded.
+
+Run: ``python benchmarks/rules.py`` (``--help`` for sizes and ``--cases``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -103,21 +124,8 @@ def best_time(function, repeats: int) -> float:
     return min(times)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=1_000_000)
-    parser.add_argument("--rules", type=int, default=100)
-    parser.add_argument("--unknown-rate", type=float, default=0.01)
-    parser.add_argument(
-        "--loop-examples",
-        type=int,
-        default=2_000,
-        help="subsample on which the per-example loop is timed",
-    )
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-
+def evaluate_case(args) -> bool:
+    """The vectorised evaluation against the per-example loop (issue 3)."""
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     data = make_data(args.examples, rng, args.unknown_rate)
@@ -165,6 +173,313 @@ def main(argv=None) -> int:
         "targets: unordered <= 1 s, ordered <= 2 s (inter-class: same as ordered), "
         ">= 100x the per-example loop; counts of both agree on the subsample"
     )
+    return ok
+
+
+# -- files, chunks and Dask (issue 10) -----------------------------------------------------
+def names_text() -> str:
+    lines = ["class.", ""]
+    lines += [f"nom{k}: {', '.join(f'v{j}' for j in range(3 + k))}." for k in range(6)]
+    lines += [f"num{k}: real." for k in range(6)]
+    lines.append(f"class: {', '.join(CLASSES)}.")
+    return "\n".join(lines) + "\n"
+
+
+def random_lines(n: int, rng: np.random.Generator, unknown_rate: float) -> np.ndarray:
+    """``n`` random rows of the table of :func:`make_data`, as ``.data`` lines."""
+    columns = []
+    for k in range(6):
+        values = np.array([f"v{j}" for j in range(3 + k)], dtype=object)
+        values = values[rng.integers(0, 3 + k, n)]
+        values[rng.random(n) < unknown_rate] = "?"
+        columns.append(values)
+    for _ in range(6):
+        values = np.char.mod("%.3f", rng.normal(0.0, 1.0, n)).astype(object)
+        values[rng.random(n) < unknown_rate] = "?"
+        columns.append(values)
+    columns.append(np.array(CLASSES, dtype=object)[rng.integers(0, len(CLASSES), n)])
+    lines = columns[0]
+    for column in columns[1:]:
+        lines = lines + "," + column
+    return lines
+
+
+def data_file(folder: str, name: str, *, rows=None, megabytes=None, seed=0, unknown_rate=0.01):
+    """A ``.data`` file (and its ``.names``) of ``rows`` rows or about ``megabytes`` MB,
+    generated once and reused: the first 1,000,000 rows are random, the next ones are drawn
+    at random from them (with the same distribution, and fast to write)."""
+    path = os.path.join(folder, name + ".data")
+    tag = f"{rows}-{megabytes}-{seed}-{unknown_rate}"
+    marker = path + ".done"
+    if not (os.path.exists(marker) and open(marker).read() == tag):
+        rng = np.random.default_rng(seed)
+        start = time.perf_counter()
+        pool = None
+        with open(path, "wb") as handle:
+            done = 0
+            while True:
+                if rows is not None:
+                    if done >= rows:
+                        break
+                    n = min(200_000, rows - done)
+                else:
+                    if handle.tell() >= megabytes * 1e6:
+                        break
+                    n = 200_000
+                if done < 1_000_000:
+                    lines = random_lines(n, rng, unknown_rate)
+                    pool = lines if pool is None else np.concatenate([pool, lines])
+                else:
+                    lines = pool[rng.integers(0, len(pool), n)]
+                handle.write(("\n".join(lines.tolist()) + "\n").encode())
+                done += n
+        with open(marker, "w") as handle:
+            handle.write(tag)
+        print(
+            f"  (generated {path}: {os.path.getsize(path) / 1e6:,.0f} MB in "
+            f"{time.perf_counter() - start:.0f} s)"
+        )
+    with open(os.path.join(folder, name + ".names"), "w") as handle:
+        handle.write(names_text())
+    return path
+
+
+def count_rows(path: str) -> int:
+    with open(path, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 24), b""))
+
+
+RUNNER = """
+import json, sys, time
+start = time.perf_counter()
+def peak():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return float("nan")
+report = {}
+if sys.argv[1] == "cli":
+    from xplique_ext.cli import main
+    report["code"] = main(sys.argv[3:])
+else:
+    import psutil
+    from xplique_ext.rules import read_data, read_names, example_path
+    read_data(example_path("voyage.test"))
+    names = read_names(sys.argv[3])
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+    report["rss_before"] = psutil.Process().memory_info().rss
+    began = time.perf_counter()
+    report["rows"] = read_data(sys.argv[4], names).n_examples
+    report["read_s"] = time.perf_counter() - began
+report["seconds"] = time.perf_counter() - start
+report["peak"] = peak()
+with open(sys.argv[2], "w") as handle:
+    json.dump(report, handle)
+"""
+
+
+def run_child(kind: str, argv) -> dict:
+    """Run a case in a fresh Python process; its wall-clock time and its own report."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        report_path = handle.name
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    before = os.times()
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, kind, report_path, *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{kind} {argv} failed:\n{done.stderr[-3000:]}")
+    with open(report_path) as handle:
+        report = json.load(handle)
+    os.unlink(report_path)
+    report["wall"] = wall
+    report["cpu"] = cpu
+    if report.get("code", 0) != 0:
+        raise SystemExit(f"{kind} {argv} exited with {report['code']}")
+    return report
+
+
+def rules_file(folder: str, n_rules: int, seed: int) -> str:
+    path = os.path.join(folder, f"rules{n_rules}.pbm")
+    with open(path, "w") as handle:
+        handle.write(make_rules(n_rules, np.random.default_rng(seed + 1)).to_string())
+    return path
+
+
+def cli_case(args, folder: str) -> bool:
+    data = data_file(folder, "cli", rows=args.cli_rows, seed=args.seed)
+    pbm = rules_file(folder, args.rules, args.seed)
+    out = os.path.join(folder, "cli.out.pbm")
+    report = run_child("cli", ["rules", "-u", "-d", data, "-f", pbm, "-s", out])
+    ok = report["wall"] <= 2.0
+    print(
+        f"cli         xplique-ext rules -u, {args.rules} rules x {args.cli_rows:,} rows "
+        f"({os.path.getsize(data) / 1e6:.0f} MB): {report['wall']:.2f} s end to end "
+        f"({report['cpu']:.2f} s CPU; target <= 2 s; 7.5-8.6 s before), peak {report['peak'] / 1e6:,.0f} MB  "
+        f"{'ok' if ok else 'MISSED'}"
+    )
+    return ok
+
+
+def read_case(args, folder: str):
+    data = data_file(folder, "read", megabytes=args.read_mb, seed=args.seed + 2)
+    size = os.path.getsize(data)
+    report = run_child("read", [data[: -len(".data")] + ".names", data])
+    added = report["peak"] - report["rss_before"]
+    ok = report["read_s"] <= 15.0 and added <= 2 * size
+    print(
+        f"read        read_data, {size / 1e6:,.0f} MB, {report['rows']:,} rows: "
+        f"{report['read_s']:.1f} s (target <= 15 s; 114 s before), peak added "
+        f"{added / 1e6:,.0f} MB = {added / size:.2f}x the file (target <= 2x; 29x before)  "
+        f"{'ok' if ok else 'MISSED'}"
+    )
+    # the in-memory rate per row of the whole command, for the chunked case
+    pbm = rules_file(folder, args.rules, args.seed)
+    out = os.path.join(folder, "read.out.pbm")
+    whole = run_child("cli", ["rules", "-u", "-d", data, "-f", pbm, "-s", out])
+    rate = whole["wall"] / report["rows"]
+    print(
+        f"            xplique-ext rules -u in memory on it: {whole['wall']:.1f} s "
+        f"({whole['cpu']:.1f} s CPU), "
+        f"{rate * 1e6:.2f} us per row, peak {whole['peak'] / 1e6:,.0f} MB"
+    )
+    return ok, rate
+
+
+def big_cases(args, folder: str, rate: float, cases) -> bool:
+    data = data_file(folder, "big", megabytes=args.big_mb, seed=args.seed + 3)
+    size = os.path.getsize(data)
+    rows = count_rows(data)
+    pbm = rules_file(folder, args.rules, args.seed)
+    ok = True
+    chunked = None
+    if "chunks" in cases:
+        chunked = os.path.join(folder, "big.chunks.pbm")
+        report = run_child(
+            "cli",
+            [
+                "rules",
+                "-u",
+                "-d",
+                data,
+                "-f",
+                pbm,
+                "-s",
+                chunked,
+                "--chunksize",
+                str(args.chunksize),
+            ],
+        )
+        per_row = report["wall"] / rows
+        ratio = per_row / rate if rate else float("nan")
+        passed = report["peak"] <= 1e9 and (not rate or ratio <= 3.0)
+        ok &= passed
+        print(
+            f"chunks      xplique-ext rules -u --chunksize {args.chunksize:,}, "
+            f"{size / 1e6:,.0f} MB, {rows:,} rows: {report['wall']:.1f} s "
+            f"({report['cpu']:.1f} s CPU), peak RSS "
+            f"{report['peak'] / 1e6:,.0f} MB (target <= 1,000 MB), "
+            f"{per_row * 1e6:.2f} us per row = {ratio:.2f}x the in-memory rate "
+            f"(target <= 3x)  {'ok' if passed else 'MISSED'}"
+        )
+    if "dask" in cases:
+        from distributed import LocalCluster
+
+        out = os.path.join(folder, "big.dask.pbm")
+        with LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster:
+            report = run_child(
+                "cli",
+                [
+                    "rules",
+                    "-u",
+                    "-d",
+                    data,
+                    "-f",
+                    pbm,
+                    "-s",
+                    out,
+                    "--dask",
+                    cluster.scheduler_address,
+                ],
+            )
+        same = None
+        if chunked is not None:
+            with open(out) as a, open(chunked) as b:
+                same = a.read() == b.read()
+            ok &= same
+        print(
+            f"dask        xplique-ext rules -u --dask (LocalCluster, {args.workers} worker "
+            f"processes), {size / 1e6:,.0f} MB: {report['wall']:.1f} s "
+            f"({rows / report['wall'] / 1e6:.2f} M rows/s), client peak "
+            f"{report['peak'] / 1e6:,.0f} MB; same output as --chunksize: {same}"
+        )
+    return ok
+
+
+CASES = ("evaluate", "cli", "read", "chunks", "dask")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES), help=f"among {', '.join(CASES)}")
+    parser.add_argument("--examples", type=int, default=1_000_000)
+    parser.add_argument("--rules", type=int, default=100)
+    parser.add_argument("--unknown-rate", type=float, default=0.01)
+    parser.add_argument(
+        "--loop-examples",
+        type=int,
+        default=2_000,
+        help="subsample on which the per-example loop is timed",
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cli-rows", type=int, default=1_000_000, help="rows of the cli case")
+    parser.add_argument("--read-mb", type=float, default=200, help="size of the read case")
+    parser.add_argument("--big-mb", type=float, default=2000, help="size of chunks/dask")
+    parser.add_argument("--chunksize", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=2, help="Dask worker processes")
+    parser.add_argument(
+        "--workdir",
+        default=os.path.join(tempfile.gettempdir(), "xplique_ext_rules_bench"),
+        help="where the generated files go (reused between runs)",
+    )
+    args = parser.parse_args(argv)
+    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = sorted(set(cases) - set(CASES))
+    if unknown:
+        parser.error(f"unknown cases {unknown}; choose among {list(CASES)}")
+    os.makedirs(args.workdir, exist_ok=True)
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (times are "
+        "wall-clock; the CPU time of the command's process is given beside)"
+    )
+    ok = True
+    if "evaluate" in cases:
+        ok &= evaluate_case(args)
+    if {"cli", "read", "chunks", "dask"} & set(cases):
+        print(f"files and scaling out (generated files in {args.workdir}):")
+    if "cli" in cases:
+        ok &= cli_case(args, args.workdir)
+    rate = 0.0
+    if {"read", "chunks"} & set(cases):
+        passed, rate = read_case(args, args.workdir)
+        ok &= passed
+    if {"chunks", "dask"} & set(cases):
+        ok &= big_cases(args, args.workdir, rate, cases)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0 if ok else 1
 
 

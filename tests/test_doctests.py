@@ -14,6 +14,7 @@ MODULES = sorted(
 
 # modules whose public classes or functions must carry a runnable example
 WITH_EXAMPLES = {
+    "xplique_ext.callbacks",
     "xplique_ext.metrics.fidelity",
     "xplique_ext.metrics.percy",
     "xplique_ext.metrics.ground_truth",

@@ -14,15 +14,52 @@ datasets
 text
     PERCY's token attributions (LIME, SHAP, Integrated Gradients), sentence generator,
     backbones, robustness and agreement.
+callbacks
+    ``ExplanationMetrics``: explanation scores in Keras' training logs.
 explainers, models, plots
     Object-level LIME, the papers' Keras models, plot helpers.
 commons
     Validation, streaming, randomness, correlations and warning classes.
 
-Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelity``), so
-that ``xplique_ext.rules`` works without loading TensorFlow.
+Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelity``, or
+``xplique_ext.metrics`` after ``import xplique_ext``, PEP 562), so that ``xplique_ext.rules``
+and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
+
+Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
+``rules``, ``plots`` <- ``explainers``, ``text`` <- ``metrics`` <- ``cli``.
 """
 
+from typing import TYPE_CHECKING
+
+from .commons.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on first use
+    from . import cli as cli
+    from . import commons as commons
+    from . import datasets as datasets
+    from . import explainers as explainers
+    from . import metrics as metrics
+    from . import models as models
+    from . import plots as plots
+    from . import rules as rules
+    from . import text as text
+
 __version__ = "0.1.0"
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {},
+    submodules=(
+        "cli",
+        "commons",
+        "datasets",
+        "explainers",
+        "metrics",
+        "models",
+        "plots",
+        "rules",
+        "text",
+    ),
+)
 
 __all__ = ["__version__"]

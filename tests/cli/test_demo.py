@@ -1,30 +1,123 @@
-"""`xplique-ext demo` end to end at a tiny size, through the command line's main()."""
+"""`xplique-ext demo` end to end at a tiny size: as a user runs it (a separate process,
+its standard error checked), and in-process."""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from xplique_ext.cli import build_parser, main
-from xplique_ext.cli.demo import gradient_explanations, run_demo
+from xplique_ext.cli.demo import (
+    XPLIQUE_EXPLAINERS,
+    demo_explanations,
+    gradient_explanations,
+    quiet_console,
+    run_demo,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--n-train", "300", "--n-explain", "8", "--image-size", "64", "--epochs", "2"]
+HAS_XPLIQUE = importlib.util.find_spec("xplique") is not None
+# a tqdm progress bar, as drawn on a terminal or a pipe: "desc:  40%|####  | 4/10 [...]"
+BAR = re.compile(r"^[\w .-]*: *\d+%\|.*\| *\d+/\d+ \[.*\]$")
 
 
-def test_demo_command_runs_every_section(capsys):
-    code = main(["demo", "--n-train", "300", "--n-explain", "8", "--image-size", "32",
-                 "--epochs", "2"])
-    assert code == 0
-    printed = capsys.readouterr().out
+def test_demo_command_runs_every_section_and_its_stderr_holds_only_progress_bars():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TF_CPP")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-m", "xplique_ext.cli", "demo", *TINY],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = done.stdout
     for expected in ("MuFidelity", "EMD", "KL", "Saliency", "IntegratedGradients", "Random",
                      "FiRe", "PERCY"):
         assert expected in printed
+    # a line per stage, with the time elapsed, from the very first second
+    stages = re.findall(r"^\[ *(\d+\.\d) s\] (.+)$", printed, flags=re.M)
+    assert stages[0] == ("0.0", "xplique-ext demo: loading TensorFlow")
+    assert len(stages) >= 8
+    assert [float(t) for t, _ in stages] == sorted(float(t) for t, _ in stages)
+    assert any("training a tiny CNN" in line for _, line in stages)
+    # the standard error: progress bars (training included), nothing else
+    fragments = [f.strip() for f in re.split(r"[\r\n]", done.stderr) if f.strip()]
+    noise = [f for f in fragments if not BAR.match(f)]
+    assert noise == [], noise[:10]
+    assert any(f.startswith("training:") for f in fragments)
+    for word in ("retracing", "absl", "XLA", "IProgress", "cuInit", "Warning", "WARNING"):
+        assert word not in done.stderr
 
 
-def test_demo_fidelity_table():
+def test_demo_fidelity_table_without_progress_and_nothing_on_stderr(capfd):
+    code = main(["demo", *TINY, "--sections", "fidelity", "--no-progress"])
+    assert code == 0
+    captured = capfd.readouterr()
+    assert captured.err == ""
+    names = [*XPLIQUE_EXPLAINERS, "Random"] if HAS_XPLIQUE else [
+        "Saliency", "GradientInput", "IntegratedGradients", "Random"]
+    rows = {}
+    for line in captured.out.splitlines():
+        parts = line.split()
+        if parts and parts[0] in names and len(parts) == 5:
+            rows[parts[0]] = [float(v) for v in parts[1:]]
+    assert list(rows) == names
+    for mufidelity, emd, kl, undefined in rows.values():
+        assert -1 <= mufidelity <= 1 and 0 <= emd <= 1 and kl >= 0 and undefined >= 0
+    assert ("Xplique 2" in captured.out) == HAS_XPLIQUE
+
+
+def test_quiet_console_silences_native_stderr_only(capfd):
+    import logging
+
+    with quiet_console():
+        os.write(2, b"native log line\n")
+        print("python message", file=sys.stderr)
+        logging.getLogger("tensorflow").warning("retracing note")
+        logging.getLogger("tensorflow").error("a real error")
+    os.write(2, b"after\n")
+    err = capfd.readouterr().err
+    assert "native log line" not in err and "retracing note" not in err
+    assert "python message" in err and "after" in err
+    with quiet_console(verbose=True):
+        os.write(2, b"verbose native\n")
+    assert "verbose native" in capfd.readouterr().err
+
+
+def test_demo_falls_back_to_its_own_gradients_and_says_so(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "xplique" else real(name, *a))
     out = []
-    results = run_demo(n_train=300, n_explain=8, image_size=32, epochs=2,
+    results = run_demo(n_train=300, n_explain=8, image_size=64, epochs=2,
                        sections=["fidelity"], out=out.append)
     table = results["fidelity"]
     assert list(table.index) == ["Saliency", "GradientInput", "IntegratedGradients", "Random"]
-    assert np.all(np.abs(table.iloc[:, 0]) <= 1)  # correlations
-    emd_column = table.iloc[:, 1]
-    assert np.all((emd_column >= 0) & (emd_column <= 1))
+    assert any("Xplique is not installed" in line and "own gradients" in line for line in out)
+    with pytest.raises(ValueError, match="use_xplique"):
+        demo_explanations(None, np.zeros((1, 4, 4, 1)), np.ones((1, 1)), use_xplique=True)
+
+
+@pytest.mark.skipif(not HAS_XPLIQUE, reason="the [xplique] extra is not installed")
+def test_demo_explanations_are_xpliques():
+    import keras
+    from xplique.attributions import Occlusion, Saliency
+
+    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(2, kernel_initializer="glorot_uniform")])
+    x = np.random.default_rng(0).random((3, 8, 8, 1)).astype(np.float32)
+    y = np.eye(2, dtype=np.float32)[[0, 1, 0]]
+    maps, origin = demo_explanations(model, x, y)
+    assert list(maps) == [*XPLIQUE_EXPLAINERS, "Random"] and "Xplique" in origin
+    assert all(m.shape == (3, 8, 8) for m in maps.values())
+    np.testing.assert_allclose(maps["Saliency"], np.asarray(Saliency(model).explain(x, y))[..., 0],
+                               rtol=1e-6)
+    occlusion = Occlusion(model, patch_size=1, patch_stride=1).explain(x, y)
+    np.testing.assert_allclose(maps["Occlusion"], np.asarray(occlusion)[..., 0], rtol=1e-5,
+                               atol=1e-6)
 
 
 def test_gradient_explanations_on_a_linear_model():

@@ -100,9 +100,9 @@ def ground_truth_checks():
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.metrics import GroundTruthLocalisation, GroundTruthSaliency
 
-    data = make_aixi_shape(5, image_size=32, function="suum", seed=1)
-    model = tiny_cnn((32, 32, 1), classes=2)
-    phi = np.random.default_rng(1).random((5, 32, 32))
+    data = make_aixi_shape(5, image_size=64, function="suum", seed=1)
+    model = tiny_cnn((64, 64, 1), classes=2)
+    phi = np.random.default_rng(1).random((5, 64, 64))
 
     def saliency(strategy):
         with warnings.catch_warnings():
@@ -168,8 +168,8 @@ def object_lime_checks():
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.explainers import ObjectLime
 
-    data = make_aixi_shape(3, image_size=32, function="class", seed=4)
-    model = tiny_cnn((32, 32, 1), classes=2)
+    data = make_aixi_shape(3, image_size=64, function="class", seed=4)
+    model = tiny_cnn((64, 64, 1), classes=2)
 
     def run(strategy):
         return ObjectLime(model, batch_size=5).explain_objects(

@@ -21,12 +21,19 @@ from xplique_ext.datasets import (
 )
 
 MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
+# (layout, image size): the authors' layout at the smallest size it accepts, the free one
+LAYOUT_SIZES = {"shape": [("authors", 64), ("free", 32), ("free", 64)],
+                "color": [("authors", 32), ("authors", 64), ("free", 32)]}
 
 
-@pytest.fixture(scope="module", params=list(itertools.product(MAKERS, FUNCTIONS, (32, 64))))
+@pytest.fixture(
+    scope="module",
+    params=[(d, f, ls) for d in MAKERS for f in FUNCTIONS for ls in LAYOUT_SIZES[d]],
+    ids=lambda p: f"{p[0]}-{p[1]}-{p[2][0]}-{p[2][1]}",
+)
 def data(request):
-    dataset, function, size = request.param
-    return MAKERS[dataset](120, image_size=size, function=function, seed=7)
+    dataset, function, (layout, size) = request.param
+    return MAKERS[dataset](120, image_size=size, function=function, seed=7, layout=layout)
 
 
 def test_shapes_dtypes_and_ranges(data):
@@ -35,7 +42,8 @@ def test_shapes_dtypes_and_ranges(data):
     assert data.images.min() == 0.0 and data.images.max() <= 1.0
     assert data.targets.shape == (n,) and data.counts.shape == (n, 3)
     assert data.ground_truth.shape == (n, s, s) and data.ground_truth.dtype == np.float32
-    assert data.counts.min() >= 0 and data.counts.max() <= 2
+    assert data.counts.min() >= 0 and data.counts.max() <= data.max_count
+    assert data.max_count == (6 if (data.dataset, data.layout) == ("color", "authors") else 2)
     assert data.object_patterns.shape == (n, 6)
     assert len(data.object_masks) == n
 
@@ -54,24 +62,31 @@ def test_counts_match_the_objects_drawn(data):
             expected = 1.0 if data.dataset == "shape" else [1.0, 2 / 3, 1 / 3][patterns[i, k]]
             np.testing.assert_allclose(values, [expected], rtol=1e-6)
     # recognised from the pixels alone
-    np.testing.assert_array_equal(count_patterns(data.images, data.dataset), data.counts)
+    np.testing.assert_array_equal(
+        count_patterns(data.images, data.dataset, layout=data.layout), data.counts
+    )
 
 
 def test_objects_never_overlap_and_stay_apart(data):
-    kernel = np.ones((3, 3), np.uint8)  # 1-pixel dilation: objects keep a gap
+    kernel = np.ones((3, 3), np.uint8)  # 1-pixel dilation
     for i in range(0, len(data), 7):
         masks = data.object_masks[i].astype(np.uint8)
         if len(masks) < 2:
             continue
         assert masks.sum(0).max() <= 1
         dilated = np.stack([cv2.dilate(m, kernel) for m in masks])
-        assert dilated.sum(0).max() <= 1, "two objects touch"
+        if data.layout == "free":  # two background pixels between objects at least
+            assert dilated.sum(0).max() <= 1, "two objects come closer than 2 pixels"
+        else:  # objects never touch (8-connectivity)
+            for k in range(len(masks)):
+                others = masks.sum(0) - masks[k]
+                assert not (dilated[k] & others).any(), "two objects touch"
     # the background is exactly the pixels no object covers
     np.testing.assert_array_equal(data.images[..., 0] > 0, data.object_labels > 0)
 
 
 def test_targets_follow_the_function(data):
-    g = data.counts / 2
+    g = data.counts / data.max_count
     np.testing.assert_allclose(data.targets, FUNCTIONS[data.function](g), atol=1e-6)
 
 
@@ -84,25 +99,67 @@ def test_completeness_pixel_convention(data):
 
 
 def test_object_convention_paints_each_object_with_its_value(data):
+    truth = data.get_ground_truth("object")
     for i in range(0, len(data), 11):
         for k, mask in enumerate(data.object_masks[i]):
-            np.testing.assert_allclose(
-                data.ground_truth[i][mask], data.object_values[i, k], rtol=1e-6
-            )
-        assert np.all(data.ground_truth[i][data.object_labels[i] == 0] == 0)
+            np.testing.assert_allclose(truth[i][mask], data.object_values[i, k], rtol=1e-6)
+        assert np.all(truth[i][data.object_labels[i] == 0] == 0)
 
 
-def test_same_seed_identical_arrays_and_prefix_stability():
-    a = make_aixi_shape(300, image_size=32, function="class", seed=11)
-    b = make_aixi_shape(300, image_size=32, function="class", seed=11)
+PAPER = {"ssin": (0.55, 0.27, 0.18), "suum": (0.55, 0.27, 0.18), "class": (1.0, -0.5, 0.0)}
+
+
+def test_paper_ground_truth_is_w_i_painted_on_the_masks(data):
+    """The default ground truth, recomputed independently: the objects are the connected
+    components of the image (scipy, not the generator's labels), each one's pattern is read
+    from its pixels, the number of objects of each pattern must equal the counts, and
+    the map must be sum_i w_i * (union of the masks of pattern i)."""
+    from scipy import ndimage
+
+    assert data.convention == "paper"
+    w = np.asarray(PAPER[data.function])
+    labelled, n = zip(*(ndimage.label(img[..., 0] > 0, np.ones((3, 3))) for img in data.images))
+    for i in range(len(data)):
+        assert n[i] == data.counts[i].sum()
+        expected = np.zeros(data.images.shape[1:3])
+        per_pattern = np.zeros(3, int)
+        components = count_patterns(
+            np.stack([(labelled[i] == c) * data.images[i, ..., 0] for c in range(1, n[i] + 1)])
+            if n[i]
+            else np.zeros((0,) + data.images.shape[1:3]),
+            data.dataset,
+            layout=data.layout,
+        )  # one row per component: its pattern read from its pixels
+        for c, row in enumerate(components, start=1):
+            pattern = int(np.argmax(row))
+            per_pattern[pattern] += 1
+            expected[labelled[i] == c] = w[pattern]
+        np.testing.assert_array_equal(per_pattern, data.counts[i])
+        np.testing.assert_allclose(data.ground_truth[i], expected, rtol=1e-6, atol=0)
+    # the same through the generator's masks: w of each object's pattern on its pixels
+    masks = data.object_masks.to_array()  # (N, 6, H, W)
+    painted = np.einsum("nk,nkhw->nhw", data.object_weights, masks)
+    np.testing.assert_allclose(data.ground_truth, painted, rtol=1e-6)
+    np.testing.assert_array_equal(data.get_ground_truth("paper"), data.ground_truth)
+
+
+@pytest.mark.parametrize(
+    "maker,layout,size",
+    [(make_aixi_shape, "authors", 64), (make_aixi_color, "authors", 32),
+     (make_aixi_shape, "free", 32)],
+)
+def test_same_seed_identical_arrays_and_prefix_stability(maker, layout, size):
+    kw = dict(image_size=size, layout=layout)
+    a = maker(300, function="class", seed=11, **kw)
+    b = maker(300, function="class", seed=11, **kw)
     for name in ("images", "targets", "counts", "object_labels", "ground_truth"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    c = make_aixi_shape(40, image_size=32, function="class", seed=11)
+    c = maker(40, function="class", seed=11, **kw)
     np.testing.assert_array_equal(c.images, a.images[:40])
-    d = make_aixi_shape(300, image_size=32, function="class", seed=12)
+    d = maker(300, function="class", seed=12, **kw)
     assert not np.array_equal(d.images, a.images)
     # the function does not change the images
-    e = make_aixi_shape(300, image_size=32, function="ssin", seed=11)
+    e = maker(300, function="ssin", seed=11, **kw)
     np.testing.assert_array_equal(e.images, a.images)
 
 
@@ -113,6 +170,20 @@ def test_closed_form_equals_enumerated_shapley(counts):
         closed = exact_object_shapley(name, counts)
         enumerated = exact_object_shapley(lambda g, f=FUNCTIONS[name]: f(g), counts)
         np.testing.assert_allclose(closed, enumerated, atol=1e-12)
+
+
+def test_closed_form_equals_enumerated_shapley_six_circles():
+    # the authors' AIXI-Color: six circles, counts 0-6, g = counts / 6
+    counts = np.array([c for c in itertools.product(range(7), repeat=3) if sum(c) == 6])
+    for name in ("ssin", "suum"):
+        closed = exact_object_shapley(name, counts, max_count=6)
+        enumerated = exact_object_shapley(
+            lambda g, f=FUNCTIONS[name]: f(g), counts, max_count=6
+        )
+        np.testing.assert_allclose(closed, enumerated, atol=1e-12)
+        np.testing.assert_allclose(
+            (closed * counts).sum(1), FUNCTIONS[name](counts / 6), atol=1e-12
+        )
 
 
 def test_class_shapley_known_values():
@@ -149,32 +220,53 @@ def test_functions_known_values():
 
 
 def test_custom_callable_function_uses_enumeration():
-    data = make_aixi_shape(30, image_size=32, function=lambda g: g[..., 2] ** 2, seed=1)
+    data = make_aixi_shape(
+        30, image_size=64, function=lambda g: g[..., 2] ** 2, seed=1, convention="object"
+    )
     np.testing.assert_allclose(data.targets, (data.counts[:, 2] / 2) ** 2, atol=1e-6)
     pixel = data.get_ground_truth("pixel").sum(axis=(1, 2))
     np.testing.assert_allclose(pixel, data.targets, atol=1e-5)
+    # the paper's ground truth of a callable needs its weights
+    with pytest.raises(ValueError, match="`weights` must be given with a callable"):
+        make_aixi_shape(4, image_size=64, function=lambda g: g[..., 2])
+    with pytest.raises(ValueError, match="`convention` 'paper' needs the weight"):
+        data.get_ground_truth("paper")
+    weighted = make_aixi_shape(
+        30, image_size=64, function=lambda g: g[..., 2], seed=1, weights=(0, 0, 1)
+    )
+    np.testing.assert_array_equal(
+        weighted.object_weights, np.where(weighted.object_patterns == 2, 1.0, 0.0)
+    )
+    crosses = weighted.object_areas[weighted.object_patterns == 2].sum()
+    assert (weighted.ground_truth == 1).sum() == crosses > 0
+    assert set(np.unique(weighted.ground_truth)) <= {0.0, 1.0}
 
 
 def test_relevant_masks_and_has_ground_truth():
-    data = make_aixi_shape(60, image_size=32, function="class", seed=3)
-    no_square = data.counts[:, 1] == 0
-    np.testing.assert_array_equal(data.has_ground_truth, ~no_square)
+    data = make_aixi_shape(60, image_size=64, function="class", seed=3)
+    # the paper's ground truth: circles (+1) and squares (-0.5) matter, crosses do not
+    np.testing.assert_array_equal(data.has_ground_truth, data.counts[:, :2].sum(1) > 0)
+    # the Shapley values: nothing matters without a square (F is constant)
+    shapley = data[:]
+    shapley.convention = "object"
+    np.testing.assert_array_equal(shapley.has_ground_truth, data.counts[:, 1] > 0)
     assert data.relevant_masks.shape == data.object_labels.shape
     for i in range(len(data)):
         for k, mask in enumerate(data.object_masks[i]):
+            assert np.all(data.relevant_masks[i][mask] == (data.object_patterns[i, k] < 2))
             relevant = data.object_values[i, k] != 0
-            assert np.all(data.relevant_masks[i][mask] == relevant)
+            assert np.all(data.relevant_masks_for("object")[i][mask] == relevant)
 
 
 def test_small_images_scale_objects_down():
     for size in (32, 48, 64):
-        data = make_aixi_shape(64, image_size=size, function="class", seed=0)
+        data = make_aixi_shape(64, image_size=size, function="class", seed=0, layout="free")
         assert data.images.shape[1:3] == (size, size)
         assert data.object_areas.max() <= (0.2 * size + 1) ** 2
 
 
 def test_as_dataset_save_load_and_subsets(tmp_path):
-    data = make_aixi_color(20, image_size=32, function="suum", seed=5)
+    data = make_aixi_color(20, image_size=32, function="suum", seed=5, convention="object")
     ds = data.as_dataset(8)
     xs, ys = zip(*[(x.numpy(), y.numpy()) for x, y in ds])
     np.testing.assert_array_equal(np.concatenate(xs), data.images)
@@ -185,6 +277,8 @@ def test_as_dataset_save_load_and_subsets(tmp_path):
     assert path.suffix == ".npz"
     back = load_aixi(path)
     assert isinstance(back, AIXIData) and back.function == "suum" and back.dataset == "color"
+    assert (back.layout, back.max_count, back.convention) == ("authors", 6, "object")
+    np.testing.assert_array_equal(back.get_ground_truth("paper"), data.get_ground_truth("paper"))
     for name in ("images", "targets", "counts", "object_labels", "ground_truth", "object_values"):
         np.testing.assert_array_equal(getattr(back, name), getattr(data, name))
     part = data[5:9]
@@ -194,30 +288,42 @@ def test_as_dataset_save_load_and_subsets(tmp_path):
 
 
 def test_pixel_convention_at_generation():
-    a = make_aixi_shape(10, image_size=32, function="ssin", seed=2, convention="pixel")
-    b = make_aixi_shape(10, image_size=32, function="ssin", seed=2)
+    a = make_aixi_shape(10, image_size=64, function="ssin", seed=2, convention="pixel")
+    b = make_aixi_shape(10, image_size=64, function="ssin", seed=2)
     np.testing.assert_array_equal(a.ground_truth, b.get_ground_truth("pixel"))
-    assert a.convention == "pixel"
+    assert a.convention == "pixel" and b.convention == "paper"
 
 
 @pytest.mark.parametrize("maker", [make_aixi_shape, make_aixi_color])
 def test_errors(maker):
-    with pytest.raises(ValueError, match="`image_size` must be >= 32"):
+    with pytest.raises(ValueError, match="`image_size` must be >= (32|64)"):
         maker(4, image_size=16)
+    with pytest.raises(ValueError, match="`image_size` must be >= 32"):
+        maker(4, image_size=16, layout="free")
+    with pytest.raises(ValueError, match="`layout` must be one of"):
+        maker(4, image_size=64, layout="grid")
+    with pytest.raises(ValueError, match="`weights` must be 3 finite numbers"):
+        maker(4, image_size=64, weights=(1, 2))
     with pytest.raises(ValueError, match="`n_samples` must be >= 1"):
-        maker(0, image_size=32)
+        maker(0, image_size=64)
     with pytest.raises(TypeError, match="`n_samples` must be an integer"):
-        maker(2.5, image_size=32)
+        maker(2.5, image_size=64)
     with pytest.raises(ValueError, match="`function` must be one of"):
-        maker(4, image_size=32, function="cos")
+        maker(4, image_size=64, function="cos")
     with pytest.raises(ValueError, match="`convention` must be one of"):
-        maker(4, image_size=32, convention="region")
+        maker(4, image_size=64, convention="region")
     with pytest.raises(ValueError, match="`seed` must be >= 0"):
-        maker(4, image_size=32, seed=-1)
-    data = maker(4, image_size=32, seed=0)
+        maker(4, image_size=64, seed=-1)
+    data = maker(4, image_size=64, seed=0)
     with pytest.raises(ValueError, match="`convention` must be one of"):
         data.get_ground_truth("pixels")
     with pytest.raises(ValueError, match="`dataset` must be one of"):
         count_patterns(data.images, "texture")
     with pytest.raises(ValueError, match="`counts` must be integers in"):
         exact_object_shapley("ssin", [[3, 0, 0]])
+
+
+def test_authors_shape_needs_64_pixels():
+    with pytest.raises(ValueError, match=r"`image_size` must be >= 64 .*grid.*got 32"):
+        make_aixi_shape(4, image_size=32)
+    make_aixi_shape(4, image_size=32, layout="free")  # the free layout still takes 32

@@ -42,8 +42,8 @@ def test_cnn_architecture(function):
 
 
 def test_cnn_learns_a_little_on_tiny_data():
-    data = make_aixi_shape(256, image_size=32, function="suum", seed=0)
-    model = build_aixi_cnn((32, 32, 1), "suum", seed=1, learning_rate=3e-3)
+    data = make_aixi_shape(256, image_size=64, function="suum", seed=0)
+    model = build_aixi_cnn((64, 64, 1), "suum", seed=1, learning_rate=3e-3)
     before = model.evaluate(data.images, data.targets, verbose=0)[0]
     model.fit(data.images, data.targets, epochs=3, batch_size=32, verbose=0, shuffle=False)
     after = model.evaluate(data.images, data.targets, verbose=0)[0]
@@ -81,11 +81,11 @@ def test_function_model_is_a_keras_model_of_f(maker, dataset, function):
 def test_function_model_with_an_xplique_explainer():
     from xplique.attributions import Occlusion
 
-    data = make_aixi_shape(4, image_size=32, function="suum", seed=1)
+    data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     model = AIXIFunctionModel("suum")
     explainer = Occlusion(model, batch_size=64, patch_size=8, patch_stride=8)
     maps = np.asarray(explainer.explain(data.images, np.ones((4, 1), np.float32)))
-    assert maps.shape[:3] == (4, 32, 32) and np.isfinite(maps).all()
+    assert maps.shape[:3] == (4, 64, 64) and np.isfinite(maps).all()
 
 
 def test_logits_model_shares_the_weights_and_undoes_the_sigmoid():
@@ -93,8 +93,8 @@ def test_logits_model_shares_the_weights_and_undoes_the_sigmoid():
 
     from xplique_ext.models import aixi_cnn_logits
 
-    data = make_aixi_shape(8, image_size=32, function="class", seed=0)
-    cnn = build_aixi_cnn((32, 32, 1), "class", seed=0)
+    data = make_aixi_shape(8, image_size=64, function="class", seed=0)
+    cnn = build_aixi_cnn((64, 64, 1), "class", seed=0)
     logits = aixi_cnn_logits(cnn)
     z = logits(data.images).numpy()
     np.testing.assert_allclose(1 / (1 + np.exp(-z)), cnn(data.images).numpy(), atol=1e-6)

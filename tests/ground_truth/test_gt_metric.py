@@ -24,7 +24,7 @@ from xplique_ext.models import AIXIFunctionModel
 
 @pytest.fixture(scope="module")
 def data():
-    d = make_aixi_shape(24, image_size=32, function="ssin", seed=1)
+    d = make_aixi_shape(24, image_size=64, function="ssin", seed=1)
     return d[d.has_ground_truth]
 
 
@@ -99,6 +99,21 @@ def test_invariances_batch_size_inputs_and_channels(data, model):
     np.testing.assert_allclose(data_only.detailed_evaluate(phi), expected)
 
 
+def test_from_aixi_uses_the_papers_ground_truth_unless_told_otherwise():
+    d = make_aixi_shape(12, image_size=64, function="ssin", seed=4, convention="object")
+    d = d[d.counts.sum(1) > 0]
+    model = AIXIFunctionModel("ssin")
+    paper = GroundTruthSaliency.from_aixi(model, d, progress=False)
+    np.testing.assert_array_equal(paper.ground_truth, d.get_ground_truth("paper"))
+    assert paper.evaluate(d.get_ground_truth("paper")) == 0.0
+    shapley = GroundTruthSaliency.from_aixi(model, d, convention="object", progress=False)
+    np.testing.assert_array_equal(shapley.ground_truth, d.ground_truth)
+    # ssin: the Shapley values are not proportional to w_i, so the two maps differ
+    assert paper.evaluate(d.ground_truth) > 0.0
+    with pytest.raises(ValueError, match="`convention` must be one of"):
+        GroundTruthSaliency.from_aixi(model, d, convention="shapley")
+
+
 def test_warns_when_the_model_does_not_reproduce_the_targets(data):
     def constant(x):
         return tf.fill((tf.shape(x)[0], 1), 0.5)
@@ -152,7 +167,7 @@ def test_classification_agreement_is_accuracy():
 
 
 def test_nan_for_all_zero_ground_truth_is_skipped_with_warning():
-    d = make_aixi_shape(30, image_size=32, function="class", seed=0)
+    d = make_aixi_shape(30, image_size=64, function="class", seed=0)
     assert (~d.has_ground_truth).any()
     m = GroundTruthSaliency(
         AIXIFunctionModel("class"), d.images, d.targets, ground_truth=d.ground_truth, progress=False

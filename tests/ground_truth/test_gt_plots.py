@@ -4,7 +4,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
+import warnings
+
+import numpy as np
+import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from xplique_ext.datasets import make_aixi_shape  # noqa: E402
@@ -18,7 +21,7 @@ from xplique_ext.plots import (  # noqa: E402
 
 @pytest.fixture(scope="module")
 def data():
-    return make_aixi_shape(10, image_size=32, function="class", seed=2)
+    return make_aixi_shape(10, image_size=64, function="class", seed=2)
 
 
 def test_leaderboard_ranks_and_matches_the_measures(data):
@@ -34,21 +37,27 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
     assert list(table.index) == ["truth", "noisy", "random"]
     assert table.columns[0] == "EMD (lower is better)"
     assert "pointing game (higher is better)" in table.columns
-    with pytest.warns(UserWarning):
+    with warnings.catch_warnings():  # images without a circle or square: NaN
+        warnings.simplefilter("ignore")
         expected = np.nanmean(emd(explanations["noisy"], data.ground_truth))
     assert table.loc["noisy", "EMD (lower is better)"] == pytest.approx(expected)
     assert per_sample["EMD"]["truth"].shape == (len(data),)
     assert table.loc["truth", "pointing game (higher is better)"] == 1.0
+    # an AIXIData in place of the maps: its paper ground truth and relevant masks
+    table2, _ = ground_truth_leaderboard(explanations, data)
+    pd.testing.assert_frame_equal(table2, table)
+    shapley, _ = ground_truth_leaderboard(explanations, data, convention="object")
+    assert shapley.loc["truth", "EMD (lower is better)"] > 0  # truth is the paper's map
 
 
 def test_plots_draw(data):
     import matplotlib.pyplot as plt
 
     rng = np.random.default_rng(0)
-    fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 32, 32))})
-    assert len(fig.axes) == 3 * 4
+    fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 64, 64))})
+    assert len(fig.axes) == 3 * 4 + 2 * 4  # a colour bar next to each map
     _, per_sample = ground_truth_leaderboard(
-        {"a": data.ground_truth + 0.1, "b": rng.random((10, 32, 32))}, data.ground_truth
+        {"a": data.ground_truth + 0.1, "b": rng.random((10, 64, 64))}, data.ground_truth
     )
     fig = plot_ground_truth_leaderboard(per_sample)
     assert len(fig.axes) == 2

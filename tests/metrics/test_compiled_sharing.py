@@ -31,7 +31,8 @@ def clone(model):
 def tf_messages(capfd):
     """Everything TensorFlow logs, and what reaches stderr, while the test runs. The
     retracing detector is reset first, so that earlier tests cannot have used up its
-    warnings (at most 2 per function)."""
+    warnings (at most 2 per function), and TensorFlow's logger is set to show warnings
+    (``quiet_tensorflow``, called by other tests, hides them)."""
     try:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
@@ -46,13 +47,17 @@ def tf_messages(capfd):
 
     handler = Collect(level=logging.DEBUG)
     loggers = [tf.get_logger(), logging.getLogger("absl"), logging.getLogger()]
+    levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)
+    tf.get_logger().setLevel(logging.WARNING)
+    logging.getLogger("absl").setLevel(logging.WARNING)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield records
-    for logger in loggers:
+    for logger, level in zip(loggers, levels):
         logger.removeHandler(handler)
+        logger.setLevel(level)
     records.extend(str(w.message) for w in caught)
     records.append(capfd.readouterr().err)
 

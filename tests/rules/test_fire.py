@@ -68,13 +68,28 @@ def test_figure3_isoline():
 
 
 def test_scalar_and_array_returns():
+    # evaluate is the aggregate (a float), detailed_evaluate one score per pair (N,)
     assert isinstance(FiRe().evaluate(0.5, 3), float)
-    out = FiRe().evaluate([0.5, 0.2], 3)
+    out = FiRe().detailed_evaluate([0.5, 0.2], 3)
     assert isinstance(out, np.ndarray) and out.shape == (2,)
+    assert FiRe().evaluate([0.5, 0.2], 3) == pytest.approx(out.mean())
+    assert FiRe().detailed_evaluate(0.5, 3).shape == (1,)
     assert FiRe()(0.5, 3) == FiRe().evaluate(0.5, 3)
     assert FiRe.higher_is_better is False and QsScore.higher_is_better is False
-    grid = FiRe(2).evaluate(np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
-    assert grid.shape == (2, 3)
+    assert QsScore().detailed_evaluate([0.1, 0.2], 3).shape == (2,)
+    # grids are fire_score's job; the metric refuses them with a pointer
+    with pytest.raises(ValueError, match="1-D arrays.*fire_score"):
+        FiRe(2).detailed_evaluate(np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="qs_score"):
+        QsScore().evaluate(np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
+    assert fire_score(2, np.array([[0.1], [0.2]]), np.array([1, 2, 3])).shape == (2, 3)
+
+
+def test_details_table():
+    table = FiRe(2).details([1.0, 1.5], [4, 1])
+    assert list(table.columns) == ["predictive_loss", "readability_loss", "psi", "score"]
+    np.testing.assert_allclose(table["score"], FiRe(2).detailed_evaluate([1.0, 1.5], [4, 1]))
+    assert table["readability_loss"].tolist() == [4.0, 1.0]
 
 
 def test_zero_predictive_loss_is_zero():

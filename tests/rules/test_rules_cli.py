@@ -57,7 +57,9 @@ def test_bad_files(voyage_dir, capsys, edit, fragment):
 
 
 def test_usage_errors(voyage_dir, capsys):
-    assert run_cli(["rules", "-f", "voyage.cn2.unordered.pbm"]) == 2
+    with pytest.raises(SystemExit) as exit_info:  # -d is a required option
+        run_cli(["rules", "-f", "voyage.cn2.unordered.pbm"])
+    assert exit_info.value.code == 2
     assert "-d DATA" in capsys.readouterr().err
     assert (
         run_cli(

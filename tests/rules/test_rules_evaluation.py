@@ -220,7 +220,15 @@ def test_rule_metrics_class():
     rules, data = load_voyage("unordered")
     metric = RuleMetrics(rules, "unordered")
     detailed = metric.detailed_evaluate(data)
-    assert metric.evaluate(data) == pytest.approx(detailed["WRAcc"].mean())
+    assert isinstance(detailed, np.ndarray) and detailed.shape == (6,)
+    table = metric.details(data)
+    np.testing.assert_array_equal(detailed, table["WRAcc"].to_numpy())
+    np.testing.assert_array_equal(table["score"], table["WRAcc"])
+    assert metric.to_frame(data).equals(table)
+    assert metric.evaluate(data) == pytest.approx(detailed.mean())
+    np.testing.assert_array_equal(
+        RuleMetrics(rules, measure="Err").detailed_evaluate(data), table["Err"]
+    )
     assert metric(data) == metric.evaluate(data)
     assert RuleMetrics(rules, measure="Err").higher_is_better is False
     with pytest.raises(ValueError, match="`measure` must be one of"):

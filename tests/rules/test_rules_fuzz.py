@@ -98,6 +98,37 @@ def test_whole_pipeline_raises_only_parse_errors(rules_text, data_text):
         pass
 
 
+def _outcome(read, text):
+    try:
+        data = read(text, NAMES, "<string>")
+    except DataParseError as error:
+        return ("error", str(error))
+    return (
+        "data",
+        data.n_examples,
+        [
+            (
+                c.values.dtype.str,
+                c.values.tobytes(),
+                c.categories,
+                c.unknown.tobytes(),
+                c.not_applicable.tobytes(),
+            )
+            for c in data.columns.values()
+        ],
+    )
+
+
+@FUZZ
+@given(texts(DATA_TEXT))
+def test_c_reader_agrees_with_the_exact_tokenizer(text):
+    """The C reader (pandas) and the exact tokenizer give the same examples or the same
+    error, message included, on any text."""
+    from xplique_ext.rules.dataset import _parse_exact
+
+    assert _outcome(parse_data, text) == _outcome(_parse_exact, text)
+
+
 def test_fuzz_targets_parse_when_intact():
     assert parse_names(NAMES_TEXT) == NAMES
     assert parse_data(DATA_TEXT, NAMES).n_examples == 15

@@ -365,3 +365,158 @@ def test_parse_error_hierarchy():
     error = RuleParseError("boom", file="f", line=3, text="x")
     again = pickle.loads(pickle.dumps(error))
     assert (again.file, again.line, again.text, str(again)) == ("f", 3, "x", str(error))
+
+
+# -- the C reader: same examples as the exact tokenizer, blocks and chunks ---------------------
+
+EDGE_NAMES = parse_names(
+    "y.\nn: nominal.\nr: real.\ni: integer.\nd: date.\nt: time.\nb: boolean.\ny: yes, no."
+)
+EDGE_ROWS = [
+    "a, 1.5, 3, 2001/06/14, 21:15:06, true, yes",
+    "b ,\t-2e3 ,-4,1970/01/02,00:00:10,no,no",
+    "? , ?, ?, ?, ?, ?, ?",
+    "! , !, !, !, !, !, no",
+    "  c,  .5, +7, 2020/02/29, 1:02, 1, yes",
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n".join(EDGE_ROWS) + "\n",
+        "\r\n".join(EDGE_ROWS),
+        "\n\n" + "\n   \n".join(EDGE_ROWS) + "\n\n",
+        "\n".join(EDGE_ROWS[:2]),  # no '!' and no '?': the numeric columns stay numbers
+        'a, 1, 2, 2001/06/14, 21:15:06, true, "yes"\n"b, c", 2, 3, ?, ?, ?, no\n',
+        "\n".join(EDGE_ROWS).replace("1.5", "nan"),
+        "\n".join(EDGE_ROWS).replace("+7", "7.5"),
+        "\n".join(EDGE_ROWS).replace("-4", ""),
+        "\n".join(EDGE_ROWS).replace("b ,", "b ,,"),
+        "\n".join(EDGE_ROWS).replace("no,no", "no"),
+        "\n".join(EDGE_ROWS).replace("1970/01/02,00", "1970/01/02\r00"),
+        "",
+    ],
+)
+def test_c_reader_agrees_with_exact_tokenizer(text):
+    from xplique_ext.rules.dataset import _parse_exact
+
+    def outcome(read):
+        try:
+            data = read(text, EDGE_NAMES, "e.data")
+        except DataParseError as error:
+            return str(error)
+        return data.n_examples, {
+            k: (c.values.tolist(), c.categories, c.unknown.tolist(), c.not_applicable.tolist())
+            for k, c in data.columns.items()
+        }
+
+    fast, exact = outcome(parse_data), outcome(_parse_exact)
+    assert repr(fast) == repr(exact)  # repr: NaN compares equal to NaN
+
+
+def test_blocks_and_chunks(tmp_path, monkeypatch):
+    """Small blocks: records cut anywhere, a quoted value over two lines, open domains
+    merged across blocks; chunks of exactly ``chunksize`` examples."""
+    from xplique_ext.rules import dataset as module
+
+    names = parse_names("y.\ns: string.\nx: real.\ny: yes, no.")
+    rows = [f"v{k % 7}, {k}.5, {'yes' if k % 3 else 'no'}" for k in range(200)]
+    rows[50] = '"multi\nline, v", ?, no'
+    rows[120] = "late, !, yes"
+    text = "\n".join(rows) + "\n"
+    path = tmp_path / "t.data"
+    path.write_text(text)
+    whole = read_data(path, names)
+    monkeypatch.setattr(module, "_BLOCK_BYTES", 64)
+    small = read_data(path, names)
+    for name in names.column_names:
+        a, b = whole.column(name), small.column(name)
+        assert a.categories == b.categories
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.unknown, b.unknown)
+        np.testing.assert_array_equal(a.not_applicable, b.not_applicable)
+    assert whole.column("s").decoded()[50] == "multi\nline, v"
+    assert "late" in whole.column("s").categories
+    chunks = list(read_data(path, names, chunksize=30))
+    assert [c.n_examples for c in chunks] == [30] * 6 + [20]
+    again = np.concatenate([c.column("s").decoded() for c in chunks])
+    np.testing.assert_array_equal(again, whole.column("s").decoded())
+    np.testing.assert_array_equal(
+        np.concatenate([c.column("x").values for c in chunks]), whole.column("x").values
+    )
+    # a bad value in a late block: the file and line of the exact reader
+    rows[180] = "v1, hot, yes"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataParseError, match="non-numeric value for attribute 'x'") as info:
+        list(read_data(path, names, chunksize=30))
+    assert info.value.line == 182 and info.value.file == str(path)
+
+
+def test_chunksize_errors(tmp_path):
+    path = example_path("voyage.test")
+    with pytest.raises(ValueError, match="`chunksize` must be a positive integer, got 0"):
+        read_data(path, chunksize=0)
+    with pytest.raises(TypeError, match="`chunksize` must be a positive integer"):
+        read_data(path, chunksize=2.5)
+    with pytest.raises(FileNotFoundError):
+        read_data(tmp_path / "nope.data", read_names(example_path("voyage.names")), chunksize=5)
+
+
+def test_dataframe_categorical_and_arrow_string_columns():
+    """Categoricals and Arrow strings are encoded without one object per value, with the
+    same result and the same errors (row named) as object columns."""
+    names = read_names(example_path("voyage.names"))
+    frame = read_data(example_path("voyage.test")).to_frame()
+    plain = Dataset.from_frame(frame, names)
+    typed = frame.astype({"outlook": "category", "windy": "category", "voyage": "category"})
+    typed = typed.astype({"temperature": "string[pyarrow]", "humidity": "string[pyarrow]"})
+    typed.loc[0, "outlook"] = np.nan  # NaN: unknown, as in an object column
+    fast = Dataset.from_frame(typed, names)
+    for name in names.column_names:
+        a, b = plain.column(name), fast.column(name)
+        expected_unknown = a.unknown.copy()
+        if name == "outlook":
+            expected_unknown[0] = True
+        np.testing.assert_array_equal(b.unknown, expected_unknown)
+        keep = ~expected_unknown
+        np.testing.assert_array_equal(a.values[keep], b.values[keep])
+    bad = typed.copy()
+    bad["outlook"] = bad["outlook"].cat.add_categories(["foggy"])
+    bad.loc[3, "outlook"] = "foggy"
+    with pytest.raises(DataParseError, match=r"outside the declared domain .*'outlook' \(row 4"):
+        Dataset.from_frame(bad, names)
+    bad = typed.copy()
+    bad.loc[5, "humidity"] = "wet"
+    with pytest.raises(DataParseError, match=r"non-numeric value for attribute 'humidity' \(row 6"):
+        Dataset.from_frame(bad, names)
+
+
+def test_rules_import_without_dask():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['dask'] = None; import xplique_ext.rules as r; "
+        "r.evaluate_rules(r.read_rules(r.example_path('voyage.cn2.unordered.pbm')), "
+        "r.read_data(r.example_path('voyage.test'), chunksize=4)); print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_table_grows_when_later_blocks_are_denser(tmp_path, monkeypatch):
+    """The arrays are sized from the first block: denser blocks later make them grow."""
+    from xplique_ext.rules import dataset as module
+
+    names = parse_names("y.\ns: string.\nx: real.\ny: yes, no.")
+    rows = [f"a_long_value_{k}, {k}.123456789, yes" for k in range(50)]
+    rows += [f"b, {k}, no" for k in range(3000)]
+    path = tmp_path / "d.data"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(module, "_BLOCK_BYTES", 256)
+    data = read_data(path, names)
+    assert data.n_examples == 3050
+    np.testing.assert_array_equal(data.column("x").values[50:], np.arange(3000.0))
+    assert data.column("s").decoded()[0] == "a_long_value_0"
+    assert data.column("y").decoded()[-1] == "no"

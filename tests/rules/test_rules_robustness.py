@@ -211,8 +211,9 @@ def test_isoline_needs_one_point():
 
 
 def test_broadcasting_still_works():
-    grid = FiRe(2).evaluate(np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
+    grid = fire_score(2, np.array([[0.1], [0.2]]), np.array([1, 2, 3]))
     assert grid.shape == (2, 3)
+    assert FiRe(2).detailed_evaluate([0.1, 0.2], np.array([1, 3])).shape == (2,)
     assert QsScore().detailed_evaluate([0.1, 0.2], 3, 1.0).shape == (2,)
 
 
@@ -374,7 +375,10 @@ def test_fire_property(psi, rows, cut):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedScoreWarning)
         chunks = np.concatenate(
-            [FiRe(psi).detailed_evaluate(p[:cut], r[:cut]), FiRe(psi)(p[cut:], r[cut:])]
+            [
+                FiRe(psi).detailed_evaluate(p[:cut], r[:cut]),
+                FiRe(psi).detailed_evaluate(p[cut:], r[cut:]),
+            ]
         )
     np.testing.assert_array_equal(values, chunks)
 
@@ -400,7 +404,7 @@ def test_qs_property(rows, cut):
         warnings.simplefilter("ignore", UndefinedScoreWarning)
         chunks = np.concatenate(
             [
-                QsScore()(p[:cut], r[:cut], c[:cut]),
+                QsScore().detailed_evaluate(p[:cut], r[:cut], c[:cut]),
                 QsScore().detailed_evaluate(p[cut:], r[cut:], c[cut:]),
             ]
         )

@@ -5,7 +5,7 @@ def test_ground_truth_tutorial_runs():
     nb = run_notebook(
         "ground_truth.ipynb",
         dict(
-            IMAGE_SIZE=32, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4, N_CHECK=12, LIME_SAMPLES=16
+            IMAGE_SIZE=64, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4, N_CHECK=12, LIME_SAMPLES=16
         ),
     )
     outputs = "".join(str(o) for c in nb.cells if c.cell_type == "code" for o in c.outputs)

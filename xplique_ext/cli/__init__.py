@@ -4,21 +4,74 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Optional, Sequence
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "HelpFormatter", "plain"]
+
+_MARKUP = (
+    (re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"),  # :class:`Name`, :func:`~mod.name`
+    (re.compile(r"``([^`]+)``"), r"\1"),  # ``literal``
+    (re.compile(r"`([^`]+)`"), r"\1"),  # `name`
+)
+
+
+def plain(text: str) -> str:
+    """``text`` without reStructuredText markup (for terminal help)."""
+    for pattern, repl in _MARKUP:
+        text = pattern.sub(repl, text)
+    return text
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse help without RST markup, with each option's default shown.
+
+    The default is appended as ``(default: X)`` unless the help text already names it,
+    and left out for flags and options whose default is None.
+    """
+
+    def _format_text(self, text):
+        return super()._format_text(plain(text))
+
+    def _expand_help(self, action):
+        return plain(super()._expand_help(action))
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or not action.option_strings
+            or action.nargs == 0
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every (sub-)parser of ``xplique-ext`` uses :class:`HelpFormatter`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
+    from .. import __version__
     from . import demo, rules
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="xplique-ext",
         description="Measure how good explanations are (xplique_ext).",
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                       parser_class=_Parser)
     subparsers.required = True
     for module in (demo, rules):
         module.register(subparsers)

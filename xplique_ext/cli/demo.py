@@ -1,23 +1,36 @@
 """``xplique-ext demo``: the package's main job, end to end on built-in synthetic data.
 
-It generates AIXI-Shape images (exact ground-truth explanations, nothing downloaded),
-trains a tiny Keras CNN in seconds, explains it with gradient saliency, gradient x input,
-Integrated Gradients and a random baseline, and prints one table: MuFidelity (higher is
-better) next to the EMD and KL distances to the exact ground truth (lower is better).
-Then a rule-metrics section (a decision tree extracted from the CNN, scored with FiRe)
-and a PERCY section (a text CNN's rule consistency).
+It generates AIXI-Shape images as the authors' generators draw them, with the paper's
+ground truth (the weight w_i of each pattern on its objects; nothing downloaded), trains a
+tiny Keras CNN in seconds, explains it with Xplique's Saliency, GradientInput,
+IntegratedGradients, SmoothGrad and Occlusion (where Xplique is installed; otherwise with
+its own gradients: saliency, gradient x input, Integrated Gradients) and a random
+baseline, and prints one table: MuFidelity (higher is better) next to the EMD and KL
+distances to the ground truth (lower is better). Then a rule-metrics section (a decision
+tree extracted from the CNN, scored with FiRe) and a PERCY section (a text CNN's rule
+consistency). A line per stage, with the time elapsed, and a progress bar for the
+training show where it is.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import os
+import sys
 import time
 import warnings
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["register", "run_demo", "gradient_explanations"]
+from ..commons.console import quiet_console
+
+__all__ = ["register", "run_demo", "gradient_explanations", "demo_explanations",
+           "quiet_console"]
+
+XPLIQUE_EXPLAINERS = ("Saliency", "GradientInput", "IntegratedGradients", "SmoothGrad",
+                      "Occlusion")
 
 
 def register(subparsers) -> None:
@@ -28,21 +41,26 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--n-train", type=int, default=3000, help="training images")
     parser.add_argument("--n-explain", type=int, default=32, help="images to explain")
-    parser.add_argument("--image-size", type=int, default=32, help="image side in pixels")
+    parser.add_argument("--image-size", type=int, default=64,
+                        help="image side in pixels (>= 64: the authors' AIXI-Shape grid)")
     parser.add_argument("--epochs", type=int, default=8, help="training epochs")
     parser.add_argument("--seed", type=int, default=0, help="seed of everything")
     parser.add_argument("--sections", default="fidelity,rules,text",
                         help="comma-separated sections to run (fidelity, rules, text)")
-    parser.add_argument("--progress", action="store_true", help="show progress bars")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="show progress bars: training, long computations (default: on)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="let TensorFlow's and XLA's log lines through (hidden by default)")
     parser.set_defaults(func=_run_from_args)
 
 
 def _run_from_args(args) -> int:
-    run_demo(
-        n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
-        epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
-        progress=args.progress,
-    )
+    with quiet_console(args.verbose):
+        run_demo(
+            n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
+            epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
+            progress=args.progress,
+        )
     return 0
 
 
@@ -74,6 +92,82 @@ def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *, ig_steps: int 
     }
 
 
+def _to_maps(phi) -> np.ndarray:
+    """(N, H, W) maps from (N, H, W) or (N, H, W, C) explanations (channels summed)."""
+    phi = np.asarray(phi, dtype=np.float32)
+    return phi.sum(axis=-1) if phi.ndim == 4 else phi
+
+
+def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
+                      use_xplique: Optional[bool] = None,
+                      batch_size: int = 256) -> Tuple[Dict[str, np.ndarray], str]:
+    """The demo's explanations of ``model`` for inputs ``x`` and one-hot targets ``y``,
+    each of shape (N, H, W), with a sentence saying where they come from.
+
+    With Xplique (``use_xplique`` None: where it is installed): its Saliency,
+    GradientInput, IntegratedGradients, SmoothGrad and Occlusion, with their defaults
+    (Occlusion: patches of an eighth of the image side). Without: the demo's own
+    gradients (:func:`gradient_explanations`). A random map is added as a baseline.
+    """
+    available = importlib.util.find_spec("xplique") is not None
+    if use_xplique and not available:
+        raise ValueError("`use_xplique` is True but Xplique is not installed "
+                         "(pip install 'xplique_ext[xplique]')")
+    if use_xplique is None:
+        use_xplique = available
+    rng = np.random.default_rng(seed)
+    random_map = rng.random(x.shape[:-1]).astype(np.float32)
+    if not use_xplique:
+        maps = gradient_explanations(model, x, y, seed=seed)
+        maps.pop("Random")
+        maps["Random"] = random_map
+        return maps, ("Xplique is not installed: explaining with the demo's own gradients "
+                      "(saliency, gradient x input, Integrated Gradients); install the "
+                      "[xplique] extra for Xplique's explainers")
+    import xplique
+    from xplique import attributions
+
+    patch = max(1, x.shape[1] // 8)
+    explainers = {
+        "Saliency": attributions.Saliency(model, batch_size=batch_size),
+        "GradientInput": attributions.GradientInput(model, batch_size=batch_size),
+        "IntegratedGradients": attributions.IntegratedGradients(model, batch_size=batch_size),
+        "SmoothGrad": attributions.SmoothGrad(model, batch_size=batch_size),
+        "Occlusion": attributions.Occlusion(model, batch_size=batch_size, patch_size=patch,
+                                            patch_stride=patch),
+    }
+    maps = {name: _to_maps(explainer.explain(x, y)) for name, explainer in explainers.items()}
+    maps["Random"] = random_map
+    return maps, f"Xplique {xplique.__version__}: {', '.join(explainers)}, and a random map"
+
+
+class _TrainingBar:
+    """A tqdm bar over the training batches, with the epoch and the loss."""
+
+    def __init__(self, epochs: int, steps: int, enabled: bool):
+        import keras
+
+        from ..commons.progress import progress_bar
+
+        bar = progress_bar(total=epochs * steps, desc="training", unit="batch",
+                           enabled=enabled)
+
+        class Callback(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                bar.update(1)
+
+            def on_epoch_end(self, epoch, logs=None):
+                logs = logs or {}
+                bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}",
+                                 "loss": f"{logs.get('loss', float('nan')):.3f}",
+                                 "accuracy": f"{logs.get('accuracy', float('nan')):.3f}"})
+
+            def on_train_end(self, logs=None):
+                bar.close()
+
+        self.callback = Callback()
+
+
 def _tiny_cnn(image_size: int, seed: int):
     import keras
 
@@ -90,11 +184,18 @@ def _tiny_cnn(image_size: int, seed: int):
     ])
 
 
-def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epochs: int = 8,
+def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epochs: int = 8,
              seed: int = 0, sections=("fidelity", "rules", "text"), progress: bool = False,
              out: Callable[[str], None] = print) -> Dict[str, object]:
     """Run the demonstration and print its tables; returns them (pandas DataFrames or
-    strings) keyed by section."""
+    strings) keyed by section. A line per stage gives the time elapsed since the start."""
+    t0 = time.perf_counter()
+
+    def stage(message: str) -> None:
+        out(f"[{time.perf_counter() - t0:5.1f} s] {message}")
+        sys.stdout.flush()
+
+    stage("xplique-ext demo: loading TensorFlow")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras
     import pandas as pd
@@ -104,13 +205,15 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epo
     from ..metrics import MuFidelity, emd, kl_divergence
 
     results: Dict[str, object] = {}
-    t0 = time.perf_counter()
+    stage(f"generating {n_train + 2 * n_explain} AIXI-Shape 'class' images "
+          f"{image_size}x{image_size} with their exact ground-truth explanations")
     data = make_aixi_shape(n_train + 2 * n_explain, image_size=image_size, function="class",
                            seed=seed)
     x = data.images
     y = np.asarray(data.targets).astype(np.int64)
     x_train, y_train = x[:n_train], y[:n_train]
-    # explain held-out images whose ground truth is not all zero (EMD/KL are defined)
+    # explain held-out images whose ground truth is not all zero (EMD/KL are defined): the
+    # paper's ground truth of 'class' is w1 = 1 on circles and -w2 = -0.5 on squares
     held_out = np.arange(n_train, len(x))
     held_out = held_out[np.asarray(data.has_ground_truth)[held_out]][:n_explain]
     x_test, y_test = x[held_out], y[held_out]
@@ -118,16 +221,20 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epo
     model.compile(optimizer=keras.optimizers.Adam(2e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
+    stage(f"training a tiny CNN on {n_train} images, {epochs} epochs")
+    bar = _TrainingBar(epochs, -(-n_train // 64), progress)
     # the generated images come in random order: no global-seed shuffling needed
-    model.fit(x_train, y_train, epochs=epochs, batch_size=64, shuffle=False, verbose=0)
+    model.fit(x_train, y_train, epochs=epochs, batch_size=64, shuffle=False, verbose=0,
+              callbacks=[bar.callback])
     accuracy = float(np.mean(np.argmax(model.predict(x_test, verbose=0), -1) == y_test))
-    out(f"xplique-ext demo: AIXI-Shape 'class' images {image_size}x{image_size}, "
-        f"{n_train} for training, CNN accuracy {accuracy:.3f} on {len(x_test)} held-out images "
-        f"({time.perf_counter() - t0:.1f} s)")
+    stage(f"CNN accuracy {accuracy:.3f} on {len(x_test)} held-out images")
 
     if "fidelity" in sections:
         one_hot = np.eye(2, dtype=np.float32)[y_test]
-        explanations = gradient_explanations(model, x_test, one_hot, seed=seed)
+        stage(f"explaining the {len(x_test)} held-out images")
+        explanations, origin = demo_explanations(model, x_test, one_hot, seed=seed)
+        stage(origin)
+        stage("scoring the explanations: MuFidelity, EMD and KL to the ground truth")
         metric = MuFidelity(model, x_test, y_test, batch_size=256, grid_size=8,
                             nb_samples=100, activation="softmax", seed=seed, progress=progress)
         truth = data.ground_truth[held_out]
@@ -146,13 +253,14 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epo
         table = pd.DataFrame(rows).set_index("explainer")
         results["fidelity"] = table
         out(f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
-            "EMD and KL against the exact ground truth)")
+            "EMD and KL against the paper's ground truth, w_i on each object)")
         out(table.to_string(float_format=lambda v: f"{v:.3f}"))
         if caught:
             out("(undefined per-image scores, e.g. a constant explanation or constant "
                 "predictions, are NaN and left out of the means)")
 
     if "rules" in sections:
+        stage("rule metrics: decision trees mimicking the CNN, scored with FiRe and Qs")
         from ..rules.demo import demo_section as rules_section
 
         predictions = np.argmax(model.predict(x, verbose=0), -1)
@@ -163,6 +271,7 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 32, epo
         out(text)
 
     if "text" in sections:
+        stage("PERCY: training a text CNN on generated 'A but B' sentences and explaining it")
         from ..text.demo import demo_section as text_section
 
         text = text_section(seed=seed, progress=progress)

@@ -5,6 +5,8 @@
 ``.names`` file defaults to ``DATA`` with its extension replaced by ``.names``) and prints
 the extended PBM file of Fig. 8 (standard output when ``-s`` is missing). ``-u``
 (unordered) is the default, ``-o`` is ordered and ``-i`` inter-class ordered.
+``--chunksize N`` streams ``DATA`` N examples at a time (bounded memory, one process);
+``--dask [ADDRESS]`` evaluates it on a Dask cluster (a local one without an address).
 
 ``xplique-ext fire [--psi PSI ...] [-f FILE] [-s OUT] [P,R[,COVERAGE] ...]`` scores
 (predictive loss, readability loss) pairs with psi-FiRe and, when a coverage is given, Qs.
@@ -59,8 +61,12 @@ def register(subparsers) -> None:
         const="inter-class",
         help="evaluate the rules as ordered between classes",
     )
-    rules.add_argument(
-        "-d", dest="data", metavar="DATA", help="data file with the examples (required)"
+    source = rules.add_mutually_exclusive_group(required=True)
+    source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
+    source.add_argument(
+        "--copy-examples",
+        metavar="DIR",
+        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
     )
     rules.add_argument(
         "-n",
@@ -80,10 +86,29 @@ def register(subparsers) -> None:
     rules.add_argument(
         "--csv", metavar="FILE", help="also write the tidy table of counts and measures as CSV"
     )
+    scale = rules.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--chunksize",
+        type=int,
+        metavar="N",
+        help="read and evaluate DATA N examples at a time: a file of any size in bounded "
+        "memory, in one process (same counts as reading it whole)",
+    )
+    scale.add_argument(
+        "--dask",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or "
+        "on a local cluster of worker processes when no address is given; DATA is read with "
+        "dask.dataframe.read_csv (needs the [distributed] extra)",
+    )
     rules.add_argument(
-        "--copy-examples",
-        metavar="DIR",
-        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
+        "--format",
+        choices=("pbm", "csv", "json"),
+        default="pbm",
+        help="output format: the extended PBM file, or the tidy table of counts and "
+        "measures (one row per rule) as CSV or JSON",
     )
     rules.set_defaults(func=run_rules, mode=None)
 
@@ -160,28 +185,62 @@ def run_rules(args: argparse.Namespace) -> int:
         return _fail("rules", "the data file is required (-d DATA)", 2)
     if args.precision < 0 or args.precision > 12:
         return _fail("rules", f"--precision must be in [0, 12], got {args.precision}", 2)
+    if args.chunksize is not None and args.chunksize < 1:
+        return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
     mode = args.mode or "unordered"
     names_path = args.names if args.names else default_names_path(args.data)
     try:
         names = read_names(names_path)
-        data = read_data(args.data, names)
+        if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
+            data = read_data(args.data, names, chunksize=args.chunksize)
         if args.rules:
             text, source = read_text(args.rules), args.rules
         else:
             text, source = sys.stdin.read(), "<stdin>"
         rules = parse_rules(text, file=source)
-        evaluation = evaluate_rules(rules, data, mode)
-        output = evaluation.to_pbm(
-            names_file=names_path, data_file=args.data, precision=args.precision
-        )
-        _write(args.output, output)
+        if args.dask is not None:
+            evaluation = _evaluate_on_dask(rules, args.data, names, mode, args.dask)
+        else:
+            if args.chunksize is not None:  # a progress bar on a terminal
+                from tqdm.auto import tqdm
+
+                data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
+            evaluation = evaluate_rules(rules, data, mode, names=names)
+        _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             evaluation.to_frame(zero_division="nan").to_csv(args.csv, index=False)
     except ParseError as err:
         return _fail("rules", str(err))
+    except ImportError as err:
+        return _fail("rules", str(err))
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
     return 0
+
+
+def _json_value(value):
+    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
+
+
+def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
+    """The evaluation in the format of ``--format``."""
+    fmt = getattr(args, "format", "pbm")
+    if fmt == "pbm":
+        return evaluation.to_pbm(
+            names_file=names_path, data_file=args.data, precision=args.precision
+        )
+    frame = evaluation.to_frame(zero_division="nan")
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    import json
+
+    records = [{key: _json_value(v) for key, v in row.items()}
+               for row in frame.to_dict(orient="records")]
+    document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
+                "rules": records}
+    return json.dumps(document, indent=1) + "\n"
 
 
 def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
@@ -209,6 +268,38 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     if path == args.csv:
         return f"cannot write the CSV file {path!r} (--csv FILE): {reason}"
     return f"{reason}: {path}"
+
+
+def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
+    """Evaluate on a Dask cluster: the one at ``address``, or a local one of worker
+    processes (as many as cores) started for this command and closed after it."""
+    import os
+
+    import pandas as pd
+
+    from ..rules import evaluate_rules, read_data_dask
+    from ..rules.dataset import import_dask
+
+    import_dask()
+    from distributed import Client, LocalCluster
+
+    if not os.path.exists(data_path):
+        raise FileNotFoundError(2, "No such file or directory", data_path)
+    frame = read_data_dask(data_path, names)
+    if address:
+        with Client(address):
+            return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
+    with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
+        return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
+
+
+def _compute(evaluate_rules, rules, frame, mode, names, data_path, pd):
+    from ..rules import DataParseError
+
+    try:
+        return evaluate_rules(rules, frame, mode, names=names)
+    except pd.errors.ParserError as err:  # extra fields, found by the CSV reader
+        raise DataParseError(str(err).strip(), file=data_path) from None
 
 
 _PAIR = re.compile(r"^(?:(?P<label>[^=]+)=)?(?P<values>[^=]+)$")

@@ -1,10 +1,35 @@
 """Helpers shared by every metric family: validation, data streaming, randomness,
-correlations and warnings."""
+correlations, aggregation and warnings.
 
-from .correlations import batched_pearson, batched_spearman
-from .random import cell_permutations, content_keys, make_rng, seed_to_int
-from .validation import check_choice, check_finite, check_float, check_int, to_numpy
-from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
+Names load on first use (PEP 562), so that importing one helper module does not import
+the others (``commons`` is the floor every other sub-package stands on).
+"""
+
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
+
+if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
+    from .correlations import batched_pearson, batched_spearman
+    from .deprecation import renamed_kwarg
+    from .metric import BaseMetric, nan_aware_mean
+    from .progress import progress_bar
+    from .random import cell_permutations, content_keys, make_rng, seed_to_int
+    from .validation import check_choice, check_finite, check_float, check_int, to_numpy
+    from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".deprecation": ["renamed_kwarg"],
+        ".metric": ["BaseMetric", "nan_aware_mean"],
+        ".progress": ["progress_bar"],
+        ".correlations": ["batched_pearson", "batched_spearman"],
+        ".random": ["cell_permutations", "content_keys", "make_rng", "seed_to_int"],
+        ".validation": ["check_choice", "check_finite", "check_float", "check_int", "to_numpy"],
+        ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
+    },
+)
 
 __all__ = [
     "batched_pearson",
@@ -12,6 +37,10 @@ __all__ = [
     "cell_permutations",
     "content_keys",
     "make_rng",
+    "nan_aware_mean",
+    "BaseMetric",
+    "renamed_kwarg",
+    "progress_bar",
     "seed_to_int",
     "check_choice",
     "check_finite",

@@ -1,14 +1,19 @@
 """Synthetic datasets with exact ground-truth explanations.
 
 AIXI-Shape and AIXI-Color (Miro-Nicolau et al.): images of objects whose label is a known
-function of the pattern counts, with each object's exact Shapley value as ground truth.
+function of the pattern counts, drawn as the authors' release 1.0.0 draws them, with the
+paper's ground truth (the weight w_i of each pattern painted on its objects) or, beyond the
+paper, each object's exact Shapley value.
 """
 
 from .aixi import (
     CLASS_WEIGHTS,
     COLOR_INTENSITIES,
     COLOR_PATTERNS,
+    CONVENTIONS,
     FUNCTIONS,
+    LAYOUTS,
+    PAPER_WEIGHTS,
     SHAPE_PATTERNS,
     WEIGHTS,
     AIXIData,
@@ -19,6 +24,8 @@ from .aixi import (
     load_aixi,
     make_aixi_color,
     make_aixi_shape,
+    max_count,
+    min_image_size,
     ssin,
     suum,
 )
@@ -35,6 +42,11 @@ __all__ = [
     "FUNCTIONS",
     "WEIGHTS",
     "CLASS_WEIGHTS",
+    "PAPER_WEIGHTS",
+    "LAYOUTS",
+    "CONVENTIONS",
+    "max_count",
+    "min_image_size",
     "SHAPE_PATTERNS",
     "COLOR_PATTERNS",
     "COLOR_INTENSITIES",

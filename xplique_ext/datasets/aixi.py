@@ -1,16 +1,32 @@
 """AIXI-Shape and AIXI-Color: synthetic images whose exact explanation is known.
 
-Every image holds up to two objects of each of three patterns (circles, squares and
-crosses for AIXI-Shape; circles of three intensities for AIXI-Color), drawn with OpenCV
-at random sizes and positions, never overlapping. The label of an image is a known
-function ``F`` of the normalised pattern counts ``g_i = count_i / 2`` (ssin, suum or
-class), and the ground-truth explanation of ``F`` is the exact Shapley value of each
-object, painted on the object's pixels.
+Two layouts draw the images:
+
+* ``layout='authors'`` (default): the generators of the authors' release 1.0.0
+  (``bin/shape.py``, ``bin/color.py``, ``uib_xsds/drawing.py``). AIXI-Shape puts 0 to 2
+  circles, squares and crosses (uniform counts) in distinct cells of a 5 x 5 grid of
+  ``S // 6`` pixel cells, with the sizes of ``drawing.py``; AIXI-Color draws exactly 6
+  non-overlapping circles, each of an intensity drawn uniformly from three values, of radius
+  10 to ``S // 4`` pixels (10 to 32 at 128 px), centres anywhere in the image (circles may be
+  cut by the border), so that the counts per intensity range over 0 to 6.
+* ``layout='free'``: this package's earlier layout: 0 to 2 objects of each pattern anywhere
+  in the image, sides between 8 % and 20 % of the image, at least two background pixels apart.
+
+The label of an image is a known function ``F`` of the normalised pattern counts
+``g_i = count_i / max_count`` in [0, 1] (ssin, suum or class; Eq. 2-4), with ``max_count``
+the layout's largest possible count of one pattern: 6 for the authors' AIXI-Color, 2 for
+the others (the paper: "we normalized the output of g(p_i, x) to be in the range [0, 1]").
+
+The ground truth (``convention='paper'``, default) is the paper's: "we consider the w_i of
+each pattern the correct explanation", so every pixel of an object of pattern i holds w_i.
+The exact Shapley value of each object for ``F`` is kept as a named option going beyond
+the paper (``convention='object'``: painted on the object; ``'pixel'``: spread over it).
 
 References
 ----------
 M. Miro-Nicolau, A. Jaume-i-Capo, G. Moya-Alcover. A novel approach to generate datasets
-with XAI ground truth to evaluate image models (AIXI-Shape, AIXI-Color; Eq. 1-4).
+with XAI ground truth to evaluate image models (AIXI-Shape, AIXI-Color; Eq. 1-4);
+https://github.com/miquelmn/aixi/releases/tag/1.0.0 (the generators).
 """
 
 from __future__ import annotations
@@ -18,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -38,11 +55,16 @@ __all__ = [
     "FUNCTIONS",
     "WEIGHTS",
     "CLASS_WEIGHTS",
+    "PAPER_WEIGHTS",
     "SHAPE_PATTERNS",
     "COLOR_PATTERNS",
     "COLOR_INTENSITIES",
+    "LAYOUTS",
+    "CONVENTIONS",
     "MIN_IMAGE_SIZE",
     "MAX_PER_PATTERN",
+    "max_count",
+    "min_image_size",
     "count_patterns",
     "exact_object_shapley",
 ]
@@ -51,26 +73,73 @@ __all__ = [
 WEIGHTS: Tuple[float, float, float] = (0.55, 0.27, 0.18)
 #: Weights (w1, w2) of the class function (Eq. 4).
 CLASS_WEIGHTS: Tuple[float, float] = (1.0, 0.5)
+#: The paper's ground truth: the weight painted on every object of each pattern. For
+#: class, Eq. 4 weighs pattern 1 by +1 and pattern 2 by -0.5 (``w1 g1 - w2 g2``) and
+#: ignores pattern 3; the sign says the direction of the effect (with ``sign='abs'``, the
+#: default of :func:`~xplique_ext.metrics.emd` and ``kl_divergence``, it is (1, 0.5, 0)).
+PAPER_WEIGHTS: Dict[str, Tuple[float, float, float]] = {
+    "ssin": WEIGHTS,
+    "suum": WEIGHTS,
+    "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0),
+}
 #: Pattern names of AIXI-Shape, in the order of the weights.
 SHAPE_PATTERNS: Tuple[str, str, str] = ("circle", "square", "cross")
 #: Pattern names of AIXI-Color, in the order of the weights.
 COLOR_PATTERNS: Tuple[str, str, str] = ("bright", "medium", "dark")
 #: Intensities of the AIXI-Color patterns (the background is 0, AIXI-Shape objects are 1).
+#: The authors draw the values 1, 2, 3 (of 255); we scale them to [0, 1].
 COLOR_INTENSITIES: Tuple[float, float, float] = (1.0, 2.0 / 3.0, 1.0 / 3.0)
-#: At most this many objects of each pattern per image, so ``g_i = count_i / 2``.
+#: Layouts: the authors' generators of release 1.0.0 (default) and this package's earlier one.
+LAYOUTS: Tuple[str, str] = ("authors", "free")
+#: Ground-truth conventions: the paper's w_i (default), or each object's exact Shapley value
+#: painted on the object ('object') or spread over its pixels ('pixel').
+CONVENTIONS: Tuple[str, str, str] = ("paper", "object", "pixel")
+#: At most this many objects of each pattern per image, except in the authors' AIXI-Color.
 MAX_PER_PATTERN = 2
-#: Smallest image side on which six objects of at least 7 pixels can be placed.
+#: Smallest image side of the free layout and of the authors' AIXI-Color.
 MIN_IMAGE_SIZE = 32
+#: Smallest image side of the authors' AIXI-Shape (grid cells of at least 10 pixels).
+MIN_AUTHORS_SHAPE_SIZE = 64
 N_PATTERNS = 3
-MAX_OBJECTS = N_PATTERNS * MAX_PER_PATTERN
+MAX_OBJECTS = 6  # objects per image in every layout
+N_COLOR_CIRCLES = 6  # the authors' AIXI-Color: exactly six circles
+GRID_SIDE = 5  # the authors' AIXI-Shape: a 5 x 5 grid of cells
 
-_GAP = 2  # background pixels kept between two objects (distinct connected components)
-_MARGIN = 1  # background pixels kept along the image border
-_MIN_OBJECT = 7  # smallest object side in pixels (shapes stay recognisable)
+_GAP = 2  # free layout: background pixels kept between two objects
+_MARGIN = 1  # free layout: background pixels kept along the image border
+_MIN_OBJECT = 7  # free layout: smallest object side in pixels
 _CHUNK = 256  # images drawn from one generator: prefixes do not depend on n_samples
-_CANDIDATES = 16  # random positions tried before the exact free-position search
-_FILL_CROSS_MAX = 0.52  # fill ratio (area / bounding box): crosses < 0.52 < circles
-_FILL_CIRCLE_MAX = 0.86  # circles < 0.86 < squares (1.0)
+_CANDIDATES = 16  # free layout: random positions tried before the exact search
+_FILL_CROSS_MAX = 0.52  # free layout: fill ratio crosses < 0.52 < circles
+_FILL_CIRCLE_MAX = 0.86  # free layout: circles < 0.86 < squares (1.0)
+_WORK_BYTES = 64 * 2**20  # temporary memory of one post-processing step
+_ATTEMPTS = 64  # authors' AIXI-Color: candidate circles drawn at once
+_MAX_ATTEMPTS = 20000  # ... before the image is started again (never reached in practice)
+
+
+def max_count(dataset: str, layout: str = "authors") -> int:
+    """Largest possible count of one pattern in an image: the divisor of ``g``.
+
+    6 for the authors' AIXI-Color (six circles, each of a random intensity), 2 otherwise.
+
+    Examples
+    --------
+    >>> max_count("color"), max_count("shape"), max_count("color", "free")
+    (6, 2, 2)
+    """
+    check_choice(dataset, "dataset", ("shape", "color"))
+    check_choice(layout, "layout", LAYOUTS)
+    return N_COLOR_CIRCLES if (dataset, layout) == ("color", "authors") else MAX_PER_PATTERN
+
+
+def min_image_size(dataset: str, layout: str = "authors") -> int:
+    """Smallest image side a layout accepts: 64 for the authors' AIXI-Shape (its 5 x 5 grid
+    needs cells of 10 pixels for the shapes to stay distinct), 32 otherwise."""
+    check_choice(dataset, "dataset", ("shape", "color"))
+    check_choice(layout, "layout", LAYOUTS)
+    if (dataset, layout) == ("shape", "authors"):
+        return MIN_AUTHORS_SHAPE_SIZE
+    return MIN_IMAGE_SIZE
 
 
 # --------------------------------------------------------------------------- functions
@@ -90,7 +159,7 @@ def ssin(g: Any) -> np.ndarray:
     Parameters
     ----------
     g
-        Normalised pattern counts ``count_i / 2`` in [0, 1], shape (..., 3).
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
 
     Returns
     -------
@@ -112,7 +181,7 @@ def suum(g: Any) -> np.ndarray:
     Parameters
     ----------
     g
-        Normalised pattern counts ``count_i / 2`` in [0, 1], shape (..., 3).
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
 
     Returns
     -------
@@ -136,7 +205,7 @@ def class_function(g: Any) -> np.ndarray:
     Parameters
     ----------
     g
-        Normalised pattern counts ``count_i / 2`` in [0, 1], shape (..., 3).
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
 
     Returns
     -------
@@ -168,8 +237,47 @@ def _resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
     return function, FUNCTIONS[function]
 
 
+def _apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
+    """F(g) for g (N, 3), checked: one finite value per row, returned as float64 (N,)."""
+    try:
+        out = np.asarray(fn(g), dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to N real "
+            f"values; calling it on g of shape {g.shape} failed: {err}"
+        ) from None
+    n = len(g)
+    if out.shape not in ((n,), (n, 1)):
+        raise ValueError(
+            f"`function` must return one value per image, shape ({n},) for g of shape "
+            f"{g.shape}, got shape {out.shape}"
+        )
+    out = out.reshape(n)
+    if not np.isfinite(out).all():
+        raise ValueError(
+            f"`function` must return finite values, got {int((~np.isfinite(out)).sum())} "
+            f"non-finite values for {n} images"
+        )
+    return out
+
+
+def _resolve_weights(name: str, fn: Callable, weights: Any) -> Optional[np.ndarray]:
+    """The paper's weight of each pattern: ``weights`` when given, else the function's."""
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64) if not isinstance(weights, str) else None
+        if w is None or w.shape != (N_PATTERNS,) or not np.isfinite(w).all():
+            raise ValueError(
+                f"`weights` must be {N_PATTERNS} finite numbers (the weight painted on each "
+                f"pattern's objects), got {weights!r}"
+            )
+        return w
+    if name in FUNCTIONS and fn is FUNCTIONS[name]:
+        return np.asarray(PAPER_WEIGHTS[name], dtype=np.float64)
+    return None
+
+
 # --------------------------------------------------------------------------- Shapley
-def _enumerated_shapley(fn: Callable, patterns: Sequence[int]) -> np.ndarray:
+def _enumerated_shapley(fn: Callable, patterns: Sequence[int], divisor: int) -> np.ndarray:
     """Exact Shapley value of each object (player) of one image by enumerating all 2^m
     subsets; the value of a subset is F of the image where only those objects are drawn."""
     m = len(patterns)
@@ -177,7 +285,7 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int]) -> np.ndarray:
         return np.zeros(0)
     subsets = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
     counts = subsets @ np.eye(N_PATTERNS)[np.asarray(patterns)]  # (2^m, 3)
-    values = np.asarray(fn(counts / MAX_PER_PATTERN), dtype=np.float64).reshape(2**m)
+    values = _apply_function(fn, counts / divisor)
     size = subsets.sum(axis=1)
     weight = np.array(
         [
@@ -193,21 +301,30 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int]) -> np.ndarray:
     return phi
 
 
-def exact_object_shapley(function: Union[str, Callable], counts: Any) -> np.ndarray:
+def exact_object_shapley(
+    function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
+) -> np.ndarray:
     """Exact Shapley value of one object of each pattern, for images with given counts.
 
     The players are the objects of the image and the value of a set of objects is F of
     the image where only those objects are drawn. By symmetry every object of a pattern
     has the same value. For ssin and suum it is ``term_i / count_i`` (F is a sum of
     terms symmetric in their objects, each 0 when its count is 0); for class (and any
-    callable) it is computed by enumerating the at most 2^6 subsets.
+    callable) it is computed by enumerating the at most 2^12 subsets.
+
+    This goes beyond the paper, whose ground truth is the weight w_i of each pattern
+    (``AIXIData.get_ground_truth('paper')``).
 
     Parameters
     ----------
     function
         'ssin', 'suum', 'class' or a callable F(g) on normalised counts (..., 3).
     counts
-        Pattern counts, shape (N, 3), integers in [0, 2].
+        Pattern counts, shape (N, 3), integers in [0, max_count], at most 12 objects per
+        image.
+    max_count
+        The divisor of the counts (``g = counts / max_count``): 2, or 6 for the authors'
+        AIXI-Color (see :func:`max_count`).
 
     Returns
     -------
@@ -221,26 +338,34 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any) -> np.ndar
     [[0.5, -0.5, 0.0]]
     """
     name, fn = _resolve_function(function)
+    divisor = check_int(max_count, "max_count", minimum=1)
     counts = np.asarray(counts)
     if counts.ndim != 2 or counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
-    if counts.size and (counts.min() < 0 or counts.max() > MAX_PER_PATTERN):
+    if counts.size and (counts.min() < 0 or counts.max() > divisor):
         raise ValueError(
-            f"`counts` must be integers in [0, {MAX_PER_PATTERN}], got values in "
+            f"`counts` must be integers in [0, {divisor}], got values in "
             f"[{counts.min()}, {counts.max()}]"
+        )
+    if counts.size and counts.sum(axis=1).max() > 12:
+        raise ValueError(
+            "`counts` must describe at most 12 objects per image (2^m subsets are "
+            f"enumerated), got {int(counts.sum(axis=1).max())}"
         )
     counts = counts.astype(np.int64)
     if name in ("ssin", "suum") and fn is FUNCTIONS[name]:
-        g = counts / MAX_PER_PATTERN
+        g = counts / divisor
         terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
-    # enumerate once per distinct count configuration (at most 3^3 = 27)
+    if len(counts) == 0:
+        return np.zeros((0, N_PATTERNS))
+    # enumerate once per distinct count configuration
     configs, inverse = np.unique(counts, axis=0, return_inverse=True)
     table = np.zeros((len(configs), N_PATTERNS))
     for k, config in enumerate(configs):
         patterns = np.repeat(np.arange(N_PATTERNS), config)
-        phi = _enumerated_shapley(fn, patterns)
+        phi = _enumerated_shapley(fn, patterns, divisor)
         for p in range(N_PATTERNS):
             if config[p]:
                 table[k, p] = phi[patterns == p][0]
@@ -285,14 +410,14 @@ class ObjectMasks:
 
 # --------------------------------------------------------------------------- result
 class AIXIData:
-    """A generated AIXI dataset: images, labels, objects and exact ground truth.
+    """A generated AIXI dataset: images, labels, objects and their ground truth.
 
     Attributes
     ----------
     images : np.ndarray
         (N, H, W, 1) float32 in [0, 1]; background 0.
     targets : np.ndarray
-        (N,) float32: ``F(I)`` (0.0 / 1.0 for 'class').
+        (N,) float32: ``F(g)`` with ``g = counts / max_count`` (0.0 / 1.0 for 'class').
     counts : np.ndarray
         (N, 3) int64: number of objects of each pattern.
     object_labels : np.ndarray
@@ -301,13 +426,22 @@ class AIXIData:
         (N, 6) int8: pattern of the k-th object (-1 where there is none).
     object_values : np.ndarray
         (N, 6) float64: exact Shapley value of the k-th object (0 where there is none).
+    object_weights : np.ndarray
+        (N, 6) float64: the paper's weight w_i of the k-th object's pattern (0 where there
+        is none); NaN for a callable ``function`` given without ``weights``.
     object_areas : np.ndarray
         (N, 6) int64: number of pixels of the k-th object.
     object_masks : ObjectMasks
         One boolean mask per drawn object (see :class:`ObjectMasks`).
+    layout : str
+        'authors' or 'free' (how the images were drawn).
+    max_count : int
+        The divisor of the counts in ``g`` (6 for the authors' AIXI-Color, else 2).
+    weights : np.ndarray or None
+        (3,) the weight painted on each pattern's objects by the 'paper' convention.
     ground_truth : np.ndarray
         (N, H, W) float32, in the convention chosen at generation (see
-        :meth:`get_ground_truth`).
+        :meth:`get_ground_truth`; 'paper' by default).
     """
 
     def __init__(
@@ -325,6 +459,9 @@ class AIXIData:
         convention,
         seed,
         function_name=None,
+        layout: str = "free",
+        max_count: int = MAX_PER_PATTERN,
+        weights: Any = None,
     ):
         self.images = images
         self.targets = targets
@@ -338,7 +475,10 @@ class AIXIData:
         self.function_name = function_name or (
             function if isinstance(function, str) else getattr(function, "__name__", "custom")
         )
-        self.convention = check_choice(convention, "convention", ("object", "pixel"))
+        self.layout = check_choice(layout, "layout", LAYOUTS)
+        self.max_count = int(max_count)
+        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        self.convention = check_choice(convention, "convention", CONVENTIONS)
         self.seed = seed
         self.ground_truth = self.get_ground_truth(convention)
 
@@ -362,33 +502,77 @@ class AIXIData:
         return ObjectMasks(self.object_labels, self.n_objects)
 
     @property
+    def object_weights(self) -> np.ndarray:
+        """(N, 6) the paper's weight of each object's pattern (0 where there is none)."""
+        w = np.full(N_PATTERNS, np.nan) if self.weights is None else self.weights
+        p = self.object_patterns.astype(np.int64)
+        return np.where(p >= 0, w[np.maximum(p, 0)], 0.0)
+
+    def object_ground_truth(self, convention: Optional[str] = None) -> np.ndarray:
+        """(N, 6) the value painted on each object in a convention (default: the
+        dataset's): its pattern's weight ('paper'), its Shapley value ('object'), or its
+        Shapley value divided by its area ('pixel')."""
+        convention = self.convention if convention is None else convention
+        check_choice(convention, "convention", CONVENTIONS)
+        if convention == "paper":
+            if self.weights is None:
+                raise ValueError(
+                    "`convention` 'paper' needs the weight of each pattern, unknown for the "
+                    f"callable function {self.function_name!r}: generate with `weights=` "
+                    "(w1, w2, w3), or use convention 'object' or 'pixel' (exact Shapley "
+                    "values)"
+                )
+            return self.object_weights
+        values = self.object_values
+        if convention == "pixel":
+            values = np.where(self.object_areas > 0, values / np.maximum(self.object_areas, 1), 0.0)
+        return values
+
+    def _paint(self, values: np.ndarray, dtype=np.float32) -> np.ndarray:
+        """Paint per-object values (N, 6) on the object labels, one image at a time (a
+        look-up table: no temporary larger than one image)."""
+        n = len(self)
+        lut_dtype = np.uint8 if dtype is bool else dtype
+        out = np.empty(self.object_labels.shape, lut_dtype)
+        lut = np.zeros((n, 256), lut_dtype)
+        lut[:, 1 : values.shape[1] + 1] = values
+        for i in range(n):
+            out[i] = cv2.LUT(np.ascontiguousarray(self.object_labels[i]), lut[i])
+        return out.view(bool) if dtype is bool else out
+
+    @property
     def relevant_masks(self) -> np.ndarray:
-        """(N, H, W) bool: the pixels of the objects whose ground-truth value is not zero
-        (the region localisation measures such as the pointing game look for)."""
-        relevant = np.concatenate([np.zeros((len(self), 1), bool), self.object_values != 0], axis=1)
-        return np.take_along_axis(
-            relevant, self.object_labels.reshape(len(self), -1).astype(np.int64), axis=1
-        ).reshape(self.object_labels.shape)
+        """(N, H, W) bool: the pixels of the objects whose ground-truth value (in the
+        dataset's convention) is not zero: the region localisation measures such as the
+        pointing game look for."""
+        return self.relevant_masks_for()
+
+    def relevant_masks_for(self, convention: Optional[str] = None) -> np.ndarray:
+        """(N, H, W) bool: the objects whose value in ``convention`` (default: the
+        dataset's) is not zero."""
+        return self._paint(self.object_ground_truth(convention) != 0, dtype=bool)
 
     @property
     def has_ground_truth(self) -> np.ndarray:
-        """(N,) bool: False where every object's value is 0 (an all-zero ground truth,
-        e.g. 'class' images without squares, whose F never changes); distances to such
-        a map are undefined (NaN)."""
-        return np.any(self.object_values != 0, axis=1)
+        """(N,) bool: False where every object's value (in the dataset's convention) is 0,
+        an all-zero ground truth (an image without objects; for 'class', also one holding
+        only crosses, and in the Shapley conventions one without squares, whose F never
+        changes): distances to such a map are undefined (NaN)."""
+        return np.any(self.object_ground_truth() != 0, axis=1)
 
     def __len__(self) -> int:
         return len(self.images)
 
     def __repr__(self) -> str:
         return (
-            f"AIXIData(dataset={self.dataset!r}, function={self.function_name!r}, "
-            f"convention={self.convention!r}, n_samples={len(self)}, "
-            f"image_size={self.image_size})"
+            f"AIXIData(dataset={self.dataset!r}, layout={self.layout!r}, "
+            f"function={self.function_name!r}, convention={self.convention!r}, "
+            f"n_samples={len(self)}, image_size={self.image_size})"
         )
 
     def __getitem__(self, index) -> AIXIData:
-        """A subset (slice, integer array or boolean mask) as a new AIXIData."""
+        """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
+        an index array select several)."""
         if isinstance(index, numbers.Integral):
             index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
         return AIXIData(
@@ -404,27 +588,28 @@ class AIXIData:
             convention=self.convention,
             seed=self.seed,
             function_name=self.function_name,
+            layout=self.layout,
+            max_count=self.max_count,
+            weights=self.weights,
         )
 
     # ----------------------------------------------------------------- ground truth
-    def get_ground_truth(self, convention: str = "object") -> np.ndarray:
+    def get_ground_truth(self, convention: str = "paper") -> np.ndarray:
         """Ground-truth saliency maps (N, H, W) float32.
 
         Parameters
         ----------
         convention
-            'object': every pixel of an object carries the object's Shapley value (how
-            region explanations such as LIME's are painted). 'pixel': the object's value
-            is spread evenly over its pixels, so each map sums to ``F(I) - F(empty)``
+            'paper' (default): every pixel of an object of pattern i holds the weight
+            w_i, the paper's ground truth ("we consider the w_i of each pattern the
+            correct explanation"): (0.55, 0.27, 0.18) for ssin and suum, (1, -0.5, 0)
+            for class (Eq. 4). The next two go beyond the paper, with each object's exact
+            Shapley value for F: 'object' paints it on every pixel of the object (how
+            region explanations such as LIME's are painted); 'pixel' spreads it evenly
+            over the object's pixels, so each map sums to ``F(I) - F(empty)``
             (``F(I)`` for ssin and suum, ``F(I) - 1`` for class).
         """
-        check_choice(convention, "convention", ("object", "pixel"))
-        values = self.object_values
-        if convention == "pixel":
-            values = np.where(self.object_areas > 0, values / np.maximum(self.object_areas, 1), 0.0)
-        lut = np.concatenate([np.zeros((len(self), 1)), values], axis=1).astype(np.float32)
-        flat = self.object_labels.reshape(len(self), -1).astype(np.int64)
-        return np.take_along_axis(lut, flat, axis=1).reshape(self.object_labels.shape)
+        return self._paint(self.object_ground_truth(convention))
 
     # ----------------------------------------------------------------- exports
     def as_dataset(
@@ -470,7 +655,10 @@ class AIXIData:
             "function": self.function,
             "convention": self.convention,
             "seed": self.seed,
-            "format": 1,
+            "layout": self.layout,
+            "max_count": self.max_count,
+            "weights": None if self.weights is None else self.weights.tolist(),
+            "format": 2,
         }
         np.savez_compressed(
             path,
@@ -496,6 +684,9 @@ class AIXIData:
             function=meta["function"],
             convention=meta["convention"],
             seed=meta["seed"],
+            layout=meta.get("layout", "free"),  # format 1 files hold the free layout
+            max_count=meta.get("max_count", MAX_PER_PATTERN),
+            weights=meta.get("weights", PAPER_WEIGHTS.get(meta["function"])),
             **arrays,
         )
 
@@ -539,19 +730,21 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     return np.flatnonzero(window == 0)
 
 
-def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[str]):
-    """Draw _CHUNK images: labels (C, S, S) uint8, patterns (C, 6) int8."""
-    c, size = _CHUNK, image_size
+def _draw_free(
+    rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray, kinds: Sequence[str]
+) -> None:
+    """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
+    ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
+    depend on k, so a prefix of the images does not depend on ``n_samples``)."""
+    c, size = _CHUNK, labels.shape[1]
     low, high = _size_range(size)
     counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
     sizes = rng.integers(low, high + 1, size=(c, MAX_OBJECTS))
     order = rng.permuted(np.tile(np.arange(MAX_OBJECTS), (c, 1)), axis=1)
     candidates = rng.random(size=(c, MAX_OBJECTS, _CANDIDATES, 2))
-    labels = np.zeros((c, size, size), np.uint8)
-    patterns = np.full((c, MAX_OBJECTS), -1, np.int8)
     occ = np.zeros((size, size), np.uint8)
     slots = np.repeat(np.arange(N_PATTERNS), MAX_PER_PATTERN)  # slot -> pattern
-    for i in range(c):
+    for i in range(len(labels)):
         # which of the 6 slots (2 per pattern) are used, in a random placement order
         used = (np.arange(MAX_OBJECTS) % MAX_PER_PATTERN) < counts[i][slots]
         objs = [k for k in order[i] if used[k]]
@@ -586,10 +779,165 @@ def _generate_chunk(rng: np.random.Generator, image_size: int, kinds: Sequence[s
                 break
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
+        labels[i] = 0
+        patterns[i] = -1
         for j, (y, x, s, p) in enumerate(boxes):
             _draw(labels[i], kinds[p], y, x, s, j + 1)
             patterns[i, j] = p
-    return labels, patterns
+
+
+def _authors_shape_lengths(image_size: int) -> Tuple[int, int, int]:
+    """(cell, a, b) of the authors' AIXI-Shape: cells of ``S // 6`` pixels (``drawing.py``:
+    ``image.shape[0] // (grid_divs + 1)``) and the constants 5 and 6 of ``drawing.py``
+    scaled by S / 128 (exact at 128 px; at least 2 and 3 pixels)."""
+    cell = image_size // (GRID_SIDE + 1)
+    a = max(2, (5 * image_size) // 128)
+    b = max(a + 1, (6 * image_size) // 128)
+    return cell, a, b
+
+
+def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
+    """The authors' AIXI-Shape (``drawing.polygons`` with ``grid_divs=5``): 0-2 objects per
+    pattern (``random.randint(0, 2)``), each in its own cell of a 5 x 5 grid, drawn at a
+    random displacement ``(dx, dy)`` in ``[a, (cell - a) // 2]`` from the cell's corner:
+
+    * circle: radius in ``[a, max((cell - max(dx, dy)) // 2, b)]`` (``cv2.circle``);
+    * square: side in ``[a, max(cell - max(dx, dy), b)]``;
+    * cross: two bars, ``long`` in ``[1, cell - max(dx, dy)]`` and ``short`` in
+      ``[a, max(b, long // 2)]``, sliced as in ``drawing.py`` (bar width
+      ``2 (short // 2)``). A cross whose long side equals its bar width is a plain square
+      in the authors' code; we draw a new (long, short) pair for it, so that every cross
+      differs from every square.
+
+    At 128 px: cells of 21 px, a = 5, b = 6, radii 5-8, squares 5-16, crosses 1-16.
+    """
+    c = _CHUNK
+    size = labels.shape[1]
+    cell, a, b = _authors_shape_lengths(size)
+    d_high = (cell - a) // 2
+    counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
+    cells = rng.permuted(np.tile(np.arange(GRID_SIDE**2), (c, 1)), axis=1)[:, :MAX_OBJECTS]
+    u = rng.random((c, MAX_OBJECTS, 4))
+
+    def pick(v: float, low: int, high: int) -> int:  # uniform integer in [low, high]
+        return low + min(int(v * (high - low + 1)), high - low)
+
+    for i in range(len(labels)):
+        label = labels[i]
+        label[:] = 0
+        patterns[i] = -1
+        k = 0
+        for p in range(N_PATTERNS):
+            for _ in range(int(counts[i, p])):
+                index = int(cells[i, k])
+                gx, gy = (index % GRID_SIDE) * cell, (index // GRID_SIDE) * cell
+                dx, dy = pick(u[i, k, 0], a, d_high), pick(u[i, k, 1], a, d_high)
+                m = max(dx, dy)
+                r0, c0 = gx + dx, gy + dy
+                if p == 0:  # circle
+                    radius = pick(u[i, k, 2], a, max((cell - m) // 2, b))
+                    radius = min(radius, (cell - m) // 2)
+                    cv2.circle(label, (c0 + radius, r0 + radius), radius, k + 1, -1)
+                elif p == 1:  # square
+                    side = pick(u[i, k, 2], a, max(cell - m, b))
+                    label[r0 : r0 + side, c0 : c0 + side] = k + 1
+                else:  # cross
+                    v_long, v_short = u[i, k, 2], u[i, k, 3]
+                    while True:
+                        long = pick(v_long, 1, cell - m)
+                        short = pick(v_short, a, max(b, long // 2))
+                        if long != 2 * (short // 2):
+                            break
+                        v_long, v_short = rng.random(2)
+                    h, s = long // 2, short // 2
+                    label[r0 : r0 + long, max(c0 + h - s, 0) : c0 + s + h] = k + 1
+                    label[max(r0 + h - s, 0) : r0 + s + h, c0 : c0 + long] = k + 1
+                patterns[i, k] = p
+                k += 1
+
+
+def _authors_color_radii(image_size: int) -> Tuple[int, int]:
+    """Radius range of the authors' AIXI-Color: ``random.randint(10, min(shape) // 4)`` at
+    128 px (10 to 32), the lower bound scaled by S / 128 elsewhere (at least 2)."""
+    return max(2, (10 * image_size + 64) // 128), image_size // 4
+
+
+def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
+    """The authors' AIXI-Color (``drawing.circles(values=[1, 2, 3], num_of_circles=6,
+    overlapped=False)``): each attempt draws an intensity (uniform over the three), a radius
+    and a centre anywhere in ``[0, S]`` x ``[0, S]`` (circles may be cut by the border), and
+    is kept when the square around the circle is still empty, until six circles are drawn.
+
+    The authors' test leaves the last row and column of the square unchecked, so two of
+    their circles can touch; ours checks the square one pixel wider on every side, so the
+    circles never touch (each one stays a separate connected component, which the counting
+    from the pixels needs).
+    """
+    size = labels.shape[1]
+    r_low, r_high = _authors_color_radii(size)
+    for i in range(len(labels)):
+        label = labels[i]
+        label[:] = 0
+        patterns[i] = -1
+        occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
+        placed, attempts = 0, 0
+        while placed < N_COLOR_CIRCLES:
+            values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
+            radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
+            centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
+            for value, r, (cx, cy) in zip(values, radii, centres):
+                y0, y1 = max(cy - r - 1, 0), min(cy + r + 2, size)
+                x0, x1 = max(cx - r - 1, 0), min(cx + r + 2, size)
+                inside = occupied[y1, x1] - occupied[y0, x1] - occupied[y1, x0] + occupied[y0, x0]
+                if inside == 0:  # the square around the circle, one pixel wider, is empty
+                    cv2.circle(label, (cx, cy), r, placed + 1, -1)
+                    patterns[i, placed] = value
+                    placed += 1
+                    if placed == N_COLOR_CIRCLES:
+                        break
+                    occupied = cv2.integral((label > 0).astype(np.uint8))
+            attempts += _ATTEMPTS
+            if placed < N_COLOR_CIRCLES and attempts >= _MAX_ATTEMPTS:  # pragma: no cover
+                label[:] = 0  # a dead end: start the image again
+                patterns[i] = -1
+                occupied[:] = 0
+                placed, attempts = 0, 0
+
+
+_DRAWERS = {
+    ("shape", "free"): (0, lambda rng, lab, pat: _draw_free(rng, lab, pat, SHAPE_PATTERNS)),
+    ("color", "free"): (1, lambda rng, lab, pat: _draw_free(rng, lab, pat, ("circle",) * 3)),
+    ("shape", "authors"): (2, _draw_authors_shape),
+    ("color", "authors"): (3, _draw_authors_color),
+}
+
+
+def _rows_per_step(shape: Tuple[int, ...], bytes_per_pixel: int) -> int:
+    """Images processed at once so that a temporary stays within _WORK_BYTES."""
+    return max(1, _WORK_BYTES // max(1, int(np.prod(shape)) * bytes_per_pixel))
+
+
+def _physical_memory() -> Optional[int]:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _check_memory(n_samples: int, image_size: int) -> None:
+    """Refuse a dataset whose arrays cannot fit in this machine's memory, before any
+    allocation (images and ground truth float32, object labels uint8: 9 bytes a pixel)."""
+    need = n_samples * image_size * image_size * 9
+    have = _physical_memory()
+    if have is not None and need > have:
+        raise ValueError(
+            f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
+            f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object labels in "
+            f"uint8), more than this machine's {have / 2**30:,.1f} GiB of memory; generate "
+            f"at most {max(have // (image_size * image_size * 9), 1):,} images per call (the "
+            "first images of a call do not depend on `n_samples`, so parts drawn with "
+            "different seeds can be generated and saved one by one)"
+        )
 
 
 def _make(
@@ -599,42 +947,58 @@ def _make(
     function: Any,
     seed: Optional[int],
     convention: str,
+    layout: str,
+    weights: Any,
 ) -> AIXIData:
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     image_size = check_int(image_size, "image_size")
-    if image_size < MIN_IMAGE_SIZE:
+    layout = check_choice(layout, "layout", LAYOUTS)
+    smallest = min_image_size(dataset, layout)
+    if image_size < smallest:
+        why = (
+            "for the 5 x 5 grid of cells of at least 10 pixels"
+            if smallest == MIN_AUTHORS_SHAPE_SIZE
+            else f"to place up to {MAX_OBJECTS} objects of at least {_MIN_OBJECT} pixels "
+            "without overlap"
+        )
         raise ValueError(
-            f"`image_size` must be >= {MIN_IMAGE_SIZE} to place up to {MAX_OBJECTS} objects "
-            f"of at least {_MIN_OBJECT} pixels without overlap, got {image_size}"
+            f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}"
         )
     name, fn = _resolve_function(function)
-    check_choice(convention, "convention", ("object", "pixel"))
+    check_choice(convention, "convention", CONVENTIONS)
+    paper_weights = _resolve_weights(name, fn, weights)
+    if convention == "paper" and paper_weights is None:
+        raise ValueError(
+            "`weights` must be given with a callable `function` for the paper's ground "
+            "truth (convention='paper': the weight w_i painted on each object of pattern "
+            "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
+            "for the exact Shapley values"
+        )
     seed = check_int(seed, "seed", minimum=0, allow_none=True)
+    _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
-    kinds = SHAPE_PATTERNS if dataset == "shape" else ("circle",) * N_PATTERNS
+    divisor = max_count(dataset, layout)
+    stream, draw = _DRAWERS[(dataset, layout)]
 
-    n_chunks = -(-n_samples // _CHUNK)
-    labels = np.empty((n_chunks * _CHUNK, image_size, image_size), np.uint8)
-    patterns = np.empty((n_chunks * _CHUNK, MAX_OBJECTS), np.int8)
-    stream = 0 if dataset == "shape" else 1
-    for chunk in range(n_chunks):
-        rng = np.random.default_rng([entropy, stream, chunk])
-        part = slice(chunk * _CHUNK, (chunk + 1) * _CHUNK)
-        labels[part], patterns[part] = _generate_chunk(rng, image_size, kinds)
-    labels, patterns = labels[:n_samples], patterns[:n_samples]
+    labels = np.empty((n_samples, image_size, image_size), np.uint8)
+    patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
+    for start in range(0, n_samples, _CHUNK):
+        rng = np.random.default_rng([entropy, stream, start // _CHUNK])
+        end = min(start + _CHUNK, n_samples)
+        draw(rng, labels[start:end], patterns[start:end])
 
     counts = np.stack([(patterns == p).sum(axis=1) for p in range(N_PATTERNS)], axis=1)
-    flat = labels.reshape(n_samples, -1)
-    areas = np.stack([(flat == k + 1).sum(axis=1) for k in range(MAX_OBJECTS)], axis=1)
     intensity = np.ones(N_PATTERNS) if dataset == "shape" else np.asarray(COLOR_INTENSITIES)
-    lut = np.zeros((n_samples, MAX_OBJECTS + 1), np.float32)
-    lut[:, 1:] = np.where(patterns >= 0, intensity[np.maximum(patterns, 0)], 0.0)
-    images = np.take_along_axis(lut, flat.astype(np.int64), axis=1).reshape(
-        n_samples, image_size, image_size, 1
-    )
-    g = counts / MAX_PER_PATTERN
-    targets = np.asarray(fn(g), dtype=np.float32).reshape(n_samples)
-    per_pattern = exact_object_shapley(function, counts)  # (N, 3)
+    lut = np.zeros((n_samples, 256), np.float32)
+    lut[:, 1 : MAX_OBJECTS + 1] = np.where(patterns >= 0, intensity[np.maximum(patterns, 0)], 0)
+    images = np.empty((n_samples, image_size, image_size, 1), np.float32)
+    areas = np.empty((n_samples, MAX_OBJECTS), np.int64)
+    for i in range(n_samples):  # one image at a time: no temporary larger than an image
+        images[i, ..., 0] = cv2.LUT(labels[i], lut[i])
+        hist = cv2.calcHist([labels[i]], [0], None, [MAX_OBJECTS + 1], [0, MAX_OBJECTS + 1])
+        areas[i] = hist.ravel()[1:].astype(np.int64)
+    targets = _apply_function(fn, counts / divisor).astype(np.float32)
+    per_pattern = exact_object_shapley(function, counts, max_count=divisor)  # (N, 3)
     values = np.where(
         patterns >= 0,
         np.take_along_axis(per_pattern, np.maximum(patterns, 0).astype(np.int64), axis=1),
@@ -647,12 +1011,15 @@ def _make(
         object_labels=labels,
         object_patterns=patterns,
         object_values=values,
-        object_areas=areas.astype(np.int64),
+        object_areas=areas,
         dataset=dataset,
         function=function,
         convention=convention,
         seed=seed,
         function_name=name,
+        layout=layout,
+        max_count=divisor,
+        weights=paper_weights,
     )
 
 
@@ -660,26 +1027,44 @@ _DOC_PARAMETERS = """
     Parameters
     ----------
     n_samples
-        Number of images, >= 1.
+        Number of images, >= 1. A dataset larger than the machine's memory is refused
+        with a ValueError before anything is allocated.
     image_size
-        Side of the square images in pixels, >= 32 (objects are scaled with the image:
-        sides between max(7, 0.08 S) and max(7, 0.2 S) pixels).
+        Side of the square images in pixels (the paper: 128). The authors' layout scales
+        with the image: exact at 128 px, lengths scaled by S / 128 elsewhere; AIXI-Shape
+        needs S >= 64 there, the rest S >= 32.
     function
         'ssin' (Eq. 2), 'suum' (Eq. 3), 'class' (Eq. 4), or a callable F(g) of the
-        normalised counts g (N, 3) in [0, 1] (its ground truth is then enumerated).
+        normalised counts g (N, 3) in [0, 1] returning N values.
     seed
         Seed; the same seed gives identical arrays, and the first k images do not depend
         on ``n_samples``. None draws fresh entropy.
     convention
-        Ground-truth convention of ``.ground_truth``: 'object' (every pixel of an object
-        carries the object's Shapley value) or 'pixel' (the value is spread over the
-        object's pixels, so the map sums to F(I) - F(empty)).
+        Ground truth held by ``.ground_truth``: 'paper' (default; every pixel of an
+        object of pattern i holds w_i, the paper's ground truth), or, going beyond the
+        paper, each object's exact Shapley value for F painted on the object ('object')
+        or spread over its pixels ('pixel', so the map sums to F(I) - F(empty)).
+    layout
+        'authors' (default): the generators of the authors' release 1.0.0; 'free': this
+        package's earlier layout (0-2 objects per pattern anywhere in the image, sides
+        8-20 % of the image, two background pixels apart).
+    weights
+        The weight of each pattern painted by the 'paper' convention; default: the
+        function's (0.55, 0.27, 0.18) for ssin and suum, (1, -0.5, 0) for class. Needed
+        with a callable ``function`` and ``convention='paper'``.
 
     Returns
     -------
     data : AIXIData
         images (N, H, W, 1), targets (N,), counts (N, 3), object_masks,
-        ground_truth (N, H, W), ``as_dataset``, ``save`` / ``load``.
+        ground_truth (N, H, W), ``get_ground_truth(convention)``, ``as_dataset``,
+        ``save`` / ``load``.
+
+    Notes
+    -----
+    ``g_i = count_i / max_count`` with ``max_count`` the layout's largest count of one
+    pattern (6 for the authors' AIXI-Color, 2 otherwise; :func:`max_count`), so that g,
+    ssin and suum lie in [0, 1] as the paper requires.
 """
 
 
@@ -689,24 +1074,29 @@ def make_aixi_shape(
     function: Any = "ssin",
     seed: Optional[int] = None,
     *,
-    convention: str = "object",
+    convention: str = "paper",
+    layout: str = "authors",
+    weights: Any = None,
 ) -> AIXIData:
     """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
 
-    Objects have random sizes and positions and never overlap (two background pixels at
-    least between them). The label is ``F(g)`` with ``g_i = count_i / 2`` and patterns
-    ordered (circle, square, cross); the ground truth is each object's exact Shapley
-    value.
+    With the authors' layout, the objects sit in distinct cells of a 5 x 5 grid of
+    ``S // 6`` pixel cells, with the sizes of the authors' ``drawing.py`` (at 128 px:
+    circle radius 5-8, square side 5-16, cross side 1-16). The label is ``F(g)`` with
+    ``g_i = count_i / 2``, patterns ordered (circle, square, cross).
     {params}
     Examples
     --------
-    >>> data = make_aixi_shape(8, image_size=32, function="suum", seed=0)
+    >>> data = make_aixi_shape(8, image_size=64, function="suum", seed=0)
     >>> data.images.shape, data.ground_truth.shape
-    ((8, 32, 32, 1), (8, 32, 32))
-    >>> bool(np.allclose(data.get_ground_truth("pixel").sum(axis=(1, 2)), data.targets))
+    ((8, 64, 64, 1), (8, 64, 64))
+    >>> [round(float(v), 2) for v in np.unique(data.ground_truth)]  # the paper's w_i
+    [0.0, 0.18, 0.27, 0.55]
+    >>> pixel = data.get_ground_truth("pixel")  # exact Shapley values, beyond the paper
+    >>> bool(np.allclose(pixel.sum(axis=(1, 2)), data.targets))
     True
     """
-    return _make("shape", n_samples, image_size, function, seed, convention)
+    return _make("shape", n_samples, image_size, function, seed, convention, layout, weights)
 
 
 def make_aixi_color(
@@ -715,21 +1105,26 @@ def make_aixi_color(
     function: Any = "ssin",
     seed: Optional[int] = None,
     *,
-    convention: str = "object",
+    convention: str = "paper",
+    layout: str = "authors",
+    weights: Any = None,
 ) -> AIXIData:
     """AIXI-Color: circles only, in three intensities (1, 2/3, 1/3) that are the patterns.
 
-    0 to 2 circles of each intensity, random sizes and positions, no intersection. The
-    label is ``F(g)`` with ``g_i`` the number of circles of intensity i divided by 2; the
-    ground truth is each circle's exact Shapley value.
+    With the authors' layout, exactly six circles that never touch, each of an intensity
+    drawn uniformly from the three, radius 10 to 32 px at 128 px, centres anywhere (cut by
+    the border); counts per intensity 0 to 6 and ``g_i = count_i / 6``. With the free
+    layout, 0 to 2 circles of each intensity and ``g_i = count_i / 2``.
     {params}
     Examples
     --------
     >>> data = make_aixi_color(4, image_size=32, function="class", seed=3)
     >>> [round(float(v), 3) for v in np.unique(data.images)]
     [0.0, 0.333, 0.667, 1.0]
+    >>> data.counts.sum(axis=1).tolist()  # six circles in every image
+    [6, 6, 6, 6]
     """
-    return _make("color", n_samples, image_size, function, seed, convention)
+    return _make("color", n_samples, image_size, function, seed, convention, layout, weights)
 
 
 make_aixi_shape.__doc__ = make_aixi_shape.__doc__.replace("{params}", _DOC_PARAMETERS)
@@ -737,14 +1132,28 @@ make_aixi_color.__doc__ = make_aixi_color.__doc__.replace("{params}", _DOC_PARAM
 
 
 # --------------------------------------------------------------------------- counting
-def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
+_DISCS: Dict[int, np.ndarray] = {}
+
+
+def _disc(radius: int) -> np.ndarray:
+    """The filled ``cv2.circle`` of a radius, as drawn by both layouts (cached)."""
+    if radius not in _DISCS:
+        disc = np.zeros((2 * radius + 1, 2 * radius + 1), np.uint8)
+        cv2.circle(disc, (radius, radius), radius, 1, -1)
+        _DISCS[radius] = disc.astype(bool)
+    return _DISCS[radius]
+
+
+def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 
-    Objects are the 8-connected components of the non-background pixels. On AIXI-Shape a
-    component is classified by its fill ratio (area / bounding box): crosses below 0.52,
-    circles below 0.86, squares above. On AIXI-Color by its mean intensity (nearest of
-    1, 2/3, 1/3). This is what the function-as-model uses (see
-    :class:`xplique_ext.models.AIXIFunctionModel`).
+    Objects are the 8-connected components of the non-background pixels. On AIXI-Color a
+    component's pattern is its mean intensity (nearest of 1, 2/3, 1/3). On AIXI-Shape,
+    with the authors' layout, a component that fills its bounding box is a square, one
+    equal to a filled OpenCV disc is a circle, anything else a cross (exact for the
+    generated shapes); with the free layout the fill ratio (area / bounding box) decides:
+    crosses below 0.52, circles below 0.86, squares above. This is what the
+    function-as-model uses (see :class:`xplique_ext.models.AIXIFunctionModel`).
 
     Parameters
     ----------
@@ -752,6 +1161,8 @@ def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
         (N, H, W) or (N, H, W, 1) images with background 0.
     dataset
         'shape' or 'color'.
+    layout
+        'authors' or 'free': the layout the images were drawn with.
 
     Returns
     -------
@@ -760,11 +1171,12 @@ def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
 
     Examples
     --------
-    >>> data = make_aixi_shape(16, image_size=32, seed=1)
+    >>> data = make_aixi_shape(16, image_size=64, seed=1)
     >>> bool((count_patterns(data.images) == data.counts).all())
     True
     """
     check_choice(dataset, "dataset", ("shape", "color"))
+    check_choice(layout, "layout", LAYOUTS)
     images = np.asarray(images, dtype=np.float32)
     if images.ndim == 4 and images.shape[-1] == 1:
         images = images[..., 0]
@@ -778,14 +1190,23 @@ def count_patterns(images: Any, dataset: str = "shape") -> np.ndarray:
         if n <= 1:
             continue
         stats = stats[1:]
-        if dataset == "shape":
-            fill = stats[:, cv2.CC_STAT_AREA] / (
-                stats[:, cv2.CC_STAT_WIDTH] * stats[:, cv2.CC_STAT_HEIGHT]
-            )
+        area = stats[:, cv2.CC_STAT_AREA]
+        height, width = stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_WIDTH]
+        if dataset == "color":
+            sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
+            pattern = np.argmin(np.abs((sums / area)[:, None] - levels[None, :]), axis=1)
+        elif layout == "free":
+            fill = area / (width * height)
             pattern = np.where(fill < _FILL_CROSS_MAX, 2, np.where(fill < _FILL_CIRCLE_MAX, 0, 1))
         else:
-            sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
-            mean = sums / stats[:, cv2.CC_STAT_AREA]
-            pattern = np.argmin(np.abs(mean[:, None] - levels[None, :]), axis=1)
+            pattern = np.full(n - 1, 2)
+            pattern[area == width * height] = 1
+            for j in np.flatnonzero(
+                (area != width * height) & (height == width) & (height % 2 == 1)
+            ):
+                top, left = stats[j, cv2.CC_STAT_TOP], stats[j, cv2.CC_STAT_LEFT]
+                crop = comp[top : top + height[j], left : left + width[j]] == j + 1
+                if np.array_equal(crop, _disc(int(height[j]) // 2)):
+                    pattern[j] = 0
         counts[i] = np.bincount(pattern, minlength=N_PATTERNS)
     return counts

@@ -132,10 +132,10 @@ class ObjectLime:
     --------
     >>> from xplique_ext.datasets import make_aixi_shape
     >>> from xplique_ext.models import AIXIFunctionModel
-    >>> data = make_aixi_shape(3, image_size=32, function="class", seed=4)
+    >>> data = make_aixi_shape(3, image_size=64, function="class", seed=4)
     >>> lime = ObjectLime(AIXIFunctionModel("class"), kernel="shapley")
     >>> coef = lime.explain_objects(data.images, object_labels=data.object_labels)
-    >>> bool(np.allclose(coef, data.object_values))
+    >>> bool(np.allclose(coef, data.object_values[:, : coef.shape[1]]))
     True
     """
 
@@ -268,7 +268,7 @@ class ObjectLime:
 
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
-        coefficient (the 'object' convention of the AIXI ground truth), 0 elsewhere."""
+        coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
         x, labels, objects = self._prepare(inputs, object_labels)
         coef = self.explain_objects(inputs, targets, object_labels=object_labels)
         maps = np.zeros(labels.shape, np.float32)

@@ -1,22 +1,52 @@
 """Metrics of xplique_ext. Model-based metrics share Xplique's interface:
 ``Metric(model, inputs, targets=None, batch_size=64, ...)``, ``evaluate``,
-``detailed_evaluate`` and ``__call__``."""
+``detailed_evaluate`` and ``__call__``.
 
-from .base import BaseAttributionMetric
-from .fidelity import MuFidelity
-from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
-from .ground_truth import (
-    GroundTruthLocalisation,
-    GroundTruthSaliency,
-    LowModelAccuracyWarning,
-    emd,
-    ground_truth_leaderboard,
-    kl_divergence,
-    pointing_game,
-    relevance_mass_accuracy,
-    relevance_rank_accuracy,
+Names load on first use (PEP 562): ``from xplique_ext.metrics import FiRe`` loads neither
+TensorFlow nor numba; ``MuFidelity`` and the other model-based metrics load TensorFlow.
+"""
+
+from typing import TYPE_CHECKING
+
+from ..commons.lazy import lazy_exports
+
+if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
+    from .base import BaseAttributionMetric
+    from .fidelity import MuFidelity
+    from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
+    from .ground_truth import (
+        GroundTruthLocalisation,
+        GroundTruthSaliency,
+        LowModelAccuracyWarning,
+        emd,
+        ground_truth_leaderboard,
+        kl_divergence,
+        pointing_game,
+        relevance_mass_accuracy,
+        relevance_rank_accuracy,
+    )
+    from .percy import PERCY, NoRuleKeywordWarning
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".base": ["BaseAttributionMetric"],
+        ".fidelity": ["MuFidelity"],
+        ".fire": ["FiRe", "QsScore", "fire_compensation_alpha", "fire_equilibrium_alpha"],
+        ".ground_truth": [
+            "GroundTruthLocalisation",
+            "GroundTruthSaliency",
+            "LowModelAccuracyWarning",
+            "emd",
+            "ground_truth_leaderboard",
+            "kl_divergence",
+            "pointing_game",
+            "relevance_mass_accuracy",
+            "relevance_rank_accuracy",
+        ],
+        ".percy": ["PERCY", "NoRuleKeywordWarning"],
+    },
 )
-from .percy import PERCY, NoRuleKeywordWarning
 
 __all__ = [
     "BaseAttributionMetric",

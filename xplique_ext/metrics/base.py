@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import abc
 import enum
-import warnings
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 import numpy as np
@@ -23,8 +22,8 @@ from ..commons.distribute import (
     resolve_strategy,
     shared_functions,
 )
+from ..commons.metric import BaseMetric, nan_aware_mean
 from ..commons.validation import check_choice, check_int, to_numpy
-from ..commons.warnings import UndefinedScoreWarning
 
 __all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean", "resolve_operator"]
 
@@ -92,28 +91,6 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
             f"member of xplique's Tasks, or None, got {type(operator).__name__}"
         )
     return operator
-
-
-def nan_aware_mean(scores: np.ndarray, name: str) -> float:
-    """Mean of the defined scores; warns how many undefined (NaN) scores were skipped."""
-    scores = np.asarray(scores, dtype=np.float64)
-    undefined = int(np.isnan(scores).sum())
-    if undefined == scores.size:
-        warnings.warn(
-            f"{name}: all {scores.size} per-sample scores are undefined (NaN); the "
-            "aggregate is NaN.",
-            UndefinedScoreWarning,
-            stacklevel=3,
-        )
-        return float("nan")
-    if undefined:
-        warnings.warn(
-            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-            "and were skipped in the mean.",
-            UndefinedScoreWarning,
-            stacklevel=3,
-        )
-    return float(np.nanmean(scores))
 
 
 def _model_input_rank(model: Any) -> Optional[int]:
@@ -239,7 +216,7 @@ def _model_functions(live: Callable, activation: Optional[str], strategy: Any) -
             replicated(outputs, strategy, _compile(outputs)))
 
 
-class BaseAttributionMetric(abc.ABC):
+class BaseAttributionMetric(BaseMetric):
     """Base class of the model-based metrics: one score per input for given explanations.
 
     Parameters
@@ -285,7 +262,7 @@ class BaseAttributionMetric(abc.ABC):
         Score direction, declared by each metric.
     """
 
-    higher_is_better: bool = True
+    _data_params = ("model", "inputs", "targets", "operator", "strategy")
 
     def __init__(
         self,
@@ -543,32 +520,4 @@ class BaseAttributionMetric(abc.ABC):
     @abc.abstractmethod
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """One score per input, shape (N,); NaN where the score is undefined."""
-
-    def evaluate(self, explanations: Any) -> float:
-        """Aggregate score: the mean of :meth:`detailed_evaluate` over the inputs whose
-        score is defined. One :class:`UndefinedScoreWarning` per call says how many were
-        skipped and why (the reasons :meth:`detailed_evaluate` gives)."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scores = self.detailed_evaluate(explanations)
-        reasons = []
-        for w in caught:
-            if issubclass(w.category, UndefinedScoreWarning):
-                reasons.append(str(w.message))
-            else:  # pass the others on, through the user's filters
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        name = type(self).__name__
-        with warnings.catch_warnings(record=True) as mean_caught:
-            warnings.simplefilter("always")
-            value = nan_aware_mean(scores, name)
-        messages = [str(w.message) for w in mean_caught]
-        if reasons:
-            messages.append("Reason: " + " ".join(reasons))
-        if messages:
-            warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
-        return value
-
-    def __call__(self, explanations: Any) -> float:
-        """Alias of :meth:`evaluate`."""
-        return self.evaluate(explanations)
 

@@ -44,6 +44,7 @@ __all__ = [
     "GroundTruthLocalisation",
     "LowModelAccuracyWarning",
     "ground_truth_leaderboard",
+    "EMD_MAX_ARCS",
 ]
 
 SIGNS = ("abs", "positive")
@@ -69,6 +70,15 @@ def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
     if arr.ndim == 2:
         return arr[None], True
     if arr.ndim == 3:
+        a, b, c = arr.shape
+        if c in (1, 3, 4) and c < min(a, b):
+            raise ValueError(
+                f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with "
+                f"{c} channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass "
+                f"the batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map "
+                "with channels, or (N, H, W); a single map without its batch axis is "
+                "accepted only as (H, W)"
+            )
         return arr, False
     if arr.ndim == 4:
         return arr.sum(axis=-1), False
@@ -134,6 +144,42 @@ def _downsample(maps: np.ndarray, resize: Optional[Tuple[int, int]]) -> np.ndarr
     return out * (h * w) / (th * tw)
 
 
+def _scale(maps: np.ndarray) -> np.ndarray:
+    """Each (non-negative) map divided by its largest value, so that its mass (at most
+    H W) cannot overflow float64 (maps near the float maximum); all-zero maps stay 0.
+    Normalised distributions do not change."""
+    top = maps.max(axis=(1, 2), initial=0.0)
+    return maps / np.where(top > 0, top, 1.0)[:, None, None]
+
+
+#: Largest EMD problem solved: supply x demand pixels after the exact reduction (two
+#: dense 128 x 128 maps: about 6.7e7 arcs, some seconds per pair on a CPU). Beyond it,
+#: :func:`emd` refuses, naming the ``resize`` to use.
+EMD_MAX_ARCS = 7 * 10**7
+
+
+def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, resize) -> None:
+    """Refuse, before solving anything, pairs whose transport problem is too large."""
+    if gt.shape[1] * gt.shape[2] <= 128 * 128:  # even two dense maps stay within the limit
+        return
+    reduce = metric in ("euclidean", "manhattan")
+    for k in np.flatnonzero(defined):
+        if reduce:
+            d = gt[k] - phi[k]
+            arcs = int((d > 0).sum()) * int((d < 0).sum())
+        else:
+            arcs = int((gt[k] > 0).sum()) * int((phi[k] > 0).sum())
+        if arcs > EMD_MAX_ARCS:
+            h, w = gt.shape[1:]
+            raise ValueError(
+                f"`resize`={resize!r} leaves maps of {h}x{w} pixels: map {k} is a transport "
+                f"problem of {arcs:.2e} arcs (supply x demand pixels), beyond the limit of "
+                f"{EMD_MAX_ARCS:.0e} solved exactly in bounded time (two dense 128x128 "
+                "maps); pass resize=(128, 128) or smaller (the default (32, 32) takes "
+                "milliseconds)"
+            )
+
+
 def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
     if undefined:
         warnings.warn(
@@ -182,7 +228,9 @@ def emd(
     Parameters
     ----------
     explanations
-        Maps of shape (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed).
+        Maps of shape (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed), or one
+        map (H, W). A 3-D array whose last axis is 1, 3 or 4 and smaller than the others,
+        such as one (H, W, 1) map without its batch axis, is ambiguous and refused.
     ground_truth
         Ground-truth maps of the same shape (e.g. ``AIXIData.ground_truth``).
     sign
@@ -191,7 +239,9 @@ def emd(
     resize
         Maps larger than ``(height, width)`` are downsampled to it with area
         interpolation (mass preserved); smaller maps are kept. None keeps full
-        resolution.
+        resolution; a pair whose transport problem exceeds :data:`EMD_MAX_ARCS` (supply x
+        demand pixels, about two dense 128 x 128 maps) is then refused with a ValueError
+        before any solving, rather than running for minutes.
     ground_distance
         Distance between pixel centres: 'euclidean', 'manhattan' or 'sqeuclidean', in
         units of the distance between the centres of two opposite corner pixels (so the
@@ -211,8 +261,10 @@ def emd(
     Returns
     -------
     distance
-        A float for (H, W) inputs, else an array (N,). NaN (with an
-        :class:`UndefinedScoreWarning`) where a map is all zero after ``sign``.
+        A float for (H, W) inputs, else an array (N,), in [0, 1] with ``normalize=True``.
+        NaN (with an :class:`UndefinedScoreWarning`) where a map is all zero after
+        ``sign``. Each map is divided by its largest value before its mass is taken, so
+        values near the float maximum give the same distance as any multiple.
 
     Notes
     -----
@@ -252,15 +304,28 @@ def emd(
         raise TypeError(f"`normalize` must be a bool, got {type(normalize).__name__}")
     jobs = _resolve_jobs(n_jobs)
 
-    phi = _downsample(_apply_sign(phi, sign), resize)
-    gt = _downsample(_apply_sign(gt, sign), resize)
-    mass_phi = phi.sum(axis=(1, 2))
-    mass_gt = gt.sum(axis=(1, 2))
+    phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
+    if normalize:  # scaled first: masses near the float maximum cannot overflow
+        phi, gt = _scale(phi), _scale(gt)
+    phi = _downsample(phi, resize)
+    gt = _downsample(gt, resize)
+    with np.errstate(over="ignore"):
+        mass_phi = phi.sum(axis=(1, 2))
+        mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
     _warn_undefined("emd", int((~defined).sum()), len(phi), "sum to zero after `sign`")
+    overflow = defined & ~(np.isfinite(mass_phi) & np.isfinite(mass_gt))
+    _warn_undefined(
+        "emd",
+        int(overflow.sum()),
+        len(phi),
+        "have a mass beyond the float64 range (normalize=False)",
+    )
+    defined &= ~overflow
     if normalize:
         phi = phi / np.where(mass_phi > 0, mass_phi, 1.0)[:, None, None]
         gt = gt / np.where(mass_gt > 0, mass_gt, 1.0)[:, None, None]
+    _check_problem_size(gt, phi, defined, ground_distance, resize)
 
     def one(k: int) -> float:
         if not defined[k]:
@@ -295,7 +360,8 @@ def kl_divergence(
     Parameters
     ----------
     explanations
-        Maps of shape (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed).
+        Maps of shape (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed), or one
+        map (H, W); ambiguous 3-D shapes are refused as in :func:`emd`.
     ground_truth
         Ground-truth maps of the same shape.
     sign
@@ -310,8 +376,12 @@ def kl_divergence(
     Returns
     -------
     divergence
-        A float for (H, W) inputs, else an array (N,); NaN (with a warning) where a map
-        is all zero after ``sign``.
+        A float for (H, W) inputs, else an array (N,), in
+        ``[-H W epsilon, log(1 / epsilon + epsilon)]`` (0 up to rounding for identical
+        maps; at most 36.04 with the default epsilon); NaN (with an
+        :class:`UndefinedScoreWarning`) where a map is all zero after ``sign``. Maps are
+        scaled by their largest value before normalising (no overflow near the float
+        maximum).
 
     Notes
     -----
@@ -338,8 +408,9 @@ def kl_divergence(
     sign = _check_sign(sign)
     resize = _check_resize(resize)
     epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
-    phi = _downsample(_apply_sign(phi, sign), resize)
-    gt = _downsample(_apply_sign(gt, sign), resize)
+    # scaled first: masses near the float maximum cannot overflow
+    phi = _downsample(_scale(_apply_sign(phi, sign)), resize)
+    gt = _downsample(_scale(_apply_sign(gt, sign)), resize)
     mass_phi = phi.sum(axis=(1, 2))
     mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
@@ -532,6 +603,15 @@ class _GroundTruthBase(BaseAttributionMetric):
     def _setup_reference(
         self, reference: Any, min_accuracy: float, task: str, progress: bool = False
     ) -> None:
+        if self.dataset is not None:
+            import tensorflow as tf
+
+            if int(self.dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+                raise ValueError(
+                    "`inputs` must be a finite tf.data.Dataset (one element per ground-truth "
+                    "map), got an infinite one (cardinality tf.data.INFINITE_CARDINALITY, "
+                    "e.g. after .repeat()); use .take(n) or drop the .repeat()"
+                )
         maps, _ = _as_maps(reference, self._reference_name)
         if self.n_inputs is not None and len(maps) != self.n_inputs:
             raise ValueError(
@@ -630,7 +710,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     --------
     >>> from xplique_ext.datasets import make_aixi_shape
     >>> from xplique_ext.models import AIXIFunctionModel
-    >>> data = make_aixi_shape(4, image_size=32, function="suum", seed=1)
+    >>> data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     >>> model = AIXIFunctionModel("suum", dataset="shape")
     >>> metric = GroundTruthSaliency(model, data.images, data.targets,
     ...                              ground_truth=data.ground_truth, progress=False)
@@ -639,6 +719,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     """
 
     higher_is_better = False
+    _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
     def __init__(
         self,
@@ -684,10 +765,27 @@ class GroundTruthSaliency(_GroundTruthBase):
         self.ground_truth = self.reference
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthSaliency:
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
-        targets and ground truth)."""
-        return cls(model, data.images, data.targets, ground_truth=data.ground_truth, **kwargs)
+    def from_aixi(
+        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
+    ) -> GroundTruthSaliency:
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and ground truth.
+
+        Parameters
+        ----------
+        model
+            The model explained.
+        data
+            An ``AIXIData``.
+        convention
+            The ground truth compared with: 'paper' (default: the weight w_i of each
+            pattern on its objects, the paper's ground truth, whatever ``data.convention``
+            is), or the exact Shapley values, 'object' or 'pixel' (beyond the paper).
+        **kwargs
+            The other parameters of :class:`GroundTruthSaliency`.
+        """
+        truth = data.get_ground_truth(convention)
+        return cls(model, data.images, data.targets, ground_truth=truth, **kwargs)
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Distance of each explanation (N, H, W[, C]) to its ground truth, shape (N,)."""
@@ -760,6 +858,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
 
     higher_is_better = True
     _reference_name = "masks"
+    _data_params = BaseAttributionMetric._data_params + ("masks",)
 
     def __init__(
         self,
@@ -788,10 +887,14 @@ class GroundTruthLocalisation(_GroundTruthBase):
         self.masks = self.reference != 0
 
     @classmethod
-    def from_aixi(cls, model: Callable, data: Any, **kwargs) -> GroundTruthLocalisation:
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData` (its images,
-        targets and relevant-object masks)."""
-        return cls(model, data.images, data.targets, masks=data.relevant_masks, **kwargs)
+    def from_aixi(
+        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
+    ) -> GroundTruthLocalisation:
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and the masks of the objects whose ground-truth value in ``convention``
+        ('paper' by default; 'object' or 'pixel': Shapley values) is not zero."""
+        masks = data.relevant_masks_for(convention)
+        return cls(model, data.images, data.targets, masks=masks, **kwargs)
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Localisation score of each explanation (N, H, W[, C]), shape (N,)."""
@@ -810,6 +913,7 @@ def ground_truth_leaderboard(
     kl_resize: Optional[Tuple[int, int]] = None,
     n_jobs: int = 1,
     progress: bool = False,
+    convention: str = "paper",
 ):
     """Rank explainers by their distance to the exact ground truth.
 
@@ -818,10 +922,16 @@ def ground_truth_leaderboard(
     explanations
         Explainer name -> maps (N, H, W[, C]).
     ground_truth
-        Ground-truth maps (N, H, W).
+        Ground-truth maps (N, H, W), or an :class:`~xplique_ext.datasets.AIXIData`, whose
+        ground truth in ``convention`` is then used, with its relevant-object masks when
+        ``masks`` is None.
     masks
         Optional boolean masks (N, H, W) (e.g. ``AIXIData.relevant_masks``): adds the
         localisation measures (mass accuracy, rank accuracy, pointing game).
+    convention
+        With an ``AIXIData``: 'paper' (default; the paper's ground truth, w_i on each
+        object of pattern i) or 'object' / 'pixel' (exact Shapley values, beyond the
+        paper).
     sign, resize, n_jobs, progress
         As in :func:`emd` (``resize`` for the EMD).
     kl_resize
@@ -846,6 +956,11 @@ def ground_truth_leaderboard(
     """
     import pandas as pd
 
+    if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
+        data = ground_truth
+        ground_truth = data.get_ground_truth(convention)
+        if masks is None:
+            masks = data.relevant_masks_for(convention)
     per_sample = {"EMD": {}, "KL": {}}
     if masks is not None:
         per_sample.update({"mass accuracy": {}, "rank accuracy": {}, "pointing game": {}})

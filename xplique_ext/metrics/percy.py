@@ -318,6 +318,8 @@ class PERCY(BaseAttributionMetric):
     """
 
     higher_is_better = True
+    _data_params = BaseAttributionMetric._data_params + ("tokenizer", "rules")
+    _config_attributes = {"structures": "structure_mode"}
 
     def __init__(
         self,

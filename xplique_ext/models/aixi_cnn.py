@@ -16,10 +16,12 @@ def build_aixi_cnn(
     seed: Optional[int] = None,
     compile: bool = True,
     learning_rate: float = 1e-3,
+    padding: str = "same",
 ) -> Any:
-    """The paper's compact CNN (Fig. 4), as in the authors' released code.
+    """The paper's compact CNN (Fig. 4), as in the authors' network.
 
-    conv 25 3x3 + ReLU + max-pool 2; conv 50 3x3 + ReLU + max-pool 2; flatten;
+    conv 25 3x3 (``padding='same'``) + ReLU + max-pool 2; conv 50 3x3 (same) + ReLU +
+    max-pool 2; flatten;
     dense 25 (ReLU), dropout 0.5; dense 15 (ReLU), dropout 0.5; dense 1 output, with a
     sigmoid for 'class' (linear for the regressions 'ssin' and 'suum').
 
@@ -37,6 +39,9 @@ def build_aixi_cnn(
         'accuracy').
     learning_rate
         Adam's learning rate, > 0.
+    padding
+        Padding of the convolutions: 'same' (default, the authors' network) or 'valid'
+        (this package's earlier default).
 
     Returns
     -------
@@ -69,6 +74,7 @@ def build_aixi_cnn(
                 f"`input_shape` {name} must be >= 10 for two conv + pool blocks, got {v}"
             )
     check_choice(function, "function", ("ssin", "suum", "class"))
+    check_choice(padding, "padding", ("same", "valid"))
     seed = check_int(seed, "seed", minimum=0, allow_none=True)
     learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
 
@@ -81,9 +87,13 @@ def build_aixi_cnn(
     model = keras.Sequential(
         [
             keras.Input(shape),
-            keras.layers.Conv2D(25, 3, activation="relu", kernel_initializer=init(0)),
+            keras.layers.Conv2D(
+                25, 3, activation="relu", padding=padding, kernel_initializer=init(0)
+            ),
             keras.layers.MaxPooling2D(2),
-            keras.layers.Conv2D(50, 3, activation="relu", kernel_initializer=init(1)),
+            keras.layers.Conv2D(
+                50, 3, activation="relu", padding=padding, kernel_initializer=init(1)
+            ),
             keras.layers.MaxPooling2D(2),
             keras.layers.Flatten(),
             keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),

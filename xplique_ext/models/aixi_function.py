@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from ..commons.validation import check_choice, check_int
-from ..datasets.aixi import MAX_PER_PATTERN, _resolve_function, count_patterns
+from ..datasets.aixi import LAYOUTS, _apply_function, _resolve_function, count_patterns, max_count
 
 __all__ = ["AIXIFunctionModel"]
 
@@ -21,14 +21,16 @@ def _keras():
 class _FunctionLayer(_keras().layers.Layer):
     """Counts the patterns with OpenCV and applies F (through ``tf.numpy_function``)."""
 
-    def __init__(self, fn: Callable, dataset: str, **kwargs: Any):
+    def __init__(self, fn: Callable, dataset: str, layout: str = "authors", **kwargs: Any):
         super().__init__(trainable=False, **kwargs)
         self._fn = fn
         self.dataset = dataset
+        self.layout = layout
+        self.max_count = max_count(dataset, layout)
 
     def numpy_call(self, images: np.ndarray) -> np.ndarray:
-        counts = count_patterns(np.asarray(images), self.dataset)
-        values = np.asarray(self._fn(counts / MAX_PER_PATTERN), dtype=np.float32)
+        counts = count_patterns(np.asarray(images), self.dataset, layout=self.layout)
+        values = _apply_function(self._fn, counts / self.max_count).astype(np.float32)
         return values.reshape(-1, 1)
 
     def call(self, inputs: Any) -> Any:
@@ -58,6 +60,9 @@ class AIXIFunctionModel(_keras().Model):
         'shape' (patterns told apart by shape) or 'color' (by intensity).
     image_size
         Side of the input images; None accepts any size.
+    layout
+        'authors' (default) or 'free': the layout the images were drawn with (how shapes
+        are told apart, and the divisor of the counts: ``g = counts / max_count``).
 
     Notes
     -----
@@ -67,7 +72,7 @@ class AIXIFunctionModel(_keras().Model):
     Examples
     --------
     >>> from xplique_ext.datasets import make_aixi_shape
-    >>> data = make_aixi_shape(4, image_size=32, function="ssin", seed=0)
+    >>> data = make_aixi_shape(4, image_size=64, function="ssin", seed=0)
     >>> model = AIXIFunctionModel("ssin", dataset="shape")
     >>> bool(np.allclose(model(data.images).numpy()[:, 0], data.targets))
     True
@@ -78,14 +83,18 @@ class AIXIFunctionModel(_keras().Model):
         function: Union[str, Callable] = "ssin",
         dataset: str = "shape",
         image_size: Optional[int] = None,
+        *,
+        layout: str = "authors",
     ):
         keras = _keras()
         name, fn = _resolve_function(function)
         check_choice(dataset, "dataset", ("shape", "color"))
+        check_choice(layout, "layout", LAYOUTS)
         image_size = check_int(image_size, "image_size", minimum=1, allow_none=True)
         inputs = keras.Input((image_size, image_size, 1))
-        layer = _FunctionLayer(fn, dataset, name=f"aixi_{name}")
+        layer = _FunctionLayer(fn, dataset, layout, name=f"aixi_{name}")
         super().__init__(inputs=inputs, outputs=layer(inputs), name=f"aixi_{name}_{dataset}")
         self.function_name = name
         self.dataset = dataset
+        self.layout = layout
         self.numpy_call = layer.numpy_call

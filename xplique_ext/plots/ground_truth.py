@@ -1,4 +1,4 @@
-"""Plots for ground-truth saliency: AIXI samples with their exact explanations, the
+"""Plots for ground-truth saliency: AIXI samples with their ground-truth explanations, the
 leaderboard of explainers, and LIME's EMD against the sample size (experiment 1)."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
+
+from .layout import finish_image_grid
 
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
@@ -17,9 +19,11 @@ def plot_aixi_samples(
     explanations: Optional[Mapping[str, np.ndarray]] = None,
     cmap: str = "bwr",
 ):
-    """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their exact
-    ground truth (second row) and optionally explanations (one row each), with the
-    pattern counts and F(I) in the titles. Diverging colours centred on 0.
+    """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their ground
+    truth in the dataset's convention (second row; the paper's w_i by default) and
+    optionally explanations (one row each), with the pattern counts and F(I) in the
+    titles. Diverging colours centred on 0 (limits -m, m with m the map's largest
+    absolute value), a colour bar next to each map.
 
     Returns
     -------
@@ -28,10 +32,12 @@ def plot_aixi_samples(
     """
     import matplotlib.pyplot as plt
 
+    from .attributions import add_colorbar, symmetric_limit
+
     n = min(n_images, len(data))
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
     fig, axes = plt.subplots(
-        len(rows) + 1, n, figsize=(2.1 * n, 2.1 * (len(rows) + 1)), squeeze=False
+        len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)), squeeze=False
     )
     names = data.pattern_names
     for i in range(n):
@@ -41,16 +47,13 @@ def plot_aixi_samples(
         for r, (label, maps) in enumerate(rows, start=1):
             m = np.asarray(maps[i], dtype=np.float64)
             m = m.sum(-1) if m.ndim == 3 else m
-            lim = float(np.abs(m).max()) or 1.0
+            lim = symmetric_limit(m)
             axes[r, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
-            axes[r, i].imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75)
+            shown = axes[r, i].imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75)
+            add_colorbar(axes[r, i], shown)
             if i == 0:
                 axes[r, i].set_ylabel(label, fontsize=8)
-    for ax in axes.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    return fig
+    return finish_image_grid(fig, axes)
 
 
 def plot_ground_truth_leaderboard(

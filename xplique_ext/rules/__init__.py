@@ -22,7 +22,7 @@ No TensorFlow is needed by this sub-package.
 """
 
 from .checking import check_rules
-from .dataset import Column, Dataset, parse_data, read_data, write_data
+from .dataset import Column, Dataset, parse_data, read_data, read_data_dask, write_data
 from .errors import DataParseError, NamesParseError, ParseError, RuleParseError
 from .evaluation import (
     MODES,
@@ -106,6 +106,7 @@ __all__ = [
     "parse_rules",
     "predict_rules",
     "read_data",
+    "read_data_dask",
     "read_names",
     "read_rules",
     "rule_measures",

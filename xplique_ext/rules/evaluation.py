@@ -34,7 +34,8 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.warnings import XpliqueExtWarning
+from ..commons.metric import BaseMetric
+from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import (
     CompiledRule,
     MaskCache,
@@ -42,8 +43,10 @@ from .compile import (
     possible_on,
     unknown_rows,
 )
-from .dataset import Dataset
+from .dataset import Dataset, import_dask
+from .errors import DataParseError
 from .measures import MEASURES, check_zero_division, rule_measures
+from .names import Names
 from .pbm import RuleSet
 
 __all__ = [
@@ -246,6 +249,23 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any):
             f"{type(data).__name__}"
         )
     compiled, default = compile_rules(rules, data.names)
+    data, y, dropped = _labelled(data, labels)
+    if dropped:
+        _warn_dropped(dropped, stacklevel=4)
+    return compiled, default, data, y
+
+
+def _warn_dropped(dropped: int, stacklevel: int) -> None:
+    warnings.warn(
+        f"{dropped} example(s) with an unknown or not-applicable class are left out of "
+        "the contingency tables",
+        XpliqueExtWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _labelled(data: Dataset, labels: Any):
+    """The examples with a known class, their classes and how many were left out."""
     if labels is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `labels`")
@@ -265,18 +285,13 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any):
         else:
             y = y.astype(object)
             known = np.array([v is not None for v in y], dtype=bool)
+    dropped = 0
     if not known.all():
         dropped = int((~known).sum())
-        warnings.warn(
-            f"{dropped} example(s) with an unknown or not-applicable class are left out of "
-            "the contingency tables",
-            XpliqueExtWarning,
-            stacklevel=3,
-        )
         keep = np.flatnonzero(known)
         data = data.take(keep)
         y = y[keep]
-    return compiled, default, data, y
+    return data, y, dropped
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: np.ndarray) -> Dict[Any, np.ndarray]:
@@ -323,11 +338,12 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
 
 def evaluate_rules(
     rules: RuleSet,
-    data: Dataset,
+    data: Any,
     mode: str = "unordered",
     *,
     labels: Any = None,
     n_classes: Optional[int] = None,
+    names: Optional[Names] = None,
 ) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
@@ -337,8 +353,14 @@ def evaluate_rules(
         The rule set; checked against ``data.names`` first (nothing is evaluated if a rule
         names an undeclared attribute or an invalid value).
     data
-        The examples (:func:`~xplique_ext.rules.read_data`,
-        :meth:`~xplique_ext.rules.Dataset.from_frame`...).
+        The examples: a :class:`~xplique_ext.rules.Dataset`
+        (:func:`~xplique_ext.rules.read_data`,
+        :meth:`~xplique_ext.rules.Dataset.from_frame`...); or, for tables larger than
+        memory, an iterable of chunks (``read_data(path, chunksize=N)``, or pandas
+        DataFrames with ``names``) evaluated one after the other, or a
+        ``dask.dataframe.DataFrame`` (with ``names``) whose partitions are evaluated in
+        parallel by Dask's current scheduler (a ``distributed`` client when one is
+        active).
     mode
         ``"unordered"`` (Algorithm 1, the default as in ``std_info.pl``), ``"ordered"``
         (Algorithm 2) or ``"inter-class"`` (Algorithm 3).
@@ -348,6 +370,10 @@ def evaluate_rules(
     n_classes
         Classes for the Laplace accuracy (default: the size of the class domain, or the
         number of distinct labels).
+    names
+        The declarations of pandas DataFrame chunks or Dask partitions (columns named as
+        the attributes; ``?``/``!`` strings or NaN for missing values). Not needed for
+        :class:`~xplique_ext.rules.Dataset` chunks, which carry theirs.
 
     Returns
     -------
@@ -359,6 +385,13 @@ def evaluate_rules(
     See the module documentation for the semantics of unknown and not-applicable values
     and of the three modes. Examples whose class is unknown are left out (with a warning).
 
+    Partitioned data: every mode, the ordered ones included, decides each example on its
+    own (whether a rule counts it depends only on the rules before it, never on the other
+    examples), so the contingency counts of row partitions add up. Each chunk or partition
+    is encoded and counted on its own; the counts are summed and the measures computed
+    once, from the sums. The result equals the in-memory one exactly. ``labels`` is only
+    accepted with a :class:`~xplique_ext.rules.Dataset`.
+
     Examples
     --------
     >>> from xplique_ext.rules import example_path, read_data, read_rules
@@ -367,9 +400,81 @@ def evaluate_rules(
     >>> result = evaluate_rules(rules, data, "unordered")
     >>> result.frequencies("known")[0].round(3).tolist()
     [0.25, 0.083, 0.417, 0.25, 12.0]
+    >>> chunks = read_data(example_path("voyage.test"), chunksize=4)
+    >>> evaluate_rules(rules, chunks, "unordered").known == result.known
+    True
     """
     mode = check_mode(mode)
-    compiled, _, data, y = _prepare(rules, data, labels)
+    if isinstance(data, Dataset):
+        if names is not None and names != data.names:
+            raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
+        compiled, _, data, y = _prepare(rules, data, labels)
+        counts = _count(compiled, data, y, mode)
+        if n_classes is None:
+            n_classes = _n_classes(data, y)
+        return RuleEvaluation(
+            rules,
+            mode,
+            ContingencyTables(*counts[0]),
+            ContingencyTables(*counts[1]),
+            n_classes=n_classes,
+            names_file=data.names.file,
+            data_file=data.file,
+        )
+    if not isinstance(rules, RuleSet):
+        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    if _is_dask_collection(data):
+        kind = "Dask DataFrame"
+    elif _is_chunks(data):
+        kind = "iterable of chunks"
+    else:
+        raise TypeError(
+            "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask DataFrame "
+            "or an iterable of chunks (Datasets or pandas DataFrames), got "
+            f"{type(data).__name__}"
+        )
+    if labels is not None:
+        raise ValueError(
+            f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
+            "compare with the heads in the class column of the chunks instead"
+        )
+    if names is not None and not isinstance(names, Names):
+        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
+    if kind == "Dask DataFrame":
+        parts, names, file = _dask_counts(rules, data, mode, names)
+    else:
+        parts, names, file = _chunk_counts(rules, data, mode, names)
+    if parts:
+        counts = np.zeros_like(parts[0]["counts"])
+    else:
+        counts = np.zeros((2, 4, len(compile_rules(rules, names)[0])), dtype=np.int64)
+    dropped = 0
+    seen: set = set()
+    for part in parts:
+        counts += part["counts"]
+        dropped += part["dropped"]
+        seen |= part["labels"]
+    if dropped:
+        _warn_dropped(dropped, stacklevel=2)
+    if n_classes is None:
+        attribute = names.class_attribute
+        if attribute is not None and attribute.values is not None:
+            n_classes = max(len(attribute.values), 1)
+        else:
+            n_classes = max(len(seen), 1)
+    return RuleEvaluation(
+        rules,
+        mode,
+        ContingencyTables(*counts[0]),
+        ContingencyTables(*counts[1]),
+        n_classes=n_classes,
+        names_file=names.file,
+        data_file=file,
+    )
+
+
+def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode: str) -> np.ndarray:
+    """``(2, 4, n_rules)`` counts: (known, unknown) x (bh, bhbar, bbarh, bbarhbar)."""
     n_rules = len(compiled)
     counts = np.zeros((2, 4, n_rules), dtype=np.int64)  # table, (bh, bhbar, bbarh, bbarhbar)
     n = data.n_examples
@@ -431,17 +536,106 @@ def evaluate_rules(
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
             n_alive = int(np.count_nonzero(alive))
-    if n_classes is None:
-        n_classes = _n_classes(data, y)
-    return RuleEvaluation(
-        rules,
-        mode,
-        ContingencyTables(*counts[0]),
-        ContingencyTables(*counts[1]),
-        n_classes=n_classes,
-        names_file=data.names.file,
-        data_file=data.file,
+    return counts
+
+
+# -- partitioned data: chunks and Dask ----------------------------------------------------
+def _is_dask_collection(data: Any) -> bool:
+    """Whether ``data`` is a Dask DataFrame (checked without importing Dask)."""
+    return type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed")
+
+
+def _is_chunks(data: Any) -> bool:
+    if isinstance(data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)):
+        return False
+    return hasattr(data, "__iter__")
+
+
+def _as_dataset(chunk: Any, names: Optional[Names], file: Optional[str] = None) -> Dataset:
+    if isinstance(chunk, Dataset):
+        if names is not None and chunk.names != names:
+            raise ValueError(
+                "every chunk must have the same declarations (`names`), got "
+                f"{chunk.names!r} after {names!r}"
+            )
+        return chunk
+    if isinstance(chunk, pd.DataFrame):
+        if names is None:
+            raise ValueError(
+                "`names` is required to evaluate rules on pandas DataFrame chunks or Dask "
+                "partitions (read it with read_names, or build it with Names.infer on a "
+                "sample): the domains must be the same in every chunk"
+            )
+        data = Dataset.from_frame(chunk, names)
+        data.file = file
+        return data
+    raise TypeError(
+        f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}"
     )
+
+
+def _partition_counts(compiled, data: Dataset, mode: str) -> Dict[str, Any]:
+    """Counts of one partition, the examples it left out and the labels it met."""
+    data, y, dropped = _labelled(data, None)
+    attribute = data.names.class_attribute
+    labels = set() if attribute is None or attribute.values is not None else set(pd.unique(y))
+    return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": labels}
+
+
+def _chunk_counts(rules: RuleSet, chunks, mode: str, names: Optional[Names]):
+    """Counts of each chunk, in sequence (one chunk in memory at a time)."""
+    parts = []
+    compiled = None
+    file = None
+    for chunk in chunks:
+        data = _as_dataset(chunk, names)
+        if compiled is None:
+            names = data.names
+            file = data.file
+            compiled, _ = compile_rules(rules, names)
+        if not data.has_labels:
+            raise ValueError("a chunk of `data` has no class column")
+        parts.append(_partition_counts(compiled, data, mode))
+        del data, chunk
+    if compiled is None:
+        if names is None:
+            raise ValueError("`data` holds no chunk, and no `names` were given")
+        compile_rules(rules, names)
+    return parts, names, file
+
+
+def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
+    """One Dask task: encode a partition and count its tables."""
+    compiled, _ = compile_rules(rules, names)
+    try:
+        data = _as_dataset(frame, names)
+    except DataParseError as error:
+        raise DataParseError(
+            error.message.replace("of the DataFrame)", f"of partition {number})"),
+            file="<Dask DataFrame>",
+            line=error.line,
+            text=error.text,
+        ) from None
+    if not data.has_labels:
+        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
+    return _partition_counts(compiled, data, mode)
+
+
+def _dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names]):
+    """Counts of every partition, computed in parallel by Dask's current scheduler (a
+    ``distributed`` client when one is active)."""
+    dask = import_dask()
+    if names is None:
+        raise ValueError(
+            "`names` is required with a Dask DataFrame (read it with read_names): the "
+            "domains must be the same in every partition"
+        )
+    compile_rules(rules, names)  # a rule that does not fit the names fails here, at once
+    tasks = [
+        dask.delayed(_evaluate_partition)(rules, part, mode, names, number)
+        for number, part in enumerate(frame.to_delayed())
+    ]
+    return list(dask.compute(*tasks)), names, None
 
 
 def _n_classes(data: Dataset, y: np.ndarray) -> int:
@@ -481,7 +675,8 @@ def predict_rules(
     *,
     weights: Optional[Sequence[float]] = None,
     missing: Any = None,
-) -> np.ndarray:
+    names: Optional[Names] = None,
+) -> Any:
     """Predictions of a rule set.
 
     Parameters
@@ -503,11 +698,16 @@ def predict_rules(
     missing
         Prediction for an example no rule covers when there is no DEFAULT rule (None,
         or NaN for numeric heads).
+    names
+        The declarations, for a Dask DataFrame or pandas DataFrame chunks (see
+        :func:`evaluate_rules`).
 
     Returns
     -------
-    np.ndarray
-        ``(N,)`` predictions: an object array of labels, or floats for numeric heads.
+    np.ndarray, dask Series or iterator of np.ndarray
+        ``(N,)`` predictions: an object array of labels, or floats for numeric heads. For
+        a ``dask.dataframe.DataFrame``, a lazy Dask series with the same partitions and
+        index; for an iterable of chunks, an iterator of one array per chunk.
 
     Notes
     -----
@@ -515,6 +715,8 @@ def predict_rules(
     not-applicable value as false. Examples no rule covers get the DEFAULT rule's head.
     """
     mode = check_mode(mode)
+    if not isinstance(data, Dataset):
+        return _predict_partitioned(rules, data, mode, weights, missing, names)
     compiled, default = compile_rules(rules, data.names)
     numeric = (
         all(isinstance(r.head, float) for r in compiled)
@@ -580,8 +782,49 @@ def predict_rules(
     return out
 
 
+def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series:
+    data = _as_dataset(frame, names)
+    values = predict_rules(rules, data, mode, weights=weights, missing=missing)
+    return pd.Series(values, index=frame.index, dtype=values.dtype)
+
+
+def _predict_partitioned(rules, data, mode, weights, missing, names):
+    if _is_dask_collection(data):
+        import_dask()
+        if not isinstance(names, Names):
+            raise ValueError(
+                "`names` is required with a Dask DataFrame (read it with read_names), got "
+                f"{type(names).__name__}"
+            )
+        compiled, default = compile_rules(rules, names)
+        numeric = (
+            all(isinstance(r.head, float) for r in compiled)
+            and (default is None or isinstance(default, float))
+            and len(compiled) + (default is not None) > 0
+            and names.class_attribute is not None
+            and names.class_attribute.is_numeric
+        )
+        meta = pd.Series([], dtype=np.float64 if numeric else object)
+        return data.map_partitions(
+            _predict_partition, rules, names, mode, weights, missing, meta=meta
+        )
+    if not _is_chunks(data):
+        raise TypeError(
+            "`data` must be a Dataset, a Dask DataFrame or an iterable of chunks, got "
+            f"{type(data).__name__}"
+        )
+
+    def predictions():
+        for chunk in data:
+            yield predict_rules(
+                rules, _as_dataset(chunk, names), mode, weights=weights, missing=missing
+            )
+
+    return predictions()
+
+
 # -- class interface ----------------------------------------------------------------------
-class RuleMetrics:
+class RuleMetrics(BaseMetric):
     """Contingency tables and measures of a rule set (a model-free metric).
 
     Parameters
@@ -595,26 +838,35 @@ class RuleMetrics:
         Value of an undefined measure: ``"warn"`` (NaN with an ``UndefinedScoreWarning``),
         ``"nan"`` or a number.
     measure
-        The measure :meth:`evaluate` averages over rules (default ``"WRAcc"``).
+        The measure :meth:`detailed_evaluate` gives per rule and :meth:`evaluate`
+        averages over the rules (default ``"WRAcc"``).
 
     Notes
     -----
-    ``detailed_evaluate`` gives one row per rule (both tables, every measure of
-    :func:`~xplique_ext.rules.rule_measures`); ``evaluate`` the NaN-aware mean of
-    ``measure`` over the rules (higher is better for every measure but ``Err`` and
-    ``Chi2_p``).
+    ``detailed_evaluate`` gives ``measure`` for each rule (an ndarray (R,), the DEFAULT
+    rule excluded); ``evaluate`` its NaN-aware mean over the rules, with one warning when
+    rules are skipped. ``details`` gives the whole table, one row per rule (both
+    contingency tables, every measure of :func:`~xplique_ext.rules.rule_measures`, and
+    ``score``, the chosen measure). Higher is better for every measure but ``Err`` and
+    ``Chi2_p``: ``higher_is_better`` follows ``measure``.
 
     Examples
     --------
     >>> from xplique_ext.rules import example_path, read_data, read_rules
     >>> data = read_data(example_path("voyage.test"))
     >>> rules = read_rules(example_path("voyage.c45rules.pbm"))
-    >>> metric = RuleMetrics(rules, mode="inter-class")
-    >>> metric.detailed_evaluate(data)["Acc"].tolist()
+    >>> metric = RuleMetrics(rules, mode="inter-class", measure="Acc")
+    >>> metric.detailed_evaluate(data).tolist()
     [1.0, 1.0, 1.0]
+    >>> metric.details(data)[["rule", "bh", "bhbar", "Acc"]].head(1)
+        rule  bh  bhbar  Acc
+    0  R0001   3      0  1.0
+    >>> metric
+    RuleMetrics(mode='inter-class', measure='Acc')
     """
 
     higher_is_better = True
+    _data_params = ("rules",)
 
     def __init__(
         self,
@@ -638,16 +890,30 @@ class RuleMetrics:
         """Both contingency tables of every rule."""
         return evaluate_rules(self.rules, data, self.mode, labels=labels)
 
-    def detailed_evaluate(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
-        """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`)."""
-        return self.contingency(data, labels).to_frame(self.zero_division)
+    def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
+        """``measure`` for each rule, a float ndarray (R,) (NaN where it is undefined and
+        ``zero_division`` is ``"warn"`` or ``"nan"``)."""
+        evaluation = self.contingency(data, labels)
+        policy = "nan" if self.zero_division == "warn" else self.zero_division
+        values = evaluation.measures("known", policy)[self.measure].to_numpy(dtype=np.float64)
+        undefined = np.isnan(values)
+        if self.zero_division == "warn" and undefined.any():
+            ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            warnings.warn(
+                f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
+                f"({shown}): a denominator of the measure is 0 in their known "
+                "contingency table",
+                UndefinedScoreWarning,
+                stacklevel=2,
+            )
+        return values
 
-    def evaluate(self, data: Dataset, labels: Any = None) -> float:
-        """NaN-aware mean of ``measure`` over the rules."""
-        values = self.detailed_evaluate(data, labels)[self.measure].to_numpy(dtype=float)
-        finite = ~np.isnan(values)
-        if not finite.any():
-            return float("nan")
-        return float(values[finite].mean())
+    def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
+        """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
+        ``score`` column: ``measure``."""
+        frame = self.contingency(data, labels).to_frame(self.zero_division)
+        frame["score"] = frame[self.measure]
+        return frame
 
-    __call__ = evaluate
+    to_frame = details

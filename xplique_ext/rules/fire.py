@@ -10,10 +10,11 @@ is re-exported by :mod:`xplique_ext.metrics`.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any
 
 import numpy as np
 
+from ..commons.metric import BaseMetric
 from .fire_functions import (
     FIRE_EXPONENT,
     ArrayLike,
@@ -37,7 +38,19 @@ __all__ = [
 ]
 
 
-class FiRe:
+def _per_sample(values: Any, what: str) -> np.ndarray:
+    """Scores as a float ndarray (N,): a scalar gives (1,), a grid is refused."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim > 1:
+        raise ValueError(
+            f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
+            f"arrays, which broadcast here to shape {values.shape}; use the functions "
+            "fire_score / qs_score for grids"
+        )
+    return values.reshape(-1)
+
+
+class FiRe(BaseMetric):
     """The psi-FiRe score of extracted knowledge (lower is better).
 
     Parameters
@@ -56,6 +69,10 @@ class FiRe:
     the readability loss (the number of rules). It is strictly increasing in :math:`r`
     for :math:`p > 0` and in :math:`p` (Eq. 3-5), and 0 when :math:`p = 0`.
 
+    :meth:`detailed_evaluate` scores each ``(p, r)`` pair (one per extractor, say) and
+    :meth:`evaluate` returns their mean, a float (for one pair, its score). For a grid
+    of scores use :func:`fire_score`.
+
     References
     ----------
     F. Sabbatini and R. Calegari, *Symbolic Knowledge-Extraction Evaluation Metrics: The
@@ -65,8 +82,10 @@ class FiRe:
     --------
     >>> round(FiRe(psi=1.0).evaluate(5.0, 4), 1)   # section 4.1
     21.4
-    >>> FiRe(psi=2.0).evaluate([1.0, 1.5], [4, 1]).round(2)   # section 4.3
+    >>> FiRe(psi=2.0).detailed_evaluate([1.0, 1.5], [4, 1]).round(2)   # section 4.3
     array([2.14, 1.5 ])
+    >>> FiRe(psi=2.0)
+    FiRe(psi=2.0)
     """
 
     higher_is_better = False
@@ -74,19 +93,11 @@ class FiRe:
     def __init__(self, psi: float = 1.0) -> None:
         self.psi = check_psi(psi)
 
-    def __repr__(self) -> str:
-        return f"FiRe(psi={self.psi:g})"
-
     def detailed_evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike
     ) -> np.ndarray:
-        """Scores as an array (broadcast of ``predictive_loss`` and ``readability_loss``)."""
-        return np.asarray(fire_score(self.psi, predictive_loss, readability_loss), dtype=np.float64)
-
-    def evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
-    ) -> Union[float, np.ndarray]:
-        """Eq. 2: a float for scalar losses, an array for arrays.
+        """Eq. 2 for each pair: a float ndarray (N,), broadcast of ``predictive_loss``
+        and ``readability_loss`` (scalars or 1-D arrays; scalars alone give (1,)).
 
         Raises
         ------
@@ -94,16 +105,31 @@ class FiRe:
             If a loss is a boolean, a string or not a number.
         ValueError
             If a value lies outside the domain of Eq. 1 (``p < 0``, ``r < 1``, NaN, inf),
-            or if the arrays do not broadcast together.
+            if the arrays do not broadcast together, or if they broadcast to more than one
+            dimension.
 
         Warns
         -----
         UndefinedScoreWarning
             Where the score overflows float64; it is NaN there.
         """
-        return fire_score(self.psi, predictive_loss, readability_loss)
+        return _per_sample(
+            fire_score(self.psi, predictive_loss, readability_loss), "FiRe.detailed_evaluate"
+        )
 
-    __call__ = evaluate
+    def details(self, predictive_loss: ArrayLike, readability_loss: ArrayLike):
+        """Table of the scored pairs: ``predictive_loss``, ``readability_loss``, ``psi``
+        and ``score`` (one row per pair)."""
+        import pandas as pd
+
+        score = self.detailed_evaluate(predictive_loss, readability_loss)
+        p, r = np.broadcast_arrays(
+            np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
+            np.asarray(readability_loss, dtype=np.float64).reshape(-1),
+        )
+        return pd.DataFrame(
+            {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
+        )
 
     def isoline(
         self, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
@@ -119,7 +145,7 @@ class FiRe:
         return score_rules(rules, data, reference, psi=self.psi, **kwargs)
 
 
-class QsScore:
+class QsScore(BaseMetric):
     """The quality score Qs = p (2 - coverage) r the FiRe paper compares with (lower is
     better).
 
@@ -129,7 +155,8 @@ class QsScore:
 
     with :math:`p` the predictive loss, :math:`2 - \\mathrm{coverage}` the coverage loss
     (coverage in [0, 1]) and :math:`r` the number of rules, as in Table 1 of the FiRe
-    paper.
+    paper. :meth:`detailed_evaluate` scores each triple, :meth:`evaluate` returns their
+    mean (a float).
 
     References
     ----------
@@ -140,23 +167,20 @@ class QsScore:
     --------
     >>> round(QsScore().evaluate(0.04, 3, 0.95), 2)   # GridEx (3 rules), Table 1
     0.13
+    >>> QsScore().detailed_evaluate([0.04, 0.02], [3, 6], [0.95, 0.43]).round(2)
+    array([0.13, 0.19])
     """
 
     higher_is_better = False
 
-    def __repr__(self) -> str:
-        return "QsScore()"
+    def __init__(self) -> None:
+        pass
 
     def detailed_evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
-    ) -> np.ndarray:
-        """Scores as an array (broadcast of the three inputs)."""
-        return np.asarray(qs_score(predictive_loss, readability_loss, coverage), dtype=np.float64)
-
-    def evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
-    ) -> Union[float, np.ndarray]:
-        """Qs: a float for scalar inputs, an array for arrays."""
-        return qs_score(predictive_loss, readability_loss, coverage)
-
-    __call__ = evaluate
+    ) -> np.ndarray:
+        """Qs for each triple: a float ndarray (N,), broadcast of the three inputs
+        (scalars or 1-D arrays)."""
+        return _per_sample(
+            qs_score(predictive_loss, readability_loss, coverage), "QsScore.detailed_evaluate"
+        )

@@ -65,31 +65,36 @@ def percy_rank_agreement(scores: Any):
     1.0
     """
     import pandas as pd
-    from scipy import stats
 
     table = _as_table(scores, "scores").astype(float)
     if len(table) < 2:
         raise ValueError(f"`scores` must hold at least two models (rows), got {len(table)}")
-    cols = list(table.columns)
-    out = pd.DataFrame(np.eye(len(cols)), index=cols, columns=cols)
-    undefined = []
-    for i, a in enumerate(cols):
-        for b in cols[i + 1 :]:
-            x, y = table[a].to_numpy(), table[b].to_numpy()
-            ok = np.isfinite(x) & np.isfinite(y)
-            if ok.sum() < 2 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
-                tau = np.nan
-                undefined.append(f"{a}/{b}")
-            else:
-                tau = stats.kendalltau(x[ok], y[ok]).statistic
-            out.loc[a, b] = out.loc[b, a] = tau
+    # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are
+    # finite; NaN where fewer than two rows remain or a column is constant
+    out = table.replace([np.inf, -np.inf], np.nan).corr(method="kendall", min_periods=2)
+    values = out.to_numpy(copy=True)
+    np.fill_diagonal(values, 1.0)  # a ranking agrees with itself, even with < 2 values
+    out = pd.DataFrame(values, index=out.index, columns=out.columns)
+    _warn_undefined(out, "Kendall tau is undefined (constant ranking)")
+    return out
+
+
+def _warn_undefined(matrix, what: str) -> None:
+    """One UndefinedScoreWarning naming the pairs whose coefficient is NaN."""
+    cols = list(matrix.columns)
+    values = matrix.to_numpy()
+    undefined = [
+        f"{a}/{cols[j]}"
+        for i, a in enumerate(cols)
+        for j in range(i + 1, len(cols))
+        if np.isnan(values[i, j])
+    ]
     if undefined:
         warnings.warn(
-            f"Kendall tau is undefined (constant ranking) for {', '.join(undefined)}; set to NaN.",
+            f"{what} for {', '.join(undefined)}; set to NaN.",
             UndefinedScoreWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return out
 
 
 def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
@@ -138,26 +143,20 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
         raise ValueError(
             f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}"
         )
+    from scipy import stats
+
     stack = np.stack(list(vectors.values()))
-    keep = np.all(np.isfinite(stack), axis=0)
-    stack = stack[:, keep]
+    stack = stack[:, np.all(np.isfinite(stack), axis=0)]
     names = list(vectors)
-    out = pd.DataFrame(np.eye(len(names)), index=names, columns=names)
-    undefined = []
-    for i, a in enumerate(names):
-        for j in range(i + 1, len(names)):
-            x, y = stack[i], stack[j]
-            if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-                r = np.nan
-                undefined.append(f"{a}/{names[j]}")
-            else:
-                r = float(np.corrcoef(x, y)[0, 1])
-            out.iloc[i, j] = out.iloc[j, i] = r
-    if undefined:
-        warnings.warn(
-            f"Pearson r is undefined (constant PERCY vector) for {', '.join(undefined)}; "
-            "set to NaN.",
-            UndefinedScoreWarning,
-            stacklevel=2,
-        )
+    out = np.eye(len(names))
+    i, j = np.triu_indices(len(names), k=1)
+    if stack.shape[1] >= 2:
+        with warnings.catch_warnings():  # a constant vector: ours below names the pair
+            warnings.simplefilter("ignore", stats.ConstantInputWarning)
+            r = stats.pearsonr(stack[i], stack[j], axis=1).statistic
+    else:
+        r = np.full(len(i), np.nan)
+    out[i, j] = out[j, i] = r
+    out = pd.DataFrame(out, index=names, columns=names)
+    _warn_undefined(out, "Pearson r is undefined (constant PERCY vector)")
     return out

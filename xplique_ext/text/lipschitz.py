@@ -34,9 +34,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..commons.metric import BaseMetric
 from ..commons.random import seed_to_int
 from ..commons.validation import check_float, check_int, to_numpy
-from ..metrics.base import nan_aware_mean
 from .classifier import Prepared
 from .tokens import as_sentences
 
@@ -52,7 +52,7 @@ def sample_ball(rng: np.random.Generator, count: int, dim: int, epsilon: float) 
     return direction / norms * radius
 
 
-class LocalLipschitzEstimate:
+class LocalLipschitzEstimate(BaseMetric):
     """Local Lipschitz estimate (Eq. 9-10) of an explainer of continuous inputs.
 
     Parameters
@@ -87,6 +87,8 @@ class LocalLipschitzEstimate:
     """
 
     higher_is_better = False
+    undefined_reason = "every perturbation of the input has a zero norm in float32"
+    _data_params = ("inputs", "targets")
 
     def __init__(
         self,
@@ -153,14 +155,9 @@ class LocalLipschitzEstimate:
         ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         return ratio.reshape(n, k).max(axis=1) if n else np.zeros(0)
 
-    def evaluate(self, explainer: Any) -> float:
-        """Mean of :meth:`detailed_evaluate` over the inputs."""
-        return nan_aware_mean(self.detailed_evaluate(explainer), type(self).__name__)
-
-    __call__ = evaluate
 
 
-class TextLocalLipschitzEstimate:
+class TextLocalLipschitzEstimate(BaseMetric):
     """Local Lipschitz estimate (Eq. 9-10) of a token explainer, in the embedding space.
 
     z adds delta (||delta||_2 <= epsilon over all token positions and embedding
@@ -190,6 +187,11 @@ class TextLocalLipschitzEstimate:
     """
 
     higher_is_better = False
+    undefined_reason = (
+        "a sentence without tokens has no embedding to perturb (or all its perturbations "
+        "have a zero norm)"
+    )
+    _data_params = ("sentences",)
 
     def __init__(
         self,
@@ -259,8 +261,3 @@ class TextLocalLipschitzEstimate:
             out[i] = max(ratios) if ratios else np.nan
         return out
 
-    def evaluate(self, explainer: Any) -> float:
-        """Mean of :meth:`detailed_evaluate` over the sentences."""
-        return nan_aware_mean(self.detailed_evaluate(explainer), type(self).__name__)
-
-    __call__ = evaluate

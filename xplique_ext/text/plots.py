@@ -182,7 +182,9 @@ def plot_highlight(
     """Matplotlib figure highlighting a sentence's token attributions (Table 7 style).
 
     Parameters are those of :func:`highlight_html`; ``ax`` is an optional axes to draw
-    on and ``max_width`` the number of characters per line before wrapping.
+    on and ``max_width`` the number of characters per line before wrapping. A colour bar
+    gives the scale: colours are centred on 0 (limits -m, m with m the largest absolute
+    attribution of the sentence).
 
     Returns
     -------
@@ -209,13 +211,17 @@ def plot_highlight(
     ax.set_axis_off()
     ax.set_xlim(0, max_width)
     ax.set_ylim(-len(lines) - 1.2, 0.8)
-    cmap = plt.get_cmap("RdYlGn")
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import ListedColormap, Normalize
+
+    # RdYlGn without its darkest ends (the token text stays readable), centred on 0
+    cmap = ListedColormap(plt.get_cmap("RdYlGn")(np.linspace(0.05, 0.95, 256)))
     for row, idx in enumerate(lines):
         x = 0.0
         for i in idx:
             tok = tokens[i]
             v = w[i] / scale
-            face = cmap(0.5 + 0.5 * np.clip(v, -1, 1) * 0.9)
+            face = cmap(0.5 + 0.5 * np.clip(v, -1, 1))
             is_kw = i == k
             conj = None if k is None or is_kw else ("A" if i < k else "B")
             label = tok + ("" if conj is None else "")
@@ -238,6 +244,11 @@ def plot_highlight(
                 star = "*" if conj == expected else ""
                 ax.text(x, -row - 0.38, conj + star, fontsize=7, color="#555", va="center")
             x += len(tok) + 1.2
+    bar = fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax,
+                       fraction=0.03, pad=0.01)
+    bar.set_ticks([-scale, 0.0, scale], labels=[f"{t:.2g}" for t in (-scale, 0.0, scale)])
+    bar.ax.tick_params(labelsize=7)
+    bar.set_label("attribution", fontsize=7)
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")

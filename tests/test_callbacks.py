@@ -1,0 +1,213 @@
+"""ExplanationMetrics: explanation scores written into Keras' logs during training."""
+
+import csv
+import functools
+
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+tf = pytest.importorskip("tensorflow")
+
+from xplique_ext.callbacks import ExplanationMetrics  # noqa: E402
+from xplique_ext.metrics import MuFidelity  # noqa: E402
+
+
+def _data(n=96, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, 8, 8, 1)).astype(np.float32)
+    y = (x[:, :4, :4].mean(axis=(1, 2, 3)) > 0.5).astype(np.int64)
+    return x, y
+
+
+def _model(seed=0):
+    init = keras.initializers.GlorotUniform(seed=seed)
+    model = keras.Sequential([
+        keras.Input((8, 8, 1)),
+        keras.layers.Conv2D(2, 3, activation="relu", kernel_initializer=init),
+        keras.layers.Flatten(),
+        keras.layers.Dense(2, kernel_initializer=init),
+    ])
+    model.compile(keras.optimizers.Adam(1e-2),
+                  keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+class GradientInput:
+    """A minimal Xplique-style explainer: .explain(x, y) -> gradient x input (N, H, W, C)."""
+
+    built = 0
+
+    def __init__(self, model):
+        GradientInput.built += 1
+        self.model = model
+
+    def explain(self, x, y):
+        x = tf.convert_to_tensor(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = tf.reduce_sum(self.model(x) * y, axis=-1)
+        return (tape.gradient(out, x) * x).numpy()
+
+
+MU = functools.partial(MuFidelity, nb_samples=16, grid_size=4, seed=0, progress=False)
+
+
+def test_three_epochs_scores_in_history_and_they_follow_the_weights():
+    x, y = _data()
+    model = _model()
+    weights = []
+    record = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: weights.append(model.get_weights()))
+    GradientInput.built = 0
+    callback = ExplanationMetrics(GradientInput, {"mufidelity": MU}, x[:12], y[:12])
+    history = model.fit(x, y, epochs=3, batch_size=32, verbose=0,
+                        callbacks=[callback, record])
+    scores = history.history["mufidelity"]
+    assert len(scores) == 3 and np.all(np.isfinite(scores))
+    assert [e for e, _ in callback.timings_] == [0, 1, 2]
+    # built once, reused
+    assert GradientInput.built == 1 and len(callback.metrics_) == 1
+    # each epoch's score is the score of that epoch's weights, computed from scratch
+    for epoch, w in enumerate(weights):
+        fresh = _model()
+        fresh.set_weights(w)
+        one_hot = np.eye(2, dtype=np.float32)[y[:12]]
+        expected = MU(fresh, x[:12], y[:12]).evaluate(GradientInput(fresh).explain(x[:12],
+                                                                                   one_hot))
+        np.testing.assert_allclose(scores[epoch], expected, rtol=1e-4, atol=1e-6)
+    # training changed the scores (the callback does not log a constant)
+    assert len(set(np.round(scores, 6))) > 1
+
+
+def test_every_logs_nan_on_other_epochs_and_csvlogger_records_columns(tmp_path):
+    x, y = _data()
+    path = tmp_path / "log.csv"
+    callback = ExplanationMetrics(GradientInput, [MU], x[:8], y[:8], every=2)
+    history = _model().fit(x, y, epochs=4, batch_size=32, verbose=0,
+                           callbacks=[callback, keras.callbacks.CSVLogger(str(path))])
+    scores = np.asarray(history.history["MuFidelity"])
+    assert np.isnan(scores[[0, 2]]).all() and np.isfinite(scores[[1, 3]]).all()
+    rows = list(csv.DictReader(open(path)))
+    assert len(rows) == 4 and "MuFidelity" in rows[0]
+    np.testing.assert_allclose(float(rows[3]["MuFidelity"]), scores[3], rtol=1e-6)
+
+
+def test_epoch_collection_several_explainers_and_callable_explainers():
+    x, y = _data()
+
+    def random_explainer(model):
+        rng = np.random.default_rng(0)
+        return lambda inputs, targets: rng.random(inputs.shape).astype(np.float32)
+
+    callback = ExplanationMetrics(
+        {"gi": GradientInput, "random": random_explainer},
+        {"mu": MU, "mu_pearson": functools.partial(MU, correlation="pearson")},
+        x[:8], y[:8], every=[0, 2])
+    history = _model().fit(x, y, epochs=3, verbose=0, callbacks=[callback])
+    keys = {"gi_mu", "gi_mu_pearson", "random_mu", "random_mu_pearson"}
+    assert keys <= set(history.history)
+    for key in keys:
+        values = np.asarray(history.history[key])
+        assert np.isfinite(values[[0, 2]]).all() and np.isnan(values[1])
+
+
+def test_targets_none_one_hot_and_ids_agree():
+    x, y = _data()
+    model = _model()
+    one_hot = np.eye(2, dtype=np.float32)[y[:8]]
+    by_ids = ExplanationMetrics(GradientInput, [MU], x[:8], y[:8])
+    by_one_hot = ExplanationMetrics(GradientInput, [MU], x[:8], one_hot)
+    for cb in (by_ids, by_one_hot):
+        cb.set_model(model)
+    assert by_ids.evaluate() == by_one_hot.evaluate()
+    predicted = ExplanationMetrics(GradientInput, [MU], x[:8])
+    predicted.set_model(model)
+    pred_ids = np.argmax(model.predict(x[:8], verbose=0), -1)
+    explicit = ExplanationMetrics(GradientInput, [MU], x[:8], pred_ids)
+    explicit.set_model(model)
+    assert predicted.evaluate() == pytest.approx(explicit.evaluate())
+
+
+def test_dataset_probe_and_probe_is_a_copy():
+    x, y = _data()
+    model = _model()
+    probe = x[:8].copy()
+    from_array = ExplanationMetrics(GradientInput, [MU], probe, y[:8])
+    probe[:] = 0  # the callback kept its own copy
+    from_ds = ExplanationMetrics(GradientInput, [MU],
+                                 tf.data.Dataset.from_tensor_slices((x[:8], y[:8])).batch(3))
+    for cb in (from_array, from_ds):
+        cb.set_model(model)
+    assert from_array.evaluate() == from_ds.evaluate()
+
+
+def test_built_metric_instance_is_reused_and_foreign_model_warns():
+    x, y = _data()
+    model = _model()
+    metric = MU(model, x[:8], y[:8])
+    cb = ExplanationMetrics(GradientInput, {"mu": metric}, x[:8], y[:8])
+    cb.set_model(model)
+    cb.evaluate()
+    assert cb.metrics_["mu"] is metric
+    other = ExplanationMetrics(GradientInput, {"mu": metric}, x[:8], y[:8])
+    other.set_model(_model(seed=1))
+    with pytest.warns(UserWarning, match="another model"):
+        other.evaluate()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(every=0), ValueError, "every"),
+    (dict(every=1.5), TypeError, "every"),
+    (dict(every=[]), ValueError, "every"),
+    (dict(metrics={}), ValueError, "metrics"),
+    (dict(metrics=[MU, MU]), ValueError, "two entries named 'MuFidelity'"),
+    (dict(metrics=[42]), TypeError, "metrics"),
+    (dict(explainer_factory="saliency"), TypeError, "explainer_factory"),
+    (dict(explainer_factory={}), ValueError, "explainer_factory"),
+    (dict(x_probe=np.zeros(8, np.float32)), ValueError, "x_probe"),
+    (dict(x_probe=np.zeros((0, 8, 8, 1), np.float32)), ValueError, "x_probe"),
+    (dict(y_probe=np.zeros(3, np.int64)), ValueError, "y_probe"),
+    (dict(y_probe=np.full(8, np.nan)), ValueError, "y_probe"),
+    (dict(x_probe=tf.data.Dataset.from_tensor_slices(np.zeros((4, 2))).repeat()),
+     ValueError, "finite"),
+])
+def test_constructor_errors(kwargs, error, match):
+    x, y = _data()
+    args = dict(explainer_factory=GradientInput, metrics=[MU], x_probe=x[:8], y_probe=y[:8])
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        ExplanationMetrics(**args)
+
+
+def test_build_errors():
+    x, y = _data()
+    model = _model()
+    for y_probe, match in ((np.full(8, 5), r"\[0, 1\]"), (np.full(8, 0.5), "integer"),
+                           (np.zeros((8, 3)), "K = 2")):
+        cb = ExplanationMetrics(GradientInput, [MU], x[:8], y_probe)
+        cb.set_model(model)
+        with pytest.raises((ValueError, TypeError), match=match):
+            cb.evaluate()
+    cb = ExplanationMetrics(lambda m: 3, [MU], x[:8], y[:8])
+    cb.set_model(model)
+    with pytest.raises(TypeError, match="explainer_factory"):
+        cb.evaluate()
+    cb = ExplanationMetrics(GradientInput, {"loss": MU}, x[:8], y[:8])
+    with pytest.raises(ValueError, match="collide"):
+        model.fit(x, y, epochs=1, verbose=0, callbacks=[cb])
+
+
+def test_with_xplique_explainers_and_metrics():
+    attributions = pytest.importorskip("xplique.attributions")
+    xplique_metrics = pytest.importorskip("xplique.metrics")
+    x, y = _data()
+    callback = ExplanationMetrics(
+        {"saliency": attributions.Saliency,
+         "ig": functools.partial(attributions.IntegratedGradients, steps=4)},
+        {"ours": MU, "xplique": functools.partial(xplique_metrics.MuFidelity, grid_size=4,
+                                                  nb_samples=16)},
+        x[:8], y[:8])
+    history = _model().fit(x, y, epochs=2, verbose=0, callbacks=[callback])
+    for key in ("saliency_ours", "saliency_xplique", "ig_ours", "ig_xplique"):
+        assert np.all(np.isfinite(history.history[key]))

@@ -1,0 +1,73 @@
+"""The documentation site: one page per metric, in sync with the package and setup.cfg."""
+
+import configparser
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+yaml = pytest.importorskip("yaml")
+
+
+def _mkdocs_config():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml may hold !!python tags (none today); ignore any unknown tag
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)
+
+
+def _nav_files(nav):
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        if isinstance(value, list):
+            yield from _nav_files(value)
+        else:
+            yield value
+
+
+def test_every_nav_entry_exists_and_every_page_is_in_the_nav():
+    files = list(_nav_files(_mkdocs_config()["nav"]))
+    for name in files:
+        assert (DOCS / name).exists(), name
+    pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    pages |= {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.ipynb")}
+    assert pages == set(files)
+
+
+def test_every_tutorial_is_rendered():
+    tutorials = {p.name for p in (ROOT / "tutorials").glob("*.ipynb")}
+    rendered = {p.name for p in (DOCS / "tutorials").glob("*.ipynb")}
+    assert rendered == tutorials
+    for name in tutorials:  # the page is the notebook itself, not a copy that can drift
+        assert (DOCS / "tutorials" / name).resolve() == (ROOT / "tutorials" / name).resolve()
+
+
+def test_every_exported_metric_has_a_page_with_formula_direction_api_and_reference():
+    import xplique_ext.metrics as metrics
+
+    text = {p.name: p.read_text() for p in (DOCS / "metrics").glob("*.md")}
+    documented = set()
+    for name, page in text.items():
+        documented |= set(re.findall(r"^::: xplique_ext\.metrics\.(\w+)", page, re.M))
+        if name == "index.md":
+            continue
+        assert r"\tag{" in page, f"{name}: no numbered formula"
+        assert re.search(r"\*\*Direction", page), f"{name}: no score direction"
+        assert "## Reference" in page and "## Example" in page and "\n::: " in page, name
+    scores = {n for n in metrics.__all__
+              if not n.endswith("Warning") and n not in ("ground_truth_leaderboard",
+                                                         "fire_equilibrium_alpha",
+                                                         "fire_compensation_alpha")}
+    assert scores <= documented, sorted(scores - documented)
+
+
+def test_repository_address_is_the_same_everywhere():
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    url = cfg.get("metadata", "url")
+    assert _mkdocs_config()["repo_url"] == url
+    assert f"git+{url}" in (DOCS / "index.md").read_text()

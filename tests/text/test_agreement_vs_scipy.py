@@ -1,0 +1,72 @@
+"""PERCY agreement matrices (Kendall tau, Pearson r of Eq. 11) against scipy.stats pair by pair."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from xplique_ext.commons.warnings import UndefinedScoreWarning
+from xplique_ext.text import percy_pearson_agreement, percy_rank_agreement
+
+
+def _pairwise(fn, columns, complete):
+    names = list(columns)
+    out = np.eye(len(names))
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            x = np.asarray(columns[names[i]], dtype=np.float64)
+            y = np.asarray(columns[names[j]], dtype=np.float64)
+            ok = complete & np.isfinite(x) & np.isfinite(y)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out[i, j] = out[j, i] = fn(x[ok], y[ok]).statistic if ok.sum() >= 2 else np.nan
+    return out
+
+
+def test_rank_agreement_is_scipy_kendall_on_pairwise_complete_rows():
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame(rng.integers(0, 4, size=(12, 4)).astype(float), columns=list("abcd"))
+    table.iloc[3, 1] = np.nan
+    table.iloc[7, 2] = np.inf
+    table["e"] = 1.0  # constant: undefined against every other column
+    with pytest.warns(UndefinedScoreWarning, match="a/e, b/e, c/e, d/e; set to NaN"):
+        tau = percy_rank_agreement(table)
+    expected = _pairwise(stats.kendalltau, table, np.ones(len(table), bool))
+    np.testing.assert_allclose(tau.to_numpy(), expected, rtol=0, atol=1e-14)
+    assert list(tau.index) == list(tau.columns) == list("abcde")
+    np.testing.assert_array_equal(np.diag(tau), 1.0)
+    assert np.isinf(table.iloc[7, 2])  # the input is untouched
+
+
+def test_rank_agreement_too_few_rows_per_pair_is_nan():
+    with pytest.warns(UndefinedScoreWarning, match="a/b"):
+        tau = percy_rank_agreement({"a": [1.0, np.nan, 3.0], "b": [np.nan, 2.0, 1.0]})
+    assert np.isnan(tau.loc["a", "b"]) and tau.loc["a", "a"] == 1.0
+
+
+def test_pearson_agreement_is_scipy_pearson_on_sentences_scored_by_all():
+    rng = np.random.default_rng(1)
+    vectors = {k: rng.integers(0, 2, size=40).astype(float) for k in ("L", "S", "I")}
+    vectors["S"][[2, 9]] = np.nan
+    vectors["I"][30] = np.nan
+    complete = np.all([np.isfinite(v) for v in vectors.values()], axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning when every pair is defined
+        r = percy_pearson_agreement(vectors)
+    np.testing.assert_allclose(r.to_numpy(), _pairwise(stats.pearsonr, vectors, complete),
+                               rtol=0, atol=1e-14)
+    # per-model lists are concatenated (Eq. 11)
+    split = {k: [v[:25], v[25:]] for k, v in vectors.items()}
+    pd.testing.assert_frame_equal(percy_pearson_agreement(split), r)
+
+
+def test_pearson_agreement_undefined_pairs_warn_once():
+    with pytest.warns(UndefinedScoreWarning, match=r"constant PERCY vector\) for L/S, S/I;") as rec:
+        r = percy_pearson_agreement({"L": [1, 0, 1, 0], "S": [1, 1, 1, 1], "I": [0, 0, 1, 1]})
+    assert len([w for w in rec if w.category is UndefinedScoreWarning]) == 1
+    assert np.isnan(r.loc["L", "S"]) and r.loc["L", "I"] == pytest.approx(0.0)
+    with pytest.warns(UndefinedScoreWarning, match="L/S"):  # fewer than two sentences left
+        r = percy_pearson_agreement({"L": [1, np.nan], "S": [1, 0]})
+    assert np.isnan(r.loc["L", "S"])

@@ -1,0 +1,166 @@
+"""The tutorials' header cells (Colab link, install cell) and the execution stamps of
+tutorials/execute.py."""
+
+import ast
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_execute():
+    spec = importlib.util.spec_from_file_location("tutorials_execute",
+                                                  ROOT / "tutorials" / "execute.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ex = _load_execute()
+NAMES = sorted(p.name for p in (ROOT / "tutorials").glob("*.ipynb"))
+
+
+def _read(name):
+    return nbformat.read(ROOT / "tutorials" / name, as_version=4)
+
+
+def test_every_tutorial_is_listed():
+    assert sorted(ex.NOTEBOOKS) == NAMES
+    assert set(ex.SMALL) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_header_cells_are_in_sync_with_setup_cfg(name):
+    nb = _read(name)
+    assert not ex.sync_header(nb, name), "run: python tutorials/execute.py --sync"
+    url = ex.repository_url()
+    link = nb.cells[0].source
+    assert f"colab.research.google.com/github/{url[len('https://github.com/'):]}/blob/main/" \
+           f"tutorials/{name}" in link
+    install = nb.cells[1]
+    assert install.cell_type == "code" and f'"git+{url}"' in install.source
+    assert nb.cells[2].cell_type == "markdown" and nb.cells[2].source.startswith("# ")
+
+
+def _imported_modules(nb):
+    modules = set()
+    for cell in nb.cells[2:]:
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(line for line in cell.source.splitlines()
+                           if not line.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                modules |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                modules.add(node.module.split(".")[0])
+    return modules
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_install_cell_installs_the_extras_the_notebook_imports(name):
+    imported = _imported_modules(_read(name))
+    needed = {extra for extra, modules in ex.EXTRA_MODULES.items()
+              if imported & set(modules)}
+    assert set(ex.EXTRAS.get(name, ())) == needed
+    assert "xplique_ext" in imported
+
+
+class _FakeShell:
+    def __init__(self):
+        self.magics = []
+
+    def run_line_magic(self, name, line):
+        self.magics.append((name, line))
+
+
+def _run_install_cell(name, monkeypatch, *, source, present):
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    code = TransformerManager().transform_cell(_read(name).cells[1].source)
+    shell = _FakeShell()
+    if source is None:
+        monkeypatch.delenv("XPLIQUE_EXT_SOURCE", raising=False)
+    else:
+        monkeypatch.setenv("XPLIQUE_EXT_SOURCE", source)
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda module, *a: object() if module in present else None)
+    import xplique_ext.commons.console as console
+
+    quieted = []
+    monkeypatch.setattr(console, "quiet_tensorflow", lambda *a, **k: quieted.append(a))
+    namespace = {"get_ipython": lambda: shell}
+    exec(compile(code, name, "exec"), namespace)
+    assert quieted == [()]  # the notebook's console is quietened once the package is there
+    magics = []
+    for magic, line in shell.magics:  # IPython expands {variables} before running magics
+        magics.append((magic, re.sub(r"\{(\w+)\}", lambda m: str(namespace[m.group(1)]),
+                                     line)))
+    return magics
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_install_cell_installs_from_the_source_variable(name, monkeypatch, tmp_path):
+    wanted = ex.requirement(name)
+    assert wanted == "xplique_ext" + ("[xplique]" if ex.EXTRAS.get(name) else "")
+    magics = _run_install_cell(name, monkeypatch, source=None, present=set())
+    url = ex.repository_url()
+    assert magics == [("pip", f'install --quiet "{wanted} @ git+{url}"')]
+    # a local checkout: its path, turned into a file:// URL pip accepts
+    magics = _run_install_cell(name, monkeypatch, source=str(tmp_path), present=set())
+    assert magics == [("pip", f'install --quiet "{wanted} @ {tmp_path.resolve().as_uri()}"')]
+    # everything already there (pip install -e ".[dev]"): nothing installed
+    magics = _run_install_cell(name, monkeypatch, source=None,
+                               present={"xplique_ext", "xplique"})
+    assert magics == []
+    if ex.EXTRAS.get(name):  # the package without its extra: installed again with it
+        magics = _run_install_cell(name, monkeypatch, source=None, present={"xplique_ext"})
+        assert len(magics) == 1
+
+
+def _tiny_notebook():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# title"),
+                nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print(x)")]
+    return nb
+
+
+def test_output_problems_and_stamps():
+    nb = _tiny_notebook()
+    problems = ex.output_problems(nb)
+    assert any("no outputs" in p for p in problems) and any("stamp" in p for p in problems)
+    for i, cell in enumerate(nb.cells[1:], start=1):
+        cell.execution_count = i
+    ex.stamp(nb, 1.0)
+    assert ex.output_problems(nb) == []
+    nb.cells[0].source = "# another title"  # markdown: the outputs stay fresh
+    assert ex.output_problems(nb) == []
+    nb.cells[1].source = "x = 2"  # code: the outputs are now older than the code
+    assert any("older than the code" in p for p in ex.output_problems(nb))
+    ex.stamp(nb)
+    nb.cells[2].execution_count = None
+    assert ex.output_problems(nb) == ["1 of 2 code cells were not executed"]
+
+
+def test_sync_header_inserts_link_and_install_cells_once():
+    nb = _tiny_notebook()
+    nb.cells.insert(0, nbformat.v4.new_code_cell(
+        'REPO_URL = "https://example.org"\n%pip install -q git+{REPO_URL}'))
+    assert ex.sync_header(nb, "mufidelity.ipynb")
+    assert [c.get("id") for c in nb.cells[:2]] == [ex.COLAB_CELL_ID, ex.INSTALL_CELL_ID]
+    assert [c.source for c in nb.cells[2:]] == ["# title", "x = 1", "print(x)"]
+    assert not ex.sync_header(nb, "mufidelity.ipynb")
+
+
+def test_repository_url_is_validated(tmp_path):
+    cfg = tmp_path / "setup.cfg"
+    cfg.write_text("[metadata]\nurl = https://example.org/x\n")
+    with pytest.raises(ValueError, match="url"):
+        ex.repository_url(cfg)

@@ -1,0 +1,40 @@
+"""The committed tutorials carry their outputs, and these are not older than their code.
+
+The outputs come from ``python tutorials/execute.py`` (every tutorial at its full size,
+stamped with the hash of its code cells). Until the notebooks are executed and committed
+with their outputs, this test is expected to fail: the strict ``xfail`` mark below turns
+its first pass into a failure, so that whoever commits the executed notebooks removes
+the mark (it can never hide a stale notebook for long).
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = sorted(p.name for p in (ROOT / "tutorials").glob("*.ipynb"))
+
+
+def _load_execute():
+    spec = importlib.util.spec_from_file_location("tutorials_execute",
+                                                  ROOT / "tutorials" / "execute.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.xfail(strict=True, reason="the notebooks are not executed yet: run "
+                   "`python tutorials/execute.py`, commit them, then remove this mark")
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_outputs_are_present_and_fresh(name):
+    ex = _load_execute()
+    nb = nbformat.read(ROOT / "tutorials" / name, as_version=4)
+    problems = ex.output_problems(nb)
+    assert not problems, f"{name}: {'; '.join(problems)}"
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert any("image/png" in o.get("data", {}) for o in outputs), f"{name}: no figure"

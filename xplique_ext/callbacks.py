@@ -1,0 +1,413 @@
+"""Keras callbacks: explanation quality measured during training.
+
+:class:`ExplanationMetrics` explains a fixed probe set with the model's current weights at
+the end of chosen epochs, scores the explanations with xplique_ext's (or Xplique's)
+metrics and writes the scores into Keras' ``logs``, so that ``History``, ``CSVLogger``,
+``TensorBoard``, ``EarlyStopping`` and ``ModelCheckpoint`` see them like any other metric.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+import keras
+import numpy as np
+
+from .commons.data import is_dataset
+from .commons.validation import check_int, to_numpy
+
+__all__ = ["ExplanationMetrics"]
+
+
+def _spec_name(spec: Any) -> str:
+    """A readable name for a metric or explainer given as a class, a factory or an
+    instance: ``MuFidelity``, ``functools.partial(MuFidelity, ...)`` -> ``MuFidelity``."""
+    target = getattr(spec, "func", spec)  # functools.partial
+    if isinstance(target, type):
+        return target.__name__
+    name = getattr(target, "__name__", None)
+    if name and name != "<lambda>":
+        return name
+    return type(target).__name__
+
+
+def _named(specs: Any, what: str) -> Dict[str, Any]:
+    """``{name: spec}`` from a mapping, a single spec or a list / tuple of specs."""
+    if isinstance(specs, Mapping):
+        named = dict(specs)
+        for key in named:
+            if not isinstance(key, str) or not key:
+                raise TypeError(f"`{what}` keys must be non-empty strings, got {key!r}")
+    else:
+        items = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+        named = {}
+        for spec in items:
+            name = _spec_name(spec)
+            if name in named:
+                raise ValueError(
+                    f"`{what}` holds two entries named {name!r}: pass a dict "
+                    "{name: entry} to name them apart"
+                )
+            named[name] = spec
+    if not named:
+        raise ValueError(f"`{what}` must hold at least one entry, got none")
+    return named
+
+
+class ExplanationMetrics(keras.callbacks.Callback):
+    """Score the explanations of a fixed probe set at the end of chosen training epochs.
+
+    At the end of each chosen epoch the callback (1) explains ``x_probe`` for ``y_probe``
+    with the explainer that ``explainer_factory(model)`` returned, using the current
+    weights, (2) scores these explanations with each metric and (3) writes the scores into
+    the epoch's ``logs`` under the metric's name. ``History`` (``model.fit``'s return
+    value), ``CSVLogger``, ``TensorBoard``, ``EarlyStopping`` and ``ModelCheckpoint`` then
+    record or monitor them like ``loss`` and ``accuracy``.
+
+    Parameters
+    ----------
+    explainer_factory
+        ``explainer_factory(model)`` returns the explainer: an Xplique explainer (anything
+        with ``.explain(x, y)``) or a callable ``explainer(x, y)`` returning explanations
+        of shape (N, ...). An Xplique explainer class is a factory already
+        (``Saliency``); bind options with ``functools.partial(IntegratedGradients,
+        steps=16)`` or a lambda. A dict ``{name: factory}`` compares several explainers;
+        the log keys are then ``"{explainer}_{metric}"``.
+    metrics
+        The metrics, as a dict ``{log key: metric}`` or a list (keys: the metrics' class
+        names). Each metric is one of
+
+        - a metric class, built as ``Metric(model, x_probe, y_probe)`` (xplique_ext's
+          or Xplique's metrics, which share this constructor);
+        - a factory ``f(model, x_probe, y_probe)`` returning a metric, such as
+          ``functools.partial(MuFidelity, nb_samples=50, seed=0)`` or a lambda for a
+          metric with other arguments (``GroundTruthSaliency``'s ground truth);
+        - a metric already built on the model being trained.
+
+        A metric is anything with ``evaluate(explanations) -> float``.
+    x_probe
+        The probe inputs, a NumPy array or tf.Tensor of shape (N, ...), or a finite
+        ``tf.data.Dataset`` of ``x`` or ``(x, y)`` (read once). The callback keeps its
+        own copy: the probe set stays fixed.
+    y_probe
+        Targets of the probe inputs: class ids (N,) or one-hot (N, K) for a classifier,
+        regression targets (N,) or (N, K). Class ids are turned into one-hot vectors
+        (Xplique's explainers and metrics expect them). None explains and scores each
+        epoch's predicted class: the explainer receives it as one-hot targets, the
+        metrics are built with ``targets=None``.
+    every
+        Which epochs are scored: an int ``k`` scores every ``k``-th epoch (epochs ``k,
+        2k, ...`` as Keras prints them), or a collection of 0-based epoch indices (the
+        ``epoch`` argument of the callbacks, ``History.epoch``). The other epochs log NaN
+        under the same keys, so that every epoch has the same columns (``CSVLogger``
+        fixes its columns at the first epoch).
+
+    Attributes
+    ----------
+    metrics_ : dict
+        The built metrics, ``{log key: metric}`` (after training starts).
+    explainers_ : dict
+        The built explainers, ``{name: explainer}``.
+    timings_ : list of (int, float)
+        ``(epoch, seconds)`` spent by the callback at each scored epoch.
+
+    Notes
+    -----
+    Cost. The explainers and the metrics are built once, when training starts, and
+    reused at every scored epoch: they hold a reference to the model, whose weights Keras
+    updates in place, so no tracing or set-up is repeated. A scored epoch costs one
+    explanation of the probe set per explainer (Saliency: one batched gradient;
+    Occlusion: one forward pass per patch position) plus each metric's evaluation
+    (MuFidelity: ``N * nb_samples`` forward passes, batched). Measured on a 2-core CPU
+    with a small CNN, 32 probe images 16x16, Xplique's ``Saliency`` and
+    ``MuFidelity(grid_size=4, nb_samples=50)``: 0.02-0.08 s per scored epoch, plus about
+    2 s of tracing at the first one. ``timings_`` gives the figures of your run. Keep the
+    probe set small and raise ``every`` for expensive explainers or metrics.
+
+    Place the callback before ``CSVLogger`` and ``TensorBoard`` in ``callbacks=[...]``:
+    Keras calls callbacks in order and they read the ``logs`` that earlier callbacks
+    wrote (``History`` and the progress bar always come last).
+
+    The explainers run the model in inference mode (``training=False``): dropout and
+    batch normalisation behave as at test time.
+
+    Examples
+    --------
+    >>> import functools, keras, numpy as np
+    >>> from xplique_ext.callbacks import ExplanationMetrics
+    >>> from xplique_ext.metrics import MuFidelity
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.random((64, 8, 8, 1)).astype("float32")
+    >>> y = (x[:, :4].mean(axis=(1, 2, 3)) > 0.5).astype("int64")
+    >>> model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
+    ...                           keras.layers.Dense(2)])
+    >>> model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    >>> def saliency(model):   # or xplique.attributions.Saliency
+    ...     def explain(x, y):
+    ...         import tensorflow as tf
+    ...         x = tf.convert_to_tensor(x)
+    ...         with tf.GradientTape() as tape:
+    ...             tape.watch(x)
+    ...             out = tf.reduce_sum(model(x) * y, axis=-1)
+    ...         return tape.gradient(out, x).numpy()
+    ...     return explain
+    >>> callback = ExplanationMetrics(
+    ...     saliency,
+    ...     {"mufidelity": functools.partial(MuFidelity, grid_size=4, nb_samples=20,
+    ...                                      seed=0, progress=False)},
+    ...     x[:8], y[:8])
+    >>> history = model.fit(x, y, epochs=2, verbose=0, callbacks=[callback])
+    >>> len(history.history["mufidelity"])
+    2
+    """
+
+    def __init__(
+        self,
+        explainer_factory: Union[Callable, Mapping[str, Callable]],
+        metrics: Any,
+        x_probe: Any,
+        y_probe: Any = None,
+        every: Union[int, Iterable[int]] = 1,
+    ):
+        super().__init__()
+        factories = (
+            dict(explainer_factory) if isinstance(explainer_factory, Mapping)
+            else {"": explainer_factory}
+        )
+        if not factories:
+            raise ValueError("`explainer_factory` must hold at least one factory, got none")
+        for name, factory in factories.items():
+            if isinstance(explainer_factory, Mapping) and not (isinstance(name, str) and name):
+                raise TypeError(
+                    f"`explainer_factory` keys must be non-empty strings, got {name!r}"
+                )
+            if not callable(factory):
+                raise TypeError(
+                    "`explainer_factory` must be a callable factory(model) -> explainer "
+                    f"(or a dict of them), got {type(factory).__name__}"
+                )
+        self._factories = factories
+        self._metric_specs = _named(metrics, "metrics")
+        for key, spec in self._metric_specs.items():
+            if not (callable(spec) or hasattr(spec, "evaluate")):
+                raise TypeError(
+                    f"`metrics[{key!r}]` must be a metric class, a factory "
+                    "f(model, x_probe, y_probe) or a built metric with .evaluate, got "
+                    f"{type(spec).__name__}"
+                )
+
+        self.x_probe, y_from_data = self._read_probe(x_probe)
+        if y_probe is not None and y_from_data is not None:
+            raise ValueError(
+                "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs"
+            )
+        y_probe = y_from_data if y_probe is None else y_probe
+        if y_probe is None:
+            self.y_probe = None
+        else:
+            y = np.array(to_numpy(y_probe, "y_probe"), copy=True)
+            if y.ndim not in (1, 2):
+                raise ValueError(
+                    f"`y_probe` must have shape (N,) or (N, K), got shape {y.shape}"
+                )
+            if len(y) != len(self.x_probe):
+                raise ValueError(
+                    f"`y_probe` must hold one target per probe input: got {len(y)} targets "
+                    f"for {len(self.x_probe)} inputs"
+                )
+            if not np.all(np.isfinite(y.astype(np.float64, copy=False))):
+                raise ValueError("`y_probe` must hold finite values only, got NaN or inf")
+            self.y_probe = y
+
+        if isinstance(every, (list, tuple, set, frozenset, range, np.ndarray)):
+            epochs = [check_int(e, "every", minimum=0) for e in np.asarray(list(every)).tolist()]
+            if not epochs:
+                raise ValueError("`every` must name at least one epoch, got an empty collection")
+            self.every: Union[int, frozenset] = frozenset(epochs)
+        else:
+            self.every = check_int(every, "every", minimum=1)
+
+        keys = [
+            f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs
+        ]
+        self.log_keys: List[str] = keys
+        self.metrics_: Dict[str, Any] = {}
+        self.explainers_: Dict[str, Any] = {}
+        self.timings_: List[Tuple[int, float]] = []
+        self._built_for: Any = None
+        self._y_formatted: Optional[np.ndarray] = None
+
+    # ------------------------------------------------------------------ inputs
+    @staticmethod
+    def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+        if is_dataset(x_probe):
+            card = int(x_probe.cardinality())
+            if card < 0:
+                raise ValueError(
+                    "`x_probe` must be a finite dataset (a probe set is read whole once), "
+                    "got a dataset of infinite or unknown cardinality; use .take(n)"
+                )
+            xs, ys = [], []
+            for element in x_probe:
+                if isinstance(element, (tuple, list)):
+                    if len(element) not in (1, 2):
+                        raise ValueError(
+                            "`x_probe` dataset elements must be `x` or `(x, y)`, got tuples "
+                            f"of {len(element)}"
+                        )
+                    xs.append(np.asarray(element[0]))
+                    if len(element) == 2:
+                        ys.append(np.asarray(element[1]))
+                else:
+                    xs.append(np.asarray(element))
+            if not xs:
+                raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
+            spec = x_probe.element_spec
+            spec = spec[0] if isinstance(spec, (tuple, list)) else spec
+            batched = spec.shape.rank is None or (spec.shape.rank > 0 and spec.shape[0] is None)
+            join = np.concatenate if batched else np.stack
+            x = join(xs, axis=0)
+            y = join(ys, axis=0) if ys else None
+        else:
+            x = np.array(to_numpy(x_probe, "x_probe"), copy=True)
+            y = None
+        if x.ndim < 2:
+            raise ValueError(
+                "`x_probe` must have a batch axis and at least one feature axis, got shape "
+                f"{x.shape}"
+            )
+        if len(x) == 0:
+            raise ValueError("`x_probe` must hold at least one input, got 0")
+        return x, y
+
+    def _format_targets(self, model: Any) -> Optional[np.ndarray]:
+        """``y_probe`` as (N, K): class ids become one-hot rows, single-output regression
+        targets a column."""
+        if self.y_probe is None:
+            return None
+        y = self.y_probe
+        outputs = np.asarray(model(self.x_probe[:1], training=False))
+        k = int(np.prod(outputs.shape[1:])) if outputs.ndim > 1 else 1
+        if y.ndim == 2:
+            if y.shape[1] != k:
+                raise ValueError(
+                    f"`y_probe` of shape (N, K) must have K = {k} columns to match the "
+                    f"model's outputs, got {y.shape[1]}"
+                )
+            return y.astype(np.float32)
+        if k == 1:
+            return y.reshape(-1, 1).astype(np.float32)
+        if y.dtype.kind == "f" and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        if y.dtype.kind not in "iu":
+            raise TypeError(
+                f"`y_probe` of shape (N,) must be integer class ids for a model with {k} "
+                f"outputs, got dtype {self.y_probe.dtype}"
+            )
+        if y.min() < 0 or y.max() >= k:
+            raise ValueError(
+                f"`y_probe` class ids must be in [0, {k - 1}], got values in "
+                f"[{y.min()}, {y.max()}]"
+            )
+        return np.eye(k, dtype=np.float32)[y]
+
+    # ------------------------------------------------------------------ building
+    def _build(self) -> None:
+        """Build the explainers and the metrics once for the model being trained."""
+        model = self.model
+        if self._built_for is model:
+            return
+        self._y_formatted = self._format_targets(model)
+        self.explainers_ = {}
+        for name, factory in self._factories.items():
+            explainer = factory(model)
+            if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
+                raise TypeError(
+                    f"`explainer_factory` must return an explainer with .explain(x, y) or a "
+                    f"callable explainer(x, y), got {type(explainer).__name__}"
+                )
+            self.explainers_[name] = explainer
+        self.metrics_ = {}
+        for key, spec in self._metric_specs.items():
+            if isinstance(spec, type) or not hasattr(spec, "evaluate"):
+                metric = spec(model, self.x_probe, self._y_formatted)
+                if not callable(getattr(metric, "evaluate", None)):
+                    raise TypeError(
+                        f"`metrics[{key!r}]` must build a metric with .evaluate(explanations), "
+                        f"got {type(metric).__name__}"
+                    )
+            else:
+                metric = spec
+                if getattr(metric, "model", model) is not model:
+                    warnings.warn(
+                        f"`metrics[{key!r}]` was built on another model than the one being "
+                        "trained: its scores do not follow the training. Pass its class or "
+                        "a factory instead.",
+                        UserWarning,
+                        stacklevel=3,
+                    )
+            self.metrics_[key] = metric
+        self._built_for = model
+
+    def on_train_begin(self, logs=None):
+        self._build()
+
+    # ------------------------------------------------------------------ scoring
+    def is_scored(self, epoch: int) -> bool:
+        """Whether the epoch of 0-based index ``epoch`` is scored."""
+        if isinstance(self.every, frozenset):
+            return epoch in self.every
+        return (epoch + 1) % self.every == 0
+
+    def _explain(self, explainer: Any) -> np.ndarray:
+        explain = getattr(explainer, "explain", None)
+        explain = explain if callable(explain) else explainer
+        targets = self._y_formatted
+        if targets is None:  # this epoch's predicted classes, as the metrics use them
+            outputs = np.asarray(self.model.predict(self.x_probe, verbose=0))
+            outputs = outputs.reshape(len(outputs), -1)
+            k = outputs.shape[1]
+            targets = (np.ones((len(outputs), 1), np.float32) if k == 1
+                       else np.eye(k, dtype=np.float32)[np.argmax(outputs, axis=-1)])
+        return to_numpy(explain(self.x_probe, targets), "explanations")
+
+    def evaluate(self) -> Dict[str, float]:
+        """Explain the probe set with the current weights and score it now.
+
+        Returns
+        -------
+        scores
+            ``{log key: score}``.
+        """
+        self._build()
+        scores: Dict[str, float] = {}
+        for e_name, explainer in self.explainers_.items():
+            explanations = self._explain(explainer)
+            for m_name, metric in self.metrics_.items():
+                value = metric.evaluate(explanations)
+                array = np.asarray(value, dtype=np.float64)
+                if array.ndim != 0:
+                    raise TypeError(
+                        f"`metrics[{m_name!r}]`.evaluate must return one number, got an "
+                        f"array of shape {array.shape}"
+                    )
+                scores[f"{e_name}_{m_name}" if e_name else m_name] = float(array)
+        return scores
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        clash = sorted(set(self.log_keys) & set(logs))
+        if clash:
+            raise ValueError(
+                f"`metrics` log keys {clash} collide with keys that Keras (or an earlier "
+                "callback) already logs; name the metrics apart with a dict {name: metric}"
+            )
+        if not self.is_scored(epoch):
+            logs.update({key: float("nan") for key in self.log_keys})
+            return
+        start = time.perf_counter()
+        logs.update(self.evaluate())
+        self.timings_.append((int(epoch), time.perf_counter() - start))

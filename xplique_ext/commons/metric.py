@@ -1,0 +1,281 @@
+"""The contract every metric of xplique_ext keeps, with or without a model.
+
+:class:`BaseMetric` is model-free: rule metrics, FiRe and Qs, and the Lipschitz estimates
+stand on it directly; the model-based base
+(:class:`~xplique_ext.metrics.BaseAttributionMetric`) adds the model, the inputs and the
+batched inference. A metric declares its score direction and writes one method,
+:meth:`~BaseMetric.detailed_evaluate` (one score per sample, NaN where undefined); the
+base gives the rest:
+
+* :meth:`~BaseMetric.evaluate` and ``__call__``: the NaN-aware mean, with exactly one
+  :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` per call when scores are
+  skipped, saying how many and why;
+* :meth:`~BaseMetric.details`: the scores as a :class:`pandas.DataFrame` (a ``score``
+  column, to which metrics add their own);
+* :meth:`~BaseMetric.get_config` / :meth:`~BaseMetric.from_config`: the constructor's
+  settings as JSON-friendly values, and back;
+* a ``__repr__`` in scikit-learn's manner, showing the settings that differ from the
+  defaults.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+import numbers
+import warnings
+from typing import Any, ClassVar, Dict, Optional, Tuple
+
+import numpy as np
+
+from .warnings import UndefinedScoreWarning
+
+__all__ = ["BaseMetric", "nan_aware_mean"]
+
+
+def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> float:
+    """Mean of the defined scores; one warning says how many undefined (NaN) ones were
+    skipped, and why when ``reason`` is given.
+
+    Parameters
+    ----------
+    scores
+        Per-sample scores, any shape (flattened); NaN marks an undefined score.
+    name
+        Name of the metric, quoted in the warning.
+    reason
+        Why scores are undefined, appended to the warning when given.
+
+    Returns
+    -------
+    mean
+        ``nanmean(scores)``; NaN when every score is undefined (or there is none).
+
+    Warns
+    -----
+    UndefinedScoreWarning
+        Once, when at least one score is NaN.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> nan_aware_mean([0.5, 1.0], "Demo")
+    0.75
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     nan_aware_mean([0.5, float("nan")], "Demo", reason="a constant map")
+    0.5
+    >>> print(caught[0].message)
+    Demo: 1 of 2 per-sample scores are undefined (NaN) and were skipped in the mean. Reason: a constant map
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    undefined = int(np.isnan(scores).sum())
+    suffix = f" Reason: {reason}" if reason else ""
+    if undefined == scores.size:
+        warnings.warn(
+            f"{name}: all {scores.size} per-sample scores are undefined (NaN); the "
+            f"aggregate is NaN.{suffix}",
+            UndefinedScoreWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    if undefined:
+        warnings.warn(
+            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+            f"and were skipped in the mean.{suffix}",
+            UndefinedScoreWarning,
+            stacklevel=3,
+        )
+    defined = scores[~np.isnan(scores)]
+    with np.errstate(over="ignore"):
+        mean = float(np.mean(defined))
+    if not np.isfinite(mean) and np.isfinite(defined).all():
+        mean = float(np.sum(defined / defined.size))  # the sum overflowed, not the mean
+    return mean
+
+
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+def _jsonable(value: Any, name: str, owner: str) -> Any:
+    """``value`` as plain JSON types (numbers, strings, booleans, None, lists, dicts)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v, name, owner) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, name, owner) for k, v in value.items()}
+    raise TypeError(
+        f"{owner}.get_config: the setting `{name}` must be a number, a string, a boolean, "
+        f"None or a list of those, got {type(value).__name__}; declare it among the "
+        "metric's `_data_params` or override `get_config`"
+    )
+
+
+class BaseMetric(abc.ABC):
+    """Model-free base of every metric: ``detailed_evaluate`` gives one score per sample,
+    ``evaluate`` their NaN-aware mean.
+
+    A subclass declares ``higher_is_better`` (a bool: the score direction; a metric whose
+    direction depends on a setting sets it on the instance) and implements
+    :meth:`detailed_evaluate`. Its constructor stores each setting under the parameter's
+    name (as scikit-learn's estimators do), so that :meth:`get_config` can read them
+    back (``_config_attributes`` maps a parameter to another attribute name where the
+    attribute name is taken); the parameters that are data rather than settings (a
+    model, inputs, a rule set) are listed in ``_data_params`` and left out of the
+    configuration.
+
+    Attributes
+    ----------
+    higher_is_better : bool
+        Score direction, declared by each metric (deliberately not defaulted here).
+    undefined_reason : str or None
+        Why a per-sample score can be undefined, quoted in the warning of
+        :meth:`evaluate` when :meth:`detailed_evaluate` does not give its own reason.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class MeanAbs(BaseMetric):
+    ...     higher_is_better = False
+    ...     def __init__(self, scale=1.0):
+    ...         self.scale = scale
+    ...     def detailed_evaluate(self, x):
+    ...         return self.scale * np.abs(np.asarray(x, dtype=float))
+    >>> metric = MeanAbs(scale=2.0)
+    >>> metric
+    MeanAbs(scale=2.0)
+    >>> metric.detailed_evaluate([1.0, -3.0])
+    array([2., 6.])
+    >>> metric([1.0, -3.0])
+    4.0
+    >>> metric.get_config()
+    {'scale': 2.0}
+    >>> MeanAbs.from_config({'scale': 2.0})([1.0])
+    2.0
+    """
+
+    higher_is_better: ClassVar[bool]
+    undefined_reason: ClassVar[Optional[str]] = None
+    _data_params: ClassVar[Tuple[str, ...]] = ()
+    _config_attributes: ClassVar[Dict[str, str]] = {}
+
+    # ------------------------------------------------------------------ scores
+    @abc.abstractmethod
+    def detailed_evaluate(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """One score per sample, a float ndarray of shape (N,); NaN where undefined.
+
+        An :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` raised here says
+        why scores are undefined; :meth:`evaluate` folds it into its single warning."""
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> float:
+        """Aggregate score: the mean of :meth:`detailed_evaluate` (same arguments) over the
+        samples whose score is defined.
+
+        Warns
+        -----
+        UndefinedScoreWarning
+            Exactly once per call when some scores are undefined (NaN) or when
+            :meth:`detailed_evaluate` warned: how many scores were skipped, and why.
+            Other warnings of :meth:`detailed_evaluate` pass through unchanged.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scores = self.detailed_evaluate(*args, **kwargs)
+        reasons = []
+        for w in caught:
+            if issubclass(w.category, UndefinedScoreWarning):
+                if str(w.message) not in reasons:
+                    reasons.append(str(w.message))
+            else:  # pass the others on, through the user's filters
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        reason = " ".join(reasons) or self.undefined_reason
+        scores = np.asarray(scores, dtype=np.float64)
+        name = type(self).__name__
+        if reasons and not np.isnan(scores).any():
+            # detailed_evaluate warned about values it replaced (a zero_division number)
+            warnings.warn(f"{name}: {reason}", UndefinedScoreWarning, stacklevel=2)
+            return float(np.mean(scores)) if scores.size else float("nan")
+        with warnings.catch_warnings(record=True) as mean_caught:
+            warnings.simplefilter("always")
+            value = nan_aware_mean(scores, name, reason)
+        for w in mean_caught:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> float:
+        """Alias of :meth:`evaluate`."""
+        return self.evaluate(*args, **kwargs)
+
+    def details(self, *args: Any, **kwargs: Any):
+        """The per-sample scores as a :class:`pandas.DataFrame` (same arguments as
+        :meth:`detailed_evaluate`): a ``score`` column; metrics add their own columns."""
+        import pandas as pd
+
+        return pd.DataFrame({"score": self.detailed_evaluate(*args, **kwargs)})
+
+    # ------------------------------------------------------------------ configuration
+    @classmethod
+    def _init_parameters(cls) -> Dict[str, inspect.Parameter]:
+        params = inspect.signature(cls.__init__).parameters
+        return {
+            name: p
+            for name, p in params.items()
+            if name != "self"
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        }
+
+    def get_config(self) -> Dict[str, Any]:
+        """The constructor's settings (every parameter but the data ones), as JSON-friendly
+        values: ``type(m).from_config(m.get_config(), **data)`` rebuilds the metric."""
+        owner = type(self).__name__
+        return {
+            name: _jsonable(self._setting(name), name, owner)
+            for name in self._init_parameters()
+            if name not in self._data_params
+        }
+
+    def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
+        attribute = self._config_attributes.get(name, name)
+        if default is _NO_DEFAULT:
+            return getattr(self, attribute)
+        return getattr(self, attribute, default)
+
+    @classmethod
+    def from_config(cls, config: Dict[str, Any], **data: Any) -> BaseMetric:
+        """Build the metric from :meth:`get_config`'s output and its data arguments
+        (``_data_params``, for instance ``inputs=...``)."""
+        if not isinstance(config, dict):
+            raise TypeError(f"`config` must be a dict, got {type(config).__name__}")
+        clash = sorted(set(config) & set(data))
+        if clash:
+            raise ValueError(f"`config` and the data arguments both give {clash}")
+        return cls(**data, **config)
+
+    def __repr__(self) -> str:
+        """``Name(setting=value, ...)`` with the settings that differ from the defaults, as
+        :meth:`get_config` gives them (scikit-learn's ``print_changed_only``)."""
+        owner = type(self).__name__
+        changed = []
+        for name, p in self._init_parameters().items():
+            if name in self._data_params:
+                continue
+            value = self._setting(name, p.default)
+            try:
+                value = _jsonable(value, name, owner)
+                default = _jsonable(p.default, name, owner)
+            except TypeError:
+                default = p.default
+            try:
+                same = p.default is not _NO_DEFAULT and bool(value == default)
+            except (TypeError, ValueError):  # arrays compare element-wise
+                same = False
+            if not same:
+                changed.append(f"{name}={value!r}")
+        return f"{owner}({', '.join(changed)})"
