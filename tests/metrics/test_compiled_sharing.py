@@ -230,3 +230,24 @@ def test_instances_under_a_strategy_are_quiet_and_match_the_default(data, tf_mes
     for (i, o), s in zip(cases, scores):
         alone = MuFidelity(models[i], x, y, **{**BASE, **o}).detailed_evaluate(phi)
         np.testing.assert_allclose(s, alone, rtol=1e-5, atol=1e-6)
+
+
+def test_an_error_in_one_instance_leaves_the_shared_function_compiled(data):
+    x, y, _, models = data
+    model = models[2]
+    eager = []
+
+    def recording(f, inputs, targets):  # f(x)[y], noting whether it runs eagerly
+        eager.append(tf.executing_eagerly())
+        return tf.reduce_sum(f(inputs) * tf.cast(targets, tf.float32), axis=-1)
+
+    bad = MuFidelity(model, x, y, operator=recording, **BASE)
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError)):
+        bad.scores(x[:2], np.ones((2, 5), np.float32))  # targets of the wrong width
+    eager.clear()
+    good = MuFidelity(model, x, y, operator=recording, **BASE)
+    assert good._score_fn is bad._score_fn
+    onehot = np.eye(3, dtype=np.float32)[y]
+    expected = np.sum(model(x).numpy() * onehot, axis=-1)
+    np.testing.assert_allclose(good.scores(x, onehot), expected, rtol=1e-5, atol=1e-6)
+    assert eager and not any(eager)  # traced, never run eagerly

@@ -188,7 +188,11 @@ def _compile(fn: Callable) -> Callable:
                 return compiled(*args)
             except (TypeError, NotImplementedError, ValueError,
                     tf.errors.OperatorNotAllowedInGraphError):
+                # a genuine error (bad shapes...) raises again here and leaves the
+                # function compiled for the next calls (it may be shared)
+                out = fn(*args)
                 state["eager"] = True
+                return out
         return fn(*args)
 
     return call
