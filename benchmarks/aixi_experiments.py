@@ -11,7 +11,7 @@ holds w_i):
 
 * Experiment 1 (Table 1): the function itself as the model, LIME restricted to the
   smallest sample size (``--sample-sizes``, first value) of the exhaustive object LIME
-  (``ObjectLime(kernel='lime', sample_size=...)``); the EMD at every sample size is printed
+  (``ObjectLime(kernel='lime', nb_samples=...)``); the EMD at every sample size is printed
   too (the paper's Fig. 5).
 * Experiment 2 (Table 2): the function as the model, exhaustive LIME (all 2^m subsets).
 * Experiment 3 (Table 3): the paper's CNN (``build_aixi_cnn``, padding 'same') trained on
@@ -173,7 +173,7 @@ def run(
             if 1 in experiments:
                 curve = []
                 for s in sample_sizes:
-                    lime = ObjectLime(oracle, batch_size=256, sample_size=s, seed=seed)
+                    lime = ObjectLime(oracle, batch_size=256, nb_samples=s, seed=seed)
                     maps = lime.explain(data.images, object_labels=data.object_labels)
                     curve.append(_distances(maps, truth, resize))
                 curves[f"{function} {NAMES[dataset]}"] = [c["EMD"] for c in curve]

@@ -289,7 +289,7 @@ def _aixi(kind):
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.models import AIXIFunctionModel
 
-    data = make_aixi_shape(3, image_size=32, function="suum", seed=1)
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
     model = AIXIFunctionModel("suum", dataset="shape")
     phi = np.abs(data.ground_truth) + np.random.default_rng(0).random(
         data.ground_truth.shape
@@ -304,8 +304,8 @@ def _gt_saliency():
 
     data, model, phi, zero = _aixi("shape")
     options = dict(ground_truth=data.ground_truth, measure="kl", progress=False)
-    build = lambda seed: GroundTruthSaliency(  # noqa: E731
-        model, data.images, data.targets, seed=seed, **options
+    build = lambda seed: GroundTruthSaliency(  # noqa: E731  # nothing random: no seed
+        model, data.images, data.targets, **options
     )
     return Case(
         GroundTruthSaliency,
@@ -323,8 +323,8 @@ def _gt_localisation():
     from xplique_ext.metrics import GroundTruthLocalisation
 
     data, model, phi, zero = _aixi("shape")
-    build = lambda seed: GroundTruthLocalisation(  # noqa: E731
-        model, data.images, data.targets, masks=data.relevant_masks, seed=seed
+    build = lambda seed: GroundTruthLocalisation(  # noqa: E731  # nothing random: no seed
+        model, data.images, data.targets, masks=data.relevant_masks
     )
     return Case(
         GroundTruthLocalisation,

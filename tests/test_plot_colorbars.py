@@ -44,8 +44,8 @@ def test_scored_explanations_have_centred_colour_bars():
 def test_aixi_samples_have_centred_colour_bars():
     from xplique_ext.datasets import make_aixi_shape
 
-    data = make_aixi_shape(4, image_size=32, function="class", seed=0)
-    noise = np.random.default_rng(0).normal(size=(4, 32, 32)) - 0.3
+    data = make_aixi_shape(4, image_size=64, function="class", seed=0)
+    noise = np.random.default_rng(0).normal(size=(4, 64, 64)) - 0.3
     fig = plot_aixi_samples(data, 3, explanations={"noise": noise})
     pairs = _maps(fig)
     assert len(pairs) == 2 * 3 and all(bar is not None for _, bar in pairs)

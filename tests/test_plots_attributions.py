@@ -14,7 +14,8 @@ def test_scored_explanations_grid():
     maps = {"a": rng.random((3, 8, 8)), "b": rng.random((3, 8, 8, 3))}
     images0, maps0 = images.copy(), {k: v.copy() for k, v in maps.items()}
     fig = plot_scored_explanations(images, maps, {"a": 0.25, "b": [0.1, 0.2, 0.3]}, n_images=2)
-    axes = np.array(fig.axes).reshape(2, 3)
+    maps_axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]  # bars beside maps
+    axes = np.array(maps_axes).reshape(2, 3)
     assert all(len(ax.get_xticks()) == 0 and len(ax.get_yticks()) == 0 for ax in axes.ravel())
     assert axes[0, 1].get_title() == "a\nscore 0.250"
     assert [ax.get_xlabel() for ax in axes[:, 2]] == ["0.100", "0.200"]

@@ -36,12 +36,6 @@ OLD_SEED_WORDS = {"random_state", "random_seed", "rng_seed"}
 # (or None, no bar), not a switch
 BAR_OBJECT = {"TextClassifier.masked_proba", "TextClassifier.predict_proba"}
 
-# Places another branch changes (the lead applies those edits with this one); strict, so
-# the marker fails as soon as the edit lands and must then be removed.
-PENDING = {
-    "GroundTruthSaliency.__init__": "progress default changed in metrics/ground_truth.py",
-    "ObjectLime.__init__": "sample_size -> nb_samples in explainers/object_lime.py",
-}
 
 
 # ------------------------------------------------------------------ public signatures
@@ -68,11 +62,7 @@ def _public_callables():
             elif inspect.isfunction(obj) and obj.__module__.startswith("xplique_ext"):
                 seen.setdefault(name, (package, obj))
     return [
-        pytest.param(
-            qualname, package, function, id=qualname,
-            marks=[pytest.mark.xfail(strict=True, reason=PENDING[qualname])]
-            if qualname in PENDING else [],
-        )
+        pytest.param(qualname, package, function, id=qualname)
         for qualname, (package, function) in sorted(seen.items())
     ]
 
@@ -132,8 +122,7 @@ RENAMED = [
     pytest.param(_lime_token, "LimeTokenExplainer", "num_samples", 40, id="LimeTokenExplainer"),
     pytest.param(_lime_neighbourhood, "LimeTokenExplainer.neighbourhood", "num_samples", 40,
                  id="LimeTokenExplainer.neighbourhood"),
-    pytest.param(_object_lime, "ObjectLime", "sample_size", 6, id="ObjectLime",
-                 marks=pytest.mark.xfail(strict=True, reason=PENDING["ObjectLime.__init__"])),
+    pytest.param(_object_lime, "ObjectLime", "sample_size", 6, id="ObjectLime"),
 ]
 
 
@@ -166,6 +155,29 @@ def test_the_old_name_still_works_with_a_deprecation_warning(build, owner, old, 
 def test_giving_the_old_and_the_new_name_is_a_type_error(build, owner, old, value):
     with pytest.raises(TypeError, match=f"give `nb_samples` only \\(`{old}` is its deprecated"):
         build(nb_samples=value, **{old: value})
+
+
+def _lime_token_nine():
+    from xplique_ext.text import LimeTokenExplainer
+
+    return LimeTokenExplainer(lambda s: np.zeros((len(s), 1)), nb_samples=9)
+
+
+def _object_lime_nine():
+    from xplique_ext.explainers import ObjectLime
+
+    return ObjectLime(lambda x: np.zeros((len(x), 1)), nb_samples=9)
+
+
+@pytest.mark.parametrize(
+    "build, old",
+    [(_lime_token_nine, "num_samples"), (_object_lime_nine, "sample_size")],
+    ids=["LimeTokenExplainer", "ObjectLime"],
+)
+def test_the_old_attribute_reads_the_new_one_with_a_warning(build, old):
+    explainer = build()
+    with pytest.warns(DeprecationWarning, match=f"`{old}` is deprecated.*`nb_samples`"):
+        assert getattr(explainer, old) == 9
 
 
 def test_the_old_name_is_validated_as_the_new_one():

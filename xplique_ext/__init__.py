@@ -26,7 +26,7 @@ Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelit
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
 Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text`` <- ``metrics`` <- ``cli``.
+``rules``, ``plots`` <- ``explainers``, ``text`` <- ``metrics`` <- ``cli``, ``callbacks``.
 """
 
 from typing import TYPE_CHECKING
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from .commons.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on first use
+    from . import callbacks as callbacks
     from . import cli as cli
     from . import commons as commons
     from . import datasets as datasets
@@ -50,6 +51,7 @@ __getattr__, __dir__ = lazy_exports(
     __name__,
     {},
     submodules=(
+        "callbacks",
         "cli",
         "commons",
         "datasets",

@@ -69,7 +69,7 @@ def test_experiment1_emd_decreases_with_the_sample_size(dataset):
         truth = data.get_ground_truth("paper" if kernel == "lime" else "object")
         means = [
             _mean_emd(
-                ObjectLime(model, kernel=kernel, sample_size=s, seed=0).explain(
+                ObjectLime(model, kernel=kernel, nb_samples=s, seed=0).explain(
                     data.images, object_labels=data.object_labels
                 ),
                 truth,
@@ -121,7 +121,7 @@ def test_weights():
 def test_invariances_batch_size_seed_and_order():
     data = make_aixi_color(16, image_size=32, function="ssin", seed=2)
     model = AIXIFunctionModel("ssin", "color")
-    kw = dict(kernel="lime", sample_size=12, seed=4)
+    kw = dict(kernel="lime", nb_samples=12, seed=4)
     ref = ObjectLime(model, batch_size=64, **kw).explain(
         data.images, object_labels=data.object_labels
     )
@@ -133,7 +133,7 @@ def test_invariances_batch_size_seed_and_order():
             ref,
             atol=1e-10,
         )
-    other = ObjectLime(model, kernel="lime", sample_size=12, seed=5).explain(
+    other = ObjectLime(model, kernel="lime", nb_samples=12, seed=5).explain(
         data.images, object_labels=data.object_labels
     )
     assert not np.allclose(other, ref)
@@ -166,8 +166,8 @@ def test_errors():
     model = AIXIFunctionModel("ssin")
     with pytest.raises(ValueError, match="`kernel` must be one of"):
         ObjectLime(model, kernel="exponential")
-    with pytest.raises(ValueError, match="`sample_size` must be >= 2"):
-        ObjectLime(model, sample_size=1)
+    with pytest.raises(ValueError, match="`nb_samples` must be >= 2"):
+        ObjectLime(model, nb_samples=1)
     with pytest.raises(ValueError, match="`alpha` must be in"):
         ObjectLime(model, alpha=-1.0)
     with pytest.raises(TypeError, match="`model` must be callable"):

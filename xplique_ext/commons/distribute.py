@@ -25,7 +25,10 @@ This module holds no scheduler: placement, transfers and collectives are TensorF
 
 from __future__ import annotations
 
+import threading
 import warnings
+import weakref
+from collections import OrderedDict
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -39,6 +42,8 @@ __all__ = [
     "ReplicaRunner",
     "replicated",
     "replica_shares",
+    "compiled_function",
+    "shared_functions",
 ]
 
 _TRACE_ERRORS: tuple = ()
@@ -57,6 +62,89 @@ def _trace_errors() -> tuple:
             tf.errors.OperatorNotAllowedInGraphError,
         )
     return _TRACE_ERRORS
+
+
+# ---------------------------------------------------------------- compiled functions
+class _CallStatsKey:
+    """Stands for one compiled function in TensorFlow's frequent-retracing detector."""
+
+    __slots__ = ("__weakref__",)
+
+
+def compiled_function(fn: Callable, **options: Any) -> Callable:
+    """``tf.function(fn, reduce_retracing=True, **options)`` counted on its own by
+    TensorFlow's frequent-retracing detector.
+
+    TensorFlow warns ("5 out of the last 5 calls to <function> triggered tf.function
+    retracing") when the calls to *any* function built from the same Python code trace
+    too often: the first calls of five compiled functions of five different models, each
+    traced once as it must be, read as one function retraced five times. Here each
+    compiled function has its own count, so the warning still fires when one function
+    really keeps retracing, never for distinct functions traced once each.
+    """
+    import tensorflow as tf
+
+    options.setdefault("reduce_retracing", True)
+    out = tf.function(fn, **options)
+    try:  # private attribute of tf.function's Function (TF 2.x); harmless if it moves
+        out._key_for_call_stats = _CallStatsKey()
+    except AttributeError:  # pragma: no cover
+        pass
+    return out
+
+
+#: at most this many sets of compiled functions are kept (least recently used dropped)
+MAX_SHARED_FUNCTIONS = 64
+_SHARED: OrderedDict[tuple, tuple] = OrderedDict()
+_SHARED_LOCK = threading.RLock()
+
+
+def _evict(key: tuple, ref: Any) -> None:
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and any(r is ref for r in entry[0]):
+            del _SHARED[key]
+
+
+def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> Any:
+    """Compiled functions shared by every caller with the same ``objects`` (by
+    identity: a model, an operator, a strategy...) and the same ``static`` (hashable)
+    configuration: ``build(live)`` is called once per key, ``live()`` returning the
+    objects (a tuple); what it returns is cached and handed to the next callers.
+
+    The cache holds ``objects`` through weak references only: ``build`` must reach them
+    through ``live()`` (never hold them), so that a model can be garbage-collected, and
+    its entry goes with it. At most :data:`MAX_SHARED_FUNCTIONS` entries are kept. When
+    an object cannot be weakly referenced, or ``static`` is not hashable, nothing is
+    shared: ``build`` is called for this caller alone.
+    """
+    objects = tuple(objects)
+    key = tuple(id(o) for o in objects) + (static,)
+    try:
+        hash(key)
+        refs = tuple(None if o is None else weakref.ref(o, lambda r, k=key: _evict(k, r))
+                     for o in objects)
+    except TypeError:
+        return build(lambda: objects)
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is not None and all(
+            (r is None and o is None) or (r is not None and r() is o)
+            for r, o in zip(entry[0], objects)
+        ):
+            _SHARED.move_to_end(key)
+            return entry[1]
+
+    def live() -> tuple:
+        return tuple(None if r is None else r() for r in refs)
+
+    value = build(live)
+    with _SHARED_LOCK:
+        _SHARED[key] = (refs, value)
+        _SHARED.move_to_end(key)
+        while len(_SHARED) > MAX_SHARED_FUNCTIONS:
+            _SHARED.popitem(last=False)
+    return value
 
 
 def resolve_strategy(strategy: Any = None) -> Any:
@@ -149,8 +237,6 @@ class ReplicaRunner:
     """
 
     def __init__(self, fn: Callable, strategy: Any, fallback: Optional[Callable] = None):
-        import tensorflow as tf
-
         self.fn = fn
         self.strategy = strategy
         self.fallback = fallback
@@ -160,7 +246,7 @@ class ReplicaRunner:
         self._all_local = len(self._devices) == self.replicas
         self._eager = False
         self._structure: Any = None
-        self._step = tf.function(self._run_step, reduce_retracing=True)
+        self._step = compiled_function(self._run_step)
 
     def _run_step(self, split, shared):
         import tensorflow as tf

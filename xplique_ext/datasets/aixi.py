@@ -53,6 +53,8 @@ __all__ = [
     "suum",
     "class_function",
     "FUNCTIONS",
+    "resolve_function",
+    "apply_function",
     "WEIGHTS",
     "CLASS_WEIGHTS",
     "PAPER_WEIGHTS",
@@ -230,15 +232,45 @@ FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
 }
 
 
-def _resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
+def resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
+    """The name and the callable of an AIXI function given by name or as a callable.
+
+    Parameters
+    ----------
+    function
+        'ssin', 'suum' or 'class' (:data:`FUNCTIONS`), or a callable F(g) of the
+        normalised counts g (N, 3).
+
+    Returns
+    -------
+    name, fn
+        The function's name (a callable's ``__name__``, 'custom' without one) and the
+        callable.
+
+    Examples
+    --------
+    >>> resolve_function("suum")[0], resolve_function(np.sum)[0]
+    ('suum', 'sum')
+    """
     if callable(function):
         return getattr(function, "__name__", "custom"), function
     check_choice(function, "function", list(FUNCTIONS))
     return function, FUNCTIONS[function]
 
 
-def _apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
-    """F(g) for g (N, 3), checked: one finite value per row, returned as float64 (N,)."""
+def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
+    """F(g) for g (N, 3), checked: one finite value per row, returned as float64 (N,).
+
+    Raises
+    ------
+    ValueError
+        When ``fn`` fails on g, returns another shape, or non-finite values.
+
+    Examples
+    --------
+    >>> apply_function(suum, np.array([[1.0, 0.0, 0.0]])).shape
+    (1,)
+    """
     try:
         out = np.asarray(fn(g), dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -285,7 +317,7 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int], divisor: int) -> 
         return np.zeros(0)
     subsets = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
     counts = subsets @ np.eye(N_PATTERNS)[np.asarray(patterns)]  # (2^m, 3)
-    values = _apply_function(fn, counts / divisor)
+    values = apply_function(fn, counts / divisor)
     size = subsets.sum(axis=1)
     weight = np.array(
         [
@@ -337,7 +369,7 @@ def exact_object_shapley(
     >>> exact_object_shapley("class", [[1, 1, 0]]).tolist()  # circle +1/2, square -1/2
     [[0.5, -0.5, 0.0]]
     """
-    name, fn = _resolve_function(function)
+    name, fn = resolve_function(function)
     divisor = check_int(max_count, "max_count", minimum=1)
     counts = np.asarray(counts)
     if counts.ndim != 2 or counts.shape[1] != N_PATTERNS:
@@ -964,7 +996,7 @@ def _make(
         raise ValueError(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}"
         )
-    name, fn = _resolve_function(function)
+    name, fn = resolve_function(function)
     check_choice(convention, "convention", CONVENTIONS)
     paper_weights = _resolve_weights(name, fn, weights)
     if convention == "paper" and paper_weights is None:
@@ -997,7 +1029,7 @@ def _make(
         images[i, ..., 0] = cv2.LUT(labels[i], lut[i])
         hist = cv2.calcHist([labels[i]], [0], None, [MAX_OBJECTS + 1], [0, MAX_OBJECTS + 1])
         areas[i] = hist.ravel()[1:].astype(np.int64)
-    targets = _apply_function(fn, counts / divisor).astype(np.float32)
+    targets = apply_function(fn, counts / divisor).astype(np.float32)
     per_pattern = exact_object_shapley(function, counts, max_count=divisor)  # (N, 3)
     values = np.where(
         patterns >= 0,

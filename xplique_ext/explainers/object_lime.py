@@ -2,7 +2,7 @@
 
 The interpretable features are the objects of the image (at most a handful), so every
 one of the 2^m perturbations (objects kept or set to the background) can be evaluated:
-no random sampling, hence no instability. ``sample_size`` keeps only a random subset of
+no random sampling, hence no instability. ``nb_samples`` keeps only a random subset of
 them (experiment 1), and the Shapley kernel turns the regression into Kernel SHAP, whose
 exhaustive solution is exactly the objects' Shapley values.
 """
@@ -14,7 +14,9 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
+from ..commons.deprecation import renamed_kwarg
 from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
+from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 
@@ -104,8 +106,9 @@ class ObjectLime:
         as in the ``lime`` package (the paper's setting). 'shapley': the Kernel SHAP
         weights with exact efficiency, which on all 2^m subsets gives the exact Shapley
         values of the objects.
-    sample_size
-        Number of perturbations used per image (experiment 1). None, or any value >= 2^m,
+    nb_samples
+        Number of perturbations used per image (experiment 1; formerly ``sample_size``,
+        still accepted with a DeprecationWarning). None, or any value >= 2^m,
         uses all of them; otherwise the original image (and, for 'shapley', the empty
         one) plus a random subset of the others, drawn from ``seed``. Must be >= 2.
     kernel_width
@@ -118,7 +121,7 @@ class ObjectLime:
         Seed of the subset sampling; the same seed gives the same explanations whatever
         the batch size. None draws fresh randomness.
     progress
-        Show a progress bar.
+        Show a progress bar over the images (default False; tqdm is imported only then).
     strategy
         ``tf.distribute.Strategy`` whose replicas share each batch of perturbed images
         (None: the one in scope); same coefficients as on one device.
@@ -139,13 +142,14 @@ class ObjectLime:
     True
     """
 
+    @renamed_kwarg(sample_size="nb_samples")
     def __init__(
         self,
         model: Callable,
         batch_size: Optional[int] = 64,
         *,
         kernel: str = "lime",
-        sample_size: Optional[int] = None,
+        nb_samples: Optional[int] = None,
         kernel_width: float = 0.25,
         alpha: float = 1.0,
         background: float = 0.0,
@@ -158,7 +162,7 @@ class ObjectLime:
         self.model = model
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         self.kernel = check_choice(kernel, "kernel", ("lime", "shapley"))
-        self.sample_size = check_int(sample_size, "sample_size", minimum=2, allow_none=True)
+        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2, allow_none=True)
         self.kernel_width = check_float(kernel_width, "kernel_width", low=0.0, low_inclusive=False)
         self.alpha = check_float(alpha, "alpha", low=0.0)
         self.background = check_float(background, "background")
@@ -168,6 +172,19 @@ class ObjectLime:
         self._runner = None
         if not is_default_strategy(self.strategy):
             self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
+
+    @property
+    def sample_size(self) -> Optional[int]:
+        """Deprecated name of :attr:`nb_samples` (read with a DeprecationWarning)."""
+        import warnings
+
+        warnings.warn(
+            "ObjectLime: `sample_size` is deprecated and will be removed in the next "
+            "release; use `nb_samples`.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.nb_samples
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray) -> np.ndarray:
@@ -186,15 +203,15 @@ class ObjectLime:
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""
         total = 2**m
-        if self.sample_size is None or self.sample_size >= total:
+        if self.nb_samples is None or self.nb_samples >= total:
             return np.arange(total)
         forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
-        if self.sample_size < len(forced):  # pragma: no cover - sample_size >= 2
-            raise ValueError("`sample_size` is too small")
+        if self.nb_samples < len(forced):  # pragma: no cover - nb_samples >= 2
+            raise ValueError("`nb_samples` is too small")
         others = np.setdiff1d(np.arange(total), forced)
         # one generator per image: the draw does not depend on batching or on the others
         rng = np.random.default_rng([seed, index])
-        chosen = rng.choice(others, size=self.sample_size - len(forced), replace=False)
+        chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
         return np.sort(np.concatenate([np.asarray(forced), chosen]))
 
     # ------------------------------------------------------------------ API
@@ -225,18 +242,13 @@ class ObjectLime:
         by_m = {}
         for i, o in enumerate(objects):
             by_m.setdefault(len(o), []).append(i)
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n, desc="ObjectLime", unit="img")
+        bar = progress_bar(enabled=self.progress, total=n, desc="ObjectLime", unit="img")
         for m, members in sorted(by_m.items()):
             if m == 0:
-                if bar is not None:
-                    bar.update(len(members))
+                bar.update(len(members))
                 continue
             # at most ~2^24 perturbed pixel values in memory at once
-            rows_per_image = min(2**m, self.sample_size or 2**m)
+            rows_per_image = min(2**m, self.nb_samples or 2**m)
             chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
@@ -260,10 +272,8 @@ class ObjectLime:
                     coef[idx, :m] = _lime_solve(z, y, w, self.alpha)
                 else:
                     coef[idx, :m] = _shapley_solve(z, y)
-                if bar is not None:
-                    bar.update(len(idx))
-        if bar is not None:
-            bar.close()
+                bar.update(len(idx))
+        bar.close()
         return coef
 
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:

@@ -10,7 +10,7 @@ Two exact solvers of the transport linear program
   while some arc of the full problem has a negative reduced cost. It stops only when the
   duals price every one of the ``p x q`` arcs non-negatively (LP optimality of the full
   problem), so it returns the same optimum as the dense solve, without ever forming the
-  dense cost matrix. It needs numba (a dependency of shap); without it ``dense`` is used.
+  dense cost matrix. Its kernels are compiled with numba (a required dependency).
 
 The network simplex code follows LEMON's NetworkSimplex (Copyright (C) 2003-2010 Egervary
 Jeno Kombinatorikus Optimalizalasi Kutatocsoport, EGRES; Boost Software License) as
@@ -21,20 +21,12 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 
-__all__ = ["transport_cost", "grid_transport_cost", "grid_unit", "HAS_NUMBA", "METRICS"]
+__all__ = ["grid_transport_cost", "grid_unit", "METRICS"]
 
-try:  # numba is a dependency of shap, itself a dependency of xplique_ext
-    import numba
-
-    HAS_NUMBA = True
-    _njit = numba.njit(cache=True, nogil=True)
-except ImportError:  # pragma: no cover - exercised only without numba
-    HAS_NUMBA = False
-
-    def _njit(fn):
-        return fn
+_njit = numba.njit(cache=True, nogil=True)
 
 
 _EPS = 2.2204460492503131e-15  # relative tolerance of the pivot rule (as POT's)
@@ -58,23 +50,9 @@ def _dist(ax, ay, bx, by, metric):
 
 
 @_njit
-def _init_tree(
-    n,
-    supply,
-    src,
-    tgt,
-    cost,
-    flow,
-    state,
-    parent,
-    pred,
-    thread,
-    rev_thread,
-    succ_num,
-    last_succ,
-    forward,
-    pi,
-    art_cost,
+def _init_tree(  # the tree arrays: parent ... pi, as in _simplex
+    n, supply, src, tgt, cost, flow, state,
+    parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi, art_cost,
 ):
     """LEMON's initial basis: every node hangs from the root by its artificial arc
     (supply u -> root at cost 0, root -> demand u at ``art_cost``)."""
@@ -128,24 +106,8 @@ def _recompute_potentials(n, thread, parent, pred, forward, cost, pi):
 
 @_njit
 def _simplex(
-    n,
-    n_arcs,
-    src,
-    tgt,
-    cost,
-    flow,
-    state,
-    parent,
-    pred,
-    thread,
-    rev_thread,
-    succ_num,
-    last_succ,
-    forward,
-    pi,
-    dirty,
-    ctl,
-    max_iter,
+    n, n_arcs, src, tgt, cost, flow, state,
+    parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi, dirty, ctl, max_iter,
 ):
     """Primal network simplex with the block-search pivot rule over arcs [n, n_arcs)
     (arcs [0, n) are the artificial ones). Returns the number of pivots (-1 when
@@ -550,51 +512,19 @@ class _Problem:
         )
         forward = np.zeros(n + 1, np.bool_)
         pi = np.zeros(n + 1)
+        # the spanning tree, in the order _init_tree and _simplex take it
+        tree = (parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi)
         dirty = np.zeros(n + 2, np.int64)
         ctl = np.zeros(1, np.int64)
         art_cost = 4.0  # costs are at most 1; raised below while artificial flow remains
         supply = np.concatenate([self.p, -self.q])
-        _init_tree(
-            n,
-            supply,
-            src,
-            tgt,
-            cost,
-            flow,
-            state,
-            parent,
-            pred,
-            thread,
-            rev_thread,
-            succ_num,
-            last_succ,
-            forward,
-            pi,
-            art_cost,
-        )
+        _init_tree(n, supply, src, tgt, cost, flow, state, *tree, art_cost)
         arrays = [src, tgt, cost, flow, state]
         n_arcs = n + m
         for _ in range(max_rounds):
             src, tgt, cost, flow, state = arrays
             status = _simplex(
-                n,
-                n_arcs,
-                src,
-                tgt,
-                cost,
-                flow,
-                state,
-                parent,
-                pred,
-                thread,
-                rev_thread,
-                succ_num,
-                last_succ,
-                forward,
-                pi,
-                dirty,
-                ctl,
-                2_000_000_000,
+                n, n_arcs, src, tgt, cost, flow, state, *tree, dirty, ctl, 2_000_000_000
             )
             if status < 0:  # pragma: no cover - defensive
                 raise RuntimeError(f"network simplex failed (status {status})")
@@ -643,43 +573,8 @@ class _Problem:
         return value, (src[used], tgt[used] - ns)
 
 
-def transport_cost(
-    p: np.ndarray,
-    q: np.ndarray,
-    xs: np.ndarray,
-    xt: np.ndarray,
-    metric: str = "euclidean",
-    *,
-    solver: str = "auto",
-) -> float:
-    """Exact minimum cost of moving the masses ``p`` (at ``xs``) onto ``q`` (at ``xt``);
-    with unequal sums, the partial transport of the smaller mass (Eq. 5's first term).
-
-    Parameters
-    ----------
-    p, q
-        Non-negative masses (ns,) and (nt,).
-    xs, xt
-        Coordinates (ns, 2) and (nt, 2); the ground cost is ``metric`` between them.
-    metric
-        'euclidean', 'manhattan' or 'sqeuclidean'.
-    solver
-        'auto' (dense for small problems, column generation for large ones), 'dense' or
-        'column_generation'.
-    """
-    keep_s, keep_t = p > 0, q > 0
-    p, q, xs, xt = p[keep_s], q[keep_t], xs[keep_s], xt[keep_t]
-    if len(p) == 0 or len(q) == 0:
-        return 0.0
-    problem = _Problem(np.asarray(p, np.float64), np.asarray(q, np.float64), xs, xt, metric)
-    if _use_dense(problem, solver):
-        return problem.dense(False)[0]
-    empty = np.zeros(0, np.int64)
-    return problem.column_generation(empty, empty, False)[0]
-
-
 def _use_dense(problem: _Problem, solver: str) -> bool:
-    if solver == "dense" or not HAS_NUMBA or problem.ns_real < 2 or problem.nt_real < 2:
+    if solver == "dense" or problem.ns_real < 2 or problem.nt_real < 2:
         return True
     if solver == "column_generation":
         return False

@@ -16,7 +16,12 @@ import numpy as np
 import tensorflow as tf
 
 from ..commons.data import chunks, dataset_is_batched, is_dataset, iterate_dataset
-from ..commons.distribute import replicated, resolve_strategy
+from ..commons.distribute import (
+    compiled_function,
+    replicated,
+    resolve_strategy,
+    shared_functions,
+)
 from ..commons.metric import BaseMetric, nan_aware_mean
 from ..commons.validation import check_choice, check_int, to_numpy
 
@@ -149,6 +154,72 @@ def _check_numeric(x: np.ndarray, name: str) -> None:
         )
 
 
+def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.Tensor:
+    """``model(x)`` as (B, K), after ``activation``."""
+    out = model(x)
+    try:
+        rank = len(out.shape)
+    except (AttributeError, TypeError, ValueError):  # no shape, or an unknown rank
+        rank = None
+    if rank == 1:
+        out = out[:, None]  # (B,) is one output per input: (B, 1), never broadcast
+    if activation == "sigmoid":
+        out = tf.nn.sigmoid(out)
+    elif activation == "softmax":
+        out = tf.nn.softmax(out, axis=-1)
+    return out
+
+
+def _score(model: Callable, operator: Optional[Callable], activation: Optional[str],
+           x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+    """The operator's score ``g(f, x, y)``, ``f`` being the activated model."""
+    return (operator or default_operator)(lambda z: _activated(model, activation, z), x, y)
+
+
+def _compile(fn: Callable) -> Callable:
+    """Compile ``fn`` with tf.function; fall back to eager calls for models that cannot be
+    traced (pure NumPy callables, for instance)."""
+    compiled = compiled_function(fn)
+    state = {"eager": False}
+
+    def call(*args):
+        if not state["eager"]:
+            try:
+                return compiled(*args)
+            except (TypeError, NotImplementedError, ValueError,
+                    tf.errors.OperatorNotAllowedInGraphError):
+                # a genuine error (bad shapes...) raises again here and leaves the
+                # function compiled for the next calls (it may be shared)
+                out = fn(*args)
+                state["eager"] = True
+                return out
+        return fn(*args)
+
+    return call
+
+
+def score_graph_of(live: Callable, activation: Optional[str]) -> Callable:
+    """``score(x, y)``: the operator's score of the activated model, for functions
+    shared between metrics; ``live()`` gives ``(model, operator, ...)``."""
+
+    def score(x, y):
+        model, operator = live()[:2]
+        return _score(model, operator, activation, x, y)
+
+    return score
+
+
+def _model_functions(live: Callable, activation: Optional[str], strategy: Any) -> tuple:
+    """The compiled (score, outputs) functions of a model, operator and activation."""
+    score = score_graph_of(live, activation)
+
+    def outputs(x):
+        return _activated(live()[0], activation, x)
+
+    return (replicated(score, strategy, _compile(score)),
+            replicated(outputs, strategy, _compile(outputs)))
+
+
 class BaseAttributionMetric(BaseMetric):
     """Base class of the model-based metrics: one score per input for given explanations.
 
@@ -265,31 +336,26 @@ class BaseAttributionMetric(BaseMetric):
 
         self._n_outputs: Optional[int] = None
         self.strategy = resolve_strategy(strategy)
-        self._score_fn = replicated(
-            self._score_graph, self.strategy, self._compile(self._score_graph)
-        )
-        self._output_fn = replicated(
-            self._output_graph, self.strategy, self._compile(self._output_graph)
-        )
+        self._score_fn, self._output_fn = self._shared("model", (), _model_functions)
 
     # ------------------------------------------------------------------ inference
+    def _shared(self, name: str, static: tuple, build: Callable) -> Any:
+        """Compiled functions shared by every metric with the same model, operator,
+        strategy and activation, and the same ``static`` configuration: a second metric
+        on a model reuses the traced graphs of the first (no retracing).
+        ``build(live, activation, strategy)`` makes them; ``live()`` gives
+        ``(model, operator, strategy)``, which they must not hold (weak references)."""
+        return shared_functions(
+            (self.model, self.operator, self.strategy),
+            (name, self.activation) + tuple(static),
+            lambda live: build(live, self.activation, self.strategy),
+        )
+
     def _activated_model(self, x: tf.Tensor) -> tf.Tensor:
-        out = self.model(x)
-        try:
-            rank = len(out.shape)
-        except (AttributeError, TypeError, ValueError):  # no shape, or an unknown rank
-            rank = None
-        if rank == 1:
-            out = out[:, None]  # (B,) is one output per input: (B, 1), never broadcast
-        if self.activation == "sigmoid":
-            out = tf.nn.sigmoid(out)
-        elif self.activation == "softmax":
-            out = tf.nn.softmax(out, axis=-1)
-        return out
+        return _activated(self.model, self.activation, x)
 
     def _score_graph(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        operator = self.operator or default_operator
-        return operator(self._activated_model, x, y)
+        return _score(self.model, self.operator, self.activation, x, y)
 
     def _output_graph(self, x: tf.Tensor) -> tf.Tensor:
         return self._activated_model(x)
@@ -298,19 +364,7 @@ class BaseAttributionMetric(BaseMetric):
     def _compile(fn: Callable) -> Callable:
         """Compile ``fn`` with tf.function; fall back to eager calls for models that
         cannot be traced (pure NumPy callables, for instance)."""
-        compiled = tf.function(fn, reduce_retracing=True)
-        state = {"eager": False}
-
-        def call(*args):
-            if not state["eager"]:
-                try:
-                    return compiled(*args)
-                except (TypeError, NotImplementedError, ValueError,
-                        tf.errors.OperatorNotAllowedInGraphError):
-                    state["eager"] = True
-            return fn(*args)
-
-        return call
+        return _compile(fn)
 
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x``, batched.

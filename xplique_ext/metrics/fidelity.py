@@ -11,11 +11,16 @@ import tensorflow as tf
 
 from ..commons.correlations import batched_pearson, batched_spearman
 from ..commons.data import iterate_dataset
-from ..commons.distribute import ReplicaRunner, is_default_strategy, replica_shares
+from ..commons.distribute import (
+    ReplicaRunner,
+    compiled_function,
+    is_default_strategy,
+    replica_shares,
+)
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
-from .base import BaseAttributionMetric
+from .base import BaseAttributionMetric, _compile, score_graph_of
 
 __all__ = ["MuFidelity"]
 
@@ -213,15 +218,20 @@ class MuFidelity(BaseAttributionMetric):
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
         self._warn_degenerate()
-        self._perturb_fn = tf.function(self._perturb, jit_compile=True, reduce_retracing=True)
-        self._all_scores_fn = self._compile(self._all_scores)
-        if not is_default_strategy(self.strategy):
-            self._single_scores_fn = self._all_scores_fn
-            self._replica_runner = ReplicaRunner(
-                self._replica_scores, self.strategy, fallback=self._single_replica_scores
-            )
+        # compiled once per model, operator, activation, strategy and grid geometry, and
+        # shared by every MuFidelity on them: nb_samples, subsets, baselines and targets
+        # are arguments, never baked into the graph
+        row = tuple(int(i) for i in self._row_cells)
+        col = None if self._col_cells is None else tuple(int(i) for i in self._col_cells)
+        geometry = (len(self._input_shape), tuple(self._cells_shape), row, col)
+        self._all_scores_fn, self._chunk_scores_fn, runner = self._shared(
+            "mufidelity", geometry,
+            lambda live, activation, strategy: _fidelity_functions(
+                live, activation, strategy, *geometry),
+        )
+        if runner is not None:
+            self._replica_runner = runner
             self._all_scores_fn = self._distributed_all_scores
-        self._chunk_scores_fn = self._compile(self._chunk_scores)
 
     def _warn_degenerate(self) -> None:
         """DegenerateSettingWarning for settings that make the score ±1 or noise."""
@@ -342,32 +352,6 @@ class MuFidelity(BaseAttributionMetric):
         return phi
 
     # ------------------------------------------------------------------ model calls
-    def _perturb(self, x, baseline, cell_masks, sample_ids):
-        """Perturbed inputs: input ``sample_ids[k]`` with the cells where
-        ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA, which
-        fuses the gathers and the blend into one pass over memory."""
-        m = tf.gather(cell_masks, self._row_cells, axis=1)
-        if self._col_cells is not None:
-            m = tf.gather(m, self._col_cells, axis=2)
-        if len(self._input_shape) == 3:
-            m = m[..., tf.newaxis]
-        xs = tf.gather(x, sample_ids)
-        m = tf.cast(m, xs.dtype)
-        return xs + m * (tf.gather(baseline, sample_ids) - xs)
-
-    def _perturbed_scores(self, x, baseline, y, masks, perms, start, size):
-        """Operator scores of the perturbed inputs ``start .. start + size`` of the flat
-        (input, subset) grid of the batch. ``masks`` (nb_samples, n_cells) are 1 where the
-        feature is set to the baseline; input ``i`` sees them through its permutation of
-        the cells ``perms[i]``."""
-        idx = start + tf.range(size)
-        sample_ids = idx // self.nb_samples
-        cell_masks = tf.gather(tf.gather(masks, idx % self.nb_samples),
-                               tf.gather(perms, sample_ids), batch_dims=1)
-        cell_masks = tf.reshape(cell_masks, tf.concat([[size], self._cells_shape], axis=0))
-        perturbed = self._perturb_fn(x, baseline, cell_masks, sample_ids)
-        return self._score_graph(perturbed, tf.gather(y, sample_ids))
-
     def _baselines(self, x: np.ndarray) -> np.ndarray:
         """Baseline inputs, in the (floating-point) dtype of ``x``."""
         if not callable(self.baseline_mode):
@@ -524,6 +508,7 @@ class MuFidelity(BaseAttributionMetric):
         args = (
             tf.convert_to_tensor(x), tf.convert_to_tensor(self._baselines(x)),
             tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
+            tf.constant(self.nb_samples, tf.int32),
         )
         if bar is None or not is_default_strategy(self.strategy):
             # one graph for all the perturbation batches (under a strategy: one per replica)
@@ -541,47 +526,96 @@ class MuFidelity(BaseAttributionMetric):
             scores = np.concatenate(parts)
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
 
-    def _chunk_scores(self, x, baseline, y, masks, perms, start, size):
-        out = self._perturbed_scores(x, baseline, y, masks, perms, start, size)
+    # ------------------------------------------------------------------ tf.distribute
+    def _distributed_all_scores(self, x, baseline, y, masks, perms, nb_samples, size, total):
+        """Drop-in for the compiled ``all_scores`` under a tf.distribute strategy: the
+        inputs of the batch are shared among the replicas, and each replica scores the
+        perturbations of its share in batches of ``ceil(size / replicas)``."""
+        per_replica = replica_shares(int(size), self._replica_runner.replicas)
+        out = self._replica_runner(
+            x, baseline, y, perms,
+            shared=(masks, nb_samples, tf.constant(per_replica, tf.int32)),
+        )
+        return np.asarray(out).reshape(-1)[: int(total)]
+
+
+def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells,
+                        col_cells):
+    """MuFidelity's compiled functions for one model, operator, activation, strategy and
+    grid geometry (``rank`` of an input, ``cells_shape``, cell index of each position
+    along the perturbed axes): ``(all_scores, chunk_scores, runner)``, ``runner`` being a
+    :class:`ReplicaRunner` under a non-default strategy, else None. They hold the model
+    and the operator through ``live()`` only (see ``BaseAttributionMetric._shared``)."""
+    score = score_graph_of(live, activation)
+    row_cells = np.asarray(row_cells, dtype=np.int64)
+    col_cells = None if col_cells is None else np.asarray(col_cells, dtype=np.int64)
+
+    def perturb(x, baseline, cell_masks, sample_ids):
+        """Perturbed inputs: input ``sample_ids[k]`` with the cells where
+        ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA,
+        which fuses the gathers and the blend into one pass over memory."""
+        m = tf.gather(cell_masks, row_cells, axis=1)
+        if col_cells is not None:
+            m = tf.gather(m, col_cells, axis=2)
+        if rank == 3:
+            m = m[..., tf.newaxis]
+        xs = tf.gather(x, sample_ids)
+        m = tf.cast(m, xs.dtype)
+        return xs + m * (tf.gather(baseline, sample_ids) - xs)
+
+    perturb_fn = compiled_function(perturb, jit_compile=True)
+
+    def chunk_scores(x, baseline, y, masks, perms, nb_samples, start, size):
+        """Operator scores of the perturbed inputs ``start .. start + size`` of the flat
+        (input, subset) grid of the batch. ``masks`` (nb_samples, n_cells) are 1 where
+        the feature is set to the baseline; input ``i`` sees them through its
+        permutation of the cells ``perms[i]``."""
+        idx = start + tf.range(size)
+        sample_ids = idx // nb_samples
+        cell_masks = tf.gather(tf.gather(masks, idx % nb_samples),
+                               tf.gather(perms, sample_ids), batch_dims=1)
+        cell_masks = tf.reshape(cell_masks, tf.concat([[size], cells_shape], axis=0))
+        out = score(perturb_fn(x, baseline, cell_masks, sample_ids),
+                    tf.gather(y, sample_ids))
         return tf.cast(tf.reshape(out, [-1]), tf.float32)
 
-    def _all_scores(self, x, baseline, y, masks, perms, size, total):
-        """Scores of all the perturbed inputs of a batch of inputs, one perturbation batch
-        after the other inside a single graph (no overlap: at most ``size`` perturbed
-        inputs exist at once; the last batch holds only the perturbations left)."""
+    def all_scores(x, baseline, y, masks, perms, nb_samples, size, total):
+        """Scores of all the perturbed inputs of a batch of inputs, one perturbation
+        batch after the other inside a single graph (no overlap: at most ``size``
+        perturbed inputs exist at once; the last batch holds only the perturbations
+        left)."""
         n_chunks = (total + size - 1) // size
         results = tf.TensorArray(tf.float32, size=n_chunks, infer_shape=False)
 
         def body(i, results):
             start = i * size
-            out = self._chunk_scores(x, baseline, y, masks, perms, start,
-                                     tf.minimum(size, total - start))
+            out = chunk_scores(x, baseline, y, masks, perms, nb_samples, start,
+                               tf.minimum(size, total - start))
             return i + 1, results.write(i, out)
 
         _, results = tf.while_loop(
-            lambda i, _: i < n_chunks, body, (tf.constant(0), results), parallel_iterations=1
+            lambda i, _: i < n_chunks, body, (tf.constant(0), results),
+            parallel_iterations=1,
         )
         return results.concat()
 
-    # ------------------------------------------------------------------ tf.distribute
-    def _replica_scores(self, x, baseline, y, perms, masks, size):
-        """What one replica computes: the scores (b, nb_samples) of every perturbed input
-        of its share of the inputs, ``size`` at a time."""
-        total = tf.shape(x)[0] * self.nb_samples
-        out = self._all_scores(x, baseline, y, masks, perms, size, total)
-        return tf.reshape(out, [-1, self.nb_samples])
+    single = _compile(all_scores)
+    chunk = _compile(chunk_scores)
+    if is_default_strategy(strategy):
+        return single, chunk, None
 
-    def _single_replica_scores(self, x, baseline, y, perms, masks, size):
-        total = tf.constant(len(x) * self.nb_samples, tf.int32)
-        out = self._single_scores_fn(x, baseline, y, masks, perms, size, total)
-        return np.asarray(out).reshape(len(x), self.nb_samples)
+    def replica_scores(x, baseline, y, perms, masks, nb_samples, size):
+        """What one replica computes: the scores (b, nb_samples) of every perturbed
+        input of its share of the inputs, ``size`` at a time."""
+        total = tf.shape(x)[0] * nb_samples
+        out = all_scores(x, baseline, y, masks, perms, nb_samples, size, total)
+        return tf.reshape(out, [-1, nb_samples])
 
-    def _distributed_all_scores(self, x, baseline, y, masks, perms, size, total):
-        """Drop-in for the compiled ``_all_scores`` under a tf.distribute strategy: the
-        inputs of the batch are shared among the replicas, and each replica scores the
-        perturbations of its share in batches of ``ceil(size / replicas)``."""
-        per_replica = replica_shares(int(size), self._replica_runner.replicas)
-        out = self._replica_runner(
-            x, baseline, y, perms, shared=(masks, tf.constant(per_replica, tf.int32))
-        )
-        return np.asarray(out).reshape(-1)[: int(total)]
+    def single_replica_scores(x, baseline, y, perms, masks, nb_samples, size):
+        nb = int(nb_samples)
+        total = tf.constant(len(x) * nb, tf.int32)
+        out = single(x, baseline, y, masks, perms, nb_samples, size, total)
+        return np.asarray(out).reshape(len(x), nb)
+
+    return single, chunk, ReplicaRunner(replica_scores, strategy,
+                                        fallback=single_replica_scores)

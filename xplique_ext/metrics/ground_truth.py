@@ -26,9 +26,11 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
-import cv2
 import numpy as np
 
+from ..commons.deprecation import deprecated_kwarg
+from ..commons.progress import progress_bar
+from ..commons.resize import area_downsample
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from ._emd_solver import METRICS, grid_transport_cost
@@ -50,7 +52,13 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
-_CV_CHANNELS = 128  # maps resized per OpenCV call (OpenCV 5 takes at most 128 channels)
+
+#: Why the ground-truth metrics no longer take ``operator`` and ``seed`` (see the Notes of
+#: :class:`GroundTruthSaliency`).
+_NO_OPERATOR_NO_SEED = dict(
+    reason="the ground-truth metrics compare maps with maps, draw nothing at random, and "
+    "check the model on its outputs, not on an operator's scores",
+)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -127,23 +135,6 @@ def _check_resize(resize: Any) -> Optional[Tuple[int, int]]:
     return int(resize[0]), int(resize[1])
 
 
-def _downsample(maps: np.ndarray, resize: Optional[Tuple[int, int]]) -> np.ndarray:
-    """Area-downsample (N, H, W) maps to at most ``resize``, preserving each map's mass."""
-    if resize is None:
-        return maps
-    n, h, w = maps.shape
-    th, tw = min(h, resize[0]), min(w, resize[1])
-    if (th, tw) == (h, w):
-        return maps
-    out = np.empty((n, th, tw), dtype=np.float64)
-    stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
-    for s in range(0, n, _CV_CHANNELS):  # OpenCV resizes a limited number of channels
-        chunk = np.ascontiguousarray(stacked[:, :, s : s + _CV_CHANNELS])
-        part = cv2.resize(chunk, (tw, th), interpolation=cv2.INTER_AREA)
-        out[s : s + _CV_CHANNELS] = part.reshape(th, tw, -1).transpose(2, 0, 1)
-    return out * (h * w) / (th * tw)
-
-
 def _scale(maps: np.ndarray) -> np.ndarray:
     """Each (non-negative) map divided by its largest value, so that its mass (at most
     H W) cannot overflow float64 (maps near the float maximum); all-zero maps stay 0.
@@ -187,14 +178,6 @@ def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
             UndefinedScoreWarning,
             stacklevel=3,
         )
-
-
-def _progress(iterable, total, desc, enabled):
-    if not enabled:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, unit="map")
 
 
 def _resolve_jobs(n_jobs: Any) -> int:
@@ -256,7 +239,7 @@ def emd(
     n_jobs
         Number of threads solving pairs in parallel (-1: all cores); same results.
     progress
-        Show a progress bar over the maps.
+        Show a progress bar over the maps (tqdm is imported only then).
 
     Returns
     -------
@@ -307,8 +290,8 @@ def emd(
     phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
     if normalize:  # scaled first: masses near the float maximum cannot overflow
         phi, gt = _scale(phi), _scale(gt)
-    phi = _downsample(phi, resize)
-    gt = _downsample(gt, resize)
+    phi = area_downsample(phi, resize)
+    gt = area_downsample(gt, resize)
     with np.errstate(over="ignore"):
         mass_phi = phi.sum(axis=(1, 2))
         mass_gt = gt.sum(axis=(1, 2))
@@ -336,11 +319,12 @@ def emd(
         return value
 
     indices = range(len(phi))
+    bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
     if jobs > 1 and len(phi) > 1:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            out = list(_progress(pool.map(one, indices), len(phi), "EMD", progress))
+            out = list(progress_bar(pool.map(one, indices), **bar))
     else:
-        out = [one(k) for k in _progress(indices, len(phi), "EMD", progress)]
+        out = [one(k) for k in progress_bar(indices, **bar)]
     out = np.asarray(out, dtype=np.float64)
     return float(out[0]) if single else out
 
@@ -409,8 +393,8 @@ def kl_divergence(
     resize = _check_resize(resize)
     epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
     # scaled first: masses near the float maximum cannot overflow
-    phi = _downsample(_scale(_apply_sign(phi, sign)), resize)
-    gt = _downsample(_scale(_apply_sign(gt, sign)), resize)
+    phi = area_downsample(_scale(_apply_sign(phi, sign)), resize)
+    gt = area_downsample(_scale(_apply_sign(gt, sign)), resize)
     mass_phi = phi.sum(axis=(1, 2))
     mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
@@ -583,15 +567,21 @@ def _model_agreement(metric: BaseAttributionMetric, task: str) -> Optional[float
     pred = np.concatenate(preds).astype(np.float64).reshape(len(y), -1)
     if task == "auto":
         task = "classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all() else "regression"
+    return _agreement(y, pred, task)
+
+
+def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
+    """scikit-learn's accuracy (classification: a single output thresholded at 0.5, else
+    the argmax) or R^2 of all outputs pooled (``multioutput='variance_weighted'``, i.e.
+    1 - sum of squared residuals / total sum of squares; constant targets give 1.0 for a
+    perfect fit, else 0.0) of predictions ``pred`` (N, K) against targets ``y`` (N, K)."""
+    from sklearn.metrics import accuracy_score, r2_score
+
     if task == "classification":
         if y.shape[1] == 1:
-            return float(np.mean((pred[:, 0] >= 0.5) == (y[:, 0] >= 0.5)))
-        return float(np.mean(np.argmax(pred, axis=1) == np.argmax(y, axis=1)))
-    residual = np.sum((y - pred) ** 2)
-    total = np.sum((y - y.mean(axis=0)) ** 2)
-    if total == 0:
-        return 1.0 if residual <= 1e-12 * max(len(y), 1) else 0.0
-    return float(1.0 - residual / total)
+            return float(accuracy_score(y[:, 0] >= 0.5, pred[:, 0] >= 0.5))
+        return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
+    return float(r2_score(y, pred, multioutput="variance_weighted"))
 
 
 class _GroundTruthBase(BaseAttributionMetric):
@@ -684,9 +674,10 @@ class GroundTruthSaliency(_GroundTruthBase):
     solver, n_jobs
         EMD solver and parallel threads (see :func:`emd`).
     progress
-        Show a progress bar.
-    operator, activation, seed
-        As in :class:`~xplique_ext.metrics.BaseAttributionMetric`.
+        Show a progress bar over the maps (default False; tqdm is imported only then).
+    activation
+        As in :class:`~xplique_ext.metrics.BaseAttributionMetric`: applied to the model's
+        outputs before the accuracy check.
     strategy
         ``tf.distribute.Strategy`` sharing the model calls (the accuracy check) among its
         replicas; None: the one in scope. See
@@ -701,6 +692,13 @@ class GroundTruthSaliency(_GroundTruthBase):
     -----
     detailed_evaluate(phi)[i] = D(ground_truth[i], phi[i]) with D the EMD of Eq. 5 or
     the KL divergence KL(ground truth || explanation) of Eq. 6.
+
+    No ``operator`` and no ``seed`` (deprecated, ignored with a DeprecationWarning): the
+    scores compare the explanations with maps fixed in advance, so nothing is drawn at
+    random, and the ground truth describes the model's output F itself, so the accuracy
+    check compares those outputs with the targets (accuracy or R^2); an operator's score
+    g(f, x, y), such as the probability of the target class, is not a prediction to
+    check. Earlier versions accepted both and never used them.
 
     References
     ----------
@@ -721,6 +719,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
+    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,
@@ -739,16 +738,11 @@ class GroundTruthSaliency(_GroundTruthBase):
         task: str = "auto",
         solver: str = "auto",
         n_jobs: int = 1,
-        progress: bool = True,
-        operator: Optional[Callable] = None,
+        progress: bool = False,
         activation: Optional[str] = None,
-        seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
-            strategy=strategy,
-        )
+        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
         self.measure = check_choice(measure, "measure", ("emd", "kl"))
         self.sign = _check_sign(sign)
         if isinstance(resize, str) and resize == _DEFAULT:
@@ -831,8 +825,9 @@ class GroundTruthLocalisation(_GroundTruthBase):
         (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
     sign
         'abs', 'positive' or 'raw'.
-    min_accuracy, task, operator, activation, seed, strategy
-        As in :class:`GroundTruthSaliency`.
+    min_accuracy, task, activation, strategy
+        As in :class:`GroundTruthSaliency` (which says why there is no ``operator`` nor
+        ``seed``: both are deprecated and ignored).
 
     Notes
     -----
@@ -860,6 +855,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
+    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,
@@ -872,15 +868,10 @@ class GroundTruthLocalisation(_GroundTruthBase):
         sign: str = "abs",
         min_accuracy: float = 0.93,
         task: str = "auto",
-        operator: Optional[Callable] = None,
         activation: Optional[str] = None,
-        seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        super().__init__(
-            model, inputs, targets, batch_size, operator=operator, activation=activation, seed=seed,
-            strategy=strategy,
-        )
+        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
         self.measure = check_choice(measure, "measure", list(_LOCALISATION))
         self.sign = _check_sign(sign, ("abs", "positive", "raw"))
         self._setup_reference(masks, min_accuracy, task)

@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 
 from ..commons.validation import check_choice, check_int
-from ..datasets.aixi import LAYOUTS, _apply_function, _resolve_function, count_patterns, max_count
+from ..datasets.aixi import LAYOUTS, apply_function, count_patterns, max_count, resolve_function
 
 __all__ = ["AIXIFunctionModel"]
 
@@ -30,7 +30,7 @@ class _FunctionLayer(_keras().layers.Layer):
 
     def numpy_call(self, images: np.ndarray) -> np.ndarray:
         counts = count_patterns(np.asarray(images), self.dataset, layout=self.layout)
-        values = _apply_function(self._fn, counts / self.max_count).astype(np.float32)
+        values = apply_function(self._fn, counts / self.max_count).astype(np.float32)
         return values.reshape(-1, 1)
 
     def call(self, inputs: Any) -> Any:
@@ -87,7 +87,7 @@ class AIXIFunctionModel(_keras().Model):
         layout: str = "authors",
     ):
         keras = _keras()
-        name, fn = _resolve_function(function)
+        name, fn = resolve_function(function)
         check_choice(dataset, "dataset", ("shape", "color"))
         check_choice(layout, "layout", LAYOUTS)
         image_size = check_int(image_size, "image_size", minimum=1, allow_none=True)

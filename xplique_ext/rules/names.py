@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .errors import NamesParseError
-from .syntax import quote, read_text
+from .syntax import Token, quote, read_text, scan_quoted
 
 __all__ = [
     "Attribute",
@@ -293,11 +293,7 @@ def _type_text(attribute: Attribute) -> str:
 
 
 # -- reading ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Token:
-    kind: str  # "word", "quoted", "punct", "end"
-    value: str
-    line: int
+_Token = Token
 
 
 def _tokenize(text: str, file: str) -> Iterator[_Token]:
@@ -313,27 +309,15 @@ def _tokenize(text: str, file: str) -> Iterator[_Token]:
             while i < n and text[i] != "\n":
                 i += 1
         elif c == '"':
-            j, chars = i + 1, []
-            while True:
-                if j >= n or text[j] == "\n":
-                    raise NamesParseError(
-                        "unterminated quoted identifier",
-                        file=file,
-                        line=line,
-                        text=text[i:j],
-                    )
-                if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\':
-                    chars.append(text[j + 1])
-                    j += 2
-                elif text[j] == '"':
-                    break
-                else:
-                    chars.append(text[j])
-                    j += 1
-            if not chars:
+            value, j = scan_quoted(text, i)
+            if value is None:
+                raise NamesParseError(
+                    "unterminated quoted identifier", file=file, line=line, text=text[i:j]
+                )
+            if not value:
                 raise NamesParseError("empty quoted identifier", file=file, line=line, text='""')
-            yield _Token("quoted", "".join(chars), line)
-            i = j + 1
+            yield _Token("quoted", value, line)
+            i = j
         elif c == ":" and i + 1 < n and text[i + 1] == "=":
             yield _Token("punct", ":=", line)
             i += 2

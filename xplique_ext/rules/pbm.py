@@ -40,7 +40,7 @@ from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
 from .names import Names
-from .syntax import PBM_WORD, quote, read_text
+from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
 
 __all__ = [
     "Condition",
@@ -397,11 +397,7 @@ def _quote(text: str) -> str:
 
 
 # -- reading ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Tok:
-    kind: str  # word, quoted, op, punct
-    value: str
-    line: int
+_Tok = Token  # kinds: word, quoted, op, punct
 
 
 _OPERATOR_CHARS = "<>=!"
@@ -417,22 +413,12 @@ def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[_Tok]:
             if c.isspace():
                 i += 1
             elif c == '"':
-                j, chars = i + 1, []
-                while True:
-                    if j >= n:
-                        raise RuleParseError(
-                            "unterminated quoted identifier", file=file, line=number, text=line
-                        )
-                    if line[j] == "\\" and j + 1 < n and line[j + 1] in '"\\':
-                        chars.append(line[j + 1])
-                        j += 2
-                    elif line[j] == '"':
-                        break
-                    else:
-                        chars.append(line[j])
-                        j += 1
-                tokens.append(_Tok("quoted", "".join(chars), number))
-                i = j + 1
+                value, i = scan_quoted(line, i)
+                if value is None:
+                    raise RuleParseError(
+                        "unterminated quoted identifier", file=file, line=number, text=line
+                    )
+                tokens.append(_Tok("quoted", value, number))
             elif c in _OPERATOR_CHARS:
                 two = line[i : i + 2]
                 if two in ("<=", ">=", "!="):

@@ -1,5 +1,11 @@
 """Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
-quoting a name or a value, and reading a text file (UTF-8, Latin-1 as a fallback).
+quoting a name or a value, reading it back (:func:`scan_quoted`, the token both
+tokenizers share), the :class:`Token` they yield, and reading a text file (UTF-8,
+Latin-1 as a fallback).
+
+The ``.names`` and PBM tokenizers stay two functions because their grammars differ
+(statement ends, ``|`` comments, ``:=`` in ``.names``; comparison operators, brackets and
+``+`` in PBM rules); what they have in common lives here.
 
 This module is the lowest floor of the rule files: it imports nothing from the package.
 """
@@ -8,9 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Collection, Pattern, Union
+from dataclasses import dataclass
+from typing import Collection, Optional, Pattern, Tuple, Union
 
-__all__ = ["NAMES_WORD", "PBM_WORD", "quote", "read_text"]
+__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "quote", "read_text", "scan_quoted"]
 
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -52,6 +59,49 @@ def quote(
     if word.fullmatch(text) and text not in reserved and text.lower() not in reserved_any_case:
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token of a ``.names`` or PBM file: its kind ('word', 'quoted', 'punct', and
+    'end' in ``.names``, 'op' in PBM), its text (unescaped for 'quoted') and its line."""
+
+    kind: str
+    value: str
+    line: int
+
+
+def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
+    """Read the double-quoted string opening at ``text[start]`` (the inverse of
+    :func:`quote`: ``\\"`` and ``\\\\`` are unescaped).
+
+    Returns
+    -------
+    value, end
+        The unescaped text and the index just past the closing quote; ``(None, j)`` when
+        the string is not closed before the end of its line, ``j`` being where it stops.
+
+    Examples
+    --------
+    >>> scan_quoted('say "hi" now', 4)
+    ('hi', 8)
+    >>> scan_quoted(quote('a "b"'), 0)
+    ('a "b"', 9)
+    >>> scan_quoted('"open', 0)
+    (None, 5)
+    """
+    j, n, chars = start + 1, len(text), []
+    while True:
+        if j >= n or text[j] == "\n":
+            return None, j
+        if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\':
+            chars.append(text[j + 1])
+            j += 2
+        elif text[j] == '"':
+            return "".join(chars), j + 1
+        else:
+            chars.append(text[j])
+            j += 1
 
 
 def read_text(path: Union[str, os.PathLike]) -> str:

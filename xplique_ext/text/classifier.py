@@ -22,7 +22,12 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
+from ..commons.distribute import (
+    ReplicaRunner,
+    compiled_function,
+    is_default_strategy,
+    resolve_strategy,
+)
 from ..commons.validation import check_int
 from .tokens import (
     Tokenizer,
@@ -100,13 +105,13 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
 
     if kind == "fwd":
 
-        @tf.function(reduce_retracing=True)
+        @compiled_function
         def graph(x):
             return _p1_of(model_ref()(x, training=False), n_outputs)
 
     elif kind == "shift":
 
-        @tf.function(reduce_retracing=True)
+        @compiled_function
         def graph(x, shift):
             def fn(original, inputs, *a, **k):
                 e = original(inputs, *a, **k)
@@ -118,7 +123,7 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
 
     else:
 
-        @tf.function(reduce_retracing=True)
+        @compiled_function
         def graph(x, alpha, word_mask, shift):
             store = {}
             tape = tf.GradientTape()

@@ -223,6 +223,17 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
         self.kernel_width = check_float(kernel_width, "kernel_width", low=0, low_inclusive=False)
 
+    @property
+    def num_samples(self) -> int:
+        """Deprecated name of :attr:`nb_samples` (read with a DeprecationWarning)."""
+        warnings.warn(
+            "LimeTokenExplainer: `num_samples` is deprecated and will be removed in the next "
+            "release; use `nb_samples`.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.nb_samples
+
     def _lime(self, seed: int):
         from lime.lime_text import LimeTextExplainer
 

@@ -1,0 +1,159 @@
+"""Issue 11 in the ground-truth family: scikit-learn's accuracy and R^2, the renamed and
+the deprecated parameters, progress bars off by default, the public shared helpers."""
+
+import inspect
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from xplique_ext.commons.resize import area_downsample
+from xplique_ext.datasets import apply_function, make_aixi_shape, resolve_function, suum
+from xplique_ext.explainers import ObjectLime
+from xplique_ext.metrics import GroundTruthLocalisation, GroundTruthSaliency, emd
+from xplique_ext.metrics.ground_truth import _agreement
+from xplique_ext.models import AIXIFunctionModel
+
+
+# --------------------------------------------------------------------------- scikit-learn
+def _hand_written(y, pred, task):
+    """The formulas the module computed by hand before scikit-learn (the oracle)."""
+    if task == "classification":
+        if y.shape[1] == 1:
+            return float(np.mean((pred[:, 0] >= 0.5) == (y[:, 0] >= 0.5)))
+        return float(np.mean(np.argmax(pred, axis=1) == np.argmax(y, axis=1)))
+    residual = np.sum((y - pred) ** 2)
+    total = np.sum((y - y.mean(axis=0)) ** 2)
+    if total == 0:
+        return 1.0 if residual == 0 else 0.0
+    return float(1.0 - residual / total)
+
+
+@pytest.mark.parametrize("k", [1, 4])
+@pytest.mark.parametrize("seed", range(5))
+def test_accuracy_and_r2_agree_with_the_hand_written_formulas(k, seed):
+    rng = np.random.default_rng(seed)
+    n = 50
+    labels = rng.integers(0, 2, (n, 1)).astype(np.float64) if k == 1 else np.eye(k)[
+        rng.integers(0, k, n)
+    ]
+    scores = rng.random((n, k))
+    assert _agreement(labels, scores, "classification") == _hand_written(
+        labels, scores, "classification"
+    )
+    y = rng.normal(size=(n, k)) * rng.uniform(0.1, 10, k)  # columns of unequal variance
+    pred = y + rng.normal(scale=0.5, size=(n, k))
+    assert _agreement(y, pred, "regression") == pytest.approx(
+        _hand_written(y, pred, "regression"), abs=1e-12
+    )
+
+
+def test_r2_of_constant_targets():
+    y = np.full((6, 2), 3.0)
+    assert _agreement(y, y.copy(), "regression") == 1.0
+    assert _agreement(y, y + 1.0, "regression") == 0.0
+
+
+def test_metric_agreement_is_sklearn_r2_for_regression_targets():
+    from sklearn.metrics import r2_score
+
+    data = make_aixi_shape(12, image_size=64, function="suum", seed=3)
+    model = AIXIFunctionModel("suum", dataset="shape")
+    noisy = data.targets + np.random.default_rng(0).normal(scale=0.05, size=data.targets.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        metric = GroundTruthSaliency(model, data.images, noisy, ground_truth=data.ground_truth)
+    pred = np.asarray(model(data.images)).reshape(len(noisy), -1)
+    expected = r2_score(noisy.reshape(len(noisy), -1), pred, multioutput="variance_weighted")
+    assert metric.model_accuracy == pytest.approx(expected, abs=1e-6)
+    assert metric.model_accuracy < 1.0
+
+
+# --------------------------------------------------------------------------- operator, seed
+@pytest.fixture(scope="module")
+def aixi():
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
+    model = AIXIFunctionModel("suum", dataset="shape")
+    phi = np.abs(data.ground_truth) + np.random.default_rng(0).random(data.ground_truth.shape)
+    return data, model, phi
+
+
+@pytest.mark.parametrize("name", ["operator", "seed"])
+def test_ground_truth_metrics_deprecate_operator_and_seed(aixi, name):
+    data, model, phi = aixi
+    value = (lambda f, x, y: f(x)[:, 0]) if name == "operator" else 7
+    builds = {
+        GroundTruthSaliency: dict(ground_truth=data.ground_truth, measure="kl"),
+        GroundTruthLocalisation: dict(masks=data.relevant_masks),
+    }
+    for cls, options in builds.items():
+        assert name not in inspect.signature(cls.__init__).parameters
+        plain = cls(model, data.images, data.targets, **options)
+        with pytest.warns(DeprecationWarning, match=f"`{name}` has no effect"):
+            old = cls(model, data.images, data.targets, **options, **{name: value})
+        np.testing.assert_array_equal(old.detailed_evaluate(phi), plain.detailed_evaluate(phi))
+        assert name not in old.get_config()
+        reference = {k: v for k, v in options.items() if k in cls._data_params}
+        assert type(old).from_config(
+            old.get_config(), model=model, inputs=data.images, targets=data.targets, **reference
+        ).get_config() == old.get_config()
+
+
+# --------------------------------------------------------------------------- ObjectLime
+def test_object_lime_sample_size_is_renamed_nb_samples(aixi):
+    data, model, _ = aixi
+    new = ObjectLime(model, kernel="lime", nb_samples=5, seed=3)
+    with pytest.warns(DeprecationWarning, match="`sample_size` is deprecated.*`nb_samples`"):
+        old = ObjectLime(model, kernel="lime", sample_size=5, seed=3)
+    assert old.nb_samples == 5
+    with pytest.warns(DeprecationWarning, match="use `nb_samples`"):
+        assert old.sample_size == 5
+    a = new.explain(data.images, object_labels=data.object_labels)
+    b = old.explain(data.images, object_labels=data.object_labels)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(TypeError, match="not both"):
+        ObjectLime(model, nb_samples=5, sample_size=5)
+    assert "sample_size" not in inspect.signature(ObjectLime.__init__).parameters
+
+
+# --------------------------------------------------------------------------- progress
+def test_progress_is_off_by_default_and_needs_no_tqdm(aixi, monkeypatch):
+    data, model, phi = aixi
+    assert inspect.signature(GroundTruthSaliency.__init__).parameters["progress"].default is False
+    assert inspect.signature(ObjectLime.__init__).parameters["progress"].default is False
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # importing tqdm would now fail
+    metric = GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth)
+    assert metric.progress is False
+    metric.evaluate(phi)
+    emd(phi, data.ground_truth, n_jobs=2)
+    ObjectLime(model).explain(data.images, object_labels=data.object_labels)
+    with pytest.raises(ImportError):  # on: tqdm is imported
+        emd(phi, data.ground_truth, progress=True)
+
+
+def test_progress_bars_when_enabled(aixi, capsys):
+    data, model, phi = aixi
+    emd(phi, data.ground_truth, progress=True)
+    ObjectLime(model, progress=True).explain(data.images, object_labels=data.object_labels)
+    err = capsys.readouterr().err
+    assert "EMD" in err and "ObjectLime" in err
+
+
+# --------------------------------------------------------------------------- shared helpers
+def test_resolve_and_apply_function_are_public():
+    assert resolve_function("suum") == ("suum", suum)
+    g = np.array([[0.1, 0.2, 0.3], [0.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(apply_function(suum, g), np.asarray(suum(g), np.float64))
+    with pytest.raises(ValueError, match="`function`"):
+        apply_function(lambda g: g, g)
+
+
+def test_area_downsample_is_the_block_sum():
+    rng = np.random.default_rng(0)
+    maps = rng.random((300, 8, 12))  # more maps than OpenCV's 128 channels per call
+    out = area_downsample(maps, (4, 3))
+    blocks = maps.reshape(300, 4, 2, 3, 4).sum(axis=(2, 4))
+    np.testing.assert_allclose(out, blocks, rtol=1e-5)
+    assert area_downsample(maps, None) is maps
+    assert area_downsample(maps, (16, 16)) is maps

@@ -1,0 +1,253 @@
+"""Compiled functions shared across metric instances: no TensorFlow retracing warning
+when many metrics are built in a row, no mixing of one instance's options with
+another's, and models still garbage-collected."""
+
+import gc
+import logging
+import warnings
+import weakref
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.conftest import tiny_cnn
+from xplique_ext.commons import distribute
+from xplique_ext.metrics import GroundTruthSaliency, MuFidelity
+
+RETRACING = "triggered tf.function retracing"
+
+
+def clone(model):
+    """The same function as ``model`` in a new object (so nothing compiled is shared)."""
+    import keras
+
+    copy = keras.models.clone_model(model)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+@pytest.fixture
+def tf_messages(capfd):
+    """Everything TensorFlow logs, and what reaches stderr, while the test runs. The
+    retracing detector is reset first, so that earlier tests cannot have used up its
+    warnings (at most 2 per function), and TensorFlow's logger is set to show warnings
+    (``quiet_tensorflow``, called by other tests, hides them)."""
+    try:
+        from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+        polymorphic_function._frequent_tracing_detector_manager._detectors.clear()
+    except (ImportError, AttributeError):  # pragma: no cover - private API moved
+        pass
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Collect(level=logging.DEBUG)
+    loggers = [tf.get_logger(), logging.getLogger("absl"), logging.getLogger()]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+    tf.get_logger().setLevel(logging.WARNING)
+    logging.getLogger("absl").setLevel(logging.WARNING)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield records
+    for logger, level in zip(loggers, levels):
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    records.extend(str(w.message) for w in caught)
+    records.append(capfd.readouterr().err)
+
+
+def no_retracing(messages):
+    bad = [m for m in messages if RETRACING in m]
+    assert not bad, bad[0]
+
+
+def mean_baseline(x):
+    return np.full_like(x, x.mean())
+
+
+def negated(model, x, y):
+    """A custom operator: -f(x)[y]."""
+    return -tf.reduce_sum(model(x) * tf.cast(y, tf.float32), axis=-1)
+
+
+SHAPE = (12, 12, 3)
+BASE = dict(grid_size=4, nb_samples=20, seed=0, progress=False, batch_size=4)
+# (model index, options): models and options mixed so that several instances share a
+# model while their grids, nb_samples, baselines, operators and activations differ
+CASES = [
+    (0, {}),
+    (0, dict(grid_size=6)),
+    (0, dict(nb_samples=30, baseline_mode=0.5)),
+    (1, dict(activation="softmax")),
+    (0, dict(activation="softmax", batch_size=3)),
+    (0, dict(operator=negated)),
+    (2, dict(grid_size=None, seed=1)),
+    (0, dict(baseline_mode=mean_baseline, subset_percent=0.4, correlation="pearson")),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    x = rng.random((6,) + SHAPE, dtype=np.float32)
+    y = rng.integers(0, 3, 6)
+    phi = rng.normal(size=(6,) + SHAPE[:2])
+    models = [tiny_cnn(SHAPE, seed=s) for s in range(3)]
+    return x, y, phi, models
+
+
+def test_eight_mufidelity_instances_are_quiet_and_each_keeps_its_options(data, tf_messages):
+    x, y, phi, models = data
+    shared = []
+    for index, options in CASES:
+        metric = MuFidelity(models[index], x, y, **{**BASE, **options})
+        shared.append(metric.detailed_evaluate(phi))
+    no_retracing(tf_messages)
+
+    # each instance against an isolated computation: a copy of its model (a new
+    # object: nothing compiled is shared with the runs above), an empty cache
+    distribute._SHARED.clear()
+    for (index, options), scores in zip(CASES, shared):
+        alone = MuFidelity(clone(models[index]), x, y, **{**BASE, **options})
+        np.testing.assert_allclose(scores, alone.detailed_evaluate(phi), rtol=1e-6,
+                                   atol=1e-9)
+    # the options really change the scores (the comparison above can fail)
+    assert not np.allclose(shared[0], shared[1])
+    assert not np.allclose(shared[0], shared[2])
+    assert not np.allclose(shared[0], shared[5])
+
+
+def test_instances_on_one_model_share_their_compiled_functions(data):
+    x, y, _, models = data
+    model = models[0]
+    a = MuFidelity(model, x, y, **BASE)
+    # nb_samples, baseline, seed, subset_percent and batch size are arguments, not
+    # part of the graph: the compiled functions are the same objects
+    b = MuFidelity(model, x, y, **{**BASE, "nb_samples": 50, "baseline_mode": 1.0,
+                                   "seed": 3, "subset_percent": 0.5, "batch_size": 2})
+    assert a._all_scores_fn is b._all_scores_fn
+    assert a._chunk_scores_fn is b._chunk_scores_fn
+    assert a._score_fn is b._score_fn and a._output_fn is b._output_fn
+    # what the graph depends on gives other functions
+    for other in (
+        MuFidelity(model, x, y, **{**BASE, "grid_size": 6}),
+        MuFidelity(model, x, y, **{**BASE, "activation": "sigmoid"}),
+        MuFidelity(model, x, y, **{**BASE, "operator": negated}),
+        MuFidelity(models[1], x, y, **BASE),
+    ):
+        assert other._all_scores_fn is not a._all_scores_fn
+    assert MuFidelity(model, x, y, **{**BASE, "grid_size": 6})._score_fn is a._score_fn
+    assert MuFidelity(models[1], x, y, **BASE)._score_fn is not a._score_fn
+
+
+def test_shared_functions_let_models_be_garbage_collected(data):
+    x, y, phi, _ = data
+    model = tiny_cnn(SHAPE, seed=7)
+    metric = MuFidelity(model, x, y, **BASE)
+    metric.detailed_evaluate(phi)
+    ref = weakref.ref(model)
+    n_entries = len(distribute._SHARED)
+    del metric, model
+    gc.collect()
+    assert ref() is None
+    assert len(distribute._SHARED) < n_entries  # its entries went with it
+
+
+def test_shared_cache_is_bounded_and_keyed_on_identity(monkeypatch):
+    monkeypatch.setattr(distribute, "MAX_SHARED_FUNCTIONS", 3)
+    monkeypatch.setattr(distribute, "_SHARED", type(distribute._SHARED)())
+    calls = []
+
+    def build(live):
+        calls.append(live())
+        return object()
+
+    objs = [lambda i=i: i for i in range(5)]
+    first = distribute.shared_functions((objs[0], None), ("a",), build)
+    assert distribute.shared_functions((objs[0], None), ("a",), build) is first
+    assert distribute.shared_functions((objs[0], None), ("b",), build) is not first
+    assert calls == [(objs[0], None), (objs[0], None)]
+    for o in objs:
+        distribute.shared_functions((o,), (), build)
+    assert len(distribute._SHARED) == 3
+    # objects that cannot be weakly referenced are never shared
+    assert distribute.shared_functions((1,), (), build) is not distribute.shared_functions(
+        (1,), (), build)
+
+
+@pytest.mark.filterwarnings("ignore::xplique_ext.metrics.ground_truth.LowModelAccuracyWarning")
+def test_ground_truth_instances_are_quiet_and_each_uses_its_model(data, tf_messages):
+    x, y, phi, _ = data
+    models = [tiny_cnn(SHAPE, seed=10 + s) for s in range(6)]
+    truth = (np.abs(phi) > 1).astype(np.float64)
+    kw = dict(ground_truth=truth, progress=False, min_accuracy=0.0)
+    accuracies = [GroundTruthSaliency(m, x, y, activation=a, **kw).model_accuracy
+                  for m, a in zip(models, [None, "softmax"] * 3)]
+    no_retracing(tf_messages)
+    distribute._SHARED.clear()
+    for m, a, acc in zip(models, [None, "softmax"] * 3, accuracies):
+        metric = GroundTruthSaliency(clone(m), x, y, activation=a, **kw)
+        assert metric.model_accuracy == acc
+        np.testing.assert_allclose(metric.model_outputs(x), m(x).numpy()
+                                   if a is None else tf.nn.softmax(m(x)).numpy(),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_text_classifier_on_many_models_is_quiet(tf_messages):
+    import keras
+
+    from xplique_ext.text import TextClassifier
+
+    ids = np.random.default_rng(0).integers(1, 20, size=(5, 7))
+    for seed in range(6):
+        keras.utils.set_random_seed(seed)
+        model = keras.Sequential([
+            keras.Input((7,), dtype="int32"), keras.layers.Embedding(20, 4),
+            keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1, activation="sigmoid"),
+        ])
+        wrapper = TextClassifier(model, lambda s: s)
+        np.testing.assert_allclose(wrapper.forward(ids), model(ids).numpy()[:, 0],
+                                   rtol=1e-5, atol=1e-7)
+    no_retracing(tf_messages)
+
+
+def test_instances_under_a_strategy_are_quiet_and_match_the_default(data, tf_messages):
+    x, y, phi, models = data
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    cases = [(0, {}), (1, {}), (2, {}), (0, dict(grid_size=6)), (1, dict(nb_samples=25)),
+             (2, dict(activation="softmax"))]
+    distributed = [MuFidelity(models[i], x, y, strategy=strategy, **{**BASE, **o})
+                   for i, o in cases]
+    assert distributed[0]._replica_runner is not distributed[1]._replica_runner
+    scores = [m.detailed_evaluate(phi) for m in distributed]
+    no_retracing(tf_messages)
+    for (i, o), s in zip(cases, scores):
+        alone = MuFidelity(models[i], x, y, **{**BASE, **o}).detailed_evaluate(phi)
+        np.testing.assert_allclose(s, alone, rtol=1e-5, atol=1e-6)
+
+
+def test_an_error_in_one_instance_leaves_the_shared_function_compiled(data):
+    x, y, _, models = data
+    model = models[2]
+    eager = []
+
+    def recording(f, inputs, targets):  # f(x)[y], noting whether it runs eagerly
+        eager.append(tf.executing_eagerly())
+        return tf.reduce_sum(f(inputs) * tf.cast(targets, tf.float32), axis=-1)
+
+    bad = MuFidelity(model, x, y, operator=recording, **BASE)
+    with pytest.raises((ValueError, tf.errors.InvalidArgumentError)):
+        bad.scores(x[:2], np.ones((2, 5), np.float32))  # targets of the wrong width
+    eager.clear()
+    good = MuFidelity(model, x, y, operator=recording, **BASE)
+    assert good._score_fn is bad._score_fn
+    onehot = np.eye(3, dtype=np.float32)[y]
+    expected = np.sum(model(x).numpy() * onehot, axis=-1)
+    np.testing.assert_allclose(good.scores(x, onehot), expected, rtol=1e-5, atol=1e-6)
+    assert eager and not any(eager)  # traced, never run eagerly
