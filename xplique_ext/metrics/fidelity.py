@@ -17,6 +17,7 @@ from ..commons.distribute import (
     is_default_strategy,
     replica_shares,
 )
+from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
@@ -417,8 +418,6 @@ class MuFidelity(BaseAttributionMetric):
         seen = 0
         bar = None
         if self.progress:
-            from ..commons.progress import progress_bar  # imports tqdm
-
             total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
             bar = progress_bar(enabled=True, total=total, desc="MuFidelity", unit="pert")
         try:
