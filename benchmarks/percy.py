@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     rows = []
 
     # ------------------------------------------------------------------ LIME
-    lime = LimeTokenExplainer(cnn, tv, bs, num_samples=lime_samples, progress=False)
+    lime = LimeTokenExplainer(cnn, tv, bs, nb_samples=lime_samples, progress=False)
     lime(sentences[:2])  # warm-up (tracing)
     _, t_lime = timed(lime, sentences)
     t_floor, n_rows = floor([lime_samples] * len(sentences))

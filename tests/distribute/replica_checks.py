@@ -139,7 +139,7 @@ def text_checks():
 
     def lime(strategy):
         explainer = LimeTokenExplainer(keras_model, bow.tokenizer, batch_size=7,
-                                       num_samples=23, seed=0, progress=False)
+                                       nb_samples=23, seed=0, progress=False)
         return tuple(explainer(sentences))
 
     def ig(strategy):

@@ -18,7 +18,7 @@ from xplique_ext.text.explainers import sentence_seed
 
 def fast(cls, model, tok, **kw):
     defaults = {
-        LimeTokenExplainer: dict(num_samples=60),
+        LimeTokenExplainer: dict(nb_samples=60),
         ShapTokenExplainer: dict(n_permutations=1),
         IntegratedGradientsTokenExplainer: dict(steps=16),
     }[cls]
@@ -55,7 +55,7 @@ def bow_sentences():
 
 @pytest.mark.parametrize(
     "cls, kw",
-    [(LimeTokenExplainer, dict(num_samples=2000)), (ShapTokenExplainer, dict(n_permutations=10))],
+    [(LimeTokenExplainer, dict(nb_samples=2000)), (ShapTokenExplainer, dict(n_permutations=10))],
 )
 def test_lime_and_shap_agree_in_sign_with_exact_contributions(cls, kw, bow_all, bow_sentences):
     out = cls(bow_all, bow_all.tokenizer, progress=False, **kw)(bow_sentences)
@@ -243,7 +243,7 @@ def test_model_calls_are_pooled_across_sentences(bow_all, bow_sentences):
         sizes.append(len(ids))
         return bow_all(ids)
 
-    LimeTokenExplainer(model, bow_all.tokenizer, batch_size=64, num_samples=50, progress=False)(
+    LimeTokenExplainer(model, bow_all.tokenizer, batch_size=64, nb_samples=50, progress=False)(
         bow_sentences
     )
     # 6 sentences x 50 rows = 300 rows -> 4 full batches of 64 and one of 44 (plus the
@@ -255,9 +255,9 @@ def test_model_calls_are_pooled_across_sentences(bow_all, bow_sentences):
 
 
 def test_progress_bar_can_be_switched_off(bow_all, capsys):
-    LimeTokenExplainer(bow_all, bow_all.tokenizer, num_samples=20, progress=False)(["good"])
+    LimeTokenExplainer(bow_all, bow_all.tokenizer, nb_samples=20, progress=False)(["good"])
     assert "LIME" not in capsys.readouterr().err
-    LimeTokenExplainer(bow_all, bow_all.tokenizer, num_samples=20, progress=True)(["good"])
+    LimeTokenExplainer(bow_all, bow_all.tokenizer, nb_samples=20, progress=True)(["good"])
     assert "LIME" in capsys.readouterr().err
 
 
@@ -365,7 +365,7 @@ def test_lstm_backbone_with_masking(vectorizer, sentences):
 @pytest.mark.parametrize(
     "cls, kwargs, exc, match",
     [
-        (LimeTokenExplainer, dict(num_samples=1), ValueError, "`num_samples` must be >= 2"),
+        (LimeTokenExplainer, dict(nb_samples=1), ValueError, "`nb_samples` must be >= 2"),
         (LimeTokenExplainer, dict(kernel_width=0), ValueError, "`kernel_width` must be in"),
         (ShapTokenExplainer, dict(n_permutations=0), ValueError, "`n_permutations` must be >= 1"),
         (IntegratedGradientsTokenExplainer, dict(steps=0), ValueError, "`steps` must be >= 1"),

@@ -88,7 +88,7 @@ def test_text_lipschitz_in_embedding_space(lexicon, bow_all):
     assert values.shape == (2,) and np.all(np.isfinite(values)) and np.all(values >= 0)
     np.testing.assert_array_equal(values, lle.detailed_evaluate(ig))  # seeded
     for cls, kw in (
-        (LimeTokenExplainer, dict(num_samples=100)),
+        (LimeTokenExplainer, dict(nb_samples=100)),
         (ShapTokenExplainer, dict(n_permutations=2)),
     ):
         v = lle.detailed_evaluate(cls(bow, bow_all.tokenizer, progress=False, **kw))

@@ -17,6 +17,7 @@ from ..commons.distribute import (
     is_default_strategy,
     replica_shares,
 )
+from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
@@ -118,8 +119,8 @@ class MuFidelity(BaseAttributionMetric):
         'spearman' (Xplique's choice, rank correlation) or 'pearson' (the original
         definition of Bhatt et al., 2020).
     progress
-        Show a progress bar that advances per perturbation batch (tqdm is only imported
-        then).
+        Show a progress bar that advances per perturbation batch (False by default; tqdm
+        is only imported then).
     strategy
         ``tf.distribute.Strategy`` (None: the one in scope). Each batch of inputs is cut
         into one share per replica; every replica builds and scores the perturbations of
@@ -192,7 +193,7 @@ class MuFidelity(BaseAttributionMetric):
         *,
         seed: Optional[int] = None,
         correlation: str = "spearman",
-        progress: bool = True,
+        progress: bool = False,
         strategy: Any = None,
     ):
         super().__init__(
@@ -417,10 +418,8 @@ class MuFidelity(BaseAttributionMetric):
         seen = 0
         bar = None
         if self.progress:
-            from tqdm.auto import tqdm
-
             total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
-            bar = tqdm(total=total, desc="MuFidelity", unit="pert")
+            bar = progress_bar(enabled=True, total=total, desc="MuFidelity", unit="pert")
         try:
             # batch_size inputs at a time: their nb_samples subsets fill whole
             # perturbation batches of batch_size

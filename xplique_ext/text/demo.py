@@ -97,7 +97,7 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         percy = PERCY(model, sentences, labels, tokenizer=tok)
         explainers = {
             "L-PERCY": LimeTokenExplainer(
-                model, tok, num_samples=300, seed=seed, progress=progress
+                model, tok, nb_samples=300, seed=seed, progress=progress
             ),
             "S-PERCY": ShapTokenExplainer(
                 model, tok, n_permutations=3, seed=seed, progress=progress

@@ -12,7 +12,7 @@ Each returns one attribution per whitespace token of each sentence (aligned with
   batch size and the order or grouping of the sentences (each sentence's random numbers
   come from the seed and the sentence's text);
 * pool the model calls of many sentences into batches of ``batch_size`` inputs;
-* show a progress bar (``progress=False`` switches it off).
+* show a progress bar when ``progress=True`` (off by default; tqdm is imported only then).
 
 These are the three frameworks of the PERCY paper (section 3.1): L-PERCY, S-PERCY and
 I-PERCY are PERCY computed with their attributions.
@@ -27,6 +27,8 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..commons.deprecation import renamed_kwarg
+from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_float, check_int
 from ..commons.warnings import XpliqueExtWarning
@@ -55,9 +57,8 @@ def sentence_seed(seed: int, sentence: str) -> int:
 
 
 def _progress(progress: bool, total: int, desc: str):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="input", disable=not progress, leave=False)
+    """A bar over ``total`` model inputs when ``progress``, else a silent stand-in (no tqdm)."""
+    return progress_bar(enabled=progress, total=total, desc=desc, unit="input")
 
 
 def _sentence_chunks(sizes: Sequence[int], limit: int) -> List[List[int]]:
@@ -91,7 +92,7 @@ class TokenAttributionExplainer(abc.ABC):
     seed
         Seed of the explainer's randomness; None draws fresh randomness at every call.
     progress
-        Show a tqdm progress bar.
+        Show a tqdm progress bar (False by default; tqdm is imported only when True).
     mask_string
         String that replaces a masked token (LIME's default ``'UNKWORDZ'``).
     strategy
@@ -109,7 +110,7 @@ class TokenAttributionExplainer(abc.ABC):
         batch_size: Optional[int] = 64,
         *,
         seed: Optional[int] = 0,
-        progress: bool = True,
+        progress: bool = False,
         mask_string: str = "UNKWORDZ",
         strategy: Any = None,
     ):
@@ -176,8 +177,9 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     ----------
     model, tokenizer, batch_size, seed, progress, mask_string, strategy
         See :class:`TokenAttributionExplainer`.
-    num_samples
-        Size of each sentence's neighbourhood (LIME's ``num_samples``), >= 2.
+    nb_samples
+        Size of each sentence's neighbourhood (LIME's ``num_samples``), >= 2. Formerly
+        ``num_samples``, still accepted with a :class:`DeprecationWarning`.
     kernel_width
         LIME's kernel width (25, the default of ``LimeTextExplainer``).
 
@@ -192,7 +194,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     >>> import numpy as np
     >>> from xplique_ext.text import BagOfWordsModel, LimeTokenExplainer
     >>> bow = BagOfWordsModel({"good": 2.0, "bad": -2.0})
-    >>> lime = LimeTokenExplainer(bow, bow.tokenizer, num_samples=200, progress=False)
+    >>> lime = LimeTokenExplainer(bow, bow.tokenizer, nb_samples=200)
     >>> w = lime(["a good film", "bad"])
     >>> [a.shape for a in w], bool(w[0][1] > 0)
     ([(3,), (1,)], True)
@@ -200,16 +202,17 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     short_name = "L"
 
+    @renamed_kwarg(num_samples="nb_samples")
     def __init__(
         self,
         model: Any,
         tokenizer: Any = None,
         batch_size: Optional[int] = 64,
         *,
-        num_samples: int = 1000,
+        nb_samples: int = 1000,
         kernel_width: float = 25.0,
         seed: Optional[int] = 0,
-        progress: bool = True,
+        progress: bool = False,
         mask_string: str = "UNKWORDZ",
         strategy: Any = None,
     ):
@@ -217,8 +220,19 @@ class LimeTokenExplainer(TokenAttributionExplainer):
             model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
             strategy=strategy,
         )
-        self.num_samples = check_int(num_samples, "num_samples", minimum=2)
+        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
         self.kernel_width = check_float(kernel_width, "kernel_width", low=0, low_inclusive=False)
+
+    @property
+    def num_samples(self) -> int:
+        """Deprecated name of :attr:`nb_samples` (read with a DeprecationWarning)."""
+        warnings.warn(
+            "LimeTokenExplainer: `num_samples` is deprecated and will be removed in the next "
+            "release; use `nb_samples`.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.nb_samples
 
     def _lime(self, seed: int):
         from lime.lime_text import LimeTextExplainer
@@ -233,14 +247,15 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         )
 
     @staticmethod
-    def neighbourhood(n: int, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """LIME's binary neighbourhood (num_samples, n): row 0 keeps every token; row r
+    @renamed_kwarg(num_samples="nb_samples")
+    def neighbourhood(n: int, nb_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """LIME's binary neighbourhood (nb_samples, n): row 0 keeps every token; row r
         removes ``size_r`` ~ U{1..n} tokens chosen uniformly without replacement."""
-        data = np.ones((num_samples, n), dtype=bool)
-        if n == 0 or num_samples < 2:
+        data = np.ones((nb_samples, n), dtype=bool)
+        if n == 0 or nb_samples < 2:
             return data
-        sizes = rng.integers(1, n + 1, num_samples - 1)
-        ranks = np.argsort(np.argsort(rng.random((num_samples - 1, n)), axis=1), axis=1)
+        sizes = rng.integers(1, n + 1, nb_samples - 1)
+        ranks = np.argsort(np.argsort(rng.random((nb_samples - 1, n)), axis=1), axis=1)
         data[1:] = ranks >= sizes[:, None]
         return data
 
@@ -267,7 +282,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     def _explain(self, prep, seed, shifts):
         lime = self._lime(seed % (2**32))
         base = lime.base
-        sizes = [self.num_samples if len(w) else 0 for w in prep.words]
+        sizes = [self.nb_samples if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.intercepts_ = np.full(len(prep.words), np.nan)
         self.scores_ = np.full(len(prep.words), np.nan)
@@ -280,7 +295,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
                 datas = [
                     self.neighbourhood(
                         len(prep.words[i]),
-                        self.num_samples,
+                        self.nb_samples,
                         np.random.default_rng(sentence_seed(seed, prep.sentences[i])),
                     )
                     for i in group
@@ -403,7 +418,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         *,
         n_permutations: int = 10,
         seed: Optional[int] = 0,
-        progress: bool = True,
+        progress: bool = False,
         mask_string: str = "UNKWORDZ",
         strategy: Any = None,
     ):
@@ -562,7 +577,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         tolerance: Optional[float] = 1e-3,
         max_steps: int = 1024,
         seed: Optional[int] = 0,
-        progress: bool = True,
+        progress: bool = False,
         strategy: Any = None,
     ):
         super().__init__(
@@ -676,7 +691,8 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                         sent_rows.append(np.full(n, g))
                         alphas.append((2 * np.arange(n) + 1) / (2.0 * n))
                         wts.append(np.full(n, 1.0 / (2 * n)))
-                    bar.total += int(sum(len(r) for r in sent_rows))
+                    if self.progress:  # the silent stand-in has no total
+                        bar.total += int(sum(len(r) for r in sent_rows))
                     extra = integrate(
                         np.concatenate(sent_rows), np.concatenate(alphas), np.concatenate(wts)
                     )
