@@ -199,7 +199,7 @@ def test_matplotlib_plots(bow_all):
 
 # ----------------------------------------------------------------------------- demo
 def test_demo_section():
-    from xplique_ext.text.demo import demo_section
+    from xplique_ext.cli.percy_demo import demo_section
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", UndefinedScoreWarning)

@@ -272,7 +272,7 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
 
     if "text" in sections:
         stage("PERCY: training a text CNN on generated 'A but B' sentences and explaining it")
-        from ..text.demo import demo_section as text_section
+        from .percy_demo import demo_section as text_section
 
         text = text_section(seed=seed, progress=progress)
         results["text"] = text

@@ -52,13 +52,18 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
     """
 
     from ..metrics.percy import PERCY
-    from .data import generate_sentences, load_lexicon
-    from .explainers import (
+    from ..text.data import generate_sentences, load_lexicon
+    from ..text.explainers import (
         IntegratedGradientsTokenExplainer,
         LimeTokenExplainer,
         ShapTokenExplainer,
     )
-    from .models import BagOfWordsModel, build_cnn_classifier, make_vectorizer, train_classifier
+    from ..text.models import (
+        BagOfWordsModel,
+        build_cnn_classifier,
+        make_vectorizer,
+        train_classifier,
+    )
 
     start = time.perf_counter()
     train = generate_sentences(800, seed=seed, structured=0.7, contrastive=0.7)
