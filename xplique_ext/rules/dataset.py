@@ -1209,12 +1209,16 @@ def read_data(
 
     Notes
     -----
-    The file is read in blocks of whole records (2 MiB) by pandas' C reader, driven by the
-    ``.names`` schema: numbers are parsed by the reader, and every other column is read as
-    a categorical whose distinct values are checked against the declarations once, column
-    by column. A block that the C reader cannot read exactly as the format says (a quoted
-    value, a wrong number of fields, an empty or invalid value) is read again by an exact
-    tokenizer, which reports the error with the file, the line, its text and the attribute.
+    The file is read in blocks of whole records (2 MiB) by Arrow's CSV reader, driven by
+    the ``.names`` schema: numbers are parsed by the reader straight into ``float64``
+    arrays, and every other column is dictionary-encoded, its distinct values checked
+    against the declarations once, column by column. A block that Arrow does not read
+    exactly as pandas' C reader would (a negative zero in a column of integers, a text
+    that is not UTF-8, ``!`` in a numeric column) goes to pandas' C reader (which also
+    reads every block when pyarrow is not installed). A block that neither can read
+    exactly as the format says (a quoted value, a wrong number of fields, an empty or
+    invalid value) is read again by an exact tokenizer, which reports the error with the
+    file, the line, its text and the attribute.
     Where a file has several errors, the first one of the first bad block is reported.
     Peak memory stays below twice the size of the file for tables of numbers and short
     nominal values (``tests/rules/test_rules_reader_memory.py``; 1.3x on the 200 MB file
