@@ -401,7 +401,7 @@ def big_cases(args, folder: str, rate: float, cases) -> bool:
             f"(target <= 3x)  {'ok' if passed else 'MISSED'}"
         )
     if "dask" in cases:
-        from distributed import LocalCluster
+        LocalCluster = _local_cluster_class()
 
         out = os.path.join(folder, "big.dask.pbm")
         with LocalCluster(
@@ -434,6 +434,19 @@ def big_cases(args, folder: str, rate: float, cases) -> bool:
             f"{report['peak'] / 1e6:,.0f} MB; same output as --chunksize: {same}"
         )
     return ok
+
+
+def _local_cluster_class():
+    """``distributed.LocalCluster``: the package, not ``benchmarks/distributed.py`` beside
+    this script (the script's folder comes first on ``sys.path``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    try:
+        from distributed import LocalCluster
+    finally:
+        sys.path[:] = saved
+    return LocalCluster
 
 
 CASES = ("evaluate", "cli", "read", "chunks", "dask")
