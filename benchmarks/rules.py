@@ -438,14 +438,12 @@ def big_cases(args, folder: str, rate: float, cases) -> bool:
 
 def _local_cluster_class():
     """``distributed.LocalCluster``: the package, not ``benchmarks/distributed.py`` beside
-    this script (the script's folder comes first on ``sys.path``)."""
+    this script. The script's folder comes first on ``sys.path``: it is taken off for good,
+    since the worker processes start with this ``sys.path`` too."""
     here = os.path.dirname(os.path.abspath(__file__))
-    saved = sys.path[:]
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    try:
-        from distributed import LocalCluster
-    finally:
-        sys.path[:] = saved
+    from distributed import LocalCluster
+
     return LocalCluster
 
 
