@@ -157,3 +157,22 @@ def test_demo_section():
     assert demo_section(counts, ["circles", "squares", "stars"], black_box, seed=0) == text
     with pytest.raises(ValueError, match="`feature_names`"):
         demo_section(counts, ["a"], black_box)
+
+
+def test_rules_command_loads_no_heavy_module(tmp_path):
+    """``xplique-ext rules`` starts fast: TensorFlow, matplotlib, SciPy, scikit-learn, tqdm
+    and Dask stay unloaded (each is imported where it is used)."""
+    import subprocess
+    import sys
+
+    copy_examples(tmp_path)
+    heavy = ["tensorflow", "keras", "matplotlib", "scipy", "sklearn", "tqdm", "dask"]
+    code = (
+        "import sys; from xplique_ext.cli import main; "
+        "code = main(['rules', '-o', '-d', 'voyage.test', '-f', 'voyage.cn2.ordered.pbm', "
+        "'-s', 'out.pbm']); "
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.strip() == "0 []", out.stderr
+    assert "R0001" in (tmp_path / "out.pbm").read_text()

@@ -520,3 +520,81 @@ def test_table_grows_when_later_blocks_are_denser(tmp_path, monkeypatch):
     np.testing.assert_array_equal(data.column("x").values[50:], np.arange(3000.0))
     assert data.column("s").decoded()[0] == "a_long_value_0"
     assert data.column("y").decoded()[-1] == "no"
+
+
+# -- the Arrow reader (first), pandas' C reader (behind it), the exact tokenizer -------------
+
+ARROW_NAMES = parse_names("y.\nn: nominal.\nr: real.\ni: integer.\ny: yes, no.")
+ARROW_ROWS = ["a,1.5,3,yes", "b,-0.25,-4,no", "?,?,?,yes", "c,2e3,0,no"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\n".join(ARROW_ROWS) + "\n",
+        "\r\n".join(ARROW_ROWS) + "\r\n",
+        "\n".join(ARROW_ROWS).replace("-4", "-0") + "\n",  # pandas reads integers: 0, not -0
+        "\n".join(ARROW_ROWS).replace("-0.25", "-0.000") + "\n",  # a float column: -0.0
+        "\n".join(ARROW_ROWS).replace("1.5", "nan") + "\n",
+        "\n".join(ARROW_ROWS).replace("1.5", "inf") + "\n",
+        "\n".join(ARROW_ROWS).replace("1.5", "1e400") + "\n",
+        "\n".join(ARROW_ROWS).replace("1.5", " 1.5 ") + "\n",
+        "\n".join(ARROW_ROWS).replace("1.5", "1.") + "\n",
+        "\n".join(ARROW_ROWS).replace("-4", "4.5") + "\n",
+        "\n".join(ARROW_ROWS).replace("b,", " b ,") + "\n",
+        "\n".join(ARROW_ROWS).replace("b,", ",") + "\n",
+        "\n".join(ARROW_ROWS).replace("c,", "d,").replace("a,", "é,") + "\n",
+        "\n".join(ARROW_ROWS).replace("yes", "maybe", 1) + "\n",
+        "\n".join(ARROW_ROWS).replace(",3,", ",3,4,") + "\n",
+        "\n".join(ARROW_ROWS).replace(",3,", ",") + "\n",
+        "\n".join(ARROW_ROWS).replace("-4", "!") + "\n",
+        "\n\n" + "\n\n".join(ARROW_ROWS),
+    ],
+)
+def test_arrow_reader_agrees_with_c_reader_and_exact_tokenizer(text, monkeypatch):
+    """Arrow's reader gives the examples, or the error, of pandas' C reader (the reader
+    before it) bit for bit, negative zeros included; and both give those of the exact
+    tokenizer (up to the sign of a zero: the C reader reads a column of integers as
+    integers, ``-0`` as 0)."""
+    from xplique_ext.rules import dataset as module
+
+    def outcome(read, exact_bits=True):
+        try:
+            data = read(text, ARROW_NAMES, "a.data")
+        except DataParseError as error:
+            return str(error)
+        return data.n_examples, {
+            k: (
+                c.values.tobytes() if exact_bits else [None if v != v else v for v in c.values],
+                c.values.dtype.str,
+                c.categories,
+                c.unknown.tolist(),
+            )
+            for k, c in data.columns.items()
+        }
+
+    arrow = outcome(parse_data)
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "_ARROW", False)
+        c_reader = outcome(parse_data)
+        c_values = outcome(parse_data, exact_bits=False)
+    assert arrow == c_reader
+    assert c_values == outcome(module._parse_exact, exact_bits=False)
+
+
+def test_arrow_reader_reads_clean_blocks_alone(monkeypatch):
+    """A clean block is read by Arrow without falling back (the fast path is taken), with
+    the same result as pandas' C reader."""
+    from xplique_ext.rules import dataset as module
+
+    pytest.importorskip("pyarrow")
+    text = "\n".join(ARROW_ROWS * 50) + "\n"
+    expected = parse_data(text, ARROW_NAMES)
+    monkeypatch.setattr(module, "_parse_fast", None)  # any fallback would fail
+    monkeypatch.setattr(module, "_parse_exact", None)
+    data = module._parse_block(text.encode(), ARROW_NAMES, "a.data", 1)
+    assert data.n_examples == 200
+    for name, column in expected.columns.items():
+        np.testing.assert_array_equal(data.column(name).values, column.values)
+        np.testing.assert_array_equal(data.column(name).unknown, column.unknown)
+        assert data.column(name).categories == column.categories

@@ -176,11 +176,17 @@ def unknown_rows(data: Dataset, attributes: Sequence[str]) -> np.ndarray:
         return np.empty(0, dtype=np.intp)
     if len(parts) == 1:
         return parts[0]
-    return np.unique(np.concatenate(parts))
+    # a stable sort merges the sorted runs (no hashing); then drop the repeats
+    rows = np.sort(np.concatenate(parts), kind="stable")
+    first = np.empty(rows.shape, dtype=bool)
+    first[:1] = True
+    np.not_equal(rows[1:], rows[:-1], out=first[1:])
+    return rows[first]
 
 
 class MaskCache:
-    """Certain masks of conditions shared by several rules, freed after their last use."""
+    """Certain masks of conditions shared by several rules, freed after their last use,
+    and the unknown rows of each set of attributes."""
 
     def __init__(self, compiled: Sequence[CompiledRule], data: Dataset) -> None:
         self.data = data
@@ -190,8 +196,10 @@ class MaskCache:
                 for condition in conjunction:
                     self.remaining[condition.key] = self.remaining.get(condition.key, 0) + 1
         self.cache: Dict[Tuple, np.ndarray] = {}
+        self.rows: Dict[Tuple[str, ...], np.ndarray] = {}
 
     def certain(self, condition: CompiledCondition) -> np.ndarray:
+        """Certain mask ``(N,)`` of a condition (shared: never modify it)."""
         key = condition.key
         uses = self.remaining.get(key, 1)
         if uses <= 1:
@@ -205,16 +213,60 @@ class MaskCache:
             self.cache[key] = mask
         return mask
 
-    def body(self, rule: CompiledRule) -> np.ndarray:
-        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)."""
-        covered = None
+    def unknown_rows(self, attributes: Sequence[str]) -> np.ndarray:
+        """:func:`unknown_rows` of ``attributes``, computed once per set of attributes."""
+        key = tuple(sorted(set(attributes)))
+        rows = self.rows.get(key)
+        if rows is None:
+            rows = self.rows[key] = unknown_rows(self.data, key)
+        return rows
+
+    def body(self, rule: CompiledRule, rows: Optional[np.ndarray] = None):
+        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify);
+        with ``rows``, also its possible coverage over ``rows`` (a test on an unknown value
+        counting as true), as :func:`possible_on` gives it: ``(certain, possible)``."""
+        covered = possible = None
+        fresh = False  # whether ``covered`` is ours (not a cached mask)
         for conjunction in rule.body:
-            part = None
+            part = part_possible = None
+            part_fresh = False
             for condition in conjunction:
                 mask = self.certain(condition)
-                part = mask.copy() if part is None else np.logical_and(part, mask, out=part)
-            covered = part if covered is None else np.logical_or(covered, part, out=covered)
-        return covered
+                if rows is not None:
+                    maybe = mask[rows]
+                    maybe |= condition.unknown(self.data, rows)
+                    if part_possible is None:
+                        part_possible = maybe
+                    else:
+                        np.logical_and(part_possible, maybe, out=part_possible)
+                if part is None:
+                    part = mask
+                elif part_fresh:
+                    np.logical_and(part, mask, out=part)
+                else:
+                    part, part_fresh = np.logical_and(part, mask), True
+            if part is None:  # an empty conjunction: true
+                part, part_fresh = np.ones(self.data.n_examples, dtype=bool), True
+                if rows is not None:
+                    part_possible = np.ones(rows.shape, dtype=bool)
+            if covered is None:
+                covered, fresh = part, part_fresh
+            elif fresh:
+                np.logical_or(covered, part, out=covered)
+            else:
+                covered, fresh = np.logical_or(covered, part), True
+            if rows is not None:
+                if possible is None:
+                    possible = part_possible
+                else:
+                    np.logical_or(possible, part_possible, out=possible)
+        if covered is not None and not fresh:
+            covered = covered.copy()
+        if rows is None:
+            return covered
+        if possible is None:
+            possible = np.zeros(rows.shape, dtype=bool)
+        return covered, possible
 
 
 def possible_on(rule: CompiledRule, data: Dataset, index: np.ndarray) -> np.ndarray:

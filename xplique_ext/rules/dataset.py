@@ -629,6 +629,123 @@ def _parse_fast(block: bytes, encoding: str, names: Names, file: str) -> Dataset
     return Dataset(names, columns, file=file)
 
 
+def _arrow_csv():
+    """``(pyarrow, pyarrow.csv)``, or None when pyarrow is not installed."""
+    global _ARROW
+    if _ARROW is None:
+        try:
+            import pyarrow
+            import pyarrow.csv
+        except ImportError:
+            _ARROW = False
+        else:
+            _ARROW = (pyarrow, pyarrow.csv)
+    return _ARROW or None
+
+
+#: ``(pyarrow, pyarrow.csv)`` once imported, False when pyarrow is missing (set it to False
+#: to read with pandas' C reader only).
+_ARROW: Any = None
+
+
+def _parse_arrow(block: bytes, encoding: str, names: Names, file: str) -> Dataset:
+    """Read a block of records with Arrow's CSV reader, driven by the ``.names`` schema.
+
+    Numbers are parsed by the reader straight into ``float64`` arrays (``?`` read as
+    null); every other column is dictionary-encoded by the reader, and its few distinct
+    values are checked and encoded once, then spread over the rows by their codes. No
+    Python object is made per value. Anything that the pandas reader or the exact
+    tokenizer could read differently (quotes, a lone carriage return, a text that is not
+    UTF-8, a wrong number of fields, ``nan``, an infinite value, a negative zero, a value to
+    reject) raises :class:`_Fallback`: the caller then reads the block with pandas' C
+    reader, or exactly.
+    """
+    arrow = _arrow_csv()
+    if arrow is None or encoding != "utf-8" or not block:
+        raise _Fallback
+    if b'"' in block or b"\x00" in block:
+        raise _Fallback
+    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):  # a lone CR
+        raise _Fallback
+    pa, csv_ = arrow
+    attributes = names.columns
+    keys = [str(k) for k in range(len(attributes))]
+    types = {
+        key: pa.float64()
+        if attribute.type in ("integer", "real")
+        else pa.dictionary(pa.int32(), pa.string())
+        for key, attribute in zip(keys, attributes)
+    }
+    try:
+        table = csv_.read_csv(
+            pa.py_buffer(block),
+            read_options=csv_.ReadOptions(
+                column_names=keys, use_threads=False, block_size=len(block) + 1
+            ),
+            parse_options=csv_.ParseOptions(
+                delimiter=",",
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=True,
+            ),
+            convert_options=csv_.ConvertOptions(
+                column_types=types,
+                null_values=[UNKNOWN],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                check_utf8=True,
+            ),
+            # malloc's pool: freed blocks go back at once, so that the peak stays the
+            # table plus the blocks in flight (Arrow's own pools keep them for reuse)
+            memory_pool=pa.system_memory_pool(),
+        )
+    except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
+        raise _Fallback from None
+    n = table.num_rows
+    if n == 0 or table.num_columns != len(attributes):
+        raise _Fallback
+    columns: Dict[str, Column] = {}
+    for key, attribute in zip(keys, attributes):
+        chunks = table.column(key).chunks
+        if len(chunks) != 1 or len(chunks[0]) != n:
+            raise _Fallback
+        array = chunks[0]
+        if attribute.type in ("integer", "real"):
+            values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
+            if not values.flags.writeable:
+                values = values.copy()
+            unknown = np.isnan(values)
+            if (
+                int(np.count_nonzero(unknown)) != array.null_count  # ``nan`` written out
+                or np.isinf(values).any()
+                or (attribute.type == "integer" and (np.mod(values[~unknown], 1) != 0).any())
+            ):
+                raise _Fallback
+            zero = values == 0
+            if zero.any() and np.signbit(values[zero]).any():
+                known = values[~unknown]
+                if (known == np.round(known)).all():
+                    # pandas reads a column of integers as such, and ``-0`` as 0: let it
+                    raise _Fallback
+            columns[attribute.name] = Column(
+                attribute, values, None, unknown, np.zeros(n, dtype=bool)
+            )
+        else:
+            if array.null_count:
+                raise _Fallback
+            codes = array.indices.to_numpy(zero_copy_only=False)
+            try:
+                columns[attribute.name] = _encode_distinct(
+                    attribute, codes, array.dictionary.to_pylist()
+                )
+            except (DataParseError, _LineNeeded):
+                raise _Fallback from None
+    del table
+    return Dataset(names, columns, file=file)
+
+
 class _LineNeeded(Exception):
     pass
 
@@ -647,22 +764,48 @@ def _encode_categorical(
     """Encode a categorical column: check and encode its distinct values once, then take
     them by code. Raises :class:`_LineNeeded`/:class:`DataParseError` on a bad value."""
     codes = np.asarray(values.codes)
-    categories = np.asarray(values.categories.astype(object), dtype=object)
-    stripped = np.array([str(c).strip() for c in categories] + [UNKNOWN], dtype=object)
+    categories = values.categories.astype(object)
     if codes.size and codes.min() < 0:  # NaN: unknown in a DataFrame, a missing field in a file
         if not missing_is_unknown:
             raise _LineNeeded
         codes = np.where(codes < 0, len(categories), codes)
-    if (stripped == "").any():
+    return _encode_distinct(attribute, codes, categories)
+
+
+def _encode_distinct(attribute: Attribute, codes: np.ndarray, categories: Sequence) -> Column:
+    """Encode a column given as ``codes`` into its distinct texts ``categories`` (the code
+    ``len(categories)`` meaning unknown): the distinct values are checked and encoded once
+    (in sorted order, so that blocks that meet the same values in another order share the
+    work), then spread over the rows by their codes. Raises :class:`_LineNeeded` or
+    :class:`DataParseError` on a bad value."""
+    stripped = [str(c).strip() for c in categories] + [UNKNOWN]
+    if "" in stripped:
         raise _LineNeeded
-    key = (attribute, tuple(stripped))
+    canonical = tuple(sorted(set(stripped)))
+    key = (attribute, canonical)
     distinct = _DISTINCT.get(key)
     if distinct is None:
-        distinct = _encode(attribute, stripped, _NoLines(), "", "line")
+        distinct = _encode(attribute, np.array(canonical, dtype=object), _NoLines(), "", "line")
         if len(_DISTINCT) > 256:
             _DISTINCT.clear()
         _DISTINCT[key] = distinct
-    return distinct.take(codes)
+    position = {value: i for i, value in enumerate(canonical)}
+    lookup = np.array([position[value] for value in stripped], dtype=np.intp)
+    n = len(codes)
+
+    def spread(table: np.ndarray) -> np.ndarray:
+        table = table[lookup]
+        if not table.any():  # zeros: pages never written take no memory
+            return np.zeros(n, dtype=table.dtype)
+        return table.take(codes)
+
+    return Column(
+        attribute,
+        distinct.values[lookup].take(codes),
+        distinct.categories,
+        spread(distinct.unknown),
+        spread(distinct.not_applicable),
+    )
 
 
 #: The encoded distinct values of the categoricals met last (blocks of one file repeat them).
@@ -814,6 +957,10 @@ def _encoding(block: bytes) -> str:
 
 def _parse_block(block: bytes, names: Names, file: str, first_line: int) -> Dataset:
     encoding = _encoding(block)
+    try:
+        return _parse_arrow(block, encoding, names, file)
+    except _Fallback:
+        pass
     try:
         return _parse_fast(block, encoding, names, file)
     except _Fallback:
@@ -1062,12 +1209,16 @@ def read_data(
 
     Notes
     -----
-    The file is read in blocks of whole records (2 MiB) by pandas' C reader, driven by the
-    ``.names`` schema: numbers are parsed by the reader, and every other column is read as
-    a categorical whose distinct values are checked against the declarations once, column
-    by column. A block that the C reader cannot read exactly as the format says (a quoted
-    value, a wrong number of fields, an empty or invalid value) is read again by an exact
-    tokenizer, which reports the error with the file, the line, its text and the attribute.
+    The file is read in blocks of whole records (2 MiB) by Arrow's CSV reader, driven by
+    the ``.names`` schema: numbers are parsed by the reader straight into ``float64``
+    arrays, and every other column is dictionary-encoded, its distinct values checked
+    against the declarations once, column by column. A block that Arrow does not read
+    exactly as pandas' C reader would (a negative zero in a column of integers, a text
+    that is not UTF-8, ``!`` in a numeric column) goes to pandas' C reader (which also
+    reads every block when pyarrow is not installed). A block that neither can read
+    exactly as the format says (a quoted value, a wrong number of fields, an empty or
+    invalid value) is read again by an exact tokenizer, which reports the error with the
+    file, the line, its text and the attribute.
     Where a file has several errors, the first one of the first bad block is reported.
     Peak memory stays below twice the size of the file for tables of numbers and short
     nominal values (``tests/rules/test_rules_reader_memory.py``; 1.3x on the 200 MB file

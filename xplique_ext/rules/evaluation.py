@@ -36,13 +36,7 @@ import pandas as pd
 
 from ..commons.metric import BaseMetric
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
-from .compile import (
-    CompiledRule,
-    MaskCache,
-    compile_rules,
-    possible_on,
-    unknown_rows,
-)
+from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset, import_dask
 from .errors import DataParseError
 from .measures import MEASURES, check_zero_division, rule_measures
@@ -240,7 +234,7 @@ class RuleEvaluation:
 
 
 # -- evaluation ---------------------------------------------------------------------------
-def _prepare(rules: RuleSet, data: Dataset, labels: Any):
+def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
     if not isinstance(rules, RuleSet):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     if not isinstance(data, Dataset):
@@ -249,7 +243,7 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any):
             f"{type(data).__name__}"
         )
     compiled, default = compile_rules(rules, data.names)
-    data, y, dropped = _labelled(data, labels)
+    data, y, dropped = _labelled(data, labels, coded)
     if dropped:
         _warn_dropped(dropped, stacklevel=4)
     return compiled, default, data, y
@@ -264,18 +258,21 @@ def _warn_dropped(dropped: int, stacklevel: int) -> None:
     )
 
 
-def _labelled(data: Dataset, labels: Any):
-    """The examples with a known class, their classes and how many were left out."""
+def _labelled(data: Dataset, labels: Any, coded: bool = False):
+    """The examples with a known class, their classes and how many were left out. With
+    ``coded``, the classes of a coded class column are :class:`_CodedLabels` (no object
+    per example), else an array of labels."""
     if labels is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `labels`")
         column = data.column(data.names.class_name)
+        known = column.valid
         if column.is_coded:
-            y = column.decoded(None)
-            known = column.valid
+            y = _CodedLabels(column.values, column.categories)
+            if not coded:
+                y = y.decoded()
         else:
             y = column.values
-            known = column.valid
     else:
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
@@ -294,9 +291,39 @@ def _labelled(data: Dataset, labels: Any):
     return data, y, dropped
 
 
-def _head_masks(compiled: Sequence[CompiledRule], y: np.ndarray) -> Dict[Any, np.ndarray]:
+class _CodedLabels:
+    """The classes of the examples as the codes of a coded class column (no Python object
+    per example): ``decoded()`` gives the labels themselves."""
+
+    def __init__(self, codes: np.ndarray, categories: Sequence[str]) -> None:
+        self.codes = codes
+        self.categories = tuple(categories)
+        self.shape = codes.shape
+
+    def __getitem__(self, index) -> _CodedLabels:
+        return _CodedLabels(self.codes[index], self.categories)
+
+    def decoded(self) -> np.ndarray:
+        lookup = np.asarray(list(self.categories) + [None, None], dtype=object)
+        return lookup[self.codes.astype(np.intp)]  # -1, -2 index the two missing slots
+
+
+def _label_values(y: Any) -> np.ndarray:
+    """The labels as an array (coded labels decoded)."""
+    return y.decoded() if isinstance(y, _CodedLabels) else y
+
+
+def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head."""
     masks: Dict[Any, np.ndarray] = {}
+    if isinstance(y, _CodedLabels):
+        code_of = {c: i for i, c in enumerate(y.categories)}
+        for rule in compiled:
+            head = rule.head
+            if head not in masks:
+                code = code_of.get(head if isinstance(head, str) else label_text(head))
+                masks[head] = np.zeros(y.shape, dtype=bool) if code is None else y.codes == code
+        return masks
     numeric = y.dtype.kind in "fiub"
     for rule in compiled:
         head = rule.head
@@ -408,7 +435,7 @@ def evaluate_rules(
     if isinstance(data, Dataset):
         if names is not None and names != data.names:
             raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
-        compiled, _, data, y = _prepare(rules, data, labels)
+        compiled, _, data, y = _prepare(rules, data, labels, coded=True)
         counts = _count(compiled, data, y, mode)
         if n_classes is None:
             n_classes = _n_classes(data, y)
@@ -473,7 +500,7 @@ def evaluate_rules(
     )
 
 
-def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode: str) -> np.ndarray:
+def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -> np.ndarray:
     """``(2, 4, n_rules)`` counts: (known, unknown) x (bh, bhbar, bbarh, bbarhbar)."""
     n_rules = len(compiled)
     counts = np.zeros((2, 4, n_rules), dtype=np.int64)  # table, (bh, bhbar, bbarh, bbarhbar)
@@ -488,6 +515,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode:
         n_alive = n
     current = data  # examples still to decide (ordered modes compact it as rules fire)
     cache = MaskCache(compiled, current)
+    both = np.empty(n, dtype=bool)  # scratch: body and head
     for b, block in enumerate(blocks):
         if alive is not None and n_alive < current.n_examples // 2:
             # Compact: rules below only see the examples no earlier rule covered for certain;
@@ -499,20 +527,24 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode:
             heads = {h: m[keep] for h, m in heads.items()}
             alive = np.ones(keep.size, dtype=bool)
             cache = MaskCache(remaining, current)
+            both = both[: keep.size]
         fired = None
         for k in block:
             rule = compiled[k]
             h_mask = heads[rule.head]
-            certain = cache.body(rule)
-            u_rows = unknown_rows(current, rule.attributes)
-            if alive is not None:
-                if u_rows.size:
-                    u_rows = u_rows[alive[u_rows]]
-                counted = np.logical_and(certain, alive)  # covered for certain, not yet fired
+            u_rows = cache.unknown_rows(rule.attributes)
+            if alive is not None and u_rows.size:
+                u_rows = u_rows[alive[u_rows]]
+            if u_rows.size:
+                certain, possible = cache.body(rule, u_rows)
+            else:
+                certain, possible = cache.body(rule), None
+            if alive is not None:  # covered for certain, not yet fired
+                counted = np.logical_and(certain, alive, out=certain)
             else:
                 counted = certain
             b_all = int(np.count_nonzero(counted))
-            bh_all = int(np.count_nonzero(np.logical_and(counted, h_mask)))
+            bh_all = int(np.count_nonzero(np.logical_and(counted, h_mask, out=both)))
             h_u = h_mask[u_rows]
             b_u_certain = counted[u_rows]
             n_k = n - u_rows.size
@@ -521,7 +553,6 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode:
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
             counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n_k - b_k - h_k + bh_k)
             if u_rows.size:
-                possible = possible_on(rule, current, u_rows)
                 b_u = int(np.count_nonzero(possible))
                 bh_u = int(np.count_nonzero(possible & h_u))
                 h_uc = int(np.count_nonzero(h_u))
@@ -532,7 +563,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: np.ndarray, mode:
                     n_alive -= b_all
                 else:
                     fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
-            del certain
+            del certain, counted
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
             n_alive = int(np.count_nonzero(alive))
@@ -576,9 +607,13 @@ def _as_dataset(chunk: Any, names: Optional[Names], file: Optional[str] = None) 
 
 def _partition_counts(compiled, data: Dataset, mode: str) -> Dict[str, Any]:
     """Counts of one partition, the examples it left out and the labels it met."""
-    data, y, dropped = _labelled(data, None)
+    data, y, dropped = _labelled(data, None, coded=True)
     attribute = data.names.class_attribute
-    labels = set() if attribute is None or attribute.values is not None else set(pd.unique(y))
+    labels = (
+        set()
+        if attribute is None or attribute.values is not None
+        else set(pd.unique(_label_values(y)))
+    )
     return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": labels}
 
 
@@ -642,7 +677,7 @@ def _n_classes(data: Dataset, y: np.ndarray) -> int:
     attribute = data.names.class_attribute
     if attribute is not None and attribute.values is not None and data.has_labels:
         return max(len(attribute.values), 1)
-    return max(len(pd.unique(pd.Series(y))), 1)
+    return max(len(pd.unique(pd.Series(_label_values(y)))), 1)
 
 
 # -- predictions --------------------------------------------------------------------------
@@ -650,10 +685,12 @@ def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.
     cache = MaskCache(compiled, data)
     masks = []
     for rule in compiled:
-        covered = cache.body(rule)
-        rows = unknown_rows(data, rule.attributes)
+        rows = cache.unknown_rows(rule.attributes)
         if rows.size:
-            covered[rows] = possible_on(rule, data, rows)
+            covered, possible = cache.body(rule, rows)
+            covered[rows] = possible
+        else:
+            covered = cache.body(rule)
         masks.append(covered)
     return masks
 
