@@ -1,10 +1,8 @@
 """The committed tutorials carry their outputs, and these are not older than their code.
 
 The outputs come from ``python tutorials/execute.py`` (every tutorial at its full size,
-stamped with the hash of its code cells). Until the notebooks are executed and committed
-with their outputs, this test is expected to fail: the strict ``xfail`` mark below turns
-its first pass into a failure, so that whoever commits the executed notebooks removes
-the mark (it can never hide a stale notebook for long).
+stamped with the hash of its code cells). Editing a code cell without executing the
+notebook again makes this test fail.
 """
 
 import importlib.util
@@ -28,8 +26,6 @@ def _load_execute():
     return module
 
 
-@pytest.mark.xfail(strict=True, reason="the notebooks are not executed yet: run "
-                   "`python tutorials/execute.py`, commit them, then remove this mark")
 @pytest.mark.parametrize("name", NAMES)
 def test_committed_outputs_are_present_and_fresh(name):
     ex = _load_execute()
