@@ -158,15 +158,7 @@ def _as_g(g: Any) -> np.ndarray:
 def ssin(g: Any) -> np.ndarray:
     """ssin (Eq. 2): ``sum_i w_i sin(pi/2 g_i)`` with w = (0.55, 0.27, 0.18).
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values in [0, 1].
+    {params}
 
     Examples
     --------
@@ -180,15 +172,7 @@ def ssin(g: Any) -> np.ndarray:
 def suum(g: Any) -> np.ndarray:
     """suum (Eq. 3): ``sum_i w_i g_i`` with w = (0.55, 0.27, 0.18).
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values in [0, 1].
+    {params}
 
     Examples
     --------
@@ -204,15 +188,7 @@ def class_function(g: Any) -> np.ndarray:
 
     Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``.
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values 0.0 or 1.0.
+    {params}
 
     Examples
     --------
@@ -222,6 +198,22 @@ def class_function(g: Any) -> np.ndarray:
     g = _as_g(g)
     score = CLASS_WEIGHTS[0] * g[..., 0] - CLASS_WEIGHTS[1] * g[..., 1]
     return (score >= -1e-12).astype(np.float64)
+
+
+_DOC_G = """Parameters
+    ----------
+    g
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
+
+    Returns
+    -------
+    F
+        Shape (...,), values {values}."""
+ssin.__doc__ = ssin.__doc__.replace("{params}", _DOC_G.format(values="in [0, 1]"))
+suum.__doc__ = suum.__doc__.replace("{params}", _DOC_G.format(values="in [0, 1]"))
+class_function.__doc__ = class_function.__doc__.replace(
+    "{params}", _DOC_G.format(values="0.0 or 1.0")
+)
 
 
 #: The paper's functions of the normalised counts, by name.
