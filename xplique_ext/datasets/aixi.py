@@ -200,6 +200,13 @@ def class_function(g: Any) -> np.ndarray:
     return (score >= -1e-12).astype(np.float64)
 
 
+def _fill_doc(func: Callable, params: str) -> None:
+    """Put the shared numpydoc text ``params`` at ``{params}`` in ``func``'s docstring
+    (nothing to do under ``python -OO``, which strips docstrings)."""
+    if func.__doc__:
+        func.__doc__ = func.__doc__.replace("{params}", params)
+
+
 _DOC_G = """Parameters
     ----------
     g
@@ -209,11 +216,9 @@ _DOC_G = """Parameters
     -------
     F
         Shape (...,), values {values}."""
-ssin.__doc__ = ssin.__doc__.replace("{params}", _DOC_G.format(values="in [0, 1]"))
-suum.__doc__ = suum.__doc__.replace("{params}", _DOC_G.format(values="in [0, 1]"))
-class_function.__doc__ = class_function.__doc__.replace(
-    "{params}", _DOC_G.format(values="0.0 or 1.0")
-)
+_fill_doc(ssin, _DOC_G.format(values="in [0, 1]"))
+_fill_doc(suum, _DOC_G.format(values="in [0, 1]"))
+_fill_doc(class_function, _DOC_G.format(values="0.0 or 1.0"))
 
 
 #: The paper's functions of the normalised counts, by name.
@@ -1151,8 +1156,8 @@ def make_aixi_color(
     return _make("color", n_samples, image_size, function, seed, convention, layout, weights)
 
 
-make_aixi_shape.__doc__ = make_aixi_shape.__doc__.replace("{params}", _DOC_PARAMETERS)
-make_aixi_color.__doc__ = make_aixi_color.__doc__.replace("{params}", _DOC_PARAMETERS)
+_fill_doc(make_aixi_shape, _DOC_PARAMETERS)
+_fill_doc(make_aixi_color, _DOC_PARAMETERS)
 
 
 # --------------------------------------------------------------------------- counting
