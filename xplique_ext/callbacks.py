@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import keras
 import numpy as np
 
-from .commons.data import is_dataset
+from .commons.data import is_dataset, split_element
 from .commons.validation import check_int, to_numpy
 
 __all__ = ["ExplanationMetrics"]
@@ -251,17 +251,10 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 )
             xs, ys = [], []
             for element in x_probe:
-                if isinstance(element, (tuple, list)):
-                    if len(element) not in (1, 2):
-                        raise ValueError(
-                            "`x_probe` dataset elements must be `x` or `(x, y)`, got tuples "
-                            f"of {len(element)}"
-                        )
-                    xs.append(np.asarray(element[0]))
-                    if len(element) == 2:
-                        ys.append(np.asarray(element[1]))
-                else:
-                    xs.append(np.asarray(element))
+                x_el, y_el = split_element(element, "x_probe")
+                xs.append(np.asarray(x_el))
+                if y_el is not None:
+                    ys.append(np.asarray(y_el))
             if not xs:
                 raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
             spec = x_probe.element_spec

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["is_dataset", "dataset_is_batched", "iterate_dataset", "chunks"]
+__all__ = ["is_dataset", "dataset_is_batched", "iterate_dataset", "split_element", "chunks"]
 
 
 def is_dataset(x: Any) -> bool:
@@ -44,17 +44,20 @@ def iterate_dataset(
     ds = dataset.unbatch() if batched else dataset
     ds = ds.batch(batch_size if batch_size is not None else 2**31 - 1)
     for element in ds:
-        if isinstance(element, (tuple, list)):
-            if len(element) not in (1, 2):
-                raise ValueError(
-                    "`inputs` dataset elements must be `x` or `(x, y)`, got tuples of "
-                    f"{len(element)}"
-                )
-            x = element[0].numpy()
-            y = element[1].numpy() if len(element) == 2 else None
-        else:
-            x, y = element.numpy(), None
-        yield x, y
+        x, y = split_element(element, "inputs")
+        yield x.numpy(), None if y is None else y.numpy()
+
+
+def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
+    """``(x, y)`` of a dataset element ``x``, ``(x,)`` or ``(x, y)`` (``y`` None when absent);
+    another tuple length raises a ValueError naming the parameter ``name``."""
+    if not isinstance(element, (tuple, list)):
+        return element, None
+    if len(element) not in (1, 2):
+        raise ValueError(
+            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
+        )
+    return element[0], element[1] if len(element) == 2 else None
 
 
 def chunks(n: int, size: Optional[int]) -> Iterator[slice]:

@@ -158,15 +158,7 @@ def _as_g(g: Any) -> np.ndarray:
 def ssin(g: Any) -> np.ndarray:
     """ssin (Eq. 2): ``sum_i w_i sin(pi/2 g_i)`` with w = (0.55, 0.27, 0.18).
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values in [0, 1].
+    {params}
 
     Examples
     --------
@@ -180,15 +172,7 @@ def ssin(g: Any) -> np.ndarray:
 def suum(g: Any) -> np.ndarray:
     """suum (Eq. 3): ``sum_i w_i g_i`` with w = (0.55, 0.27, 0.18).
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values in [0, 1].
+    {params}
 
     Examples
     --------
@@ -204,15 +188,7 @@ def class_function(g: Any) -> np.ndarray:
 
     Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``.
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values 0.0 or 1.0.
+    {params}
 
     Examples
     --------
@@ -222,6 +198,27 @@ def class_function(g: Any) -> np.ndarray:
     g = _as_g(g)
     score = CLASS_WEIGHTS[0] * g[..., 0] - CLASS_WEIGHTS[1] * g[..., 1]
     return (score >= -1e-12).astype(np.float64)
+
+
+def _fill_doc(func: Callable, params: str) -> None:
+    """Put the shared numpydoc text ``params`` at ``{params}`` in ``func``'s docstring
+    (nothing to do under ``python -OO``, which strips docstrings)."""
+    if func.__doc__:
+        func.__doc__ = func.__doc__.replace("{params}", params)
+
+
+_DOC_G = """Parameters
+    ----------
+    g
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
+
+    Returns
+    -------
+    F
+        Shape (...,), values {values}."""
+_fill_doc(ssin, _DOC_G.format(values="in [0, 1]"))
+_fill_doc(suum, _DOC_G.format(values="in [0, 1]"))
+_fill_doc(class_function, _DOC_G.format(values="0.0 or 1.0"))
 
 
 #: The paper's functions of the normalised counts, by name.
@@ -1159,8 +1156,8 @@ def make_aixi_color(
     return _make("color", n_samples, image_size, function, seed, convention, layout, weights)
 
 
-make_aixi_shape.__doc__ = make_aixi_shape.__doc__.replace("{params}", _DOC_PARAMETERS)
-make_aixi_color.__doc__ = make_aixi_color.__doc__.replace("{params}", _DOC_PARAMETERS)
+_fill_doc(make_aixi_shape, _DOC_PARAMETERS)
+_fill_doc(make_aixi_color, _DOC_PARAMETERS)
 
 
 # --------------------------------------------------------------------------- counting

@@ -515,12 +515,8 @@ def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[
 
     Parameters
     ----------
-    explanations
-        Maps (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed).
-    masks
-        Boolean ground-truth masks of the same shape.
-    sign
-        'abs', 'positive' or 'raw'.
+    explanations, masks, sign
+        As in :func:`relevance_rank_accuracy`.
 
     Returns
     -------

@@ -10,6 +10,7 @@ unknown value as true; a test on a not-applicable value (``!``) is false.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -20,7 +21,7 @@ from .dataset import Dataset
 from .names import Names
 from .pbm import Condition, Rule, RuleSet
 
-__all__ = ["CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
+__all__ = ["COMPARISONS", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 
 def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
@@ -108,20 +109,21 @@ class CompiledCondition:
         return unknown & applicable
 
 
+#: The comparison of each PBM operator but ``in`` (elementwise on arrays).
+COMPARISONS = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def _compare(values: np.ndarray, op: str, value) -> np.ndarray:
-    if op == "=":
-        return values == value
-    if op == "!=":
-        return values != value
-    if op == "<":
-        return values < value
-    if op == "<=":
-        return values <= value
-    if op == ">":
-        return values > value
-    if op == ">=":
-        return values >= value
-    raise ValueError(f"unknown operator {op!r}")  # pragma: no cover - parser guarantees
+    if op not in COMPARISONS:  # pragma: no cover - parser guarantees
+        raise ValueError(f"unknown operator {op!r}")
+    return COMPARISONS[op](values, value)
 
 
 @dataclass(frozen=True)

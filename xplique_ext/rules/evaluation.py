@@ -167,6 +167,20 @@ class RuleEvaluation:
         self.names_file = names_file
         self.data_file = data_file
 
+    @classmethod
+    def _from_counts(
+        cls, rules: RuleSet, mode: str, counts: Any, n_classes: int, **files: Optional[str]
+    ) -> RuleEvaluation:
+        """From the counting kernels' (2, 4, R) array: known then unknown tables."""
+        return cls(
+            rules,
+            mode,
+            ContingencyTables(*counts[0]),
+            ContingencyTables(*counts[1]),
+            n_classes=n_classes,
+            **files,
+        )
+
     def table(self, table: str = "known") -> ContingencyTables:
         """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
         if table == "known":
@@ -439,14 +453,8 @@ def evaluate_rules(
         counts = _count(compiled, data, y, mode)
         if n_classes is None:
             n_classes = _n_classes(data, y)
-        return RuleEvaluation(
-            rules,
-            mode,
-            ContingencyTables(*counts[0]),
-            ContingencyTables(*counts[1]),
-            n_classes=n_classes,
-            names_file=data.names.file,
-            data_file=data.file,
+        return RuleEvaluation._from_counts(
+            rules, mode, counts, n_classes, names_file=data.names.file, data_file=data.file
         )
     if not isinstance(rules, RuleSet):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
@@ -489,14 +497,8 @@ def evaluate_rules(
             n_classes = max(len(attribute.values), 1)
         else:
             n_classes = max(len(seen), 1)
-    return RuleEvaluation(
-        rules,
-        mode,
-        ContingencyTables(*counts[0]),
-        ContingencyTables(*counts[1]),
-        n_classes=n_classes,
-        names_file=names.file,
-        data_file=file,
+    return RuleEvaluation._from_counts(
+        rules, mode, counts, n_classes, names_file=names.file, data_file=file
     )
 
 

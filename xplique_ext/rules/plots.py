@@ -57,8 +57,6 @@ def plot_fire_isolines(
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> ax = plot_fire_isolines((40.0, 1), 1.0, {"B": (9.3, 4)})
     >>> ax.get_xlabel()
     'readability loss r (rules)'
@@ -130,8 +128,6 @@ def plot_alpha_beta(
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> len(plot_alpha_beta((2, 8), (1,)).get_lines())
     3
     """

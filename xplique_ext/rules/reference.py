@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compile import CompiledCondition, CompiledRule
+from .compile import COMPARISONS, CompiledCondition, CompiledRule
 from .dataset import Dataset
 from .evaluation import (
     ContingencyTables,
@@ -70,17 +70,7 @@ def _rows(data: Dataset, attributes: Sequence[str]) -> List[dict]:
 
 
 def _compare(left: Any, op: str, right: Any) -> bool:
-    if op == "=":
-        return left == right
-    if op == "!=":
-        return left != right
-    if op == "<":
-        return left < right
-    if op == "<=":
-        return left <= right
-    if op == ">":
-        return left > right
-    return left >= right
+    return bool(COMPARISONS[op](left, right))
 
 
 def _test(condition: CompiledCondition, example: dict, data: Dataset) -> Tuple[bool, bool]:

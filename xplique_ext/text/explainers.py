@@ -150,6 +150,32 @@ class TokenAttributionExplainer(abc.ABC):
     ) -> List[np.ndarray]:
         """Attributions for prepared sentences (``shifts``: embedding shifts or None)."""
 
+    def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
+        """Model outputs on each sentence's perturbations, pooled across sentences.
+
+        Sentences are grouped into chunks of about ``CHUNK_ROWS`` perturbed rows; for each
+        sentence ``i`` with ``sizes[i] > 0``, ``draw(i)`` gives its perturbations (a binary
+        mask per row) and the generator yields ``(i, masks, proba)``, in sentence order
+        within a chunk. The progress bar counts ``sum(sizes)`` rows.
+        """
+        bar = _progress(self.progress, int(sum(sizes)), desc)
+        try:
+            for group in _sentence_chunks(sizes, CHUNK_ROWS):
+                group = [i for i in group if sizes[i]]
+                if not group:
+                    continue
+                masks = [draw(i) for i in group]
+                probas = self.classifier.masked_proba(
+                    prep,
+                    group,
+                    masks,
+                    shifts=None if shifts is None else [shifts[i] for i in group],
+                    progress=bar,
+                )
+                yield from zip(group, masks, probas)
+        finally:
+            bar.close()
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_size={self.batch_size}, seed={self.seed})"
 
@@ -286,31 +312,13 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.intercepts_ = np.full(len(prep.words), np.nan)
         self.scores_ = np.full(len(prep.words), np.nan)
-        bar = _progress(self.progress, int(sum(sizes)), "LIME")
-        try:
-            for group in _sentence_chunks(sizes, CHUNK_ROWS):
-                group = [i for i in group if sizes[i]]
-                if not group:
-                    continue
-                datas = [
-                    self.neighbourhood(
-                        len(prep.words[i]),
-                        self.nb_samples,
-                        np.random.default_rng(sentence_seed(seed, prep.sentences[i])),
-                    )
-                    for i in group
-                ]
-                probas = self.classifier.masked_proba(
-                    prep,
-                    group,
-                    datas,
-                    shifts=None if shifts is None else [shifts[i] for i in group],
-                    progress=bar,
-                )
-                for i, data, p in zip(group, datas, probas):
-                    out[i], self.intercepts_[i], self.scores_[i] = self.fit(base, data, p)
-        finally:
-            bar.close()
+
+        def draw(i):
+            rng = np.random.default_rng(sentence_seed(seed, prep.sentences[i]))
+            return self.neighbourhood(len(prep.words[i]), self.nb_samples, rng)
+
+        for i, data, p in self._pooled_probas(prep, sizes, "LIME", draw, shifts):
+            out[i], self.intercepts_[i], self.scores_[i] = self.fit(base, data, p)
         return out
 
 
@@ -469,27 +477,12 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         sizes = [self.n_permutations * (2 * len(w) + 1) if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.expected_values_ = np.full(len(prep.words), np.nan)
-        bar = _progress(self.progress, int(sum(sizes)), "SHAP")
-        try:
-            for group in _sentence_chunks(sizes, CHUNK_ROWS):
-                group = [i for i in group if sizes[i]]
-                if not group:
-                    continue
-                masks = [
-                    self._record(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
-                    for i in group
-                ]
-                probas = self.classifier.masked_proba(
-                    prep,
-                    group,
-                    masks,
-                    shifts=None if shifts is None else [shifts[i] for i in group],
-                    progress=bar,
-                )
-                for i, m, p in zip(group, masks, probas):
-                    out[i], self.expected_values_[i] = self._combine(m, p, len(prep.words[i]))
-        finally:
-            bar.close()
+
+        def draw(i):
+            return self._record(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
+
+        for i, m, p in self._pooled_probas(prep, sizes, "SHAP", draw, shifts):
+            out[i], self.expected_values_[i] = self._combine(m, p, len(prep.words[i]))
         return out
 
 

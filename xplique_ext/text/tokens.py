@@ -118,10 +118,8 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
 
     Parameters
     ----------
-    tokens
-        Whitespace tokens of a sentence.
-    keywords
-        Container of lower-case keywords (a dict or a set).
+    tokens, keywords
+        As in :func:`find_keyword`.
 
     Returns
     -------
