@@ -3,7 +3,9 @@ replaced by the given values, then every cell runs in a fresh kernel."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 from typing import Any, Dict
 
@@ -28,3 +30,14 @@ def run_notebook(name: str, params: Dict[str, Any], timeout: int = 600):
                             resources={"metadata": {"path": str(ROOT / "tutorials")}})
     client.execute()
     return nb
+
+
+def load_execute():
+    """``tutorials/execute.py`` (the notebooks' runner and stamp) as a module."""
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("tutorials_execute",
+                                                  root / "tutorials" / "execute.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

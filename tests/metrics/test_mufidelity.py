@@ -83,14 +83,6 @@ def test_agrees_with_xplique_mufidelity():
 
 
 # ---------------------------------------------------------------- invariances
-@pytest.fixture(scope="module")
-def case():
-    rng = np.random.default_rng(2)
-    model = tiny_cnn((12, 12, 3), classes=3, seed=2)
-    x = rng.random((9, 12, 12, 3), dtype=np.float32)
-    y = rng.integers(0, 3, 9)
-    phi = rng.normal(size=(9, 12, 12)).astype(np.float32)
-    return model, x, y, phi
 
 
 def test_same_seed_same_scores_at_any_batch_size(case):

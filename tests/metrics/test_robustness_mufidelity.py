@@ -15,7 +15,7 @@ import tensorflow as tf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import linear_model, tiny_cnn
+from tests.conftest import linear_model
 from xplique_ext.commons import DegenerateSettingWarning, UndefinedScoreWarning
 from xplique_ext.commons.random import cell_permutations, content_keys, seed_to_int
 from xplique_ext.metrics import GroundTruthLocalisation, GroundTruthSaliency, MuFidelity
@@ -383,14 +383,6 @@ def test_tqdm_is_not_imported_without_progress(rng, monkeypatch):
 
 
 # ------------------------------------------------------------- property test
-@pytest.fixture(scope="module")
-def case():
-    rng = np.random.default_rng(2)
-    model = tiny_cnn((12, 12, 3), classes=3, seed=2)
-    x = rng.random((9, 12, 12, 3), dtype=np.float32)
-    y = rng.integers(0, 3, 9)
-    phi = rng.normal(size=(9, 12, 12)).astype(np.float32)
-    return model, x, y, phi
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

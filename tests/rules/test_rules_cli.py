@@ -1,28 +1,13 @@
 """``xplique-ext rules`` errors and ``xplique-ext fire``; ``demo_section``."""
 
-import argparse
 import io
 
 import numpy as np
 import pytest
+from rules_cli_helpers import run_cli
 
-from xplique_ext.cli.rules import register
 from xplique_ext.rules import copy_examples
 from xplique_ext.rules.demo import demo_section
-
-
-def run_cli(argv):
-    parser = argparse.ArgumentParser(prog="xplique-ext")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-@pytest.fixture
-def voyage_dir(tmp_path, monkeypatch):
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_missing_attribute_is_reported_and_nothing_evaluated(voyage_dir, capsys, monkeypatch):

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from rules_cli_helpers import run_cli
 
 from xplique_ext.rules import (
     DataParseError,
@@ -218,17 +219,6 @@ def test_missing_dask_names_the_extra(table, monkeypatch):
 
 
 # -- the command line ----------------------------------------------------------------------
-
-
-def run_cli(argv):
-    import argparse
-
-    from xplique_ext.cli.rules import register
-
-    parser = argparse.ArgumentParser(prog="xplique-ext")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
 
 
 @pytest.mark.filterwarnings("ignore:.*unknown or not-applicable class")

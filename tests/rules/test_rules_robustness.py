@@ -1,7 +1,6 @@
 """Bad input and edges of the rule metrics (issue 9, points 8, 12 and 13, and the FiRe/Qs
 property test), and the layering of ``xplique_ext.rules`` (issue 11)."""
 
-import argparse
 import ast
 import math
 import os
@@ -15,16 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rules_cli_helpers import run_cli
 from scipy.stats import chi2_contingency
 
 import xplique_ext.rules as xr
 from xplique_ext.cli import main as cli_main
-from xplique_ext.cli.rules import register
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.rules import (
     FiRe,
     QsScore,
-    copy_examples,
     fire_compensation_alpha,
     fire_equilibrium_alpha,
     fire_isoline,
@@ -243,20 +241,6 @@ def test_overflow_warns_once_for_an_array():
 
 
 # -- point 13: the rules CLI names the data file; negative-looking pairs reach FiRe ---------
-
-
-def run_cli(argv):
-    parser = argparse.ArgumentParser(prog="xplique-ext")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-@pytest.fixture
-def voyage_dir(tmp_path, monkeypatch):
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_cli_missing_data_file_is_named(voyage_dir, capsys):

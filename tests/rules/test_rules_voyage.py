@@ -1,10 +1,10 @@
 """The voyage example of the report, evaluated through the API and the command line."""
 
-import argparse
 import re
 
 import numpy as np
 import pytest
+from rules_cli_helpers import run_cli
 from rules_voyage_expected import (
     FIG12,
     FIG12_PRINTED,
@@ -14,9 +14,7 @@ from rules_voyage_expected import (
     TABLES,
 )
 
-from xplique_ext.cli.rules import register
 from xplique_ext.rules import (
-    copy_examples,
     evaluate_rules,
     load_voyage,
     parse_rules,
@@ -36,13 +34,6 @@ EVALUATED_AS = {
 }
 
 
-def run_cli(argv):
-    parser = argparse.ArgumentParser(prog="xplique-ext")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
 def printed_values(text):
     """{rule id: ([5 known], [5 unknown])} as printed in an extended PBM file."""
     out = {}
@@ -54,13 +45,6 @@ def printed_values(text):
             unknown = [float(v) for v in match.group(3).split(",")]
             out[match.group(1)] = (known, unknown)
     return out
-
-
-@pytest.fixture
-def voyage_dir(tmp_path, monkeypatch):
-    copy_examples(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 @pytest.mark.parametrize("mode", ["unordered", "ordered", "inter-class"])

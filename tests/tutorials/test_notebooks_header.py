@@ -4,26 +4,18 @@ tutorials/execute.py."""
 import ast
 import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.notebooks import load_execute
 
 nbformat = pytest.importorskip("nbformat")
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_execute():
-    spec = importlib.util.spec_from_file_location("tutorials_execute",
-                                                  ROOT / "tutorials" / "execute.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-ex = _load_execute()
+ex = load_execute()
 NAMES = sorted(p.name for p in (ROOT / "tutorials").glob("*.ipynb"))
 
 

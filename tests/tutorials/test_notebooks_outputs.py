@@ -5,11 +5,11 @@ stamped with the hash of its code cells). Editing a code cell without executing 
 notebook again makes this test fail.
 """
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.notebooks import load_execute
 
 nbformat = pytest.importorskip("nbformat")
 
@@ -17,18 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 NAMES = sorted(p.name for p in (ROOT / "tutorials").glob("*.ipynb"))
 
 
-def _load_execute():
-    spec = importlib.util.spec_from_file_location("tutorials_execute",
-                                                  ROOT / "tutorials" / "execute.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_committed_outputs_are_present_and_fresh(name):
-    ex = _load_execute()
+    ex = load_execute()
     nb = nbformat.read(ROOT / "tutorials" / name, as_version=4)
     problems = ex.output_problems(nb)
     assert not problems, f"{name}: {'; '.join(problems)}"
