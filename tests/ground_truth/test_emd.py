@@ -263,10 +263,10 @@ def test_errors(fn):
         fn(a, np.ones((3, 8, 8)))
     bad = a.copy()
     bad[0, 0, 0] = np.nan
-    with pytest.raises(ValueError, match="`explanations` must hold finite values only"):
+    with pytest.raises(ValueError, match="`explanations` must be an array of finite values only"):
         fn(bad, a)
     bad[0, 0, 0] = np.inf
-    with pytest.raises(ValueError, match="`ground_truth` must hold finite values only"):
+    with pytest.raises(ValueError, match="`ground_truth` must be an array of finite values only"):
         fn(a, bad)
     with pytest.raises(ValueError, match="`sign` must be one of"):
         fn(a, a, sign="square")

@@ -328,12 +328,15 @@ class ArrayLike(Constraint):
     ndim : int or tuple of ints, optional: accepted ranks (else ValueError). When the
         received rank is one less than the smallest accepted, the message asks whether
         the batch axis is missing.
-    shapes : str, optional: the layouts named in the message, e.g. "(N, H, W)".
+    shapes : str, optional: the layouts named in the message instead of the ranks, e.g.
+        "(N, H, W) or (N, H, W, C)".
+    batch_hint : say "is the batch axis missing?" for a rank one short (default True).
     finite : refuse NaN and inf (ValueError counting them).
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
-                 finite: bool = False, dtype: Any = None):
+                 finite: bool = False, dtype: Any = None, batch_hint: bool = True):
+        self.batch_hint = batch_hint
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.finite, self.dtype, self.shapes = kind, finite, dtype, shapes
@@ -343,8 +346,9 @@ class ArrayLike(Constraint):
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 
     def _rank_text(self) -> str:
-        ranks = " or ".join(map(str, self.ndim))
-        return f"rank {ranks}" + (f" {self.shapes}" if self.shapes else "")
+        if self.shapes:
+            return f"shape {self.shapes}"
+        return "rank " + " or ".join(map(str, self.ndim))
 
     def check(self, value):
         if value is None or isinstance(value, (str, bytes, dict, set)):
@@ -366,7 +370,8 @@ class ArrayLike(Constraint):
         if kinds is not None and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {_KINDS[self.kind][1]}", f"dtype {arr.dtype}", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
-            hint = ": is the batch axis missing?" if arr.ndim == min(self.ndim) - 1 else ""
+            hint = ": is the batch axis missing?" if (
+                self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
             raise Mismatch(f"an array of {self._rank_text()}", f"shape {arr.shape}{hint}",
                            True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
@@ -458,12 +463,11 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
             return constraint.check(value)
         except Mismatch as mismatch:
             failures.append(mismatch)
-    value_level = [m for m in failures if m.right_kind]
-    if value_level:  # the right kind of thing, a bad value: say what was wrong with it
-        expected = " or ".join(dict.fromkeys(
-            [m.expected for m in value_level]
-            + ["None" for c in constraints if isinstance(c, _NoneConstraint)]))
-        raise Mismatch(expected, value_level[0].received, True)
+    if any(m.right_kind for m in failures):  # the right kind, a bad value: say what
+        expected = " or ".join(dict.fromkeys(  # was wrong, in the declared order
+            m.expected for c, m in zip(constraints, failures)
+            if m.right_kind or isinstance(c, _NoneConstraint)))
+        raise Mismatch(expected, next(m.received for m in failures if m.right_kind), True)
     expected = " or ".join(dict.fromkeys(m.expected for m in failures))
     raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value),
                    False)

@@ -48,9 +48,7 @@ def check_float(
 
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     """Return ``value`` if it is one of ``choices``, else raise naming them."""
-    choices = list(choices)
-    return check_param(value, name, [Options([c for c in choices if c is not None])]
-                       + ([None] if None in choices else []))
+    return check_param(value, name, [Options(choices)])
 
 
 def check_finite(array: Any, name: str) -> None:
