@@ -272,7 +272,7 @@ def test_errors(fn):
         fn(a, a, sign="square")
     with pytest.raises(ValueError, match="`resize` must be None or a pair"):
         fn(a, a, resize=(0, 4))
-    with pytest.raises(ValueError, match=r"must have shape \(H, W\)"):
+    with pytest.raises(ValueError, match=r"`explanations` must be an array of shape \(H, W\), .*got shape \(8,\)"):
         fn(np.ones(8), np.ones(8))
 
 

@@ -463,10 +463,8 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
             return constraint.check(value)
         except Mismatch as mismatch:
             failures.append(mismatch)
-    if any(m.right_kind for m in failures):  # the right kind, a bad value: say what
-        expected = " or ".join(dict.fromkeys(  # was wrong, in the declared order
-            m.expected for c, m in zip(constraints, failures)
-            if m.right_kind or isinstance(c, _NoneConstraint)))
+    if any(m.right_kind for m in failures):  # the right kind, a bad value: say what was
+        expected = " or ".join(dict.fromkeys(m.expected for m in failures))  # wrong with it
         raise Mismatch(expected, next(m.received for m in failures if m.right_kind), True)
     expected = " or ".join(dict.fromkeys(m.expected for m in failures))
     raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value),
