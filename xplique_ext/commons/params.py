@@ -25,6 +25,12 @@ list allows None). Every parameter of the signature must be declared (``"no_vali
 for those checked elsewhere, e.g. relations between two arguments). The checker returns
 the *converted* value (``int``, ``float``, ``bool``, ``np.ndarray``, ``tuple``) and the
 decorator passes that on, so the body never re-converts. Defaults are not checked.
+Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
+:class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
+:class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
+:class:`PairOf`, :class:`AnyOf`, and ``None``. A subclass extends its base's dict
+(``{**BASE_PARAMETERS, "nb_samples": [...]}`` in ``metrics.base``); with other decorators
+(``deprecated_kwarg``), put ``@validate_params`` innermost, right above the ``def``.
 
 How errors read
 ---------------
@@ -32,8 +38,11 @@ One wording everywhere: ``"`param` must be <expected>, got <received>"``. A valu
 wrong kind raises ``TypeError`` (``"`seed` must be an integer >= 0 or None, got 1.5
 (float)"``); a value of the right kind but a bad value raises ``ValueError`` (``"`nb_samples`
 must be >= 2, got 1"``, ``"`sign` must be one of ['abs', 'raw'], got 'pos'"``,
-``"`x` must have rank 3 (N, H, W), got shape (8, 8): is the batch axis missing?"``).
-``bool`` is never accepted where a number is expected.
+``"`x` must be an array of rank 3, got shape (8, 8): is the batch axis missing?"``).
+When several constraints are declared, the message lists them all, in the declared order
+(``"`n_jobs` must be >= 1 or -1 (all cores), got 0"``). ``bool`` is never accepted where a
+number is expected. Plain-function checks outside a signature: :func:`check_param`
+(or the thin helpers of :mod:`.validation`: ``check_int``, ``check_float``, ...).
 
 For tests
 ---------
@@ -73,6 +82,8 @@ __all__ = [
     "parameter_constraints",
     "generate_invalid_value",
     "generate_valid_value",
+    "iter_invalid_cases",
+    "valid_arguments",
     "describe",
 ]
 
