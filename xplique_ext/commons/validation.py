@@ -59,4 +59,6 @@ def check_finite(array: Any, name: str) -> None:
 def to_numpy(x: Any, name: str, dtype: Any = None) -> np.ndarray:
     """Convert an ndarray, a tf.Tensor, a (nested) list or a pandas object to a NumPy
     array without copying when it can be avoided. Raises a TypeError naming ``name``."""
+    if isinstance(x, (str, bytes)):  # a scalar string: its dtype is refused further in
+        return np.asarray(x, dtype=dtype)
     return check_param(x, name, [ArrayLike("any", dtype=dtype)])
