@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rules_reference import evaluate_rules_loop
 
 from xplique_ext.commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from xplique_ext.rules import (
@@ -25,7 +26,6 @@ from xplique_ext.rules import (
     predict_rules,
     rule_measures,
 )
-from xplique_ext.rules.reference import evaluate_rules_loop
 
 NAMES = Names(
     [
