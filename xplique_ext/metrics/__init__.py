@@ -14,7 +14,6 @@ from ..commons.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
     from ..rules.fire import (
-        FIRE_EXPONENT,
         FiRe,
         QsScore,
         fire_compensation_alpha,
@@ -44,7 +43,6 @@ __getattr__, __dir__ = lazy_exports(
         ".base": ["BaseAttributionMetric"],
         ".fidelity": ["MuFidelity"],
         "..rules.fire": [
-            "FIRE_EXPONENT",
             "FiRe",
             "QsScore",
             "fire_compensation_alpha",
@@ -78,7 +76,6 @@ __all__ = [
     "fire_isoline",
     "fire_score",
     "qs_score",
-    "FIRE_EXPONENT",
     "PERCY",
     "NoRuleKeywordWarning",
     "GroundTruthSaliency",
