@@ -28,6 +28,9 @@ NOT_YET_DECLARED = {
     "xplique_ext.metrics.FiRe",
     "xplique_ext.metrics.fire_equilibrium_alpha",
     "xplique_ext.metrics.fire_compensation_alpha",
+    "xplique_ext.metrics.fire_isoline",
+    "xplique_ext.metrics.fire_score",
+    "xplique_ext.metrics.qs_score",
 }
 
 

@@ -28,7 +28,6 @@ from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
-from ..commons.deprecation import deprecated_kwarg
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -76,13 +75,6 @@ _EPSILON = [Interval(numbers.Real, 0.0, None, closed="neither")]
 LOCALISATION_SIGNS = ("abs", "positive", "raw")
 _MIN_ACCURACY = [Interval(numbers.Real, None, 1.0)]
 _TASK = [Options(["auto", "classification", "regression"])]
-
-#: Why the ground-truth metrics no longer take ``operator`` and ``seed`` (see the Notes of
-#: :class:`GroundTruthSaliency`).
-_NO_OPERATOR_NO_SEED = dict(
-    reason="the ground-truth metrics compare maps with maps, draw nothing at random, and "
-    "check the model on its outputs, not on an operator's scores",
-)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -704,12 +696,12 @@ class GroundTruthSaliency(_GroundTruthBase):
     detailed_evaluate(phi)[i] = D(ground_truth[i], phi[i]) with D the EMD of Eq. 5 or
     the KL divergence KL(ground truth || explanation) of Eq. 6.
 
-    No ``operator`` and no ``seed`` (deprecated, ignored with a DeprecationWarning): the
+    No ``operator`` and no ``seed`` (giving either is a TypeError): the
     scores compare the explanations with maps fixed in advance, so nothing is drawn at
     random, and the ground truth describes the model's output F itself, so the accuracy
     check compares those outputs with the targets (accuracy or R^2); an operator's score
     g(f, x, y), such as the probability of the target class, is not a prediction to
-    check. Earlier versions accepted both and never used them.
+    check.
 
     References
     ----------
@@ -730,7 +722,6 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
-    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     @validate_params({
         **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
         "ground_truth": _MAPS,
@@ -848,7 +839,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
         'abs', 'positive' or 'raw'.
     min_accuracy, task, activation, strategy
         As in :class:`GroundTruthSaliency` (which says why there is no ``operator`` nor
-        ``seed``: both are deprecated and ignored).
+        ``seed``).
 
     Notes
     -----
@@ -876,7 +867,6 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
-    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     @validate_params({
         **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
         "masks": _MAPS,
