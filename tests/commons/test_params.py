@@ -231,3 +231,14 @@ def test_generation_says_when_no_invalid_value_exists():
     with pytest.raises(LookupError):  # every value breaking the first satisfies the second
         generate_invalid_value([Interval(numbers.Integral, None, None),
                                 InstanceOf(object, bool)], 0)
+
+
+def test_an_uninvertible_constraint_is_reported_not_skipped():
+    @validate_params({"x": [Interval(numbers.Integral, None, None), InstanceOf(object, bool)]})
+    def shadowed(x):
+        return x
+
+    cases = list(iter_invalid_cases(shadowed))
+    # anything breaking one of them satisfies the other: both come back, marked
+    assert [(c[0], c[1], c[3]) for c in cases] == [("x", 0, None), ("x", 1, None)]
+    assert all(isinstance(c[2], LookupError) for c in cases)

@@ -562,9 +562,12 @@ def generate_invalid_value(constraints: Any, index: int) -> Tuple[Any, type]:
     raise LookupError(f"no invalid value for {constraints[index]!r} among {constraints}")
 
 
-def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, type]]:
+def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, Optional[type]]]:
     """(parameter, constraint index, invalid value, error type) for each declared
-    constraint of ``entry`` that admits an invalid value."""
+    constraint of ``entry`` (``None`` in a list, which only allows None, is not a
+    constraint to violate). A constraint that no generated value violates without
+    satisfying another one is *reported*, not skipped: it comes with the value
+    ``LookupError`` and the error type ``None``, for the test to fail on."""
     for name, constraints in (parameter_constraints(entry) or {}).items():
         if constraints == NO_VALIDATION:
             continue
@@ -573,8 +576,8 @@ def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, type]]:
                 continue
             try:
                 value, error = generate_invalid_value(constraints, index)
-            except LookupError:
-                continue
+            except LookupError as lookup:
+                value, error = lookup, None
             yield name, index, value, error
 
 
