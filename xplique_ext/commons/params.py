@@ -189,6 +189,7 @@ class Interval(Constraint):
             return f"{'<=' if right else '<'} {self.high}"
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
+        left, right = left and self.low is not None, right and self.high is not None
         return f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
 
     def check(self, value):
@@ -205,6 +206,18 @@ class Interval(Constraint):
             raise Mismatch(self.bounds, f"{value:g}" if isinstance(value, float) else
                            repr(value), True)
         return value
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """Elementwise: inside the bounds (a boolean array; NaN is outside)."""
+        inside = np.ones(np.shape(values), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            if self.low is not None:
+                inside &= (values >= self.low) if self.closed in ("both", "left") else (
+                    values > self.low)
+            if self.high is not None:
+                inside &= (values <= self.high) if self.closed in ("both", "right") else (
+                    values < self.high)
+        return inside
 
     def invalid_values(self):
         out: List[Any] = ["1", True]
@@ -343,11 +356,16 @@ class ArrayLike(Constraint):
         "(N, H, W) or (N, H, W, C)".
     batch_hint : say "is the batch axis missing?" for a rank one short (default True).
     finite : refuse NaN and inf (ValueError counting them).
+    within : :class:`Interval`, optional: the range every element must lie in (ValueError
+        showing the first value outside and how many are); implies ``finite`` for a
+        ``numbers.Real`` interval.
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
-                 finite: bool = False, dtype: Any = None, batch_hint: bool = True):
-        self.batch_hint = batch_hint
+                 finite: bool = False, dtype: Any = None, batch_hint: bool = True,
+                 within: Optional["Interval"] = None):
+        self.batch_hint, self.within = batch_hint, within
+        finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.finite, self.dtype, self.shapes = kind, finite, dtype, shapes
@@ -389,6 +407,13 @@ class ArrayLike(Constraint):
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
                            True)
+        if self.within is not None and arr.size:
+            bad = ~self.within.contains(arr)
+            if np.any(bad):
+                first = arr[bad].ravel()[0]
+                count = f" ({int(np.count_nonzero(bad))} of {arr.size} values)" if arr.ndim else ""
+                noun = "integers" if self.within.kind is numbers.Integral else "numbers"
+                raise Mismatch(f"{noun} {self.within.bounds}", f"{first:g}{count}", True)
         if self.dtype is not None:
             arr = arr.astype(self.dtype, copy=False)
         return arr
@@ -401,14 +426,18 @@ class ArrayLike(Constraint):
             if min(self.ndim) >= 1:
                 out.append(np.zeros((2,) * (min(self.ndim) - 1)))
             out.append(np.zeros((2,) * (max(self.ndim) + 1)))
+        shape = (2,) * (self.ndim[0] if self.ndim else 1)
         if self.finite:
-            shape = (2,) * (self.ndim[0] if self.ndim else 1)
             out.append(np.full(shape, np.nan))
+        if self.within is not None:
+            out += [np.full(shape, v) for v in self.within.invalid_values()
+                    if isinstance(v, numbers.Real) and not _is_bool(v) and math.isfinite(v)]
         return out
 
     def valid_value(self):
         shape = (2,) * (self.ndim[0] if self.ndim else 1)
-        return np.ones(shape, dtype=np.int64 if self.kind == "integer" else np.float64)
+        fill = 1 if self.within is None else self.within.valid_value()
+        return np.full(shape, fill, dtype=np.int64 if self.kind == "integer" else np.float64)
 
 
 class PairOf(Constraint):

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..commons.metric import BaseMetric
+from ..commons.params import validate_params
 from .fire_functions import (
     FIRE_EXPONENT,
     ArrayLike,
-    check_psi,
+    PSI,
     fire_compensation_alpha,
     fire_equilibrium_alpha,
     fire_isoline,
@@ -90,8 +91,9 @@ class FiRe(BaseMetric):
 
     higher_is_better = False
 
+    @validate_params({"psi": PSI})
     def __init__(self, psi: float = 1.0) -> None:
-        self.psi = check_psi(psi)
+        self.psi = psi
 
     def detailed_evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike

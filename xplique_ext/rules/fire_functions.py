@@ -20,8 +20,10 @@ from typing import Any, Union
 
 import numpy as np
 
+from ..commons.params import ArrayLike as _Array
+from ..commons.params import Interval, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import as_real_array, broadcast_shape
+from .validation import broadcast_shape
 
 __all__ = [
     "FIRE_EXPONENT",
@@ -37,6 +39,14 @@ __all__ = [
 FIRE_EXPONENT = 0.05
 
 ArrayLike = Union[float, np.ndarray, Any]
+
+#: The declared domains of Eq. 1 (scalars or arrays, converted to float64).
+PSI = [Interval(numbers.Real, 0, None, closed="neither")]
+PREDICTIVE_LOSS = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))]
+READABILITY_LOSS = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 1, None))]
+COVERAGE = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 0, 1))]
+BETA = [_Array("real", dtype=np.float64,
+               within=Interval(numbers.Real, 0, None, closed="neither"))]
 
 
 def check_psi(psi: Any, name: str = "psi") -> float:
@@ -54,12 +64,7 @@ def check_psi(psi: Any, name: str = "psi") -> float:
     >>> check_psi(2)
     2.0
     """
-    if isinstance(psi, (bool, np.bool_)) or not isinstance(psi, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number > 0, got {psi!r} ({type(psi).__name__})")
-    psi = float(psi)
-    if not np.isfinite(psi) or psi <= 0:
-        raise ValueError(f"`{name}` must be a finite real number > 0 (Eq. 1), got {psi}")
-    return psi
+    return check_param(psi, name, PSI)
 
 
 def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
@@ -71,13 +76,6 @@ def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
         raise ValueError(f"`{name}` must be {what} (Eq. 1), got {first}{detail}")
 
 
-def _losses(predictive_loss: Any, readability_loss: Any):
-    p = as_real_array(predictive_loss, "predictive_loss")
-    r = as_real_array(readability_loss, "readability_loss")
-    broadcast_shape(predictive_loss=p, readability_loss=r)
-    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    return p, r
 
 
 def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
@@ -101,6 +99,8 @@ def _result(values: np.ndarray, *inputs: Any) -> Union[float, np.ndarray]:
     return values
 
 
+@validate_params({"psi": PSI, "predictive_loss": PREDICTIVE_LOSS,
+                  "readability_loss": READABILITY_LOSS})
 def fire_score(
     psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -127,8 +127,8 @@ def fire_score(
     >>> round(fire_score(1.0, 5.0, 4), 1), round(fire_score(1.0, 12.0, 6), 1)
     (21.4, 78.7)
     """
-    psi = check_psi(psi)
-    p, r = _losses(predictive_loss, readability_loss)
+    p, r = predictive_loss, readability_loss
+    broadcast_shape(predictive_loss=p, readability_loss=r)
     with np.errstate(over="ignore", invalid="ignore"):
         steps = np.ceil(r / psi)
         values = p * steps * r**FIRE_EXPONENT
@@ -137,6 +137,8 @@ def fire_score(
     return _result(values, predictive_loss, readability_loss)
 
 
+@validate_params({"predictive_loss": PREDICTIVE_LOSS, "readability_loss": READABILITY_LOSS,
+                  "coverage": COVERAGE})
 def qs_score(
     predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -162,22 +164,15 @@ def qs_score(
     >>> round(qs_score(0.02, 6, 0.43), 2)
     0.19
     """
-    p = as_real_array(predictive_loss, "predictive_loss")
-    r = as_real_array(readability_loss, "readability_loss")
-    c = as_real_array(coverage, "coverage")
+    p, r, c = predictive_loss, readability_loss, coverage
     broadcast_shape(predictive_loss=p, readability_loss=r, coverage=c)
-    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    bad = ~np.isfinite(c) | (c < 0) | (c > 1)
-    if np.any(bad):
-        first = c[bad].ravel()[0] if c.ndim else float(c)
-        raise ValueError(f"`coverage` must be in [0, 1], got {first}")
     with np.errstate(over="ignore", invalid="ignore"):
         values = p * (2.0 - c) * r
     values = _overflow_to_nan(values, "Qs")
     return _result(values, predictive_loss, readability_loss, coverage)
 
 
+@validate_params({"beta": BETA, "readability_loss": READABILITY_LOSS, "psi": PSI})
 def fire_equilibrium_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -195,12 +190,8 @@ def fire_equilibrium_alpha(
     >>> round(fire_equilibrium_alpha(2.0, 4, psi=2.0), 3)   # 4 -> 8 rules at psi = 2
     0.483
     """
-    psi = check_psi(psi)
-    b = as_real_array(beta, "beta")
-    r = as_real_array(readability_loss, "readability_loss")
+    b, r = beta, readability_loss
     broadcast_shape(beta=b, readability_loss=r)
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
-    _check_domain(b, "beta", np.nextafter(0.0, 1.0), "a finite number > 0")
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = b * r
     _check_domain(scaled, "beta * readability_loss", 1.0, "a finite number >= 1")
@@ -213,6 +204,7 @@ def fire_equilibrium_alpha(
     return _result(alpha, beta, readability_loss)
 
 
+@validate_params({"beta": BETA, "readability_loss": READABILITY_LOSS, "psi": PSI})
 def fire_compensation_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -236,6 +228,8 @@ def fire_compensation_alpha(
     )
 
 
+@validate_params({"psi": PSI, "predictive_loss": PREDICTIVE_LOSS,
+                  "readability_loss": READABILITY_LOSS, "readability_grid": READABILITY_LOSS})
 def fire_isoline(
     psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
 ) -> np.ndarray:
@@ -248,8 +242,7 @@ def fire_isoline(
     array([19.3,  9.3,  6.1,  4.5])
     """
     level = fire_score(psi, predictive_loss, readability_loss)
-    grid = as_real_array(readability_grid, "readability_grid")
-    _check_domain(grid, "readability_grid", 1.0, "a finite number >= 1")
+    grid = readability_grid
     if np.ndim(level) or np.isnan(level):  # arrays of (p, r) have no single isoline
         if np.ndim(level):
             raise TypeError(
@@ -258,6 +251,6 @@ def fire_isoline(
             )
         return np.full(grid.shape, np.nan)  # the overflow of the level was reported
     with np.errstate(over="ignore", invalid="ignore"):
-        denominator = np.ceil(grid / check_psi(psi)) * grid**FIRE_EXPONENT
+        denominator = np.ceil(grid / psi) * grid**FIRE_EXPONENT
         values = np.where(np.isfinite(denominator), level / denominator, np.inf)
     return np.asarray(_overflow_to_nan(values, "the isoline"), dtype=np.float64)
