@@ -61,6 +61,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -76,6 +77,9 @@ __all__ = [
     "ArrayLike",
     "PairOf",
     "AnyOf",
+    "Word",
+    "STRING",
+    "PATH",
     "NO_VALIDATION",
     "check_param",
     "validate_params",
@@ -296,7 +300,11 @@ class InstanceOf(Constraint):
         return value
 
     def valid_value(self):
-        return self.types[0]()
+        kind = self.types[0]
+        try:
+            return kind()
+        except Exception:  # noqa: BLE001 - a class needing arguments: an uninitialised
+            return kind.__new__(kind)  # instance passes the check (tests only)
 
 
 class Boolean(Constraint):
@@ -363,7 +371,7 @@ class ArrayLike(Constraint):
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
                  finite: bool = False, dtype: Any = None, batch_hint: bool = True,
-                 within: Optional["Interval"] = None):
+                 within: Optional[Interval] = None):
         self.batch_hint, self.within = batch_hint, within
         finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
@@ -485,6 +493,30 @@ class AnyOf(Constraint):
 
     def valid_value(self):
         return self.constraints[0].valid_value()
+
+
+class Word(Constraint):
+    """A non-empty string without whitespace (a token, a mask string)."""
+
+    description = "a non-empty string without whitespace"
+
+    def check(self, value):
+        if not isinstance(value, str):
+            raise Mismatch(self.description, describe(value), False)
+        if value.split() != [value]:
+            raise Mismatch(self.description, repr(value), True)
+        return value
+
+    def invalid_values(self):
+        return ["two words", "", 3]
+
+    def valid_value(self):
+        return "word"
+
+
+#: Ready-made constraints for text and file-system parameters.
+STRING = InstanceOf(str, description="a string")
+PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
 
 
 def _as_constraint(c: Any) -> Constraint:

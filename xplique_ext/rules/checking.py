@@ -13,6 +13,7 @@ from typing import Union
 
 import pandas as pd
 
+from ..commons.params import InstanceOf, validate_params
 from .errors import RuleParseError
 from .names import Attribute, Names
 
@@ -100,6 +101,8 @@ def describe_domain(attribute: Attribute) -> str:
     }.get(attribute.type, "a value")
 
 
+@validate_params({"rules": "no_validation",  # duck-typed below: pbm builds on this module
+                  "names": [InstanceOf(Names)]})
 def check_rules(rules, names: Names) -> None:
     """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
     ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
@@ -113,8 +116,6 @@ def check_rules(rules, names: Names) -> None:
     # duck-typed, since the RuleSet module (pbm) builds on this one
     if not (hasattr(rules, "all_rules") and hasattr(rules, "file")):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
-    if not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     source = names.file or "the names"
     file = rules.file
 

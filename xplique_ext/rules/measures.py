@@ -13,8 +13,9 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
+from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import as_real_array, broadcast_shape
+from .validation import broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
@@ -46,20 +47,16 @@ MEASURES = (
 ZeroDivision = Union[str, float]
 
 
+#: The declared ``zero_division`` policy: "warn", "nan" or a finite number.
+ZERO_DIVISION = [Options(["warn", "nan"]), Interval(numbers.Real, None, None)]
+#: A cell of contingency tables: finite non-negative numbers (scalar or array).
+CELL = [ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))]
+
+
 def check_zero_division(zero_division: ZeroDivision) -> ZeroDivision:
-    """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a real number."""
-    if isinstance(zero_division, str):
-        if zero_division not in ("warn", "nan"):
-            raise ValueError(
-                f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r}"
-            )
-        return zero_division
-    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
-        raise TypeError(
-            f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r} "
-            f"({type(zero_division).__name__})"
-        )
-    return float(zero_division)
+    """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a finite number
+    (the declared :data:`ZERO_DIVISION`)."""
+    return check_param(zero_division, "zero_division", ZERO_DIVISION)
 
 
 def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
@@ -107,6 +104,9 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
+@validate_params({"bh": CELL, "bhbar": CELL, "bbarh": CELL, "bbarhbar": CELL,
+                  "n_classes": [Interval(numbers.Integral, 1, None)],
+                  "zero_division": ZERO_DIVISION})
 def rule_measures(
     bh,
     bhbar,
@@ -179,17 +179,8 @@ def rule_measures(
     >>> round(float(m["Acc"]), 3), round(float(m["Spec"]), 3), round(float(m["Nov"]), 3)
     (0.75, 0.833, 0.083)
     """
-    zero_division = check_zero_division(zero_division)
-    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"`n_classes` must be an integer, got {n_classes!r}")
-    if n_classes < 1:
-        raise ValueError(f"`n_classes` must be >= 1, got {n_classes}")
-    names = ("bh", "bhbar", "bbarh", "bbarhbar")
-    arrays = {name: as_real_array(c, name) for name, c in zip(names, (bh, bhbar, bbarh, bbarhbar))}
+    arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
-    for name, cell in arrays.items():
-        if not np.all(np.isfinite(cell)) or np.any(cell < 0):
-            raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
     cells = np.broadcast_arrays(*arrays.values())
     bh, bhbar, bbarh, bbarhbar = cells
     n = bh + bhbar + bbarh + bbarhbar

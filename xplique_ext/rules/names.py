@@ -29,10 +29,12 @@ If the first statement is a value list (``go, dont_go.``), the file is read as a
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
 
@@ -123,6 +125,16 @@ class Attribute:
         return self.expression is not None
 
 
+Attribute.__init__ = validate_params({
+    "name": [STRING],
+    "type": [Options(ATTRIBUTE_TYPES)],
+    "values": [InstanceOf(tuple, description="a tuple of values"), None],
+    "expression": [STRING, None],
+    "extended": [InstanceOf(tuple, description="a tuple of strings")],
+    "line": [Interval(numbers.Integral, 0, None), None],
+})(Attribute.__init__)
+
+
 class Names:
     """The declarations of a ``.names`` file.
 
@@ -142,6 +154,11 @@ class Names:
     ('y', ['x'])
     """
 
+    @validate_params({
+        "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
+        "class_name": [STRING, None],
+        "file": [STRING, None],
+    })
     def __init__(
         self,
         attributes: Sequence[Attribute],
@@ -496,6 +513,7 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
     return tuple(extended)
 
 
+@validate_params({"text": [STRING], "file": [STRING]})
 def parse_names(text: str, file: str = "<string>") -> Names:
     """Read ``.names`` declarations from a string.
 
@@ -517,8 +535,6 @@ def parse_names(text: str, file: str = "<string>") -> Names:
         On any syntax error, unknown type, duplicated attribute or value, or a class
         attribute that is never declared; the message gives the file, line and text.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
     statements = _statements(_tokenize(text, file), file)
     if not statements:
         raise NamesParseError("no declaration found (empty names file)", file=file)
@@ -585,6 +601,7 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     return Names(attributes, class_name, file=file)
 
 
+@validate_params({"path": [PATH]})
 def read_names(path: Union[str, os.PathLike]) -> Names:
     """Read a ``.names`` file (UTF-8, Latin-1 accepted as a fallback).
 
@@ -597,6 +614,7 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
     return parse_names(read_text(path), file=os.fspath(path))
 
 
+@validate_params({"names": [InstanceOf(Names)], "path": [PATH]})
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
     with open(path, "w", encoding="utf-8") as handle:

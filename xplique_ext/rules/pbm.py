@@ -31,11 +31,13 @@ that Figure 12 shows for R0001). Both forms are read and written.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
@@ -121,6 +123,16 @@ class Condition:
         return self.to_string()
 
 
+_LINE = [Interval(numbers.Integral, 0, None), None]
+Condition.__init__ = validate_params({
+    "attribute": [STRING, None],
+    "operator": [Options(OPERATORS)],
+    "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
+    "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
+    "line": _LINE,
+})(Condition.__init__)
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule ``IF body THEN CLASS = head`` (or the ``DEFAULT`` rule).
@@ -184,6 +196,18 @@ class Rule:
         return text
 
 
+_FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, f_b̄h, n)"), None]
+Rule.__init__ = validate_params({
+    "id": [STRING],
+    "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
+    "head": [STRING],
+    "is_default": [Boolean()],
+    "known": _FREQUENCIES,
+    "unknown": _FREQUENCIES,
+    "line": _LINE,
+})(Rule.__init__)
+
+
 @dataclass(frozen=True)
 class PBMHeader:
     """The header lines of a PBM file (all optional)."""
@@ -195,6 +219,12 @@ class PBMHeader:
     evaluated_as: Optional[str] = None
     names_file: Optional[str] = None
     data_file: Optional[str] = None
+
+
+PBMHeader.__init__ = validate_params(
+    {name: [STRING, None] for name in ("conversor", "inducer", "input_file", "date",
+                                        "evaluated_as", "names_file", "data_file")}
+)(PBMHeader.__init__)
 
 
 class RuleSet:
@@ -218,6 +248,11 @@ class RuleSet:
     (1, 'dont_go', ('windy',))
     """
 
+    @validate_params({
+        "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
+        "header": [InstanceOf(PBMHeader), None],
+        "file": [STRING, None],
+    })
     def __init__(
         self,
         rules: Sequence[Rule],
@@ -693,6 +728,7 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     return PBMHeader(**fields)
 
 
+@validate_params({"text": [STRING], "file": [STRING]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """Read PBM rules (plain or extended) from a string.
 
@@ -709,8 +745,6 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         For a malformed header or rule; the message gives the file, the line number and
         the offending line.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
     raw_lines = text.split("\n")
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(raw_lines)]
     by_number = dict(numbered)
@@ -742,6 +776,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         ) from None
 
 
+@validate_params({"path": [PATH]})
 def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     """Read a PBM rule file.
 
@@ -755,6 +790,8 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
+@validate_params({"rules": [InstanceOf(RuleSet)], "path": [PATH],
+                  "evaluation": "no_validation"})
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Sequence
@@ -9,11 +10,12 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
-from .evaluation import check_mode, label_text, predict_rules
-from .fire_functions import check_psi, fire_score, qs_score
-from .pbm import RuleSet
+from .evaluation import label_text, predict_rules
+from .fire_functions import PSI, fire_score, qs_score
+from .pbm import EVALUATION_MODES, RuleSet
 
 __all__ = ["RuleSetScore", "score_rules"]
 
@@ -52,6 +54,14 @@ class RuleSetScore:
         return asdict(self)
 
 
+_REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where undefined)")]
+RuleSetScore.__init__ = validate_params({
+    "predictive_loss": _REAL, "readability_loss": _REAL, "coverage": _REAL, "fire": _REAL,
+    "qs": _REAL, "psi": PSI, "task": [Options(["classification", "regression"])],
+    "n_examples": [Interval(numbers.Integral, 0, None)],
+})(RuleSetScore.__init__)
+
+
 def _is_number(text) -> bool:
     try:
         return np.isfinite(float(text))
@@ -79,6 +89,15 @@ def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
+@validate_params({
+    "rules": [InstanceOf(RuleSet)],
+    "data": "no_validation",  # a Dataset, a DataFrame or an array: converted further in
+    "reference": "no_validation",  # its shape relates to data's: checked further in
+    "psi": PSI,
+    "mode": [Options(list(EVALUATION_MODES))],
+    "count_default": [Boolean()],
+    "feature_names": "no_validation",  # needed with an array only: checked further in
+})
 def score_rules(
     rules: RuleSet,
     data: Any,
@@ -129,10 +148,6 @@ def score_rules(
     >>> score.readability_loss, round(score.predictive_loss, 3)
     (4.0, 0.2)
     """
-    psi = check_psi(psi)
-    mode = check_mode(mode)
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     data = _as_dataset(data, rules, feature_names)
     if reference is None:
         if not data.has_labels:
