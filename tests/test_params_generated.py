@@ -49,25 +49,6 @@ NOT_YET_DECLARED = {
     "xplique_ext.rules.covered_mask",
     "xplique_ext.rules.evaluate_rules",
     "xplique_ext.rules.predict_rules",
-    # not declared yet (phase 2 of issue 15, in progress)
-    "xplique_ext.callbacks.ExplanationMetrics",
-    "xplique_ext.datasets.AIXIData",
-    "xplique_ext.datasets.ObjectMasks",
-    "xplique_ext.datasets.apply_function",
-    "xplique_ext.datasets.class_function",
-    "xplique_ext.datasets.count_patterns",
-    "xplique_ext.datasets.exact_object_shapley",
-    "xplique_ext.datasets.load_aixi",
-    "xplique_ext.datasets.make_aixi_color",
-    "xplique_ext.datasets.make_aixi_shape",
-    "xplique_ext.datasets.max_count",
-    "xplique_ext.datasets.min_image_size",
-    "xplique_ext.datasets.resolve_function",
-    "xplique_ext.datasets.ssin",
-    "xplique_ext.datasets.suum",
-    "xplique_ext.explainers.ObjectLime",
-    "xplique_ext.explainers.lime_kernel_weights",
-    "xplique_ext.explainers.shapley_kernel_weights",
 }
 
 
