@@ -406,6 +406,10 @@ class ArrayLike(Constraint):
         kinds = _KINDS[self.kind][0]
         if kinds is not None and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {_KINDS[self.kind][1]}", f"dtype {arr.dtype}", False)
+        if (kinds is not None and "b" not in kinds and isinstance(value, (list, tuple))
+                and arr.dtype.kind != "O" and _holds_bool(value)):  # [1.0, True] is float
+            raise Mismatch(f"an array of {_KINDS[self.kind][1]}", "a list holding a bool",
+                           False)
         if self.ndim is not None and arr.ndim not in self.ndim:
             hint = ": is the batch axis missing?" if (
                 self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
@@ -448,6 +452,18 @@ class ArrayLike(Constraint):
         return np.full(shape, fill, dtype=np.int64 if self.kind == "integer" else np.float64)
 
 
+def _holds_bool(value: Any) -> bool:
+    """Whether a (nested) list or tuple holds a bool, which NumPy would turn into 0/1."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif _is_bool(item):
+            return True
+    return False
+
+
 class PairOf(Constraint):
     """A list or tuple of ``length`` items, each satisfying ``item``; converts to a tuple
     of the converted items."""
@@ -465,8 +481,8 @@ class PairOf(Constraint):
             raise Mismatch(self.description, repr(value), True)
         try:
             return tuple(self.item.check(v) for v in value)
-        except Mismatch:
-            raise Mismatch(self.description, repr(value), True) from None
+        except Mismatch as mismatch:  # an item of the wrong kind (a bool...) is a TypeError
+            raise Mismatch(self.description, repr(value), mismatch.right_kind) from None
 
     def invalid_values(self):
         bad = [v for v in self.item.invalid_values() if not isinstance(v, str)][:1]
