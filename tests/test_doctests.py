@@ -26,6 +26,7 @@ WITH_EXAMPLES = {
     "xplique_ext.text.data",
     "xplique_ext.text.explainers",
     "xplique_ext.text.lipschitz",
+    "xplique_ext.text.loaders",
     "xplique_ext.text.models",
     "xplique_ext.text.plots",
     "xplique_ext.text.rules",
