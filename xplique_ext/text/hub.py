@@ -10,11 +10,15 @@ this module: PERCY and the three token explainers accept such models as they com
 
 Words and pieces
 ----------------
-Attributions stay one per whitespace token (``sentence.split()``). The tokenizer of the
-adapter tokenizes each whitespace token on its own (WordPiece splits on whitespace first,
-so this gives the ids of the whole sentence) and the adapter model packs them as the
-preprocessor does: ``[CLS] pieces [SEP]``, padding mask, segment ids 0, the pieces cut at
-``sequence_length - 2``. Therefore:
+Attributions stay one per whitespace token (``sentence.split()``). The adapter's
+tokenizer gives the keras-hub tokenizer's word-piece ids of a sentence, and the adapter
+model packs them as the preprocessor does: ``[CLS] pieces [SEP]``, padding mask, segment
+ids 0, the pieces cut at ``sequence_length - 2``. WordPiece splits on whitespace first, so
+the pieces of a sentence are those of its words put end to end: the text classifier
+builds perturbed sentences directly as ids and knows which word each piece belongs to.
+(A tokenizer that is not word by word, such as a byte-pair encoding marking leading
+spaces, still gets the model's own ids; LIME and SHAP then perturb strings, and
+Integrated Gradients refuses it.) Therefore:
 
 * LIME and SHAP perturb whole words: a removed word becomes one ``[MASK]`` piece (the
   tokenizer's mask token; when it has none, the pieces of ``mask_string``);
@@ -103,8 +107,15 @@ class _Holder:
 
 # --------------------------------------------------------------------------- tokenizer
 class _HubTokenizer(Tokenizer):
-    """Word-piece ids of each whitespace token, shifted by +1 so that 0 pads (whatever id
-    the vocabulary gives ``[PAD]``); the token ``mask_string`` becomes one mask piece."""
+    """Word-piece ids of sentences as the keras-hub tokenizer gives them, shifted by +1 so
+    that 0 pads (whatever id the vocabulary gives ``[PAD]``); each whitespace token equal
+    to ``mask_string`` becomes one mask piece.
+
+    The runs of words between mask tokens are tokenized as they stand in the sentence
+    (joined by single spaces), so the ids are the model's own even for a tokenizer that
+    is not word by word (byte-pair encodings that mark leading spaces): the text
+    classifier then finds it non-compositional and perturbs sentences as strings.
+    """
 
     def __init__(self, tokenizer: Any, mask_string: str, mask_id: Optional[int]):
         self.raw = tokenizer
@@ -113,32 +124,44 @@ class _HubTokenizer(Tokenizer):
         self._piece_cache = {}
         self.mask_string = mask_string
         self.mask_id = mask_id
-        self._word_cache: dict = {}
 
-    def _word_ids(self, words: Sequence[str]) -> List[np.ndarray]:
-        missing = [w for w in dict.fromkeys(words) if w not in self._word_cache]
-        if missing:
-            out = self.raw(missing)
-            if hasattr(out, "to_list"):
-                out = out.to_list()
-            elif hasattr(out, "numpy"):
-                out = out.numpy().tolist()
-            for w, ids in zip(missing, out):
-                arr = np.asarray(ids, dtype=np.int64).reshape(-1)
-                if w == self.mask_string and self.mask_id is not None:
-                    arr = np.array([self.mask_id], dtype=np.int64)
-                self._word_cache[w] = arr + 1
-        return [self._word_cache[w] for w in words]
+    def _tokenize(self, segments: List[str]) -> List[np.ndarray]:
+        if not segments:
+            return []
+        out = self.raw(segments)
+        if hasattr(out, "to_list"):
+            out = out.to_list()
+        elif hasattr(out, "numpy"):
+            out = out.numpy().tolist()
+        return [np.asarray(ids, dtype=np.int64).reshape(-1) for ids in out]
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
-        words = [t.split() for t in texts]
-        flat = self._word_ids([w for ws in words for w in ws])
-        rows, k = [], 0
-        for ws in words:
-            parts = flat[k : k + len(ws)]
-            k += len(ws)
-            rows.append(np.concatenate(parts) if parts else np.zeros(0, np.int64))
+        masked = self.mask_id is not None
+        # each text: a list of segments (str: a run of words) and mask markers (None)
+        layouts, segments = [], []
+        for text in texts:
+            words = text.split()
+            layout, run = [], []
+            for w in words:
+                if masked and w == self.mask_string:
+                    if run:
+                        layout.append(len(segments))
+                        segments.append(" ".join(run))
+                        run = []
+                    layout.append(None)
+                else:
+                    run.append(w)
+            if run:
+                layout.append(len(segments))
+                segments.append(" ".join(run))
+            layouts.append(layout)
+        ids = self._tokenize(segments)
+        mask = np.array([self.mask_id if masked else 0], dtype=np.int64)
+        rows = []
+        for layout in layouts:
+            parts = [mask if k is None else ids[k] for k in layout]
+            rows.append(np.concatenate(parts) + 1 if parts else np.zeros(0, np.int64))
         width = max((len(r) for r in rows), default=0)
         out = np.zeros((len(rows), width), dtype=np.int64)
         for i, r in enumerate(rows):
