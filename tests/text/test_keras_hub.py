@@ -280,3 +280,56 @@ def test_errors_name_the_parameter(hub):
     three = keras_hub.models.BertTextClassifier(backbone, num_classes=3, preprocessor=pre)
     with pytest.raises(ValueError, match=r"shape \(N, 1\) \(sigmoid\) or \(N, 2\)"):
         TextClassifier(three).predict_proba(["good"])
+
+
+def test_lipschitz_embedding_shifts_reach_the_pieces(hub):
+    """The Local Lipschitz estimate shifts the embedding layer the adapter exposes (the
+    word pieces' token embeddings): finite estimates, one per sentence."""
+    from xplique_ext.text import TextLocalLipschitzEstimate
+
+    task, *_ = hub
+    lle = TextLocalLipschitzEstimate(SENTENCES[:2], nb_samples=2)
+    got = lle.detailed_evaluate(LimeTokenExplainer(task, nb_samples=30))
+    assert got.shape == (2,) and np.all(np.isfinite(got)) and np.all(got >= 0)
+
+
+def test_packing_matches_the_preprocessor(hub):
+    task, pre, *_ = hub
+    model, tok = adapt_text_model(task)
+    ids = tok(SENTENCES)
+    packed = pre(SENTENCES)["token_ids"].numpy()
+    for row, ref in zip(ids, packed):
+        pieces = row[row > 0] - 1
+        expect = ref[: len(pieces) + 2]
+        np.testing.assert_array_equal([CLS, *pieces, SEP], expect)
+        assert np.all(ref[len(pieces) + 2 :] == ID["[PAD]"])
+
+
+def test_byte_pair_tokenizer_gets_the_models_own_ids():
+    """RoBERTa (no segment ids, <s> </s> packing, a byte-pair tokenizer that marks
+    leading spaces): the probabilities are the task's; the tokenizer is not word by word
+    ("b" alone is not "b" after a space), so LIME perturbs strings and IG refuses it."""
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "Ġ": 5, "a": 6,
+             "b": 7, "Ġa": 8, "Ġb": 9, "ab": 10, "Ġab": 11, "c": 12, "Ġc": 13}
+    merges = ["Ġ a", "Ġ b", "a b", "Ġa b", "Ġ c"]
+    tokenizer = keras_hub.models.RobertaTokenizer(vocabulary=vocab, merges=merges)
+    pre = keras_hub.models.RobertaTextClassifierPreprocessor(tokenizer, sequence_length=12)
+    backbone = keras_hub.models.RobertaBackbone(
+        vocabulary_size=len(vocab), num_layers=1, num_heads=2, hidden_dim=16,
+        intermediate_dim=32, max_sequence_length=12, dropout=0.0,
+    )
+    task = keras_hub.models.RobertaTextClassifier(
+        backbone, num_classes=2, preprocessor=pre, dropout=0.0
+    )
+    _randomize(task, 1)
+    sentences = ["ab b a", "c ab", "a b c"]
+    clf = TextClassifier(task)
+    np.testing.assert_allclose(
+        clf.predict_proba(sentences), _softmax1(task(pre(sentences), training=False)),
+        atol=1e-5,
+    )
+    assert not clf.prepare(sentences).compositional
+    got = LimeTokenExplainer(task, nb_samples=30)(sentences)
+    assert [len(a) for a in got] == [3, 2, 3]
+    with pytest.raises(ValueError, match="not compositional"):
+        IntegratedGradientsTokenExplainer(task)(sentences)
