@@ -333,3 +333,24 @@ def test_byte_pair_tokenizer_gets_the_models_own_ids():
     assert [len(a) for a in got] == [3, 2, 3]
     with pytest.raises(ValueError, match="not compositional"):
         IntegratedGradientsTokenExplainer(task)(sentences)
+
+
+def test_activation_given_when_it_cannot_be_read(hub):
+    _, pre, _, backbone = hub
+    inputs = backbone.input
+    logits = keras.layers.Dense(2)(backbone(inputs)["pooled_output"])
+    model = keras.Model(inputs, keras.layers.Softmax()(logits))
+    with pytest.raises(ValueError, match="adapt_text_model"):
+        TextClassifier(model, pre)
+    from xplique_ext.text import adapt_text_model as exported
+
+    adapted, tok = exported(model, pre, activation="softmax")
+    ref = model(pre(SENTENCES[:2]), training=False).numpy()[:, 1]
+    np.testing.assert_allclose(TextClassifier(adapted, tok).predict_proba(SENTENCES[:2]), ref,
+                               atol=1e-5)
+    # an adapted model passed again keeps its tokenizer; another mask word still -> [MASK]
+    clf = TextClassifier(adapted, mask_string="ZZZ")
+    ids, _ = clf.masked_inputs(clf.prepare(["good movie"]), 0, np.array([[False, True]]))
+    np.testing.assert_array_equal(ids[0, :2], np.array([MASK, ID["movie"]]) + 1)
+    with pytest.raises(ValueError, match="`tokenizer` must be None for a KerasHubTextModel"):
+        TextClassifier(adapted, pre)

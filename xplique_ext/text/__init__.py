@@ -17,6 +17,7 @@ from .explainers import (
     ShapTokenExplainer,
     TokenAttributionExplainer,
 )
+from .hub import adapt_text_model
 from .lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
 from .loaders import load_sentiment_dataset
 from .models import (
@@ -51,6 +52,7 @@ __all__ = [
     "TextClassifier",
     "TextLocalLipschitzEstimate",
     "TokenAttributionExplainer",
+    "adapt_text_model",
     "build_cnn_classifier",
     "build_lstm_classifier",
     "find_keyword",

@@ -304,7 +304,9 @@ def _activation_kind(model: Any, activation: str) -> str:
     if act is None:
         raise ValueError(
             "`activation` must be given ('logits', 'softmax' or 'sigmoid') for this model: "
-            f"its output activation cannot be read from {type(model).__name__}"
+            f"its output activation cannot be read from {type(model).__name__}; adapt it "
+            "with xplique_ext.text.adapt_text_model(model, tokenizer, activation=...) and "
+            "pass the adapted model and tokenizer"
         )
     name = getattr(act, "__name__", str(act))
     if act is keras.activations.linear or name == "linear":
@@ -313,7 +315,9 @@ def _activation_kind(model: Any, activation: str) -> str:
         return "probabilities"
     raise ValueError(
         f"the model's output activation must be linear (logits), softmax or sigmoid, got "
-        f"{name!r}; pass activation='logits' or 'softmax'/'sigmoid' to say what it returns"
+        f"{name!r}; if its outputs are logits or probabilities all the same, adapt it with "
+        "xplique_ext.text.adapt_text_model(model, tokenizer, activation='logits' or "
+        "'softmax'/'sigmoid') and pass the adapted model and tokenizer"
     )
 
 
@@ -374,7 +378,10 @@ def adapt_text_model(
                 "`tokenizer` must be None for a KerasHubTextModel: it carries its own, got "
                 f"{type(tokenizer).__name__}"
             )
-        return model, model.tokenizer
+        tok = model.tokenizer
+        if mask_string != tok.mask_string:
+            tok = _HubTokenizer(tok.raw, mask_string, tok.mask_id)
+        return model, tok
     if not is_keras_hub_model(model):
         return model, tokenizer
     keras_hub = _hub()
