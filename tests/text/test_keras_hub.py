@@ -355,3 +355,39 @@ def test_activation_given_when_it_cannot_be_read(hub):
     np.testing.assert_array_equal(ids[0, :2], np.array([MASK, ID["movie"]]) + 1)
     with pytest.raises(ValueError, match="`tokenizer` must be None for a KerasHubTextModel"):
         TextClassifier(adapted, pre)
+
+
+def test_other_models_never_import_keras_hub():
+    """keras-hub stays optional: explaining a model that is not a keras-hub one does not
+    import it (installed or not), nor does importing the text sub-package."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys
+        from xplique_ext.text import BagOfWordsModel, IntegratedGradientsTokenExplainer
+        bow = BagOfWordsModel({"good": 2.0, "bad": -2.0})
+        ig = IntegratedGradientsTokenExplainer(bow.to_keras(), bow.tokenizer, steps=4)
+        ig(["a good film"])
+        print("keras_hub" in sys.modules, "tensorflow" in sys.modules)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert out.stdout.split()[-2:] == ["False", "True"]
+
+
+def test_the_users_model_is_left_untouched(hub):
+    task, *_ = hub
+    before = (set(vars(task)), [w.numpy().copy() for w in task.weights[:3]],
+              [layer.name for layer in task.layers])
+    adapted, _ = adapt_text_model(task)
+    LimeTokenExplainer(task, nb_samples=20)(["good movie"])
+    after = (set(vars(task)), [w.numpy() for w in task.weights[:3]],
+             [layer.name for layer in task.layers])
+    assert before[0] == after[0] and before[2] == after[2]
+    assert all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))
+    assert "call" not in vars(task.backbone.token_embedding)  # the patch is undone
+    assert adapt_text_model(task)[0] is adapted  # shared while in use

@@ -43,6 +43,7 @@ when such a model is met, never by ``import xplique_ext.text``.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -96,6 +97,8 @@ def _model_classes_or_none() -> tuple:
 
 
 _CLASSES: dict = {}
+#: adapters in use, by (id(model), id(tokenizer source), mask_string, activation kind)
+_ADAPTERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 class _Holder:
@@ -428,16 +431,12 @@ def adapt_text_model(
             f"keras-hub backbone, got the extra inputs {unknown}"
         )
     kind = _activation_kind(model, activation)
-    # one adapter per (model, tokenizer, mask, activation), kept on the model itself
-    # (bypassing Keras' attribute tracking), so its compiled functions are shared by
-    # PERCY and every explainer of the same model
-    cache = model.__dict__.get("_xplique_ext_adapters")
-    if cache is None:
-        cache = {}
-        object.__setattr__(model, "_xplique_ext_adapters", cache)
-    key = (id(source), mask_string, kind)
-    if key in cache and cache[key][0] is source:
-        adapted = cache[key][1]
+    # one adapter per (model, tokenizer, mask, activation) while one is in use, so that
+    # PERCY and every explainer of the same model share its compiled functions; the
+    # user's model is left untouched (the adapter holds it, so its id cannot be reused)
+    key = (id(model), id(source), mask_string, kind)
+    adapted = _ADAPTERS.get(key)
+    if adapted is not None and adapted.net is model and adapted.source_.value is source:
         return adapted, adapted.tokenizer
     mask_id = _mask_id(hub_tok)
     baseline = mask_id if mask_id is not None else int(hub_tok.pad_token_id)
@@ -446,7 +445,8 @@ def adapt_text_model(
         max_pieces=None if max_len is None else int(max_len) - 2,
         activation=kind, input_names=names, baseline_id=baseline, mask_string=mask_string,
     )
-    cache[key] = (source, adapted)
+    adapted.source_ = _Holder(source)
+    _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer
 
 
