@@ -367,16 +367,15 @@ def test_other_models_never_import_keras_hub():
     code = textwrap.dedent(
         """
         import sys
-        from xplique_ext.text import BagOfWordsModel, IntegratedGradientsTokenExplainer
+        from xplique_ext.text import BagOfWordsModel, LimeTokenExplainer
         bow = BagOfWordsModel({"good": 2.0, "bad": -2.0})
-        ig = IntegratedGradientsTokenExplainer(bow.to_keras(), bow.tokenizer, steps=4)
-        ig(["a good film"])
-        print("keras_hub" in sys.modules, "tensorflow" in sys.modules)
+        LimeTokenExplainer(bow, bow.tokenizer, nb_samples=20)(["a good film"])
+        print("keras_hub" in sys.modules, "xplique_ext.text.hub" in sys.modules)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300)
-    assert out.stdout.split()[-2:] == ["False", "True"]
+    assert out.stdout.split()[-2:] == ["False", "True"]  # the adapter ran, keras-hub not
 
 
 def test_the_users_model_is_left_untouched(hub):
