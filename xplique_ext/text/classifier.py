@@ -260,11 +260,9 @@ class TextClassifier:
             self.input_length = self.tokenizer.sequence_length
         self._n_outputs: Optional[int] = None
         self._fns: dict = {}
-        self.embedding = (
-            getattr(model, "_xplique_embedding", None) or _find_embedding(model)
-            if self.keras
-            else None
-        )
+        self.embedding = getattr(model, "_xplique_embedding", None) if self.keras else None
+        if self.keras and self.embedding is None:  # the adapter of text/hub.py names its own
+            self.embedding = _find_embedding(model)
 
     def _check_input_kind(self) -> None:
         """A Keras model says what it takes through its input dtype: refuse a tokenizer
