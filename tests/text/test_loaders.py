@@ -8,8 +8,13 @@ import types
 import numpy as np
 import pytest
 
+from xplique_ext.commons.params import (
+    iter_invalid_cases,
+    parameter_constraints,
+    valid_arguments,
+)
 from xplique_ext.commons.warnings import XpliqueExtWarning
-from xplique_ext.text import load_sentiment_dataset
+from xplique_ext.text import adapt_text_model, load_sentiment_dataset
 
 # GLUE SST-2: header, tab-separated, no quoting (a sentence may hold quotes), a trailing space
 SST2_DEV = (
@@ -64,7 +69,7 @@ def test_sst2_tsv_known_answer(sst2_dir):
     ]
     assert labels.dtype == np.int64 and labels.tolist() == [1, 1, 0, 0]
     # the file itself, the 'dev' alias, and a str path give the same
-    again = load_sentiment_dataset("SST2", "dev", path=str(sst2_dir / "dev.tsv"))
+    again = load_sentiment_dataset("sst2", "dev", path=str(sst2_dir / "dev.tsv"))
     assert again[0] == sentences and again[1].tolist() == labels.tolist()
 
 
@@ -154,7 +159,7 @@ def test_sentiment140_is_read_as_latin1_not_utf8(tmp_path, s140_file):
 def test_bad_arguments_name_the_parameter(tmp_path, sst2_dir):
     with pytest.raises(ValueError, match="`name` must be one of"):
         load_sentiment_dataset("imdb", path=sst2_dir)
-    with pytest.raises(TypeError, match="`name` must be a str"):
+    with pytest.raises(TypeError, match="`name` must be one of"):
         load_sentiment_dataset(2)
     with pytest.raises(ValueError, match="`split` must be one of"):
         load_sentiment_dataset("sst2", "held-out", path=sst2_dir)
@@ -230,3 +235,27 @@ def test_through_hugging_face_datasets(no_libraries, monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=offline))
     with pytest.raises(RuntimeError, match="no network.*download GLUE's SST-2"):
         load_sentiment_dataset("sst2", "train")
+
+
+# --------------------------------------------------------------------------- declarations
+DECLARED = {"load_sentiment_dataset": load_sentiment_dataset, "adapt_text_model": adapt_text_model}
+CASES = [
+    pytest.param(name, param, value, error, id=f"{name}-{param}-{index}")
+    for name, entry in DECLARED.items()
+    for param, index, value, error in iter_invalid_cases(entry)
+]
+
+
+def test_the_new_entry_points_declare_their_parameters():
+    for entry in DECLARED.values():
+        assert parameter_constraints(entry) is not None
+    assert {c.values[1] for c in CASES} >= {"name", "split", "path", "contrastive_only",
+                                            "model", "mask_string", "activation"}
+
+
+@pytest.mark.parametrize("name, param, value, error", CASES)
+def test_invalid_value_names_the_parameter(name, param, value, error):
+    entry = DECLARED[name]
+    kwargs = {**valid_arguments(entry), param: value}
+    with pytest.raises(error, match=f"`{param}` must be .*, got "):
+        entry(**kwargs)

@@ -48,6 +48,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..commons.params import NO_VALIDATION, Callable_, InstanceOf, Options, validate_params
 from .tokens import Tokenizer
 
 __all__ = ["adapt_text_model", "is_keras_hub_model"]  # + KerasHubTextModel, built on first use
@@ -340,6 +341,12 @@ def _find_backbone(model: Any) -> Any:
     return found
 
 
+@validate_params({
+    "model": [Callable_()],
+    "tokenizer": NO_VALIDATION,  # checked against the model below
+    "mask_string": [InstanceOf(str)],  # no whitespace: checked by TextClassifier
+    "activation": [Options(_ACTIVATIONS)],
+})
 def adapt_text_model(
     model: Any,
     tokenizer: Any = None,
@@ -388,8 +395,6 @@ def adapt_text_model(
     if not is_keras_hub_model(model):
         return model, tokenizer
     keras_hub = _hub()
-    if activation not in _ACTIVATIONS:
-        raise ValueError(f"`activation` must be one of {_ACTIVATIONS}, got {activation!r}")
     is_task = isinstance(model, keras_hub.models.TextClassifier)
     source = tokenizer
     if source is None and is_task:

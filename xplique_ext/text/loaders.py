@@ -37,6 +37,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from ..commons.params import NO_VALIDATION, Boolean, InstanceOf, Options, validate_params
 from ..commons.validation import check_choice
 from ..commons.warnings import XpliqueExtWarning
 from .rules import resolve_rules
@@ -61,9 +62,16 @@ _DOWNLOAD = {
     "testdata.manual.2009.06.14.csv)",
 }
 
-_SPLIT_ALIASES = {"dev": "validation", "valid": "validation"}
+_SPLIT_ALIASES = {"dev": "validation"}
 
 
+@validate_params({
+    "name": [Options(tuple(DATASETS))],
+    "split": [Options(("train", "validation", "dev", "test"))],  # per dataset: in the body
+    "path": [InstanceOf(str, os.PathLike, description="a str or a path"), None],
+    "contrastive_only": [Boolean()],
+    "rules": NO_VALIDATION,  # resolve_rules
+})
 def load_sentiment_dataset(
     name: str,
     split: str = "test",
@@ -119,19 +127,9 @@ def load_sentiment_dataset(
     >>> load_sentiment_dataset("sst2", "dev", path=folder / "dev.tsv", contrastive_only=True)
     (["it 's dull , but the cast shines"], array([1]))
     """
-    if not isinstance(name, str):
-        raise TypeError(f"`name` must be a str ('sst2' or 'sentiment140'), got {type(name).__name__}")
-    name = check_choice(name.lower(), "name", tuple(DATASETS))
-    if not isinstance(split, str):
-        raise TypeError(f"`split` must be a str, got {type(split).__name__}")
-    split = _SPLIT_ALIASES.get(split.lower(), split.lower())
-    split = check_choice(split, "split", tuple(DATASETS[name]))
-    if not isinstance(contrastive_only, (bool, np.bool_)):
-        raise TypeError(f"`contrastive_only` must be a bool, got {type(contrastive_only).__name__}")
+    split = check_choice(_SPLIT_ALIASES.get(split, split), "split", tuple(DATASETS[name]))
     table = resolve_rules(rules)
     if path is not None:
-        if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"`path` must be a str or a path, got {type(path).__name__}")
         file = _resolve_file(Path(path), name, split)
         reader = _read_sst2 if name == "sst2" else _read_sentiment140
         sentences, labels = reader(file, split)
