@@ -25,6 +25,7 @@ WITH_EXAMPLES = {
     "xplique_ext.text.agreement",
     "xplique_ext.text.data",
     "xplique_ext.text.explainers",
+    "xplique_ext.text.hub",
     "xplique_ext.text.lipschitz",
     "xplique_ext.text.loaders",
     "xplique_ext.text.models",

@@ -380,6 +380,27 @@ def adapt_text_model(
     -------
     model, tokenizer
         For a keras-hub model the tokenizer is the adapter's own (``model.tokenizer``).
+
+    Examples
+    --------
+    A tiny BERT (random weights); PERCY and the explainers take ``task`` as it is:
+
+    >>> import keras_hub
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "film", "un", "##fun", "##ny"]
+    >>> tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab)
+    >>> backbone = keras_hub.models.BertBackbone(
+    ...     vocabulary_size=len(vocab), num_layers=1, num_heads=1, hidden_dim=8,
+    ...     intermediate_dim=16, max_sequence_length=16)
+    >>> task = keras_hub.models.BertTextClassifier(
+    ...     backbone, num_classes=2,
+    ...     preprocessor=keras_hub.models.BertTextClassifierPreprocessor(tokenizer, 16))
+    >>> model, tok = adapt_text_model(task)
+    >>> tok(["a unfunny film"]) - 1  # the word pieces: a, un ##fun ##ny, film
+    array([[5, 7, 8, 9, 6]])
+    >>> from xplique_ext.text import IntegratedGradientsTokenExplainer
+    >>> ig = IntegratedGradientsTokenExplainer(task, steps=8)
+    >>> [a.shape for a in ig(["a unfunny film"])]  # one value per word
+    [(3,)]
     """
     cls = _CLASSES.get("model")
     if cls is not None and isinstance(model, cls):
