@@ -73,6 +73,13 @@ def test_sst2_tsv_known_answer(sst2_dir):
     assert again[0] == sentences and again[1].tolist() == labels.tolist()
 
 
+def test_sst2_with_a_byte_order_mark(tmp_path):
+    path = tmp_path / "dev.tsv"
+    path.write_bytes(b"\xef\xbb\xbf" + SST2_DEV.encode("utf-8"))
+    sentences, labels = load_sentiment_dataset("sst2", "validation", path=path)
+    assert len(sentences) == 4 and labels.tolist() == [1, 1, 0, 0]
+
+
 def test_sst2_contrastive_only_keeps_rule_sentences(sst2_dir):
     sentences, labels = load_sentiment_dataset(
         "sst2", "validation", path=sst2_dir, contrastive_only=True

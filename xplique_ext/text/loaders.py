@@ -169,7 +169,7 @@ def _resolve_file(path: Path, name: str, split: str) -> Path:
 
 
 def _read_sst2(file: Path, split: str) -> Tuple[List[str], List[int]]:
-    with open(file, encoding="utf-8", newline="") as handle:
+    with open(file, encoding="utf-8-sig", newline="") as handle:  # a BOM is tolerated
         rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(rows, None)
         if header is None:
