@@ -132,7 +132,8 @@ _DATASET = [Options(["shape", "color"])]
 _LAYOUT = [Options(LAYOUTS)]
 _CONVENTION = [Options(CONVENTIONS)]
 _SEED = [Interval(numbers.Integral, 0, None), None]
-_G = [ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, 1))]
+#: Normalised counts: finite (a model built on F meets g > 1 on perturbed images).
+_G = [ArrayLike("real", dtype=np.float64, finite=True)]
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
