@@ -18,8 +18,8 @@ from ..commons.metric import BaseMetric
 from ..commons.params import validate_params
 from .fire_functions import (
     FIRE_EXPONENT,
-    ArrayLike,
     PSI,
+    ArrayLike,
     fire_compensation_alpha,
     fire_equilibrium_alpha,
     fire_isoline,
