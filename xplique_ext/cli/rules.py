@@ -170,7 +170,7 @@ def _write(path: Optional[str], text: str) -> None:
 def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
-    from ..rules.dataset import default_names_path
+    from ..rules.datafile import default_names_path
     from ..rules.names import read_names
     from ..rules.syntax import read_text
 
@@ -278,7 +278,7 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     import pandas as pd
 
     from ..rules import evaluate_rules, read_data_dask
-    from ..rules.dataset import import_dask
+    from ..rules.on_dask import import_dask
 
     import_dask()
     from distributed import Client, LocalCluster

@@ -38,8 +38,7 @@ from ..commons.metric import BaseMetric
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset, import_dask
-from .errors import DataParseError
+from .dataset import Dataset
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -465,7 +464,9 @@ def evaluate_rules(
     if names is not None and not isinstance(names, Names):
         raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     if kind == "Dask DataFrame":
-        parts, names, file = _dask_counts(rules, data, mode, names)
+        from .on_dask import dask_counts
+
+        parts, names, file = dask_counts(rules, data, mode, names)
     else:
         parts, names, file = _chunk_counts(rules, data, mode, names)
     if parts:
@@ -630,40 +631,6 @@ def _chunk_counts(rules: RuleSet, chunks, mode: str, names: Optional[Names]):
     return parts, names, file
 
 
-def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
-    """One Dask task: encode a partition and count its tables."""
-    compiled, _ = compile_rules(rules, names)
-    try:
-        data = _as_dataset(frame, names)
-    except DataParseError as error:
-        raise DataParseError(
-            error.message.replace("of the DataFrame)", f"of partition {number})"),
-            file="<Dask DataFrame>",
-            line=error.line,
-            text=error.text,
-        ) from None
-    if not data.has_labels:
-        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
-    return _partition_counts(compiled, data, mode)
-
-
-def _dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names]):
-    """Counts of every partition, computed in parallel by Dask's current scheduler (a
-    ``distributed`` client when one is active)."""
-    dask = import_dask()
-    if names is None:
-        raise ValueError(
-            "`names` is required with a Dask DataFrame (read it with read_names): the "
-            "domains must be the same in every partition"
-        )
-    compile_rules(rules, names)  # a rule that does not fit the names fails here, at once
-    tasks = [
-        dask.delayed(_evaluate_partition)(rules, part, mode, names, number)
-        for number, part in enumerate(frame.to_delayed())
-    ]
-    return list(dask.compute(*tasks)), names, None
-
-
 def _n_classes(data: Dataset, y: np.ndarray) -> int:
     attribute = data.names.class_attribute
     if attribute is not None and attribute.values is not None and data.has_labels:
@@ -810,32 +777,11 @@ def predict_rules(
     return out
 
 
-def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series:
-    data = _as_dataset(frame, names)
-    values = predict_rules(rules, data, mode, weights=weights, missing=missing)
-    return pd.Series(values, index=frame.index, dtype=values.dtype)
-
-
 def _predict_partitioned(rules, data, mode, weights, missing, names):
     if _is_dask_collection(data):
-        import_dask()
-        if not isinstance(names, Names):
-            raise ValueError(
-                "`names` is required with a Dask DataFrame (read it with read_names), got "
-                f"{type(names).__name__}"
-            )
-        compiled, default = compile_rules(rules, names)
-        numeric = (
-            all(isinstance(r.head, float) for r in compiled)
-            and (default is None or isinstance(default, float))
-            and len(compiled) + (default is not None) > 0
-            and names.class_attribute is not None
-            and names.class_attribute.is_numeric
-        )
-        meta = pd.Series([], dtype=np.float64 if numeric else object)
-        return data.map_partitions(
-            _predict_partition, rules, names, mode, weights, missing, meta=meta
-        )
+        from .on_dask import dask_predictions
+
+        return dask_predictions(rules, data, mode, weights, missing, names)
     if not _is_chunks(data):
         raise TypeError(
             "`data` must be a Dataset, a Dask DataFrame or an iterable of chunks, got "

@@ -60,7 +60,7 @@ def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, 
     >>> len(rules), data.n_examples
     (4, 15)
     """
-    from .dataset import read_data
+    from .datafile import read_data
     from .evaluation import check_mode
     from .pbm import read_rules
 
