@@ -486,7 +486,11 @@ def default_names_path(data_path: Union[str, os.PathLike]) -> str:
 
 def _format_value(value: Any) -> str:
     text = str(value)
-    if text in (UNKNOWN, NOT_APPLICABLE) or any(c in text for c in ',"\n\r') or text != text.strip():
+    if (
+        text in (UNKNOWN, NOT_APPLICABLE)
+        or any(c in text for c in ',"\n\r')
+        or text != text.strip()
+    ):
         return '"' + text.replace('"', '""') + '"'
     return text
 

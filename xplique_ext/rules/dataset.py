@@ -443,7 +443,6 @@ def _number_text(value: Any) -> str:
     return str(value)
 
 
-
 class _LineNeeded(Exception):
     pass
 
@@ -532,7 +531,9 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     import pyarrow.compute as pc
 
     try:
-        array = series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(series.array)
+        array = (
+            series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(series.array)
+        )
         text = pc.utf8_trim_whitespace(array)
         unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
         not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)

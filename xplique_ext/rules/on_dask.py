@@ -67,7 +67,6 @@ def read_data_dask(
         Columns named after the attributes; pass ``names`` along to ``evaluate_rules``.
     """
 
-
     dask = import_dask()
     if names is None:
         names = default_names_path(path)
@@ -114,7 +113,6 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
                 text=",".join(values),
             )
     return frame
-
 
 
 def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
