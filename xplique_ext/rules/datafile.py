@@ -7,10 +7,11 @@ commas, or new lines for ``string`` attributes). Blank lines are skipped.
 
 Two readers, one format:
 
-- the **fast reader**, Arrow's streaming CSV reader (``pyarrow.csv.open_csv``) driven by the
-  ``.names`` schema, reads clean files: no quote, every record complete, every value valid.
-  It decides nothing on its own: at the first batch it cannot read exactly (a quote, a
-  wrong number of fields, an empty or invalid value, a text that is not UTF-8), it stops;
+- the **fast reader**, Arrow's CSV reader (``pyarrow.csv.read_csv``) driven by the
+  ``.names`` schema, reads clean files, 1 MiB of whole lines at a time: no quote, every
+  record complete, every value valid. It decides nothing on its own: at the first block it
+  cannot read exactly (a quote, a wrong number of fields, an empty or invalid value, a
+  text that is not UTF-8), it stops;
 - the **exact reader**, Python's ``csv`` module over the text, defines the format and goes
   on from the first record the fast reader did not deliver. It reports the first error
   with the file, the line, its text and the attribute.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,7 @@ from .dataset import (
     _encode_distinct,
     _encode_numeric_text,
     _LineNeeded,
+    _number_rules,
     _number_text,
 )
 from .errors import DataParseError
@@ -50,9 +52,11 @@ from .syntax import open_text
 
 __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 
-#: Bytes of text Arrow parses into one batch (and the exact reader's rows per part are
-#: sized alike); a batch is the unit the fast reader gives up on.
-_BLOCK_BYTES = 2 << 20
+#: Bytes of whole lines the fast reader reads at once (the unit it gives up on). Not
+#: ``pyarrow.csv.open_csv``: its read-ahead takes 2.6-3.9x the file at the peak where these
+#: blocks take 1.6x (``benchmarks/rules_reader_blocks.py``); 1 MiB, not 2 or 4: 1.6x, 1.9x,
+#: 2.3x on the 48 MB file of ``tests/rules/test_rules_reader_memory.py``, at the same speed.
+_BLOCK_BYTES = 1 << 20
 #: Records the exact reader encodes at once.
 _EXACT_ROWS = 1 << 15
 #: ``(pyarrow, pyarrow.csv)`` once imported; set it to False to read with the exact reader
@@ -61,7 +65,7 @@ _ARROW: Any = None
 
 
 class _GiveUp(Exception):
-    """Internal: the fast reader cannot read a batch exactly (the exact reader goes on)."""
+    """Internal: the fast reader cannot read a block exactly (the exact reader goes on)."""
 
 
 # -- the fast reader ----------------------------------------------------------------------
@@ -75,20 +79,21 @@ def _arrow():
     return _ARROW or None
 
 
-def _open_batches(source, names: Names):
-    """Arrow's streaming reader over ``source`` (a binary file), every column read as
-    text: numbers are parsed by :func:`~xplique_ext.rules.dataset._encode_numeric_text`
-    (``?`` and ``!`` apart), the others dictionary-encoded."""
+def _read_block(block: bytes, names: Names, numbers_as_text: bool):
+    """A block of whole records, read by Arrow's CSV reader against the ``.names``
+    schema: numbers straight into ``float64`` (``?`` read as null) or, with
+    ``numbers_as_text``, as text (for ``!``); the other columns dictionary-encoded."""
     pa, pacsv = _arrow()
     keys = [str(k) for k in range(len(names.columns))]
+    number = pa.string() if numbers_as_text else pa.float64()
     types = {
-        key: pa.string() if attribute.is_numeric else pa.dictionary(pa.int32(), pa.string())
+        key: number if attribute.is_numeric else pa.dictionary(pa.int32(), pa.string())
         for key, attribute in zip(keys, names.columns)
     }
-    return pacsv.open_csv(
-        source,
+    return pacsv.read_csv(
+        pa.py_buffer(block),
         read_options=pacsv.ReadOptions(
-            column_names=keys, use_threads=True, block_size=_BLOCK_BYTES
+            column_names=keys, use_threads=False, block_size=len(block) + 1
         ),
         parse_options=pacsv.ParseOptions(
             delimiter=",",
@@ -100,47 +105,78 @@ def _open_batches(source, names: Names):
         ),
         convert_options=pacsv.ConvertOptions(
             column_types=types,
+            null_values=[] if numbers_as_text else [UNKNOWN],
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
             check_utf8=True,
         ),
-        # malloc's pool: freed batches go back at once (Arrow's pools keep them for reuse)
+        # malloc's pool: freed blocks go back at once, so that the peak stays the table
+        # plus the block being read (Arrow's own pools keep them for reuse)
         memory_pool=pa.system_memory_pool(),
     )
 
 
-def _encode_batch(batch, names: Names, file: str) -> Dataset:
-    """A record batch of the fast reader, encoded; :class:`_GiveUp` where it cannot be
-    read exactly (a quote: only the exact reader reads quoted values)."""
+def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
+    """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
+    a binary file); :class:`_GiveUp` at the first block it cannot read exactly."""
+    pa, _ = _arrow()
+    while True:
+        block = source.read(_BLOCK_BYTES)
+        if not block:
+            return
+        block += source.readline()
+        try:
+            try:
+                table = _read_block(block, names, numbers_as_text=False)
+            except pa.ArrowInvalid:  # ``!`` in a number column, or an error
+                table = _read_block(block, names, numbers_as_text=True)
+        except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
+            raise _GiveUp from None
+        del block
+        if table.num_rows:
+            yield _encode_table(table.combine_chunks(), names, file)
+        del table
+
+
+def _encode_table(table, names: Names, file: str) -> Dataset:
+    """An Arrow table of the fast reader, encoded by the rules of
+    :mod:`~xplique_ext.rules.dataset`; :class:`_GiveUp` for anything they would report,
+    or a quote (only the exact reader reads quoted values)."""
+    if table.num_columns != len(names.columns):
+        raise _GiveUp
     columns: Dict[str, Column] = {}
+    n = table.num_rows
     try:
         for k, attribute in enumerate(names.columns):
-            array = batch.column(k)
-            if attribute.is_numeric:
-                column = _encode_numeric_text(attribute, array)
+            array = table.column(k).chunk(0) if table.column(k).num_chunks else None
+            if array is None or len(array) != n:
+                raise _GiveUp
+            if attribute.is_numeric and array.type == _arrow()[0].string():
+                columns[attribute.name] = _encode_numeric_text(attribute, array)
+            elif attribute.is_numeric:
+                columns[attribute.name] = _encode_numbers(attribute, array)
             else:
                 categories = array.dictionary.to_pylist()
                 if array.null_count or any('"' in c for c in categories):
                     raise _GiveUp
                 codes = array.indices.to_numpy(zero_copy_only=False)
-                column = _encode_distinct(attribute, codes, categories)
-            columns[attribute.name] = column
+                columns[attribute.name] = _encode_distinct(attribute, codes, categories)
     except (_LineNeeded, DataParseError):
         raise _GiveUp from None
     return Dataset(names, columns, file=file)
 
 
-def _fast_batches(source, names: Names) -> Iterator[Any]:
-    """The fast reader's record batches; :class:`_GiveUp` at the first it cannot read."""
-    pa, _ = _arrow()
-    try:
-        reader = _open_batches(source, names)
-        for batch in reader:
-            if batch.num_columns != len(names.columns):
-                raise _GiveUp
-            yield batch
-    except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-        raise _GiveUp from None
+def _encode_numbers(attribute, array) -> Column:
+    """A ``float64`` column of the fast reader (null where ``?``)."""
+    values = array.to_numpy(zero_copy_only=False)  # NaN where null
+    if not values.flags.writeable:
+        values = values.copy()
+    unknown = np.isnan(values)
+    if int(np.count_nonzero(unknown)) != array.null_count:  # ``nan`` written out
+        raise _GiveUp
+    if _number_rules(attribute, values, unknown)[0] is not None:
+        raise _GiveUp
+    return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
 # -- the exact reader ---------------------------------------------------------------------
@@ -249,30 +285,28 @@ def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: 
 
 
 # -- both, in order -----------------------------------------------------------------------
-def _parts(open_binary: Callable, names: Names, file: str) -> Iterator[Dataset]:
-    """The examples of a file, part by part: the fast reader's batches, then the exact
-    reader from the first record the fast reader did not deliver."""
+def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Dataset]:
+    """The examples of a file (its path, or its bytes), part by part: the fast reader's,
+    then the exact reader's from the first record the fast reader did not deliver."""
     done = 0
     if _arrow() is not None:
-        with open_binary() as source:
+        with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
             try:
-                for batch in _fast_batches(source, names):
-                    part = _encode_batch(batch, names, file)
+                for part in _fast_parts(binary, names, file):
                     done += part.n_examples
-                    del batch
                     yield part
                 return
             except _GiveUp:
                 pass
-    with open_text(open_binary()) as handle:
+    with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         yield from _exact_parts(handle, names, file, skip=done)
 
 
-def _chunks(open_binary: Callable, names: Names, file: str, size: int) -> Iterator[Dataset]:
+def _chunks(source: str, names: Names, file: str, size: int) -> Iterator[Dataset]:
     """Consecutive data sets of exactly ``size`` examples (the last one may be shorter)."""
     pending: List[Dataset] = []
     held = 0
-    for part in _parts(open_binary, names, file):
+    for part in _parts(source, names, file):
         start = 0
         while held + part.n_examples - start >= size:
             stop = start + size - held
@@ -398,7 +432,7 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     if not isinstance(names, Names):
         raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     raw = text.encode("utf-8", errors="surrogatepass")
-    return _assemble(_parts(lambda: io.BytesIO(raw), names, file), names, file, len(raw))
+    return _assemble(_parts(raw, names, file), names, file, len(raw))
 
 
 def read_data(
@@ -432,19 +466,19 @@ def read_data(
 
     Notes
     -----
-    The file is streamed by Arrow's CSV reader (``pyarrow.csv.open_csv``, batches of
-    2 MiB), driven by the ``.names`` schema: every column is read as text, numbers are
-    parsed by Arrow into ``float64`` arrays (``?`` and ``!`` kept apart), and every other
-    column is dictionary-encoded, its distinct values checked against the declarations
-    once. At the first batch Arrow cannot read exactly as the format says (a quoted value,
+    The file is read by Arrow's CSV reader 1 MiB of whole lines at a time, driven by the
+    ``.names`` schema: numbers are parsed by Arrow into ``float64`` arrays (as text where
+    a block holds ``!``, to keep ``?`` and ``!`` apart), and every other column is
+    dictionary-encoded, its distinct values checked against the declarations once. At
+    the first block Arrow cannot read exactly as the format says (a quoted value,
     a wrong number of fields, an empty or invalid value, a text that is not UTF-8), the
-    exact reader (Python's ``csv`` module) goes on from that batch's first record, and
+    exact reader (Python's ``csv`` module) goes on from that block's first record, and
     reports the first error with the file, the line, its text and the attribute. Text is
     UTF-8 (a byte-order mark is skipped), bytes that are not UTF-8 are read as Latin-1.
     Peak memory stays below twice the size of the file for tables of numbers and short
     nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
-    not-applicable mask takes memory only where there are such values), plus the batch
+    not-applicable mask takes memory only where there are such values), plus the block
     being parsed.
 
     Examples
@@ -469,13 +503,9 @@ def read_data(
         names = read_names(names)
     file = os.fspath(path)
     size = os.path.getsize(file)  # fails now, not at the first chunk, if the file is missing
-
-    def open_binary():
-        return open(file, "rb")
-
     if chunksize is not None:
-        return _chunks(open_binary, names, file, int(chunksize))
-    return _assemble(_parts(open_binary, names, file), names, file, size)
+        return _chunks(file, names, file, int(chunksize))
+    return _assemble(_parts(file, names, file), names, file, size)
 
 
 def default_names_path(data_path: Union[str, os.PathLike]) -> str:
