@@ -39,6 +39,7 @@ from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset
+from .errors import DataParseError
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -52,6 +53,7 @@ __all__ = [
     "covered_mask",
     "RuleMetrics",
     "check_mode",
+    "check_label_classes",
 ]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
@@ -248,7 +250,41 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
     data, y, dropped = _labelled(data, labels, coded)
     if dropped:
         _warn_dropped(dropped, stacklevel=4)
+    if labels is not None:
+        check_label_classes([rule.head for rule in compiled], y, "labels", stacklevel=4)
     return compiled, default, data, y
+
+
+def check_label_classes(heads: Sequence[Any], labels: Any, name: str, stacklevel: int) -> None:
+    """Check labels a user passed against the classes the rule heads name (compared as
+    text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
+    labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
+    classes expected and those received; head classes the labels never hold are a
+    warning naming them (their rules count no example with ``H`` true)."""
+    expected = sorted({label_text(head) for head in heads})
+    values = np.asarray(labels)
+    if not expected or values.size == 0:
+        return
+    distinct = np.unique(values) if values.dtype.kind in "fiub" else pd.unique(values)
+    received = sorted({label_text(v) for v in distinct if v is not None and v == v})
+    never = [c for c in expected if c not in set(received)]
+    if len(never) == len(expected):
+        raise ValueError(
+            f"`{name}` share no class with the rule heads: expected labels among "
+            f"{_shown(expected)}, got {_shown(received)}"
+        )
+    if never:
+        warnings.warn(
+            f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
+            f"hold {_shown(received)}): those rules count no example with H true",
+            XpliqueExtWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _shown(classes: Sequence[str], most: int = 10) -> str:
+    shown = ", ".join(repr(c) for c in classes[:most])
+    return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
 
 
 def _warn_dropped(dropped: int, stacklevel: int) -> None:
@@ -395,7 +431,9 @@ def evaluate_rules(
         (Algorithm 2) or ``"inter-class"`` (Algorithm 3).
     labels
         Optional ``(N,)`` labels compared with the heads instead of the class column, for
-        instance a black box's predictions (rule fidelity).
+        instance a black box's predictions (rule fidelity). Labels that share no class
+        with the heads (compared as text, ``1.0`` matching ``"1"``) are refused; head
+        classes they never hold are named in a warning.
     n_classes
         Classes for the Laplace accuracy (default: the size of the class domain, or the
         number of distinct labels).
@@ -466,7 +504,7 @@ def evaluate_rules(
     if kind == "Dask DataFrame":
         from .on_dask import dask_counts
 
-        parts, names, file = dask_counts(rules, data, mode, names)
+        parts, names, file = dask_counts(rules, data, mode, names, _evaluate_partition)
     else:
         parts, names, file = _chunk_counts(rules, data, mode, names)
     if parts:
@@ -631,6 +669,23 @@ def _chunk_counts(rules: RuleSet, chunks, mode: str, names: Optional[Names]):
     return parts, names, file
 
 
+def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
+    """One Dask task: encode a partition and count its tables."""
+    compiled, _ = compile_rules(rules, names)
+    try:
+        data = _as_dataset(frame, names)
+    except DataParseError as error:
+        raise DataParseError(
+            error.message.replace("of the DataFrame)", f"of partition {number})"),
+            file="<Dask DataFrame>",
+            line=error.line,
+            text=error.text,
+        ) from None
+    if not data.has_labels:
+        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
+    return _partition_counts(compiled, data, mode)
+
+
 def _n_classes(data: Dataset, y: np.ndarray) -> int:
     attribute = data.names.class_attribute
     if attribute is not None and attribute.values is not None and data.has_labels:
@@ -777,11 +832,17 @@ def predict_rules(
     return out
 
 
+def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series:
+    data = _as_dataset(frame, names)
+    values = predict_rules(rules, data, mode, weights=weights, missing=missing)
+    return pd.Series(values, index=frame.index, dtype=values.dtype)
+
+
 def _predict_partitioned(rules, data, mode, weights, missing, names):
     if _is_dask_collection(data):
         from .on_dask import dask_predictions
 
-        return dask_predictions(rules, data, mode, weights, missing, names)
+        return dask_predictions(rules, data, mode, weights, missing, names, _predict_partition)
     if not _is_chunks(data):
         raise TypeError(
             "`data` must be a Dataset, a Dask DataFrame or an iterable of chunks, got "

@@ -10,6 +10,7 @@ without Dask installed.
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -115,28 +116,10 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
     return frame
 
 
-def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
-    """One Dask task: encode a partition and count its tables."""
-    from .evaluation import _as_dataset, _partition_counts
-
-    compiled, _ = compile_rules(rules, names)
-    try:
-        data = _as_dataset(frame, names)
-    except DataParseError as error:
-        raise DataParseError(
-            error.message.replace("of the DataFrame)", f"of partition {number})"),
-            file="<Dask DataFrame>",
-            line=error.line,
-            text=error.text,
-        ) from None
-    if not data.has_labels:
-        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
-    return _partition_counts(compiled, data, mode)
-
-
-def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names]):
-    """Counts of every partition, computed in parallel by Dask's current scheduler (a
-    ``distributed`` client when one is active)."""
+def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names], task):
+    """Counts of every partition, ``task(rules, partition, mode, names, number)``,
+    computed in parallel by Dask's current scheduler (a ``distributed`` client when one
+    is active)."""
     dask = import_dask()
     if names is None:
         raise ValueError(
@@ -145,22 +128,15 @@ def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names]):
         )
     compile_rules(rules, names)  # a rule that does not fit the names fails here, at once
     tasks = [
-        dask.delayed(_evaluate_partition)(rules, part, mode, names, number)
+        dask.delayed(task)(rules, part, mode, names, number)
         for number, part in enumerate(frame.to_delayed())
     ]
     return list(dask.compute(*tasks)), names, None
 
 
-def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series:
-    from .evaluation import _as_dataset, predict_rules
-
-    data = _as_dataset(frame, names)
-    values = predict_rules(rules, data, mode, weights=weights, missing=missing)
-    return pd.Series(values, index=frame.index, dtype=values.dtype)
-
-
-def dask_predictions(rules, data, mode, weights, missing, names):
-    """A lazy Dask series of the predictions, partition by partition."""
+def dask_predictions(rules, data, mode, weights, missing, names, task):
+    """A lazy Dask series of the predictions, ``task(partition, rules, names, mode,
+    weights, missing)`` partition by partition."""
     import_dask()
     if not isinstance(names, Names):
         raise ValueError(
@@ -176,4 +152,67 @@ def dask_predictions(rules, data, mode, weights, missing, names):
         and names.class_attribute.is_numeric
     )
     meta = pd.Series([], dtype=np.float64 if numeric else object)
-    return data.map_partitions(_predict_partition, rules, names, mode, weights, missing, meta=meta)
+    return data.map_partitions(task, rules, names, mode, weights, missing, meta=meta)
+
+
+class SchedulerError(ValueError):
+    """No Dask scheduler answers at an address (malformed, closed, or another server)."""
+
+
+def check_scheduler(address: str, seconds: float) -> None:
+    """Check within ``seconds`` that a Dask scheduler answers at ``address``.
+
+    ``distributed.Client`` alone waits for minutes on a port that accepts connections but
+    is no scheduler (a dashboard's 8787), retries a closed port for 30 s and raises a
+    bare ``ValueError`` on a malformed address: this asks the scheduler for its identity
+    with a deadline on every step, so that each case is one clear error.
+
+    Raises
+    ------
+    SchedulerError
+        Naming the address and what went wrong.
+    """
+    import asyncio
+
+    import_dask()
+    from distributed.comm import connect
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address, strict=True)
+        get_backend(scheme)  # an unknown scheme
+        host_port = parse_host_port(location) if scheme in ("tcp", "tls", "ws", "wss") else None
+    except (ValueError, TypeError) as error:
+        raise SchedulerError(
+            f"invalid Dask scheduler address {address!r} (expected tcp://HOST:PORT): {error}"
+        ) from None
+    if host_port is not None:  # a closed port: refused at once (distributed retries 30 s)
+        try:
+            socket.create_connection(host_port, timeout=seconds).close()
+        except OSError as error:
+            reason = error.strerror or str(error) or type(error).__name__
+            raise SchedulerError(f"cannot reach a Dask scheduler at {address}: {reason}") from None
+
+    async def identity():
+        comm = await asyncio.wait_for(connect(address, timeout=seconds), seconds)
+        try:
+            await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), seconds)
+            return await asyncio.wait_for(comm.read(), seconds)
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(identity())
+    except asyncio.TimeoutError:
+        raise SchedulerError(
+            f"no Dask scheduler answered at {address} within {seconds:g} s (a server "
+            "listens there, but is it a scheduler's address, e.g. tcp://host:8786, and "
+            "not its dashboard's?)"
+        ) from None
+    except (OSError, ValueError, TypeError) as error:
+        reason = str(error).strip() or type(error).__name__
+        raise SchedulerError(f"cannot reach a Dask scheduler at {address}: {reason}") from None
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+        raise SchedulerError(f"the server at {address} is not a Dask scheduler (a {kind})")

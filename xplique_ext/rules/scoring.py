@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
-from .evaluation import check_mode, label_text, predict_rules
+from .evaluation import check_label_classes, check_mode, label_text, predict_rules
 from .fire_functions import check_psi, fire_score, qs_score
 from .pbm import RuleSet
 
@@ -100,7 +100,9 @@ def score_rules(
         attributes, or an array ``(N, F)`` with ``feature_names``.
     reference
         ``(N,)`` outputs to match: the black box's predictions (fidelity) or the true
-        labels. By default the class column of ``data``.
+        labels. By default the class column of ``data``. For classification, values that
+        share no class with the heads are refused, head classes they never hold named in
+        a warning (as ``labels`` of :func:`~xplique_ext.rules.evaluate_rules`).
     psi
         FiRe's trade-off (> 0).
     mode
@@ -134,6 +136,7 @@ def score_rules(
     if not isinstance(rules, RuleSet):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     data = _as_dataset(data, rules, feature_names)
+    given = reference is not None
     if reference is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `reference`")
@@ -160,6 +163,9 @@ def score_rules(
     else:
         predicted = np.array([not _missing(v) for v in predictions.tolist()], dtype=bool)
         known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
+        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
+            heads = [rule.head for rule in rules.all_rules]
+            check_label_classes(heads, reference[known], "reference", stacklevel=2)
         pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
         ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
         errors = (pred_text != ref_text).astype(np.float64)
