@@ -31,6 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 import numpy as np
 import pandas as pd
 
+from ..commons.params import InstanceOf, validate_params
 from .dataset import (
     _NA_CODE,
     _UNKNOWN_CODE,
@@ -49,6 +50,7 @@ from .dataset import (
 from .errors import DataParseError
 from .names import Names
 from .syntax import open_text
+from .validation import PATH, TEXT
 
 __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 
@@ -404,6 +406,13 @@ def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:
 
 
 # -- public -------------------------------------------------------------------------------
+@validate_params(
+    {
+        "text": [TEXT],
+        "names": [InstanceOf(Names, description="a Names object")],
+        "file": [TEXT],
+    }
+)
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -435,6 +444,16 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     return _assemble(_parts(raw, names, file), names, file, len(raw))
 
 
+@validate_params(
+    {
+        "path": [PATH],
+        "names": [
+            InstanceOf(Names, str, os.PathLike, description="a Names object or a path"),
+            None,
+        ],
+        "chunksize": "no_validation",  # a positive integer or None: checked below
+    }
+)
 def read_data(
     path: Union[str, os.PathLike],
     names: Union[Names, str, os.PathLike, None] = None,
@@ -525,6 +544,7 @@ def _format_value(value: Any) -> str:
     return text
 
 
+@validate_params({"dataset": [InstanceOf(Dataset, description="a Dataset")], "path": [PATH, None]})
 def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> str:
     """Write examples as ``.data`` text (to ``path`` when given); returns the text."""
     frame_columns = []

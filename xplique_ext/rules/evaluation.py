@@ -28,6 +28,7 @@ Semantics (section 3 and the worked example of section 5 of the report)
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -35,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
+from ..commons.params import ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
@@ -58,6 +60,13 @@ __all__ = [
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
+
+
+#: The declared constraints shared by the rules' entry points
+#: (:func:`~xplique_ext.commons.params.validate_params`).
+MODE = [Options(MODES)]
+RULES = [InstanceOf(RuleSet, description="a RuleSet")]
+NAMES_OR_NONE = [InstanceOf(Names, description="a Names object"), None]
 
 
 def check_mode(mode: Any) -> str:
@@ -401,6 +410,16 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return blocks
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+        "mode": MODE,
+        "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+        "n_classes": [Interval(numbers.Integral, 1, None), None],
+        "names": NAMES_OR_NONE,
+    }
+)
 def evaluate_rules(
     rules: RuleSet,
     data: Any,
@@ -708,6 +727,7 @@ def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.
     return masks
 
 
+@validate_params({"rules": RULES, "data": [InstanceOf(Dataset, description="a Dataset")]})
 def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     """``(N,)``: whether at least one rule (DEFAULT excluded) covers each example (a test
     on an unknown value counting as true)."""
@@ -718,6 +738,16 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     return covered
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+        "mode": MODE,
+        "weights": "no_validation",  # a callable, or 3 finite numbers: checked below
+        "missing": "no_validation",  # any value, returned as it is
+        "names": NAMES_OR_NONE,
+    }
+)
 def predict_rules(
     rules: RuleSet,
     data: Dataset,

@@ -9,11 +9,13 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..commons.params import ArrayLike, Boolean, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
-from .evaluation import check_label_classes, check_mode, label_text, predict_rules
+from .evaluation import MODE, RULES, check_label_classes, check_mode, label_text, predict_rules
 from .fire_functions import check_psi, fire_score, qs_score
 from .pbm import RuleSet
+from .validation import PSI
 
 __all__ = ["RuleSetScore", "score_rules"]
 
@@ -79,6 +81,17 @@ def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a DataFrame or an array: checked below
+        "reference": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+        "psi": [PSI],
+        "mode": MODE,
+        "count_default": [Boolean()],
+        "feature_names": "no_validation",  # with an array `data` only: checked below
+    }
+)
 def score_rules(
     rules: RuleSet,
     data: Any,

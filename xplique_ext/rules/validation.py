@@ -11,13 +11,14 @@ broadcast message.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, Tuple
 
 import numpy as np
 
-from ..commons.params import ArrayLike, Interval, Mismatch, check_param, describe
+from ..commons.params import ArrayLike, InstanceOf, Interval, Mismatch, check_param, describe
 
-__all__ = ["PSI", "REAL_ARRAY", "as_real_array", "check_real", "broadcast_shape"]
+__all__ = ["PATH", "PSI", "REAL_ARRAY", "TEXT", "as_real_array", "check_real", "broadcast_shape"]
 
 
 def _holds_bool(value: Any) -> bool:
@@ -67,6 +68,10 @@ class _Psi(Interval):
 
 #: FiRe's trade-off ``psi``.
 PSI = _Psi()
+#: A file's path.
+PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
+#: A text (a file's content, or its name in messages).
+TEXT = InstanceOf(str, description="a string")
 
 
 def as_real_array(value: Any, name: str) -> np.ndarray:
