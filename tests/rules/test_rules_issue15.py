@@ -157,3 +157,17 @@ def test_cli_dask_address_without_a_scheduler_fails_in_seconds(
     assert "Traceback" not in err
     assert re.search(message, lines[0]), lines[0]
     assert elapsed < 15, f"took {elapsed:.1f} s"
+
+
+def test_warnings_of_declared_entry_points_point_at_the_caller(voyage):
+    """The declaration wrapper adds a frame: the warnings still name the caller's line."""
+    rules, data, y = voyage
+    partial = np.where(y == "go", "go", "stay").astype(object)
+    with pytest.warns(UserWarning) as record:
+        evaluate_rules(rules, data, labels=partial)
+        score_rules(rules, data, reference=partial)
+    assert {w.filename for w in record} == {__file__}
+    unknown = np.where(y == "go", "go", None).astype(object)
+    with pytest.warns(UserWarning, match="left out of the contingency tables") as record:
+        evaluate_rules(rules, data, labels=unknown)
+    assert all(w.filename == __file__ for w in record)

@@ -258,7 +258,7 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
     compiled, default = compile_rules(rules, data.names)
     data, y, dropped = _labelled(data, labels, coded)
     if dropped:
-        _warn_dropped(dropped, stacklevel=4)
+        _warn_dropped(dropped, stacklevel=5)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels", stacklevel=4)
     return compiled, default, data, y
@@ -501,8 +501,12 @@ def evaluate_rules(
         return RuleEvaluation._from_counts(
             rules, mode, counts, n_classes, names_file=data.names.file, data_file=data.file
         )
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    return _evaluate_partitioned(rules, data, mode, labels, n_classes, names)
+
+
+def _evaluate_partitioned(rules, data, mode, labels, n_classes, names) -> RuleEvaluation:
+    """:func:`evaluate_rules` on an iterable of chunks or a Dask DataFrame: the counts of
+    every part, summed."""
     if _is_dask_collection(data):
         kind = "Dask DataFrame"
     elif _is_chunks(data):
@@ -518,8 +522,6 @@ def evaluate_rules(
             f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
             "compare with the heads in the class column of the chunks instead"
         )
-    if names is not None and not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     if kind == "Dask DataFrame":
         from .on_dask import dask_counts
 
@@ -537,7 +539,7 @@ def evaluate_rules(
         dropped += part["dropped"]
         seen |= part["labels"]
     if dropped:
-        _warn_dropped(dropped, stacklevel=2)
+        _warn_dropped(dropped, stacklevel=4)
     if n_classes is None:
         attribute = names.class_attribute
         if attribute is not None and attribute.values is not None:
@@ -833,6 +835,14 @@ def predict_rules(
             out[new] = rule.head
             decided |= mask
         return out
+    return _vote(compiled, masks, weights, out, numeric)
+
+
+def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool) -> np.ndarray:
+    """Unordered predictions written into ``out``: the weighted mean of the covering
+    heads (numeric heads), or the class with the largest total weight of covering rules
+    (ties to the class of the first such rule)."""
+    n = len(out)
     if numeric:
         total = np.zeros(n)
         weight = np.zeros(n)

@@ -84,7 +84,7 @@ def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
             f"{what} overflows float64 ({count} of {values.size} values): the inputs are "
             "too large to be scored and the scores are set to NaN",
             UndefinedScoreWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         values = np.where(bad, np.nan, values)
     return values
