@@ -724,8 +724,9 @@ class GroundTruthSaliency(_GroundTruthBase):
     sign
         'abs' or 'positive': how maps are made non-negative.
     resize
-        Downsampling of the maps before comparing them; default (32, 32) for 'emd' and
-        None (full resolution) for 'kl'.
+        Downsampling of the maps before comparing them, to the largest grid within it
+        that keeps their aspect ratio (see :func:`emd`); default (32, 32) for 'emd' and
+        None (full resolution) for 'kl'. Values >= 2.
     ground_distance
         'euclidean', 'manhattan' or 'sqeuclidean' (EMD only).
     normalize
