@@ -210,6 +210,19 @@ def test_multiplying_a_map_leaves_every_score_unchanged(factor):
                                relevance_mass_accuracy(phi, masks), rtol=1e-12)
 
 
+@pytest.mark.parametrize("factor", [1e-170, 1e150, 1e300])
+@pytest.mark.parametrize("solver", ["dense", "column_generation"])
+def test_unnormalised_emd_is_homogeneous_at_any_scale(factor, solver):
+    """Eq. 5 as written scales with the masses: emd(c a, c b) = c emd(a, b). Before the
+    common rescaling, 1e-170 crashed POT's solver (segmentation fault) and 1e150 or 1e300
+    were 0.5-0.9% off."""
+    phi, truth = _pair_maps(0)
+    truth = truth * 0.2
+    base = emd(phi, truth, resize=None, normalize=False, solver=solver)
+    scaled = emd(phi * factor, truth * factor, resize=None, normalize=False, solver=solver)
+    np.testing.assert_allclose(scaled / factor, base, rtol=1e-12)
+
+
 def test_signed_relevance_cancelling_to_rounding_level_is_undefined():
     masks = np.zeros((4, 4), bool)
     masks[0] = True
@@ -298,6 +311,11 @@ def test_property_scale_invariance(pair, log_phi, log_truth):
         for measure in LOCALISATION:
             np.testing.assert_allclose(measure(phi * a, masks), measure(phi, masks),
                                        rtol=1e-12)
+        # Eq. 5 unnormalised: homogeneous of degree 1 in a common factor
+        np.testing.assert_allclose(
+            emd(phi * a, truth * a, resize=None, normalize=False) / a,
+            emd(phi, truth, resize=None, normalize=False), rtol=1e-10,
+        )
     np.testing.assert_allclose(
         _saliency(truth * b).detailed_evaluate(phi * a),
         _saliency(truth).detailed_evaluate(phi), rtol=1e-10, atol=1e-13,

@@ -280,7 +280,9 @@ def emd(
         NaN (with an :class:`UndefinedScoreWarning`) where a map is all zero after
         ``sign``. Each map is divided by its largest value before its mass is taken, so
         any positive multiple of a map (1e-300 to the float maximum, in any float dtype)
-        gives the same distance (``normalize=True``).
+        gives the same distance (``normalize=True``); with ``normalize=False`` both maps
+        of a pair are divided by their common largest value and the cost multiplied back,
+        so ``emd(c a, c b) = c emd(a, b)`` at any scale.
 
     Notes
     -----
@@ -321,16 +323,26 @@ def emd(
     jobs = _resolve_jobs(n_jobs)
 
     phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
-    if normalize:  # scaled first: masses near the float maximum cannot overflow
+    # Scaled first, so that the transport is solved on values of order 1 whatever the
+    # maps' scale (masses near the float maximum cannot overflow, tiny ones do not reach
+    # the solver's tolerances): each map by its own maximum for distributions, both maps
+    # of a pair by their common maximum for Eq. 5 as written, which is homogeneous of
+    # degree 1 in the masses (cost(c a, c b) = c cost(a, b); the factor is put back).
+    factor = np.ones(len(phi))
+    if normalize:
         phi, gt = _scale(phi), _scale(gt)
+    else:
+        top = np.maximum(phi.max(axis=(1, 2), initial=0.0), gt.max(axis=(1, 2), initial=0.0))
+        factor = np.where(top > 0, top, 1.0)
+        phi, gt = phi / factor[:, None, None], gt / factor[:, None, None]
     extent = phi.shape[1:]
     phi, gt = _reduce([phi, gt], resize)
-    with np.errstate(over="ignore"):
-        mass_phi = phi.sum(axis=(1, 2))
-        mass_gt = gt.sum(axis=(1, 2))
+    mass_phi = phi.sum(axis=(1, 2))
+    mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
     _warn_undefined("emd", int((~defined).sum()), len(phi), "sum to zero after `sign`")
-    overflow = defined & ~(np.isfinite(mass_phi) & np.isfinite(mass_gt))
+    with np.errstate(over="ignore"):
+        overflow = defined & ~np.isfinite(np.maximum(mass_phi, mass_gt) * factor)
     _warn_undefined(
         "emd",
         int(overflow.sum()),
@@ -351,7 +363,7 @@ def emd(
         )
         if not normalize:
             value += abs(float(gt[k].sum()) - float(phi[k].sum())) * 1.0
-        return value
+        return value * factor[k]
 
     indices = range(len(phi))
     bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
