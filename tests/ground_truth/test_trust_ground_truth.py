@@ -430,3 +430,27 @@ def test_property_invalid_settings_raise_naming_the_parameter(data, name):
     measure = kl_divergence if name == "epsilon" else emd
     with pytest.raises((ValueError, TypeError), match=f"`{name}`"):
         measure(phi, truth, **{name: value})
+
+
+@PROPERTY
+@given(st.integers(0, 2**31 - 1), st.sampled_from([np.float16, np.float32, np.float64]))
+def test_property_model_output_dtype(seed, dtype):
+    """The model is only used for the accuracy check: its output dtype changes neither the
+    agreement nor the scores."""
+    rng = np.random.default_rng(seed)
+    classes = rng.integers(0, 3, size=4)
+    inputs = rng.random((4, 6, 6, 1)).astype(np.float32)
+    inputs[:, 0, 0, 0] = classes / 4  # the class the model reads back
+
+    def model(x):
+        return np.eye(3, dtype=dtype)[np.rint(np.asarray(x)[:, 0, 0, 0] * 4).astype(int)]
+
+    phi, truth = _pair_maps(seed, n=4, shape=(6, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no LowModelAccuracyWarning
+        metric = GroundTruthSaliency(model, inputs, np.eye(3)[classes], ground_truth=truth)
+        local = GroundTruthLocalisation(model, inputs, np.eye(3)[classes], masks=truth > 0)
+    assert metric.model_accuracy == local.model_accuracy == 1.0
+    np.testing.assert_array_equal(metric.detailed_evaluate(phi), emd(phi, truth))
+    np.testing.assert_array_equal(local.detailed_evaluate(phi),
+                                  relevance_mass_accuracy(phi, truth > 0))
