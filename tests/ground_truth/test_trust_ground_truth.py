@@ -168,9 +168,9 @@ def test_masks_of_zeros_and_ones_in_any_dtype_read_as_booleans():
     channels = np.zeros((1, 10, 10, 3), bool)
     channels[0, :5, :, 1] = True
     assert relevance_mass_accuracy(phi[None], channels)[0] == expected[0]
-    with pytest.raises(TypeError, match="`masks` must be boolean masks, got dtype <U1"):
+    with pytest.raises(TypeError, match="`masks` must be .* dtype <U1"):
         pointing_game(phi, np.full((10, 10), "a"))
-    with pytest.raises(ValueError, match="`masks` must hold finite values"):
+    with pytest.raises(ValueError, match="`masks` must .*finite values.* 100 NaN"):
         pointing_game(phi, np.full((10, 10), np.nan))
 
 
@@ -178,7 +178,7 @@ def test_masks_of_zeros_and_ones_in_any_dtype_read_as_booleans():
 def test_empty_leaderboard_is_a_clear_error():
     """Issue: ground_truth_leaderboard({}) raised IndexError."""
     truth = _point((8, 8), 2, 2)[None]
-    with pytest.raises(ValueError, match="`explanations` must name at least one explainer"):
+    with pytest.raises(ValueError, match="`explanations` must be a non-empty dict"):
         ground_truth_leaderboard({}, truth)
     with pytest.raises(TypeError, match="`explanations` must be a dict"):
         ground_truth_leaderboard([truth], truth)
