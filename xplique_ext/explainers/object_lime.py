@@ -139,9 +139,10 @@ class ObjectLime:
     Notes
     -----
     **Constant functions.** When the explained output takes the same value on every
-    perturbation of an image (up to rounding: ``max y - min y <= 8 eps max |y|`` with
-    ``eps`` the machine epsilon of the model's output dtype, :data:`CONSTANT_ULPS` = 8),
-    the image's coefficients are exactly 0: nothing in it changes the output. The
+    perturbation of an image that is evaluated (all 2^m, or the ``nb_samples`` drawn), up
+    to rounding (``max y - min y <= 8 eps max |y|`` with ``eps`` the machine epsilon of the
+    model's output dtype, :data:`CONSTANT_ULPS` = 8), the image's coefficients are
+    exactly 0: nothing in it changes the output. The
     regression would otherwise return rounding noise (about 1e-16 for LIME's intercept
     fit), which a metric normalising the map to a distribution would blow up into a
     full explanation. With all-zero maps, :func:`~xplique_ext.metrics.emd` and
