@@ -595,3 +595,20 @@ def test_arrow_reader_reads_clean_blocks_alone(monkeypatch):
         np.testing.assert_array_equal(data.column(name).values, column.values)
         np.testing.assert_array_equal(data.column(name).unknown, column.unknown)
         assert data.column(name).categories == column.categories
+
+
+def test_not_applicable_numbers_stay_on_the_fast_reader(monkeypatch):
+    """``!`` in a numeric column is read by Arrow (numbers as text for that block), not by
+    the exact reader; ``?`` and ``!`` stay apart."""
+    from xplique_ext.rules import datafile as module
+
+    pytest.importorskip("pyarrow")
+    text = "\n".join(ARROW_ROWS * 20).replace("-4", "!") + "\n"
+    expected = module._parse_exact(text, ARROW_NAMES)
+    monkeypatch.setattr(module, "_exact_parts", None)  # any fallback would fail
+    data = parse_data(text, ARROW_NAMES, "a.data")
+    column = data.column("i")
+    assert column.not_applicable.sum() == 20 and column.unknown.sum() == 20
+    for name, exact in expected.columns.items():
+        np.testing.assert_array_equal(data.column(name).values, exact.values)
+        np.testing.assert_array_equal(data.column(name).not_applicable, exact.not_applicable)
