@@ -168,6 +168,7 @@ def test_warnings_of_declared_entry_points_point_at_the_caller(voyage):
         score_rules(rules, data, reference=partial)
     assert {w.filename for w in record} == {__file__}
     unknown = np.where(y == "go", "go", None).astype(object)
-    with pytest.warns(UserWarning, match="left out of the contingency tables") as record:
+    with pytest.warns(UserWarning) as record:  # examples left out; 'dont_go' never held
         evaluate_rules(rules, data, labels=unknown)
+    assert any("left out of the contingency tables" in str(w.message) for w in record)
     assert all(w.filename == __file__ for w in record)
