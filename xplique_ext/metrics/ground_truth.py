@@ -883,6 +883,11 @@ class GroundTruthLocalisation(_GroundTruthBase):
         masks = data.relevant_masks_for(convention)
         return cls(model, data.images, data.targets, masks=masks, **kwargs)
 
+    def _is_proportion(self) -> bool:
+        """The pointing game's aggregate is a hit rate: :meth:`summary` gives the
+        Wilson interval for it; the other measures get the bootstrap."""
+        return self.measure == "pointing_game"
+
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Localisation score of each explanation (N, H, W[, C]), shape (N,)."""
         phi = self._explanations(explanations)
