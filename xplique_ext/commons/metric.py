@@ -282,15 +282,6 @@ class BaseMetric(abc.ABC):
 
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
         name = type(self).__name__
-        undefined = int(np.isnan(scores).sum())
-        if undefined and undefined < scores.size:
-            reason = " ".join(reasons) or self.undefined_reason
-            suffix = f" Reason: {reason}" if reason else ""
-            warnings.warn(
-                f"{name}: {undefined} of {scores.size} per-sample scores are undefined "
-                f"(NaN) and were left out of the summary.{suffix}",
-                UndefinedScoreWarning, stacklevel=2,
-            )
         if seed is None:
             seed = getattr(self, "seed", None)
             seed = 0 if seed is None else seed
@@ -301,8 +292,22 @@ class BaseMetric(abc.ABC):
                 proportion=self._is_proportion(), n_resamples=n_resamples, seed=seed,
                 name=name,
             )
+        # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
+        # why the interval is undefined
+        messages = []
+        undefined = int(np.isnan(scores).sum())
+        if undefined and undefined < scores.size:
+            reason = " ".join(reasons) or self.undefined_reason
+            suffix = f" Reason: {reason}" if reason else ""
+            messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
+                            f"undefined (NaN) and were left out of the summary.{suffix}")
         for w in caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
+            if issubclass(w.category, UndefinedScoreWarning):
+                messages.append(str(w.message))
+            else:
+                warnings.warn(w.message, w.category, stacklevel=2)
+        if messages:
+            warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
         return result
 
     def __call__(self, *args: Any, **kwargs: Any) -> float:

@@ -378,7 +378,7 @@ def summarize_scores(
 def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
     from scipy.stats import bootstrap
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
         res = bootstrap(
