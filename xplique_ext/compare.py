@@ -237,9 +237,12 @@ def compare(
                 reasons.append(f"{explainer}: {w.message}")
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if reasons:
-        warnings.warn(f"{name}: undefined scores are left out of the comparison. "
-                      + " ".join(reasons), UndefinedScoreWarning, stacklevel=2)
+    counts = {k: int(np.isnan(v).sum()) for k, v in scores.items()}
+    if any(counts.values()):
+        listed = ", ".join(f"{k}: {c} of {len(scores[k])}" for k, c in counts.items() if c)
+        why = (" Reasons: " + " ".join(reasons)) if reasons else ""
+        warnings.warn(f"{name}: undefined (NaN) scores are left out of the comparison "
+                      f"({listed}).{why}", UndefinedScoreWarning, stacklevel=2)
     if seed is None:
         seed = getattr(metric, "seed", None)
         seed = 0 if seed is None else seed
