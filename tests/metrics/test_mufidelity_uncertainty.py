@@ -36,7 +36,7 @@ def test_standard_error_formulas_by_hand():
     with pytest.raises(ValueError, match="correlation"):
         correlation_std_error(0.5, 10, "kendall")
     assert adaptive_checkpoints(10) == [10]
-    assert adaptive_checkpoints(1000)[:4] == [32, 48, 72, 108]
+    assert adaptive_checkpoints(1000)[:4] == [50, 75, 113, 170]
 
 
 def test_details_report_the_standard_error_and_the_subsets(linear):
@@ -74,7 +74,7 @@ def test_adaptive_is_the_same_at_any_batch_size_and_order(linear):
     noisy = noisy.copy()
     noisy[:2] = x[:2, ..., 0]  # exact for two inputs: they stop at the first round
     ref = _auto(model, x, 5, max_samples=300).details(noisy)
-    assert list(ref["n_subsets"][:2]) == [32, 32] and ref["n_subsets"].max() == 300
+    assert list(ref["n_subsets"][:2]) == [50, 50] and ref["n_subsets"].max() == 300
     for batch_size in (1, 64, None):
         d = _auto(model, x, batch_size, max_samples=300).details(noisy)
         np.testing.assert_array_equal(d["n_subsets"], ref["n_subsets"])
@@ -89,7 +89,7 @@ def test_adaptive_stops_when_the_answer_is_known(linear):
     model, x, noisy = linear
     exact = _auto(model, x, 64).details(x[..., 0])
     np.testing.assert_allclose(exact["score"], 1.0, atol=1e-6)
-    assert (exact["n_subsets"] == 32).all()  # SE 0 after the first round
+    assert (exact["n_subsets"] == 50).all()  # SE 0 after the first round
     noisy_d = _auto(model, x, 64, target_se=0.05, max_samples=600).details(noisy)
     assert (noisy_d["std_error"] <= 0.05).all() or (noisy_d["n_subsets"] == 600).any()
     stopped = noisy_d["n_subsets"] < 600
