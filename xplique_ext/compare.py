@@ -345,6 +345,32 @@ def compare_scores(
     test = check_choice(test, "test", TESTS)
     n_resamples = check_int(n_resamples, "n_resamples", minimum=100)
     seed = check_int(seed, "seed", minimum=0, allow_none=True)
+    arrays = _check_score_arrays(scores_by_name)
+    binary = all(is_binary(a[~np.isnan(a)]) for a in arrays.values())
+    if test == "auto":
+        test = "permutation" if (proportion and binary) else "wilcoxon"
+    options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    rows = _explainer_rows(arrays, higher_is_better, proportion, interval, name, options)
+    pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
+                           test, name, options)
+    adjusted = holm([r["p_value"] for r in pair_rows]) if pair_rows else []
+    for row, p in zip(pair_rows, adjusted):
+        row["p_holm"] = float(p)
+        row["differs"] = bool(p <= alpha)  # NaN (untestable): False
+        if row["differs"]:
+            a_better = (row["estimate"] > 0) == bool(higher_is_better)
+            row["better"] = row["a"] if a_better else row["b"]
+    frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
+    frame["differs"] = frame["differs"].astype(object)
+    frame.alpha = alpha
+    frame.confidence = confidence
+    frame.higher_is_better = bool(higher_is_better)
+    frame.metric_name = name
+    return frame
+
+
+def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]:
+    """The scores as float64 arrays (N,), all of the same length, or raise."""
     arrays: Dict[str, np.ndarray] = {}
     for key, values in scores_by_name.items():
         a = np.asarray(values)
@@ -361,63 +387,54 @@ def compare_scores(
             "every explainer must be scored on the same inputs: got per-input score "
             f"counts {lengths}"
         )
-    binary = all(is_binary(a[~np.isnan(a)]) for a in arrays.values())
-    chosen_test = test
-    if test == "auto":
-        chosen_test = "permutation" if (proportion and binary) else "wilcoxon"
-    diff_interval = "percentile" if interval == "percentile" else "bca"
+    return arrays
 
-    rows = []
-    means = {}
-    for key, a in arrays.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedScoreWarning)
-            warnings.simplefilter("ignore", DegenerateSettingWarning)
-            s = summarize_scores(a, confidence=confidence, interval=interval,
-                                 proportion=bool(proportion), n_resamples=n_resamples,
-                                 seed=seed, name=f"{name} of {key}")
-        means[key] = s.mean
-        rows.append(_row("explainer", key, key, None, s))
-    values = np.array([means[k] for k in arrays])
-    order = -values if higher_is_better else values
+
+def _quiet_summary(values: np.ndarray, **kwargs: Any):
+    """:func:`summarize_scores` without its warnings (the table carries n and NaN)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        warnings.simplefilter("ignore", DegenerateSettingWarning)
+        return summarize_scores(values, **kwargs)
+
+
+def _explainer_rows(arrays, higher_is_better, proportion, interval, name, options):
+    """One row per explainer: mean, interval, rank (1 = best in the metric's direction;
+    ties share the smaller rank; NaN for a NaN mean)."""
     from scipy.stats import rankdata
 
+    rows = []
+    for key, a in arrays.items():
+        s = _quiet_summary(a, interval=interval, proportion=bool(proportion),
+                           name=f"{name} of {key}", **options)
+        rows.append(_row("explainer", key, key, None, s))
+    values = np.array([row["estimate"] for row in rows])
+    order = -values if higher_is_better else values
     ranks = np.full(len(values), np.nan)
     finite = np.isfinite(values)
     ranks[finite] = rankdata(order[finite], method="min")
     for row, rank in zip(rows, ranks):
         row["rank"] = float(rank)
+    return rows
 
-    pair_rows = []
+
+def _pair_rows(arrays, interval, test, name, options):
+    """One row per pair (A, B): the mean paired difference A - B over the inputs where
+    both are defined, its bootstrap interval and the paired test (before Holm)."""
+    rows = []
     for key_a, key_b in itertools.combinations(arrays, 2):
         a, b = arrays[key_a], arrays[key_b]
         both = ~(np.isnan(a) | np.isnan(b))
         d = a[both] - b[both]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedScoreWarning)
-            warnings.simplefilter("ignore", DegenerateSettingWarning)
-            s = summarize_scores(d, confidence=confidence, interval=diff_interval,
-                                 n_resamples=n_resamples, seed=seed,
-                                 name=f"{name} of {key_a} - {key_b}")
+        s = _quiet_summary(d, interval=interval, name=f"{name} of {key_a} - {key_b}",
+                           **options)
         row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, s)
         row["n_undefined"] = int((~both).sum())
-        statistic, p_value, label = _paired_test(d, chosen_test, n_resamples, seed)
+        statistic, p_value, label = _paired_test(d, test, options["n_resamples"],
+                                                 options["seed"])
         row.update(test=label, statistic=statistic, p_value=p_value)
-        pair_rows.append(row)
-    adjusted = holm([r["p_value"] for r in pair_rows]) if pair_rows else []
-    for row, p in zip(pair_rows, adjusted):
-        row["p_holm"] = float(p)
-        row["differs"] = bool(p <= alpha)  # NaN (untestable): False
-        if row["differs"]:
-            a_better = (row["estimate"] > 0) == bool(higher_is_better)
-            row["better"] = row["a"] if a_better else row["b"]
-    frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
-    frame["differs"] = frame["differs"].astype(object)
-    frame.alpha = alpha
-    frame.confidence = confidence
-    frame.higher_is_better = bool(higher_is_better)
-    frame.metric_name = name
-    return frame
+        rows.append(row)
+    return rows
 
 
 def _row(kind: str, label: str, a: str, b: Optional[str], s) -> dict:

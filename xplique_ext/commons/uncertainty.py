@@ -307,18 +307,8 @@ def summarize_scores(
     >>> summarize_scores([1, 1, 0, 1], proportion=True).method
     'Wilson score interval (proportion of 0/1 scores)'
     """
-    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
-                             low_inclusive=False, high_inclusive=False)
-    interval = check_choice(interval, "interval", INTERVALS)
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=100)
-    if not isinstance(proportion, (bool, np.bool_)):
-        raise TypeError(f"`proportion` must be a bool, got {type(proportion).__name__}")
-    values = np.asarray(scores)
-    if values.dtype.kind not in "biuf":
-        raise TypeError(f"`scores` must be numeric, got dtype {values.dtype}")
-    if values.ndim != 1:
-        raise ValueError(f"`scores` must have shape (N,), got shape {values.shape}")
-    values = values.astype(np.float64)
+    values, confidence, interval, n_resamples = _check_summary_args(
+        scores, confidence, interval, proportion, n_resamples)
     undefined = np.isnan(values)
     defined = values[~undefined]
     n, n_undefined = int(defined.size), int(undefined.sum())
@@ -373,6 +363,23 @@ def summarize_scores(
         )
         return result(mean, 0.0, mean, mean, method + "; all scores equal")
     return _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method)
+
+
+def _check_summary_args(scores, confidence, interval, proportion, n_resamples):
+    """:func:`summarize_scores`' arguments checked: (scores as float64 (N,),
+    confidence, interval, n_resamples)."""
+    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
+                             low_inclusive=False, high_inclusive=False)
+    interval = check_choice(interval, "interval", INTERVALS)
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=100)
+    if not isinstance(proportion, (bool, np.bool_)):
+        raise TypeError(f"`proportion` must be a bool, got {type(proportion).__name__}")
+    values = np.asarray(scores)
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"`scores` must be numeric, got dtype {values.dtype}")
+    if values.ndim != 1:
+        raise ValueError(f"`scores` must have shape (N,), got shape {values.shape}")
+    return values.astype(np.float64), confidence, interval, n_resamples
 
 
 def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
