@@ -199,7 +199,7 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     >>> t = pd.DataFrame({"bh": [7], "bhbar": [3], "bbarhbar": [5], "bbarh": [5],
     ...                   "n": [20], "Acc": [0.7]})
     >>> out = with_wilson_columns(t)
-    >>> round(out.loc[0, "Acc_ci_low"], 4), round(out.loc[0, "Acc_ci_high"], 4)
+    >>> round(float(out.loc[0, "Acc_ci_low"]), 4), round(float(out.loc[0, "Acc_ci_high"]), 4)
     (0.3968, 0.8922)
     """
     import numpy as np
