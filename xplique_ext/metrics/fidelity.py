@@ -3,6 +3,7 @@ features is set to a baseline and the sum of the attributions of that subset."""
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, Callable, Optional, Union
 
@@ -17,11 +18,12 @@ from ..commons.distribute import (
     is_default_strategy,
     replica_shares,
 )
+from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
-from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
+from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
-from .base import BaseAttributionMetric, _compile, score_graph_of
+from .base import BASE_PARAMETERS, BaseAttributionMetric, _compile, score_graph_of
 
 __all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
 
@@ -76,6 +78,11 @@ ADAPTIVE_FIRST_ROUND = 50
 ADAPTIVE_GROWTH = 1.5
 
 
+@validate_params({
+    "r": [ArrayLike("real")],
+    "m": [ArrayLike("real")],
+    "correlation": [Options(CORRELATIONS)],
+})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -124,7 +131,6 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     >>> float(correlation_std_error(0.5, 103, "pearson"))
     0.075
     """
-    check_choice(correlation, "correlation", tuple(CORRELATIONS))
     r = np.asarray(r, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
     factor = 1.0 if correlation == "pearson" else np.sqrt(1.0 + r * r / 2.0)
@@ -133,6 +139,11 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     return np.where(m > 3, se, np.nan)
 
 
+@validate_params({
+    "max_samples": [Interval(numbers.Integral, 1, None)],
+    "first": [Interval(numbers.Integral, 1, None), None],
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither"), None],
+})
 def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
                          growth: Optional[float] = None) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
@@ -149,13 +160,6 @@ def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
     while points[-1] < max_samples:
         points.append(min(max_samples, int(np.ceil(points[-1] * growth))))
     return points
-
-
-def _check_nb_samples(nb_samples: Any) -> Union[int, str]:
-    """``nb_samples``: an integer >= 2, or 'auto' (adaptive sampling)."""
-    if isinstance(nb_samples, str):
-        return check_choice(nb_samples, "nb_samples", ("auto",))
-    return check_int(nb_samples, "nb_samples", minimum=2)
 
 
 class MuFidelity(BaseAttributionMetric):
@@ -292,6 +296,17 @@ class MuFidelity(BaseAttributionMetric):
 
     higher_is_better = True
 
+    @validate_params({
+        **BASE_PARAMETERS,
+        "grid_size": [Interval(numbers.Integral, 1, None), None],
+        "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
+        "nb_samples": [Interval(numbers.Integral, 2, None), Options(["auto"])],
+        "correlation": [Options(CORRELATIONS)],
+        "progress": [Boolean()],
+        "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "max_samples": [Interval(numbers.Integral, 4, None)],
+    })
     def __init__(
         self,
         model: Callable,
@@ -316,20 +331,14 @@ class MuFidelity(BaseAttributionMetric):
             model, inputs, targets, batch_size,
             operator=operator, activation=activation, seed=seed, strategy=strategy,
         )
-        self.grid_size = check_int(grid_size, "grid_size", minimum=1, allow_none=True)
-        self.subset_percent = check_float(
-            subset_percent, "subset_percent", low=0.0, high=1.0,
-            low_inclusive=False, high_inclusive=False,
-        )
-        if not callable(baseline_mode):
-            baseline_mode = check_float(baseline_mode, "baseline_mode")
+        self.grid_size = grid_size  # values declared and converted by @validate_params
+        self.subset_percent = subset_percent
         self.baseline_mode = baseline_mode
-        self.nb_samples = _check_nb_samples(nb_samples)
-        self.target_se = check_float(target_se, "target_se", low=0.0, high=1.0,
-                                     low_inclusive=False, high_inclusive=False)
-        self.max_samples = check_int(max_samples, "max_samples", minimum=4)
-        self.correlation = check_choice(correlation, "correlation", tuple(CORRELATIONS))
-        self.progress = bool(progress)
+        self.nb_samples = nb_samples
+        self.target_se = target_se
+        self.max_samples = max_samples
+        self.correlation = correlation
+        self.progress = progress
         if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
             raise TypeError(
                 "`inputs` must hold numbers (bool, integer or float dtype), got dtype "
