@@ -13,14 +13,22 @@ The module needs no metric class: any object with ``detailed_evaluate`` and
 from __future__ import annotations
 
 import itertools
+import numbers
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
-from .commons.uncertainty import holm, is_binary, summarize_scores
-from .commons.validation import check_choice, check_float, check_int
+from .commons.params import (
+    NO_VALIDATION,
+    Boolean,
+    InstanceOf,
+    Interval,
+    Options,
+    validate_params,
+)
+from .commons.uncertainty import INTERVALS, holm, is_binary, summarize_scores
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
@@ -157,9 +165,18 @@ class ComparisonFrame(pd.DataFrame):
         return ax
 
 
+_LEVEL = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
+_COMMON = {
+    "confidence": _LEVEL,
+    "alpha": _LEVEL,
+    "interval": [Options(INTERVALS)],
+    "test": [Options(TESTS)],
+    "n_resamples": [Interval(numbers.Integral, 100, None)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+}
+
+
 def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
-    if not isinstance(mapping, Mapping):
-        raise TypeError(f"`{what}` must be a dict {{name: ...}}, got {type(mapping).__name__}")
     if not mapping:
         raise ValueError(f"`{what}` must hold at least one explainer, got none")
     for key in mapping:
@@ -168,6 +185,11 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
     return dict(mapping)
 
 
+@validate_params({
+    "metric": NO_VALIDATION,  # duck-typed: detailed_evaluate and higher_is_better, below
+    "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
+    **_COMMON,
+})
 def compare(
     metric: Any,
     explanations_by_name: Mapping[str, Any],
@@ -254,6 +276,13 @@ def compare(
     )
 
 
+@validate_params({
+    "scores_by_name": [InstanceOf(Mapping, description="a dict {name: scores (N,)}")],
+    "higher_is_better": [Boolean()],
+    "proportion": [Boolean()],
+    "name": [InstanceOf(str)],
+    **_COMMON,
+})
 def compare_scores(
     scores_by_name: Mapping[str, Any],
     *,
@@ -334,17 +363,6 @@ def compare_scores(
     [{'estimate': 0.5, 'differs': True, 'better': 'A'}]
     """
     scores_by_name = _check_names(scores_by_name, "scores_by_name")
-    if not isinstance(higher_is_better, (bool, np.bool_)):
-        raise TypeError(f"`higher_is_better` must be a bool, got {higher_is_better!r}")
-    if not isinstance(proportion, (bool, np.bool_)):
-        raise TypeError(f"`proportion` must be a bool, got {proportion!r}")
-    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
-                             low_inclusive=False, high_inclusive=False)
-    alpha = check_float(alpha, "alpha", low=0.0, high=1.0, low_inclusive=False,
-                        high_inclusive=False)
-    test = check_choice(test, "test", TESTS)
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=100)
-    seed = check_int(seed, "seed", minimum=0, allow_none=True)
     arrays = _check_score_arrays(scores_by_name)
     binary = all(is_binary(a[~np.isnan(a)]) for a in arrays.values())
     if test == "auto":

@@ -172,7 +172,7 @@ def test_degenerate_and_hostile_scores():
     assert summarize_scores(np.array([1, 2, 3, 4], dtype=np.int8)).mean == 2.5
     with pytest.raises(ValueError, match="shape"):
         summarize_scores(np.zeros((2, 2)))
-    with pytest.raises(TypeError, match="numeric"):
+    with pytest.raises(TypeError, match="`scores` must be an array of numbers"):
         summarize_scores(["a", "b"])
     with pytest.raises(ValueError, match="confidence"):
         summarize_scores([1.0, 2.0], confidence=95)

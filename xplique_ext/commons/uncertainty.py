@@ -10,14 +10,16 @@ metric's :meth:`~xplique_ext.commons.metric.BaseMetric.detailed_evaluate`.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from .random import make_rng
-from .validation import check_choice, check_float, check_int
+from .validation import check_float
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning
 
 __all__ = [
@@ -236,6 +238,15 @@ def holm(p_values: Any) -> np.ndarray:
     return out.reshape(p.shape)
 
 
+@validate_params({
+    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False)],
+    "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+    "interval": [Options(INTERVALS)],
+    "proportion": [Boolean()],
+    "n_resamples": [Interval(numbers.Integral, 100, None)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "name": [InstanceOf(str)],
+})
 def summarize_scores(
     scores: Any,
     *,
@@ -307,8 +318,7 @@ def summarize_scores(
     >>> summarize_scores([1, 1, 0, 1], proportion=True).method
     'Wilson score interval (proportion of 0/1 scores)'
     """
-    values, confidence, interval, n_resamples = _check_summary_args(
-        scores, confidence, interval, proportion, n_resamples)
+    values = scores.astype(np.float64)  # declared and converted by @validate_params
     undefined = np.isnan(values)
     defined = values[~undefined]
     n, n_undefined = int(defined.size), int(undefined.sum())
@@ -363,23 +373,6 @@ def summarize_scores(
         )
         return result(mean, 0.0, mean, mean, method + "; all scores equal")
     return _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method)
-
-
-def _check_summary_args(scores, confidence, interval, proportion, n_resamples):
-    """:func:`summarize_scores`' arguments checked: (scores as float64 (N,),
-    confidence, interval, n_resamples)."""
-    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
-                             low_inclusive=False, high_inclusive=False)
-    interval = check_choice(interval, "interval", INTERVALS)
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=100)
-    if not isinstance(proportion, (bool, np.bool_)):
-        raise TypeError(f"`proportion` must be a bool, got {type(proportion).__name__}")
-    values = np.asarray(scores)
-    if values.dtype.kind not in "biuf":
-        raise TypeError(f"`scores` must be numeric, got dtype {values.dtype}")
-    if values.ndim != 1:
-        raise ValueError(f"`scores` must have shape (N,), got shape {values.shape}")
-    return values.astype(np.float64), confidence, interval, n_resamples
 
 
 def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
