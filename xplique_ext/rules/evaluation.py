@@ -943,6 +943,14 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
+    @validate_params(
+        {
+            "rules": RULES,
+            "mode": MODE,
+            "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+            "measure": [Options(MEASURES)],
+        }
+    )
     def __init__(
         self,
         rules: RuleSet,
@@ -951,13 +959,9 @@ class RuleMetrics(BaseMetric):
         zero_division="warn",
         measure: str = "WRAcc",
     ) -> None:
-        if not isinstance(rules, RuleSet):
-            raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
         self.rules = rules
-        self.mode = check_mode(mode)
+        self.mode = mode
         self.zero_division = check_zero_division(zero_division)
-        if measure not in MEASURES:
-            raise ValueError(f"`measure` must be one of {list(MEASURES)}, got {measure!r}")
         self.measure = measure
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
