@@ -36,6 +36,7 @@ WITH_EXAMPLES = {
     "xplique_ext.text.tokens",
     "xplique_ext.rules.names",
     "xplique_ext.rules.dataset",
+    "xplique_ext.rules.datafile",
     "xplique_ext.rules.pbm",
     "xplique_ext.rules.evaluation",
     "xplique_ext.rules.measures",
