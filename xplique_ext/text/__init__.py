@@ -2,7 +2,7 @@
 
 Tokens, a seedable sentence generator with a shipped sentiment lexicon, the paper's CNN
 and LSTM backbones, a bag-of-words logistic model with known token contributions, token
-attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate,
+attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate, iterative rule knowledge distillation (Hu et al. 2016),
 agreement between frameworks, and token highlighting plots. The metric itself is
 :class:`xplique_ext.metrics.PERCY`.
 """
@@ -10,6 +10,7 @@ agreement between frameworks, and token highlighting plots. The metric itself is
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
+from .distillation import distillation_pi, rule_conjuncts, rule_teacher
 from .explainers import (
     IntegratedGradientsTokenExplainer,
     LimeTokenExplainer,
@@ -44,6 +45,7 @@ __all__ = [
     "Lexicon",
     "LimeTokenExplainer",
     "LocalLipschitzEstimate",
+    "RuleDistillation",
     "RuleTable",
     "ShapTokenExplainer",
     "TextClassifier",
@@ -51,6 +53,7 @@ __all__ = [
     "TokenAttributionExplainer",
     "build_cnn_classifier",
     "build_lstm_classifier",
+    "distillation_pi",
     "find_keyword",
     "generate_sentences",
     "highlight_html",
@@ -65,6 +68,18 @@ __all__ = [
     "plot_lipschitz",
     "plot_percy_scores",
     "resolve_rules",
+    "rule_conjuncts",
+    "rule_teacher",
     "train_classifier",
     "whitespace_tokens",
 ]
+
+
+def __getattr__(name: str):
+    # RuleDistillation subclasses keras.Model: resolved on first use, so that
+    # ``import xplique_ext.text`` loads no TensorFlow.
+    if name == "RuleDistillation":
+        from . import distillation
+
+        return distillation.RuleDistillation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
