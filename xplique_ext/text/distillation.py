@@ -456,6 +456,8 @@ def _build_class():
                 )
             if not np.isin(y_arr, (0.0, 1.0)).all():
                 raise ValueError("`y` must hold binary labels 0/1, got other values")
+            # tensors: Keras' array adapter rejects NumPy object arrays of strings
+            x = {k: tf.convert_to_tensor(np.asarray(v)) for k, v in x.items()}
             bs = 32 if batch_size is None else int(batch_size)
             self._steps_per_epoch = float(kwargs.get("steps_per_epoch") or math.ceil(n / bs))
             return super().fit(x, y_arr, batch_size=bs, epochs=epochs, **kwargs)
