@@ -11,6 +11,7 @@ from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
 from .distillation import distillation_pi, rule_conjuncts, rule_teacher
+from .embeddings import load_word_vectors, set_embedding
 from .explainers import (
     IntegratedGradientsTokenExplainer,
     LimeTokenExplainer,
@@ -58,6 +59,7 @@ __all__ = [
     "generate_sentences",
     "highlight_html",
     "load_lexicon",
+    "load_word_vectors",
     "make_vectorizer",
     "normalize_token",
     "percy_examples_html",
@@ -70,6 +72,7 @@ __all__ = [
     "resolve_rules",
     "rule_conjuncts",
     "rule_teacher",
+    "set_embedding",
     "train_classifier",
     "whitespace_tokens",
 ]
