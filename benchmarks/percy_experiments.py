@@ -196,7 +196,8 @@ def kendall(rows):
     return out
 
 
-def print_table(rows, taus, file=sys.stdout):
+def print_table(rows, taus, file=None):
+    file = sys.stdout if file is None else file
     cols = ["Accuracy", "Precision", "Recall", "F1-score", "L-PERCY", "S-PERCY", "I-PERCY"]
     print(
         f"| {'Classifier':<10} | {'Sentiment classification metrics':^47} | {'PERCY scores':^29} |",
@@ -210,6 +211,13 @@ def print_table(rows, taus, file=sys.stdout):
             file=file,
         )
     for fw, (tau, p) in taus.items():
+        if np.isnan(tau):
+            print(
+                f"Kendall tau (accuracy rank vs {fw}-PERCY rank): tau = nan (undefined: "
+                "every classifier ties on accuracy or on PERCY)",
+                file=file,
+            )
+            continue
         print(
             f"Kendall tau (accuracy rank vs {fw}-PERCY rank): tau = {tau:+.4f} (p = {p:.3g})",
             file=file,
@@ -246,7 +254,7 @@ def plot_figure4(rows, taus, path, title):
     plt.close(fig)
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-train", type=int, default=1200, help="training sentences")
     parser.add_argument("--n-test", type=int, default=120, help="test sentences (rule ones)")
@@ -342,8 +350,9 @@ def main(argv=None) -> int:
     plot_figure4(rows, taus, fig, f"Accuracy vs PERCY ranks ({len(rows)} classifiers)")
     print(f"Figure 4 saved to {fig}")
     print(f"# total {time.perf_counter() - t0:.0f} s")
-    return 0
+    return {"rows": rows, "taus": taus, "figure": fig}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit(0)
