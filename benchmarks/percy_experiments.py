@@ -86,11 +86,18 @@ def load_data(args):
             args.n_train, seed=args.seed, structured=0.75, contrastive=0.75, max_tokens=24
         )
         test = generate_sentences(
-            args.n_test, seed=args.seed + 1, structured=1.0, contrastive=0.75, max_tokens=24
+            args.n_test,
+            seed=args.seed + 1,
+            structured=1.0,
+            contrastive=0.75,
+            max_tokens=24,
+            a_style=args.test_style,
+            b_style=args.test_style,
         )
         source = (
             f"generated sentences (seed {args.seed}): {len(train)} train (75% A-keyword-B, "
-            f"75% of those contrastive), {len(test)} test, all A-keyword-B"
+            f"75% of those contrastive), {len(test)} test, all A-keyword-B, "
+            f"{args.test_style!r} clauses"
         )
         return (
             list(train.sentence),
@@ -259,6 +266,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--n-train", type=int, default=1200, help="training sentences")
     parser.add_argument("--n-test", type=int, default=120, help="test sentences (rule ones)")
     parser.add_argument("--data", default=None, help="two-column sentence/label file")
+    parser.add_argument(
+        "--test-style",
+        choices=["mixed", "sentiment"],
+        default="mixed",
+        help="generated test clauses: sentiment and neutral words (mixed) or 2-3 sentiment "
+        "words only (sentiment, where PERCY's t-test has several tokens to compare)",
+    )
     parser.add_argument("--embeddings", nargs="+", default=["random"])
     parser.add_argument("--models", nargs="+", default=["cnn", "lstm"], choices=["cnn", "lstm"])
     parser.add_argument("--epochs", type=int, default=4)

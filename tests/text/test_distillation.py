@@ -236,8 +236,34 @@ def test_fit_two_epochs_token_ids(small_data, small_tv):
     assert int(model.optimizer.iterations.numpy()) == 6
     ev = model.evaluate(model.prepare(sentences), y, verbose=0, return_dict=True)
     assert 0 <= ev["accuracy"] <= 1
+    ev2 = model.evaluate(sentences, y, verbose=0, return_dict=True)  # raw sentences too
+    assert ev2["accuracy"] == ev["accuracy"]
     # the student was trained in place and predicts on its own
     assert student.predict(small_tv(sentences[:3]), verbose=0).shape == (3, 1)
+
+
+def test_fit_on_a_dataset_with_validation(small_data, small_tv):
+    import keras
+    import tensorflow as tf
+
+    from xplique_ext.text import RuleDistillation
+
+    sentences, y = small_data
+    model = RuleDistillation(_cnn(small_tv), tokenizer=small_tv)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    prep = model.prepare(sentences)
+    ds = tf.data.Dataset.from_tensor_slices((prep, y.astype("float32"))).batch(24)
+    hist = model.fit(ds, epochs=2, verbose=0)
+    steps = np.arange(1, 9) / 4.0  # 4 batches per epoch
+    np.testing.assert_allclose(
+        hist.history["pi"],
+        [np.mean(1 - 0.95 ** steps[:4]), np.mean(1 - 0.95 ** steps[4:])],
+        rtol=1e-5,
+    )
+    with pytest.raises(ValueError, match="finite"):
+        model.fit(ds.repeat(), epochs=1, verbose=0)
+    hist = model.fit(sentences, y, validation_data=(sentences[:20], y[:20]), verbose=0)
+    assert "val_accuracy" in hist.history
 
 
 def test_fit_raw_strings_lstm(small_data, small_tv):

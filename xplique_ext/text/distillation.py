@@ -420,6 +420,45 @@ def _build_class():
                 "has_rule": flags.astype(np.float32).reshape(-1, 1),
             }
 
+        def _tensors(self, x, y, x_name, y_name):
+            """(prepare()'s dict as tensors, labels (N, 1) float32) from sentences or a
+            prepare() dict and binary labels, checked."""
+            import tensorflow as tf
+
+            if not isinstance(x, dict):
+                x = self.prepare(x)
+            else:
+                missing = {"x", "x_rule", "has_rule"} - set(x)
+                if missing:
+                    raise ValueError(
+                        f"`{x_name}` as a dict must hold the keys of prepare(): missing "
+                        f"{sorted(missing)}"
+                    )
+            n = len(x["has_rule"])
+            if y is None:
+                raise ValueError(f"`{y_name}` must hold the N binary labels, got None")
+            y_arr = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
+            if y_arr.dtype.kind not in "biuf":
+                raise TypeError(f"`{y_name}` must hold binary labels 0/1, got dtype {y_arr.dtype}")
+            y_arr = y_arr.astype(np.float32).reshape(-1, 1)
+            if y_arr.shape[0] != n:
+                raise ValueError(
+                    f"`{y_name}` must hold {n} labels (one per sentence), got {y_arr.shape[0]}"
+                )
+            if not np.isin(y_arr, (0.0, 1.0)).all():
+                raise ValueError(f"`{y_name}` must hold binary labels 0/1, got other values")
+            # tensors: Keras' array adapter rejects NumPy object arrays of strings
+            return {k: tf.convert_to_tensor(np.asarray(v)) for k, v in x.items()}, y_arr
+
+        def evaluate(self, x=None, y=None, **kwargs):
+            """Keras ``evaluate`` (cross-entropy to the labels and accuracy) on raw
+            sentences or :meth:`prepare`'s dict, or a ``tf.data.Dataset``."""
+            import tensorflow as tf
+
+            if not isinstance(x, tf.data.Dataset):
+                x, y = self._tensors(x, y, "x", "y")
+            return super().evaluate(x, y, **kwargs)
+
         def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
             """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a
             ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
@@ -435,29 +474,13 @@ def _build_class():
                     )
                 self._steps_per_epoch = float(kwargs.get("steps_per_epoch") or n_steps)
                 return super().fit(x, y, epochs=epochs, **kwargs)
-            if not isinstance(x, dict):
-                x = self.prepare(x)
-            else:
-                missing = {"x", "x_rule", "has_rule"} - set(x)
-                if missing:
-                    raise ValueError(
-                        f"`x` as a dict must hold the keys of prepare(): missing {sorted(missing)}"
-                    )
-            n = len(x["has_rule"])
-            if y is None:
-                raise ValueError("`y` must hold the N binary labels, got None")
-            y_arr = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-            if y_arr.dtype.kind not in "biuf":
-                raise TypeError(f"`y` must hold binary labels 0/1, got dtype {y_arr.dtype}")
-            y_arr = y_arr.astype(np.float32).reshape(-1, 1)
-            if y_arr.shape[0] != n:
-                raise ValueError(
-                    f"`y` must hold {n} labels (one per sentence), got {y_arr.shape[0]}"
+            x, y_arr = self._tensors(x, y, "x", "y")
+            n = int(y_arr.shape[0])
+            val = kwargs.get("validation_data")
+            if isinstance(val, (tuple, list)) and len(val) == 2:
+                kwargs["validation_data"] = self._tensors(
+                    val[0], val[1], "validation_data[0]", "validation_data[1]"
                 )
-            if not np.isin(y_arr, (0.0, 1.0)).all():
-                raise ValueError("`y` must hold binary labels 0/1, got other values")
-            # tensors: Keras' array adapter rejects NumPy object arrays of strings
-            x = {k: tf.convert_to_tensor(np.asarray(v)) for k, v in x.items()}
             bs = 32 if batch_size is None else int(batch_size)
             self._steps_per_epoch = float(kwargs.get("steps_per_epoch") or math.ceil(n / bs))
             return super().fit(x, y_arr, batch_size=bs, epochs=epochs, **kwargs)
