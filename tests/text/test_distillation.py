@@ -264,6 +264,10 @@ def test_fit_on_a_dataset_with_validation(small_data, small_tv):
         model.fit(ds.repeat(), epochs=1, verbose=0)
     hist = model.fit(sentences, y, validation_data=(sentences[:20], y[:20]), verbose=0)
     assert "val_accuracy" in hist.history
+    # the schedule goes on from the optimizer's 8 steps, now 3 batches per epoch
+    np.testing.assert_allclose(
+        hist.history["pi"], [np.mean(1 - 0.95 ** (np.arange(9, 12) / 3.0))], rtol=1e-5
+    )
 
 
 def test_fit_raw_strings_lstm(small_data, small_tv):

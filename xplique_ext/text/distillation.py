@@ -393,7 +393,11 @@ def _build_class():
             self.tokenizer = None if tokenizer is None else Tokenizer(tokenizer)
             shape = tuple(in_spec.shape)
             self._length = shape[1] if len(shape) == 2 and not self.raw_strings else None
-            self._steps_per_epoch = 1.0
+            # a variable, not a Python number: a traced train step must see the value
+            # each fit() sets
+            self._steps_per_epoch = keras.Variable(
+                1.0, dtype="float32", trainable=False, name="steps_per_epoch"
+            )
             self.loss_tracker = keras.metrics.Mean(name="loss")
             self.pi_tracker = keras.metrics.Mean(name="pi")
             self.acc_tracker = keras.metrics.BinaryAccuracy(name="accuracy")
@@ -472,7 +476,7 @@ def _build_class():
                         "schedule counts epochs in batches), got cardinality "
                         f"{n_steps}"
                     )
-                self._steps_per_epoch = float(kwargs.get("steps_per_epoch") or n_steps)
+                self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or n_steps))
                 return super().fit(x, y, epochs=epochs, **kwargs)
             x, y_arr = self._tensors(x, y, "x", "y")
             n = int(y_arr.shape[0])
@@ -482,7 +486,7 @@ def _build_class():
                     val[0], val[1], "validation_data[0]", "validation_data[1]"
                 )
             bs = 32 if batch_size is None else int(batch_size)
-            self._steps_per_epoch = float(kwargs.get("steps_per_epoch") or math.ceil(n / bs))
+            self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or math.ceil(n / bs)))
             return super().fit(x, y_arr, batch_size=bs, epochs=epochs, **kwargs)
 
         # ------------------------------------------------------------ model
