@@ -74,11 +74,19 @@ Gupta et al. PERCY (the PERCY paper), section 4.1.1.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.validation import check_choice, check_float
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    InstanceOf,
+    Interval,
+    Options,
+    validate_params,
+)
 from .rules import resolve_rules
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
@@ -102,32 +110,14 @@ LOGICS = ("lukasiewicz", "average")
 
 
 # --------------------------------------------------------------------------- teacher
-def _probabilities(x: Any, name: str) -> np.ndarray:
-    if hasattr(x, "numpy") and callable(x.numpy):
-        x = x.numpy()
-    try:
-        arr = np.asarray(x)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"`{name}` must be an array of probabilities, got {err}") from None
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(
-            f"`{name}` must hold real numbers (probabilities), got an array of dtype {arr.dtype}"
-        )
-    arr = arr.astype(np.float64)
-    if arr.ndim not in (1, 2):
-        raise ValueError(
-            f"`{name}` must have shape (K,) for one sentence or (N, K) for N sentences, "
-            f"got shape {arr.shape}"
-        )
+def _probabilities(arr: np.ndarray, name: str) -> np.ndarray:
+    """What the declaration leaves to check: K >= 2 classes, values in [0, 1], rows
+    summing to 1 (``arr`` arrives as a finite real array of rank 1 or 2)."""
+    arr = np.asarray(arr, dtype=np.float64)
     if arr.shape[-1] < 2:
         raise ValueError(
             f"`{name}` must hold K >= 2 class probabilities per sentence (for a sigmoid "
             f"output p, pass [1 - p, p]), got shape {arr.shape}"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(
-            f"`{name}` must hold finite values only, got {int(np.isnan(arr).sum())} NaN and "
-            f"{int(np.isinf(arr).sum())} inf"
         )
     if arr.size and (arr.min() < 0 or arr.max() > 1):
         raise ValueError(
@@ -144,6 +134,20 @@ def _probabilities(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+_PROBABILITIES = [
+    ArrayLike(kind="real", ndim=(1, 2), shapes="(K,) or (N, K)", finite=True, batch_hint=False)
+]
+
+
+@validate_params(
+    {
+        "p": _PROBABILITIES,
+        "p_rule": _PROBABILITIES,
+        "C": [Interval(numbers.Real, 0.0, None)],
+        "has_rule": [ArrayLike(kind="numeric", ndim=(0, 1)), None],
+        "logic": [Options(LOGICS)],
+    }
+)
 def rule_teacher(
     p: Any,
     p_rule: Any,
@@ -194,8 +198,7 @@ def rule_teacher(
         raise ValueError(
             f"`p` and `p_rule` must have the same shape, got {p_arr.shape} and {pr_arr.shape}"
         )
-    C = check_float(C, "C", low=0.0)
-    check_choice(logic, "logic", LOGICS)
+    C = float(C)
     single = p_arr.ndim == 1
     p2, pr2 = np.atleast_2d(p_arr), np.atleast_2d(pr_arr)
     n = p2.shape[0]
@@ -226,6 +229,9 @@ def rule_teacher(
 
 
 # --------------------------------------------------------------------------- conjuncts
+@validate_params(
+    {"sentences": NO_VALIDATION, "rules": NO_VALIDATION}
+)  # as_sentences, resolve_rules
 def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.ndarray]:
     """The rule conjunct of each sentence, split at its first rule keyword.
 
@@ -266,6 +272,13 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     return out, flags
 
 
+@validate_params(
+    {
+        "t": [ArrayLike(kind="real", finite=True)],
+        "alpha": [Interval(numbers.Real, 0.0, 1.0)],
+        "pi_max": [Interval(numbers.Real, 0.0, 1.0)],
+    }
+)
 def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any:
     """Hu et al.'s imitation weight pi_t = min(pi_max, 1 - alpha^t) (Eq. 4).
 
@@ -277,8 +290,6 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
     >>> round(distillation_pi(1.0), 4), round(distillation_pi(10.0), 4)
     (0.05, 0.4013)
     """
-    alpha = check_float(alpha, "alpha", low=0.0, high=1.0)
-    pi_max = check_float(pi_max, "pi_max", low=0.0, high=1.0)
     t_arr = np.asarray(t, dtype=np.float64)
     if not np.isfinite(t_arr).all() or (t_arr < 0).any():
         raise ValueError(f"`t` must be finite and >= 0 (epochs done), got {t!r}")
@@ -342,6 +353,19 @@ def _build_class():
         See the module's docstring.
         """
 
+        @validate_params(
+            {
+                "student": NO_VALIDATION,  # a keras.Model with one input, binary output
+                "rules": NO_VALIDATION,  # resolve_rules
+                "C": [Interval(numbers.Real, 0.0, None)],
+                "alpha": [Interval(numbers.Real, 0.0, 1.0)],
+                "pi_max": [Interval(numbers.Real, 0.0, 1.0)],
+                "pi": [Interval(numbers.Real, 0.0, 1.0), None],
+                "tokenizer": NO_VALIDATION,  # checked against the student's input dtype
+                "logic": [Options(LOGICS)],
+                "name": [InstanceOf(str)],
+            }
+        )
         def __init__(
             self,
             student: Any,
@@ -371,11 +395,9 @@ def _build_class():
             super().__init__(name=name)
             self.student = student
             self.rules = resolve_rules(rules)
-            self.C = check_float(C, "C", low=0.0)
-            self.alpha = check_float(alpha, "alpha", low=0.0, high=1.0)
-            self.pi_max = check_float(pi_max, "pi_max", low=0.0, high=1.0)
-            self.pi = None if pi is None else check_float(pi, "pi", low=0.0, high=1.0)
-            self.logic = check_choice(logic, "logic", LOGICS)
+            self.C, self.alpha, self.pi_max = float(C), float(alpha), float(pi_max)
+            self.pi = None if pi is None else float(pi)
+            self.logic = logic
             self.sigmoid = out_shape[-1] == 1
             in_spec = student.inputs[0]
             self.raw_strings = "string" in str(in_spec.dtype)

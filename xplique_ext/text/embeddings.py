@@ -14,16 +14,32 @@ is zero.
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.validation import check_float
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Boolean,
+    InstanceOf,
+    Interval,
+    validate_params,
+)
 
 __all__ = ["load_word_vectors", "set_embedding"]
 
 
+@validate_params(
+    {
+        "path": NO_VALIDATION,  # a file: FileNotFoundError names it
+        "vocabulary": NO_VALIDATION,  # any sequence of tokens
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "oov_scale": [Interval(numbers.Real, 0.0, None)],
+    }
+)
 def load_word_vectors(
     path: Any,
     vocabulary: Sequence[str],
@@ -61,7 +77,7 @@ def load_word_vectors(
     >>> m.shape, found, m[2].tolist(), m[0].tolist()
     ((4, 3), 1, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     """
-    oov_scale = check_float(oov_scale, "oov_scale", low=0.0)
+    oov_scale = float(oov_scale)
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"`path`: no word-vector file at {str(p)!r}")
@@ -107,6 +123,14 @@ def load_word_vectors(
     return matrix, len(vectors)
 
 
+@validate_params(
+    {
+        "model": NO_VALIDATION,  # a Keras model with an embedding layer called `name`
+        "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
+        "trainable": [Boolean()],
+        "name": [InstanceOf(str)],
+    }
+)
 def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
     """Set the weights of ``model``'s embedding layer (``name``) to ``matrix`` (None
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
