@@ -78,6 +78,23 @@ def test_average_logic_is_half_C():
     )
 
 
+@pytest.mark.parametrize("logic", ["lukasiewicz", "average"])
+def test_training_teacher_is_rule_teacher(logic):
+    """The teacher inside train_step (keras.ops, float32) is rule_teacher."""
+    from xplique_ext.text.distillation import _teacher_ops
+
+    rng = np.random.default_rng(7)
+    p = rng.dirichlet([1, 1], size=40)
+    pr = rng.dirichlet([1, 1], size=40)
+    mask = rng.random(40) < 0.7
+    got = _teacher_ops(
+        p.astype("float32"), pr.astype("float32"), mask.astype("float32")[:, None], 6.0, logic
+    )
+    np.testing.assert_allclose(
+        np.asarray(got), rule_teacher(p, pr, 6.0, has_rule=mask, logic=logic), atol=1e-5
+    )
+
+
 def test_large_C_no_overflow_and_moves_to_conjunct():
     q = rule_teacher([0.999, 0.001], [0.0, 1.0], C=1e4)
     assert np.isfinite(q).all()
@@ -353,3 +370,5 @@ def test_wrapper_hostile_inputs(small_data, small_tv):
         model.fit("one sentence", [1], verbose=0)
     with pytest.raises(ValueError, match="keys"):
         model.fit({"x": 1}, y, verbose=0)
+    with pytest.raises(ValueError, match="sample_weight"):
+        model.fit(sentences, y, sample_weight=np.ones(len(y)), verbose=0)

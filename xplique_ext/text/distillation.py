@@ -229,9 +229,8 @@ def rule_teacher(
 
 
 # --------------------------------------------------------------------------- conjuncts
-@validate_params(
-    {"sentences": NO_VALIDATION, "rules": NO_VALIDATION}
-)  # as_sentences, resolve_rules
+# sentences: checked by as_sentences; rules: by resolve_rules
+@validate_params({"sentences": NO_VALIDATION, "rules": NO_VALIDATION})
 def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.ndarray]:
     """The rule conjunct of each sentence, split at its first rule keyword.
 
@@ -490,6 +489,13 @@ def _build_class():
             ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
             import tensorflow as tf
 
+            for unsupported in ("sample_weight", "class_weight"):
+                if kwargs.get(unsupported) is not None:
+                    raise ValueError(
+                        f"`{unsupported}` is not supported by RuleDistillation.fit (Hu et "
+                        f"al.'s objective weighs every sentence alike), got {unsupported}="
+                        f"{type(kwargs[unsupported]).__name__}"
+                    )
             if isinstance(x, tf.data.Dataset):
                 n_steps = int(x.cardinality())
                 if n_steps < 0:
