@@ -2,8 +2,10 @@
 
 Tokens, a seedable sentence generator with a shipped sentiment lexicon, the paper's CNN
 and LSTM backbones, a bag-of-words logistic model with known token contributions, token
-attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate, iterative rule knowledge distillation (Hu et al. 2016),
-agreement between frameworks, and token highlighting plots. The metric itself is
+attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate,
+iterative rule knowledge distillation (Hu et al. 2016), agreement between frameworks,
+token highlighting plots, the loaders of the paper's datasets (SST-2, Sentiment140),
+and keras-hub transformers (see :mod:`.hub`). The metric itself is
 :class:`xplique_ext.metrics.PERCY`.
 """
 
@@ -18,7 +20,9 @@ from .explainers import (
     ShapTokenExplainer,
     TokenAttributionExplainer,
 )
+from .hub import adapt_text_model
 from .lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
+from .loaders import load_sentiment_dataset
 from .models import (
     BagOfWordsModel,
     build_cnn_classifier,
@@ -52,6 +56,7 @@ __all__ = [
     "TextClassifier",
     "TextLocalLipschitzEstimate",
     "TokenAttributionExplainer",
+    "adapt_text_model",
     "build_cnn_classifier",
     "build_lstm_classifier",
     "distillation_pi",
@@ -59,6 +64,7 @@ __all__ = [
     "generate_sentences",
     "highlight_html",
     "load_lexicon",
+    "load_sentiment_dataset",
     "load_word_vectors",
     "make_vectorizer",
     "normalize_token",
