@@ -31,7 +31,9 @@ def _glove_file(path, words, dim=8, header=False, seed=0):
 
 
 ROW = re.compile(r"^\| (C|L)D?F?[RWGB] +\|( +[01]\.\d{4} \|){7}$")
-TAU = re.compile(r"^Kendall tau \(accuracy rank vs ([LSI])-PERCY rank\): tau = [+-]?(\d\.\d{4}|nan)")
+TAU = re.compile(
+    r"^Kendall tau \(accuracy rank vs ([LSI])-PERCY rank\): tau = [+-]?(\d\.\d{4}|nan)"
+)
 
 
 def _check_layout(printed, names):
@@ -91,11 +93,52 @@ def test_tiny_grid_on_a_sentence_label_file(experiments, tmp_path, capsys):
     assert f"{data}:" in printed
 
 
-def test_hub_embeddings_name_the_extra(experiments):
-    with pytest.raises(ImportError, match="keras-hub"):
+def test_hub_embeddings_say_what_is_missing(experiments):
+    try:
+        import keras_hub  # noqa: F401
+
+        err, match = NotImplementedError, "not wired"
+    except ImportError:
+        err, match = ImportError, r"xplique_ext\[text\]"
+    with pytest.raises(err, match=match):
         experiments.parse_embedding("hub:bert_tiny_en_uncased")
     with pytest.raises(SystemExit):
         experiments.parse_embedding("elmo")
+    with pytest.raises(SystemExit):
+        experiments.parse_embedding("glove")  # no file
+
+
+def _args(experiments, argv):
+    import argparse
+
+    ns = argparse.Namespace(
+        data=None, dataset=None, n_train=0, n_test=0, seed=0, test_style="mixed"
+    )
+    for k, v in argv.items():
+        setattr(ns, k, v)
+    return ns
+
+
+def test_load_data_sst2_file_and_two_column_file(experiments, tmp_path):
+    """--dataset sst2 reads GLUE's train.tsv through load_sentiment_dataset; the test
+    split keeps the rule sentences only; a two-column file without header works too."""
+    from xplique_ext.text import generate_sentences, rule_conjuncts
+
+    df = generate_sentences(200, seed=1, structured=0.6)
+    (tmp_path / "train.tsv").write_text(
+        "sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in zip(df.sentence, df.label))
+    )
+    tr_s, tr_y, te_s, te_y, source = experiments.load_data(
+        _args(experiments, {"dataset": "sst2", "data": str(tmp_path)})
+    )
+    assert source.startswith("sst2")
+    assert len(tr_s) == 160 and len(tr_y) == 160
+    assert rule_conjuncts(te_s)[1].all() and len(te_s) == len(te_y) > 0
+    plain = tmp_path / "plain.tsv"  # no header
+    plain.write_text("".join(f"{s}\t{y}\n" for s, y in zip(df.sentence, df.label)))
+    tr2, y2, te2, _, _ = experiments.load_data(_args(experiments, {"data": str(plain)}))
+    assert sorted(tr2 + te2) != [] and len(tr2) == 160 and set(y2) <= {0, 1}
+    assert te2 == te_s  # same seed, same stratified split, same sentences
 
 
 @pytest.mark.slow
