@@ -505,6 +505,7 @@ def _build_class():
                         f"{n_steps}"
                     )
                 self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or n_steps))
+                kwargs.setdefault("shuffle", False)  # a dataset is shuffled by its pipeline
                 return super().fit(x, y, epochs=epochs, **kwargs)
             x, y_arr = self._tensors(x, y, "x", "y")
             n = int(y_arr.shape[0])
