@@ -26,6 +26,8 @@ WITH_EXAMPLES = {
     "xplique_ext.models.aixi_function",
     "xplique_ext.text.agreement",
     "xplique_ext.text.data",
+    "xplique_ext.text.distillation",
+    "xplique_ext.text.embeddings",
     "xplique_ext.text.explainers",
     "xplique_ext.text.hub",
     "xplique_ext.text.lipschitz",
