@@ -35,20 +35,14 @@ PACKAGES = [
 
 #: Exported callables whose parameters are not declared yet.
 NOT_YET_DECLARED = {
-    # declared on branch i18-rules (rules/dataset.py, rules/evaluation.py,
-    # rules/validation.py and the rules CLI are restructured there)
+    # owned by branch i18-rules (rules/dataset.py, rules/evaluation.py, the Dask reader;
+    # merged into main with these data-model constructors left undeclared): to be
+    # declared there, not edited here
     "xplique_ext.rules.Column",
     "xplique_ext.rules.Dataset",
-    "xplique_ext.rules.parse_data",
-    "xplique_ext.rules.read_data",
-    "xplique_ext.rules.read_data_dask",
-    "xplique_ext.rules.write_data",
     "xplique_ext.rules.ContingencyTables",
     "xplique_ext.rules.RuleEvaluation",
-    "xplique_ext.rules.RuleMetrics",
-    "xplique_ext.rules.covered_mask",
-    "xplique_ext.rules.evaluate_rules",
-    "xplique_ext.rules.predict_rules",
+    "xplique_ext.rules.read_data_dask",
 }
 
 

@@ -113,10 +113,10 @@ def test_fire_from_stdin_and_file(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "argv, match",
     [
-        (["fire", "--psi", "0", "1,2"], "`psi` must be in (0, inf), got 0"),
-        (["fire", "1,0.5"], "`readability_loss` must be numbers in [1, inf), got 0.5"),
+        (["fire", "--psi", "0", "1,2"], "`psi` must be a finite real number > 0"),
+        (["fire", "1,0.5"], "`readability_loss` must be a finite number >= 1"),
         (["fire", "--", "-1,2"], "`predictive_loss`"),
-        (["fire", "1,2,1.5"], "`coverage` must be numbers in [0, 1], got 1.5"),
+        (["fire", "1,2,1.5"], "`coverage` must be in"),
         (["fire", "a,b"], "expected numbers"),
         (["fire", "--psi", "x", "1,2"], "--psi must be numbers"),
     ],

@@ -101,8 +101,12 @@ def describe_domain(attribute: Attribute) -> str:
     }.get(attribute.type, "a value")
 
 
-@validate_params({"rules": "no_validation",  # duck-typed below: pbm builds on this module
-                  "names": [InstanceOf(Names)]})
+@validate_params(
+    {
+        "rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this module)
+        "names": [InstanceOf(Names, description="a Names object")],
+    }
+)
 def check_rules(rules, names: Names) -> None:
     """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
     ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
@@ -116,6 +120,8 @@ def check_rules(rules, names: Names) -> None:
     # duck-typed, since the RuleSet module (pbm) builds on this one
     if not (hasattr(rules, "all_rules") and hasattr(rules, "file")):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    if not isinstance(names, Names):
+        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     source = names.file or "the names"
     file = rules.file
 

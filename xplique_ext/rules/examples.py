@@ -8,7 +8,8 @@ import shutil
 from importlib import resources
 from typing import List, Tuple, Union
 
-from ..commons.params import PATH, Options, validate_params
+from ..commons.params import Options, validate_params
+from .validation import PATH
 
 __all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
 
@@ -29,7 +30,7 @@ VOYAGE_RULES = {
 }
 
 
-@validate_params({"name": [Options(list(EXAMPLE_FILES))]})
+@validate_params({"name": [Options(EXAMPLE_FILES)]})
 def example_path(name: str) -> str:
     """Path of a shipped example file (one of :data:`EXAMPLE_FILES`).
 
@@ -53,8 +54,7 @@ def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
     return paths
 
 
-@validate_params({"mode": [Options(list(VOYAGE_RULES))],
-                  "split": [Options(["test", "train"])]})
+@validate_params({"mode": [Options(list(VOYAGE_RULES))], "split": [Options(["test", "train"])]})
 def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, Dataset]:  # noqa: F821
     """The voyage rules of ``mode`` and the ``test`` (Table 6) or ``train`` (Table 5) examples.
 
@@ -64,7 +64,7 @@ def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, 
     >>> len(rules), data.n_examples
     (4, 15)
     """
-    from .dataset import read_data
+    from .datafile import read_data
     from .pbm import read_rules
 
     data = read_data(

@@ -18,14 +18,15 @@ from ..commons.metric import BaseMetric
 from ..commons.params import validate_params
 from .fire_functions import (
     FIRE_EXPONENT,
-    PSI,
     ArrayLike,
+    check_psi,
     fire_compensation_alpha,
     fire_equilibrium_alpha,
     fire_isoline,
     fire_score,
     qs_score,
 )
+from .validation import PSI
 
 __all__ = [
     "FiRe",
@@ -91,9 +92,9 @@ class FiRe(BaseMetric):
 
     higher_is_better = False
 
-    @validate_params({"psi": PSI})
+    @validate_params({"psi": [PSI]})
     def __init__(self, psi: float = 1.0) -> None:
-        self.psi = psi
+        self.psi = check_psi(psi)
 
     def detailed_evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike

@@ -14,16 +14,14 @@ that overflows float64 (losses near 1e308, or ``r / psi`` beyond it) is NaN with
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any, Union
 
 import numpy as np
 
-from ..commons.params import ArrayLike as _Array
-from ..commons.params import Interval, check_param, validate_params
+from ..commons.params import check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import broadcast_shape
+from .validation import PSI, REAL_ARRAY, as_real_array, broadcast_shape
 
 __all__ = [
     "FIRE_EXPONENT",
@@ -39,14 +37,6 @@ __all__ = [
 FIRE_EXPONENT = 0.05
 
 ArrayLike = Union[float, np.ndarray, Any]
-
-#: The declared domains of Eq. 1 (scalars or arrays, converted to float64).
-PSI = [Interval(numbers.Real, 0, None, closed="neither")]
-PREDICTIVE_LOSS = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))]
-READABILITY_LOSS = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 1, None))]
-COVERAGE = [_Array("real", dtype=np.float64, within=Interval(numbers.Real, 0, 1))]
-BETA = [_Array("real", dtype=np.float64,
-               within=Interval(numbers.Real, 0, None, closed="neither"))]
 
 
 def check_psi(psi: Any, name: str = "psi") -> float:
@@ -64,7 +54,7 @@ def check_psi(psi: Any, name: str = "psi") -> float:
     >>> check_psi(2)
     2.0
     """
-    return check_param(psi, name, PSI)
+    return check_param(psi, name, [PSI])
 
 
 def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
@@ -76,6 +66,13 @@ def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
         raise ValueError(f"`{name}` must be {what} (Eq. 1), got {first}{detail}")
 
 
+def _losses(predictive_loss: Any, readability_loss: Any):
+    p = as_real_array(predictive_loss, "predictive_loss")
+    r = as_real_array(readability_loss, "readability_loss")
+    broadcast_shape(predictive_loss=p, readability_loss=r)
+    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
+    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
+    return p, r
 
 
 def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
@@ -87,7 +84,7 @@ def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
             f"{what} overflows float64 ({count} of {values.size} values): the inputs are "
             "too large to be scored and the scores are set to NaN",
             UndefinedScoreWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         values = np.where(bad, np.nan, values)
     return values
@@ -99,8 +96,7 @@ def _result(values: np.ndarray, *inputs: Any) -> Union[float, np.ndarray]:
     return values
 
 
-@validate_params({"psi": PSI, "predictive_loss": PREDICTIVE_LOSS,
-                  "readability_loss": READABILITY_LOSS})
+@validate_params({"psi": [PSI], "predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY]})
 def fire_score(
     psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -127,8 +123,8 @@ def fire_score(
     >>> round(fire_score(1.0, 5.0, 4), 1), round(fire_score(1.0, 12.0, 6), 1)
     (21.4, 78.7)
     """
-    p, r = predictive_loss, readability_loss
-    broadcast_shape(predictive_loss=p, readability_loss=r)
+    psi = check_psi(psi)
+    p, r = _losses(predictive_loss, readability_loss)
     with np.errstate(over="ignore", invalid="ignore"):
         steps = np.ceil(r / psi)
         values = p * steps * r**FIRE_EXPONENT
@@ -137,8 +133,9 @@ def fire_score(
     return _result(values, predictive_loss, readability_loss)
 
 
-@validate_params({"predictive_loss": PREDICTIVE_LOSS, "readability_loss": READABILITY_LOSS,
-                  "coverage": COVERAGE})
+@validate_params(
+    {"predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "coverage": [REAL_ARRAY]}
+)
 def qs_score(
     predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -164,15 +161,23 @@ def qs_score(
     >>> round(qs_score(0.02, 6, 0.43), 2)
     0.19
     """
-    p, r, c = predictive_loss, readability_loss, coverage
+    p = as_real_array(predictive_loss, "predictive_loss")
+    r = as_real_array(readability_loss, "readability_loss")
+    c = as_real_array(coverage, "coverage")
     broadcast_shape(predictive_loss=p, readability_loss=r, coverage=c)
+    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0")
+    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
+    bad = ~np.isfinite(c) | (c < 0) | (c > 1)
+    if np.any(bad):
+        first = c[bad].ravel()[0] if c.ndim else float(c)
+        raise ValueError(f"`coverage` must be in [0, 1], got {first}")
     with np.errstate(over="ignore", invalid="ignore"):
         values = p * (2.0 - c) * r
     values = _overflow_to_nan(values, "Qs")
     return _result(values, predictive_loss, readability_loss, coverage)
 
 
-@validate_params({"beta": BETA, "readability_loss": READABILITY_LOSS, "psi": PSI})
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
 def fire_equilibrium_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -190,8 +195,12 @@ def fire_equilibrium_alpha(
     >>> round(fire_equilibrium_alpha(2.0, 4, psi=2.0), 3)   # 4 -> 8 rules at psi = 2
     0.483
     """
-    b, r = beta, readability_loss
+    psi = check_psi(psi)
+    b = as_real_array(beta, "beta")
+    r = as_real_array(readability_loss, "readability_loss")
     broadcast_shape(beta=b, readability_loss=r)
+    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1")
+    _check_domain(b, "beta", np.nextafter(0.0, 1.0), "a finite number > 0")
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = b * r
     _check_domain(scaled, "beta * readability_loss", 1.0, "a finite number >= 1")
@@ -204,7 +213,7 @@ def fire_equilibrium_alpha(
     return _result(alpha, beta, readability_loss)
 
 
-@validate_params({"beta": BETA, "readability_loss": READABILITY_LOSS, "psi": PSI})
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
 def fire_compensation_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -228,8 +237,14 @@ def fire_compensation_alpha(
     )
 
 
-@validate_params({"psi": PSI, "predictive_loss": PREDICTIVE_LOSS,
-                  "readability_loss": READABILITY_LOSS, "readability_grid": READABILITY_LOSS})
+@validate_params(
+    {
+        "psi": [PSI],
+        "predictive_loss": [REAL_ARRAY],
+        "readability_loss": [REAL_ARRAY],
+        "readability_grid": [REAL_ARRAY],
+    }
+)
 def fire_isoline(
     psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
 ) -> np.ndarray:
@@ -242,7 +257,8 @@ def fire_isoline(
     array([19.3,  9.3,  6.1,  4.5])
     """
     level = fire_score(psi, predictive_loss, readability_loss)
-    grid = readability_grid
+    grid = as_real_array(readability_grid, "readability_grid")
+    _check_domain(grid, "readability_grid", 1.0, "a finite number >= 1")
     if np.ndim(level) or np.isnan(level):  # arrays of (p, r) have no single isoline
         if np.ndim(level):
             raise TypeError(
@@ -251,6 +267,6 @@ def fire_isoline(
             )
         return np.full(grid.shape, np.nan)  # the overflow of the level was reported
     with np.errstate(over="ignore", invalid="ignore"):
-        denominator = np.ceil(grid / psi) * grid**FIRE_EXPONENT
+        denominator = np.ceil(grid / check_psi(psi)) * grid**FIRE_EXPONENT
         values = np.where(np.isfinite(denominator), level / denominator, np.inf)
     return np.asarray(_overflow_to_nan(values, "the isoline"), dtype=np.float64)

@@ -13,9 +13,9 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
+from ..commons.params import Interval, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import broadcast_shape
+from .validation import REAL_ARRAY, broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
@@ -47,16 +47,20 @@ MEASURES = (
 ZeroDivision = Union[str, float]
 
 
-#: The declared ``zero_division`` policy: "warn", "nan" or a finite number.
-ZERO_DIVISION = [Options(["warn", "nan"]), Interval(numbers.Real, None, None)]
-#: A cell of contingency tables: finite non-negative numbers (scalar or array).
-CELL = [ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))]
-
-
 def check_zero_division(zero_division: ZeroDivision) -> ZeroDivision:
-    """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a finite number
-    (the declared :data:`ZERO_DIVISION`)."""
-    return check_param(zero_division, "zero_division", ZERO_DIVISION)
+    """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a real number."""
+    if isinstance(zero_division, str):
+        if zero_division not in ("warn", "nan"):
+            raise ValueError(
+                f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r}"
+            )
+        return zero_division
+    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
+        raise TypeError(
+            f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r} "
+            f"({type(zero_division).__name__})"
+        )
+    return float(zero_division)
 
 
 def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
@@ -104,9 +108,12 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
-@validate_params({"bh": CELL, "bhbar": CELL, "bbarh": CELL, "bbarhbar": CELL,
-                  "n_classes": [Interval(numbers.Integral, 1, None)],
-                  "zero_division": ZERO_DIVISION})
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [REAL_ARRAY])
+
+
+@validate_params(  # zero_division: 'warn', 'nan' or a number, by check_zero_division
+    {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": "no_validation"}
+)
 def rule_measures(
     bh,
     bhbar,
@@ -179,10 +186,35 @@ def rule_measures(
     >>> round(float(m["Acc"]), 3), round(float(m["Spec"]), 3), round(float(m["Nov"]), 3)
     (0.75, 0.833, 0.083)
     """
+    zero_division = check_zero_division(zero_division)
     arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
+    for name, cell in arrays.items():
+        if not np.all(np.isfinite(cell)) or np.any(cell < 0):
+            raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
     cells = np.broadcast_arrays(*arrays.values())
     bh, bhbar, bbarh, bbarhbar = cells
+    out, undefined = _formulas(bh, bhbar, bbarh, bbarhbar, n_classes)
+    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
+    if counts:
+        if zero_division == "warn":
+            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
+            warnings.warn(
+                "some rule measures are undefined (a zero denominator: a rule that covers no "
+                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+                "`zero_division` to choose another value.",
+                UndefinedScoreWarning,
+                stacklevel=3,  # above the declaration's wrapper
+            )
+        elif zero_division != "nan":
+            for name, mask in undefined.items():
+                out[name] = np.where(mask, zero_division, out[name])
+    return {name: out[name] for name in MEASURES}
+
+
+def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
+    """Eq. 1-19 and the extra measures of the report, vectorised, and where each is
+    undefined (a zero denominator)."""
     n = bh + bhbar + bbarh + bbarhbar
     b = bh + bhbar
     bbar = bbarh + bbarhbar
@@ -246,19 +278,4 @@ def rule_measures(
         undefined["Lift"] = lift_den == 0
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = (b * bbar * h * hbar) == 0
-
-    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
-    if counts:
-        if zero_division == "warn":
-            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-            warnings.warn(
-                "some rule measures are undefined (a zero denominator: a rule that covers no "
-                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-                "`zero_division` to choose another value.",
-                UndefinedScoreWarning,
-                stacklevel=2,
-            )
-        elif zero_division != "nan":
-            for name, mask in undefined.items():
-                out[name] = np.where(mask, zero_division, out[name])
-    return {name: out[name] for name in MEASURES}
+    return out, undefined

@@ -34,9 +34,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
+from ..commons.params import STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
+from .validation import PATH, TEXT
 
 __all__ = [
     "Attribute",
@@ -513,7 +514,7 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
     return tuple(extended)
 
 
-@validate_params({"text": [STRING], "file": [STRING]})
+@validate_params({"text": [TEXT], "file": [TEXT]})
 def parse_names(text: str, file: str = "<string>") -> Names:
     """Read ``.names`` declarations from a string.
 
@@ -535,6 +536,8 @@ def parse_names(text: str, file: str = "<string>") -> Names:
         On any syntax error, unknown type, duplicated attribute or value, or a class
         attribute that is never declared; the message gives the file, line and text.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
     statements = _statements(_tokenize(text, file), file)
     if not statements:
         raise NamesParseError("no declaration found (empty names file)", file=file)
@@ -614,7 +617,7 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
     return parse_names(read_text(path), file=os.fspath(path))
 
 
-@validate_params({"names": [InstanceOf(Names)], "path": [PATH]})
+@validate_params({"names": [InstanceOf(Names, description="a Names object")], "path": [PATH]})
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
     with open(path, "w", encoding="utf-8") as handle:

@@ -37,12 +37,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
+from ..commons.params import STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
 from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
+from .validation import PATH, TEXT
 
 __all__ = [
     "Condition",
@@ -728,7 +729,7 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     return PBMHeader(**fields)
 
 
-@validate_params({"text": [STRING], "file": [STRING]})
+@validate_params({"text": [TEXT], "file": [TEXT]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """Read PBM rules (plain or extended) from a string.
 
@@ -745,6 +746,8 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         For a malformed header or rule; the message gives the file, the line number and
         the offending line.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
     raw_lines = text.split("\n")
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(raw_lines)]
     by_number = dict(numbered)
@@ -790,8 +793,13 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
-@validate_params({"rules": [InstanceOf(RuleSet)], "path": [PATH],
-                  "evaluation": "no_validation"})
+@validate_params(
+    {
+        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
+        "path": [PATH],
+        "evaluation": "no_validation",  # checked by RuleSet.write
+    }
+)
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)

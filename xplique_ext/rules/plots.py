@@ -32,7 +32,7 @@ _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
 
 @validate_params({
     "reference": [PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")],
-    "psi": [*PSI, ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
+    "psi": [PSI, ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
     "extractors": "no_validation",  # a mapping or a list of pairs: each pair checked below
     "r_max": [_AT_LEAST_ONE, None],
     "ax": "no_validation",
