@@ -13,7 +13,10 @@ FiRe and Qs
     :class:`FiRe`, :class:`QsScore`, :func:`fire_equilibrium_alpha`,
     :func:`fire_compensation_alpha`, :func:`fire_isoline`, :func:`score_rules`.
 Adapters
-    :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
+    :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees);
+    :func:`ripper_to_rules` (``wittgenstein`` RIPPER/IREP) and :func:`rule_list_to_rules`
+    (``imodels`` greedy rule lists and OneR), with the ``[rulelearners]`` extra (imported
+    only when called).
 
 The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
 :func:`evaluate_rules`, is :func:`xplique_ext.rules.reference.evaluate_rules_loop`.
@@ -43,6 +46,7 @@ from .fire import (
     fire_score,
     qs_score,
 )
+from .learners import ripper_to_rules, rule_list_to_rules
 from .measures import MEASURES, rule_measures
 from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
 from .pbm import (
@@ -72,6 +76,8 @@ __all__ = [
     "plot_fire_isolines",
     "plot_rule_measures",
     "qs_score",
+    "ripper_to_rules",
+    "rule_list_to_rules",
     "score_rules",
     "tree_names",
     "tree_to_rules",
