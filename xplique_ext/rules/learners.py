@@ -126,11 +126,17 @@ def ripper_to_rules(
 
     Examples
     --------
-    >>> import pandas as pd, wittgenstein  # doctest: +SKIP
-    >>> x = pd.DataFrame({"colour": ["red", "red", "blue", "blue"] * 5})  # doctest: +SKIP
-    >>> y = (x["colour"] == "red").astype(int)  # doctest: +SKIP
-    >>> model = wittgenstein.RIPPER(random_state=0).fit(x, y, pos_class=1)  # doctest: +SKIP
-    >>> print(ripper_to_rules(model).to_string().splitlines()[-3:])  # doctest: +SKIP
+    >>> import pandas as pd, wittgenstein
+    >>> x = pd.DataFrame({"colour": ["red", "red", "blue", "green"] * 5, "size": ["s", "l"] * 10})
+    >>> y = pd.Series(["yes", "yes", "no", "no"] * 5, name="buy")
+    >>> model = wittgenstein.RIPPER(random_state=0)
+    >>> model.fit(x, y, pos_class="yes")
+    >>> rules = ripper_to_rules(model, "no")
+    >>> print(rules[0].to_string())
+    R0001  IF colour = red
+            THEN CLASS = yes
+    >>> rules.default.head
+    'no'
     """
     lw = _import("wittgenstein")
     base = getattr(lw, "abstract_ruleset_classifier", None)
@@ -241,9 +247,15 @@ def rule_list_to_rules(
 
     Examples
     --------
-    >>> from imodels import GreedyRuleListClassifier  # doctest: +SKIP
-    >>> model = GreedyRuleListClassifier(max_depth=2).fit([[0.], [1.], [2.], [3.]], [0, 0, 1, 1])  # doctest: +SKIP
-    >>> print(rule_list_to_rules(model).to_string())  # doctest: +SKIP
+    >>> from imodels import GreedyRuleListClassifier
+    >>> model = GreedyRuleListClassifier(max_depth=2).fit(
+    ...     [[0.0], [1.0], [2.0], [3.0]], ["a", "a", "b", "b"], feature_names=["x"])
+    >>> rules = rule_list_to_rules(model)
+    >>> print(rules[0].to_string())
+    R0001  IF "x" >= 1.5
+            THEN CLASS = b
+    >>> rules.default.head
+    'a'
     """
     imodels = _import("imodels")
     kinds = tuple(k for k in (getattr(imodels, "GreedyRuleListClassifier", None),
