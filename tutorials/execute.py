@@ -45,15 +45,21 @@ ROOT = HERE.parent
 NOTEBOOKS = ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb", "ground_truth.ipynb",
              "callbacks.ipynb")
 
-#: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers).
+#: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers;
+#: ``rulelearners``: wittgenstein and imodels; ``images``: scikit-image's photographs).
 EXTRAS: Dict[str, Sequence[str]] = {
-    "mufidelity.ipynb": ("xplique",),
+    "rule_metrics.ipynb": ("rulelearners",),
+    "mufidelity.ipynb": ("xplique", "images"),
     "ground_truth.ipynb": ("xplique",),
     "callbacks.ipynb": ("xplique",),
 }
 
 #: The modules an extra provides (what the install cell checks before installing).
-EXTRA_MODULES: Dict[str, Sequence[str]] = {"xplique": ("xplique",)}
+EXTRA_MODULES: Dict[str, Sequence[str]] = {
+    "xplique": ("xplique",),
+    "rulelearners": ("wittgenstein", "imodels"),
+    "images": ("skimage",),
+}
 
 #: Tiny sizes for quick runs (the values of the tests in tests/tutorials/).
 SMALL: Dict[str, Dict[str, Any]] = {
