@@ -63,7 +63,8 @@ EXTRA_MODULES: Dict[str, Sequence[str]] = {
 
 #: Tiny sizes for quick runs (the values of the tests in tests/tutorials/).
 SMALL: Dict[str, Dict[str, Any]] = {
-    "mufidelity.ipynb": dict(N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1, NB_SAMPLES=20),
+    "mufidelity.ipynb": dict(WEIGHTS="none", N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1,
+                             NB_SAMPLES=20),
     "ground_truth.ipynb": dict(IMAGE_SIZE=64, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4,
                                N_CHECK=12, LIME_SAMPLES=16),
     "percy.ipynb": dict(N_TRAIN=240, EPOCHS=1, N_TEST=8, LIME_SAMPLES=40, SHAP_PERMUTATIONS=1,
