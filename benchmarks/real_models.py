@@ -243,6 +243,10 @@ def memory_child(name, n, nb_samples, batch_size):
 
 
 def memory(name, inputs, batch_sizes, nb_samples):
+    if min(inputs) * nb_samples < max(batch_sizes):
+        print(f"  note: {min(inputs)} inputs x {nb_samples} samples is less than batch_size="
+              f"{max(batch_sizes)}: that cell's perturbation batches are smaller than "
+              "batch_size", flush=True)
     rows = []
     for batch_size in batch_sizes:
         for n in inputs:

@@ -184,8 +184,10 @@ def test_ripper_hostile_inputs(cancer_ripper):
         ripper_to_rules(model, "malignant", feature_names=["a", "b"])
     with pytest.raises(ValueError, match="distinct"):
         ripper_to_rules(model, "malignant", feature_names=["a"] * 30)
-    with pytest.raises(TypeError, match="sequence of names"):
+    with pytest.raises(TypeError, match="`feature_names` must be a sequence of names"):
         ripper_to_rules(model, "malignant", feature_names="abc")
+    with pytest.raises(TypeError, match="`negative_class` must be a class label"):
+        ripper_to_rules(model, ["benign"])
     # rules named after other features than the data's: refused before any count
     renamed = ripper_to_rules(model, "malignant", feature_names=[f"f{i}" for i in range(30)])
     with pytest.raises(RuleParseError, match="f"):
@@ -240,6 +242,8 @@ def test_rule_list_hostile_inputs():
     model = imodels.GreedyRuleListClassifier(max_depth=2).fit(x, labels)
     with pytest.raises(ValueError, match="30 names"):
         rule_list_to_rules(model, feature_names=["a"])
+    with pytest.raises(TypeError, match="`feature_names` must be a sequence of names"):
+        rule_list_to_rules(model, feature_names={"a": 1})
     with pytest.raises(ValueError, match="binary"):
         model3 = imodels.GreedyRuleListClassifier(max_depth=2).fit(x, labels)
         model3.classes_ = np.array(["a", "b", "c"])

@@ -14,10 +14,9 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.tree import DecisionTreeClassifier
 
+from xplique_ext.metrics import FiRe, QsScore
 from xplique_ext.rules import (
     Dataset,
-    FiRe,
-    QsScore,
     RuleParseError,
     evaluate_rules,
     parse_rules,

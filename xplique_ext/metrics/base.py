@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import numbers
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 import numpy as np
@@ -23,11 +24,35 @@ from ..commons.distribute import (
     shared_functions,
 )
 from ..commons.metric import BaseMetric, nan_aware_mean
-from ..commons.validation import check_choice, check_int, to_numpy
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Callable_,
+    Interval,
+    Options,
+    validate_params,
+)
+from ..commons.validation import to_numpy
 
-__all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean", "resolve_operator"]
+__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "default_operator", "nan_aware_mean", "resolve_operator"]
 
 ACTIVATIONS = (None, "sigmoid", "softmax")
+
+#: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
+#: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
+#: ``inputs`` (an array or a tf.data.Dataset, checked against the model's input rank),
+#: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
+BASE_PARAMETERS = {
+    "model": [Callable_()],
+    "inputs": NO_VALIDATION,
+    "targets": [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)",
+                          batch_hint=False), None],
+    "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "operator": NO_VALIDATION,
+    "activation": [Options(ACTIVATIONS)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "strategy": NO_VALIDATION,
+}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = (
@@ -268,6 +293,7 @@ class BaseAttributionMetric(BaseMetric):
 
     _data_params = ("model", "inputs", "targets", "operator", "strategy")
 
+    @validate_params(BASE_PARAMETERS)
     def __init__(
         self,
         model: Callable,
@@ -280,13 +306,11 @@ class BaseAttributionMetric(BaseMetric):
         seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        if not callable(model):
-            raise TypeError(f"`model` must be callable, got {type(model).__name__}")
         self.model = model
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
-        self.activation = check_choice(activation, "activation", ACTIVATIONS)
+        self.batch_size = batch_size
+        self.activation = activation
         self.operator = resolve_operator(operator)
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
+        self.seed = seed
         _check_not_multi_input(model, inputs)
 
         if is_dataset(inputs):
@@ -321,13 +345,8 @@ class BaseAttributionMetric(BaseMetric):
                 )
             self.n_inputs = len(self.inputs)
 
-        self.targets = None if targets is None else to_numpy(targets, "targets")
+        self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
         if self.targets is not None:
-            if self.targets.ndim not in (1, 2):
-                raise ValueError(
-                    "`targets` must have shape (N,) or (N, K), got shape "
-                    f"{self.targets.shape}"
-                )
             if self.n_inputs is not None and len(self.targets) != self.n_inputs:
                 raise ValueError(
                     f"`targets` must hold one target per input: got {len(self.targets)} "
@@ -350,21 +369,6 @@ class BaseAttributionMetric(BaseMetric):
             (name, self.activation) + tuple(static),
             lambda live: build(live, self.activation, self.strategy),
         )
-
-    def _activated_model(self, x: tf.Tensor) -> tf.Tensor:
-        return _activated(self.model, self.activation, x)
-
-    def _score_graph(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        return _score(self.model, self.operator, self.activation, x, y)
-
-    def _output_graph(self, x: tf.Tensor) -> tf.Tensor:
-        return self._activated_model(x)
-
-    @staticmethod
-    def _compile(fn: Callable) -> Callable:
-        """Compile ``fn`` with tf.function; fall back to eager calls for models that
-        cannot be traced (pure NumPy callables, for instance)."""
-        return _compile(fn)
 
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x``, batched.

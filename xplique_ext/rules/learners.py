@@ -13,11 +13,18 @@ import math
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
+import pandas as pd
 
+from ..commons.params import InstanceOf, validate_params
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 from .trees import _label
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
+
+#: ``feature_names``: the attribute names, in the learner's training column order.
+_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
+                             description="a sequence of names (list, tuple, array or Index)"),
+                  None]
 
 
 def _import(module: str, extra: str = "rulelearners"):
@@ -80,6 +87,12 @@ def _interval_conditions(attribute: str, text: str) -> Optional[List[Condition]]
     return None
 
 
+@validate_params({
+    "model": "no_validation",  # an instance of the optional package's classes, checked below
+    "negative_class": [InstanceOf(str, int, np.integer, float, np.floating, bool, np.bool_,
+                                  description="a class label (str, number or bool)"), None],
+    "feature_names": _FEATURE_NAMES,
+})
 def ripper_to_rules(
     model: Any,
     negative_class: Any = None,
@@ -213,6 +226,10 @@ def ripper_to_rules(
 
 
 # ------------------------------------------------------------------------ imodels
+@validate_params({
+    "model": "no_validation",  # an instance of the optional package's classes, checked below
+    "feature_names": _FEATURE_NAMES,
+})
 def rule_list_to_rules(
     model: Any,
     *,
