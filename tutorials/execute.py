@@ -57,6 +57,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
 #: The modules an extra provides (what the install cell checks before installing).
 EXTRA_MODULES: Dict[str, Sequence[str]] = {
     "xplique": ("xplique",),
+    "text": ("keras_hub",),
     "rulelearners": ("wittgenstein", "imodels"),
     "images": ("skimage",),
 }
