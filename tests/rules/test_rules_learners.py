@@ -20,6 +20,9 @@ from xplique_ext.rules import (
 )
 from xplique_ext.rules.learners import ripper_to_rules, rule_list_to_rules
 
+# wittgenstein 0.3 calls a pandas API that pandas 3 deprecates (third party, not ours)
+pytestmark = pytest.mark.filterwarnings("ignore:For backward compatibility, 'str' dtypes")
+
 lw = pytest.importorskip("wittgenstein", reason="the [rulelearners] extra")
 imodels = pytest.importorskip("imodels", reason="the [rulelearners] extra")
 
