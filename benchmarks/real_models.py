@@ -130,18 +130,20 @@ def perturbed_copies(x, nb_samples, grid_size, subset_percent, seed):
 
 
 def speed_child(name, weights, path, n, nb_samples, batch_size, repeats, grid_size=9):
-    """In a fresh process: cold and warm time of one path (floor, ours or xplique)."""
+    """In a fresh process: cold and warm time of one path (floor, forward, ours or
+    xplique)."""
     from xplique.metrics import MuFidelity as XpliqueMuFidelity
 
     from xplique_ext.metrics import MuFidelity
 
     warm_up_tensorflow()
+    import keras
+
+    keras.utils.set_random_seed(0)  # the same random weights in every path's process
     model, preprocess = build(name, weights)
     x = preprocess(photographs(n))
     # the class explained: the top class of the model (computed with NumPy-side weights
     # copied into a twin model, so that the timed model has never run)
-    import keras
-
     twin = keras.models.clone_model(model)
     twin.set_weights(model.get_weights())
     logits = np.concatenate([np.asarray(twin(x[i:i + 1], training=False)) for i in range(n)])
@@ -241,8 +243,11 @@ class PeakRSS:
 
 def memory_child(name, n, nb_samples, batch_size):
     """In a fresh process: working memory of one ``detailed_evaluate``."""
+    import keras
+
     from xplique_ext.metrics import MuFidelity
 
+    keras.utils.set_random_seed(0)
     model, preprocess = build(name, None)
     x = preprocess(photographs(n))
     phi = np.random.default_rng(0).random((n, 224, 224), dtype=np.float32)
