@@ -15,6 +15,8 @@ MODULES = sorted(
 # modules whose public classes or functions must carry a runnable example
 WITH_EXAMPLES = {
     "xplique_ext.callbacks",
+    "xplique_ext.compare",
+    "xplique_ext.commons.uncertainty",
     "xplique_ext.metrics.fidelity",
     "xplique_ext.metrics.percy",
     "xplique_ext.metrics.ground_truth",
