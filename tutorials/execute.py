@@ -52,6 +52,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
     "mufidelity.ipynb": ("xplique", "images"),
     "ground_truth.ipynb": ("xplique",),
     "callbacks.ipynb": ("xplique",),
+    "percy.ipynb": ("text",),
 }
 
 #: The modules an extra provides (what the install cell checks before installing).

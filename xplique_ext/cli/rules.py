@@ -221,7 +221,7 @@ def with_wilson_columns(frame, confidence: float = 0.95):
 def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
-    from ..rules.dataset import default_names_path
+    from ..rules.datafile import default_names_path
     from ..rules.names import read_names
     from ..rules.syntax import read_text
 
@@ -269,6 +269,14 @@ def run_rules(args: argparse.Namespace) -> int:
         return _fail("rules", str(err))
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
+    except ValueError as err:
+        if args.dask is None:
+            raise
+        from ..rules.on_dask import SchedulerError
+
+        if not isinstance(err, SchedulerError):
+            raise
+        return _fail("rules", f"--dask: {err}")
     return 0
 
 
@@ -324,6 +332,10 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     return f"{reason}: {path}"
 
 
+#: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
+_DASK_SECONDS = 5
+
+
 def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     """Evaluate on a Dask cluster: the one at ``address``, or a local one of worker
     processes (as many as cores) started for this command and closed after it."""
@@ -332,16 +344,19 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     import pandas as pd
 
     from ..rules import evaluate_rules, read_data_dask
-    from ..rules.dataset import import_dask
+    from ..rules.on_dask import check_scheduler, import_dask
 
-    import_dask()
+    dask = import_dask()
     from distributed import Client, LocalCluster
 
     if not os.path.exists(data_path):
         raise FileNotFoundError(2, "No such file or directory", data_path)
     frame = read_data_dask(data_path, names)
     if address:
-        with Client(address):
+        check_scheduler(address, _DASK_SECONDS)  # one clear error within seconds
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{_DASK_SECONDS}s"}):
+            client = Client(address, timeout=_DASK_SECONDS)
+        with client:
             return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
     with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
         return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
