@@ -1,10 +1,14 @@
 """Every public entry point declares its parameters (``commons.params.validate_params``),
 and every declared constraint rejects a generated invalid value with a ValueError or
-TypeError that names the parameter (scikit-learn's ``generate_invalid_param_val`` idea).
+TypeError that names the parameter (scikit-learn's ``generate_invalid_param_val`` idea):
+the "errors, not wrong numbers, for generated invalid inputs" of issue 15.
 
-Extending it to a package is one line in ``PACKAGES``; names exported there but not yet
+It walks ``__all__`` of the six public packages. Names exported there but not yet
 declared go in ``NOT_YET_DECLARED``, which may only shrink: the test fails for a new
-undeclared entry point and for a stale entry of the set.
+undeclared entry point and for a stale entry of the set. A declared constraint for which
+no invalid value can be generated (every candidate satisfies another constraint of the
+same parameter) fails ``test_every_constraint_can_be_violated``: it is reported, never
+silently skipped.
 """
 
 from __future__ import annotations
@@ -20,10 +24,26 @@ from xplique_ext.commons.params import (
     valid_arguments,
 )
 
-PACKAGES = ["xplique_ext.metrics"]
+PACKAGES = [
+    "xplique_ext.metrics",
+    "xplique_ext.rules",
+    "xplique_ext.text",
+    "xplique_ext.datasets",
+    "xplique_ext.explainers",
+    "xplique_ext.callbacks",
+]
 
-#: Exported callables whose parameters are not declared yet (phase 2 of issue 15).
-NOT_YET_DECLARED: set = set()
+#: Exported callables whose parameters are not declared yet.
+NOT_YET_DECLARED = {
+    # owned by branch i18-rules (rules/dataset.py, rules/evaluation.py, the Dask reader;
+    # merged into main with these data-model constructors left undeclared): to be
+    # declared there, not edited here
+    "xplique_ext.rules.Column",
+    "xplique_ext.rules.Dataset",
+    "xplique_ext.rules.ContingencyTables",
+    "xplique_ext.rules.RuleEvaluation",
+    "xplique_ext.rules.read_data_dask",
+}
 
 
 def _entry_points():
@@ -58,17 +78,29 @@ def test_every_entry_point_is_declared():
     assert not stale, f"declared now (or gone): delete from NOT_YET_DECLARED: {stale}"
 
 
+ALL_CASES = [(name, param, index, value, error)
+             for name, entry in ENTRIES.items()
+             for param, index, value, error in iter_invalid_cases(entry)]
+
 CASES = [
     pytest.param(name, param, value, error, id=f"{name.rsplit('.', 1)[1]}-{param}-{index}")
-    for name, entry in ENTRIES.items()
-    for param, index, value, error in iter_invalid_cases(entry)
+    for name, param, index, value, error in ALL_CASES if error is not None
 ]
 
 
+def test_every_constraint_can_be_violated():
+    """A declared constraint that no generated value violates is a hole in the walk."""
+    holes = [f"{name}({param}=...) constraint {index}: {value}"
+             for name, param, index, value, error in ALL_CASES if error is None]
+    assert not holes, "constraints the generator cannot violate:\n" + "\n".join(holes)
+
+
 def test_cases_were_generated():
-    """The walk cannot pass by generating nothing."""
-    assert len(CASES) > 50
+    """The walk cannot pass by generating nothing, in any package."""
+    assert len(CASES) > 300
     declared = {name for name, *_ in (c.values for c in CASES)}
+    for package in PACKAGES:
+        assert any(name.startswith(package + ".") for name in declared), package
     assert {"xplique_ext.metrics.MuFidelity", "xplique_ext.metrics.emd"} <= declared
 
 

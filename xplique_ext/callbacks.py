@@ -8,6 +8,7 @@ metrics and writes the scores into Keras' ``logs``, so that ``History``, ``CSVLo
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
@@ -16,7 +17,8 @@ import keras
 import numpy as np
 
 from .commons.data import is_dataset, split_element
-from .commons.validation import check_float, check_int, to_numpy
+from .commons.params import ArrayLike, Boolean, Callable_, InstanceOf, Interval, validate_params
+from .commons.validation import check_int, to_numpy
 
 __all__ = ["ExplanationMetrics"]
 
@@ -174,6 +176,19 @@ class ExplanationMetrics(keras.callbacks.Callback):
     2
     """
 
+    @validate_params({
+        "explainer_factory": [Callable_(), InstanceOf(dict, Mapping, description=(
+            "a dict name -> factory"))],  # each factory checked below
+        "metrics": "no_validation",  # classes, factories or built metrics: checked below
+        "x_probe": "no_validation",  # an array or a finite dataset: read below
+        "y_probe": [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=True),
+                    None],  # one per probe input: checked below
+        "every": [Interval(numbers.Integral, 1, None),
+                  InstanceOf(list, tuple, set, frozenset, range, np.ndarray,
+                             description="a collection of epoch numbers")],
+        "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
+        "interval_resamples": [Interval(numbers.Integral, 100, None)],
+    })
     def __init__(
         self,
         explainer_factory: Union[Callable, Mapping[str, Callable]],
@@ -221,7 +236,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if y_probe is None:
             self.y_probe = None
         else:
-            y = np.array(to_numpy(y_probe, "y_probe"), copy=True)
+            y = np.array(to_numpy(y_probe, "y_probe"), copy=True)  # declared, or from x_probe
             if y.ndim not in (1, 2):
                 raise ValueError(
                     f"`y_probe` must have shape (N,) or (N, K), got shape {y.shape}"
@@ -235,23 +250,19 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 raise ValueError("`y_probe` must hold finite values only, got NaN or inf")
             self.y_probe = y
 
-        if isinstance(every, (list, tuple, set, frozenset, range, np.ndarray)):
+        if not isinstance(every, int):  # a collection (declared)
             epochs = [check_int(e, "every", minimum=0) for e in np.asarray(list(every)).tolist()]
             if not epochs:
                 raise ValueError("`every` must name at least one epoch, got an empty collection")
             self.every: Union[int, frozenset] = frozenset(epochs)
         else:
-            self.every = check_int(every, "every", minimum=1)
+            self.every = every
 
-        if isinstance(log_interval, (bool, np.bool_)):
+        if isinstance(log_interval, bool):  # True: the 95% interval (declared above)
             self.log_interval: Optional[float] = 0.95 if log_interval else None
         else:
-            self.log_interval = check_float(
-                log_interval, "log_interval", low=0.0, high=1.0, low_inclusive=False,
-                high_inclusive=False,
-            )
-        self.interval_resamples = check_int(interval_resamples, "interval_resamples",
-                                            minimum=100)
+            self.log_interval = log_interval
+        self.interval_resamples = interval_resamples
         keys = [
             f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs
         ]

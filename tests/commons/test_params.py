@@ -19,6 +19,7 @@ from xplique_ext.commons.params import (
     Interval,
     Options,
     PairOf,
+    Word,
     check_param,
     generate_invalid_value,
     generate_valid_value,
@@ -231,3 +232,65 @@ def test_generation_says_when_no_invalid_value_exists():
     with pytest.raises(LookupError):  # every value breaking the first satisfies the second
         generate_invalid_value([Interval(numbers.Integral, None, None),
                                 InstanceOf(object, bool)], 0)
+
+
+def test_an_uninvertible_constraint_is_reported_not_skipped():
+    @validate_params({"x": [Interval(numbers.Integral, None, None), InstanceOf(object, bool)]})
+    def shadowed(x):
+        return x
+
+    cases = list(iter_invalid_cases(shadowed))
+    # anything breaking one of them satisfies the other: both come back, marked
+    assert [(c[0], c[1], c[3]) for c in cases] == [("x", 0, None), ("x", 1, None)]
+    assert all(isinstance(c[2], LookupError) for c in cases)
+
+
+# --------------------------------------------------------------------------- phase 2
+POSITIVE_ARRAY = [ArrayLike("real", within=Interval(numbers.Real, 0, None))]
+
+
+@pytest.mark.parametrize(
+    "value, constraints, error, message",
+    [
+        ([-1.0, 2.0, -3.0], POSITIVE_ARRAY, ValueError,
+         "`p` must be numbers in [0, inf), got -1 (2 of 3 values)"),
+        (-0.5, POSITIVE_ARRAY, ValueError, "`p` must be numbers in [0, inf), got -0.5"),
+        ([1.0, np.nan], POSITIVE_ARRAY, ValueError,
+         "`p` must be an array of finite values only, got 1 NaN and 0 inf"),
+        ([1.0, True], POSITIVE_ARRAY, TypeError,
+         "`p` must be an array of real numbers (integer or float dtype), got a list "
+         "holding a bool"),
+        ([[1, 2], [3, False]], [ArrayLike("integer")], TypeError, "holding a bool"),
+        ((True, 4), [PairOf(Interval(numbers.Real, None, None))], TypeError,
+         "`p` must be a pair of real numbers, got (True, 4)"),
+        ((-1, 4), [PairOf(Interval(numbers.Real, 0, None))], ValueError,
+         "`p` must be a pair of real numbers in [0, inf), got (-1, 4)"),
+        ("two words", [Word()], ValueError,
+         "`p` must be a non-empty string without whitespace, got 'two words'"),
+        ("", [Word()], ValueError, "got ''"),
+        (3, [Word()], TypeError, "got 3 (int)"),
+        (0.0, [Interval(numbers.Real, 0, None, closed="neither")], ValueError,
+         "`p` must be in (0, inf), got 0"),
+    ],
+)
+def test_element_ranges_bools_in_lists_pairs_and_words(value, constraints, error, message):
+    with pytest.raises(error) as info:
+        check_param(value, "p", constraints)
+    assert message in str(info.value)
+
+
+def test_element_range_accepts_its_bounds_and_converts():
+    out = check_param([0, 1e300], "p", [ArrayLike("real", dtype=np.float64,
+                                                  within=Interval(numbers.Real, 0, None))])
+    assert out.dtype == np.float64 and out.tolist() == [0.0, 1e300]
+    bools = check_param([True, False], "p", [ArrayLike("numeric")])  # numeric takes bools
+    assert bools.dtype == bool
+
+
+def test_instance_of_a_class_needing_arguments_has_a_valid_value():
+    class NeedsArgs:
+        def __init__(self, a):
+            self.a = a
+
+    value = generate_valid_value([InstanceOf(NeedsArgs)])
+    assert isinstance(value, NeedsArgs)

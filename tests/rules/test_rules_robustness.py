@@ -104,7 +104,7 @@ BOOLEAN_CASES = {
         lambda: rule_measures(1, 1, 2, 3, zero_division=False),
         "zero_division",
     ),
-    "plot_fire_isolines reference p=True": (lambda: _plot_isolines((True, 4)), "reference[0]"),
+    "plot_fire_isolines reference p=True": (lambda: _plot_isolines((True, 4)), "reference"),
     "plot_fire_isolines psi=True": (
         lambda: xr.plot_fire_isolines((1.0, 4), [1.0, True]),
         "psi",

@@ -165,7 +165,7 @@ def test_generator_options(lexicon):
     "kwargs, match",
     [
         (dict(structured=1.5), "`structured` must be in"),
-        (dict(contrastive=2.0), "`contrastive` must be in"),
+        (dict(contrastive=2.0), r"`contrastive` must be a bool or in \[0, 1\], got 2"),
         (dict(label_by="C"), "`label_by` must be one of"),
         (dict(a_style="fancy"), "`a_style` must be one of"),
         (dict(max_tokens=3), "`max_tokens` must be >= 7"),

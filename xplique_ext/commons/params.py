@@ -61,6 +61,7 @@ import functools
 import inspect
 import math
 import numbers
+import os
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -76,6 +77,9 @@ __all__ = [
     "ArrayLike",
     "PairOf",
     "AnyOf",
+    "Word",
+    "STRING",
+    "PATH",
     "NO_VALIDATION",
     "check_param",
     "validate_params",
@@ -189,6 +193,7 @@ class Interval(Constraint):
             return f"{'<=' if right else '<'} {self.high}"
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
+        left, right = left and self.low is not None, right and self.high is not None
         return f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
 
     def check(self, value):
@@ -205,6 +210,18 @@ class Interval(Constraint):
             raise Mismatch(self.bounds, f"{value:g}" if isinstance(value, float) else
                            repr(value), True)
         return value
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """Elementwise: inside the bounds (a boolean array; NaN is outside)."""
+        inside = np.ones(np.shape(values), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            if self.low is not None:
+                inside &= (values >= self.low) if self.closed in ("both", "left") else (
+                    values > self.low)
+            if self.high is not None:
+                inside &= (values <= self.high) if self.closed in ("both", "right") else (
+                    values < self.high)
+        return inside
 
     def invalid_values(self):
         out: List[Any] = ["1", True]
@@ -283,7 +300,11 @@ class InstanceOf(Constraint):
         return value
 
     def valid_value(self):
-        return self.types[0]()
+        kind = self.types[0]
+        try:
+            return kind()
+        except Exception:  # noqa: BLE001 - a class needing arguments: an uninitialised
+            return kind.__new__(kind)  # instance passes the check (tests only)
 
 
 class Boolean(Constraint):
@@ -343,11 +364,16 @@ class ArrayLike(Constraint):
         "(N, H, W) or (N, H, W, C)".
     batch_hint : say "is the batch axis missing?" for a rank one short (default True).
     finite : refuse NaN and inf (ValueError counting them).
+    within : :class:`Interval`, optional: the range every element must lie in (ValueError
+        showing the first value outside and how many are); implies ``finite`` for a
+        ``numbers.Real`` interval.
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
-                 finite: bool = False, dtype: Any = None, batch_hint: bool = True):
-        self.batch_hint = batch_hint
+                 finite: bool = False, dtype: Any = None, batch_hint: bool = True,
+                 within: Optional[Interval] = None):
+        self.batch_hint, self.within = batch_hint, within
+        finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.finite, self.dtype, self.shapes = kind, finite, dtype, shapes
@@ -380,6 +406,10 @@ class ArrayLike(Constraint):
         kinds = _KINDS[self.kind][0]
         if kinds is not None and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {_KINDS[self.kind][1]}", f"dtype {arr.dtype}", False)
+        if (kinds is not None and "b" not in kinds and isinstance(value, (list, tuple))
+                and arr.dtype.kind != "O" and _holds_bool(value)):  # [1.0, True] is float
+            raise Mismatch(f"an array of {_KINDS[self.kind][1]}", "a list holding a bool",
+                           False)
         if self.ndim is not None and arr.ndim not in self.ndim:
             hint = ": is the batch axis missing?" if (
                 self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
@@ -389,6 +419,13 @@ class ArrayLike(Constraint):
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
                            True)
+        if self.within is not None and arr.size:
+            bad = ~self.within.contains(arr)
+            if np.any(bad):
+                first = arr[bad].ravel()[0]
+                count = f" ({int(np.count_nonzero(bad))} of {arr.size} values)" if arr.ndim else ""
+                noun = "integers" if self.within.kind is numbers.Integral else "numbers"
+                raise Mismatch(f"{noun} {self.within.bounds}", f"{first:g}{count}", True)
         if self.dtype is not None:
             arr = arr.astype(self.dtype, copy=False)
         return arr
@@ -401,14 +438,30 @@ class ArrayLike(Constraint):
             if min(self.ndim) >= 1:
                 out.append(np.zeros((2,) * (min(self.ndim) - 1)))
             out.append(np.zeros((2,) * (max(self.ndim) + 1)))
+        shape = (2,) * (self.ndim[0] if self.ndim else 1)
         if self.finite:
-            shape = (2,) * (self.ndim[0] if self.ndim else 1)
             out.append(np.full(shape, np.nan))
+        if self.within is not None:
+            out += [np.full(shape, v) for v in self.within.invalid_values()
+                    if isinstance(v, numbers.Real) and not _is_bool(v) and math.isfinite(v)]
         return out
 
     def valid_value(self):
         shape = (2,) * (self.ndim[0] if self.ndim else 1)
-        return np.ones(shape, dtype=np.int64 if self.kind == "integer" else np.float64)
+        fill = 1 if self.within is None else self.within.valid_value()
+        return np.full(shape, fill, dtype=np.int64 if self.kind == "integer" else np.float64)
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether a (nested) list or tuple holds a bool, which NumPy would turn into 0/1."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif _is_bool(item):
+            return True
+    return False
 
 
 class PairOf(Constraint):
@@ -428,8 +481,8 @@ class PairOf(Constraint):
             raise Mismatch(self.description, repr(value), True)
         try:
             return tuple(self.item.check(v) for v in value)
-        except Mismatch:
-            raise Mismatch(self.description, repr(value), True) from None
+        except Mismatch as mismatch:  # an item of the wrong kind (a bool...) is a TypeError
+            raise Mismatch(self.description, repr(value), mismatch.right_kind) from None
 
     def invalid_values(self):
         bad = [v for v in self.item.invalid_values() if not isinstance(v, str)][:1]
@@ -456,6 +509,30 @@ class AnyOf(Constraint):
 
     def valid_value(self):
         return self.constraints[0].valid_value()
+
+
+class Word(Constraint):
+    """A non-empty string without whitespace (a token, a mask string)."""
+
+    description = "a non-empty string without whitespace"
+
+    def check(self, value):
+        if not isinstance(value, str):
+            raise Mismatch(self.description, describe(value), False)
+        if value.split() != [value]:
+            raise Mismatch(self.description, repr(value), True)
+        return value
+
+    def invalid_values(self):
+        return ["two words", "", 3]
+
+    def valid_value(self):
+        return "word"
+
+
+#: Ready-made constraints for text and file-system parameters.
+STRING = InstanceOf(str, description="a string")
+PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
 
 
 def _as_constraint(c: Any) -> Constraint:
@@ -562,9 +639,12 @@ def generate_invalid_value(constraints: Any, index: int) -> Tuple[Any, type]:
     raise LookupError(f"no invalid value for {constraints[index]!r} among {constraints}")
 
 
-def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, type]]:
+def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, Optional[type]]]:
     """(parameter, constraint index, invalid value, error type) for each declared
-    constraint of ``entry`` that admits an invalid value."""
+    constraint of ``entry`` (``None`` in a list, which only allows None, is not a
+    constraint to violate). A constraint that no generated value violates without
+    satisfying another one is *reported*, not skipped: it comes with the value
+    ``LookupError`` and the error type ``None``, for the test to fail on."""
     for name, constraints in (parameter_constraints(entry) or {}).items():
         if constraints == NO_VALIDATION:
             continue
@@ -573,8 +653,8 @@ def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, type]]:
                 continue
             try:
                 value, error = generate_invalid_value(constraints, index)
-            except LookupError:
-                continue
+            except LookupError as lookup:
+                value, error = lookup, None
             yield name, index, value, error
 
 

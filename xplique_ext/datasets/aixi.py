@@ -41,6 +41,15 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import cv2
 import numpy as np
 
+from ..commons.params import (
+    PATH,
+    STRING,
+    ArrayLike,
+    Callable_,
+    Interval,
+    Options,
+    validate_params,
+)
 from ..commons.validation import check_choice, check_int
 
 __all__ = [
@@ -119,6 +128,15 @@ _ATTEMPTS = 64  # authors' AIXI-Color: candidate circles drawn at once
 _MAX_ATTEMPTS = 20000  # ... before the image is started again (never reached in practice)
 
 
+_DATASET = [Options(["shape", "color"])]
+_LAYOUT = [Options(LAYOUTS)]
+_CONVENTION = [Options(CONVENTIONS)]
+_SEED = [Interval(numbers.Integral, 0, None), None]
+#: Normalised counts: finite (a model built on F meets g > 1 on perturbed images).
+_G = [ArrayLike("real", dtype=np.float64, finite=True)]
+
+
+@validate_params({"dataset": _DATASET, "layout": _LAYOUT})
 def max_count(dataset: str, layout: str = "authors") -> int:
     """Largest possible count of one pattern in an image: the divisor of ``g``.
 
@@ -129,16 +147,13 @@ def max_count(dataset: str, layout: str = "authors") -> int:
     >>> max_count("color"), max_count("shape"), max_count("color", "free")
     (6, 2, 2)
     """
-    check_choice(dataset, "dataset", ("shape", "color"))
-    check_choice(layout, "layout", LAYOUTS)
     return N_COLOR_CIRCLES if (dataset, layout) == ("color", "authors") else MAX_PER_PATTERN
 
 
+@validate_params({"dataset": _DATASET, "layout": _LAYOUT})
 def min_image_size(dataset: str, layout: str = "authors") -> int:
     """Smallest image side a layout accepts: 64 for the authors' AIXI-Shape (its 5 x 5 grid
     needs cells of 10 pixels for the shapes to stay distinct), 32 otherwise."""
-    check_choice(dataset, "dataset", ("shape", "color"))
-    check_choice(layout, "layout", LAYOUTS)
     if (dataset, layout) == ("shape", "authors"):
         return MIN_AUTHORS_SHAPE_SIZE
     return MIN_IMAGE_SIZE
@@ -155,6 +170,7 @@ def _as_g(g: Any) -> np.ndarray:
     return g
 
 
+@validate_params({"g": _G})
 def ssin(g: Any) -> np.ndarray:
     """ssin (Eq. 2): ``sum_i w_i sin(pi/2 g_i)`` with w = (0.55, 0.27, 0.18).
 
@@ -169,6 +185,7 @@ def ssin(g: Any) -> np.ndarray:
     return np.sin(0.5 * np.pi * g) @ np.asarray(WEIGHTS)
 
 
+@validate_params({"g": _G})
 def suum(g: Any) -> np.ndarray:
     """suum (Eq. 3): ``sum_i w_i g_i`` with w = (0.55, 0.27, 0.18).
 
@@ -183,6 +200,7 @@ def suum(g: Any) -> np.ndarray:
     return g @ np.asarray(WEIGHTS)
 
 
+@validate_params({"g": _G})
 def class_function(g: Any) -> np.ndarray:
     """class (Eq. 4): 1 when ``w1 g_1 - w2 g_2 >= 0`` (w1 = 1, w2 = 0.5), else 0.
 
@@ -229,6 +247,7 @@ FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
 }
 
 
+@validate_params({"function": [Options(["ssin", "suum", "class"]), Callable_()]})
 def resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
     """The name and the callable of an AIXI function given by name or as a callable.
 
@@ -251,10 +270,11 @@ def resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
     """
     if callable(function):
         return getattr(function, "__name__", "custom"), function
-    check_choice(function, "function", list(FUNCTIONS))
     return function, FUNCTIONS[function]
 
 
+@validate_params({"fn": [Callable_()],
+                  "g": [ArrayLike("real", ndim=2, shapes=f"(N, {N_PATTERNS})")]})
 def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     """F(g) for g (N, 3), checked: one finite value per row, returned as float64 (N,).
 
@@ -330,6 +350,12 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int], divisor: int) -> 
     return phi
 
 
+@validate_params({
+    "function": [Options(["ssin", "suum", "class"]), Callable_()],
+    "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
+                         within=Interval(numbers.Integral, 0, None))],
+    "max_count": [Interval(numbers.Integral, 1, None)],
+})
 def exact_object_shapley(
     function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
 ) -> np.ndarray:
@@ -367,9 +393,8 @@ def exact_object_shapley(
     [[0.5, -0.5, 0.0]]
     """
     name, fn = resolve_function(function)
-    divisor = check_int(max_count, "max_count", minimum=1)
-    counts = np.asarray(counts)
-    if counts.ndim != 2 or counts.shape[1] != N_PATTERNS:
+    divisor = max_count
+    if counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
     if counts.size and (counts.min() < 0 or counts.max() > divisor):
         raise ValueError(
@@ -411,6 +436,8 @@ class ObjectMasks:
     background and k for the k-th object.
     """
 
+    @validate_params({"labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
+                      "n_objects": [ArrayLike("integer", ndim=1, batch_hint=False)]})
     def __init__(self, labels: np.ndarray, n_objects: np.ndarray):
         self.labels = labels
         self.n_objects = n_objects
@@ -473,6 +500,23 @@ class AIXIData:
         :meth:`get_ground_truth`; 'paper' by default).
     """
 
+    @validate_params({
+        "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, C)")],
+        "targets": [ArrayLike("real", ndim=1, batch_hint=False)],
+        "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})")],
+        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
+        "object_patterns": "no_validation",  # per-image arrays, ragged
+        "object_values": "no_validation",
+        "object_areas": "no_validation",
+        "dataset": _DATASET,
+        "function": "no_validation",  # a name or a callable, kept as given
+        "convention": _CONVENTION,
+        "seed": _SEED,
+        "function_name": [STRING, None],
+        "layout": _LAYOUT,
+        "max_count": [Interval(numbers.Integral, 1, None)],
+        "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+    })
     def __init__(
         self,
         *,
@@ -504,10 +548,10 @@ class AIXIData:
         self.function_name = function_name or (
             function if isinstance(function, str) else getattr(function, "__name__", "custom")
         )
-        self.layout = check_choice(layout, "layout", LAYOUTS)
-        self.max_count = int(max_count)
-        self.weights = None if weights is None else np.asarray(weights, dtype=np.float64)
-        self.convention = check_choice(convention, "convention", CONVENTIONS)
+        self.layout = layout
+        self.max_count = max_count
+        self.weights = None if weights is None else weights.astype(np.float64, copy=False)
+        self.convention = convention
         self.seed = seed
         self.ground_truth = self.get_ground_truth(convention)
 
@@ -725,6 +769,7 @@ class AIXIData:
         )
 
 
+@validate_params({"path": [PATH]})
 def load_aixi(path: Union[str, Path]) -> AIXIData:
     """Load a dataset written by :meth:`AIXIData.save`."""
     return AIXIData.load(path)
@@ -984,9 +1029,6 @@ def _make(
     layout: str,
     weights: Any,
 ) -> AIXIData:
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    image_size = check_int(image_size, "image_size")
-    layout = check_choice(layout, "layout", LAYOUTS)
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
         why = (
@@ -999,7 +1041,6 @@ def _make(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}"
         )
     name, fn = resolve_function(function)
-    check_choice(convention, "convention", CONVENTIONS)
     paper_weights = _resolve_weights(name, fn, weights)
     if convention == "paper" and paper_weights is None:
         raise ValueError(
@@ -1008,7 +1049,6 @@ def _make(
             "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
             "for the exact Shapley values"
         )
-    seed = check_int(seed, "seed", minimum=0, allow_none=True)
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
     divisor = max_count(dataset, layout)
@@ -1102,6 +1142,18 @@ _DOC_PARAMETERS = """
 """
 
 
+_MAKE = {
+    "n_samples": [Interval(numbers.Integral, 1, None)],
+    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: below
+    "function": [Options(["ssin", "suum", "class"]), Callable_()],
+    "seed": _SEED,
+    "convention": _CONVENTION,
+    "layout": _LAYOUT,
+    "weights": "no_validation",  # checked with the function by _resolve_weights
+}
+
+
+@validate_params(_MAKE)
 def make_aixi_shape(
     n_samples: int,
     image_size: int = 128,
@@ -1133,6 +1185,7 @@ def make_aixi_shape(
     return _make("shape", n_samples, image_size, function, seed, convention, layout, weights)
 
 
+@validate_params(_MAKE)
 def make_aixi_color(
     n_samples: int,
     image_size: int = 128,
@@ -1178,6 +1231,12 @@ def _disc(radius: int) -> np.ndarray:
     return _DISCS[radius]
 
 
+@validate_params({
+    "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
+                         dtype=np.float32)],
+    "dataset": _DATASET,
+    "layout": _LAYOUT,
+})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 
@@ -1209,9 +1268,6 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     >>> bool((count_patterns(data.images) == data.counts).all())
     True
     """
-    check_choice(dataset, "dataset", ("shape", "color"))
-    check_choice(layout, "layout", LAYOUTS)
-    images = np.asarray(images, dtype=np.float32)
     if images.ndim == 4 and images.shape[-1] == 1:
         images = images[..., 0]
     if images.ndim != 3:

@@ -10,14 +10,16 @@ exhaustive solution is exactly the objects' Shapley values.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
 from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
+from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
-from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
+from ..commons.validation import check_finite, to_numpy
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -36,6 +38,13 @@ def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
     return spread <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)
 
 
+#: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
+_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)",
+                      within=Interval(numbers.Real, 0, 1))]
+_WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
+
+
+@validate_params({"subsets": _SUBSETS, "kernel_width": _WIDTH})
 def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
     """LIME's image kernel: ``sqrt(exp(-d^2 / width^2))`` with ``d`` the cosine distance
     between a perturbation z (S, m) and the original (all ones); d = 1 for z = 0."""
@@ -46,6 +55,7 @@ def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.n
     return np.sqrt(np.exp(-(d**2) / kernel_width**2))
 
 
+@validate_params({"subsets": _SUBSETS})
 def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     """Kernel SHAP weights ``(m - 1) / (C(m, |z|) |z| (m - |z|))``; infinite (returned as
     ``inf``) for the empty and full coalitions, which are enforced as constraints."""
@@ -165,6 +175,18 @@ class ObjectLime:
     True
     """
 
+    @validate_params({
+        "model": [Callable_()],
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "kernel": [Options(["lime", "shapley"])],
+        "nb_samples": [Interval(numbers.Integral, 2, None), None],
+        "kernel_width": _WIDTH,
+        "alpha": [Interval(numbers.Real, 0, None)],
+        "background": [Interval(numbers.Real, None, None)],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "progress": [Boolean()],
+        "strategy": "no_validation",  # checked by resolve_strategy
+    })
     def __init__(
         self,
         model: Callable,
@@ -179,17 +201,9 @@ class ObjectLime:
         progress: bool = False,
         strategy: Any = None,
     ):
-        if not callable(model):
-            raise TypeError(f"`model` must be callable, got {type(model).__name__}")
-        self.model = model
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
-        self.kernel = check_choice(kernel, "kernel", ("lime", "shapley"))
-        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2, allow_none=True)
-        self.kernel_width = check_float(kernel_width, "kernel_width", low=0.0, low_inclusive=False)
-        self.alpha = check_float(alpha, "alpha", low=0.0)
-        self.background = check_float(background, "background")
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
-        self.progress = bool(progress)
+        self.model, self.batch_size, self.kernel = model, batch_size, kernel
+        self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
+        self.background, self.seed, self.progress = background, seed, progress
         self.strategy = resolve_strategy(strategy)
         self._runner = None
         if not is_default_strategy(self.strategy):

@@ -29,11 +29,12 @@ If the first statement is a value list (``go, dont_go.``), the file is read as a
 
 from __future__ import annotations
 
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import InstanceOf, validate_params
+from ..commons.params import STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
 from .validation import PATH, TEXT
@@ -125,6 +126,16 @@ class Attribute:
         return self.expression is not None
 
 
+Attribute.__init__ = validate_params({
+    "name": [STRING],
+    "type": [Options(ATTRIBUTE_TYPES)],
+    "values": [InstanceOf(tuple, description="a tuple of values"), None],
+    "expression": [STRING, None],
+    "extended": [InstanceOf(tuple, description="a tuple of strings")],
+    "line": [Interval(numbers.Integral, 0, None), None],
+})(Attribute.__init__)
+
+
 class Names:
     """The declarations of a ``.names`` file.
 
@@ -144,6 +155,11 @@ class Names:
     ('y', ['x'])
     """
 
+    @validate_params({
+        "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
+        "class_name": [STRING, None],
+        "file": [STRING, None],
+    })
     def __init__(
         self,
         attributes: Sequence[Attribute],

@@ -31,12 +31,13 @@ that Figure 12 shows for R0001). Both forms are read and written.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import InstanceOf, validate_params
+from ..commons.params import STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
@@ -123,6 +124,16 @@ class Condition:
         return self.to_string()
 
 
+_LINE = [Interval(numbers.Integral, 0, None), None]
+Condition.__init__ = validate_params({
+    "attribute": [STRING, None],
+    "operator": [Options(OPERATORS)],
+    "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
+    "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
+    "line": _LINE,
+})(Condition.__init__)
+
+
 @dataclass(frozen=True)
 class Rule:
     """One rule ``IF body THEN CLASS = head`` (or the ``DEFAULT`` rule).
@@ -186,6 +197,18 @@ class Rule:
         return text
 
 
+_FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, f_b̄h, n)"), None]
+Rule.__init__ = validate_params({
+    "id": [STRING],
+    "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
+    "head": [STRING],
+    "is_default": [Boolean()],
+    "known": _FREQUENCIES,
+    "unknown": _FREQUENCIES,
+    "line": _LINE,
+})(Rule.__init__)
+
+
 @dataclass(frozen=True)
 class PBMHeader:
     """The header lines of a PBM file (all optional)."""
@@ -197,6 +220,12 @@ class PBMHeader:
     evaluated_as: Optional[str] = None
     names_file: Optional[str] = None
     data_file: Optional[str] = None
+
+
+PBMHeader.__init__ = validate_params(
+    {name: [STRING, None] for name in ("conversor", "inducer", "input_file", "date",
+                                        "evaluated_as", "names_file", "data_file")}
+)(PBMHeader.__init__)
 
 
 class RuleSet:
@@ -220,6 +249,11 @@ class RuleSet:
     (1, 'dont_go', ('windy',))
     """
 
+    @validate_params({
+        "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
+        "header": [InstanceOf(PBMHeader), None],
+        "file": [STRING, None],
+    })
     def __init__(
         self,
         rules: Sequence[Rule],

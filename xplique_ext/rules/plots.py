@@ -3,12 +3,15 @@ measures. matplotlib is imported when a function is called."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+import pandas as pd
 
-from .fire_functions import check_psi, fire_equilibrium_alpha, fire_isoline, fire_score
-from .validation import as_real_array, check_real
+from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, PairOf, validate_params
+from .fire_functions import PSI, fire_equilibrium_alpha, fire_isoline, fire_score
+from .validation import check_real
 
 __all__ = ["plot_fire_isolines", "plot_alpha_beta", "plot_rule_measures"]
 
@@ -23,6 +26,18 @@ def _axes(ax):
     return ax
 
 
+_POSITIVE = Interval(numbers.Real, 0, None, closed="neither")
+_AT_LEAST_ONE = Interval(numbers.Real, 1, None)
+
+
+@validate_params({
+    "reference": [PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")],
+    "psi": [PSI, ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
+    "extractors": "no_validation",  # a mapping or a list of pairs: each pair checked below
+    "r_max": [_AT_LEAST_ONE, None],
+    "ax": "no_validation",
+    "hatch": [Boolean()],
+})
 def plot_fire_isolines(
     reference: Tuple[float, float],
     psi: Union[float, Sequence[float]] = 1.0,
@@ -61,10 +76,8 @@ def plot_fire_isolines(
     >>> ax.get_xlabel()
     'readability loss r (rules)'
     """
-    if np.ndim(reference) != 1 or len(reference) != 2:
-        raise TypeError(f"`reference` must be a pair (p, r), got {reference!r}")
-    p0, r0 = check_real(reference[0], "reference[0]"), check_real(reference[1], "reference[1]")
-    psis = [check_psi(value) for value in ([psi] if np.ndim(psi) == 0 else list(psi))]
+    p0, r0 = reference
+    psis = [float(value) for value in np.atleast_1d(psi)]
     points = []
     if extractors is not None:
         items = (
@@ -75,8 +88,6 @@ def plot_fire_isolines(
         for k, (label, (p, r)) in enumerate(items):
             where = f"extractors[{label if label is not None else k}]"
             points.append((label, check_real(p, where), check_real(r, where)))
-    if r_max is not None:
-        r_max = check_real(r_max, "r_max")
     ax = _axes(ax)
     r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
     grid = np.linspace(1.0, r_top, 2000)
@@ -110,6 +121,13 @@ def plot_fire_isolines(
     return ax
 
 
+@validate_params({
+    "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
+    "psis": [ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
+    "betas": [ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE), None],
+    "log": [Boolean()],
+    "ax": "no_validation",
+})
 def plot_alpha_beta(
     readability_losses: Sequence[float] = (1, 4, 16),
     psis: Sequence[float] = (1, 4),
@@ -133,10 +151,10 @@ def plot_alpha_beta(
     """
     ax = _axes(ax)
     for r in readability_losses:
-        r = check_real(r, "readability_losses")
+        r = float(r)
         for psi in psis:
             grid = (
-                as_real_array(betas, "betas")
+                betas
                 if betas is not None
                 else np.linspace(max(1.0 / float(r), 0.05), 4.0, 800)
             )
@@ -153,6 +171,11 @@ def plot_alpha_beta(
     return ax
 
 
+@validate_params({
+    "frame": [InstanceOf(pd.DataFrame, description="a DataFrame (RuleEvaluation.to_frame)")],
+    "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
+    "ax": "no_validation",
+})
 def plot_rule_measures(
     frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None
 ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Sequence
@@ -9,7 +10,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.params import ArrayLike, Boolean, validate_params
+from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
@@ -52,6 +53,14 @@ class RuleSetScore:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+_REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where undefined)")]
+RuleSetScore.__init__ = validate_params({
+    "predictive_loss": _REAL, "readability_loss": _REAL, "coverage": _REAL, "fire": _REAL,
+    "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
+    "n_examples": [Interval(numbers.Integral, 0, None)],
+})(RuleSetScore.__init__)
 
 
 def _is_number(text) -> bool:

@@ -3,11 +3,12 @@ extracted knowledge (the FiRe paper's CART experiment)."""
 
 from __future__ import annotations
 
+import numbers
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.validation import check_int
+from ..commons.params import STRING, ArrayLike, Interval, validate_params
 from .names import Attribute, Names
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 
@@ -71,6 +72,15 @@ def _number(value: float, decimals: Optional[int]) -> str:
     return f"{float(value):.{decimals}f}"
 
 
+#: Names of features or classes: a 1-D sequence (list, tuple, array, pandas Index).
+_NAME_LIST = [ArrayLike("any", ndim=1, batch_hint=False), None]
+#: scikit-learn is imported where used: the tree's type and fitted state are checked
+#: by ``_check_tree``.
+_TREE = "no_validation"
+
+
+@validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
+                  "class_name": [STRING]})
 def tree_names(
     tree,
     feature_names: Optional[Sequence[str]] = None,
@@ -100,6 +110,8 @@ def tree_names(
     return Names(attributes, class_name, file="<tree>")
 
 
+@validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
+                  "decimals": [Interval(numbers.Integral, 0, None), None]})
 def tree_to_rules(
     tree,
     feature_names: Optional[Sequence[str]] = None,
@@ -151,7 +163,6 @@ def tree_to_rules(
     is_classifier = _check_tree(tree)
     features = _feature_names(tree, feature_names)
     classes = _class_names(tree, class_names) if is_classifier else None
-    decimals = check_int(decimals, "decimals", minimum=0, allow_none=True)
     structure = tree.tree_
     left, right = structure.children_left, structure.children_right
     feature, threshold, value = structure.feature, structure.threshold, structure.value

@@ -12,24 +12,20 @@ import warnings
 from typing import Any, Mapping
 
 import numpy as np
+import pandas as pd
 
+from ..commons.params import InstanceOf, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 
 __all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
 
 
 def _as_table(scores: Any, name: str):
-    import pandas as pd
 
     if isinstance(scores, pd.DataFrame):
         table = scores.copy()
-    elif isinstance(scores, Mapping):
+    else:  # a mapping (declared)
         table = pd.DataFrame({str(k): list(v) for k, v in scores.items()})
-    else:
-        raise TypeError(
-            f"`{name}` must be a pandas DataFrame or a mapping framework -> values, got "
-            f"{type(scores).__name__}"
-        )
     if table.shape[1] < 2:
         raise ValueError(
             f"`{name}` must hold at least two frameworks (columns), got {table.shape[1]}"
@@ -37,6 +33,8 @@ def _as_table(scores: Any, name: str):
     return table
 
 
+@validate_params({"scores": [InstanceOf(
+    pd.DataFrame, Mapping, description="a pandas DataFrame or a mapping framework -> values")]})
 def percy_rank_agreement(scores: Any):
     """Kendall's tau (tau-b) between the rankings of models by each pair of columns.
 
@@ -97,6 +95,8 @@ def _warn_undefined(matrix, what: str) -> None:
         )
 
 
+@validate_params({"per_sentence": [InstanceOf(
+    dict, Mapping, description="a mapping framework -> per-sentence scores")]})
 def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     """Pearson correlation between per-sentence PERCY vectors of frameworks (Eq. 11).
 
@@ -122,11 +122,6 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     """
     import pandas as pd
 
-    if not isinstance(per_sentence, Mapping):
-        raise TypeError(
-            "`per_sentence` must be a mapping framework -> per-sentence scores, got "
-            f"{type(per_sentence).__name__}"
-        )
     if len(per_sentence) < 2:
         raise ValueError(
             f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}"

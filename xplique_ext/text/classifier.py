@@ -20,6 +20,7 @@ Gradients and embedding shifts need a Keras model with an ``Embedding`` layer.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Iterator, List, Optional, Sequence
@@ -32,7 +33,7 @@ from ..commons.distribute import (
     is_default_strategy,
     resolve_strategy,
 )
-from ..commons.validation import check_int
+from ..commons.params import Callable_, Interval, Word, validate_params
 from .hub import adapt_text_model
 from .tokens import (
     Tokenizer,
@@ -205,6 +206,13 @@ class TextClassifier:
       model that pads to the longest sentence of each batch sees batch-dependent padding.
     """
 
+    @validate_params({
+        "model": [Callable_()],
+        "tokenizer": "no_validation",  # checked by as_tokenizer
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "mask_string": [Word()],
+        "strategy": "no_validation",  # checked by resolve_strategy
+    })
     def __init__(
         self,
         model: Any,
@@ -216,21 +224,11 @@ class TextClassifier:
     ):
         if isinstance(model, TextClassifier):
             raise TypeError("`model` is already a TextClassifier; pass its `.model`")
-        if not callable(model):
-            raise TypeError(f"`model` must be callable, got {type(model).__name__}")
-        if (
-            not isinstance(mask_string, str)
-            or not mask_string
-            or mask_string.split() != [mask_string]
-        ):
-            raise ValueError(
-                f"`mask_string` must be a non-empty string without whitespace, got {mask_string!r}"
-            )
         # a keras-hub text classifier becomes a model on word-piece ids + its tokenizer
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         self.model = model
         self.tokenizer: Optional[Tokenizer] = as_tokenizer(tokenizer)
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
+        self.batch_size = batch_size
         self.mask_string = mask_string
         self.strategy = resolve_strategy(strategy)
         self.keras = _is_keras(model)

@@ -10,6 +10,7 @@ the neutral subjects and intensifiers the templates use.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -17,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from ..commons.validation import check_choice, check_float, check_int
+from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from .rules import resolve_rules
 
 __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
@@ -70,6 +71,12 @@ class Lexicon:
     def weights(self) -> Dict[str, float]:
         """Signed strengths of every sentiment word: a ready-made bag-of-words model."""
         return {w: float(p * s) for w, (_, p, s) in self.entries.items() if p != 0}
+
+
+Lexicon.__init__ = validate_params({
+    "entries": [InstanceOf(dict, Mapping, description="a mapping word -> (kind, polarity, "
+                                                      "strength)")],
+})(Lexicon.__init__)
 
 
 @lru_cache(maxsize=1)
@@ -134,6 +141,22 @@ class _ClauseMaker:
         )
 
 
+_UNIT = Interval(numbers.Real, 0, 1)
+
+
+@validate_params({
+    "n": [Interval(numbers.Integral, 0, None)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "rules": "no_validation",  # checked by resolve_rules
+    "structured": [_UNIT],
+    "contrastive": [Boolean(), _UNIT],
+    "label_by": [Options(["rule", "anti", "A", "B"])],
+    "a_style": [Options(CLAUSE_STYLES)],
+    "b_style": [Options(CLAUSE_STYLES)],
+    "comma": [_UNIT],
+    "max_tokens": [Interval(numbers.Integral, 7, None)],
+    "lexicon": [InstanceOf(Lexicon), None],
+})
 def generate_sentences(
     n: int,
     *,
@@ -201,17 +224,7 @@ def generate_sentences(
     """
     import pandas as pd
 
-    n = check_int(n, "n", minimum=0)
-    structured = check_float(structured, "structured", low=0.0, high=1.0)
-    if isinstance(contrastive, (bool, np.bool_)):
-        p_contrast = 1.0 if contrastive else 0.0
-    else:
-        p_contrast = check_float(contrastive, "contrastive", low=0.0, high=1.0)
-    check_choice(label_by, "label_by", ("rule", "anti", "A", "B"))
-    check_choice(a_style, "a_style", CLAUSE_STYLES)
-    check_choice(b_style, "b_style", CLAUSE_STYLES)
-    comma = check_float(comma, "comma", low=0.0, high=1.0)
-    max_tokens = check_int(max_tokens, "max_tokens", minimum=7)
+    p_contrast = float(contrastive)  # True: 1.0, False: 0.0
     table = resolve_rules(rules)
     keywords = sorted(table)
     rng = np.random.default_rng(seed)

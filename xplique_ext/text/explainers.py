@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import numbers
 import warnings
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
+from ..commons.params import Boolean, Callable_, Interval, Options, Word, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
-from ..commons.validation import check_choice, check_float, check_int
+from ..commons.validation import check_int
 from ..commons.warnings import XpliqueExtWarning
 from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier
 from .tokens import as_sentences, whitespace_tokens
@@ -41,6 +43,18 @@ __all__ = [
     "IntegratedGradientsTokenExplainer",
     "sentence_seed",
 ]
+
+
+#: The parameters every token explainer declares (its classifier's and its own).
+EXPLAINER_PARAMETERS = {
+    "model": [Callable_()],
+    "tokenizer": "no_validation",  # checked by as_tokenizer
+    "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "progress": [Boolean()],
+    "mask_string": [Word()],
+    "strategy": "no_validation",  # checked by resolve_strategy
+}
 
 
 def sentence_seed(seed: int, sentence: str) -> int:
@@ -107,6 +121,7 @@ class TokenAttributionExplainer(abc.ABC):
     #: Name used in tables and plots (L-PERCY, S-PERCY, I-PERCY).
     short_name = "?"
 
+    @validate_params(EXPLAINER_PARAMETERS)
     def __init__(
         self,
         model: Any,
@@ -123,10 +138,8 @@ class TokenAttributionExplainer(abc.ABC):
         )
         self.model = self.classifier.model
         self.batch_size = self.classifier.batch_size
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
-        if not isinstance(progress, (bool, np.bool_)):
-            raise TypeError(f"`progress` must be a bool, got {type(progress).__name__}")
-        self.progress = bool(progress)
+        self.seed = seed
+        self.progress = progress
 
     def explain(self, sentences: Any) -> List[np.ndarray]:
         """Token attributions of each sentence.
@@ -231,6 +244,9 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     short_name = "L"
 
+    @validate_params({**EXPLAINER_PARAMETERS,
+                      "nb_samples": [Interval(numbers.Integral, 2, None)],
+                      "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
     def __init__(
         self,
         model: Any,
@@ -248,8 +264,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
             model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
             strategy=strategy,
         )
-        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
-        self.kernel_width = check_float(kernel_width, "kernel_width", low=0, low_inclusive=False)
+        self.nb_samples = nb_samples
+        self.kernel_width = kernel_width
 
     def _lime(self, seed: int):
         from lime.lime_text import LimeTextExplainer
@@ -408,6 +424,8 @@ class ShapTokenExplainer(TokenAttributionExplainer):
 
     short_name = "S"
 
+    @validate_params({**EXPLAINER_PARAMETERS,
+                      "n_permutations": [Interval(numbers.Integral, 1, None)]})
     def __init__(
         self,
         model: Any,
@@ -424,7 +442,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
             model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
             strategy=strategy,
         )
-        self.n_permutations = check_int(n_permutations, "n_permutations", minimum=1)
+        self.n_permutations = n_permutations
 
     def _record(self, n: int, seed: int) -> np.ndarray:
         import shap
@@ -556,6 +574,13 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     short_name = "I"
 
+    @validate_params({
+        **{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
+        "steps": [Interval(numbers.Integral, 1, None)],
+        "method": [Options(["trapezoid", "gausslegendre"])],
+        "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_steps": [Interval(numbers.Integral, 1, None)],  # and >= steps, checked below
+    })
     def __init__(
         self,
         model: Any,
@@ -573,13 +598,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         super().__init__(
             model, tokenizer, batch_size, seed=seed, progress=progress, strategy=strategy
         )
-        self.steps = check_int(steps, "steps", minimum=1)
-        self.method = check_choice(method, "method", ("trapezoid", "gausslegendre"))
-        self.tolerance = (
-            None
-            if tolerance is None
-            else check_float(tolerance, "tolerance", low=0.0, low_inclusive=False)
-        )
+        self.steps, self.method, self.tolerance = steps, method, tolerance
         self.max_steps = check_int(max_steps, "max_steps", minimum=self.steps)
         self.classifier._require_embedding("Integrated Gradients")
 

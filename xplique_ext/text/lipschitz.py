@@ -30,13 +30,14 @@ What it means for each framework on text
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Optional
 
 import numpy as np
 
 from ..commons.metric import BaseMetric
+from ..commons.params import ArrayLike, Interval, validate_params
 from ..commons.random import seed_to_int
-from ..commons.validation import check_float, check_int, to_numpy
 from .classifier import Prepared
 from .tokens import as_sentences
 
@@ -90,6 +91,14 @@ class LocalLipschitzEstimate(BaseMetric):
     undefined_reason = "every perturbation of the input has a zero norm in float32"
     _data_params = ("inputs", "targets")
 
+    @validate_params({
+        "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32)],
+        "targets": [ArrayLike("any"), None],  # one per input: checked below
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "nb_samples": [Interval(numbers.Integral, 1, None)],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+    })
     def __init__(
         self,
         inputs: Any,
@@ -100,19 +109,15 @@ class LocalLipschitzEstimate(BaseMetric):
         nb_samples: int = 10,
         seed: Optional[int] = 0,
     ):
-        self.inputs = to_numpy(inputs, "inputs").astype(np.float32, copy=False)
-        if self.inputs.ndim < 2:
-            raise ValueError(f"`inputs` must have shape (N, ...), got shape {self.inputs.shape}")
-        self.targets = None if targets is None else to_numpy(targets, "targets")
+        self.inputs = inputs
+        self.targets = targets
         if self.targets is not None and len(self.targets) != len(self.inputs):
             raise ValueError(
                 f"`targets` must hold one target per input: got {len(self.targets)} targets "
                 f"for {len(self.inputs)} inputs"
             )
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
-        self.epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
-        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=1)
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
+        self.batch_size, self.epsilon = batch_size, epsilon
+        self.nb_samples, self.seed = nb_samples, seed
 
     def _explain(self, explainer, x, y):
         size = self.batch_size or len(x)
@@ -193,6 +198,12 @@ class TextLocalLipschitzEstimate(BaseMetric):
     )
     _data_params = ("sentences",)
 
+    @validate_params({
+        "sentences": "no_validation",  # checked by as_sentences
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "nb_samples": [Interval(numbers.Integral, 1, None)],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+    })
     def __init__(
         self,
         sentences: Any,
@@ -202,9 +213,7 @@ class TextLocalLipschitzEstimate(BaseMetric):
         seed: Optional[int] = 0,
     ):
         self.sentences = as_sentences(sentences, "sentences")
-        self.epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
-        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=1)
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
+        self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each sentence, shape (N,) (NaN for a sentence without tokens)."""

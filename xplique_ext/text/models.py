@@ -14,11 +14,21 @@ bag-of-words logistic model with known token contributions, for known-answer tes
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..commons.validation import check_choice, check_float, check_int
+from ..commons.params import (
+    ArrayLike,
+    Boolean,
+    Callable_,
+    InstanceOf,
+    Interval,
+    Options,
+    validate_params,
+)
+from ..commons.validation import check_float, check_int
 from .rules import resolve_rules
 from .tokens import normalize_token, whitespace_tokens
 
@@ -31,6 +41,26 @@ __all__ = [
 ]
 
 
+def _at_least(low):
+    return [Interval(numbers.Integral, low, None)]
+
+
+_SEED = _at_least(0)
+_DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
+#: The model builders' shared parameters (the vectorizer is a vocabulary size or a
+#: TextVectorization layer, keras being imported where used: checked further in).
+_BUILDER_PARAMETERS = {
+    "vectorizer": "no_validation",
+    "sequence_length": [Interval(numbers.Integral, 1, None), None],
+    "raw_strings": [Boolean()],
+    "embedding_dim": _at_least(1),
+    "dropout": _DROPOUT,
+    "seed": _SEED,
+}
+
+
+@validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
+                  "max_tokens": _at_least(3), "sequence_length": _at_least(1)})
 def make_vectorizer(
     sentences: Sequence[str], *, max_tokens: int = 20000, sequence_length: int = 24
 ):
@@ -47,10 +77,9 @@ def make_vectorizer(
     import tensorflow as tf
 
     tv = keras.layers.TextVectorization(
-        max_tokens=check_int(max_tokens, "max_tokens", minimum=3),
-        output_sequence_length=check_int(sequence_length, "sequence_length", minimum=1),
+        max_tokens=max_tokens, output_sequence_length=sequence_length
     )
-    tv.adapt(tf.constant(list(sentences)))
+    tv.adapt(tf.constant(sentences.tolist()))
     return tv
 
 
@@ -84,6 +113,9 @@ def _inputs(vocab, length, tv, raw_strings):
     return inp, inp
 
 
+@validate_params({**_BUILDER_PARAMETERS, "filters": _at_least(1),
+                  "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
+                                             within=Interval(numbers.Integral, 1, None))]})
 def build_cnn_classifier(
     vectorizer: Union[int, Any],
     *,
@@ -128,9 +160,7 @@ def build_cnn_classifier(
 
     vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
     inp, ids = _inputs(vocab, length, tv, raw_strings)
-    for k in kernel_sizes:
-        check_int(k, "kernel_sizes", minimum=1)
-    dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
+    kernel_sizes = [int(k) for k in kernel_sizes]
     init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
         vocab,
@@ -155,6 +185,7 @@ def build_cnn_classifier(
     return keras.Model(inp, out, name="cnn_classifier")
 
 
+@validate_params({**_BUILDER_PARAMETERS, "units": _at_least(1)})
 def build_lstm_classifier(
     vectorizer: Union[int, Any],
     *,
@@ -181,7 +212,6 @@ def build_lstm_classifier(
 
     vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
     inp, ids = _inputs(vocab, length, tv, raw_strings)
-    dropout = check_float(dropout, "dropout", low=0.0, high=1.0, high_inclusive=False)
     init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
         vocab,
@@ -191,7 +221,7 @@ def build_lstm_classifier(
         name="embedding",
     )(ids)
     h = keras.layers.LSTM(
-        check_int(units, "units", minimum=1),
+        units,
         kernel_initializer=init,
         recurrent_initializer=keras.initializers.Orthogonal(seed=seed),
         name="lstm",
@@ -201,6 +231,16 @@ def build_lstm_classifier(
     return keras.Model(inp, out, name="lstm_classifier")
 
 
+@validate_params({
+    "model": [Callable_()],
+    "x": [ArrayLike("any")],
+    "y": [ArrayLike("numeric", finite=True)],
+    "epochs": _at_least(1),
+    "batch_size": _at_least(1),
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "seed": _SEED,
+    "verbose": [Interval(numbers.Integral, 0, 2)],
+})
 def train_classifier(
     model: Any,
     x: Any,
@@ -225,8 +265,6 @@ def train_classifier(
     """
     import keras
 
-    epochs = check_int(epochs, "epochs", minimum=1)
-    x = np.asarray(x if not hasattr(x, "numpy") else x.numpy())
     if x.dtype.kind in "OU" and x.ndim == 1:
         x = x.astype(object).reshape(-1, 1)
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
@@ -284,6 +322,13 @@ class BagOfWordsModel:
     array([0.269])
     """
 
+    @validate_params({
+        "weights": [InstanceOf(dict, Mapping, description="a mapping word -> weight")],
+        "bias": [Interval(numbers.Real, None, None)],
+        "part": [Options(["all", "A", "B"])],
+        "rules": "no_validation",  # checked by resolve_rules
+        "sequence_length": _at_least(1),
+    })
     def __init__(
         self,
         weights: Mapping[str, float],
@@ -295,12 +340,10 @@ class BagOfWordsModel:
     ):
         import keras
 
-        if not isinstance(weights, Mapping) or not weights:
-            raise TypeError("`weights` must be a non-empty mapping word -> weight")
-        self.part = check_choice(part, "part", ("all", "A", "B"))
-        self.bias = check_float(bias, "bias")
+        if not weights:
+            raise ValueError("`weights` must be a non-empty mapping word -> weight, got {}")
+        self.part, self.bias, self.sequence_length = part, bias, sequence_length
         self.rules = resolve_rules(rules)
-        self.sequence_length = check_int(sequence_length, "sequence_length", minimum=1)
         clean: Dict[str, float] = {}
         for word, w in weights.items():
             norm = normalize_token(str(word))

@@ -10,10 +10,14 @@ E[a], E[b], p-value, PERCY) is written under the sentence.
 from __future__ import annotations
 
 import html
+import numbers
+from collections.abc import Mapping
 from typing import Any, Optional, Sequence
 
 import numpy as np
+import pandas as pd
 
+from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, validate_params
 from .rules import resolve_rules
 from .tokens import find_keyword
 
@@ -78,6 +82,18 @@ def _verdict(details: Any) -> Optional[str]:
     return " | ".join(parts)
 
 
+_HIGHLIGHT = {
+    "sentence": [STRING],
+    "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],  # one per token: below
+    "rules": "no_validation",  # checked by resolve_rules
+    "details": "no_validation",  # a row of PERCY.details, read by name
+    "title": [STRING, None],
+}
+_AX = "no_validation"  # a matplotlib Axes
+_FRAME = InstanceOf(pd.DataFrame, description="a pandas DataFrame")
+
+
+@validate_params(_HIGHLIGHT)
 def highlight_html(
     sentence: str,
     attributions: Any,
@@ -151,6 +167,12 @@ def highlight_html(
     return HighlightedText("".join(parts))
 
 
+@validate_params({
+    "percy": "no_validation",  # a PERCY metric, read through its details and sentences
+    "explanations": "no_validation",  # one attribution vector per sentence, ragged
+    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)],
+    "title": [STRING, None],
+})
 def percy_examples_html(
     percy: Any, explanations: Any, indices: Sequence[int], title: Optional[str] = None
 ) -> HighlightedText:
@@ -169,6 +191,8 @@ def percy_examples_html(
     return HighlightedText(head + "".join(blocks))
 
 
+@validate_params({**_HIGHLIGHT, "ax": _AX,
+                  "max_width": [Interval(numbers.Integral, 1, None)]})
 def plot_highlight(
     sentence: str,
     attributions: Any,
@@ -257,6 +281,10 @@ def plot_highlight(
     return fig
 
 
+@validate_params({"table": [_FRAME],
+                  "columns": [InstanceOf(list, tuple, description="a list of column names"),
+                              None],
+                  "ax": _AX})
 def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax: Any = None):
     """Grouped bar chart of PERCY scores (and accuracy) per model.
 
@@ -298,6 +326,9 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     return fig
 
 
+@validate_params({"values": [InstanceOf(dict, Mapping, description="a mapping framework "
+                                                                  "-> per-sentence estimates")],
+                  "ax": _AX})
 def plot_lipschitz(values: Any, *, ax: Any = None):
     """Box plots of Local Lipschitz estimates per framework (Fig. 5 of the paper).
 
@@ -326,6 +357,7 @@ def plot_lipschitz(values: Any, *, ax: Any = None):
     return fig
 
 
+@validate_params({"matrix": [_FRAME], "title": [STRING, None], "ax": _AX})
 def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     """Heatmap of an agreement matrix (Kendall tau or Pearson r, Fig. 7 of the paper).
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterator
 
+from ..commons.params import InstanceOf, validate_params
+
 __all__ = ["DEFAULT_RULES", "RuleTable", "resolve_rules"]
 
 #: Table 1 of the PERCY paper: keyword -> the conjunct ('A' before, 'B' after) that
@@ -23,12 +25,12 @@ __all__ = ["DEFAULT_RULES", "RuleTable", "resolve_rules"]
 DEFAULT_RULES: Dict[str, str] = {"but": "B", "yet": "B", "though": "A", "while": "A"}
 
 
+#: A rule table: a mapping keyword -> 'A' or 'B' (its keys and values checked below).
+_TABLE = InstanceOf(dict, Mapping, description="a mapping keyword -> 'A' or 'B' "
+                                               "(e.g. {'however': 'B'})")
+
+
 def _check_table(mapping: Any, name: str, allow_none: bool) -> Dict[str, Any]:
-    if not isinstance(mapping, Mapping):
-        raise TypeError(
-            f"`{name}` must be a mapping keyword -> 'A' or 'B' (e.g. {{'however': 'B'}}), "
-            f"got {type(mapping).__name__}"
-        )
     table: Dict[str, Any] = {}
     for key, value in mapping.items():
         if not isinstance(key, str) or not key.strip():
@@ -65,6 +67,7 @@ class RuleTable(Mapping):
     RuleTable({'however': 'B'})
     """
 
+    @validate_params({"mapping": [_TABLE]})
     def __init__(self, mapping: Mapping):
         table = _check_table(mapping, "rules", allow_none=False)
         if not table:
@@ -84,6 +87,7 @@ class RuleTable(Mapping):
         return f"RuleTable({self._table!r})"
 
 
+@validate_params({"rules": [None, _TABLE]})
 def resolve_rules(rules: Any = None) -> RuleTable:
     """The rule table used by PERCY.
 

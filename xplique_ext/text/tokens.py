@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import string
 import unicodedata
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+
+from ..commons.params import STRING, InstanceOf, validate_params
 
 __all__ = [
     "whitespace_tokens",
@@ -53,6 +55,7 @@ __all__ = [
 _ASCII_PUNCT = set(string.punctuation)
 
 
+@validate_params({"sentence": [STRING]})
 def whitespace_tokens(sentence: str) -> List[str]:
     """The tokens t1 ... tn of a sentence: ``sentence.split()`` (punctuation stays glued).
 
@@ -61,8 +64,6 @@ def whitespace_tokens(sentence: str) -> List[str]:
     >>> whitespace_tokens("the plot was dull, but  the cast shines")
     ['the', 'plot', 'was', 'dull,', 'but', 'the', 'cast', 'shines']
     """
-    if not isinstance(sentence, str):
-        raise TypeError(f"a sentence must be a str, got {type(sentence).__name__}")
     return sentence.split()
 
 
@@ -70,6 +71,7 @@ def _is_punct(ch: str) -> bool:
     return ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P")
 
 
+@validate_params({"token": [STRING]})
 def normalize_token(token: str) -> str:
     """Lower-case ``token`` and strip its leading and trailing punctuation.
 
@@ -88,6 +90,16 @@ def normalize_token(token: str) -> str:
     return token[start:end].lower()
 
 
+#: The unchecked bodies, for loops over strings already checked.
+_normalize_token = normalize_token.__wrapped__
+_whitespace_tokens = whitespace_tokens.__wrapped__
+
+
+@validate_params({
+    "tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
+    "keywords": [InstanceOf(dict, set, frozenset, Mapping,
+                            description="a dict or a set of lower-case keywords")],
+})
 def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], Optional[str]]:
     """Index and (lower-case) keyword of the first token matching one of ``keywords``.
 
@@ -104,7 +116,7 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
         ``(None, None)`` when no token matches.
     """
     for i, tok in enumerate(tokens):
-        norm = normalize_token(tok)
+        norm = _normalize_token(tok)
         if norm in keywords:
             return i, norm
     return None, None
@@ -133,7 +145,7 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
     """
     out = []
     for i, tok in enumerate(tokens):
-        norm = normalize_token(tok)
+        norm = _normalize_token(tok)
         if norm in keywords:
             out.append((i, norm))
     return out
