@@ -553,7 +553,10 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
         try:
             return constraint.check(value)
         except Mismatch as mismatch:
-            failures.append(mismatch)
+            # without its traceback: a kept traceback is a cycle (this frame -> failures ->
+            # mismatch -> traceback -> this frame -> its callers' frames) that holds every
+            # caller's locals (a reader's arrays) until the garbage collector runs
+            failures.append(mismatch.with_traceback(None))
     if any(m.right_kind for m in failures):  # the right kind, a bad value: say what was
         expected = " or ".join(dict.fromkeys(m.expected for m in failures))  # wrong with it
         raise Mismatch(expected, next(m.received for m in failures if m.right_kind), True)
