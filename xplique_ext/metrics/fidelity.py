@@ -17,6 +17,7 @@ from ..commons.distribute import (
     is_default_strategy,
     replica_shares,
 )
+from ..commons.outputs import model_output_errors
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
@@ -59,6 +60,18 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
     for row, size in enumerate(k):
         pool[row, rng.choice(n_cells, size=size, replace=False)] = True
     return pool
+
+
+def _rescaled_rows(phi: np.ndarray) -> np.ndarray:
+    """``phi`` (B, ...) float64 with each row divided by the power of two nearest above its
+    largest magnitude (rows of zeros unchanged): exact, leaves every correlation
+    unchanged, and keeps the attribution sums away from overflow (1e300) and their
+    squares away from underflow (1e-170)."""
+    flat = np.abs(phi.reshape(len(phi), -1))
+    peak = flat.max(axis=1) if flat.size else np.zeros(len(phi))
+    _, exponent = np.frexp(np.where(peak > 0, peak, 1.0))
+    shape = (len(phi),) + (1,) * (phi.ndim - 1)
+    return np.ldexp(phi, (-exponent).reshape(shape))
 
 
 def _cell_index(length: int, cells: int) -> np.ndarray:
@@ -278,8 +291,15 @@ class MuFidelity(BaseAttributionMetric):
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
         if self.inputs is not None:
+            if len(self.inputs) == 0:
+                raise ValueError("`inputs` must hold at least one input, got 0")
             return tuple(self.inputs.shape[1:])
-        x, _ = next(iter(self._iter_dataset_once()))
+        try:
+            x, _ = next(iter(self._iter_dataset_once()))
+        except StopIteration:
+            raise ValueError(
+                "`inputs` must hold at least one input, got an empty dataset"
+            ) from None
         return tuple(x.shape[1:])
 
     def _iter_dataset_once(self):
@@ -321,7 +341,7 @@ class MuFidelity(BaseAttributionMetric):
             if phi.ndim == 4:
                 phi = phi.sum(axis=-1)  # (B, H, W, 1) or (B, H, W, C)
         b = len(phi)
-        phi = phi.astype(np.float64, copy=False)
+        phi = _rescaled_rows(phi.astype(np.float64, copy=False))
         if len(shape) == 1:
             return phi.reshape(b, -1)
         n0, n1 = self._cells_shape
@@ -511,16 +531,18 @@ class MuFidelity(BaseAttributionMetric):
         )
         if bar is None or not is_default_strategy(self.strategy):
             # one graph for all the perturbation batches (under a strategy: one per replica)
-            scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
-                                         tf.constant(total, tf.int32))
+            with model_output_errors():
+                scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
+                                             tf.constant(total, tf.int32))
             if bar is not None:
                 bar.update(total)
         else:  # one call per perturbation batch, so that the bar advances with the work
             parts = []
             for start in range(0, total, size):
                 n = min(size, total - start)
-                parts.append(np.asarray(self._chunk_scores_fn(
-                    *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
+                with model_output_errors():
+                    parts.append(np.asarray(self._chunk_scores_fn(
+                        *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
                 bar.update(n)
             scores = np.concatenate(parts)
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
@@ -576,7 +598,8 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         cell_masks = tf.reshape(cell_masks, tf.concat([[size], cells_shape], axis=0))
         out = score(perturb_fn(x, baseline, cell_masks, sample_ids),
                     tf.gather(y, sample_ids))
-        return tf.cast(tf.reshape(out, [-1]), tf.float32)
+        # float64 holds every model dtype exactly: scores are never cast down
+        return tf.cast(tf.reshape(out, [-1]), tf.float64)
 
     def all_scores(x, baseline, y, masks, perms, nb_samples, size, total):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation
@@ -584,7 +607,7 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         perturbed inputs exist at once; the last batch holds only the perturbations
         left)."""
         n_chunks = (total + size - 1) // size
-        results = tf.TensorArray(tf.float32, size=n_chunks, infer_shape=False)
+        results = tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)
 
         def body(i, results):
             start = i * size
