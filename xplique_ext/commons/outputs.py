@@ -105,6 +105,7 @@ def check_outputs(
     finite: bool = False,
     probabilities: bool = False,
     offset: int = 0,
+    expected: Optional[str] = None,
 ) -> np.ndarray:
     """Check the outputs of one batch of ``batch`` inputs, row by row, and return them as
     a NumPy array in the model's own dtype (never cast down).
@@ -126,6 +127,9 @@ def check_outputs(
         output's dtype covers round-off of a sigmoid or softmax).
     offset
         Index of the batch's first input, so that the rows named are global indices.
+    expected
+        Wording of the expected shape in the errors (e.g. "shape (N, 1) (sigmoid) or
+        (N, 2) (two-class softmax)"); by default derived from ``trailing``.
 
     Raises
     ------
@@ -138,16 +142,21 @@ def check_outputs(
     out = single_output(out, name)
     arr = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
     check_output_dtype(arr.dtype, name)
-    if arr.ndim == 0 or arr.shape[0] != batch:
+    wrong_batch = arr.ndim == 0 or arr.shape[0] != batch
+    if wrong_batch and expected is None:
         raise ValueError(
             f"`{name}` must return one output per input, shape (B, K) or (B,): got shape "
             f"{arr.shape} for a batch of {batch} inputs"
         )
-    if trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]:
-        allowed = " or ".join(str((batch,) + tuple(t)) for t in trailing)
+    if wrong_batch or (
+        trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]
+    ):
+        allowed = expected or "shape " + " or ".join(
+            str((batch,) + tuple(t)) for t in trailing
+        )
         raise ValueError(
-            f"`{name}` must return outputs of shape {allowed} for a batch of {batch} "
-            f"inputs, got shape {arr.shape}"
+            f"`{name}` must return one output per input of {allowed}, got shape "
+            f"{arr.shape} for a batch of {batch} inputs"
         )
     if arr.dtype.kind == "f" and (finite or probabilities):
         bad = ~np.isfinite(arr.reshape(batch, -1)).all(axis=1)

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..commons.deprecation import renamed_kwarg
 from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
+from ..commons.outputs import check_outputs, single_output
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
@@ -192,13 +193,13 @@ class ObjectLime:
         parts = []
         for s in range(0, len(x), size):
             call = self.model if self._runner is None else self._runner
-            out = call(x[s : s + size])
-            out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
-            parts.append(np.asarray(out, dtype=np.float64).reshape(len(x[s : s + size]), -1))
+            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True,
+                                offset=s)
+            parts.append(out.astype(np.float64).reshape(len(out), -1))
         return np.concatenate(parts, axis=0)
 
     def _model_call(self, x):
-        return self.model(x)
+        return single_output(self.model(x))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""

@@ -362,7 +362,10 @@ class TextClassifier:
         if batch is None:
             batch = len(arr) if arr.ndim else 0
         trailing = [(1,), (2,)] if self._n_outputs is None else [(self._n_outputs,)]
-        arr = check_outputs(arr, batch, trailing=trailing, probabilities=True)
+        expected = ("shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
+                    if self._n_outputs is None else f"shape (N, {self._n_outputs}) on every batch")
+        arr = check_outputs(arr, batch, trailing=trailing, probabilities=True,
+                            expected=expected)
         if self._n_outputs is None:
             self._n_outputs = int(arr.shape[1])
         return arr
