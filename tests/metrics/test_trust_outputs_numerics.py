@@ -117,9 +117,9 @@ def test_float64_model_with_a_1e8_offset_scores_1(x64, correlation):
 
 def test_check_outputs_names_the_rows_and_keeps_the_dtype():
     out = np.array([[0.5], [12.5], [-2.5], [0.1]], dtype=np.float32)
-    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\].*rows 11, 12 "):
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\].*\(inputs 11, 12 out"):
         check_outputs(out, 4, probabilities=True, offset=10)
-    with pytest.raises(ValueError, match="finite outputs.*rows 1"):
+    with pytest.raises(ValueError, match="finite outputs.*rows 1 of a batch of 2"):
         check_outputs(np.array([1.0, np.nan]), 2, finite=True)
     with pytest.raises(ValueError, match=r"shape \(3, 1\) or \(3, 2\), got shape \(3, 4\)"):
         check_outputs(np.zeros((3, 4)), 3, trailing=[(1,), (2,)])

@@ -90,10 +90,11 @@ def check_output_dtype(dtype: Any, name: str = "model") -> None:
         )
 
 
-def _rows(mask: np.ndarray, offset: int = 0) -> str:
-    rows = np.flatnonzero(mask) + offset
-    text = ", ".join(str(int(r)) for r in rows[:5])
-    return text + (", ..." if len(rows) > 5 else "")
+def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
+    """'inputs i, j' (global indices) or 'rows i, j of a batch of B'."""
+    rows = np.flatnonzero(mask) + (offset or 0)
+    text = ", ".join(str(int(r)) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    return f"inputs {text}" if offset is not None else f"rows {text} of a batch of {len(mask)}"
 
 
 def check_outputs(
@@ -104,7 +105,7 @@ def check_outputs(
     trailing: Optional[Sequence[Sequence[int]]] = None,
     finite: bool = False,
     probabilities: bool = False,
-    offset: int = 0,
+    offset: Optional[int] = None,
     expected: Optional[str] = None,
 ) -> np.ndarray:
     """Check the outputs of one batch of ``batch`` inputs, row by row, and return them as
@@ -126,7 +127,8 @@ def check_outputs(
         Require values in [0, 1] (a small tolerance of 4 units in the last place of the
         output's dtype covers round-off of a sigmoid or softmax).
     offset
-        Index of the batch's first input, so that the rows named are global indices.
+        Index of the batch's first input, so that the errors name the inputs by their
+        global index; None names rows of the batch.
     expected
         Wording of the expected shape in the errors (e.g. "shape (N, 1) (sigmoid) or
         (N, 2) (two-class softmax)"); by default derived from ``trailing``.
@@ -162,8 +164,8 @@ def check_outputs(
         bad = ~np.isfinite(arr.reshape(batch, -1)).all(axis=1)
         if bad.any():
             raise ValueError(
-                f"`{name}` must return finite outputs, got NaN or inf for the inputs at "
-                f"rows {_rows(bad, offset)}"
+                f"`{name}` must return finite outputs, got NaN or inf for "
+                f"{_rows(bad, offset)}"
             )
     if probabilities and arr.size:
         tol = 4 * float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else 0.0
@@ -173,7 +175,7 @@ def check_outputs(
             raise ValueError(
                 f"`{name}` must return probabilities in [0, 1] (end the model with a "
                 f"sigmoid or softmax), got values in [{flat.min():.4g}, {flat.max():.4g}] "
-                f"(rows {_rows(bad, offset)} of the inputs out of range)"
+                f"({_rows(bad, offset)} out of range)"
             )
     return arr
 

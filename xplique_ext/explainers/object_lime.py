@@ -193,8 +193,7 @@ class ObjectLime:
         parts = []
         for s in range(0, len(x), size):
             call = self.model if self._runner is None else self._runner
-            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True,
-                                offset=s)
+            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True)
             parts.append(out.astype(np.float64).reshape(len(out), -1))
         return np.concatenate(parts, axis=0)
 

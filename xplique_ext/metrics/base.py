@@ -389,12 +389,12 @@ class BaseAttributionMetric(BaseMetric):
             or is_dataset(value)
         )
 
-    def __copy__(self) -> "BaseAttributionMetric":
+    def __copy__(self) -> BaseAttributionMetric:
         new = type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
         return new
 
-    def __deepcopy__(self, memo: dict) -> "BaseAttributionMetric":
+    def __deepcopy__(self, memo: dict) -> BaseAttributionMetric:
         """A copy that gives the same scores: settings, inputs and targets are copied; the
         model, operator, strategy, dataset and compiled functions are shared (see
         :meth:`_is_shared_on_copy`)."""

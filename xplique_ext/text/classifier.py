@@ -263,7 +263,7 @@ class TextClassifier:
         self._fns: dict = {}
         self.embedding = _find_embedding(model) if self.keras else None
 
-    def __deepcopy__(self, memo: dict) -> "TextClassifier":
+    def __deepcopy__(self, memo: dict) -> TextClassifier:
         """A copy sharing the model, tokenizer, strategy and compiled functions (immutable
         settings otherwise): it gives the same probabilities."""
         new = type(self).__new__(type(self))
@@ -352,7 +352,8 @@ class TextClassifier:
             arr = tf.reshape(arr, (-1, 1))
         return arr
 
-    def _check_outputs(self, out: Any, batch: Optional[int] = None) -> np.ndarray:
+    def _check_outputs(self, out: Any, batch: Optional[int] = None,
+                       offset: Optional[int] = None) -> np.ndarray:
         """The model's outputs for one batch, checked on every row: a single output (not
         a dict nor a tuple) of real numbers, shape (B, 1) (sigmoid) or (B, 2) (two-class
         softmax), the same on every batch, finite probabilities in [0, 1]. Returned in
@@ -365,7 +366,7 @@ class TextClassifier:
         expected = ("shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
                     if self._n_outputs is None else f"shape (N, {self._n_outputs}) on every batch")
         arr = check_outputs(arr, batch, trailing=trailing, probabilities=True,
-                            expected=expected)
+                            expected=expected, offset=offset)
         if self._n_outputs is None:
             self._n_outputs = int(arr.shape[1])
         return arr
@@ -398,14 +399,16 @@ class TextClassifier:
         self._fns["fwd"] = fwd
         return fwd
 
-    def forward(self, x: Any) -> np.ndarray:
+    def forward(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings),
-        every batch checked (see :meth:`_check_outputs`)."""
+        every batch checked (see :meth:`_check_outputs`; ``offset``: index of the batch's
+        first sentence, named in the errors)."""
         if self._n_outputs is None:  # the first call, eagerly, with a clear error
-            out = self._check_outputs(self._probe(x[:1]), 1)
+            out = self._check_outputs(self._probe(x[:1]), 1, offset)
             if len(x) == 1:
                 return self._p1(out).astype(np.float64)
-        out = self._check_outputs(self._forward_fn()(self._to_model_input(x)), len(x))
+        out = self._check_outputs(self._forward_fn()(self._to_model_input(x)), len(x),
+                                  offset)
         return self._p1(out).astype(np.float64)
 
     def _shift_fn(self) -> Any:
@@ -444,7 +447,7 @@ class TextClassifier:
                 x = self._fit_length(self.tokenizer(chunk))
             else:
                 x = chunk
-            out[sl] = self.forward(x)
+            out[sl] = self.forward(x, sl.start)
             if progress is not None:
                 progress.update(len(chunk))
         return out
