@@ -249,8 +249,10 @@ class BaseAttributionMetric(BaseMetric):
     model
         Model (Keras model or any callable on a batch of inputs) whose explanations are
         evaluated. Its output has shape (N, K), or (N,) for a single output (read as
-        (N, 1), never broadcast); one output per input is checked. Multi-input models are
-        not supported.
+        (N, 1), never broadcast). Every call (every batch, also inside compiled graphs)
+        checks a single output (a dict, a tuple or several outputs are a TypeError), of
+        real numbers, with one row per input; scores keep the model's dtype or go to
+        float64, never down to float32. Multi-input models are not supported.
     inputs
         Inputs under study, with a batch axis (checked against the model's input rank
         when the model declares it): a NumPy array or tf.Tensor of shape (N, ...), or a
@@ -259,7 +261,9 @@ class BaseAttributionMetric(BaseMetric):
     targets
         One per input: one-hot vectors (N, K), integer class ids (N,), or regression
         targets (N,) / (N, K) such as {+1, -1} for a single-output model. None uses the
-        model's predicted class (one-hot of the argmax; 1 for a single-output model).
+        model's predicted class (one-hot of the argmax; 1 for a single-output model; a
+        ValueError where the model's output is NaN/inf). Numbers only, finite: strings or
+        NaN are a TypeError / ValueError naming `targets`.
     batch_size
         Number of inputs (or perturbed inputs) sent to the model at once. None sends
         everything at once.
@@ -285,6 +289,12 @@ class BaseAttributionMetric(BaseMetric):
     ----------
     higher_is_better : bool
         Score direction, declared by each metric.
+
+    Notes
+    -----
+    ``copy.deepcopy(metric)`` gives a metric with the same scores that owns its inputs and
+    targets and shares the model, operator, strategy, dataset and compiled functions.
+    ``pickle.dumps(metric)`` raises a TypeError: save :meth:`get_config` instead.
     """
 
     _data_params = ("model", "inputs", "targets", "operator", "strategy")

@@ -163,6 +163,12 @@ class MuFidelity(BaseAttributionMetric):
     :class:`~xplique_ext.commons.warnings.DegenerateSettingWarning` that states the share;
     with a single cell no subset is valid and every score is NaN.
 
+    The perturbed scores are kept in float64 (never cast down: a float64 model whose
+    outputs carry a large offset keeps its drops). The attribution sums and the
+    correlations are computed on rows rescaled by an exact power of two, so the score
+    does not depend on the explanation's scale (times 1e-170 or 1e300 in float64 gives
+    the same score).
+
     Inputs must have a batch axis. For a Keras model whose input rank is known, a single
     input without it is refused; for a plain callable an (H, W, C) array cannot be told
     from H time series, and is read as time series. Non-finite inputs are refused, batch
