@@ -189,6 +189,27 @@ def test_nan_targets_are_refused_not_blamed_on_the_model(x64):
         metric.evaluate(x64[..., 0])
 
 
+def test_each_undefined_score_is_blamed_on_its_own_cause(x64):
+    x = x64.copy()
+    x[1] = 0.5  # input 1 equals its baseline: the perturbations change nothing
+    phi = np.random.default_rng(4).normal(size=x.shape[:3])
+    phi[2] = 0.0  # an all-zero explanation
+
+    def model(b):  # NaN for input 3 only (its first pixel is above 0.99 after the edit)
+        out = flat_sum(b)
+        return tf.where(b[:, 0, 0, :] > 0.99, tf.constant(np.nan, out.dtype), out)
+
+    x[3, 0, 0, 0] = 0.995
+    metric = MuFidelity(model, x, np.ones(4), baseline_mode=0.5, **FAST)
+    scores, caught = quiet_scores(metric, phi)
+    assert np.isnan(scores[1:]).all() and np.isfinite(scores[0])
+    message = str(caught[0].message)
+    assert ("1 with non-finite model scores (the model returned NaN or inf); 1 with inputs "
+            "equal to the baseline (the perturbations change nothing); 1 with an all-zero "
+            "explanation (constant attribution sums).") in message
+    assert "constant score drops" not in message
+
+
 def test_predicted_class_of_a_nan_output_is_refused(x64):
     def model(b):
         return tf.concat([flat_sum(b), -flat_sum(b)], axis=1) * np.nan

@@ -440,7 +440,7 @@ class MuFidelity(BaseAttributionMetric):
 
         per_chunk = self.batch_size
         results = []
-        reasons = np.zeros(5, dtype=np.int64)
+        reasons = np.zeros(7, dtype=np.int64)
         seen = 0
         bar = None
         if self.progress:
@@ -460,7 +460,7 @@ class MuFidelity(BaseAttributionMetric):
                 check_finite(x, "inputs")
                 if single_cell:
                     results.append(np.full(len(x), np.nan))
-                    reasons[4] += len(x)
+                    reasons[6] += len(x)
                     seen += len(x)
                     continue
                 xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
@@ -473,7 +473,11 @@ class MuFidelity(BaseAttributionMetric):
                 base = self.scores(xf, y)  # (B,)
                 drops = self._drops(xf, y, base, masks, perms, per_chunk, bar)
                 corr = CORRELATIONS[self.correlation](drops, attrs)
-                reasons[:4] += self._undefined_reasons(corr, drops, attrs)
+                reasons[:6] += self._undefined_reasons(
+                    corr, drops, attrs,
+                    lambda xf=xf: (xf == self._baselines(xf)).reshape(len(xf), -1).all(axis=1),
+                    ~phi.reshape(len(phi), -1).any(axis=1),
+                )
                 results.append(corr)
                 seen += len(x)
         finally:
@@ -490,7 +494,9 @@ class MuFidelity(BaseAttributionMetric):
             labels = (
                 "non-finite model scores (the model returned NaN or inf)",
                 "non-finite attribution sums (overflow)",
+                "inputs equal to the baseline (the perturbations change nothing)",
                 "constant score drops over the subsets (the model's score does not change)",
+                "an all-zero explanation (constant attribution sums)",
                 "constant attribution sums over the subsets",
                 "no valid subset (a single-cell grid: every subset is empty or full)",
             )
@@ -504,23 +510,26 @@ class MuFidelity(BaseAttributionMetric):
         return scores
 
     @staticmethod
-    def _undefined_reasons(corr, drops, attrs) -> np.ndarray:
+    def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
         """Count the NaN correlations by their first cause: non-finite drops, non-finite
-        attribution sums, constant drops, constant attribution sums."""
+        attribution sums, inputs equal to their baseline (``no_op()``, computed only when
+        a score is NaN), constant drops, an all-zero explanation (``zero_phi``), constant
+        attribution sums."""
         nan = np.isnan(corr)
         if not nan.any():
-            return np.zeros(4, dtype=np.int64)
+            return np.zeros(6, dtype=np.int64)
         bad_drop = ~np.isfinite(drops).all(axis=1)
         bad_attr = ~np.isfinite(attrs).all(axis=1)
         with np.errstate(invalid="ignore"):
             const_drop = np.ptp(drops, axis=1) == 0
             const_attr = np.ptp(attrs, axis=1) == 0
-        out = np.zeros(4, dtype=np.int64)
+        causes = (bad_drop, bad_attr, const_drop & no_op(), const_drop, zero_phi, const_attr)
+        out = np.zeros(6, dtype=np.int64)
         left = nan.copy()
-        for j, cause in enumerate((bad_drop, bad_attr, const_drop, const_attr)):
+        for j, cause in enumerate(causes):
             out[j] = int((left & cause).sum())
             left &= ~cause
-        out[3] += int(left.sum())  # any other degenerate row (zero variance after rounding)
+        out[5] += int(left.sum())  # any other degenerate row (zero variance after rounding)
         return out
 
     def _drops(self, x, y, base, masks, perms, per_chunk, bar) -> np.ndarray:
