@@ -167,7 +167,7 @@ class Case:
 
 
 def _fire():
-    from xplique_ext.rules import FiRe
+    from xplique_ext.metrics import FiRe
 
     p, r = np.array([1.0, 1.5, 0.2]), np.array([4, 1, 3])
     return Case(
@@ -180,7 +180,7 @@ def _fire():
 
 
 def _qs():
-    from xplique_ext.rules import QsScore
+    from xplique_ext.metrics import QsScore
 
     return Case(
         QsScore,

@@ -38,7 +38,6 @@ WITH_EXAMPLES = {
     "xplique_ext.rules.fire",
     "xplique_ext.rules.scoring",
     "xplique_ext.rules.trees",
-    "xplique_ext.rules.reference",
     "xplique_ext.rules.examples",
     "xplique_ext.rules.plots",
     "xplique_ext.rules.demo",

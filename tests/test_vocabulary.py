@@ -1,7 +1,6 @@
 """One vocabulary (issue 11, point 5): ``nb_samples`` for a number of random samples,
 ``seed`` for randomness, ``progress=False`` by default with tqdm imported only when a bar
-is on. Renamed parameters keep their old names for one release, with a DeprecationWarning
-(``xplique_ext.commons.deprecation.renamed_kwarg``)."""
+is on. The old names (``num_samples``, ``sample_size``) are gone: giving one is a TypeError."""
 
 import importlib
 import inspect
@@ -136,24 +135,14 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("build, owner, old, value", RENAMED)
-def test_the_old_name_still_works_with_a_deprecation_warning(build, owner, old, value):
+def test_the_old_name_is_rejected_as_an_unknown_keyword(build, owner, old, value):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new name is silent
         new = build(nb_samples=value)
-    with pytest.warns(DeprecationWarning) as record:
-        legacy = build(**{old: value})
-    messages = [str(w.message) for w in record if issubclass(w.category, DeprecationWarning)]
-    assert messages == [
-        f"{owner}: `{old}` is deprecated and will be removed in the next release; "
-        "use `nb_samples`."
-    ]
-    assert record[0].filename == __file__  # the warning points at the caller
-    _same(legacy, new)
-
-
-@pytest.mark.parametrize("build, owner, old, value", RENAMED)
-def test_giving_the_old_and_the_new_name_is_a_type_error(build, owner, old, value):
-    with pytest.raises(TypeError, match=f"give `nb_samples` only \\(`{old}` is its deprecated"):
+    assert new is not None
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{old}'"):
+        build(**{old: value})
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{old}'"):
         build(nb_samples=value, **{old: value})
 
 
@@ -174,15 +163,15 @@ def _object_lime_nine():
     [(_lime_token_nine, "num_samples"), (_object_lime_nine, "sample_size")],
     ids=["LimeTokenExplainer", "ObjectLime"],
 )
-def test_the_old_attribute_reads_the_new_one_with_a_warning(build, old):
+def test_the_old_attribute_is_gone(build, old):
     explainer = build()
-    with pytest.warns(DeprecationWarning, match=f"`{old}` is deprecated.*`nb_samples`"):
-        assert getattr(explainer, old) == 9
+    assert explainer.nb_samples == 9
+    assert not hasattr(explainer, old)
 
 
-def test_the_old_name_is_validated_as_the_new_one():
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="`nb_samples`"):
-        _lime_token(num_samples=1)
+def test_nb_samples_is_validated():
+    with pytest.raises(ValueError, match="`nb_samples`"):
+        _lime_token(nb_samples=1)
 
 
 # ------------------------------------------------------------------ tqdm only when asked

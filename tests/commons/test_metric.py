@@ -1,7 +1,6 @@
-"""BaseMetric, nan_aware_mean and renamed_kwarg; and the contract checks of
+"""BaseMetric and nan_aware_mean; and the contract checks of
 tests/test_common.py, each shown to fail on a metric that breaks the contract."""
 
-import inspect
 import json
 import warnings
 
@@ -19,7 +18,6 @@ from tests.test_common import (
     check_inputs_not_mutated,
     check_same_seed_same_numbers,
 )
-from xplique_ext.commons.deprecation import renamed_kwarg
 from xplique_ext.commons.metric import BaseMetric, nan_aware_mean
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 
@@ -279,39 +277,6 @@ def test_check_round_trip_fails_when_a_setting_is_lost():
 
     with pytest.raises(AssertionError):
         check_get_config_round_trip(Lossy(3.0), ([1.0],), {})
-
-
-# --------------------------------------------------------------------------- renamed_kwarg
-
-
-class Sampler:
-    @renamed_kwarg(num_samples="nb_samples", sample_size="nb_samples")
-    def __init__(self, nb_samples=10, seed=None):
-        self.nb_samples = nb_samples
-        self.seed = seed
-
-
-def test_renamed_kwarg_accepts_the_old_name_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match="Sampler: `num_samples` is deprecated.*`nb_samples`"):
-        sampler = Sampler(num_samples=3, seed=1)
-    assert sampler.nb_samples == 3 and sampler.seed == 1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert Sampler(nb_samples=4).nb_samples == 4  # the new name is silent
-
-
-def test_renamed_kwarg_warning_points_at_the_caller():
-    with pytest.warns(DeprecationWarning) as record:
-        Sampler(sample_size=2)
-    assert record[0].filename == __file__
-
-
-def test_renamed_kwarg_refuses_both_names_and_keeps_the_signature():
-    with pytest.raises(TypeError, match="give `nb_samples` only"):
-        Sampler(nb_samples=2, num_samples=3)
-    assert list(inspect.signature(Sampler.__init__).parameters) == ["self", "nb_samples", "seed"]
-    with pytest.raises(ValueError, match="must map to a new parameter name"):
-        renamed_kwarg(n_samples="n_samples")
 
 
 def test_check_details_fails_without_the_score_column():

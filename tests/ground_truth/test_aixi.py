@@ -1,6 +1,7 @@
 """AIXI-Shape / AIXI-Color generator: rules of the datasets, exact ground truth, I/O."""
 
 import itertools
+import json
 import math
 
 import cv2
@@ -281,6 +282,17 @@ def test_as_dataset_save_load_and_subsets(tmp_path):
     np.testing.assert_array_equal(back.get_ground_truth("paper"), data.get_ground_truth("paper"))
     for name in ("images", "targets", "counts", "object_labels", "ground_truth", "object_values"):
         np.testing.assert_array_equal(getattr(back, name), getattr(data, name))
+    # the 0.x format 1 (no "format", "layout", "max_count" in meta) is no longer read
+    with np.load(path) as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["meta"]))
+    for key in ("format", "layout", "max_count", "weights"):
+        del meta[key]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(tmp_path / "old.npz", **arrays)
+    with pytest.raises(ValueError, match=r"`path` must be a file written by AIXIData.save "
+                                         r"\(format 2\), got format 1"):
+        load_aixi(tmp_path / "old.npz")
     part = data[5:9]
     assert len(part) == 4
     np.testing.assert_array_equal(part.ground_truth, data.ground_truth[5:9])

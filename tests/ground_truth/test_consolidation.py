@@ -1,5 +1,5 @@
-"""Issue 11 in the ground-truth family: scikit-learn's accuracy and R^2, the renamed and
-the deprecated parameters, progress bars off by default, the public shared helpers."""
+"""Issue 11 in the ground-truth family: scikit-learn's accuracy and R^2, the removed
+parameters (now unknown keywords), progress bars off by default, the public shared helpers."""
 
 import inspect
 import sys
@@ -80,8 +80,9 @@ def aixi():
 
 
 @pytest.mark.parametrize("name", ["operator", "seed"])
-def test_ground_truth_metrics_deprecate_operator_and_seed(aixi, name):
-    data, model, phi = aixi
+def test_ground_truth_metrics_reject_operator_and_seed(aixi, name):
+    # Formerly accepted with a DeprecationWarning and ignored; now an unknown keyword.
+    data, model, _ = aixi
     value = (lambda f, x, y: f(x)[:, 0]) if name == "operator" else 7
     builds = {
         GroundTruthSaliency: dict(ground_truth=data.ground_truth, measure="kl"),
@@ -89,31 +90,19 @@ def test_ground_truth_metrics_deprecate_operator_and_seed(aixi, name):
     }
     for cls, options in builds.items():
         assert name not in inspect.signature(cls.__init__).parameters
-        plain = cls(model, data.images, data.targets, **options)
-        with pytest.warns(DeprecationWarning, match=f"`{name}` has no effect"):
-            old = cls(model, data.images, data.targets, **options, **{name: value})
-        np.testing.assert_array_equal(old.detailed_evaluate(phi), plain.detailed_evaluate(phi))
-        assert name not in old.get_config()
-        reference = {k: v for k, v in options.items() if k in cls._data_params}
-        assert type(old).from_config(
-            old.get_config(), model=model, inputs=data.images, targets=data.targets, **reference
-        ).get_config() == old.get_config()
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{name}'"):
+            cls(model, data.images, data.targets, **options, **{name: value})
+        assert name not in cls(model, data.images, data.targets, **options).get_config()
 
 
 # --------------------------------------------------------------------------- ObjectLime
-def test_object_lime_sample_size_is_renamed_nb_samples(aixi):
+def test_object_lime_rejects_the_old_name_sample_size(aixi):
     data, model, _ = aixi
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sample_size'"):
+        ObjectLime(model, kernel="lime", sample_size=5, seed=3)
     new = ObjectLime(model, kernel="lime", nb_samples=5, seed=3)
-    with pytest.warns(DeprecationWarning, match="`sample_size` is deprecated.*`nb_samples`"):
-        old = ObjectLime(model, kernel="lime", sample_size=5, seed=3)
-    assert old.nb_samples == 5
-    with pytest.warns(DeprecationWarning, match="use `nb_samples`"):
-        assert old.sample_size == 5
-    a = new.explain(data.images, object_labels=data.object_labels)
-    b = old.explain(data.images, object_labels=data.object_labels)
-    np.testing.assert_array_equal(a, b)
-    with pytest.raises(TypeError, match="not both"):
-        ObjectLime(model, nb_samples=5, sample_size=5)
+    assert new.nb_samples == 5
+    assert not hasattr(new, "sample_size")
     assert "sample_size" not in inspect.signature(ObjectLime.__init__).parameters
 
 

@@ -316,8 +316,8 @@ def test_operator_forms_for_every_model_based_metric(case, form):
     got = MuFidelity(model, x, y, grid_size=3, operator=operator, **FAST).detailed_evaluate(phi)
     np.testing.assert_allclose(got, ref, atol=1e-6)
 
-    # The ground-truth metrics compare fixed maps and use no operator: every form is
-    # accepted for one release, ignored with a DeprecationWarning, and changes nothing.
+    # The ground-truth metrics compare fixed maps and use no operator: the keyword
+    # (formerly accepted and ignored) is now an unknown keyword, whatever its form.
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.models import AIXIFunctionModel
 
@@ -325,20 +325,12 @@ def test_operator_forms_for_every_model_based_metric(case, form):
         return
     data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     aixi_model = AIXIFunctionModel("suum", dataset="shape")
-    gt_phi = data.ground_truth + 0.1
     for cls, extra in (
         (GroundTruthSaliency, dict(ground_truth=data.ground_truth, measure="kl", progress=False)),
         (GroundTruthLocalisation, dict(masks=data.ground_truth > 0)),
     ):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            base = cls(aixi_model, data.images, data.targets, **extra)
-        with pytest.warns(DeprecationWarning, match="operator"):
-            metric = cls(aixi_model, data.images, data.targets, **extra, operator=operator)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            np.testing.assert_allclose(metric.detailed_evaluate(gt_phi),
-                                       base.detailed_evaluate(gt_phi), equal_nan=True)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'operator'"):
+            cls(aixi_model, data.images, data.targets, **extra, operator=operator)
 
 
 def test_unknown_operator_name_is_refused(case):

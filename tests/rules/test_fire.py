@@ -7,8 +7,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xplique_ext.metrics import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
-from xplique_ext.rules import fire_isoline, fire_score, qs_score
+from xplique_ext.metrics import (
+    FiRe,
+    QsScore,
+    fire_compensation_alpha,
+    fire_equilibrium_alpha,
+    fire_isoline,
+    fire_score,
+    qs_score,
+)
 
 # Table 1: algorithm -> (p, coverage, r, Qs, 1-FiRe, 2-FiRe, 3-FiRe)
 TABLE1 = {

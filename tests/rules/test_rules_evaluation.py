@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rules_reference import evaluate_rules_loop
 
 from xplique_ext.commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from xplique_ext.rules import (
@@ -25,7 +26,6 @@ from xplique_ext.rules import (
     predict_rules,
     rule_measures,
 )
-from xplique_ext.rules.reference import evaluate_rules_loop
 
 NAMES = Names(
     [
@@ -185,6 +185,9 @@ def test_mode_and_type_errors():
     rules, data = load_voyage()
     with pytest.raises(ValueError, match="`mode` must be one of"):
         evaluate_rules(rules, data, "sorted")
+    for former in ("interclass", "inter-class ordered", "i", "o", "u", "Ordered"):  # 0.x spellings
+        with pytest.raises(ValueError, match=r"`mode` must be one of \['unordered', 'ordered', "):
+            evaluate_rules(rules, data, former)
     with pytest.raises(TypeError, match="`data` must be a Dataset"):
         evaluate_rules(rules, data.to_frame())
     with pytest.raises(TypeError, match="`rules` must be a RuleSet"):

@@ -8,9 +8,9 @@ from sklearn.metrics import confusion_matrix
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from xplique_ext.metrics import FiRe
 from xplique_ext.rules import (
     Dataset,
-    FiRe,
     evaluate_rules,
     parse_rules,
     predict_rules,

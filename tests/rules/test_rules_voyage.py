@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 from rules_cli_helpers import run_cli
+from rules_reference import evaluate_rules_loop
 from rules_voyage_expected import (
     FIG12,
     FIG12_PRINTED,
@@ -20,7 +21,6 @@ from xplique_ext.rules import (
     parse_rules,
     rule_measures,
 )
-from xplique_ext.rules.reference import evaluate_rules_loop
 
 FILES = {
     "unordered": ("-u", "voyage.cn2.unordered.pbm"),

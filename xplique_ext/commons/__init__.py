@@ -11,7 +11,6 @@ from .lazy import lazy_exports
 
 if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
     from .correlations import batched_pearson, batched_spearman
-    from .deprecation import renamed_kwarg
     from .metric import BaseMetric, nan_aware_mean
     from .progress import progress_bar
     from .random import cell_permutations, content_keys, make_rng, seed_to_int
@@ -21,7 +20,6 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        ".deprecation": ["renamed_kwarg"],
         ".metric": ["BaseMetric", "nan_aware_mean"],
         ".progress": ["progress_bar"],
         ".correlations": ["batched_pearson", "batched_spearman"],
@@ -39,7 +37,6 @@ __all__ = [
     "make_rng",
     "nan_aware_mean",
     "BaseMetric",
-    "renamed_kwarg",
     "progress_bar",
     "seed_to_int",
     "check_choice",

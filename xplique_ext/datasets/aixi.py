@@ -708,14 +708,19 @@ class AIXIData:
         with np.load(Path(path), allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
             arrays = {k: f[k] for k in f.files if k != "meta"}
+        if meta.get("format") != 2:
+            raise ValueError(
+                f"`path` must be a file written by AIXIData.save (format 2), got format "
+                f"{meta.get('format', 1)} in {str(path)!r}"
+            )
         return cls(
             dataset=meta["dataset"],
             function=meta["function"],
             convention=meta["convention"],
             seed=meta["seed"],
-            layout=meta.get("layout", "free"),  # format 1 files hold the free layout
-            max_count=meta.get("max_count", MAX_PER_PATTERN),
-            weights=meta.get("weights", PAPER_WEIGHTS.get(meta["function"])),
+            layout=meta["layout"],
+            max_count=meta["max_count"],
+            weights=meta["weights"],
             **arrays,
         )
 

@@ -14,7 +14,6 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from ..commons.deprecation import renamed_kwarg
 from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
 from ..commons.outputs import check_outputs, single_output
 from ..commons.progress import progress_bar
@@ -108,8 +107,7 @@ class ObjectLime:
         weights with exact efficiency, which on all 2^m subsets gives the exact Shapley
         values of the objects.
     nb_samples
-        Number of perturbations used per image (experiment 1; formerly ``sample_size``,
-        still accepted with a DeprecationWarning). None, or any value >= 2^m,
+        Number of perturbations used per image (experiment 1). None, or any value >= 2^m,
         uses all of them; otherwise the original image (and, for 'shapley', the empty
         one) plus a random subset of the others, drawn from ``seed``. Must be >= 2.
     kernel_width
@@ -143,7 +141,6 @@ class ObjectLime:
     True
     """
 
-    @renamed_kwarg(sample_size="nb_samples")
     def __init__(
         self,
         model: Callable,
@@ -173,19 +170,6 @@ class ObjectLime:
         self._runner = None
         if not is_default_strategy(self.strategy):
             self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
-
-    @property
-    def sample_size(self) -> Optional[int]:
-        """Deprecated name of :attr:`nb_samples` (read with a DeprecationWarning)."""
-        import warnings
-
-        warnings.warn(
-            "ObjectLime: `sample_size` is deprecated and will be removed in the next "
-            "release; use `nb_samples`.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.nb_samples
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray) -> np.ndarray:

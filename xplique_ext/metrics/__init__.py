@@ -4,6 +4,8 @@
 
 Names load on first use (PEP 562): ``from xplique_ext.metrics import FiRe`` loads neither
 TensorFlow nor numba; ``MuFidelity`` and the other model-based metrics load TensorFlow.
+This is the one public home of FiRe, Qs and the ``fire_*`` functions; they are implemented
+in :mod:`xplique_ext.rules.fire` (floor 1, no TensorFlow), where the rule metrics use them.
 """
 
 from typing import TYPE_CHECKING
@@ -11,9 +13,17 @@ from typing import TYPE_CHECKING
 from ..commons.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
+    from ..rules.fire import (
+        FiRe,
+        QsScore,
+        fire_compensation_alpha,
+        fire_equilibrium_alpha,
+        fire_isoline,
+        fire_score,
+        qs_score,
+    )
     from .base import BaseAttributionMetric
     from .fidelity import MuFidelity
-    from .fire import FiRe, QsScore, fire_compensation_alpha, fire_equilibrium_alpha
     from .ground_truth import (
         GroundTruthLocalisation,
         GroundTruthSaliency,
@@ -32,7 +42,15 @@ __getattr__, __dir__ = lazy_exports(
     {
         ".base": ["BaseAttributionMetric"],
         ".fidelity": ["MuFidelity"],
-        ".fire": ["FiRe", "QsScore", "fire_compensation_alpha", "fire_equilibrium_alpha"],
+        "..rules.fire": [
+            "FiRe",
+            "QsScore",
+            "fire_compensation_alpha",
+            "fire_equilibrium_alpha",
+            "fire_isoline",
+            "fire_score",
+            "qs_score",
+        ],
         ".ground_truth": [
             "GroundTruthLocalisation",
             "GroundTruthSaliency",
@@ -55,6 +73,9 @@ __all__ = [
     "QsScore",
     "fire_equilibrium_alpha",
     "fire_compensation_alpha",
+    "fire_isoline",
+    "fire_score",
+    "qs_score",
     "PERCY",
     "NoRuleKeywordWarning",
     "GroundTruthSaliency",

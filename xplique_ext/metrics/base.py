@@ -440,21 +440,6 @@ class BaseAttributionMetric(BaseMetric):
             lambda live: build(live, self.activation, self.strategy),
         )
 
-    def _activated_model(self, x: tf.Tensor) -> tf.Tensor:
-        return _activated(self.model, self.activation, x)
-
-    def _score_graph(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
-        return _score(self.model, self.operator, self.activation, x, y)
-
-    def _output_graph(self, x: tf.Tensor) -> tf.Tensor:
-        return self._activated_model(x)
-
-    @staticmethod
-    def _compile(fn: Callable) -> Callable:
-        """Compile ``fn`` with tf.function; fall back to eager calls for models that
-        cannot be traced (pure NumPy callables, for instance)."""
-        return _compile(fn)
-
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x``, batched.
 

@@ -28,7 +28,6 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..commons.deprecation import deprecated_kwarg
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample
 from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
@@ -52,13 +51,6 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
-
-#: Why the ground-truth metrics no longer take ``operator`` and ``seed`` (see the Notes of
-#: :class:`GroundTruthSaliency`).
-_NO_OPERATOR_NO_SEED = dict(
-    reason="the ground-truth metrics compare maps with maps, draw nothing at random, and "
-    "check the model on its outputs, not on an operator's scores",
-)
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -689,12 +681,12 @@ class GroundTruthSaliency(_GroundTruthBase):
     detailed_evaluate(phi)[i] = D(ground_truth[i], phi[i]) with D the EMD of Eq. 5 or
     the KL divergence KL(ground truth || explanation) of Eq. 6.
 
-    No ``operator`` and no ``seed`` (deprecated, ignored with a DeprecationWarning): the
+    No ``operator`` and no ``seed`` (giving either is a TypeError): the
     scores compare the explanations with maps fixed in advance, so nothing is drawn at
     random, and the ground truth describes the model's output F itself, so the accuracy
     check compares those outputs with the targets (accuracy or R^2); an operator's score
     g(f, x, y), such as the probability of the target class, is not a prediction to
-    check. Earlier versions accepted both and never used them.
+    check.
 
     References
     ----------
@@ -715,7 +707,6 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
-    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,
@@ -823,7 +814,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
         'abs', 'positive' or 'raw'.
     min_accuracy, task, activation, strategy
         As in :class:`GroundTruthSaliency` (which says why there is no ``operator`` nor
-        ``seed``: both are deprecated and ignored).
+        ``seed``).
 
     Notes
     -----
@@ -851,7 +842,6 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
-    @deprecated_kwarg("operator", "seed", **_NO_OPERATOR_NO_SEED)
     def __init__(
         self,
         model: Callable,

@@ -10,13 +10,14 @@ Evaluation
     :func:`rule_measures` (Eq. 1-19, Laplace, lift, chi-square), :class:`RuleMetrics`,
     :func:`predict_rules`.
 FiRe and Qs
-    :class:`FiRe`, :class:`QsScore`, :func:`fire_equilibrium_alpha`,
-    :func:`fire_compensation_alpha`, :func:`fire_isoline`, :func:`score_rules`.
+    :func:`score_rules` (a rule set's FiRe and Qs). :class:`FiRe`, :class:`QsScore` and the
+    ``fire_*`` functions are exported by :mod:`xplique_ext.metrics` (implemented in
+    :mod:`xplique_ext.rules.fire`, which needs no TensorFlow).
 Adapters
     :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
 
 The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
-:func:`evaluate_rules`, is :func:`xplique_ext.rules.reference.evaluate_rules_loop`.
+:func:`evaluate_rules`, is ``tests/rules/reference.py``.
 
 No TensorFlow is needed by this sub-package.
 """
@@ -34,15 +35,6 @@ from .evaluation import (
     predict_rules,
 )
 from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
-from .fire import (
-    FiRe,
-    QsScore,
-    fire_compensation_alpha,
-    fire_equilibrium_alpha,
-    fire_isoline,
-    fire_score,
-    qs_score,
-)
 from .measures import MEASURES, rule_measures
 from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
 from .pbm import (
@@ -61,17 +53,10 @@ from .trees import tree_names, tree_to_rules
 
 __all__ = [
     "ATTRIBUTE_TYPES",
-    "FiRe",
-    "QsScore",
     "RuleSetScore",
-    "fire_compensation_alpha",
-    "fire_equilibrium_alpha",
-    "fire_isoline",
-    "fire_score",
     "plot_alpha_beta",
     "plot_fire_isolines",
     "plot_rule_measures",
-    "qs_score",
     "score_rules",
     "tree_names",
     "tree_to_rules",

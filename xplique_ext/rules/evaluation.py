@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
+from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset, import_dask
@@ -56,23 +57,11 @@ __all__ = [
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
-_MODE_ALIASES = {
-    "unordered": "unordered",
-    "ordered": "ordered",
-    "inter-class": "inter-class",
-    "interclass": "inter-class",
-    "inter-class ordered": "inter-class",
-    "u": "unordered",
-    "o": "ordered",
-    "i": "inter-class",
-}
 
 
 def check_mode(mode: Any) -> str:
-    """Canonical evaluation mode (``unordered``, ``ordered`` or ``inter-class``)."""
-    if isinstance(mode, str) and mode.lower() in _MODE_ALIASES:
-        return _MODE_ALIASES[mode.lower()]
-    raise ValueError(f"`mode` must be one of {list(MODES)}, got {mode!r}")
+    """The evaluation mode, checked: ``unordered``, ``ordered`` or ``inter-class``."""
+    return check_choice(mode, "mode", MODES)
 
 
 class ContingencyTables:

@@ -5,7 +5,7 @@ knowledge-extraction technique extracts from a black box, from its predictive lo
 (1 - accuracy, or the mean absolute error) and its readability loss ``r`` (the number of
 rules). This module holds the metric classes; the formulas live in
 :mod:`~xplique_ext.rules.fire_functions` and are re-exported here. It needs NumPy only; it
-is re-exported by :mod:`xplique_ext.metrics`.
+is exported by :mod:`xplique_ext.metrics`.
 """
 
 from __future__ import annotations

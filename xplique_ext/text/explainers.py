@@ -27,7 +27,6 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.deprecation import renamed_kwarg
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_choice, check_float, check_int
@@ -204,8 +203,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     model, tokenizer, batch_size, seed, progress, mask_string, strategy
         See :class:`TokenAttributionExplainer`.
     nb_samples
-        Size of each sentence's neighbourhood (LIME's ``num_samples``), >= 2. Formerly
-        ``num_samples``, still accepted with a :class:`DeprecationWarning`.
+        Size of each sentence's neighbourhood (LIME's ``num_samples``), >= 2.
     kernel_width
         LIME's kernel width (25, the default of ``LimeTextExplainer``).
 
@@ -228,7 +226,6 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     short_name = "L"
 
-    @renamed_kwarg(num_samples="nb_samples")
     def __init__(
         self,
         model: Any,
@@ -249,17 +246,6 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
         self.kernel_width = check_float(kernel_width, "kernel_width", low=0, low_inclusive=False)
 
-    @property
-    def num_samples(self) -> int:
-        """Deprecated name of :attr:`nb_samples` (read with a DeprecationWarning)."""
-        warnings.warn(
-            "LimeTokenExplainer: `num_samples` is deprecated and will be removed in the next "
-            "release; use `nb_samples`.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.nb_samples
-
     def _lime(self, seed: int):
         from lime.lime_text import LimeTextExplainer
 
@@ -273,7 +259,6 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         )
 
     @staticmethod
-    @renamed_kwarg(num_samples="nb_samples")
     def neighbourhood(n: int, nb_samples: int, rng: np.random.Generator) -> np.ndarray:
         """LIME's binary neighbourhood (nb_samples, n): row 0 keeps every token; row r
         removes ``size_r`` ~ U{1..n} tokens chosen uniformly without replacement."""

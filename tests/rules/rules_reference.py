@@ -22,9 +22,9 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .compile import COMPARISONS, CompiledCondition, CompiledRule
-from .dataset import Dataset
-from .evaluation import (
+from xplique_ext.rules.compile import COMPARISONS, CompiledCondition, CompiledRule
+from xplique_ext.rules.dataset import Dataset
+from xplique_ext.rules.evaluation import (
     ContingencyTables,
     RuleEvaluation,
     _blocks,
@@ -33,7 +33,7 @@ from .evaluation import (
     check_mode,
     label_text,
 )
-from .pbm import RuleSet
+from xplique_ext.rules.pbm import RuleSet
 
 __all__ = ["evaluate_rules_loop"]
 
