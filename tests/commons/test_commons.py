@@ -52,7 +52,7 @@ def test_make_rng_is_local_and_reproducible():
         (lambda: check_choice("x", "mode", ["a", "b"]), ValueError,
          r"`mode` must be one of \['a', 'b'\], got 'x'"),
         (lambda: check_finite(np.array([1.0, np.nan]), "phi"), ValueError,
-         "`phi` must hold finite values only, got 1 NaN and 0 inf"),
+         "`phi` must be an array of finite values only, got 1 NaN and 0 inf"),
         (lambda: to_numpy(object(), "x"), TypeError, "`x` must be a NumPy array"),
     ],
 )

@@ -263,16 +263,16 @@ def test_errors(fn):
         fn(a, np.ones((3, 8, 8)))
     bad = a.copy()
     bad[0, 0, 0] = np.nan
-    with pytest.raises(ValueError, match="`explanations` must hold finite values only"):
+    with pytest.raises(ValueError, match="`explanations` must be an array of finite values only"):
         fn(bad, a)
     bad[0, 0, 0] = np.inf
-    with pytest.raises(ValueError, match="`ground_truth` must hold finite values only"):
+    with pytest.raises(ValueError, match="`ground_truth` must be an array of finite values only"):
         fn(a, bad)
     with pytest.raises(ValueError, match="`sign` must be one of"):
         fn(a, a, sign="square")
     with pytest.raises(ValueError, match="`resize` must be None or a pair"):
         fn(a, a, resize=(0, 4))
-    with pytest.raises(ValueError, match=r"must have shape \(H, W\)"):
+    with pytest.raises(ValueError, match=r"`explanations` must be an array of shape \(H, W\), .*got shape \(8,\)"):
         fn(np.ones(8), np.ones(8))
 
 

@@ -203,7 +203,7 @@ def test_metric_errors(data, model):
     bad[0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="finite"):
         m.evaluate(bad)
-    with pytest.raises(ValueError, match="`ground_truth` must hold finite values only"):
+    with pytest.raises(ValueError, match="`ground_truth` must be an array of finite values only"):
         GroundTruthSaliency(model, data.images, data.targets, ground_truth=bad, progress=False)
 
 

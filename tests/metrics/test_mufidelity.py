@@ -179,7 +179,7 @@ def test_declares_direction():
         (dict(grid_size=20), ValueError, r"`grid_size` must be at most the image size 12"),
         (dict(activation="relu"), ValueError, r"`activation` must be one of \[None, 'sigmoid'"),
         (dict(correlation="kendall"), ValueError, r"`correlation` must be one of"),
-        (dict(batch_size=0), ValueError, r"`batch_size` must be >= 1, got 0"),
+        (dict(batch_size=0), ValueError, r"`batch_size` must be >= 1 or None, got 0"),
         (dict(baseline_mode="zero"), TypeError, r"`baseline_mode` must be a real number"),
         (dict(unknown_option=1), TypeError, "unknown_option"),
     ],
@@ -200,7 +200,7 @@ def test_bad_explanations(case):
     bad = phi.copy()
     bad[2, 3, 3] = np.nan
     bad[4, 0, 0] = np.inf
-    with pytest.raises(ValueError, match="`explanations` must hold finite values only, got 1 NaN and 1 inf"):
+    with pytest.raises(ValueError, match="`explanations` must be an array of finite values only, got 1 NaN and 1 inf"):
         metric.evaluate(bad)
     with pytest.raises(TypeError, match="`explanations` must be numeric"):
         metric.evaluate(np.full(phi.shape, "a"))

@@ -98,7 +98,7 @@ def test_03_non_finite_inputs_are_refused(case):
     model, x, y, phi = case
     bad = x.copy()
     bad[3, 0, 0, 0] = np.nan
-    with pytest.raises(ValueError, match="`inputs` must hold finite values only, got 1 NaN and 0 inf"):
+    with pytest.raises(ValueError, match="`inputs` must be an array of finite values only, got 1 NaN and 0 inf"):
         MuFidelity(model, bad, y, **FAST).evaluate(phi)
 
 
@@ -107,7 +107,7 @@ def test_03_non_finite_inputs_are_refused_batch_by_batch_when_streamed(case):
     bad = x.copy()
     bad[-1, 2, 2, 1] = np.inf  # in the last batch only
     ds = tf.data.Dataset.from_tensor_slices(bad).batch(4)
-    with pytest.raises(ValueError, match="`inputs` must hold finite values only, got 0 NaN and 1 inf"):
+    with pytest.raises(ValueError, match="`inputs` must be an array of finite values only, got 0 NaN and 1 inf"):
         MuFidelity(model, ds, y, batch_size=4, **FAST).evaluate(phi)
 
 

@@ -181,11 +181,11 @@ def test_batched_pearson_does_not_depend_on_the_scale_of_either_row():
 def test_nan_targets_are_refused_not_blamed_on_the_model(x64):
     targets = np.ones(4)
     targets[1] = np.nan
-    with pytest.raises(ValueError, match="`targets` must hold finite values only, got 1 NaN"):
+    with pytest.raises(ValueError, match="`targets` must be an array of finite values only.*got 1 NaN"):
         MuFidelity(lambda b: flat_sum(b), x64, targets, **FAST)
     ds = tf.data.Dataset.from_tensor_slices((x64, targets)).batch(2)
     metric = MuFidelity(lambda b: flat_sum(b), ds, None, **FAST)
-    with pytest.raises(ValueError, match="`targets` must hold finite values only"):
+    with pytest.raises(ValueError, match="`targets` must be an array of finite values only, got 1 NaN"):
         metric.evaluate(x64[..., 0])
 
 
@@ -222,14 +222,14 @@ def test_predicted_class_of_a_nan_output_is_refused(x64):
 @pytest.mark.parametrize("targets", [np.array(["cat"] * 4), np.array([b"a"] * 4),
                                      np.array([object()] * 4)])
 def test_string_targets_are_a_type_error_naming_targets(x64, targets):
-    with pytest.raises(TypeError, match="`targets` must hold numbers"):
+    with pytest.raises(TypeError, match="`targets` must be an array of numbers.*dtype"):
         MuFidelity(lambda b: flat_sum(b), x64, targets, **FAST)
 
 
 def test_string_targets_from_a_dataset_are_a_type_error(x64):
     ds = tf.data.Dataset.from_tensor_slices((x64, ["a", "b", "c", "d"]))
     metric = MuFidelity(lambda b: flat_sum(b), ds, None, **FAST)
-    with pytest.raises(TypeError, match="`targets` must hold numbers.*got dtype object"):
+    with pytest.raises(TypeError, match="`targets` must be an array of numbers.*got dtype object"):
         metric.evaluate(x64[..., 0])
 
 

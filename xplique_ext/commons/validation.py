@@ -1,5 +1,6 @@
-"""Parameter validation shared by every metric: clear errors that name the parameter,
-what was expected and what was received."""
+"""Parameter checks as plain functions, for code that checks a value outside a declared
+signature. Each is a thin use of the one validation layer, :mod:`.params`, and words its
+errors the same way: "`name` must be <expected>, got <received>"."""
 
 from __future__ import annotations
 
@@ -8,14 +9,11 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from .params import ArrayLike, Interval, Options, check_param, describe
+
 __all__ = ["check_int", "check_float", "check_choice", "check_finite", "to_numpy"]
 
-
-def _describe(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+_describe = describe  # the former private name
 
 
 def check_int(
@@ -27,19 +25,8 @@ def check_int(
     allow_none: bool = False,
 ) -> Optional[int]:
     """Return ``value`` as an int, or raise a TypeError / ValueError naming ``name``."""
-    if value is None:
-        if allow_none:
-            return None
-        raise TypeError(f"`{name}` must be an integer, got None")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        expected = "an integer or None" if allow_none else "an integer"
-        raise TypeError(f"`{name}` must be {expected}, got {_describe(value)}")
-    value = int(value)
-    if minimum is not None and value < minimum:
-        raise ValueError(f"`{name}` must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"`{name}` must be <= {maximum}, got {value}")
-    return value
+    constraints = [Interval(numbers.Integral, minimum, maximum)]
+    return check_param(value, name, constraints + [None] if allow_none else constraints)
 
 
 def check_float(
@@ -52,60 +39,26 @@ def check_float(
     high_inclusive: bool = True,
 ) -> float:
     """Return ``value`` as a finite float within the given bounds, or raise."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number, got {_describe(value)}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"`{name}` must be finite, got {value}")
-    too_low = low is not None and (value < low if low_inclusive else value <= low)
-    too_high = high is not None and (value > high if high_inclusive else value >= high)
-    if too_low or too_high:
-        left = "[" if low_inclusive else "("
-        right = "]" if high_inclusive else ")"
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        raise ValueError(f"`{name}` must be in {left}{lo}, {hi}{right}, got {value:g}")
-    return value
+    low = None if low is not None and low == -np.inf else low
+    high = None if high is not None and high == np.inf else high
+    closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+              (False, False): "neither"}[low_inclusive, high_inclusive]
+    return check_param(value, name, [Interval(numbers.Real, low, high, closed)])
 
 
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
-    """Return ``value`` if it is one of ``choices``, else raise a ValueError listing them."""
-    choices = list(choices)
-    try:
-        ok = value in choices
-    except TypeError:  # unhashable / incomparable
-        ok = False
-    if not ok:
-        raise ValueError(f"`{name}` must be one of {choices}, got {value!r}")
-    return value
+    """Return ``value`` if it is one of ``choices``, else raise naming them."""
+    return check_param(value, name, [Options(choices)])
 
 
 def check_finite(array: Any, name: str) -> None:
     """Raise a ValueError if ``array`` holds NaN or infinite values."""
-    arr = np.asarray(array)
-    if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
-        n_nan = int(np.isnan(arr).sum())
-        n_inf = int(np.isinf(arr).sum())
-        raise ValueError(
-            f"`{name}` must hold finite values only, got {n_nan} NaN and {n_inf} inf"
-        )
+    check_param(np.asarray(array), name, [ArrayLike("any", finite=True)])
 
 
 def to_numpy(x: Any, name: str, dtype: Any = None) -> np.ndarray:
-    """Convert an ndarray, a tf.Tensor or a (nested) list to a NumPy array without copying
-    when it can be avoided. Raises a TypeError naming ``name`` otherwise."""
-    if isinstance(x, np.ndarray):
-        return x if dtype is None else x.astype(dtype, copy=False)
-    if hasattr(x, "numpy") and callable(x.numpy):  # tf.Tensor, EagerTensor, Variable
-        arr = x.numpy()
-        return arr if dtype is None else arr.astype(dtype, copy=False)
-    if isinstance(x, (list, tuple)) or np.isscalar(x):
-        try:
-            return np.asarray(x, dtype=dtype)
-        except (ValueError, TypeError) as err:
-            raise TypeError(f"`{name}` could not be converted to an array: {err}") from None
-    if hasattr(x, "__array__"):
+    """Convert an ndarray, a tf.Tensor, a (nested) list or a pandas object to a NumPy
+    array without copying when it can be avoided. Raises a TypeError naming ``name``."""
+    if isinstance(x, (str, bytes)):  # a scalar string: its dtype is refused further in
         return np.asarray(x, dtype=dtype)
-    raise TypeError(
-        f"`{name}` must be a NumPy array, a tf.Tensor or a list, got {type(x).__name__}"
-    )
+    return check_param(x, name, [ArrayLike("any", dtype=dtype)])

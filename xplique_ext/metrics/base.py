@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import copy
 import enum
+import numbers
 import types
 import weakref
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
@@ -33,11 +34,39 @@ from ..commons.outputs import (
     model_output_errors,
     single_output,
 )
-from ..commons.validation import check_choice, check_finite, check_int, to_numpy
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Callable_,
+    Interval,
+    Options,
+    check_param,
+    validate_params,
+)
+from ..commons.validation import to_numpy
 
-__all__ = ["BaseAttributionMetric", "default_operator", "nan_aware_mean", "resolve_operator"]
+__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "default_operator", "nan_aware_mean", "resolve_operator"]
 
 ACTIVATIONS = (None, "sigmoid", "softmax")
+
+#: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
+#: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
+#: ``inputs`` (an array or a tf.data.Dataset, checked against the model's input rank),
+#: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
+#: ``targets``: numbers, finite (NaN targets are refused as targets, never blamed on the
+#: model's scores); also checked batch by batch for (x, y) datasets.
+TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False,
+                    finite=True)
+BASE_PARAMETERS = {
+    "model": [Callable_()],
+    "inputs": NO_VALIDATION,
+    "targets": [TARGETS, None],
+    "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "operator": NO_VALIDATION,
+    "activation": [Options(ACTIVATIONS)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "strategy": NO_VALIDATION,
+}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = (
@@ -299,6 +328,7 @@ class BaseAttributionMetric(BaseMetric):
 
     _data_params = ("model", "inputs", "targets", "operator", "strategy")
 
+    @validate_params(BASE_PARAMETERS)
     def __init__(
         self,
         model: Callable,
@@ -311,13 +341,11 @@ class BaseAttributionMetric(BaseMetric):
         seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        if not callable(model):
-            raise TypeError(f"`model` must be callable, got {type(model).__name__}")
         self.model = model
-        self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
-        self.activation = check_choice(activation, "activation", ACTIVATIONS)
+        self.batch_size = batch_size
+        self.activation = activation
         self.operator = resolve_operator(operator)
-        self.seed = check_int(seed, "seed", minimum=0, allow_none=True)
+        self.seed = seed
         _check_not_multi_input(model, inputs)
 
         if is_dataset(inputs):
@@ -366,14 +394,8 @@ class BaseAttributionMetric(BaseMetric):
                 )
             self.n_inputs = len(self.inputs)
 
-        self.targets = None if targets is None else to_numpy(targets, "targets")
+        self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
         if self.targets is not None:
-            self._check_target_values(self.targets)
-            if self.targets.ndim not in (1, 2):
-                raise ValueError(
-                    "`targets` must have shape (N,) or (N, K), got shape "
-                    f"{self.targets.shape}"
-                )
             if self.n_inputs is not None and len(self.targets) != self.n_inputs:
                 raise ValueError(
                     f"`targets` must hold one target per input: got {len(self.targets)} "
@@ -505,14 +527,10 @@ class BaseAttributionMetric(BaseMetric):
 
     # ------------------------------------------------------------------ targets
     @staticmethod
-    def _check_target_values(y: np.ndarray) -> None:
-        """Targets are numbers (TypeError naming `targets` otherwise) and finite."""
-        if y.dtype.kind not in "biuf":
-            raise TypeError(
-                "`targets` must hold numbers (class ids, one-hot rows or regression "
-                f"targets), got dtype {y.dtype}"
-            )
-        check_finite(y, "targets")
+    def _check_target_values(y: np.ndarray) -> np.ndarray:
+        """A batch of targets (from an (x, y) dataset) against the declared constraint:
+        numbers, finite (TypeError / ValueError naming `targets`)."""
+        return check_param(y, "targets", [TARGETS])
 
     @staticmethod
     def _float_targets(y: np.ndarray) -> np.ndarray:
@@ -542,8 +560,7 @@ class BaseAttributionMetric(BaseMetric):
                     "inputs of a batch: their predicted class is undefined; pass `targets`"
                 )
             return np.eye(k, dtype=np.float32)[np.argmax(out, axis=-1)]
-        y = np.asarray(y)
-        self._check_target_values(y)
+        y = self._check_target_values(np.asarray(y))
         if y.ndim == 2:
             if y.shape[1] != k:
                 raise ValueError(

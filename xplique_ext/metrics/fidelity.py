@@ -3,6 +3,7 @@ features is set to a baseline and the sum of the attributions of that subset."""
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, Callable, Optional, Union
 
@@ -18,11 +19,12 @@ from ..commons.distribute import (
     replica_shares,
 )
 from ..commons.outputs import model_output_errors
+from ..commons.params import Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
-from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
+from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
-from .base import BaseAttributionMetric, _compile, score_graph_of
+from .base import BASE_PARAMETERS, BaseAttributionMetric, _compile, score_graph_of
 
 __all__ = ["MuFidelity"]
 
@@ -197,6 +199,15 @@ class MuFidelity(BaseAttributionMetric):
 
     higher_is_better = True
 
+    @validate_params({
+        **BASE_PARAMETERS,
+        "grid_size": [Interval(numbers.Integral, 1, None), None],
+        "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
+        "nb_samples": [Interval(numbers.Integral, 2, None)],
+        "correlation": [Options(CORRELATIONS)],
+        "progress": [Boolean()],
+    })
     def __init__(
         self,
         model: Callable,
@@ -219,17 +230,12 @@ class MuFidelity(BaseAttributionMetric):
             model, inputs, targets, batch_size,
             operator=operator, activation=activation, seed=seed, strategy=strategy,
         )
-        self.grid_size = check_int(grid_size, "grid_size", minimum=1, allow_none=True)
-        self.subset_percent = check_float(
-            subset_percent, "subset_percent", low=0.0, high=1.0,
-            low_inclusive=False, high_inclusive=False,
-        )
-        if not callable(baseline_mode):
-            baseline_mode = check_float(baseline_mode, "baseline_mode")
+        self.grid_size = grid_size  # values declared and converted by @validate_params
+        self.subset_percent = subset_percent
         self.baseline_mode = baseline_mode
-        self.nb_samples = check_int(nb_samples, "nb_samples", minimum=2)
-        self.correlation = check_choice(correlation, "correlation", tuple(CORRELATIONS))
-        self.progress = bool(progress)
+        self.nb_samples = nb_samples
+        self.correlation = correlation
+        self.progress = progress
         if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
             raise TypeError(
                 "`inputs` must hold numbers (bool, integer or float dtype), got dtype "

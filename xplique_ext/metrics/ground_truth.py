@@ -24,16 +24,26 @@ from __future__ import annotations
 import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Boolean,
+    InstanceOf,
+    Interval,
+    Options,
+    PairOf,
+    validate_params,
+)
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample
-from ..commons.validation import check_choice, check_finite, check_float, check_int, to_numpy
+from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from ._emd_solver import METRICS, grid_transport_cost
-from .base import BaseAttributionMetric
+from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = [
     "emd",
@@ -51,6 +61,20 @@ __all__ = [
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
 _DEFAULT = "default"
+
+# --------------------------------------------------------------------------- declarations
+_MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
+#: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
+#: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
+_MAPS = [ArrayLike("numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
+                   batch_hint=False)]
+_RESIZE = [None, PairOf(Interval(numbers.Integral, 1, None),
+                        description="a pair of positive integers (height, width)")]
+_N_JOBS = [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")]
+_EPSILON = [Interval(numbers.Real, 0.0, None, closed="neither")]
+LOCALISATION_SIGNS = ("abs", "positive", "raw")
+_MIN_ACCURACY = [Interval(numbers.Real, None, 1.0)]
+_TASK = [Options(["auto", "classification", "regression"])]
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -100,31 +124,12 @@ def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
     return phi, gt, single_phi and single_gt
 
 
-def _check_sign(sign: str, choices: Sequence[str] = SIGNS) -> str:
-    return check_choice(sign, "sign", choices)
-
-
 def _apply_sign(maps: np.ndarray, sign: str) -> np.ndarray:
     if sign == "abs":
         return np.abs(maps)
     if sign == "positive":
         return np.maximum(maps, 0.0)
     return maps
-
-
-def _check_resize(resize: Any) -> Optional[Tuple[int, int]]:
-    if resize is None:
-        return None
-    if (
-        not isinstance(resize, (tuple, list))
-        or len(resize) != 2
-        or not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in resize)
-        or min(resize) < 1
-    ):
-        raise ValueError(
-            f"`resize` must be None or a pair of positive integers (height, width), got {resize!r}"
-        )
-    return int(resize[0]), int(resize[1])
 
 
 def _scale(maps: np.ndarray) -> np.ndarray:
@@ -172,18 +177,27 @@ def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
         )
 
 
-def _resolve_jobs(n_jobs: Any) -> int:
-    n_jobs = check_int(n_jobs, "n_jobs")
+def _resolve_jobs(n_jobs: int) -> int:
+    """A declared ``n_jobs`` (>= 1 or -1) as a number of threads."""
     if n_jobs == -1:
         import os
 
         return max(os.cpu_count() or 1, 1)
-    if n_jobs < 1:
-        raise ValueError(f"`n_jobs` must be >= 1 or -1 (all cores), got {n_jobs}")
     return n_jobs
 
 
 # --------------------------------------------------------------------------- EMD / KL
+@validate_params({
+    "explanations": _MAPS,
+    "ground_truth": _MAPS,
+    "sign": [Options(SIGNS)],
+    "resize": _RESIZE,
+    "ground_distance": [Options(METRICS)],
+    "normalize": [Boolean()],
+    "solver": [Options(SOLVERS)],
+    "n_jobs": _N_JOBS,
+    "progress": [Boolean()],
+})
 def emd(
     explanations: Any,
     ground_truth: Any,
@@ -271,12 +285,6 @@ def emd(
     0.0
     """
     phi, gt, single = _pair(explanations, ground_truth)
-    sign = _check_sign(sign)
-    resize = _check_resize(resize)
-    check_choice(ground_distance, "ground_distance", METRICS)
-    check_choice(solver, "solver", SOLVERS)
-    if not isinstance(normalize, (bool, np.bool_)):
-        raise TypeError(f"`normalize` must be a bool, got {type(normalize).__name__}")
     jobs = _resolve_jobs(n_jobs)
 
     phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
@@ -321,6 +329,13 @@ def emd(
     return float(out[0]) if single else out
 
 
+@validate_params({
+    "explanations": _MAPS,
+    "ground_truth": _MAPS,
+    "sign": [Options(SIGNS)],
+    "resize": _RESIZE,
+    "epsilon": _EPSILON,
+})
 def kl_divergence(
     explanations: Any,
     ground_truth: Any,
@@ -381,9 +396,6 @@ def kl_divergence(
     0.693147
     """
     phi, gt, single = _pair(explanations, ground_truth)
-    sign = _check_sign(sign)
-    resize = _check_resize(resize)
-    epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
     # scaled first: masses near the float maximum cannot overflow
     phi = area_downsample(_scale(_apply_sign(phi, sign)), resize)
     gt = area_downsample(_scale(_apply_sign(gt, sign)), resize)
@@ -401,10 +413,11 @@ def kl_divergence(
 # --------------------------------------------------------------------------- localisation
 def _localisation_inputs(explanations, masks, sign):
     phi, m, single = _pair(explanations, masks, "masks")
-    sign = _check_sign(sign, ("abs", "positive", "raw"))
     return _apply_sign(phi, sign), m != 0, single
 
 
+@validate_params({"explanations": _MAPS, "masks": _MAPS,
+                  "sign": [Options(LOCALISATION_SIGNS)]})
 def relevance_mass_accuracy(
     explanations: Any, masks: Any, *, sign: str = "abs"
 ) -> Union[float, np.ndarray]:
@@ -452,6 +465,8 @@ def relevance_mass_accuracy(
     return float(out[0]) if single else out
 
 
+@validate_params({"explanations": _MAPS, "masks": _MAPS,
+                  "sign": [Options(LOCALISATION_SIGNS)]})
 def relevance_rank_accuracy(
     explanations: Any, masks: Any, *, sign: str = "abs"
 ) -> Union[float, np.ndarray]:
@@ -501,6 +516,8 @@ def relevance_rank_accuracy(
     return float(out[0]) if single else out
 
 
+@validate_params({"explanations": _MAPS, "masks": _MAPS,
+                  "sign": [Options(LOCALISATION_SIGNS)]})
 def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[float, np.ndarray]:
     """1.0 when the most relevant pixel lies in the ground-truth mask, else 0.0
     (Zhang et al.). Higher is better; its mean is the hit rate.
@@ -597,9 +614,7 @@ class _GroundTruthBase(BaseAttributionMetric):
                 f"for {self.n_inputs} inputs"
             )
         self.reference = maps
-        self.min_accuracy = check_float(min_accuracy, "min_accuracy", low=-np.inf, high=1.0)
-        self.task = check_choice(task, "task", ("auto", "classification", "regression"))
-        self.progress = bool(progress)
+        self.min_accuracy, self.task, self.progress = min_accuracy, task, progress  # declared
         self.model_accuracy = _model_agreement(self, self.task)
         if self.model_accuracy is not None and self.model_accuracy < self.min_accuracy:
             warnings.warn(
@@ -707,6 +722,21 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
+    @validate_params({
+        **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+        "ground_truth": _MAPS,
+        "measure": [Options(["emd", "kl"])],
+        "sign": [Options(SIGNS)],
+        "resize": [*_RESIZE, Options([_DEFAULT], description=f"{_DEFAULT!r} (by measure)")],
+        "ground_distance": [Options(METRICS)],
+        "normalize": [Boolean()],
+        "epsilon": _EPSILON,
+        "min_accuracy": _MIN_ACCURACY,
+        "task": _TASK,
+        "solver": [Options(SOLVERS)],
+        "n_jobs": _N_JOBS,
+        "progress": [Boolean()],
+    })
     def __init__(
         self,
         model: Callable,
@@ -730,17 +760,12 @@ class GroundTruthSaliency(_GroundTruthBase):
         strategy: Any = None,
     ):
         super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
-        self.measure = check_choice(measure, "measure", ("emd", "kl"))
-        self.sign = _check_sign(sign)
+        self.measure, self.sign = measure, sign  # declared and converted above
         if isinstance(resize, str) and resize == _DEFAULT:
             resize = (32, 32) if measure == "emd" else None
-        self.resize = _check_resize(resize)
-        self.ground_distance = check_choice(ground_distance, "ground_distance", METRICS)
-        if not isinstance(normalize, (bool, np.bool_)):
-            raise TypeError(f"`normalize` must be a bool, got {type(normalize).__name__}")
-        self.normalize = bool(normalize)
-        self.epsilon = check_float(epsilon, "epsilon", low=0.0, low_inclusive=False)
-        self.solver = check_choice(solver, "solver", SOLVERS)
+        self.resize = resize
+        self.ground_distance, self.normalize = ground_distance, normalize
+        self.epsilon, self.solver = epsilon, solver
         self.n_jobs = _resolve_jobs(n_jobs)
         self._setup_reference(ground_truth, min_accuracy, task, progress)
         self.ground_truth = self.reference
@@ -842,6 +867,14 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
+    @validate_params({
+        **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+        "masks": _MAPS,
+        "measure": [Options(list(_LOCALISATION))],
+        "sign": [Options(LOCALISATION_SIGNS)],
+        "min_accuracy": _MIN_ACCURACY,
+        "task": _TASK,
+    })
     def __init__(
         self,
         model: Callable,
@@ -858,8 +891,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
         strategy: Any = None,
     ):
         super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
-        self.measure = check_choice(measure, "measure", list(_LOCALISATION))
-        self.sign = _check_sign(sign, ("abs", "positive", "raw"))
+        self.measure, self.sign = measure, sign  # declared above
         self._setup_reference(masks, min_accuracy, task)
         self.masks = self.reference != 0
 
@@ -880,6 +912,17 @@ class GroundTruthLocalisation(_GroundTruthBase):
 
 
 # --------------------------------------------------------------------------- leaderboard
+@validate_params({
+    "explanations": [InstanceOf(dict, description="a dict explainer name -> maps")],
+    "ground_truth": NO_VALIDATION,  # maps or an AIXIData: checked by emd
+    "masks": [*_MAPS, None],
+    "sign": [Options(SIGNS)],
+    "resize": _RESIZE,
+    "kl_resize": _RESIZE,
+    "n_jobs": _N_JOBS,
+    "progress": [Boolean()],
+    "convention": [Options(["paper", "object", "pixel"])],
+})
 def ground_truth_leaderboard(
     explanations: dict,
     ground_truth: Any,
@@ -933,6 +976,9 @@ def ground_truth_leaderboard(
     """
     import pandas as pd
 
+    if not explanations:
+        raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, "
+                         "got {}")
     if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
         data = ground_truth
         ground_truth = data.get_ground_truth(convention)

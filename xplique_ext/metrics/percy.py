@@ -3,17 +3,19 @@ classifiers on ``A keyword B`` sentences (Gupta, Bouadjenek & Robles-Kelly)."""
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.validation import check_choice, check_float, check_int
+from ..commons.params import NO_VALIDATION, Interval, Options, validate_params
+from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TextClassifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
-from .base import BaseAttributionMetric
+from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -321,6 +323,22 @@ class PERCY(BaseAttributionMetric):
     _data_params = BaseAttributionMetric._data_params + ("tokenizer", "rules")
     _config_attributes = {"structures": "structure_mode"}
 
+    @validate_params({
+        "model": BASE_PARAMETERS["model"],
+        "inputs": NO_VALIDATION,  # sentences, a dataset of them: read_sentences
+        "targets": NO_VALIDATION,  # binary labels, or read from the dataset: _check_targets
+        "batch_size": BASE_PARAMETERS["batch_size"],
+        "tokenizer": NO_VALIDATION,  # checked against the model by TextClassifier
+        "rules": NO_VALIDATION,  # resolve_rules
+        "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "test": [Options(TESTS)],
+        "top_k": [Interval(numbers.Integral, 1, None), None],
+        "contributions": [Options(CONTRIBUTIONS)],
+        "alternative": [Options(ALTERNATIVES)],
+        "structures": [Options(STRUCTURES)],
+        "preset": [Options((None, *PRESETS))],
+        "strategy": NO_VALIDATION,
+    })
     def __init__(
         self,
         model: Any,
@@ -339,7 +357,7 @@ class PERCY(BaseAttributionMetric):
         preset: Optional[str] = None,
         strategy: Any = None,
     ):
-        self.preset = check_choice(preset, "preset", (None, *PRESETS))
+        self.preset = preset  # every option declared and converted above
         given = dict(
             contributions=contributions, top_k=top_k, test=test, alternative=alternative,
             alpha=alpha,
@@ -359,15 +377,9 @@ class PERCY(BaseAttributionMetric):
         self.strict_alpha = self.preset == "authors"  # p < alpha as the authors' code
         # options first: cheap checks before a dataset is read
         rules_table = resolve_rules(rules)
-        alpha = check_float(
-            given["alpha"], "alpha", low=0.0, high=1.0, low_inclusive=False,
-            high_inclusive=False,
-        )
-        test = check_choice(given["test"], "test", TESTS)
-        top_k = check_int(given["top_k"], "top_k", minimum=1, allow_none=True)
-        contributions = check_choice(given["contributions"], "contributions", CONTRIBUTIONS)
-        alternative = check_choice(given["alternative"], "alternative", ALTERNATIVES)
-        structure_mode = check_choice(structures, "structures", STRUCTURES)
+        alpha, test, top_k = given["alpha"], given["test"], given["top_k"]
+        contributions, alternative = given["contributions"], given["alternative"]
+        structure_mode = structures
         sentences, dataset_labels = read_sentences(inputs, "inputs")
         if dataset_labels is not None:
             if targets is not None:

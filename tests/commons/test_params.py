@@ -1,0 +1,233 @@
+"""The validation layer itself: each constraint accepts its valid values (converted) and
+rejects invalid ones with the one wording "`name` must be <expected>, got <received>"."""
+
+from __future__ import annotations
+
+import numbers
+import re
+
+import numpy as np
+import pytest
+
+from xplique_ext.commons.params import (
+    NO_VALIDATION,
+    AnyOf,
+    ArrayLike,
+    Boolean,
+    Callable_,
+    InstanceOf,
+    Interval,
+    Options,
+    PairOf,
+    check_param,
+    generate_invalid_value,
+    generate_valid_value,
+    iter_invalid_cases,
+    parameter_constraints,
+    valid_arguments,
+    validate_params,
+)
+
+INT_POS = [Interval(numbers.Integral, 1, None)]
+UNIT_OPEN = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
+
+
+@pytest.mark.parametrize(
+    "value, constraints, expected",
+    [
+        (3, INT_POS, 3),
+        (np.int64(3), INT_POS, 3),
+        (None, [*INT_POS, None], None),
+        (0.5, UNIT_OPEN, 0.5),
+        (1, UNIT_OPEN + [Interval(numbers.Real, 1, 2)], 1.0),
+        (np.float32(0.25), UNIT_OPEN, 0.25),
+        ("a", [Options(["a", "b"])], "a"),
+        (None, [Options([None, "a"])], None),
+        (np.bool_(True), [Boolean()], True),
+        ([2, 3], [PairOf(Interval(numbers.Integral, 1, None))], (2, 3)),
+        ({}, [InstanceOf(dict)], {}),
+        (1.5, [AnyOf(Interval(numbers.Integral, 0, None), Interval(numbers.Real, 1, 2))], 1.5),
+        ("anything", NO_VALIDATION, "anything"),
+    ],
+)
+def test_accepts_and_converts(value, constraints, expected):
+    out = check_param(value, "p", constraints)
+    assert out == expected and type(out) is type(expected)
+
+
+def test_conversions_return_python_types():
+    assert type(check_param(np.int32(4), "p", INT_POS)) is int
+    assert type(check_param(3, "p", [Interval(numbers.Real, None, None)])) is float
+    assert type(check_param(np.bool_(False), "p", [Boolean()])) is bool
+
+
+@pytest.mark.parametrize(
+    "value, constraints, error, message",
+    [
+        # type, bool where a number is expected
+        (True, INT_POS, TypeError, "`p` must be an integer >= 1, got True (bool)"),
+        (1.5, INT_POS, TypeError, "`p` must be an integer >= 1, got 1.5 (float)"),
+        ("3", [*INT_POS, None], TypeError, "`p` must be an integer >= 1 or None, got '3' (str)"),
+        (False, UNIT_OPEN, TypeError, "`p` must be a real number in (0, 1), got False (bool)"),
+        # range, open and closed, Integral and Real
+        (0, INT_POS, ValueError, "`p` must be >= 1, got 0"),
+        (0, [*INT_POS, None], ValueError, "`p` must be >= 1 or None, got 0"),
+        (5, [Interval(numbers.Integral, None, 4)], ValueError, "`p` must be <= 4, got 5"),
+        (5, [Interval(numbers.Integral, 1, 4)], ValueError, "`p` must be in [1, 4], got 5"),
+        (1.0, UNIT_OPEN, ValueError, "`p` must be in (0, 1), got 1"),
+        (0.0, [Interval(numbers.Real, 0, 1, closed="right")], ValueError,
+         "`p` must be in (0, 1], got 0"),
+        (0, [*INT_POS, Options([-1], description="-1 (all cores)")], ValueError,
+         "`p` must be >= 1 or -1 (all cores), got 0"),
+        # finiteness
+        (float("nan"), UNIT_OPEN, ValueError, "`p` must be finite (a real number in (0, 1)), got nan"),
+        (float("inf"), [Interval(numbers.Real, None, None)], ValueError,
+         "`p` must be finite (a real number), got inf"),
+        # options
+        ("c", [Options(["a", "b"])], ValueError, "`p` must be one of ['a', 'b'], got 'c'"),
+        (3, [Options(["a", "b"])], TypeError, "`p` must be one of ['a', 'b'], got 3 (int)"),
+        (True, [Options([0, 1])], TypeError, "`p` must be one of [0, 1], got True (bool)"),
+        # bool, callable, instance
+        (1, [Boolean()], TypeError, "`p` must be a bool, got 1 (int)"),
+        (3, [Callable_()], TypeError, "`p` must be callable, got 3 (int)"),
+        ([], [InstanceOf(dict)], TypeError, "`p` must be an instance of dict, got [] (list)"),
+        # pairs
+        (5, [None, PairOf(Interval(numbers.Integral, 1, None))], TypeError,
+         "`p` must be None or a pair of integers >= 1, got 5 (int)"),
+        ((0, 4), [None, PairOf(Interval(numbers.Integral, 1, None))], ValueError,
+         "`p` must be None or a pair of integers >= 1, got (0, 4)"),
+        # composites: the expectations of every member
+        ("x", [Interval(numbers.Real, None, None), Callable_()], TypeError,
+         "`p` must be a real number or callable, got 'x' (str)"),
+    ],
+)
+def test_rejects_with_the_one_wording(value, constraints, error, message):
+    with pytest.raises(error, match=re.escape(message) + "$"):
+        check_param(value, "p", constraints)
+
+
+# --------------------------------------------------------------------------- arrays
+def test_array_like_converts_lists_tensors_pandas_without_copy():
+    x = np.arange(6.0).reshape(2, 3)
+    c = [ArrayLike("real", ndim=2)]
+    assert check_param(x, "x", c) is x
+    np.testing.assert_array_equal(check_param(x.tolist(), "x", c), x)
+    pd = pytest.importorskip("pandas")
+    np.testing.assert_array_equal(check_param(pd.DataFrame(x), "x", c), x)
+
+    class Tensor:  # what tf.Tensor offers, without importing TensorFlow here
+        dtype = "float64"
+
+        def numpy(self):
+            return x
+
+    np.testing.assert_array_equal(check_param(Tensor(), "x", c), x)
+
+
+@pytest.mark.parametrize(
+    "value, constraint, error, message",
+    [
+        (np.array(["a", "b"]), ArrayLike("numeric"), TypeError,
+         "`x` must be an array of numbers (bool, integer or float dtype), got dtype <U1"),
+        (np.array([True]), ArrayLike("real"), TypeError,
+         "`x` must be an array of real numbers (integer or float dtype), got dtype bool"),
+        ("abc", ArrayLike("numeric"), TypeError,
+         "`x` must be a NumPy array, a tf.Tensor or a list of numbers (bool, integer or float "
+         "dtype), got 'abc' (str)"),
+        ({"a": 1}, ArrayLike("any"), TypeError,
+         "`x` must be a NumPy array, a tf.Tensor or a list, got {'a': 1} (dict)"),
+        (np.zeros((8, 8)), ArrayLike("real", ndim=3), ValueError,
+         "`x` must be an array of rank 3, got shape (8, 8): is the batch axis missing?"),
+        (np.zeros(8), ArrayLike("real", ndim=3), ValueError,
+         "`x` must be an array of rank 3, got shape (8,)"),
+        (np.zeros(8), ArrayLike("real", ndim=(2, 3), shapes="(H, W) or (N, H, W)",
+                                batch_hint=False), ValueError,
+         "`x` must be an array of shape (H, W) or (N, H, W), got shape (8,)"),
+        (np.array([1.0, np.nan, np.inf, np.nan]), ArrayLike("real", finite=True), ValueError,
+         "`x` must be an array of finite values only, got 2 NaN and 1 inf"),
+        ([[1, 2], [3]], ArrayLike("real"), TypeError,
+         "`x` must be a NumPy array, a tf.Tensor or a list of real numbers (integer or float "
+         "dtype) (a rectangular one), got [[1, 2], [3]] (list)"),
+    ],
+)
+def test_array_like_rejects(value, constraint, error, message):
+    with pytest.raises(error, match=re.escape(message) + "$"):
+        check_param(value, "x", [constraint])
+
+
+def test_array_like_never_modifies_its_input():
+    x = np.array([1, 2], dtype=np.int32)
+    out = check_param(x, "x", [ArrayLike("real", dtype=np.float64)])
+    assert out.dtype == np.float64 and x.dtype == np.int32 and out is not x
+
+
+# --------------------------------------------------------------------------- declaring
+@validate_params({"n": INT_POS, "mode": [Options(["a", "b"])], "x": [ArrayLike("real")],
+                  "extra": NO_VALIDATION})
+def _declared(x, n=1, *, mode="a", extra=None):
+    return x, n, mode
+
+
+def test_decorator_checks_and_passes_converted_values():
+    x, n, mode = _declared([1, 2], np.int64(2), mode="b")
+    assert isinstance(x, np.ndarray) and type(n) is int and mode == "b"
+    with pytest.raises(ValueError, match=r"^`n` must be >= 1, got 0$"):
+        _declared([1], 0)
+    with pytest.raises(TypeError, match=r"^`mode` must be one of \['a', 'b'\], got 1 \(int\)$"):
+        _declared([1], mode=1)
+    assert parameter_constraints(_declared)["n"] == INT_POS
+    assert _declared.__name__ == "_declared"
+
+
+def test_decorator_refuses_an_incomplete_declaration():
+    with pytest.raises(TypeError, match=r"undeclared parameters \['b'\]"):
+        validate_params({"a": INT_POS})(lambda a, b: None)
+    with pytest.raises(TypeError, match=r"unknown names \['c'\]"):
+        validate_params({"a": INT_POS, "c": INT_POS})(lambda a: None)
+
+
+def test_decorated_init_keeps_its_signature():
+    import inspect
+
+    class Thing:
+        @validate_params({"k": INT_POS})
+        def __init__(self, k=3):
+            self.k = k
+
+    assert list(inspect.signature(Thing).parameters) == ["k"]
+    assert Thing(np.int8(2)).k == 2 and parameter_constraints(Thing) is not None
+    with pytest.raises(ValueError, match="`k` must be >= 1"):
+        Thing(0)
+
+
+# --------------------------------------------------------------------------- generation
+@pytest.mark.parametrize(
+    "constraints",
+    [INT_POS, [*INT_POS, None], UNIT_OPEN, [Options(["a", "b"])], [Boolean()],
+     [Callable_()], [ArrayLike("real", ndim=(2, 3), finite=True)],
+     [None, PairOf(Interval(numbers.Integral, 1, None))],
+     [Interval(numbers.Real, None, None), Callable_()], [InstanceOf(dict)]],
+)
+def test_generated_values(constraints):
+    check_param(generate_valid_value(constraints), "p", constraints)
+    for index, constraint in enumerate(constraints):
+        if constraint is None:
+            continue
+        value, error = generate_invalid_value(constraints, index)
+        with pytest.raises(error, match="^`p` must be "):
+            check_param(value, "p", constraints)
+
+
+def test_generation_over_a_declared_function():
+    cases = list(iter_invalid_cases(_declared))
+    assert {c[0] for c in cases} == {"n", "mode", "x"}
+    assert list(valid_arguments(_declared)) == ["x"]  # the required parameters only
+    for name, _, value, error in cases:
+        with pytest.raises(error, match=f"`{name}` must be"):
+            _declared(**{**valid_arguments(_declared), name: value})
+
+
+def test_generation_says_when_no_invalid_value_exists():
+    with pytest.raises(LookupError):  # every value breaking the first satisfies the second
+        generate_invalid_value([Interval(numbers.Integral, None, None),
+                                InstanceOf(object, bool)], 0)
