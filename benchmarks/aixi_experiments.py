@@ -21,7 +21,9 @@ holds w_i):
 
 Each table gives KL (Eq. 6) and EMD (Eq. 5), ours, the paper's, and ours / paper. Images
 whose ground truth or explanation is all zero have no distance (NaN) and are left out of
-the means; how many is printed.
+the means; how many is printed (column NaN). An explanation is all zero where the model is
+constant on the perturbations LIME evaluated (``ObjectLime``'s rule: e.g. class on an image
+with circles but no square), not only where the image has no relevant object.
 """
 
 from __future__ import annotations
@@ -222,7 +224,8 @@ def run(
     out(
         f"AIXI experiments: {image_size}x{image_size} px, {n_images} images explained per "
         f"sub-experiment, the authors' layout and the paper's ground truth; EMD at "
-        f"{resize} (resize), KL at full resolution with epsilon = float64 machine epsilon"
+        f"{resize} (resize: aspect ratio kept, distances in original pixel units), KL at "
+        "full resolution with epsilon = float64 machine epsilon"
     )
     for number in (1, 2, 3):
         if rows[number]:

@@ -334,7 +334,7 @@ def test_root_exposes_sub_packages_lazily():
 
 
 # --------------------------------------------------------------------------- in a subprocess
-HEAVY = ("tensorflow", "keras", "numba", "cv2", "ot", "shap", "lime")
+HEAVY = ("tensorflow", "keras", "numba", "cv2", "ot", "shap", "lime", "keras_hub")
 
 
 def _loaded_after(code: str) -> Dict[str, object]:

@@ -53,7 +53,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
 }
 
 #: The modules an extra provides (what the install cell checks before installing).
-EXTRA_MODULES: Dict[str, Sequence[str]] = {"xplique": ("xplique",)}
+EXTRA_MODULES: Dict[str, Sequence[str]] = {"xplique": ("xplique",), "text": ("keras_hub",)}
 
 #: Tiny sizes for quick runs (the values of the tests in tests/tutorials/).
 SMALL: Dict[str, Dict[str, Any]] = {

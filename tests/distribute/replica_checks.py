@@ -6,6 +6,7 @@ exactly equal]."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -162,6 +163,37 @@ def text_checks():
     compare("percy_lime", lime, REPLICAS)
     compare("percy_metric", percy)
     compare("percy_ig", ig)
+    if importlib.util.find_spec("keras_hub") is not None:
+        hub_checks()
+
+
+def hub_checks():
+    """A tiny keras-hub BERT task (through the adapter of text/hub.py): LIME and IG."""
+    import keras_hub
+
+    from xplique_ext.text import IntegratedGradientsTokenExplainer, LimeTokenExplainer
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "plot", "was", "dull",
+             "but", "cast", "shine", "##s", "un", "##fun", "##ny", "movie", ","]
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab)
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=len(vocab), num_layers=1, num_heads=2, hidden_dim=16,
+        intermediate_dim=32, max_sequence_length=16, dropout=0.0)
+    task = keras_hub.models.BertTextClassifier(
+        backbone, num_classes=2, dropout=0.0,
+        preprocessor=keras_hub.models.BertTextClassifierPreprocessor(tokenizer, 16))
+    rng = np.random.default_rng(0)
+    for w in task.weights:
+        w.assign(rng.normal(0.0, 0.4, w.shape).astype(w.dtype))
+    sentences = ["the plot was dull, but the cast shines", "unfunny movie", "movie"]
+
+    def run(strategy):
+        lime = LimeTokenExplainer(task, batch_size=7, nb_samples=23, strategy=strategy)
+        ig = IntegratedGradientsTokenExplainer(task, batch_size=5, steps=8, tolerance=None,
+                                               strategy=strategy)
+        return tuple(lime(sentences)) + tuple(ig(sentences))
+
+    compare("percy_hub", run)
 
 
 def object_lime_checks():

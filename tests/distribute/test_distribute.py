@@ -5,6 +5,7 @@ one fresh process (``replica_checks.py``, 3 logical CPU devices) whose results e
 test below reads.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -33,6 +34,8 @@ CHECKS = {
     "object_lime": [2],
     "replica_runner": [3],
 }
+if importlib.util.find_spec("keras_hub") is not None:  # the [text] extra (part of dev)
+    CHECKS["percy_hub"] = [2]  # a tiny keras-hub BERT through LIME and IG
 
 
 @pytest.fixture(scope="module")

@@ -71,7 +71,7 @@ def test_percy_options_use_the_layer():
 
 
 def test_ground_truth_saliency_resize_default_sentinel_is_declared():
-    with pytest.raises(ValueError, match=r"`resize` must be None or a pair of positive "
-                                         r"integers \(height, width\) or 'default'"):
+    with pytest.raises(ValueError, match=r"`resize` must be None or a pair of integers "
+                                         r">= 2 \(height, width\) or 'default'"):
         GroundTruthSaliency(_model, np.zeros((2, 4, 4, 1)), ground_truth=np.ones((2, 4, 4)),
                             resize="small")

@@ -2,7 +2,10 @@
 
 Used where explanations and ground-truth maps are compared at a reduced resolution (the
 EMD and KL of :mod:`xplique_ext.metrics.ground_truth`) and by the benchmarks that time
-those problems.
+those problems. :func:`fit_size` chooses the reduced grid: the maps shrink by one common
+factor, so that a pixel stays square (the aspect ratio is kept, as in the MIT saliency
+benchmark's EMD, which downsizes by a common factor); squashing a 64x128 map to 32x32
+would weigh vertical displacements twice as much as horizontal ones.
 """
 
 from __future__ import annotations
@@ -11,9 +14,44 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-__all__ = ["area_downsample"]
+__all__ = ["area_downsample", "fit_size"]
 
 _CV_CHANNELS = 128  # maps resized per OpenCV call (OpenCV 5 takes at most 128 channels)
+
+
+def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[int, int]:
+    """The grid that maps of ``shape`` (H, W) are area-downsampled to so as to fit within
+    ``size`` (height, width) with their aspect ratio kept.
+
+    Parameters
+    ----------
+    shape
+        (H, W) of the maps.
+    size
+        (height, width) at most, or None (keep ``shape``).
+
+    Returns
+    -------
+    (h, w)
+        ``round(H s), round(W s)`` with ``s = min(1, height / H, width / W)`` (at least 1
+        cell per axis): one common factor for both axes, never an upsampling.
+
+    Examples
+    --------
+    >>> fit_size((64, 128), (32, 32))
+    (16, 32)
+    >>> fit_size((128, 128), (32, 32))
+    (32, 32)
+    >>> fit_size((8, 8), (32, 32))
+    (8, 8)
+    """
+    h, w = int(shape[0]), int(shape[1])
+    if size is None:
+        return h, w
+    scale = min(1.0, size[0] / h, size[1] / w)
+    if scale >= 1.0:
+        return h, w
+    return max(1, min(h, int(round(h * scale)))), max(1, min(w, int(round(w * scale))))
 
 
 def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.ndarray:
@@ -24,8 +62,9 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
     maps
         Float maps (N, H, W).
     size
-        (height, width) at most; None, or a size not smaller than the maps, returns
-        ``maps`` itself. A dimension already smaller than ``size`` is kept.
+        (height, width) at most, per axis (use :func:`fit_size` first to keep the aspect
+        ratio); None, or a size not smaller than the maps, returns ``maps`` itself. A
+        dimension already smaller than ``size`` is kept.
 
     Returns
     -------

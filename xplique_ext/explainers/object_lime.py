@@ -24,6 +24,18 @@ __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
 MAX_OBJECTS = 12  # 2^12 = 4096 perturbations per image at most
 
+#: Outputs over an image's perturbations that differ by at most CONSTANT_ULPS eps max|y|
+#: (eps of the model's output dtype) are those of a constant function: its explanation
+#: is exactly zero (not the regression's rounding noise).
+CONSTANT_ULPS = 8
+
+
+def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
+    """Which rows of ``y`` (G, S), a function's outputs over the perturbations of G
+    images, are constant up to rounding: ``max - min <= CONSTANT_ULPS eps max|y|``."""
+    spread = y.max(axis=1) - y.min(axis=1)
+    return spread <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)
+
 
 def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
     """LIME's image kernel: ``sqrt(exp(-d^2 / width^2))`` with ``d`` the cosine distance
@@ -125,6 +137,19 @@ class ObjectLime:
         ``tf.distribute.Strategy`` whose replicas share each batch of perturbed images
         (None: the one in scope); same coefficients as on one device.
 
+    Notes
+    -----
+    **Constant functions.** When the explained output takes the same value on every
+    perturbation of an image that is evaluated (all 2^m, or the ``nb_samples`` drawn), up
+    to rounding (``max y - min y <= 8 eps max |y|`` with ``eps`` the machine epsilon of the
+    model's output dtype, :data:`CONSTANT_ULPS` = 8), the image's coefficients are
+    exactly 0: nothing in it changes the output. The
+    regression would otherwise return rounding noise (about 1e-16 for LIME's intercept
+    fit), which a metric normalising the map to a distribution would blow up into a
+    full explanation. With all-zero maps, :func:`~xplique_ext.metrics.emd` and
+    :func:`~xplique_ext.metrics.kl_divergence` return their documented NaN. Example:
+    AIXI's ``class`` on an image with circles but no square is 1 on every subset.
+
     References
     ----------
     Miro-Nicolau et al., Sections 3.4 and 4.1; Ribeiro et al., KDD 2016 (LIME);
@@ -172,14 +197,20 @@ class ObjectLime:
             self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
-    def _predict(self, x: np.ndarray) -> np.ndarray:
+    def _predict(self, x: np.ndarray, with_eps: bool = False):
+        """Model outputs (len(x), K) in float64; with ``with_eps``, also the machine
+        epsilon of the coarsest float dtype the model returned (float64's for integers)."""
         size = self.batch_size or len(x)
         parts = []
+        eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
             call = self.model if self._runner is None else self._runner
             out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            if out.dtype.kind == "f":
+                eps = max(eps, float(np.finfo(out.dtype).eps))
             parts.append(out.astype(np.float64).reshape(len(out), -1))
-        return np.concatenate(parts, axis=0)
+        values = np.concatenate(parts, axis=0)
+        return (values, eps) if with_eps else values
 
     def _model_call(self, x):
         return single_output(self.model(x))
@@ -203,7 +234,8 @@ class ObjectLime:
         self, inputs: Any, targets: Any = None, *, object_labels: Any
     ) -> np.ndarray:
         """Coefficient of each object, shape (N, M) with M the largest number of objects
-        (0 where an image has fewer objects).
+        (0 where an image has fewer objects; all 0 for an image on which the explained
+        output is constant, see Notes).
 
         Parameters
         ----------
@@ -248,14 +280,17 @@ class ObjectLime:
                         [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
                     )[:, local]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
-                out = self._predict(np.concatenate(pert).astype(np.float32))
+                out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
                 if self.kernel == "lime":
                     w = np.stack([lime_kernel_weights(zk, self.kernel_width) for zk in z])
-                    coef[idx, :m] = _lime_solve(z, y, w, self.alpha)
+                    c = _lime_solve(z, y, w, self.alpha)
                 else:
-                    coef[idx, :m] = _shapley_solve(z, y)
+                    c = _shapley_solve(z, y)
+                # a constant function has a zero explanation, not the solver's noise
+                c[_constant_rows(y, eps)] = 0.0
+                coef[idx, :m] = c
                 bar.update(len(idx))
         bar.close()
         return coef

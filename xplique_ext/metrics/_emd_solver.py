@@ -593,14 +593,19 @@ def grid_unit(shape, metric: str) -> float:
     return float(np.hypot(h - 1, w - 1))
 
 
-def _grid_coords(shape, metric: str) -> np.ndarray:
+def _grid_coords(shape, metric: str, extent=None) -> np.ndarray:
+    """Pixel centres of an (h, w) grid in units of :func:`grid_unit` of ``extent``, the
+    (H, W) grid it was area-downsampled from (default: ``shape`` itself): cell ``i`` of
+    ``h`` covers original pixels ``[i H / h, (i + 1) H / h)``, so its centre lies at
+    ``(i + 1/2) H / h - 1/2`` in original pixel units."""
     h, w = shape
-    unit = grid_unit(shape, metric)
+    big_h, big_w = (h, w) if extent is None else extent
+    unit = grid_unit((big_h, big_w), metric)
     if metric == "sqeuclidean":
         unit = np.sqrt(unit)
-    ii, jj = np.meshgrid(
-        np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij"
-    )
+    rows = (np.arange(h, dtype=np.float64) + 0.5) * (big_h / h) - 0.5
+    cols = (np.arange(w, dtype=np.float64) + 0.5) * (big_w / w) - 0.5
+    ii, jj = np.meshgrid(rows, cols, indexing="ij")
     coords = np.stack([ii.ravel(), jj.ravel()], axis=1)
     return coords / unit if unit > 0 else coords
 
@@ -675,11 +680,22 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
 
 
 def grid_transport_cost(
-    a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *, solver: str = "auto"
+    a: np.ndarray,
+    b: np.ndarray,
+    metric: str = "euclidean",
+    *,
+    solver: str = "auto",
+    extent=None,
 ) -> float:
-    """Exact (partial) transport cost between two non-negative maps (H, W) on the pixel
+    """Exact (partial) transport cost between two non-negative maps (h, w) on the pixel
     grid, the ground distance ``metric`` between pixel centres in units of
     :func:`grid_unit` (so the cost of moving a unit mass is at most 1).
+
+    ``extent`` (H, W): the maps were area-downsampled from an (H, W) grid; distances are
+    then measured between the centres of the regions the cells cover, in the original
+    pixel units (and the unit is the original grid's :func:`grid_unit`), so that the cost
+    approximates the full-resolution one whatever the reduction (within the cells'
+    half-diagonal per unit of mass moved, on each side).
 
     For 'euclidean' and 'manhattan' (metrics), the mass common to both maps stays in
     place (Kantorovich-Rubinstein: the optimum depends only on ``a - b``), which is
@@ -689,5 +705,5 @@ def grid_transport_cost(
     a = np.asarray(a, np.float64)
     b = np.asarray(b, np.float64)
     reduce = metric in ("euclidean", "manhattan")
-    coords = _grid_coords(a.shape, metric)
+    coords = _grid_coords(a.shape, metric, extent)
     return _grid_solve(a, b, metric, reduce, solver, False, coords)[0]

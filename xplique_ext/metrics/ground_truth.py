@@ -24,7 +24,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from ..commons.params import (
     validate_params,
 )
 from ..commons.progress import progress_bar
-from ..commons.resize import area_downsample
+from ..commons.resize import area_downsample, fit_size
 from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from ._emd_solver import METRICS, grid_transport_cost
@@ -68,8 +68,10 @@ _MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
 _MAPS = [ArrayLike("numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
                    batch_hint=False)]
-_RESIZE = [None, PairOf(Interval(numbers.Integral, 1, None),
-                        description="a pair of positive integers (height, width)")]
+#: >= 2: a grid of one cell along an axis makes every displacement along it free (disjoint
+#: maps would score 0); a grid that collapses an axis of the maps is refused by _reduce.
+_RESIZE = [None, PairOf(Interval(numbers.Integral, 2, None),
+                        description="a pair of integers >= 2 (height, width)")]
 _N_JOBS = [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")]
 _EPSILON = [Interval(numbers.Real, 0.0, None, closed="neither")]
 LOCALISATION_SIGNS = ("abs", "positive", "raw")
@@ -130,6 +132,24 @@ def _apply_sign(maps: np.ndarray, sign: str) -> np.ndarray:
     if sign == "positive":
         return np.maximum(maps, 0.0)
     return maps
+
+
+def _reduce(maps: Sequence[np.ndarray], resize: Optional[Tuple[int, int]]) -> list:
+    """Area-downsample each (N, H, W) stack of ``maps`` to :func:`fit_size` (the largest
+    grid within ``resize`` with the maps' aspect ratio), refusing a grid that collapses an
+    axis of the maps to a single cell."""
+    shape = maps[0].shape[1:]
+    size = fit_size(shape, resize)
+    collapsed = [a for a in (0, 1) if size[a] == 1 and shape[a] > 1]
+    if collapsed:
+        raise ValueError(
+            f"`resize`={resize!r} reduces maps of {shape[0]}x{shape[1]} pixels to "
+            f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
+            f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a single "
+            "cell, along which every displacement is free; pass a larger `resize` (e.g. "
+            "(32, 32)) or None"
+        )
+    return [area_downsample(m, size) for m in maps]
 
 
 def _scale(maps: np.ndarray) -> np.ndarray:
@@ -226,15 +246,23 @@ def emd(
         How maps are made non-negative: 'abs' (absolute value) or 'positive' (negative
         values set to 0). Applied after summing the channels, before resizing.
     resize
-        Maps larger than ``(height, width)`` are downsampled to it with area
-        interpolation (mass preserved); smaller maps are kept. None keeps full
-        resolution; a pair whose transport problem exceeds :data:`EMD_MAX_ARCS` (supply x
-        demand pixels, about two dense 128 x 128 maps) is then refused with a ValueError
-        before any solving, rather than running for minutes.
+        Maps larger than ``(height, width)`` are area-downsampled (mass preserved) to
+        the largest grid that fits within it with their aspect ratio kept
+        (:func:`~xplique_ext.commons.resize.fit_size`: 64x128 maps and (32, 32) give
+        16x32 cells); smaller maps are kept. Distances are still measured in the original
+        pixel units, between the centres of the regions the cells cover, so the EMD
+        approximates the full-resolution one (within the cells' diagonal, in units of the
+        image diagonal) whatever the reduction, the same along both axes. Values must be
+        >= 2, and a grid that would leave one cell along an axis of the maps is refused
+        (every displacement along it would be free). None keeps full resolution; a pair
+        whose transport problem exceeds :data:`EMD_MAX_ARCS` (supply x demand pixels,
+        about two dense 128 x 128 maps) is then refused with a ValueError before any
+        solving, rather than running for minutes.
     ground_distance
         Distance between pixel centres: 'euclidean', 'manhattan' or 'sqeuclidean', in
-        units of the distance between the centres of two opposite corner pixels (so the
-        distance between any two pixels is at most 1).
+        units of the distance between the centres of two opposite corner pixels of the
+        maps as given (before ``resize``), so the distance between any two pixels is at
+        most 1.
     normalize
         Normalise both maps to sum 1 (distributions; the paper's setting). With False
         Eq. 5 applies as written: the cheapest transport of the smaller mass plus
@@ -253,7 +281,10 @@ def emd(
         A float for (H, W) inputs, else an array (N,), in [0, 1] with ``normalize=True``.
         NaN (with an :class:`UndefinedScoreWarning`) where a map is all zero after
         ``sign``. Each map is divided by its largest value before its mass is taken, so
-        values near the float maximum give the same distance as any multiple.
+        any positive multiple of a map (1e-300 to the float maximum, in any float dtype)
+        gives the same distance (``normalize=True``); with ``normalize=False`` both maps
+        of a pair are divided by their common largest value and the cost multiplied back,
+        so ``emd(c a, c b) = c emd(a, b)`` at any scale.
 
     Notes
     -----
@@ -288,16 +319,26 @@ def emd(
     jobs = _resolve_jobs(n_jobs)
 
     phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
-    if normalize:  # scaled first: masses near the float maximum cannot overflow
+    # Scaled first, so that the transport is solved on values of order 1 whatever the
+    # maps' scale (masses near the float maximum cannot overflow, tiny ones do not reach
+    # the solver's tolerances): each map by its own maximum for distributions, both maps
+    # of a pair by their common maximum for Eq. 5 as written, which is homogeneous of
+    # degree 1 in the masses (cost(c a, c b) = c cost(a, b); the factor is put back).
+    factor = np.ones(len(phi))
+    if normalize:
         phi, gt = _scale(phi), _scale(gt)
-    phi = area_downsample(phi, resize)
-    gt = area_downsample(gt, resize)
-    with np.errstate(over="ignore"):
-        mass_phi = phi.sum(axis=(1, 2))
-        mass_gt = gt.sum(axis=(1, 2))
+    else:
+        top = np.maximum(phi.max(axis=(1, 2), initial=0.0), gt.max(axis=(1, 2), initial=0.0))
+        factor = np.where(top > 0, top, 1.0)
+        phi, gt = phi / factor[:, None, None], gt / factor[:, None, None]
+    extent = phi.shape[1:]
+    phi, gt = _reduce([phi, gt], resize)
+    mass_phi = phi.sum(axis=(1, 2))
+    mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
     _warn_undefined("emd", int((~defined).sum()), len(phi), "sum to zero after `sign`")
-    overflow = defined & ~(np.isfinite(mass_phi) & np.isfinite(mass_gt))
+    with np.errstate(over="ignore"):
+        overflow = defined & ~np.isfinite(np.maximum(mass_phi, mass_gt) * factor)
     _warn_undefined(
         "emd",
         int(overflow.sum()),
@@ -313,10 +354,12 @@ def emd(
     def one(k: int) -> float:
         if not defined[k]:
             return float("nan")
-        value = grid_transport_cost(gt[k], phi[k], ground_distance, solver=solver)
+        value = grid_transport_cost(
+            gt[k], phi[k], ground_distance, solver=solver, extent=extent
+        )
         if not normalize:
             value += abs(float(gt[k].sum()) - float(phi[k].sum())) * 1.0
-        return value
+        return value * factor[k]
 
     indices = range(len(phi))
     bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
@@ -359,7 +402,8 @@ def kl_divergence(
         'abs' or 'positive', as in :func:`emd`.
     resize
         None (default: full resolution) or ``(height, width)``: area downsampling of
-        larger maps, as in :func:`emd`.
+        larger maps to the largest grid within it with their aspect ratio kept, as in
+        :func:`emd` (values >= 2; a grid of one cell along an axis is refused).
     epsilon
         The regulariser of Eq. 6, > 0 (default: float64 machine epsilon, as in the
         saliency benchmark code the paper follows).
@@ -397,8 +441,7 @@ def kl_divergence(
     """
     phi, gt, single = _pair(explanations, ground_truth)
     # scaled first: masses near the float maximum cannot overflow
-    phi = area_downsample(_scale(_apply_sign(phi, sign)), resize)
-    gt = area_downsample(_scale(_apply_sign(gt, sign)), resize)
+    phi, gt = _reduce([_scale(_apply_sign(phi, sign)), _scale(_apply_sign(gt, sign))], resize)
     mass_phi = phi.sum(axis=(1, 2))
     mass_gt = gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
@@ -411,9 +454,37 @@ def kl_divergence(
 
 
 # --------------------------------------------------------------------------- localisation
+def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
+    """The one reader of ground-truth masks: boolean arrays, or numbers that are all 0 or
+    1 (read as False / True). Any other value is refused: a soft mask (a background of
+    1e-3, a probability map) is not a region, and reading "non-zero = inside" would count
+    its whole background as inside. Returns a boolean array of the shape given; the
+    channels of (N, H, W, C) masks are merged later by :func:`_as_maps` (summed, then
+    read as ``> 0``: a pixel is inside when any channel is)."""
+    arr = to_numpy(masks, name)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"`{name}` must be boolean masks, got dtype {arr.dtype}")
+    if arr.dtype.kind != "b":
+        check_finite(arr, name)
+        other = (arr != 0) & (arr != 1)
+        if other.any():
+            bad = arr[other]
+            raise ValueError(
+                f"`{name}` must be boolean masks (or numbers that are all 0 or 1), got "
+                f"{int(other.sum())} value(s) other than 0 and 1 (from {bad.min()!r} to "
+                f"{bad.max()!r}): soft masks are not read as 'non-zero = inside'; binarise "
+                f"them first, e.g. `{name} > 0.5`"
+            )
+    return arr.astype(bool)
+
+
 def _localisation_inputs(explanations, masks, sign):
-    phi, m, single = _pair(explanations, masks, "masks")
-    return _apply_sign(phi, sign), m != 0, single
+    phi, m, single = _pair(explanations, _read_masks(masks), "masks")
+    phi = _apply_sign(phi, sign)
+    # divided by the largest |value| of each map: rankings do not change, and sums of
+    # maps near the float maximum (or of tiny ones) neither overflow nor underflow
+    top = np.abs(phi).max(axis=(1, 2), initial=0.0)
+    return phi / np.where(top > 0, top, 1.0)[:, None, None], m != 0, single
 
 
 @validate_params({"explanations": _MAPS, "masks": _MAPS,
@@ -430,7 +501,10 @@ def relevance_mass_accuracy(
     explanations
         Maps (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed).
     masks
-        Boolean ground-truth masks of the same shape, e.g. ``AIXIData.relevant_masks``.
+        Boolean ground-truth masks of the same shape, e.g. ``AIXIData.relevant_masks``,
+        or numbers that are all 0 or 1. Soft masks (any other value, e.g. a background
+        of 1e-3) are refused with a ValueError: binarise them first (``masks > 0.5``).
+        Masks with channels count a pixel inside when any channel is.
     sign
         'abs', 'positive' (Arras et al.'s choice) or 'raw' (Quantus' default
         ``abs=False``: signed relevance).
@@ -438,8 +512,10 @@ def relevance_mass_accuracy(
     Returns
     -------
     score
-        Float or array (N,); NaN (with a warning) when the total relevance is 0 or the
-        mask is empty.
+        Float or array (N,); NaN (with a warning) when the total relevance is 0 (or, with
+        'raw', cancels to rounding level: ``|sum R| <= n eps sum |R|`` for n pixels) or the
+        mask is empty. Each map is divided by its largest ``|value|`` first: any positive
+        multiple of a map gives the same score.
 
     Notes
     -----
@@ -454,12 +530,15 @@ def relevance_mass_accuracy(
     phi, m, single = _localisation_inputs(explanations, masks, sign)
     total = phi.sum(axis=(1, 2))
     inside = (phi * m).sum(axis=(1, 2))
-    defined = (total != 0) & m.any(axis=(1, 2))
+    # a signed total at rounding level is no total: never divide by rounding noise
+    noise = phi[0].size * np.finfo(np.float64).eps * np.abs(phi).sum(axis=(1, 2))
+    defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=(1, 2))
     _warn_undefined(
         "relevance_mass_accuracy",
         int((~defined).sum()),
         len(phi),
-        "have zero total relevance or an empty mask",
+        "have zero total relevance (or a signed total that cancels to rounding level) or "
+        "an empty mask",
     )
     out = np.where(defined, inside / np.where(total != 0, total, 1.0), np.nan)
     return float(out[0]) if single else out
@@ -478,7 +557,8 @@ def relevance_rank_accuracy(
     explanations
         Maps (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed).
     masks
-        Boolean ground-truth masks of the same shape.
+        Boolean ground-truth masks of the same shape (or 0/1 numbers; soft masks are
+        refused, as in :func:`relevance_mass_accuracy`).
     sign
         'abs', 'positive' or 'raw'.
 
@@ -659,8 +739,9 @@ class GroundTruthSaliency(_GroundTruthBase):
     sign
         'abs' or 'positive': how maps are made non-negative.
     resize
-        Downsampling of the maps before comparing them; default (32, 32) for 'emd' and
-        None (full resolution) for 'kl'.
+        Downsampling of the maps before comparing them, to the largest grid within it
+        that keeps their aspect ratio (see :func:`emd`); default (32, 32) for 'emd' and
+        None (full resolution) for 'kl'. Values >= 2.
     ground_distance
         'euclidean', 'manhattan' or 'sqeuclidean' (EMD only).
     normalize
@@ -831,7 +912,8 @@ class GroundTruthLocalisation(_GroundTruthBase):
         check).
     masks
         Boolean masks (N, H, W) of the relevant region, e.g. ``AIXIData.relevant_masks``
-        (the objects whose ground-truth value is not zero).
+        (the objects whose ground-truth value is not zero), or 0/1 numbers; soft masks
+        are refused (see :func:`relevance_mass_accuracy`).
     measure
         'mass_accuracy' (:func:`relevance_mass_accuracy`), 'rank_accuracy'
         (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
@@ -892,7 +974,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     ):
         super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
         self.measure, self.sign = measure, sign  # declared above
-        self._setup_reference(masks, min_accuracy, task)
+        self._setup_reference(_read_masks(masks), min_accuracy, task)
         self.masks = self.reference != 0
 
     @classmethod

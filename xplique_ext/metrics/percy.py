@@ -13,6 +13,7 @@ from ..commons.params import NO_VALIDATION, Interval, Options, validate_params
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TextClassifier
+from ..text.hub import adapt_text_model
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 from .base import BASE_PARAMETERS, BaseAttributionMetric
@@ -192,7 +193,11 @@ class PERCY(BaseAttributionMetric):
     model
         Binary classifier: a Keras model on raw strings (``TextVectorization`` inside), or
         on token ids together with ``tokenizer``; any callable works. Output: sigmoid
-        (N, 1) or two-class softmax (N, 2) probabilities.
+        (N, 1) or two-class softmax (N, 2) probabilities. A keras-hub ``TextClassifier``
+        task with its preprocessor (e.g. ``BertTextClassifier``) is accepted as it
+        comes, and a Keras model over a keras-hub backbone with its preprocessor or
+        tokenizer as ``tokenizer``: logits become probabilities as the task's activation
+        says (see :mod:`xplique_ext.text.hub`).
     inputs
         N raw sentences (list, NumPy array, pandas Series, tf.Tensor of strings, or a
         finite ``tf.data.Dataset`` of strings or of ``(sentence, label)`` pairs, read once
@@ -388,6 +393,9 @@ class PERCY(BaseAttributionMetric):
                     "label) pairs: the labels are read from the dataset"
                 )
             targets = dataset_labels
+        # a keras-hub text classifier (dict inputs, a preprocessor on raw strings) becomes
+        # a model on word-piece ids with its word-aligned tokenizer (text/hub.py)
+        model, tokenizer = adapt_text_model(model, tokenizer)
         # the base class expects an array with a feature axis: give it the sentences as
         # an (N, 1) object array; PERCY uses its own batched text classifier.
         super().__init__(

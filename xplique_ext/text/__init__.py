@@ -3,8 +3,9 @@
 Tokens, a seedable sentence generator with a shipped sentiment lexicon, the paper's CNN
 and LSTM backbones, a bag-of-words logistic model with known token contributions, token
 attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate,
-agreement between frameworks, and token highlighting plots. The metric itself is
-:class:`xplique_ext.metrics.PERCY`.
+agreement between frameworks, token highlighting plots, the loaders of the paper's
+datasets (SST-2, Sentiment140), and keras-hub transformers (see :mod:`.hub`). The metric
+itself is :class:`xplique_ext.metrics.PERCY`.
 """
 
 from .agreement import percy_pearson_agreement, percy_rank_agreement
@@ -16,7 +17,9 @@ from .explainers import (
     ShapTokenExplainer,
     TokenAttributionExplainer,
 )
+from .hub import adapt_text_model
 from .lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
+from .loaders import load_sentiment_dataset
 from .models import (
     BagOfWordsModel,
     build_cnn_classifier,
@@ -49,12 +52,14 @@ __all__ = [
     "TextClassifier",
     "TextLocalLipschitzEstimate",
     "TokenAttributionExplainer",
+    "adapt_text_model",
     "build_cnn_classifier",
     "build_lstm_classifier",
     "find_keyword",
     "generate_sentences",
     "highlight_html",
     "load_lexicon",
+    "load_sentiment_dataset",
     "make_vectorizer",
     "normalize_token",
     "percy_examples_html",

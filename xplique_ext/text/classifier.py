@@ -8,6 +8,10 @@ Two forms of model are accepted:
 * a model that takes token ids, together with a ``tokenizer`` (a ``TextVectorization``
   layer or a callable, see :mod:`xplique_ext.text.tokens`).
 
+A keras-hub text classifier (a ``TextClassifier`` task with its preprocessor, or a
+model over a keras-hub backbone with its preprocessor or tokenizer) is first turned into
+the second form by :func:`xplique_ext.text.hub.adapt_text_model`.
+
 The output is a sigmoid (N, 1) or a two-class softmax (N, 2); the wrapper always returns
 p(y=1|s). Any callable model works for forward passes (LIME, SHAP, PERCY); Integrated
 Gradients and embedding shifts need a Keras model with an ``Embedding`` layer.
@@ -30,6 +34,7 @@ from ..commons.distribute import (
 )
 from ..commons.outputs import check_outputs, single_output
 from ..commons.validation import check_int
+from .hub import adapt_text_model
 from .tokens import (
     Tokenizer,
     as_tokenizer,
@@ -229,6 +234,8 @@ class TextClassifier:
             raise ValueError(
                 f"`mask_string` must be a non-empty string without whitespace, got {mask_string!r}"
             )
+        # a keras-hub text classifier becomes a model on word-piece ids + its tokenizer
+        model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         self.model = model
         self.tokenizer: Optional[Tokenizer] = as_tokenizer(tokenizer)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
@@ -261,7 +268,9 @@ class TextClassifier:
             self.input_length = self.tokenizer.sequence_length
         self._n_outputs: Optional[int] = None
         self._fns: dict = {}
-        self.embedding = _find_embedding(model) if self.keras else None
+        self.embedding = getattr(model, "_xplique_embedding", None) if self.keras else None
+        if self.keras and self.embedding is None:  # the adapter of text/hub.py names its own
+            self.embedding = _find_embedding(model)
 
     def __deepcopy__(self, memo: dict) -> TextClassifier:
         """A copy sharing the model, tokenizer, strategy and compiled functions (immutable

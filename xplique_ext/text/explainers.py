@@ -82,9 +82,14 @@ class TokenAttributionExplainer(abc.ABC):
     model
         Binary text classifier: a Keras model on raw strings (``TextVectorization``
         inside) or on token ids (then pass ``tokenizer``); any callable works for LIME
-        and SHAP. Output: sigmoid (N, 1) or two-class softmax (N, 2).
+        and SHAP. Output: sigmoid (N, 1) or two-class softmax (N, 2). A keras-hub
+        ``TextClassifier`` task with its preprocessor (``BertTextClassifier``...) is
+        accepted as it comes (see :mod:`xplique_ext.text.hub`: whole words perturbed,
+        subword attributions summed per word).
     tokenizer
-        None, a ``TextVectorization`` layer or a callable (list of str -> ids (N, L)).
+        None, a ``TextVectorization`` layer or a callable (list of str -> ids (N, L));
+        for a Keras model over a keras-hub backbone, its keras-hub preprocessor or
+        tokenizer.
     batch_size
         Number of (perturbed) sentences per model call, pooled across sentences. None
         sends each prepared chunk (about 16k rows) at once.
@@ -510,6 +515,13 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     Needs a Keras model with an ``Embedding`` layer (found automatically, also inside a
     model on raw strings). Tokens beyond the model's sequence length get 0.
+
+    On a keras-hub transformer (see :mod:`xplique_ext.text.hub`) the path runs along
+    the token embeddings of the word pieces, from the ``[MASK]`` token embedding (the
+    baseline; position and segment embeddings, ``[CLS]`` and ``[SEP]`` unchanged) to the
+    pieces' own; the attribution of a word is the sum over its pieces, and
+    ``baseline_proba_`` is p(y=1) of the sentence with every piece replaced by
+    ``[MASK]``.
 
     Parameters
     ----------
