@@ -1,13 +1,20 @@
 """MuFidelity benchmark: speed against the model-forward floor and against Xplique's
 MuFidelity, and working memory bounded by ``batch_size``.
 
-Run: ``python benchmarks/mufidelity.py`` (add ``--quick`` for a smaller case).
+Run: ``python benchmarks/mufidelity.py`` (add ``--quick`` for a smaller case;
+``--adaptive --skip-speed --skip-memory`` for the adaptive-sampling case alone).
 
 Speed case (acceptance of issue 2): a small Keras CNN, 32 images of 64x64x3,
 nb_samples=200, batch_size=256, on CPU. Printed ratios:
   ours / floor     (target <= 1.3), the floor being the same number of forward passes of
                    the bare model, batched at the same batch size, compiled;
   xplique / ours   (target >= 2).
+Adaptive case (issue 19): ``nb_samples='auto'`` (target_se=0.02, max_samples=1000)
+against the fixed nb_samples=200, forward passes and wall time, on two models: a
+near-linear one explained by gradient x input (scores near 1: 200 subsets are more than
+enough; target: >= 2x fewer forward passes, every per-input score within its reported
+standard error of the fixed-200 score) and a random CNN explained by gradient x input
+(scores far from 1: 200 subsets leave a standard error well above 0.02).
 Memory case: 1,000 then 100 inputs of 224x224x3 streamed from a tf.data.Dataset at batch
 64, each in a fresh process; peak resident memory less the size of the explanations array
 passed in; target: ratio (1,000 / 100) <= 1.25.
@@ -90,6 +97,83 @@ def speed(n=32, size=64, nb_samples=200, batch_size=256, repeats=3):
     return t_ours / t_floor, t_xplique / t_ours
 
 
+def gradient_x_input(model, x, y):
+    """Gradient x input of the class score, summed over channels: (N, H, W)."""
+    import tensorflow as tf
+
+    xt = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(xt)
+        out = tf.reduce_sum(model(xt, training=False) * y, axis=-1)
+    return (tape.gradient(out, xt).numpy() * x).sum(axis=-1)
+
+
+def near_linear(shape, seed=0):
+    """A wide, shallow tanh network in its near-linear regime (small weights)."""
+    import keras
+
+    init = keras.initializers.RandomNormal(stddev=0.02, seed=seed)
+    return keras.Sequential([
+        keras.Input(shape), keras.layers.Flatten(),
+        keras.layers.Dense(32, activation="tanh", kernel_initializer=init),
+        keras.layers.Dense(10, kernel_initializer=keras.initializers.RandomNormal(
+            stddev=0.5, seed=seed + 1)),
+    ])
+
+
+def adaptive_case(label, model, x, y, batch_size, target_se=0.02, max_samples=1000):
+    from xplique_ext.metrics import MuFidelity
+
+    phi = gradient_x_input(model, x, y)
+    fixed = MuFidelity(model, x, y, batch_size=batch_size, nb_samples=200, seed=0)
+    auto = MuFidelity(model, x, y, batch_size=batch_size, nb_samples="auto", seed=0,
+                      target_se=target_se, max_samples=max_samples)
+    fixed.details(phi)
+    auto.details(phi)  # warm-up: tracing
+    t0 = time.perf_counter()
+    f = fixed.details(phi)
+    t_fixed = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    a = auto.details(phi)
+    t_auto = time.perf_counter() - t0
+    n = len(x)
+    passes_fixed = int(f["n_subsets"].sum()) + n  # + one unperturbed pass per input
+    passes_auto = int(a["n_subsets"].sum()) + n
+    diff = (a["score"] - f["score"]).abs()
+    within = float((diff <= a["std_error"]).mean())
+    within2 = float((diff <= 2 * a["std_error"]).mean())
+    print(f"adaptive case, {label}: {n} images {x.shape[1]}x{x.shape[2]}x{x.shape[3]}, "
+          f"batch_size={batch_size}, target_se={target_se}, max_samples={max_samples}")
+    print(f"  mean score     fixed-200 {f['score'].mean():7.4f}   auto {a['score'].mean():7.4f}")
+    print(f"  per-input SE   fixed-200 median {f['std_error'].median():.4f} "
+          f"max {f['std_error'].max():.4f}   auto median {a['std_error'].median():.4f} "
+          f"max {a['std_error'].max():.4f}")
+    print(f"  subsets/input  fixed 200   auto median {a['n_subsets'].median():.0f} "
+          f"(min {a['n_subsets'].min()}, max {a['n_subsets'].max()})")
+    print(f"  forward passes fixed {passes_fixed:7d}   auto {passes_auto:7d}   "
+          f"ratio fixed / auto = {passes_fixed / passes_auto:5.2f}")
+    print(f"  wall time      fixed {t_fixed:7.2f} s   auto {t_auto:7.2f} s   "
+          f"ratio fixed / auto = {t_fixed / t_auto:5.2f}")
+    # auto's subsets are the first of fixed-200's (same pool), so the difference has
+    # standard deviation about sqrt(SE_auto^2 - SE_fixed^2) < SE_auto
+    print(f"  |auto - fixed| <= 1 auto SE for {within:.0%} of the inputs, <= 2 SE for "
+          f"{within2:.0%}; max |diff| / SE {(diff / a['std_error']).max():.2f}; mean "
+          f"|diff| {diff.mean():.4f}")
+    return passes_fixed / passes_auto, within, within2
+
+
+def adaptive(n=32, size=64, batch_size=256):
+    rng = np.random.default_rng(0)
+    x = rng.random((n, size, size, 3), dtype=np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]
+    ratio, within, within2 = adaptive_case("near-linear model (200 subsets more than enough)",
+                                  near_linear((size, size, 3)), x, y, batch_size)
+    print(f"  target: forward-pass ratio >= 2 (got {ratio:.2f}); scores within their SE "
+          f"of fixed-200: {within:.0%} within 1 SE, {within2:.0%} within 2 SE")
+    adaptive_case("random CNN (200 subsets not enough)", small_cnn((size, size, 3)), x, y,
+                  batch_size)
+
+
 def memory_child(n, nb_samples):
     """Run in a fresh process: stream n inputs 224x224x3 and print the peak RSS."""
     import resource
@@ -136,11 +220,18 @@ def main():
     parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--nb-samples", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--adaptive", action="store_true",
+                        help="run the adaptive-sampling case (issue 19)")
     args = parser.parse_args()
     if args.memory_child is not None:
         memory_child(args.memory_child, args.nb_samples)
         return
-    if args.quick:
+    if args.adaptive:
+        adaptive(n=8 if args.quick else 32)
+    if args.skip_speed:
+        pass
+    elif args.quick:
         speed(n=8, nb_samples=100, repeats=1)
     else:
         speed()

@@ -160,6 +160,9 @@ def test_built_metric_instance_is_reused_and_foreign_model_warns():
     (dict(every=0), ValueError, "every"),
     (dict(every=1.5), TypeError, "every"),
     (dict(every=[]), ValueError, "every"),
+    (dict(log_interval=1.5), ValueError, "log_interval"),
+    (dict(log_interval="yes"), TypeError, "log_interval"),
+    (dict(log_interval=True, interval_resamples=10), ValueError, "interval_resamples"),
     (dict(metrics={}), ValueError, "metrics"),
     (dict(metrics=[MU, MU]), ValueError, "two entries named 'MuFidelity'"),
     (dict(metrics=[42]), TypeError, "metrics"),
@@ -211,3 +214,42 @@ def test_with_xplique_explainers_and_metrics():
     history = _model().fit(x, y, epochs=2, verbose=0, callbacks=[callback])
     for key in ("saliency_ours", "saliency_xplique", "ig_ours", "ig_xplique"):
         assert np.all(np.isfinite(history.history[key]))
+
+
+def test_log_interval_logs_the_bounds_of_the_summary(tmp_path):
+    x, y = _data()
+    path = tmp_path / "log.csv"
+    callback = ExplanationMetrics(GradientInput, {"mu": MU}, x[:12], y[:12], every=2,
+                                  log_interval=0.9, interval_resamples=500)
+    model = _model()
+    history = model.fit(x, y, epochs=2, batch_size=32, verbose=0,
+                        callbacks=[callback, keras.callbacks.CSVLogger(str(path))])
+    h = history.history
+    assert callback.log_keys == ["mu", "mu_ci_low", "mu_ci_high"]
+    assert np.isnan([h["mu"][0], h["mu_ci_low"][0], h["mu_ci_high"][0]]).all()
+    assert h["mu_ci_low"][1] < h["mu"][1] < h["mu_ci_high"][1]
+    # the bounds are the summary of the last epoch's explanations, at level 0.9
+    one_hot = np.eye(2, dtype=np.float32)[y[:12]]
+    expected = MU(model, x[:12], y[:12]).summary(
+        GradientInput(model).explain(x[:12], one_hot), confidence=0.9, n_resamples=500)
+    np.testing.assert_allclose([h["mu"][1], h["mu_ci_low"][1], h["mu_ci_high"][1]],
+                               [expected.mean, expected.ci_low, expected.ci_high],
+                               rtol=1e-4, atol=1e-5)
+    rows = list(csv.DictReader(open(path)))
+    assert {"mu", "mu_ci_low", "mu_ci_high"} <= set(rows[0])
+
+
+def test_log_interval_refuses_metrics_without_summary():
+    x, y = _data()
+
+    class Plain:
+        def __init__(self, model, x, y):
+            pass
+
+        def evaluate(self, explanations):
+            return 0.0
+
+    cb = ExplanationMetrics(GradientInput, [Plain], x[:8], y[:8], log_interval=True)
+    cb.set_model(_model())
+    with pytest.raises(TypeError, match="summary"):
+        cb.evaluate()

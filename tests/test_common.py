@@ -9,7 +9,9 @@ common tests: one tiny fixture per metric class, the same checks for all.
 * ``higher_is_better`` is declared (a bool);
 * the same seed gives the same numbers;
 * the inputs are not mutated;
-* ``get_config()`` is JSON-friendly and round-trips through ``from_config``.
+* ``get_config()`` is JSON-friendly and round-trips through ``from_config``;
+* ``summary`` gives the mean of ``evaluate`` with an interval around it, counts the
+  scored and undefined inputs, names its method, and is the same for the same seed.
 
 A metric class exported by ``xplique_ext.metrics``, ``xplique_ext.rules`` or
 ``xplique_ext.text`` without a case here fails :func:`test_every_exported_metric_is_covered`.
@@ -122,6 +124,33 @@ def check_get_config_round_trip(metric, args, data: Dict[str, Any]) -> None:
     assert clone.get_config() == config
     assert repr(clone) == repr(metric)
     np.testing.assert_array_equal(_scores(clone, args), _scores(metric, args))
+
+
+def check_summary(metric, args, n: int) -> None:
+    from xplique_ext.commons.uncertainty import ScoreSummary
+
+    scores = _scores(metric, args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = metric.summary(*args, n_resamples=200)
+    undefined = [w for w in caught if issubclass(w.category, UndefinedScoreWarning)]
+    defined = scores[~np.isnan(scores)]
+    assert isinstance(first, ScoreSummary), f"summary returned {type(first).__name__}"
+    assert (first.n, first.n_undefined) == (defined.size, n - defined.size)
+    if defined.size < n:
+        assert len(undefined) == 1, [str(w.message) for w in undefined]
+    np.testing.assert_allclose(first.mean, np.nanmean(scores), rtol=1e-12)
+    if defined.size >= 2 and np.ptp(defined) > 0:
+        assert first.ci_low <= first.mean <= first.ci_high, first
+        assert first.std_error > 0, first
+    assert first.method, "summary must name its method"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = metric.summary(*args, n_resamples=200)
+    np.testing.assert_equal(again.to_dict(), first.to_dict(),
+                            err_msg="the same metric gave two different summaries")
+    frame = first.to_frame()
+    assert len(frame) == 1 and frame.loc[0, "mean"] == first.mean
 
 
 def _assert_same(value, before, what: str) -> None:
@@ -451,3 +480,13 @@ def test_inputs_are_not_mutated(case):
 
 def test_get_config_round_trips(case):
     check_get_config_round_trip(case.make(0), case.args, case.data)
+
+
+def test_summary_brackets_the_mean(case):
+    check_summary(case.make(0), case.args, case.n)
+
+
+def test_summary_counts_the_undefined(case):
+    metric, args = case.nan()
+    n = len(_scores(metric, args))
+    check_summary(metric, args, n)

@@ -15,6 +15,8 @@ MODULES = sorted(
 # modules whose public classes or functions must carry a runnable example
 WITH_EXAMPLES = {
     "xplique_ext.callbacks",
+    "xplique_ext.compare",
+    "xplique_ext.commons.uncertainty",
     "xplique_ext.metrics.fidelity",
     "xplique_ext.metrics.percy",
     "xplique_ext.metrics.ground_truth",
@@ -24,6 +26,8 @@ WITH_EXAMPLES = {
     "xplique_ext.models.aixi_function",
     "xplique_ext.text.agreement",
     "xplique_ext.text.data",
+    "xplique_ext.text.distillation",
+    "xplique_ext.text.embeddings",
     "xplique_ext.text.explainers",
     "xplique_ext.text.hub",
     "xplique_ext.text.lipschitz",
@@ -34,6 +38,7 @@ WITH_EXAMPLES = {
     "xplique_ext.text.tokens",
     "xplique_ext.rules.names",
     "xplique_ext.rules.dataset",
+    "xplique_ext.rules.datafile",
     "xplique_ext.rules.pbm",
     "xplique_ext.rules.evaluation",
     "xplique_ext.rules.measures",

@@ -35,6 +35,7 @@ FLOOR = {
     "rules": 1,  # model-free rule metrics: pandas, no TensorFlow
     "plots": 1,
     "explainers": 2,
+    "compare": 2,  # paired comparison of explainers: duck-typed metrics, used by metrics
     "text": 2,
     "metrics": 3,
     "cli": 4,

@@ -23,15 +23,7 @@ from xplique_ext.commons.params import (
 PACKAGES = ["xplique_ext.metrics"]
 
 #: Exported callables whose parameters are not declared yet (phase 2 of issue 15).
-NOT_YET_DECLARED = {
-    # model-free rule metrics, implemented in xplique_ext.rules.fire
-    "xplique_ext.metrics.FiRe",
-    "xplique_ext.metrics.fire_equilibrium_alpha",
-    "xplique_ext.metrics.fire_compensation_alpha",
-    "xplique_ext.metrics.fire_isoline",
-    "xplique_ext.metrics.fire_score",
-    "xplique_ext.metrics.qs_score",
-}
+NOT_YET_DECLARED: set = set()
 
 
 def _entry_points():

@@ -50,6 +50,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
     "mufidelity.ipynb": ("xplique",),
     "ground_truth.ipynb": ("xplique",),
     "callbacks.ipynb": ("xplique",),
+    "percy.ipynb": ("text",),
 }
 
 #: The modules an extra provides (what the install cell checks before installing).

@@ -16,6 +16,9 @@ text
     backbones, robustness and agreement.
 callbacks
     ``ExplanationMetrics``: explanation scores in Keras' training logs.
+compare
+    ``compare``: explainers scored on the same inputs, with intervals, ranks and paired
+    tests (Holm-corrected).
 explainers, models, plots
     Object-level LIME, the papers' Keras models, plot helpers.
 commons
@@ -26,7 +29,7 @@ Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelit
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
 Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text`` <- ``metrics`` <- ``cli``, ``callbacks``.
+``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``, ``callbacks``.
 """
 
 from typing import TYPE_CHECKING
@@ -37,6 +40,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on f
     from . import callbacks as callbacks
     from . import cli as cli
     from . import commons as commons
+    from . import compare as compare
     from . import datasets as datasets
     from . import explainers as explainers
     from . import metrics as metrics
@@ -54,6 +58,7 @@ __getattr__, __dir__ = lazy_exports(
         "callbacks",
         "cli",
         "commons",
+        "compare",
         "datasets",
         "explainers",
         "metrics",

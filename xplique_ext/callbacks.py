@@ -17,7 +17,7 @@ import numpy as np
 
 from .commons.data import is_dataset, split_element
 from .commons.outputs import check_outputs
-from .commons.validation import check_int, to_numpy
+from .commons.validation import check_float, check_int, to_numpy
 
 __all__ = ["ExplanationMetrics"]
 
@@ -104,6 +104,17 @@ class ExplanationMetrics(keras.callbacks.Callback):
         ``epoch`` argument of the callbacks, ``History.epoch``). The other epochs log NaN
         under the same keys, so that every epoch has the same columns (``CSVLogger``
         fixes its columns at the first epoch).
+    log_interval
+        False (default) logs the scores alone. True, or a confidence level in (0, 1)
+        (True: 0.95), also logs the bounds of each score's confidence interval over the
+        probe inputs, under ``"{key}_ci_low"`` and ``"{key}_ci_high"``, from the metric's
+        :meth:`~xplique_ext.commons.metric.BaseMetric.summary` (bootstrap, or Wilson for
+        a proportion); the score is then the summary's mean, which equals ``evaluate``.
+        Every metric must then have ``summary`` (xplique_ext's metrics do; Xplique's do
+        not).
+    interval_resamples
+        Bootstrap resamples of those intervals (>= 100; 999 by default, enough for a 95%
+        interval and cheap next to the metrics).
 
     Attributes
     ----------
@@ -171,6 +182,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
         x_probe: Any,
         y_probe: Any = None,
         every: Union[int, Iterable[int]] = 1,
+        *,
+        log_interval: Union[bool, float] = False,
+        interval_resamples: int = 999,
     ):
         super().__init__()
         factories = (
@@ -230,9 +244,20 @@ class ExplanationMetrics(keras.callbacks.Callback):
         else:
             self.every = check_int(every, "every", minimum=1)
 
+        if isinstance(log_interval, (bool, np.bool_)):
+            self.log_interval: Optional[float] = 0.95 if log_interval else None
+        else:
+            self.log_interval = check_float(
+                log_interval, "log_interval", low=0.0, high=1.0, low_inclusive=False,
+                high_inclusive=False,
+            )
+        self.interval_resamples = check_int(interval_resamples, "interval_resamples",
+                                            minimum=100)
         keys = [
             f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs
         ]
+        if self.log_interval is not None:
+            keys = [k + suffix for k in keys for suffix in ("", "_ci_low", "_ci_high")]
         self.log_keys: List[str] = keys
         self.metrics_: Dict[str, Any] = {}
         self.explainers_: Dict[str, Any] = {}
@@ -342,6 +367,12 @@ class ExplanationMetrics(keras.callbacks.Callback):
                         UserWarning,
                         stacklevel=3,
                     )
+            if self.log_interval is not None and not callable(getattr(metric, "summary",
+                                                                          None)):
+                raise TypeError(
+                    f"`log_interval` needs metrics with .summary (xplique_ext's metrics); "
+                    f"`metrics[{key!r}]` is a {type(metric).__name__} without it"
+                )
             self.metrics_[key] = metric
         self._built_for = model
 
@@ -381,6 +412,14 @@ class ExplanationMetrics(keras.callbacks.Callback):
         for e_name, explainer in self.explainers_.items():
             explanations = self._explain(explainer)
             for m_name, metric in self.metrics_.items():
+                key = f"{e_name}_{m_name}" if e_name else m_name
+                if self.log_interval is not None:
+                    summary = metric.summary(explanations, confidence=self.log_interval,
+                                             n_resamples=self.interval_resamples)
+                    scores[key] = float(summary.mean)
+                    scores[key + "_ci_low"] = float(summary.ci_low)
+                    scores[key + "_ci_high"] = float(summary.ci_high)
+                    continue
                 value = metric.evaluate(explanations)
                 array = np.asarray(value, dtype=np.float64)
                 if array.ndim != 0:
@@ -388,7 +427,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
                         f"`metrics[{m_name!r}]`.evaluate must return one number, got an "
                         f"array of shape {array.shape}"
                     )
-                scores[f"{e_name}_{m_name}" if e_name else m_name] = float(array)
+                scores[key] = float(array)
         return scores
 
     def on_epoch_end(self, epoch, logs=None):

@@ -60,13 +60,21 @@ def test_demo_fidelity_table_without_progress_and_nothing_on_stderr(capfd):
     names = [*XPLIQUE_EXPLAINERS, "Random"] if HAS_XPLIQUE else [
         "Saliency", "GradientInput", "IntegratedGradients", "Random"]
     rows = {}
+    number = r"(-?\d+\.\d+|nan)"
+    interval = rf"{number} \[{number}, {number}\]"
+    pattern = re.compile(rf"^(\w+) +{interval} +{interval} +{interval} +(\d+)$")
     for line in captured.out.splitlines():
-        parts = line.split()
-        if parts and parts[0] in names and len(parts) == 5:
-            rows[parts[0]] = [float(v) for v in parts[1:]]
+        found = pattern.match(line)
+        if found and found.group(1) in names:
+            rows[found.group(1)] = [float(v) for v in found.groups()[1:]]
     assert list(rows) == names
-    for mufidelity, emd, kl, undefined in rows.values():
-        assert -1 <= mufidelity <= 1 and 0 <= emd <= 1 and kl >= 0 and undefined >= 0
+    for mu, mu_lo, mu_hi, emd, emd_lo, emd_hi, kl, kl_lo, kl_hi, undefined in rows.values():
+        assert -1 <= mu <= 1 and 0 <= emd <= 1 and kl >= 0 and undefined >= 0
+        assert mu_lo <= mu <= mu_hi and emd_lo <= emd <= emd_hi and kl_lo <= kl <= kl_hi
+    # the table says which explainers the paired tests cannot tell apart
+    assert "explainers that do not differ" in captured.out
+    for measure in ("MuFidelity", "EMD", "KL"):
+        assert re.search(rf"^  {measure}: ", captured.out, re.M), measure
     assert ("Xplique 2" in captured.out) == HAS_XPLIQUE
 
 
@@ -96,6 +104,10 @@ def test_demo_falls_back_to_its_own_gradients_and_says_so(monkeypatch):
                        sections=["fidelity"], out=out.append)
     table = results["fidelity"]
     assert list(table.index) == ["Saliency", "GradientInput", "IntegratedGradients", "Random"]
+    assert (table["EMD CI low"] <= table["EMD to truth (lower better)"]).all()
+    comparison = results["comparisons"]["MuFidelity"]
+    assert sorted(comparison.explainers.index) == sorted(table.index)
+    assert len(comparison.pairs) == 6
     assert any("Xplique is not installed" in line and "own gradients" in line for line in out)
     with pytest.raises(ValueError, match="use_xplique"):
         demo_explanations(None, np.zeros((1, 4, 4, 1)), np.ones((1, 1)), use_xplique=True)

@@ -17,6 +17,7 @@ from tests.test_common import (
     check_higher_is_better,
     check_inputs_not_mutated,
     check_same_seed_same_numbers,
+    check_summary,
 )
 from xplique_ext.commons.metric import BaseMetric, nan_aware_mean
 from xplique_ext.commons.warnings import UndefinedScoreWarning
@@ -287,3 +288,30 @@ def test_check_details_fails_without_the_score_column():
     with pytest.raises(AssertionError, match="no `score` column"):
         check_details_has_the_scores(Renamed(), ([1.0, 2.0],))
     check_details_has_the_scores(Scale(), ([1.0, np.nan],))
+
+
+def test_check_summary_fails_on_a_wrong_mean_count_or_unseeded_interval():
+    from xplique_ext.commons.uncertainty import ScoreSummary
+
+    class WrongMean(Scale):
+        def summary(self, *args, **kwargs):
+            s = super().summary(*args, **kwargs)
+            return ScoreSummary(s.mean + 1, s.std_error, s.ci_low, s.ci_high,
+                                s.confidence, s.n, s.n_undefined, s.method)
+
+    class NoUndefined(Scale):
+        def summary(self, *args, **kwargs):
+            s = super().summary(*args, **kwargs)
+            return ScoreSummary(s.mean, s.std_error, s.ci_low, s.ci_high, s.confidence,
+                                s.n + s.n_undefined, 0, s.method)
+
+    class Unseeded(Scale):
+        def summary(self, *args, **kwargs):
+            kwargs["seed"] = int(np.random.default_rng().integers(1 << 30))
+            return super().summary(*args, **kwargs)
+
+    args = ([1.0, 2.0, 5.0, np.nan],)
+    for broken in (WrongMean(), NoUndefined(), Unseeded()):
+        with pytest.raises(AssertionError):
+            check_summary(broken, args, 4)
+    check_summary(Scale(), args, 4)

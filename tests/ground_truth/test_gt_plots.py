@@ -43,6 +43,16 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
     assert table.loc["noisy", "EMD (lower is better)"] == pytest.approx(expected)
     assert per_sample["EMD"]["truth"].shape == (len(data),)
     assert table.loc["truth", "pointing game (higher is better)"] == 1.0
+    # intervals over the images, and the paired comparison of the explainers
+    emd_col = "EMD (lower is better)"
+    assert (table["EMD ci_low"] <= table[emd_col]).all()
+    assert (table[emd_col] <= table["EMD ci_high"]).all()
+    comparisons = table.attrs["comparisons"]
+    assert set(comparisons) == set(per_sample)
+    assert comparisons["pointing game"].explainers["method"].str.startswith("Wilson").all()
+    emd_pairs = comparisons["EMD"].pairs
+    assert emd_pairs.loc["random - truth", "better"] == "truth"
+    assert emd_pairs.loc["random - truth", "differs"]
     # an AIXIData in place of the maps: its paper ground truth and relevant masks
     table2, _ = ground_truth_leaderboard(explanations, data)
     pd.testing.assert_frame_equal(table2, table)

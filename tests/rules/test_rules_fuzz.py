@@ -124,7 +124,7 @@ def _outcome(read, text):
 def test_c_reader_agrees_with_the_exact_tokenizer(text):
     """The C reader (pandas) and the exact tokenizer give the same examples or the same
     error, message included, on any text."""
-    from xplique_ext.rules.dataset import _parse_exact
+    from xplique_ext.rules.datafile import _parse_exact
 
     assert _outcome(parse_data, text) == _outcome(_parse_exact, text)
 

@@ -399,7 +399,7 @@ EDGE_ROWS = [
     ],
 )
 def test_c_reader_agrees_with_exact_tokenizer(text):
-    from xplique_ext.rules.dataset import _parse_exact
+    from xplique_ext.rules.datafile import _parse_exact
 
     def outcome(read):
         try:
@@ -418,7 +418,7 @@ def test_c_reader_agrees_with_exact_tokenizer(text):
 def test_blocks_and_chunks(tmp_path, monkeypatch):
     """Small blocks: records cut anywhere, a quoted value over two lines, open domains
     merged across blocks; chunks of exactly ``chunksize`` examples."""
-    from xplique_ext.rules import dataset as module
+    from xplique_ext.rules import datafile as module
 
     names = parse_names("y.\ns: string.\nx: real.\ny: yes, no.")
     rows = [f"v{k % 7}, {k}.5, {'yes' if k % 3 else 'no'}" for k in range(200)]
@@ -507,7 +507,7 @@ def test_rules_import_without_dask():
 
 def test_table_grows_when_later_blocks_are_denser(tmp_path, monkeypatch):
     """The arrays are sized from the first block: denser blocks later make them grow."""
-    from xplique_ext.rules import dataset as module
+    from xplique_ext.rules import datafile as module
 
     names = parse_names("y.\ns: string.\nx: real.\ny: yes, no.")
     rows = [f"a_long_value_{k}, {k}.123456789, yes" for k in range(50)]
@@ -522,7 +522,7 @@ def test_table_grows_when_later_blocks_are_denser(tmp_path, monkeypatch):
     assert data.column("y").decoded()[-1] == "no"
 
 
-# -- the Arrow reader (first), pandas' C reader (behind it), the exact tokenizer -------------
+# -- the Arrow reader (first), the exact reader (behind it) ---------------------------------
 
 ARROW_NAMES = parse_names("y.\nn: nominal.\nr: real.\ni: integer.\ny: yes, no.")
 ARROW_ROWS = ["a,1.5,3,yes", "b,-0.25,-4,no", "?,?,?,yes", "c,2e3,0,no"]
@@ -551,50 +551,64 @@ ARROW_ROWS = ["a,1.5,3,yes", "b,-0.25,-4,no", "?,?,?,yes", "c,2e3,0,no"]
         "\n\n" + "\n\n".join(ARROW_ROWS),
     ],
 )
-def test_arrow_reader_agrees_with_c_reader_and_exact_tokenizer(text, monkeypatch):
-    """Arrow's reader gives the examples, or the error, of pandas' C reader (the reader
-    before it) bit for bit, negative zeros included; and both give those of the exact
-    tokenizer (up to the sign of a zero: the C reader reads a column of integers as
-    integers, ``-0`` as 0)."""
-    from xplique_ext.rules import dataset as module
+def test_arrow_reader_agrees_with_the_exact_reader(text, monkeypatch):
+    """Arrow's reader gives the examples, or the error, of the exact reader bit for bit,
+    the sign of zeros included (a negative zero reads as 0 in both); and so does reading
+    without Arrow."""
+    from xplique_ext.rules import datafile as module
 
-    def outcome(read, exact_bits=True):
+    def outcome(read):
         try:
             data = read(text, ARROW_NAMES, "a.data")
         except DataParseError as error:
             return str(error)
         return data.n_examples, {
-            k: (
-                c.values.tobytes() if exact_bits else [None if v != v else v for v in c.values],
-                c.values.dtype.str,
-                c.categories,
-                c.unknown.tolist(),
-            )
+            k: (c.values.tobytes(), c.values.dtype.str, c.categories, c.unknown.tolist())
             for k, c in data.columns.items()
         }
 
     arrow = outcome(parse_data)
     with monkeypatch.context() as patch:
         patch.setattr(module, "_ARROW", False)
-        c_reader = outcome(parse_data)
-        c_values = outcome(parse_data, exact_bits=False)
-    assert arrow == c_reader
-    assert c_values == outcome(module._parse_exact, exact_bits=False)
+        without_arrow = outcome(parse_data)
+    assert arrow == without_arrow
+    assert arrow == outcome(module._parse_exact)
+    if not isinstance(arrow, str):
+        for values, dtype, *_ in arrow[1].values():
+            if dtype == "<f8":
+                values = np.frombuffer(values)
+                assert not np.signbit(values[values == 0]).any()
 
 
 def test_arrow_reader_reads_clean_blocks_alone(monkeypatch):
     """A clean block is read by Arrow without falling back (the fast path is taken), with
-    the same result as pandas' C reader."""
-    from xplique_ext.rules import dataset as module
+    the same result as the exact reader."""
+    from xplique_ext.rules import datafile as module
 
     pytest.importorskip("pyarrow")
     text = "\n".join(ARROW_ROWS * 50) + "\n"
-    expected = parse_data(text, ARROW_NAMES)
-    monkeypatch.setattr(module, "_parse_fast", None)  # any fallback would fail
-    monkeypatch.setattr(module, "_parse_exact", None)
-    data = module._parse_block(text.encode(), ARROW_NAMES, "a.data", 1)
+    expected = module._parse_exact(text, ARROW_NAMES)
+    monkeypatch.setattr(module, "_exact_parts", None)  # any fallback would fail
+    data = parse_data(text, ARROW_NAMES, "a.data")
     assert data.n_examples == 200
     for name, column in expected.columns.items():
         np.testing.assert_array_equal(data.column(name).values, column.values)
         np.testing.assert_array_equal(data.column(name).unknown, column.unknown)
         assert data.column(name).categories == column.categories
+
+
+def test_not_applicable_numbers_stay_on_the_fast_reader(monkeypatch):
+    """``!`` in a numeric column is read by Arrow (numbers as text for that block), not by
+    the exact reader; ``?`` and ``!`` stay apart."""
+    from xplique_ext.rules import datafile as module
+
+    pytest.importorskip("pyarrow")
+    text = "\n".join(ARROW_ROWS * 20).replace("-4", "!") + "\n"
+    expected = module._parse_exact(text, ARROW_NAMES)
+    monkeypatch.setattr(module, "_exact_parts", None)  # any fallback would fail
+    data = parse_data(text, ARROW_NAMES, "a.data")
+    column = data.column("i")
+    assert column.not_applicable.sum() == 20 and column.unknown.sum() == 20
+    for name, exact in expected.columns.items():
+        np.testing.assert_array_equal(data.column(name).values, exact.values)
+        np.testing.assert_array_equal(data.column(name).not_applicable, exact.not_applicable)

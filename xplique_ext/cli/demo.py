@@ -6,7 +6,8 @@ tiny Keras CNN in seconds, explains it with Xplique's Saliency, GradientInput,
 IntegratedGradients, SmoothGrad and Occlusion (where Xplique is installed; otherwise with
 its own gradients: saliency, gradient x input, Integrated Gradients) and a random
 baseline, and prints one table: MuFidelity (higher is better) next to the EMD and KL
-distances to the ground truth (lower is better). Then a rule-metrics section (a decision
+distances to the ground truth (lower is better), each mean with its 95% interval over the
+images, and which explainers paired tests (Wilcoxon, Holm-corrected) cannot tell apart. Then a rule-metrics section (a decision
 tree extracted from the CNN, scored with FiRe) and a PERCY section (a text CNN's rule
 consistency). A line per stage, with the time elapsed, and a progress bar for the
 training show where it is.
@@ -184,6 +185,65 @@ def _tiny_cnn(image_size: int, seed: int):
     ])
 
 
+_DIRECTIONS = {"MuFidelity": True, "EMD": False, "KL": False}
+_LABELS = {"MuFidelity": "MuFidelity (higher better)", "EMD": "EMD to truth (lower better)",
+           "KL": "KL to truth (lower better)"}
+
+
+def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
+    """The demo's table (one row per explainer: each measure's mean and 95% interval,
+    and the number of undefined MuFidelity scores) and the paired comparison of the
+    explainers for each measure (:func:`xplique_ext.compare.compare_scores`)."""
+    import pandas as pd
+
+    from ..compare import compare_scores
+
+    comparisons = {}
+    columns: Dict[str, Dict[str, float]] = {}
+    for measure, by_name in scores.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            frame = compare_scores(by_name, higher_is_better=_DIRECTIONS[measure],
+                                   seed=seed, name=measure)
+        comparisons[measure] = frame
+        rows = frame.explainers
+        label = _LABELS[measure]
+        columns[label] = rows["estimate"].to_dict()
+        columns[f"{measure} CI low"] = rows["ci_low"].to_dict()
+        columns[f"{measure} CI high"] = rows["ci_high"].to_dict()
+    table = pd.DataFrame(columns).loc[list(scores["MuFidelity"])]
+    table["undefined MuFidelity"] = [int(np.isnan(v).sum())
+                                     for v in scores["MuFidelity"].values()]
+    table.index.name = "explainer"
+    return table, comparisons
+
+
+def _format_fidelity_table(table) -> str:
+    """``mean [low, high]`` per measure, one line per explainer."""
+    import pandas as pd
+
+    shown = pd.DataFrame(index=table.index)
+    for measure, label in _LABELS.items():
+        shown[label] = [
+            f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(
+                table[label], table[f"{measure} CI low"], table[f"{measure} CI high"])
+        ]
+    shown["undefined MuFidelity"] = table["undefined MuFidelity"]
+    return shown.to_string()
+
+
+def _indistinguishable_lines(comparisons) -> str:
+    """Which explainers the paired tests cannot tell apart, per measure."""
+    lines = ["Paired Wilcoxon signed-rank tests over the images, Holm-corrected, alpha "
+             "0.05: explainers that do not differ"]
+    for measure, frame in comparisons.items():
+        pairs = frame.indistinguishable()
+        text = ", ".join(f"{a} ~ {b}" for a, b in pairs) if pairs else (
+            "none (every pair differs)")
+        lines.append(f"  {measure}: {text}")
+    return "\n".join(lines)
+
+
 def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epochs: int = 8,
              seed: int = 0, sections=("fidelity", "rules", "text"), progress: bool = False,
              out: Callable[[str], None] = print) -> Dict[str, object]:
@@ -198,7 +258,6 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
     stage("xplique-ext demo: loading TensorFlow")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import keras
-    import pandas as pd
 
     from ..commons.warnings import UndefinedScoreWarning
     from ..datasets import make_aixi_shape
@@ -238,23 +297,21 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
         metric = MuFidelity(model, x_test, y_test, batch_size=256, grid_size=8,
                             nb_samples=100, activation="softmax", seed=seed, progress=progress)
         truth = data.ground_truth[held_out]
-        rows = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UndefinedScoreWarning)
+            scores = {"MuFidelity": {}, "EMD": {}, "KL": {}}
             for name, phi in explanations.items():
-                mu = metric.detailed_evaluate(phi)
-                rows.append({
-                    "explainer": name,
-                    "MuFidelity (higher better)": float(np.nanmean(mu)),
-                    "EMD to truth (lower better)": float(np.nanmean(emd(phi, truth))),
-                    "KL to truth (lower better)": float(np.nanmean(kl_divergence(phi, truth))),
-                    "undefined MuFidelity": int(np.isnan(mu).sum()),
-                })
-        table = pd.DataFrame(rows).set_index("explainer")
+                scores["MuFidelity"][name] = metric.detailed_evaluate(phi)
+                scores["EMD"][name] = emd(phi, truth)
+                scores["KL"][name] = kl_divergence(phi, truth)
+        table, comparisons = _fidelity_table(scores, seed)
         results["fidelity"] = table
+        results["comparisons"] = comparisons
         out(f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
-            "EMD and KL against the paper's ground truth, w_i on each object)")
-        out(table.to_string(float_format=lambda v: f"{v:.3f}"))
+            "EMD and KL against the paper's ground truth, w_i on each object), mean "
+            "[95% CI] over the images")
+        out(_format_fidelity_table(table))
+        out(_indistinguishable_lines(comparisons))
         if caught:
             out("(undefined per-image scores, e.g. a constant explanation or constant "
                 "predictions, are NaN and left out of the means)")

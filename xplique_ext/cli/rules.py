@@ -21,7 +21,7 @@ import re
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-__all__ = ["register", "run_rules", "run_fire"]
+__all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTION_MEASURES"]
 
 
 def register(subparsers) -> None:
@@ -84,7 +84,14 @@ def register(subparsers) -> None:
         "--precision", type=int, default=3, help="decimals of the frequencies (default: 3)"
     )
     rules.add_argument(
-        "--csv", metavar="FILE", help="also write the tidy table of counts and measures as CSV"
+        "--csv", metavar="FILE",
+        help="also write the tidy table of counts and measures as CSV, with a Wilson "
+        "confidence interval (columns MEASURE_ci_low, MEASURE_ci_high) for each measure "
+        "that is a proportion: " + ", ".join(PROPORTION_MEASURES),
+    )
+    rules.add_argument(
+        "--ci-level", type=float, default=0.95, metavar="LEVEL",
+        help="confidence level of the --csv intervals, in (0, 1) (default: 0.95)",
     )
     scale = rules.add_mutually_exclusive_group()
     scale.add_argument(
@@ -167,10 +174,54 @@ def _write(path: Optional[str], text: str) -> None:
             handle.write(text)
 
 
+#: the rule measures that are proportions k / m of the known contingency table (Tab. 1
+#: of the spec): measure -> (successes, trials) as sums of its cells
+PROPORTION_MEASURES = {
+    "Acc": (("bh",), ("bh", "bhbar")),
+    "Err": (("bhbar",), ("bh", "bhbar")),
+    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
+    "Sens": (("bh",), ("bh", "bbarh")),
+    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
+    "Cov": (("bh", "bhbar"), ("n",)),
+    "Sup": (("bh",), ("n",)),
+}
+
+
+def with_wilson_columns(frame, confidence: float = 0.95):
+    """The tidy table of ``RuleEvaluation.to_frame()`` with, after its own columns, the
+    Wilson interval of each proportion measure (:data:`PROPORTION_MEASURES`):
+    ``{measure}_ci_low`` and ``{measure}_ci_high``, NaN where the measure is undefined
+    (an empty denominator). The table passed in is not modified.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"bh": [7], "bhbar": [3], "bbarhbar": [5], "bbarh": [5],
+    ...                   "n": [20], "Acc": [0.7]})
+    >>> out = with_wilson_columns(t)
+    >>> round(float(out.loc[0, "Acc_ci_low"]), 4), round(float(out.loc[0, "Acc_ci_high"]), 4)
+    (0.3968, 0.8922)
+    """
+    import numpy as np
+
+    from ..commons.uncertainty import wilson_interval
+
+    out = frame.copy()
+    for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
+        if measure not in frame.columns:
+            continue
+        k = sum(frame[c].to_numpy(np.int64) for c in numerator)
+        m = sum(frame[c].to_numpy(np.int64) for c in denominator)
+        low, high = wilson_interval(np.atleast_1d(k), np.atleast_1d(m), confidence)
+        out[f"{measure}_ci_low"] = low
+        out[f"{measure}_ci_high"] = high
+    return out
+
+
 def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
-    from ..rules.dataset import default_names_path
+    from ..rules.datafile import default_names_path
     from ..rules.names import read_names
     from ..rules.syntax import read_text
 
@@ -185,6 +236,8 @@ def run_rules(args: argparse.Namespace) -> int:
         return _fail("rules", "the data file is required (-d DATA)", 2)
     if args.precision < 0 or args.precision > 12:
         return _fail("rules", f"--precision must be in [0, 12], got {args.precision}", 2)
+    if not 0 < args.ci_level < 1:
+        return _fail("rules", f"--ci-level must be in (0, 1), got {args.ci_level}", 2)
     if args.chunksize is not None and args.chunksize < 1:
         return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
     mode = args.mode or "unordered"
@@ -208,13 +261,22 @@ def run_rules(args: argparse.Namespace) -> int:
             evaluation = evaluate_rules(rules, data, mode, names=names)
         _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
-            evaluation.to_frame(zero_division="nan").to_csv(args.csv, index=False)
+            with_wilson_columns(evaluation.to_frame(zero_division="nan"),
+                                args.ci_level).to_csv(args.csv, index=False)
     except ParseError as err:
         return _fail("rules", str(err))
     except ImportError as err:
         return _fail("rules", str(err))
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
+    except ValueError as err:
+        if args.dask is None:
+            raise
+        from ..rules.on_dask import SchedulerError
+
+        if not isinstance(err, SchedulerError):
+            raise
+        return _fail("rules", f"--dask: {err}")
     return 0
 
 
@@ -270,6 +332,10 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     return f"{reason}: {path}"
 
 
+#: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
+_DASK_SECONDS = 5
+
+
 def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     """Evaluate on a Dask cluster: the one at ``address``, or a local one of worker
     processes (as many as cores) started for this command and closed after it."""
@@ -278,16 +344,19 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     import pandas as pd
 
     from ..rules import evaluate_rules, read_data_dask
-    from ..rules.dataset import import_dask
+    from ..rules.on_dask import check_scheduler, import_dask
 
-    import_dask()
+    dask = import_dask()
     from distributed import Client, LocalCluster
 
     if not os.path.exists(data_path):
         raise FileNotFoundError(2, "No such file or directory", data_path)
     frame = read_data_dask(data_path, names)
     if address:
-        with Client(address):
+        check_scheduler(address, _DASK_SECONDS)  # one clear error within seconds
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{_DASK_SECONDS}s"}):
+            client = Client(address, timeout=_DASK_SECONDS)
+        with client:
             return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
     with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
         return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)

@@ -12,6 +12,8 @@ base gives the rest:
   skipped, saying how many and why;
 * :meth:`~BaseMetric.details`: the scores as a :class:`pandas.DataFrame` (a ``score``
   column, to which metrics add their own);
+* :meth:`~BaseMetric.summary`: the mean with its standard error and confidence interval
+  (bootstrap over the inputs, or Wilson for a proportion);
 * :meth:`~BaseMetric.get_config` / :meth:`~BaseMetric.from_config`: the constructor's
   settings as JSON-friendly values, and back;
 * a ``__repr__`` in scikit-learn's manner, showing the settings that differ from the
@@ -185,18 +187,8 @@ class BaseMetric(abc.ABC):
             :meth:`detailed_evaluate` warned: how many scores were skipped, and why.
             Other warnings of :meth:`detailed_evaluate` pass through unchanged.
         """
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scores = self.detailed_evaluate(*args, **kwargs)
-        reasons = []
-        for w in caught:
-            if issubclass(w.category, UndefinedScoreWarning):
-                if str(w.message) not in reasons:
-                    reasons.append(str(w.message))
-            else:  # pass the others on, through the user's filters
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        scores, reasons = self._scores_and_reasons(*args, **kwargs)
         reason = " ".join(reasons) or self.undefined_reason
-        scores = np.asarray(scores, dtype=np.float64)
         name = type(self).__name__
         if reasons and not np.isnan(scores).any():
             # detailed_evaluate warned about values it replaced (a zero_division number)
@@ -208,6 +200,115 @@ class BaseMetric(abc.ABC):
         for w in mean_caught:
             warnings.warn(w.message, w.category, stacklevel=2)
         return value
+
+    def _scores_and_reasons(self, *args: Any, **kwargs: Any):
+        """:meth:`detailed_evaluate` as float64, and the distinct messages of the
+        UndefinedScoreWarnings it raised (caught: the caller folds them into one);
+        its other warnings pass on through the user's filters."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scores = self.detailed_evaluate(*args, **kwargs)
+        reasons = []
+        for w in caught:
+            if issubclass(w.category, UndefinedScoreWarning):
+                if str(w.message) not in reasons:
+                    reasons.append(str(w.message))
+            else:  # pass the others on, through the user's filters
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return np.asarray(scores, dtype=np.float64), reasons
+
+    def _is_proportion(self) -> bool:
+        """Whether the aggregate is a proportion of 0/1 per-input outcomes (PERCY, the
+        pointing game): :meth:`summary` then gives the Wilson interval."""
+        return False
+
+    def summary(
+        self,
+        *args: Any,
+        confidence: float = 0.95,
+        interval: str = "auto",
+        n_resamples: int = 9999,
+        seed: Optional[int] = None,
+        **kwargs: Any,
+    ):
+        r"""The aggregate score with its uncertainty: mean, standard error and confidence
+        interval over the inputs (same arguments as :meth:`evaluate`, which is
+        unchanged).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            What :meth:`evaluate` takes (the explanations, ...).
+        confidence
+            Level of the two-sided interval, in (0, 1).
+        interval
+            'auto' (default): the Wilson interval when the aggregate is a proportion of
+            0/1 outcomes (PERCY, the pointing game), else the BCa bootstrap of the mean
+            over the inputs (``scipy.stats.bootstrap``). 'bca', 'percentile', or for
+            0/1 scores 'wilson' and 'exact' (Clopper-Pearson) choose one.
+        n_resamples
+            Bootstrap resamples (>= 100).
+        seed
+            Seed of the bootstrap; None uses the metric's ``seed`` (0 when it has none
+            or it is None), so the same metric gives the same interval.
+
+        Returns
+        -------
+        ScoreSummary
+            ``mean`` (equal to :meth:`evaluate`), ``std_error``, ``ci_low``,
+            ``ci_high``, ``confidence``, ``n`` (scored inputs), ``n_undefined`` (NaN
+            scores left out) and ``method``; ``to_frame()`` gives a one-row DataFrame.
+            See :func:`~xplique_ext.commons.uncertainty.summarize_scores`.
+
+        Warns
+        -----
+        UndefinedScoreWarning
+            Once when scores are undefined, as :meth:`evaluate` does.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> class Identity(BaseMetric):
+        ...     higher_is_better = True
+        ...     def detailed_evaluate(self, x):
+        ...         return np.asarray(x, dtype=float)
+        >>> s = Identity().summary(np.linspace(0, 1, 21))
+        >>> round(s.mean, 3), s.n, s.ci_low < 0.5 < s.ci_high
+        (0.5, 21, True)
+        >>> s.method
+        'BCa bootstrap over inputs (9999 resamples)'
+        """
+        from .uncertainty import summarize_scores
+
+        scores, reasons = self._scores_and_reasons(*args, **kwargs)
+        name = type(self).__name__
+        if seed is None:
+            seed = getattr(self, "seed", None)
+            seed = 0 if seed is None else seed
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = summarize_scores(
+                scores, confidence=confidence, interval=interval,
+                proportion=self._is_proportion(), n_resamples=n_resamples, seed=seed,
+                name=name,
+            )
+        # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
+        # why the interval is undefined
+        messages = []
+        undefined = int(np.isnan(scores).sum())
+        if undefined and undefined < scores.size:
+            reason = " ".join(reasons) or self.undefined_reason
+            suffix = f" Reason: {reason}" if reason else ""
+            messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
+                            f"undefined (NaN) and were left out of the summary.{suffix}")
+        for w in caught:
+            if issubclass(w.category, UndefinedScoreWarning):
+                messages.append(str(w.message))
+            else:
+                warnings.warn(w.message, w.category, stacklevel=2)
+        if messages:
+            warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
+        return result
 
     def __call__(self, *args: Any, **kwargs: Any) -> float:
         """Alias of :meth:`evaluate`."""

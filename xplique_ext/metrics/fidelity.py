@@ -19,14 +19,14 @@ from ..commons.distribute import (
     replica_shares,
 )
 from ..commons.outputs import model_output_errors
-from ..commons.params import Boolean, Callable_, Interval, Options, validate_params
+from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
 from .base import BASE_PARAMETERS, BaseAttributionMetric, _compile, score_graph_of
 
-__all__ = ["MuFidelity"]
+__all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
 
 CORRELATIONS = {"spearman": batched_spearman, "pearson": batched_pearson}
 # warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
@@ -82,6 +82,99 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
     return np.minimum(((np.arange(length) + 0.5) * cells / length).astype(np.int64), cells - 1)
 
 
+#: adaptive sampling (``nb_samples='auto'``): the first round draws this many subsets per
+#: input, each later round brings an input's total to ADAPTIVE_GROWTH times the last one.
+#: Not fewer: the standard error is estimated from the correlation itself, and after 32
+#: subsets a lucky draw near 1 (plug-in SE near 0) stopped some inputs 8-9 SE away from
+#: their 1000-subset score in benchmarks/mufidelity.py; after 50, within about 3 SE
+ADAPTIVE_FIRST_ROUND = 50
+ADAPTIVE_GROWTH = 1.5
+
+
+@validate_params({
+    "r": [ArrayLike("real")],
+    "m": [ArrayLike("real")],
+    "correlation": [Options(CORRELATIONS)],
+})
+def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
+    r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
+
+    Pearson, through Fisher's z: :math:`z = \operatorname{artanh} r` has standard
+    error :math:`1 / \sqrt{m - 3}`, which the delta method carries back to :math:`r`:
+
+    .. math::
+
+        \operatorname{SE}(r) \approx \frac{1 - r^2}{\sqrt{m - 3}} \qquad (1)
+
+    Spearman: Bonett and Wright's (2000) variance of Fisher's z of a rank correlation,
+    :math:`(1 + r_s^2 / 2) / (m - 3)`, carried back the same way:
+
+    .. math::
+
+        \operatorname{SE}(r_s) \approx (1 - r_s^2)
+            \sqrt{\frac{1 + r_s^2 / 2}{m - 3}} \qquad (2)
+
+    Both are approximations (Eq. 1 is exact asymptotically for bivariate normal pairs);
+    MuFidelity's pairs are i.i.d. draws of random subsets, so the approximation concerns
+    the shape of their joint law only. NaN where ``r`` is NaN or ``m <= 3``.
+
+    Parameters
+    ----------
+    r
+        Correlations, any shape.
+    m
+        Number of pairs (subsets) behind each correlation, broadcast against ``r``.
+    correlation
+        'spearman' or 'pearson'.
+
+    Returns
+    -------
+    se
+        Array of the broadcast shape.
+
+    References
+    ----------
+    Fisher, *Frequency distribution of the values of the correlation coefficient in
+    samples from an indefinitely large population*, Biometrika 10 (1915) 507-521.
+    Bonett and Wright, *Sample size requirements for estimating Pearson, Kendall and
+    Spearman correlations*, Psychometrika 65 (2000) 23-28.
+
+    Examples
+    --------
+    >>> float(correlation_std_error(0.5, 103, "pearson"))
+    0.075
+    """
+    r = np.asarray(r, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    factor = 1.0 if correlation == "pearson" else np.sqrt(1.0 + r * r / 2.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = (1.0 - r * r) * factor / np.sqrt(m - 3.0)
+    return np.where(m > 3, se, np.nan)
+
+
+@validate_params({
+    "max_samples": [Interval(numbers.Integral, 1, None)],
+    "first": [Interval(numbers.Integral, 1, None), None],
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither"), None],
+})
+def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
+                         growth: Optional[float] = None) -> list:
+    """The numbers of subsets after which adaptive sampling checks an input's standard
+    error: ``first``, then each times ``growth`` (rounded up), up to ``max_samples``.
+
+    Examples
+    --------
+    >>> adaptive_checkpoints(200)
+    [50, 75, 113, 170, 200]
+    """
+    first = ADAPTIVE_FIRST_ROUND if first is None else first
+    growth = ADAPTIVE_GROWTH if growth is None else growth
+    points = [min(first, max_samples)]
+    while points[-1] < max_samples:
+        points.append(min(max_samples, int(np.ceil(points[-1] * growth))))
+    return points
+
+
 class MuFidelity(BaseAttributionMetric):
     r"""Faithfulness correlation (MuFidelity) of Bhatt et al. (2020), with Xplique's
     signature and defaults.
@@ -119,7 +212,8 @@ class MuFidelity(BaseAttributionMetric):
         baseline is never cast to the inputs' dtype.
     nb_samples
         Number of random subsets per input (>= 2; 2 always gives +1, -1 or NaN and
-        warns).
+        warns), or 'auto': adaptive sampling (see Notes), which stops drawing subsets for
+        an input once its score's standard error is at most ``target_se``.
     operator
         ``g(f, x, y)`` returning one scalar per sample; default ``f(x)[y]``. Also
         Xplique's task names ('classification', 'regression', ...) and ``Tasks`` members.
@@ -142,6 +236,12 @@ class MuFidelity(BaseAttributionMetric):
         its share, ``ceil(batch_size / replicas)`` perturbed inputs at a time (so
         ``batch_size`` stays the global perturbation batch). Same scores as on one device,
         in input order, with any number of inputs and replicas.
+    target_se
+        With ``nb_samples='auto'``: the standard error, in (0, 1), at which an input
+        stops (0.02 by default). Ignored for a fixed ``nb_samples``.
+    max_samples
+        With ``nb_samples='auto'``: the most subsets an input may use (>= 4; 1000 by
+        default). Ignored for a fixed ``nb_samples``.
 
     Notes
     -----
@@ -170,6 +270,22 @@ class MuFidelity(BaseAttributionMetric):
     correlations are computed on rows rescaled by an exact power of two, so the score
     does not depend on the explanation's scale (times 1e-170 or 1e300 in float64 gives
     the same score).
+
+    *Uncertainty.* :meth:`details` gives each score's approximate standard error over
+    the random subsets (:func:`correlation_std_error`: Fisher's z for Pearson, Bonett
+    and Wright's approximation for Spearman) and the number of subsets it used;
+    :meth:`summary` gives the interval of the mean over the inputs.
+
+    *Adaptive sampling* (``nb_samples='auto'``). A pool of ``max_samples`` subsets is
+    drawn from the seed; every input sees the first subsets of it (through its own
+    permutation of the cells, as above), in rounds that bring its count to 50, 75, 113,
+    ... (:func:`adaptive_checkpoints`); after each round an input whose standard error
+    is at most ``target_se`` stops, the others go on, up to ``max_samples``. An input
+    whose correlation is still undefined (constant drops) goes on too. Each input's
+    subsets and stopping point depend only on the seed, its own content and its own
+    scores: not on the batch size nor on the other inputs. With ``max_samples`` equal to
+    a fixed ``nb_samples`` and no early stop, the scores are those of that fixed
+    setting.
 
     Inputs must have a batch axis. For a Keras model whose input rank is known, a single
     input without it is refused; for a plain callable an (H, W, C) array cannot be told
@@ -204,9 +320,11 @@ class MuFidelity(BaseAttributionMetric):
         "grid_size": [Interval(numbers.Integral, 1, None), None],
         "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
-        "nb_samples": [Interval(numbers.Integral, 2, None)],
+        "nb_samples": [Interval(numbers.Integral, 2, None), Options(["auto"])],
         "correlation": [Options(CORRELATIONS)],
         "progress": [Boolean()],
+        "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "max_samples": [Interval(numbers.Integral, 4, None)],
     })
     def __init__(
         self,
@@ -225,6 +343,8 @@ class MuFidelity(BaseAttributionMetric):
         correlation: str = "spearman",
         progress: bool = False,
         strategy: Any = None,
+        target_se: float = 0.02,
+        max_samples: int = 1000,
     ):
         super().__init__(
             model, inputs, targets, batch_size,
@@ -234,6 +354,8 @@ class MuFidelity(BaseAttributionMetric):
         self.subset_percent = subset_percent
         self.baseline_mode = baseline_mode
         self.nb_samples = nb_samples
+        self.target_se = target_se
+        self.max_samples = max_samples
         self.correlation = correlation
         self.progress = progress
         if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
@@ -431,6 +553,8 @@ class MuFidelity(BaseAttributionMetric):
             :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` gives the
             reason).
         """
+        if self.nb_samples == "auto":
+            return self._adaptive_evaluate(explanations)[0]
         phi_all = self._check_explanations(explanations)
         n_cells = int(np.prod(self._cells_shape))
         seed = seed_to_int(self.seed)
@@ -495,25 +619,148 @@ class MuFidelity(BaseAttributionMetric):
                 f"{len(phi_all)} explanations for {seen} inputs"
             )
         scores = np.concatenate(results) if results else np.zeros(0)
-        undefined = int(np.isnan(scores).sum())
-        if undefined:
-            labels = (
-                "non-finite model scores (the model returned NaN or inf)",
-                "non-finite attribution sums (overflow)",
-                "inputs equal to the baseline (the perturbations change nothing)",
-                "constant score drops over the subsets (the model's score does not change)",
-                "an all-zero explanation (constant attribution sums)",
-                "constant attribution sums over the subsets",
-                "no valid subset (a single-cell grid: every subset is empty or full)",
-            )
-            why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, labels) if n)
-            warnings.warn(
-                f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-                f"correlation, set to NaN: {why}.",
-                UndefinedScoreWarning,
-                stacklevel=2,
-            )
+        _warn_undefined_correlations(scores, reasons)
         return scores
+
+    # ------------------------------------------------------------------ uncertainty
+    def details(self, explanations: Any):
+        """The per-input scores with their uncertainty.
+
+        Parameters
+        ----------
+        explanations
+            As in :meth:`detailed_evaluate`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per input: ``score`` (as :meth:`detailed_evaluate`), ``std_error``
+            (its approximate standard error over the random subsets,
+            :func:`correlation_std_error`; NaN where the score is) and ``n_subsets``
+            (subsets used: ``nb_samples``, or the input's stopping point under
+            ``nb_samples='auto'``).
+        """
+        import pandas as pd
+
+        if self.nb_samples == "auto":
+            scores, used = self._adaptive_evaluate(explanations)
+        else:
+            scores = self.detailed_evaluate(explanations)
+            used = np.full(len(scores), self.nb_samples, dtype=np.int64)
+        return pd.DataFrame({
+            "score": scores,
+            "std_error": correlation_std_error(scores, used, self.correlation),
+            "n_subsets": used,
+        })
+
+    def _adaptive_evaluate(self, explanations: Any):
+        """Scores (N,) and subsets used (N,) under ``nb_samples='auto'``: rounds of
+        subsets from one pool of ``max_samples``, an input stopping once its standard
+        error is at most ``target_se`` (see the class Notes)."""
+        phi_all = self._check_explanations(explanations)
+        n_cells = int(np.prod(self._cells_shape))
+        seed = seed_to_int(self.seed)
+        points = adaptive_checkpoints(self.max_samples)
+        if n_cells >= 2:
+            pool = _subset_pool(make_rng(seed), self.max_samples, n_cells,
+                                self.subset_percent)
+            pool_f = pool.astype(np.float64)
+        scores, used_all = [], []
+        reasons = np.zeros(7, dtype=np.int64)
+        bar = progress_bar(enabled=True, total=None, desc="MuFidelity (adaptive)",
+                           unit="pert") if self.progress else None
+        seen = 0
+        try:
+            for start, x, y in self.iter_batches(self.batch_size):
+                phi = phi_all[start:start + len(x)]
+                if len(phi) != len(x):
+                    raise ValueError(
+                        "`explanations` must hold one explanation per input: got "
+                        f"{len(phi_all)} explanations for more inputs"
+                    )
+                check_finite(phi, "explanations")
+                check_finite(x, "inputs")
+                seen += len(x)
+                if n_cells < 2:
+                    scores.append(np.full(len(x), np.nan))
+                    used_all.append(np.zeros(len(x), dtype=np.int64))
+                    reasons[6] += len(x)
+                    continue
+                corr, used, why = self._adaptive_batch(x, y, phi, pool, pool_f, points,
+                                                       seed, bar)
+                scores.append(corr)
+                used_all.append(used)
+                reasons[:6] += why
+        finally:
+            if bar is not None:
+                bar.close()
+        if seen != len(phi_all):
+            raise ValueError(
+                "`explanations` must hold one explanation per input: got "
+                f"{len(phi_all)} explanations for {seen} inputs"
+            )
+        out = np.concatenate(scores) if scores else np.zeros(0)
+        used = np.concatenate(used_all) if used_all else np.zeros(0, dtype=np.int64)
+        _warn_undefined_correlations(out, reasons, stacklevel=4)
+        return out, used
+
+    def _adaptive_batch(self, x, y, phi, pool, pool_f, points, seed, bar):
+        """Adaptive rounds for one batch of inputs: (scores, subsets used, counts of
+        the causes of undefined scores)."""
+        n = len(x)
+        n_cells = pool.shape[1]
+        xf = self._as_float(x)
+        perms = cell_permutations(xf, n_cells, seed)
+        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1),
+                                   axis=1)
+        attrs = cells @ pool_f.T  # (n, max_samples): cheap next to the model calls
+        base = self.scores(xf, y)
+        baselines = self._baselines(xf)
+        drops = np.full((n, self.max_samples), np.nan)
+        used = np.zeros(n, dtype=np.int64)
+        active = np.arange(n)
+        corr_fn = CORRELATIONS[self.correlation]
+        done = 0
+        for point in points:
+            if not len(active):
+                break
+            block = tf.constant(pool[done:point], tf.float32)
+            drops[active, done:point] = self._block_drops(
+                xf[active], baselines[active], y[active], base[active], block,
+                perms[active])
+            if bar is not None:
+                bar.update(len(active) * (point - done))
+            used[active] = point
+            r = corr_fn(drops[active, :point], attrs[active, :point])
+            se = correlation_std_error(r, point, self.correlation)
+            active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
+            done = point
+        corr = np.full(n, np.nan)
+        why = np.zeros(6, dtype=np.int64)
+        no_op = (xf == baselines).reshape(n, -1).all(axis=1)
+        zero_phi = ~phi.reshape(n, -1).any(axis=1)
+        for count in np.unique(used):
+            rows = np.flatnonzero(used == count)
+            d, a = drops[rows, :count], attrs[rows, :count]
+            corr[rows] = corr_fn(d, a)
+            why += self._undefined_reasons(corr[rows], d, a, lambda rows=rows: no_op[rows],
+                                           zero_phi[rows])
+        return corr, used, why
+
+    def _block_drops(self, x, baselines, y, base, masks, perms) -> np.ndarray:
+        """Score drops (B, k) of the inputs ``x`` for the k subsets ``masks`` (k,
+        n_cells), in perturbation batches of at most ``batch_size``."""
+        b, k = len(x), int(masks.shape[0])
+        total = b * k
+        size = total if self.batch_size is None else min(self.batch_size, total)
+        with model_output_errors():
+            scores = self._all_scores_fn(
+                tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
+                tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
+                tf.constant(k, tf.int32), tf.constant(size, tf.int32),
+                tf.constant(total, tf.int32),
+            )
+        return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, k)
 
     @staticmethod
     def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
@@ -579,6 +826,31 @@ class MuFidelity(BaseAttributionMetric):
             shared=(masks, nb_samples, tf.constant(per_replica, tf.int32)),
         )
         return np.asarray(out).reshape(-1)[: int(total)]
+
+
+def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray,
+                                 stacklevel: int = 3) -> None:
+    """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
+    counts of the seven causes, in the order of the labels below)."""
+    undefined = int(np.isnan(scores).sum())
+    if not undefined:
+        return
+    labels = (
+        "non-finite model scores (the model returned NaN or inf)",
+        "non-finite attribution sums (overflow)",
+        "inputs equal to the baseline (the perturbations change nothing)",
+        "constant score drops over the subsets (the model's score does not change)",
+        "an all-zero explanation (constant attribution sums)",
+        "constant attribution sums over the subsets",
+        "no valid subset (a single-cell grid: every subset is empty or full)",
+    )
+    why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, labels) if n)
+    warnings.warn(
+        f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+        f"correlation, set to NaN: {why}.",
+        UndefinedScoreWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells,

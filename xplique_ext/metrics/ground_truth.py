@@ -987,6 +987,11 @@ class GroundTruthLocalisation(_GroundTruthBase):
         masks = data.relevant_masks_for(convention)
         return cls(model, data.images, data.targets, masks=masks, **kwargs)
 
+    def _is_proportion(self) -> bool:
+        """The pointing game's aggregate is a hit rate: :meth:`summary` gives the
+        Wilson interval for it; the other measures get the bootstrap."""
+        return self.measure == "pointing_game"
+
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Localisation score of each explanation (N, H, W[, C]), shape (N,)."""
         phi = self._explanations(explanations)
@@ -1004,6 +1009,8 @@ class GroundTruthLocalisation(_GroundTruthBase):
     "n_jobs": _N_JOBS,
     "progress": [Boolean()],
     "convention": [Options(["paper", "object", "pixel"])],
+    "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+    "seed": [Interval(numbers.Integral, 0, None), None],
 })
 def ground_truth_leaderboard(
     explanations: dict,
@@ -1016,6 +1023,8 @@ def ground_truth_leaderboard(
     n_jobs: int = 1,
     progress: bool = False,
     convention: str = "paper",
+    confidence: float = 0.95,
+    seed: Optional[int] = 0,
 ):
     """Rank explainers by their distance to the exact ground truth.
 
@@ -1038,13 +1047,22 @@ def ground_truth_leaderboard(
         As in :func:`emd` (``resize`` for the EMD).
     kl_resize
         ``resize`` of :func:`kl_divergence` (default None: full resolution).
+    confidence
+        Level of the intervals over the images, in (0, 1).
+    seed
+        Seed of the bootstrap intervals and permutation tests.
 
     Returns
     -------
     table : pandas.DataFrame
         One row per explainer, sorted by mean EMD (best first): mean EMD and KL (lower
         is better), and the localisation means (higher is better) when ``masks`` is
-        given. NaN scores (all-zero maps) are skipped in the means.
+        given; then, for each measure, the bounds of its interval over the images
+        (``'<measure> ci_low'``, ``'<measure> ci_high'``: BCa bootstrap, Wilson for the
+        pointing game). NaN scores (all-zero maps) are skipped in the means.
+        ``table.attrs['comparisons']`` maps each measure to the
+        :class:`~xplique_ext.compare.ComparisonFrame` of the explainers (paired tests,
+        Holm-corrected: which explainers do not differ).
     per_sample : dict
         Measure name -> explainer name -> scores (N,), for plots and tests.
 
@@ -1092,6 +1110,27 @@ def ground_truth_leaderboard(
         for name in explanations
     }
     table = pd.DataFrame.from_dict(rows, orient="index")
+    comparisons = _leaderboard_comparisons(per_sample, confidence, seed)
+    for m, frame in comparisons.items():
+        bounds = frame.explainers
+        table[f"{m} ci_low"] = bounds["ci_low"]
+        table[f"{m} ci_high"] = bounds["ci_high"]
     table = table.sort_values(table.columns[0])
     table.index.name = "explainer"
+    table.attrs["comparisons"] = comparisons
     return table, per_sample
+
+
+def _leaderboard_comparisons(per_sample: dict, confidence: float, seed: Optional[int]):
+    """Measure -> :class:`~xplique_ext.compare.ComparisonFrame` of the explainers."""
+    from ..compare import compare_scores
+
+    out = {}
+    for m, by_name in per_sample.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out[m] = compare_scores(
+                by_name, higher_is_better=m not in ("EMD", "KL"),
+                proportion=m == "pointing game", confidence=confidence, seed=seed, name=m,
+            )
+    return out

@@ -669,6 +669,12 @@ class PERCY(BaseAttributionMetric):
             out[i] = np.asarray(e, dtype=np.float64)
         return out
 
+    def _is_proportion(self) -> bool:
+        """PERCY(S) is the proportion of consistent sentences (Eq. 7): :meth:`summary`
+        gives the Wilson interval when every sentence scores 0 or 1 (a sentence with
+        several structures can score 0.5: then the bootstrap)."""
+        return True
+
     @property
     def accuracy(self) -> float:
         """Accuracy of the classifier on all N sentences (to report next to PERCY)."""

@@ -17,13 +17,19 @@ Adapters
     :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
 
 The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
-:func:`evaluate_rules`, is ``tests/rules/reference.py``.
+:func:`evaluate_rules`, is ``tests/rules/rules_reference.py``.
+
+Modules: :mod:`~xplique_ext.rules.dataset` (the data model and the encoding of values),
+:mod:`~xplique_ext.rules.datafile` (reading and writing ``.data`` files),
+:mod:`~xplique_ext.rules.on_dask` (Dask: :func:`read_data_dask` and the partitioned
+evaluation, imported only when Dask is used).
 
 No TensorFlow is needed by this sub-package.
 """
 
 from .checking import check_rules
-from .dataset import Column, Dataset, parse_data, read_data, read_data_dask, write_data
+from .datafile import parse_data, read_data, write_data
+from .dataset import Column, Dataset
 from .errors import DataParseError, NamesParseError, ParseError, RuleParseError
 from .evaluation import (
     MODES,
@@ -99,3 +105,12 @@ __all__ = [
     "write_names",
     "write_rules",
 ]
+
+
+def __getattr__(name):
+    # read_data_dask lives in the Dask module, imported only when it is asked for
+    if name == "read_data_dask":
+        from .on_dask import read_data_dask
+
+        return read_data_dask
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

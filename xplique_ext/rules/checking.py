@@ -13,6 +13,7 @@ from typing import Union
 
 import pandas as pd
 
+from ..commons.params import InstanceOf, validate_params
 from .errors import RuleParseError
 from .names import Attribute, Names
 
@@ -100,6 +101,12 @@ def describe_domain(attribute: Attribute) -> str:
     }.get(attribute.type, "a value")
 
 
+@validate_params(
+    {
+        "rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this module)
+        "names": [InstanceOf(Names, description="a Names object")],
+    }
+)
 def check_rules(rules, names: Names) -> None:
     """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
     ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.

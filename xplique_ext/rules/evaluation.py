@@ -28,6 +28,7 @@ Semantics (section 3 and the worked example of section 5 of the report)
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -35,10 +36,11 @@ import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
+from ..commons.params import ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset, import_dask
+from .dataset import Dataset
 from .errors import DataParseError
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
@@ -53,10 +55,18 @@ __all__ = [
     "covered_mask",
     "RuleMetrics",
     "check_mode",
+    "check_label_classes",
 ]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
+
+
+#: The declared constraints shared by the rules' entry points
+#: (:func:`~xplique_ext.commons.params.validate_params`).
+MODE = [Options(MODES)]
+RULES = [InstanceOf(RuleSet, description="a RuleSet")]
+NAMES_OR_NONE = [InstanceOf(Names, description="a Names object"), None]
 
 
 def check_mode(mode: Any) -> str:
@@ -248,8 +258,42 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
     compiled, default = compile_rules(rules, data.names)
     data, y, dropped = _labelled(data, labels, coded)
     if dropped:
-        _warn_dropped(dropped, stacklevel=4)
+        _warn_dropped(dropped, stacklevel=5)
+    if labels is not None:
+        check_label_classes([rule.head for rule in compiled], y, "labels", stacklevel=4)
     return compiled, default, data, y
+
+
+def check_label_classes(heads: Sequence[Any], labels: Any, name: str, stacklevel: int) -> None:
+    """Check labels a user passed against the classes the rule heads name (compared as
+    text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
+    labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
+    classes expected and those received; head classes the labels never hold are a
+    warning naming them (their rules count no example with ``H`` true)."""
+    expected = sorted({label_text(head) for head in heads})
+    values = np.asarray(labels)
+    if not expected or values.size == 0:
+        return
+    distinct = np.unique(values) if values.dtype.kind in "fiub" else pd.unique(values)
+    received = sorted({label_text(v) for v in distinct if v is not None and v == v})
+    never = [c for c in expected if c not in set(received)]
+    if len(never) == len(expected):
+        raise ValueError(
+            f"`{name}` share no class with the rule heads: expected labels among "
+            f"{_shown(expected)}, got {_shown(received)}"
+        )
+    if never:
+        warnings.warn(
+            f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
+            f"hold {_shown(received)}): those rules count no example with H true",
+            XpliqueExtWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _shown(classes: Sequence[str], most: int = 10) -> str:
+    shown = ", ".join(repr(c) for c in classes[:most])
+    return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
 
 
 def _warn_dropped(dropped: int, stacklevel: int) -> None:
@@ -366,6 +410,16 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return blocks
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+        "mode": MODE,
+        "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+        "n_classes": [Interval(numbers.Integral, 1, None), None],
+        "names": NAMES_OR_NONE,
+    }
+)
 def evaluate_rules(
     rules: RuleSet,
     data: Any,
@@ -396,7 +450,9 @@ def evaluate_rules(
         (Algorithm 2) or ``"inter-class"`` (Algorithm 3).
     labels
         Optional ``(N,)`` labels compared with the heads instead of the class column, for
-        instance a black box's predictions (rule fidelity).
+        instance a black box's predictions (rule fidelity). Labels that share no class
+        with the heads (compared as text, ``1.0`` matching ``"1"``) are refused; head
+        classes they never hold are named in a warning.
     n_classes
         Classes for the Laplace accuracy (default: the size of the class domain, or the
         number of distinct labels).
@@ -445,8 +501,12 @@ def evaluate_rules(
         return RuleEvaluation._from_counts(
             rules, mode, counts, n_classes, names_file=data.names.file, data_file=data.file
         )
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
+    return _evaluate_partitioned(rules, data, mode, labels, n_classes, names)
+
+
+def _evaluate_partitioned(rules, data, mode, labels, n_classes, names) -> RuleEvaluation:
+    """:func:`evaluate_rules` on an iterable of chunks or a Dask DataFrame: the counts of
+    every part, summed."""
     if _is_dask_collection(data):
         kind = "Dask DataFrame"
     elif _is_chunks(data):
@@ -462,10 +522,10 @@ def evaluate_rules(
             f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
             "compare with the heads in the class column of the chunks instead"
         )
-    if names is not None and not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     if kind == "Dask DataFrame":
-        parts, names, file = _dask_counts(rules, data, mode, names)
+        from .on_dask import dask_counts
+
+        parts, names, file = dask_counts(rules, data, mode, names, _evaluate_partition)
     else:
         parts, names, file = _chunk_counts(rules, data, mode, names)
     if parts:
@@ -479,7 +539,7 @@ def evaluate_rules(
         dropped += part["dropped"]
         seen |= part["labels"]
     if dropped:
-        _warn_dropped(dropped, stacklevel=2)
+        _warn_dropped(dropped, stacklevel=4)
     if n_classes is None:
         attribute = names.class_attribute
         if attribute is not None and attribute.values is not None:
@@ -647,23 +707,6 @@ def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: N
     return _partition_counts(compiled, data, mode)
 
 
-def _dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names]):
-    """Counts of every partition, computed in parallel by Dask's current scheduler (a
-    ``distributed`` client when one is active)."""
-    dask = import_dask()
-    if names is None:
-        raise ValueError(
-            "`names` is required with a Dask DataFrame (read it with read_names): the "
-            "domains must be the same in every partition"
-        )
-    compile_rules(rules, names)  # a rule that does not fit the names fails here, at once
-    tasks = [
-        dask.delayed(_evaluate_partition)(rules, part, mode, names, number)
-        for number, part in enumerate(frame.to_delayed())
-    ]
-    return list(dask.compute(*tasks)), names, None
-
-
 def _n_classes(data: Dataset, y: np.ndarray) -> int:
     attribute = data.names.class_attribute
     if attribute is not None and attribute.values is not None and data.has_labels:
@@ -686,6 +729,7 @@ def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.
     return masks
 
 
+@validate_params({"rules": RULES, "data": [InstanceOf(Dataset, description="a Dataset")]})
 def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     """``(N,)``: whether at least one rule (DEFAULT excluded) covers each example (a test
     on an unknown value counting as true)."""
@@ -696,6 +740,16 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     return covered
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+        "mode": MODE,
+        "weights": "no_validation",  # a callable, or 3 finite numbers: checked below
+        "missing": "no_validation",  # any value, returned as it is
+        "names": NAMES_OR_NONE,
+    }
+)
 def predict_rules(
     rules: RuleSet,
     data: Dataset,
@@ -781,6 +835,14 @@ def predict_rules(
             out[new] = rule.head
             decided |= mask
         return out
+    return _vote(compiled, masks, weights, out, numeric)
+
+
+def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool) -> np.ndarray:
+    """Unordered predictions written into ``out``: the weighted mean of the covering
+    heads (numeric heads), or the class with the largest total weight of covering rules
+    (ties to the class of the first such rule)."""
+    n = len(out)
     if numeric:
         total = np.zeros(n)
         weight = np.zeros(n)
@@ -818,24 +880,9 @@ def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series
 
 def _predict_partitioned(rules, data, mode, weights, missing, names):
     if _is_dask_collection(data):
-        import_dask()
-        if not isinstance(names, Names):
-            raise ValueError(
-                "`names` is required with a Dask DataFrame (read it with read_names), got "
-                f"{type(names).__name__}"
-            )
-        compiled, default = compile_rules(rules, names)
-        numeric = (
-            all(isinstance(r.head, float) for r in compiled)
-            and (default is None or isinstance(default, float))
-            and len(compiled) + (default is not None) > 0
-            and names.class_attribute is not None
-            and names.class_attribute.is_numeric
-        )
-        meta = pd.Series([], dtype=np.float64 if numeric else object)
-        return data.map_partitions(
-            _predict_partition, rules, names, mode, weights, missing, meta=meta
-        )
+        from .on_dask import dask_predictions
+
+        return dask_predictions(rules, data, mode, weights, missing, names, _predict_partition)
     if not _is_chunks(data):
         raise TypeError(
             "`data` must be a Dataset, a Dask DataFrame or an iterable of chunks, got "
@@ -896,6 +943,14 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
+    @validate_params(
+        {
+            "rules": RULES,
+            "mode": MODE,
+            "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+            "measure": [Options(MEASURES)],
+        }
+    )
     def __init__(
         self,
         rules: RuleSet,
@@ -904,13 +959,9 @@ class RuleMetrics(BaseMetric):
         zero_division="warn",
         measure: str = "WRAcc",
     ) -> None:
-        if not isinstance(rules, RuleSet):
-            raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
         self.rules = rules
-        self.mode = check_mode(mode)
+        self.mode = mode
         self.zero_division = check_zero_division(zero_division)
-        if measure not in MEASURES:
-            raise ValueError(f"`measure` must be one of {list(MEASURES)}, got {measure!r}")
         self.measure = measure
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 

@@ -8,6 +8,9 @@ import shutil
 from importlib import resources
 from typing import List, Tuple, Union
 
+from ..commons.params import Options, validate_params
+from .validation import PATH
+
 __all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
 
 #: Files shipped in ``xplique_ext/rules/data``.
@@ -27,6 +30,7 @@ VOYAGE_RULES = {
 }
 
 
+@validate_params({"name": [Options(EXAMPLE_FILES)]})
 def example_path(name: str) -> str:
     """Path of a shipped example file (one of :data:`EXAMPLE_FILES`).
 
@@ -35,11 +39,10 @@ def example_path(name: str) -> str:
     >>> os.path.basename(example_path("voyage.names"))
     'voyage.names'
     """
-    if name not in EXAMPLE_FILES:
-        raise ValueError(f"`name` must be one of {list(EXAMPLE_FILES)}, got {name!r}")
     return str(resources.files("xplique_ext.rules").joinpath("data", name))
 
 
+@validate_params({"directory": [PATH]})
 def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
     """Copy the example files into ``directory`` (created if needed); returns the paths."""
     os.makedirs(directory, exist_ok=True)
@@ -51,6 +54,7 @@ def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
     return paths
 
 
+@validate_params({"mode": [Options(list(VOYAGE_RULES))], "split": [Options(["test", "train"])]})
 def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, Dataset]:  # noqa: F821
     """The voyage rules of ``mode`` and the ``test`` (Table 6) or ``train`` (Table 5) examples.
 
@@ -60,13 +64,9 @@ def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, 
     >>> len(rules), data.n_examples
     (4, 15)
     """
-    from .dataset import read_data
-    from .evaluation import check_mode
+    from .datafile import read_data
     from .pbm import read_rules
 
-    mode = check_mode(mode)
-    if split not in ("test", "train"):
-        raise ValueError(f"`split` must be 'test' or 'train', got {split!r}")
     data = read_data(
         example_path("voyage.test" if split == "test" else "voyage.data"),
         example_path("voyage.names"),

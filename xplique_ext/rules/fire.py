@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..commons.metric import BaseMetric
+from ..commons.params import validate_params
 from .fire_functions import (
     FIRE_EXPONENT,
     ArrayLike,
@@ -25,6 +26,7 @@ from .fire_functions import (
     fire_score,
     qs_score,
 )
+from .validation import PSI
 
 __all__ = [
     "FiRe",
@@ -90,6 +92,7 @@ class FiRe(BaseMetric):
 
     higher_is_better = False
 
+    @validate_params({"psi": [PSI]})
     def __init__(self, psi: float = 1.0) -> None:
         self.psi = check_psi(psi)
 

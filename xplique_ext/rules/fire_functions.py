@@ -14,14 +14,14 @@ that overflows float64 (losses near 1e308, or ``r / psi`` beyond it) is NaN with
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any, Union
 
 import numpy as np
 
+from ..commons.params import check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import as_real_array, broadcast_shape
+from .validation import PSI, REAL_ARRAY, as_real_array, broadcast_shape
 
 __all__ = [
     "FIRE_EXPONENT",
@@ -54,12 +54,7 @@ def check_psi(psi: Any, name: str = "psi") -> float:
     >>> check_psi(2)
     2.0
     """
-    if isinstance(psi, (bool, np.bool_)) or not isinstance(psi, numbers.Real):
-        raise TypeError(f"`{name}` must be a real number > 0, got {psi!r} ({type(psi).__name__})")
-    psi = float(psi)
-    if not np.isfinite(psi) or psi <= 0:
-        raise ValueError(f"`{name}` must be a finite real number > 0 (Eq. 1), got {psi}")
-    return psi
+    return check_param(psi, name, [PSI])
 
 
 def _check_domain(array: np.ndarray, name: str, low: float, what: str) -> None:
@@ -89,7 +84,7 @@ def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
             f"{what} overflows float64 ({count} of {values.size} values): the inputs are "
             "too large to be scored and the scores are set to NaN",
             UndefinedScoreWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         values = np.where(bad, np.nan, values)
     return values
@@ -101,6 +96,7 @@ def _result(values: np.ndarray, *inputs: Any) -> Union[float, np.ndarray]:
     return values
 
 
+@validate_params({"psi": [PSI], "predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY]})
 def fire_score(
     psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -137,6 +133,9 @@ def fire_score(
     return _result(values, predictive_loss, readability_loss)
 
 
+@validate_params(
+    {"predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "coverage": [REAL_ARRAY]}
+)
 def qs_score(
     predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
 ) -> Union[float, np.ndarray]:
@@ -178,6 +177,7 @@ def qs_score(
     return _result(values, predictive_loss, readability_loss, coverage)
 
 
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
 def fire_equilibrium_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -213,6 +213,7 @@ def fire_equilibrium_alpha(
     return _result(alpha, beta, readability_loss)
 
 
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
 def fire_compensation_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
 ) -> Union[float, np.ndarray]:
@@ -236,6 +237,14 @@ def fire_compensation_alpha(
     )
 
 
+@validate_params(
+    {
+        "psi": [PSI],
+        "predictive_loss": [REAL_ARRAY],
+        "readability_loss": [REAL_ARRAY],
+        "readability_grid": [REAL_ARRAY],
+    }
+)
 def fire_isoline(
     psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
 ) -> np.ndarray:

@@ -13,8 +13,9 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
+from ..commons.params import Interval, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from .validation import as_real_array, broadcast_shape
+from .validation import REAL_ARRAY, broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
@@ -107,6 +108,12 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [REAL_ARRAY])
+
+
+@validate_params(  # zero_division: 'warn', 'nan' or a number, by check_zero_division
+    {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": "no_validation"}
+)
 def rule_measures(
     bh,
     bhbar,
@@ -180,18 +187,34 @@ def rule_measures(
     (0.75, 0.833, 0.083)
     """
     zero_division = check_zero_division(zero_division)
-    if isinstance(n_classes, (bool, np.bool_)) or not isinstance(n_classes, numbers.Integral):
-        raise TypeError(f"`n_classes` must be an integer, got {n_classes!r}")
-    if n_classes < 1:
-        raise ValueError(f"`n_classes` must be >= 1, got {n_classes}")
-    names = ("bh", "bhbar", "bbarh", "bbarhbar")
-    arrays = {name: as_real_array(c, name) for name, c in zip(names, (bh, bhbar, bbarh, bbarhbar))}
+    arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
     for name, cell in arrays.items():
         if not np.all(np.isfinite(cell)) or np.any(cell < 0):
             raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
     cells = np.broadcast_arrays(*arrays.values())
     bh, bhbar, bbarh, bbarhbar = cells
+    out, undefined = _formulas(bh, bhbar, bbarh, bbarhbar, n_classes)
+    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
+    if counts:
+        if zero_division == "warn":
+            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
+            warnings.warn(
+                "some rule measures are undefined (a zero denominator: a rule that covers no "
+                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+                "`zero_division` to choose another value.",
+                UndefinedScoreWarning,
+                stacklevel=3,  # above the declaration's wrapper
+            )
+        elif zero_division != "nan":
+            for name, mask in undefined.items():
+                out[name] = np.where(mask, zero_division, out[name])
+    return {name: out[name] for name in MEASURES}
+
+
+def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
+    """Eq. 1-19 and the extra measures of the report, vectorised, and where each is
+    undefined (a zero denominator)."""
     n = bh + bhbar + bbarh + bbarhbar
     b = bh + bhbar
     bbar = bbarh + bbarhbar
@@ -255,19 +278,4 @@ def rule_measures(
         undefined["Lift"] = lift_den == 0
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = (b * bbar * h * hbar) == 0
-
-    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
-    if counts:
-        if zero_division == "warn":
-            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-            warnings.warn(
-                "some rule measures are undefined (a zero denominator: a rule that covers no "
-                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-                "`zero_division` to choose another value.",
-                UndefinedScoreWarning,
-                stacklevel=2,
-            )
-        elif zero_division != "nan":
-            for name, mask in undefined.items():
-                out[name] = np.where(mask, zero_division, out[name])
-    return {name: out[name] for name in MEASURES}
+    return out, undefined

@@ -33,8 +33,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ..commons.params import InstanceOf, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
+from .validation import PATH, TEXT
 
 __all__ = [
     "Attribute",
@@ -496,6 +498,7 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
     return tuple(extended)
 
 
+@validate_params({"text": [TEXT], "file": [TEXT]})
 def parse_names(text: str, file: str = "<string>") -> Names:
     """Read ``.names`` declarations from a string.
 
@@ -585,6 +588,7 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     return Names(attributes, class_name, file=file)
 
 
+@validate_params({"path": [PATH]})
 def read_names(path: Union[str, os.PathLike]) -> Names:
     """Read a ``.names`` file (UTF-8, Latin-1 accepted as a fallback).
 
@@ -597,6 +601,7 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
     return parse_names(read_text(path), file=os.fspath(path))
 
 
+@validate_params({"names": [InstanceOf(Names, description="a Names object")], "path": [PATH]})
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
     with open(path, "w", encoding="utf-8") as handle:

@@ -36,11 +36,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from ..commons.params import InstanceOf, validate_params
 from ..commons.validation import check_int
 from .checking import check_rules
 from .errors import RuleParseError
 from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
+from .validation import PATH, TEXT
 
 __all__ = [
     "Condition",
@@ -693,6 +695,7 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     return PBMHeader(**fields)
 
 
+@validate_params({"text": [TEXT], "file": [TEXT]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """Read PBM rules (plain or extended) from a string.
 
@@ -742,6 +745,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         ) from None
 
 
+@validate_params({"path": [PATH]})
 def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     """Read a PBM rule file.
 
@@ -755,6 +759,13 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
+@validate_params(
+    {
+        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
+        "path": [PATH],
+        "evaluation": "no_validation",  # checked by RuleSet.write
+    }
+)
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)

@@ -9,11 +9,13 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..commons.params import ArrayLike, Boolean, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from .dataset import Dataset
-from .evaluation import check_mode, label_text, predict_rules
-from .fire_functions import check_psi, fire_score, qs_score
+from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
+from .fire_functions import fire_score, qs_score
 from .pbm import RuleSet
+from .validation import PSI
 
 __all__ = ["RuleSetScore", "score_rules"]
 
@@ -79,6 +81,17 @@ def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
+@validate_params(
+    {
+        "rules": RULES,
+        "data": "no_validation",  # a Dataset, a DataFrame or an array: checked below
+        "reference": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+        "psi": [PSI],
+        "mode": MODE,
+        "count_default": [Boolean()],
+        "feature_names": "no_validation",  # with an array `data` only: checked below
+    }
+)
 def score_rules(
     rules: RuleSet,
     data: Any,
@@ -100,7 +113,9 @@ def score_rules(
         attributes, or an array ``(N, F)`` with ``feature_names``.
     reference
         ``(N,)`` outputs to match: the black box's predictions (fidelity) or the true
-        labels. By default the class column of ``data``.
+        labels. By default the class column of ``data``. For classification, values that
+        share no class with the heads are refused, head classes they never hold named in
+        a warning (as ``labels`` of :func:`~xplique_ext.rules.evaluate_rules`).
     psi
         FiRe's trade-off (> 0).
     mode
@@ -129,11 +144,8 @@ def score_rules(
     >>> score.readability_loss, round(score.predictive_loss, 3)
     (4.0, 0.2)
     """
-    psi = check_psi(psi)
-    mode = check_mode(mode)
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     data = _as_dataset(data, rules, feature_names)
+    given = reference is not None
     if reference is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `reference`")
@@ -149,6 +161,28 @@ def score_rules(
     predictions = predict_rules(rules, data, mode)
     heads_numeric = all(_is_number(rule.head) for rule in rules.all_rules)
     regression = heads_numeric and reference.dtype.kind == "f"
+    predicted, known, errors = _errors(rules, predictions, reference, regression, given)
+    scored = predicted & known
+    n = int(scored.sum())
+    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    task = "regression" if regression else "classification"
+    if n == 0:
+        warnings.warn(
+            "no example gets both a prediction and a reference value: the predictive loss "
+            "is undefined (NaN)",
+            UndefinedScoreWarning,
+            stacklevel=3,
+        )
+        nan = float("nan")
+        return RuleSetScore(nan, r, coverage, nan, nan, psi, task, 0)
+    p = float(errors[scored].mean())
+    fire, qs = float(fire_score(psi, p, r)), float(qs_score(p, r, coverage))
+    return RuleSetScore(p, r, coverage, fire, qs, psi, task, n)
+
+
+def _errors(rules: RuleSet, predictions, reference, regression: bool, given: bool):
+    """Which examples have a prediction, which a reference value, and the error of each:
+    the absolute difference (regression) or 0/1 (labels compared as text)."""
     if regression:
         if predictions.dtype.kind != "f":  # heads kept as text when no numeric class is declared
             predictions = np.array(
@@ -160,37 +194,10 @@ def score_rules(
     else:
         predicted = np.array([not _missing(v) for v in predictions.tolist()], dtype=bool)
         known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
+        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
+            heads = [rule.head for rule in rules.all_rules]
+            check_label_classes(heads, reference[known], "reference", stacklevel=4)
         pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
         ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
         errors = (pred_text != ref_text).astype(np.float64)
-    scored = predicted & known
-    n = int(scored.sum())
-    coverage = float(predicted[known].mean()) if known.any() else float("nan")
-    if n == 0:
-        warnings.warn(
-            "no example gets both a prediction and a reference value: the predictive loss "
-            "is undefined (NaN)",
-            UndefinedScoreWarning,
-            stacklevel=2,
-        )
-        return RuleSetScore(
-            float("nan"),
-            r,
-            coverage,
-            float("nan"),
-            float("nan"),
-            psi,
-            "regression" if regression else "classification",
-            0,
-        )
-    p = float(errors[scored].mean())
-    return RuleSetScore(
-        predictive_loss=p,
-        readability_loss=r,
-        coverage=coverage,
-        fire=float(fire_score(psi, p, r)),
-        qs=float(qs_score(p, r, coverage)),
-        psi=psi,
-        task="regression" if regression else "classification",
-        n_examples=n,
-    )
+    return predicted, known, errors

@@ -12,12 +12,14 @@ This module is the lowest floor of the rule files: it imports nothing from the p
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import re
 from dataclasses import dataclass
 from typing import Collection, Optional, Pattern, Tuple, Union
 
-__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "quote", "read_text", "scan_quoted"]
+__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted"]
 
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -104,8 +106,39 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
             j += 1
 
 
+def _latin1(error: UnicodeDecodeError):
+    """Decode bytes that are not UTF-8 as Latin-1 (``codecs`` error handler)."""
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+_LATIN1_FALLBACK = "xplique_ext.latin-1"
+codecs.register_error(_LATIN1_FALLBACK, _latin1)
+
+
+def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWrapper:
+    """Open a text input of the rule files (``.names``, ``.data``, PBM) for reading: the
+    one opener of every reader.
+
+    The text is UTF-8, a byte-order mark (``\ufeff``, as some editors save) skipped;
+    bytes that are not UTF-8 are read as Latin-1. New lines are not translated (the
+    readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
+
+    Parameters
+    ----------
+    source
+        A path, or a binary file object (closed with the text stream).
+
+    Raises
+    ------
+    OSError
+        When the file cannot be opened (its ``filename`` is ``source``).
+    """
+    binary = open(source, "rb") if isinstance(source, (str, bytes, os.PathLike)) else source
+    return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
+
+
 def read_text(path: Union[str, os.PathLike]) -> str:
-    """The text of a file, decoded as UTF-8, or as Latin-1 when it is not valid UTF-8.
+    """The text of a file, opened by :func:`open_text`.
 
     Raises
     ------
@@ -118,9 +151,5 @@ def read_text(path: Union[str, os.PathLike]) -> str:
     >>> read_text(example_path("voyage.names")).startswith("| The voyage example")
     True
     """
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    with open_text(path) as handle:
+        return handle.read()

@@ -1,46 +1,85 @@
-"""Checks of the numeric arguments of the rule metrics (FiRe, Qs, rule measures, plots).
+"""The declared constraints of the rule metrics' numeric arguments (FiRe, Qs, rule
+measures, plots), on the validation layer :mod:`xplique_ext.commons.params`.
 
 Booleans are never taken for numbers: ``True`` where a loss, a count or a trade-off is
 expected is a :class:`TypeError` naming the parameter, as is a string or a complex number.
-Arrays that do not broadcast together are a :class:`ValueError` naming every parameter
-with its shape, not NumPy's broadcast message.
+Arrays that do not broadcast together (a relation between parameters, not a constraint of
+one) are a :class:`ValueError` naming every parameter with its shape, not NumPy's
+broadcast message.
 """
 
 from __future__ import annotations
 
+import numbers
+import os
 from typing import Any, Tuple
 
 import numpy as np
 
-__all__ = ["as_real_array", "check_real", "broadcast_shape"]
+from ..commons.params import ArrayLike, InstanceOf, Interval, Mismatch, check_param, describe
+
+__all__ = ["PATH", "PSI", "REAL_ARRAY", "TEXT", "as_real_array", "check_real", "broadcast_shape"]
 
 
 def _holds_bool(value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return True
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "b":
-            return True
         return value.dtype.kind == "O" and any(_holds_bool(v) for v in value.ravel().tolist())
     if isinstance(value, (list, tuple)):
         return any(_holds_bool(v) for v in value)
     return False
 
 
-def _received(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+class _RealArray(ArrayLike):
+    """A real number or an array of real numbers as a float64 array: booleans refused,
+    also inside a list or an object array (NumPy would read ``[0.5, True]`` as
+    ``[0.5, 1.0]``); an object array of real numbers is converted."""
+
+    def __init__(self) -> None:
+        super().__init__(kind="real", dtype=np.float64)
+        self.description = "a real number or an array of real numbers (not booleans)"
+
+    def check(self, value):
+        if _holds_bool(value):
+            raise Mismatch(self.description, describe(value), False)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+            try:
+                value = value.astype(np.float64)
+            except (TypeError, ValueError):
+                raise Mismatch(self.description, describe(value), False) from None
+        return super().check(value)
+
+    def invalid_values(self):
+        return [*super().invalid_values(), [0.5, True]]
+
+
+#: A real number or an array of real numbers (booleans refused), as a float64 array.
+REAL_ARRAY = _RealArray()
+
+
+class _Psi(Interval):
+    """FiRe's trade-off: a finite real number > 0 (Eq. 1)."""
+
+    def __init__(self) -> None:
+        super().__init__(numbers.Real, 0, None, closed="neither")
+        self.description = self.bounds = "a finite real number > 0 (Eq. 1)"
+
+
+#: FiRe's trade-off ``psi``.
+PSI = _Psi()
+#: A file's path.
+PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
+#: A text (a file's content, or its name in messages).
+TEXT = InstanceOf(str, description="a string")
 
 
 def as_real_array(value: Any, name: str) -> np.ndarray:
-    """``value`` as a float64 array, or a TypeError naming ``name``.
-
-    Accepts real numbers, sequences and arrays of real numbers (integer or floating point,
-    NumPy arrays, tensors with ``__array__``); rejects booleans (also inside sequences),
-    strings, complex numbers, dates and objects that are not numbers. The input is never
-    modified (a float64 array is returned as is, read only by the callers).
+    """``value`` as a float64 array, checked by the declared constraint
+    :data:`REAL_ARRAY` (:func:`~xplique_ext.commons.params.check_param`): a TypeError
+    naming ``name`` for booleans (also inside object arrays), strings, complex numbers
+    and objects that are not numbers. An object array of real numbers is converted
+    first. The input is never modified.
 
     Examples
     --------
@@ -49,21 +88,9 @@ def as_real_array(value: Any, name: str) -> np.ndarray:
     >>> as_real_array(True, "p")
     Traceback (most recent call last):
     ...
-    TypeError: `p` must be a real number or an array of real numbers, got True (bool); booleans are not numbers here
+    TypeError: `p` must be a real number or an array of real numbers (not booleans), got True (bool)
     """
-    expected = f"`{name}` must be a real number or an array of real numbers"
-    if _holds_bool(value):
-        raise TypeError(f"{expected}, got {_received(value)}; booleans are not numbers here")
-    try:
-        raw = np.asarray(value)
-    except (TypeError, ValueError):  # ragged sequences
-        raise TypeError(f"{expected}, got {_received(value)}") from None
-    if raw.dtype.kind not in "iufO":
-        raise TypeError(f"{expected}, got {_received(value)} of dtype {raw.dtype}")
-    try:
-        return np.asarray(raw, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{expected}, got {_received(value)}") from None
+    return check_param(value, name, [REAL_ARRAY])
 
 
 def check_real(value: Any, name: str) -> float:

@@ -3,14 +3,17 @@
 Tokens, a seedable sentence generator with a shipped sentiment lexicon, the paper's CNN
 and LSTM backbones, a bag-of-words logistic model with known token contributions, token
 attributions from LIME, SHAP and Integrated Gradients, the Local Lipschitz estimate,
-agreement between frameworks, token highlighting plots, the loaders of the paper's
-datasets (SST-2, Sentiment140), and keras-hub transformers (see :mod:`.hub`). The metric
-itself is :class:`xplique_ext.metrics.PERCY`.
+iterative rule knowledge distillation (Hu et al. 2016), agreement between frameworks,
+token highlighting plots, the loaders of the paper's datasets (SST-2, Sentiment140),
+and keras-hub transformers (see :mod:`.hub`). The metric itself is
+:class:`xplique_ext.metrics.PERCY`.
 """
 
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
+from .distillation import distillation_pi, rule_conjuncts, rule_teacher
+from .embeddings import load_word_vectors, set_embedding
 from .explainers import (
     IntegratedGradientsTokenExplainer,
     LimeTokenExplainer,
@@ -47,6 +50,7 @@ __all__ = [
     "Lexicon",
     "LimeTokenExplainer",
     "LocalLipschitzEstimate",
+    "RuleDistillation",
     "RuleTable",
     "ShapTokenExplainer",
     "TextClassifier",
@@ -55,11 +59,13 @@ __all__ = [
     "adapt_text_model",
     "build_cnn_classifier",
     "build_lstm_classifier",
+    "distillation_pi",
     "find_keyword",
     "generate_sentences",
     "highlight_html",
     "load_lexicon",
     "load_sentiment_dataset",
+    "load_word_vectors",
     "make_vectorizer",
     "normalize_token",
     "percy_examples_html",
@@ -70,6 +76,19 @@ __all__ = [
     "plot_lipschitz",
     "plot_percy_scores",
     "resolve_rules",
+    "rule_conjuncts",
+    "rule_teacher",
+    "set_embedding",
     "train_classifier",
     "whitespace_tokens",
 ]
+
+
+def __getattr__(name: str):
+    # RuleDistillation subclasses keras.Model: resolved on first use, so that
+    # ``import xplique_ext.text`` loads no TensorFlow.
+    if name == "RuleDistillation":
+        from . import distillation
+
+        return distillation.RuleDistillation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,182 @@
+"""compare(): finds a planted difference, keeps its false positives at alpha, Holm across
+pairs, proportions through the permutation test, a plot."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from xplique_ext.commons.metric import BaseMetric
+from xplique_ext.commons.warnings import UndefinedScoreWarning
+from xplique_ext.compare import ComparisonFrame, compare, compare_scores
+
+matplotlib.use("Agg")
+
+
+class Scores(BaseMetric):
+    """A metric whose 'explanations' are the per-input scores themselves."""
+
+    def __init__(self, higher_is_better=True, proportion=False, seed=None):
+        self.higher_is_better = higher_is_better
+        self.proportion = proportion
+        self.seed = seed
+
+    def _is_proportion(self):
+        return self.proportion
+
+    def detailed_evaluate(self, explanations):
+        return np.asarray(explanations, dtype=float)
+
+
+def _input_effects(rep, n=40):
+    # inputs differ a lot (the per-input effect), explainers a little: a paired design
+    rng = np.random.default_rng([3, rep])
+    return rng.normal(0, 1.0, n), rng
+
+
+def test_compare_finds_a_planted_shift():
+    base, rng = _input_effects(0)
+    good = base + 0.3 + rng.normal(0, 0.3, base.size)
+    bad = base + rng.normal(0, 0.3, base.size)
+    table = compare(Scores(), {"good": good, "bad": bad}, n_resamples=999)
+    assert isinstance(table, ComparisonFrame)
+    pair = table.pairs.loc["good - bad"]
+    assert pair["differs"] and pair["better"] == "good"
+    assert pair["p_holm"] < 0.01
+    assert pair["test"] == "Wilcoxon signed-rank"
+    assert pair["ci_low"] <= 0.3 <= pair["ci_high"]
+    assert pair["estimate"] == pytest.approx(np.mean(good - bad))
+    ranks = table.explainers["rank"]
+    assert ranks["good"] == 1 and ranks["bad"] == 2
+    # the unpaired intervals overlap (inputs vary by 1.0): only the paired test sees it
+    e = table.explainers
+    assert e.loc["good", "ci_low"] < e.loc["bad", "ci_high"]
+
+
+def test_planted_shift_is_found_in_most_repetitions():
+    found = 0
+    for rep in range(50):
+        base, rng = _input_effects(rep)
+        t = compare_scores({"a": base + 0.3 + rng.normal(0, 0.3, 40),
+                            "b": base + rng.normal(0, 0.3, 40)},
+                           higher_is_better=True, n_resamples=199, seed=rep)
+        found += bool(t.pairs["differs"].iloc[0])
+    assert found >= 45, found  # power ~0.99 at this shift
+
+
+def test_false_positives_at_most_alpha_over_200_null_repetitions():
+    positives = family = 0
+    for rep in range(200):
+        base, rng = _input_effects(rep)
+        scores = {k: base + rng.normal(0, 0.3, 40) for k in ("a", "b", "c")}
+        t = compare_scores(scores, higher_is_better=True, n_resamples=199, seed=rep)
+        pairs = t.pairs
+        positives += bool(pairs.loc["a - b", "p_value"] <= 0.05)  # one pair, no correction
+        family += bool(pairs["differs"].any())  # three pairs under Holm
+    assert positives / 200 <= 0.07, positives / 200
+    assert family / 200 <= 0.07, family / 200
+
+
+def test_proportions_use_the_paired_permutation_test():
+    rng = np.random.default_rng(2)
+    hit_a = (rng.random(80) < 0.8).astype(float)
+    hit_b = np.where(rng.random(80) < 0.5, hit_a, 0.0)  # B misses where A hits, half the time
+    table = compare(Scores(proportion=True), {"A": hit_a, "B": hit_b}, n_resamples=999)
+    pair = table.pairs.iloc[0]
+    assert pair["test"] == "paired permutation (sign-flip)"
+    assert pair["differs"] and pair["better"] == "A"
+    assert table.explainers["method"].str.startswith("Wilson").all()
+    # the sign-flip test on a difference of +1 in k pairs and 0 elsewhere is the exact
+    # two-sided sign test: p = 2 * 0.5**k when every difference has the same sign
+    few = np.array([1.0, 1, 1, 1, 1, 0, 0])
+    t = compare_scores({"A": few, "B": np.zeros(7)}, higher_is_better=True,
+                       proportion=True, n_resamples=999)
+    assert t.pairs["p_value"].iloc[0] == pytest.approx(2 * 0.5 ** 5)
+
+
+def test_direction_ties_holm_and_indistinguishable():
+    base = np.linspace(0, 1, 30)
+    rng = np.random.default_rng(0)
+    scores = {"low": base, "lower too": base + rng.normal(0, 1e-3, 30), "high": base + 1}
+    t = compare_scores(scores, higher_is_better=False, n_resamples=199)
+    ranks = t.explainers["rank"]
+    assert ranks["high"] == 3 and set(ranks[["low", "lower too"]]) == {1.0, 2.0}
+    assert t.indistinguishable() == [("low", "lower too")]
+    assert t.pairs.loc["low - high", "better"] == "low"
+    from xplique_ext.commons.uncertainty import holm
+
+    np.testing.assert_allclose(t.pairs["p_holm"], holm(t.pairs["p_value"]))
+    # identical scores: no difference at all, p = 1, shared rank
+    same = compare_scores({"x": base, "y": base.copy()}, higher_is_better=True,
+                          n_resamples=199)
+    assert same.pairs["p_value"].iloc[0] == 1.0
+    assert list(same.explainers["rank"]) == [1.0, 1.0]
+
+
+def test_undefined_scores_are_left_out_pairwise():
+    a = np.array([0.1, 0.5, np.nan, 0.9, 0.3, 0.4])
+    b = np.array([0.2, np.nan, 0.3, 0.8, 0.1, 0.2])
+    with pytest.warns(UndefinedScoreWarning):
+        t = compare(Scores(), {"a": a, "b": b}, n_resamples=199)
+    pair = t.pairs.iloc[0]
+    assert (pair["n"], pair["n_undefined"]) == (4, 2)
+    assert pair["estimate"] == pytest.approx(np.mean([-0.1, 0.1, 0.2, 0.2]))
+    assert t.explainers.loc["a", "n_undefined"] == 1
+
+
+def test_same_seed_same_table_and_tidy_columns():
+    base, rng = _input_effects(1)
+    scores = {"a": base, "b": base + rng.normal(0.1, 0.2, base.size)}
+    one = compare(Scores(seed=5), scores, n_resamples=199)
+    two = compare(Scores(seed=5), scores, n_resamples=199)
+    pd.testing.assert_frame_equal(pd.DataFrame(one), pd.DataFrame(two))
+    assert list(one["kind"]) == ["explainer", "explainer", "pair"]
+    assert {"estimate", "ci_low", "ci_high", "rank", "p_value", "p_holm",
+            "differs"} <= set(one.columns)
+    assert isinstance(one.head(2), ComparisonFrame)
+
+
+def test_plot_draws_intervals_and_marks_indistinguishable_pairs():
+    import matplotlib.pyplot as plt
+
+    base = np.linspace(0, 1, 30)
+    noise = np.random.default_rng(0).normal(0, 1e-3, 30)
+    t = compare_scores({"a": base, "b": base + noise, "c": base + 1},
+                       higher_is_better=True, n_resamples=199)
+    ax = t.plot()
+    assert [label.get_text() for label in ax.get_yticklabels()] [0] == "c"
+    assert len(ax.lines) >= 1 and "do not differ" in ax.get_title()
+    plt.close("all")
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(TypeError, match="explanations_by_name"):
+        compare(Scores(), [np.zeros(3)])
+    with pytest.raises(ValueError, match="at least one"):
+        compare(Scores(), {})
+    with pytest.raises(TypeError, match="keys"):
+        compare(Scores(), {1: np.zeros(3)})
+    with pytest.raises(TypeError, match="detailed_evaluate"):
+        compare(object(), {"a": np.zeros(3)})
+    with pytest.raises(TypeError, match="higher_is_better"):
+        compare(Scores(higher_is_better=None), {"a": np.zeros(3)})
+    with pytest.raises(ValueError, match="same inputs"):
+        compare_scores({"a": np.zeros(3), "b": np.zeros(4)}, higher_is_better=True)
+    with pytest.raises(ValueError, match="shape"):
+        compare_scores({"a": np.zeros((3, 2))}, higher_is_better=True)
+    with pytest.raises(ValueError, match="alpha"):
+        compare_scores({"a": np.zeros(3)}, higher_is_better=True, alpha=1.5)
+    with pytest.raises(ValueError, match="test"):
+        compare_scores({"a": np.zeros(3)}, higher_is_better=True, test="ttest")
+    with pytest.raises(TypeError, match="higher_is_better"):
+        compare_scores({"a": np.zeros(3)}, higher_is_better="yes")
+    scores = {"a": np.array([0.1, 0.2, 0.4])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = compare_scores(scores, higher_is_better=True, n_resamples=199)
+    assert len(one) == 1 and one.pairs.empty
+    np.testing.assert_array_equal(scores["a"], [0.1, 0.2, 0.4])

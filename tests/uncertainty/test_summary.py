@@ -1,0 +1,188 @@
+"""summary(): intervals that cover at their level, Wilson / exact for proportions, Holm."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from xplique_ext.commons.metric import BaseMetric
+from xplique_ext.commons.uncertainty import (
+    ScoreSummary,
+    exact_interval,
+    holm,
+    summarize_scores,
+    wilson_interval,
+)
+from xplique_ext.commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
+
+
+class Synthetic(BaseMetric):
+    """A metric whose per-input scores are drawn from a known law: Beta(2, 5) mapped to
+    [-1, 1] (a skewed law of correlations), mean 2 * 2/7 - 1."""
+
+    higher_is_better = True
+    MEAN = 2 * 2 / 7 - 1
+
+    def __init__(self, seed=None):
+        self.seed = seed
+
+    def detailed_evaluate(self, n):
+        rng = np.random.default_rng([11, self.seed])
+        return 2 * rng.beta(2, 5, size=n) - 1
+
+
+class Outcomes(BaseMetric):
+    higher_is_better = True
+
+    def __init__(self, proportion=True, seed=None):
+        self.proportion = proportion
+        self.seed = seed
+
+    def _is_proportion(self):
+        return self.proportion
+
+    def detailed_evaluate(self, values):
+        return np.asarray(values, dtype=float)
+
+
+@pytest.mark.parametrize("interval", ["bca", "percentile"])
+def test_bootstrap_interval_covers_the_true_mean_at_its_level(interval):
+    # 400 seeded repetitions of n = 100 inputs; 999 resamples is the usual size for a
+    # 95% interval (its Monte Carlo error on the bounds is small next to their spread)
+    covered = 0
+    for rep in range(400):
+        s = Synthetic(seed=rep).summary(100, interval=interval, n_resamples=999)
+        covered += s.ci_low <= Synthetic.MEAN <= s.ci_high
+    assert 0.93 <= covered / 400 <= 0.97, covered / 400
+
+
+def test_wilson_interval_covers_a_proportion_at_its_level():
+    covered = 0
+    rng = np.random.default_rng(5)
+    for _ in range(400):
+        s = Outcomes().summary((rng.random(60) < 0.3).astype(float))
+        assert s.method.startswith("Wilson")
+        covered += s.ci_low <= 0.3 <= s.ci_high
+    assert 0.93 <= covered / 400 <= 0.97, covered / 400
+
+
+def test_summary_mean_is_evaluate_and_fields():
+    metric = Outcomes(proportion=False, seed=4)
+    values = [0.1, 0.5, np.nan, 0.7, 0.2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = metric.summary(values)
+    assert sum(issubclass(w.category, UndefinedScoreWarning) for w in caught) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        assert s.mean == metric.evaluate(values)
+    assert isinstance(s, ScoreSummary)
+    assert (s.n, s.n_undefined, s.confidence) == (4, 1, 0.95)
+    assert s.ci_low < s.mean < s.ci_high
+    frame = s.to_frame()
+    assert list(frame.columns) == ["mean", "std_error", "ci_low", "ci_high", "confidence",
+                                   "n", "n_undefined", "method"]
+    assert frame.loc[0, "method"] == "BCa bootstrap over inputs (9999 resamples)"
+    # the bootstrap's standard error is near the textbook s / sqrt(n)
+    x = np.random.default_rng(0).normal(size=400)
+    se = Outcomes(proportion=False).summary(x).std_error
+    assert se == pytest.approx(x.std(ddof=1) / 20, rel=0.1)
+
+
+def test_summary_is_seeded_by_the_metric_seed():
+    x = np.random.default_rng(1).normal(size=30)
+    a = Outcomes(proportion=False, seed=3).summary(x)
+    b = Outcomes(proportion=False, seed=3).summary(x)
+    c = Outcomes(proportion=False, seed=4).summary(x)
+    assert a == b
+    assert a.ci_low != c.ci_low
+    assert Outcomes(proportion=False).summary(x, seed=3) == a
+    wider = Outcomes(proportion=False, seed=3).summary(x, confidence=0.99)
+    assert wider.ci_low < a.ci_low and wider.ci_high > a.ci_high
+
+
+def test_proportions_use_wilson_or_exact_and_say_so():
+    values = [1, 1, 0, 1, 1, 0, 1, 1, 1, 1]
+    s = Outcomes().summary(values)
+    ci = binomtest(8, 10).proportion_ci(0.95, method="wilson")
+    assert (s.ci_low, s.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert s.std_error == pytest.approx(np.sqrt(0.8 * 0.2 / 10))
+    assert "Wilson" in s.method
+    e = Outcomes().summary(values, interval="exact")
+    ci = binomtest(8, 10).proportion_ci(0.95, method="exact")
+    assert (e.ci_low, e.ci_high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert "Clopper-Pearson" in e.method
+    # all successes: Wilson is still an honest interval, not [1, 1]
+    assert Outcomes().summary([1.0] * 5).ci_low < 0.6
+    # a PERCY sentence with two structures scores 0.5: no longer 0/1, the bootstrap
+    half = Outcomes().summary([1, 0.5, 0, 1, 1])
+    assert half.method.startswith("BCa") and "not all 0/1" in half.method
+    with pytest.raises(ValueError, match="interval"):
+        Outcomes().summary([1, 0.5, 0], interval="wilson")
+    # a non-proportion metric gets the bootstrap under 'auto', Wilson on request
+    assert Outcomes(proportion=False).summary(values).method.startswith("BCa")
+    assert Outcomes(proportion=False).summary(values, interval="wilson").method.startswith(
+        "Wilson")
+
+
+def test_wilson_interval_matches_scipy_vectorised():
+    k = np.array([0, 3, 10, 7])
+    n = np.array([10, 10, 10, 50])
+    low, high = wilson_interval(k, n, 0.9)
+    for i in range(4):
+        ci = binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="wilson")
+        assert (low[i], high[i]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert np.isnan(wilson_interval(0, 0)[0])
+    with pytest.raises(ValueError, match="successes"):
+        wilson_interval(5, 3)
+    with pytest.raises(TypeError, match="whole counts"):
+        wilson_interval(1.5, 3)
+    with pytest.raises(ValueError, match="confidence"):
+        exact_interval(1, 3, confidence=1.0)
+
+
+def test_holm_against_a_hand_computation():
+    # sorted: 0.01 (x4 = 0.04), 0.02 (x3 = 0.06), 0.03 (x2 = 0.06), 0.04 (x1 = 0.04 ->
+    # running max 0.06); a NaN does not count in m
+    p = [0.03, 0.01, np.nan, 0.04, 0.02]
+    np.testing.assert_allclose(holm(p), [0.06, 0.04, np.nan, 0.06, 0.06])
+    np.testing.assert_allclose(holm([0.5, 0.9]), [1.0, 1.0])
+    np.testing.assert_allclose(holm([0.2]), [0.2])
+    assert holm([]).shape == (0,)
+    with pytest.raises(ValueError, match="p_values"):
+        holm([0.5, 1.5])
+
+
+def test_degenerate_and_hostile_scores():
+    with pytest.warns(UndefinedScoreWarning, match="no defined score"):
+        s = summarize_scores([np.nan, np.nan])
+    assert np.isnan(s.mean) and s.n == 0 and s.n_undefined == 2
+    with pytest.warns(UndefinedScoreWarning, match="single defined score"):
+        s = summarize_scores([0.4])
+    assert s.mean == 0.4 and np.isnan(s.ci_low)
+    with pytest.warns(DegenerateSettingWarning, match="zero width"):
+        s = summarize_scores([0.3, 0.3, 0.3])
+    assert (s.ci_low, s.ci_high, s.std_error) == (0.3, 0.3, 0.0)
+    with pytest.warns(UndefinedScoreWarning, match="infinite"):
+        s = summarize_scores([1.0, np.inf])
+    assert s.mean == np.inf and np.isnan(s.std_error)
+    assert summarize_scores(np.array([1, 2, 3, 4], dtype=np.int8)).mean == 2.5
+    with pytest.raises(ValueError, match="shape"):
+        summarize_scores(np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="`scores` must be an array of numbers"):
+        summarize_scores(["a", "b"])
+    with pytest.raises(ValueError, match="confidence"):
+        summarize_scores([1.0, 2.0], confidence=95)
+    with pytest.raises(ValueError, match="interval"):
+        summarize_scores([1.0, 2.0], interval="bootstrap")
+    with pytest.raises(ValueError, match="n_resamples"):
+        summarize_scores([1.0, 2.0], n_resamples=10)
+    with pytest.raises(TypeError, match="proportion"):
+        summarize_scores([1.0, 2.0], proportion="yes")
+    values = np.array([0.1, 0.2, 0.9])
+    before = values.copy()
+    summarize_scores(values)
+    np.testing.assert_array_equal(values, before)

@@ -1,0 +1,394 @@
+"""Uncertainty of an aggregate score: a confidence interval over the inputs, Wilson and
+exact intervals for proportions, and Holm's correction of several p-values.
+
+:func:`summarize_scores` turns per-input scores (NaN = undefined) into a
+:class:`ScoreSummary` (mean, standard error, interval, n, method);
+:meth:`xplique_ext.commons.metric.BaseMetric.summary` is this function applied to a
+metric's :meth:`~xplique_ext.commons.metric.BaseMetric.detailed_evaluate`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
+from .random import make_rng
+from .validation import check_float
+from .warnings import DegenerateSettingWarning, UndefinedScoreWarning
+
+__all__ = [
+    "INTERVALS",
+    "ScoreSummary",
+    "summarize_scores",
+    "wilson_interval",
+    "exact_interval",
+    "holm",
+    "is_binary",
+]
+
+#: ``interval`` choices of :func:`summarize_scores`: 'auto' (Wilson for a proportion,
+#: else BCa), the bootstrap methods 'bca' and 'percentile', and for 0/1 scores 'wilson'
+#: and 'exact' (Clopper-Pearson).
+INTERVALS = ("auto", "bca", "percentile", "wilson", "exact")
+_BOOTSTRAP_NAMES = {"bca": "BCa", "percentile": "percentile"}
+
+
+@dataclass(frozen=True)
+class ScoreSummary:
+    """An aggregate score with its uncertainty.
+
+    Attributes
+    ----------
+    mean : float
+        Mean of the defined per-input scores (what ``evaluate`` returns).
+    std_error : float
+        Standard error of the mean: the standard deviation of the bootstrap
+        distribution, or :math:`\\sqrt{\\hat p (1 - \\hat p) / n}` for a proportion.
+    ci_low, ci_high : float
+        Bounds of the two-sided interval at level ``confidence``.
+    confidence : float
+        Level of the interval, e.g. 0.95.
+    n : int
+        Number of defined (scored) inputs.
+    n_undefined : int
+        Number of inputs whose score is undefined (NaN), left out.
+    method : str
+        How the interval was computed, e.g. ``'BCa bootstrap over inputs (9999
+        resamples)'`` or ``'Wilson score interval (proportion)'``.
+    """
+
+    mean: float
+    std_error: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    n: int
+    n_undefined: int
+    method: str
+
+    def to_dict(self) -> dict:
+        """The fields as a plain dict."""
+        return asdict(self)
+
+    def to_frame(self):
+        """A one-row :class:`pandas.DataFrame` with one column per field."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def __str__(self) -> str:
+        return (
+            f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
+            f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
+            + (f", {self.n_undefined} undefined" if self.n_undefined else "")
+            + f"; {self.method})"
+        )
+
+
+def is_binary(values: np.ndarray) -> bool:
+    """Whether every value is exactly 0 or 1 (a proportion's per-input outcomes)."""
+    values = np.asarray(values)
+    return bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def _check_proportion_counts(successes: Any, n: Any) -> Tuple[np.ndarray, np.ndarray]:
+    k = np.asarray(successes)
+    m = np.asarray(n)
+    for value, name in ((k, "successes"), (m, "n")):
+        if value.dtype.kind not in "iuf" or (value.dtype.kind == "f" and (
+                not np.isfinite(value).all() or (value != np.round(value)).any())):
+            raise TypeError(f"`{name}` must hold whole counts, got {value!r}")
+    if (m < 0).any() or (k < 0).any() or (k > m).any():
+        raise ValueError(
+            f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, n={m!r}"
+        )
+    return k.astype(np.float64), m.astype(np.float64)
+
+
+def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
+    r"""Wilson score interval of a proportion, vectorised.
+
+    .. math::
+
+        \frac{\hat p + \frac{z^2}{2n} \pm z \sqrt{\frac{\hat p (1-\hat p)}{n}
+        + \frac{z^2}{4n^2}}}{1 + \frac{z^2}{n}} \qquad (1)
+
+    with :math:`\hat p = k / n` and :math:`z` the :math:`(1 + c) / 2` normal quantile.
+    The same interval as ``scipy.stats.binomtest(k, n).proportion_ci(confidence,
+    'wilson')``, for arrays of counts at once.
+
+    Parameters
+    ----------
+    successes, n
+        Counts (scalars or arrays of the same shape), ``0 <= successes <= n``.
+    confidence
+        Level in (0, 1).
+
+    Returns
+    -------
+    low, high
+        Bounds, of the broadcast shape of the counts (floats for scalars); NaN where
+        ``n`` is 0.
+
+    References
+    ----------
+    Wilson, *Probable inference, the law of succession, and statistical inference*,
+    JASA 22 (1927) 209-212.
+
+    Examples
+    --------
+    >>> low, high = wilson_interval(7, 10)
+    >>> round(low, 4), round(high, 4)
+    (0.3968, 0.8922)
+    """
+    from scipy.stats import norm
+
+    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
+                             low_inclusive=False, high_inclusive=False)
+    k, m = _check_proportion_counts(successes, n)
+    z = norm.ppf(0.5 + confidence / 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / m
+        centre = (p + z * z / (2 * m)) / (1 + z * z / m)
+        half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
+        low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[float, float]:
+    """Clopper-Pearson ("exact") interval of a proportion, from
+    ``scipy.stats.binomtest(successes, n).proportion_ci(confidence, 'exact')``.
+
+    Examples
+    --------
+    >>> low, high = exact_interval(7, 10)
+    >>> round(low, 4), round(high, 4)
+    (0.3475, 0.9333)
+    """
+    from scipy.stats import binomtest
+
+    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
+                             low_inclusive=False, high_inclusive=False)
+    k, m = _check_proportion_counts(successes, n)
+    if k.ndim or m.ndim:
+        raise TypeError("`successes` and `n` must be single counts")
+    if m == 0:
+        return float("nan"), float("nan")
+    ci = binomtest(int(k), int(m)).proportion_ci(confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def holm(p_values: Any) -> np.ndarray:
+    r"""Holm's step-down adjustment of ``m`` p-values (family-wise error control).
+
+    With the p-values sorted :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted value
+    of the i-th is
+
+    .. math::
+
+        \tilde p_{(i)} = \min\Big(1, \max_{j \le i} (m - j + 1)\, p_{(j)}\Big) \qquad (1)
+
+    and rejecting where :math:`\tilde p \le \alpha` keeps the probability of any false
+    rejection at most :math:`\alpha`. NaN p-values are left NaN and do not count in
+    :math:`m`.
+
+    Parameters
+    ----------
+    p_values
+        Array-like of p-values in [0, 1] (NaN allowed), any order.
+
+    Returns
+    -------
+    adjusted
+        Array of the same shape, in the same order.
+
+    References
+    ----------
+    Holm, *A simple sequentially rejective multiple test procedure*, Scandinavian
+    Journal of Statistics 6 (1979) 65-70.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03])
+    array([0.03, 0.06, 0.06])
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    flat = p.reshape(-1)
+    defined = ~np.isnan(flat)
+    if ((flat[defined] < 0) | (flat[defined] > 1)).any():
+        raise ValueError(f"`p_values` must be in [0, 1], got {p_values!r}")
+    out = np.full(flat.shape, np.nan)
+    q = flat[defined]
+    m = q.size
+    if m:
+        order = np.argsort(q, kind="stable")
+        steps = (m - np.arange(m)) * q[order]
+        adjusted = np.minimum(1.0, np.maximum.accumulate(steps))
+        values = np.empty(m)
+        values[order] = adjusted
+        out[defined] = values
+    return out.reshape(p.shape)
+
+
+@validate_params({
+    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False)],
+    "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+    "interval": [Options(INTERVALS)],
+    "proportion": [Boolean()],
+    "n_resamples": [Interval(numbers.Integral, 100, None)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "name": [InstanceOf(str)],
+})
+def summarize_scores(
+    scores: Any,
+    *,
+    confidence: float = 0.95,
+    interval: str = "auto",
+    proportion: bool = False,
+    n_resamples: int = 9999,
+    seed: Optional[int] = None,
+    name: str = "scores",
+) -> ScoreSummary:
+    """Mean of per-input scores with its standard error and confidence interval.
+
+    Parameters
+    ----------
+    scores
+        Per-input scores, shape (N,); NaN marks an undefined score (left out and counted
+        in ``n_undefined``).
+    confidence
+        Level of the two-sided interval, in (0, 1).
+    interval
+        'auto' (default): the Wilson interval when ``proportion`` is true and every
+        defined score is 0 or 1, else the BCa bootstrap. 'bca' or 'percentile': that
+        bootstrap of the mean over the inputs (``scipy.stats.bootstrap``). 'wilson' or
+        'exact' (Clopper-Pearson): for 0/1 scores only.
+    proportion
+        Whether the aggregate is a proportion (PERCY, the pointing game): only read by
+        ``interval='auto'``.
+    n_resamples
+        Bootstrap resamples (>= 100).
+    seed
+        Seed of the bootstrap's local generator (same seed, same interval).
+    name
+        Name quoted in warnings and errors.
+
+    Returns
+    -------
+    ScoreSummary
+
+    Warns
+    -----
+    UndefinedScoreWarning
+        When fewer than two scores are defined (no bootstrap interval: NaN) or scores
+        are infinite.
+    DegenerateSettingWarning
+        When every defined score is equal: the bootstrap interval has zero width,
+        which understates the uncertainty of so few or so coarse scores.
+
+    Notes
+    -----
+    The bootstrap resamples the inputs (the per-input scores) with replacement; its
+    standard error is the standard deviation of the resampled means. BCa (bias-corrected
+    and accelerated, Efron 1987) is second-order accurate and scipy's default; the
+    percentile interval is the plain quantiles of the resampled means. The Wilson
+    interval (Eq. 1 of :func:`wilson_interval`) keeps its level near the nominal one
+    for small n and proportions near 0 or 1, where the normal approximation fails; the
+    standard error reported with it is :math:`\\sqrt{\\hat p (1-\\hat p)/n}`.
+
+    References
+    ----------
+    Efron, *Better bootstrap confidence intervals*, JASA 82 (1987) 171-185.
+
+    Examples
+    --------
+    >>> s = summarize_scores([0.2, 0.4, 0.6, 0.8, float("nan")], seed=0)
+    >>> s.mean, s.n, s.n_undefined
+    (0.5, 4, 1)
+    >>> s.ci_low < 0.5 < s.ci_high
+    True
+    >>> summarize_scores([1, 1, 0, 1], proportion=True).method
+    'Wilson score interval (proportion of 0/1 scores)'
+    """
+    values = scores.astype(np.float64)  # declared and converted by @validate_params
+    undefined = np.isnan(values)
+    defined = values[~undefined]
+    n, n_undefined = int(defined.size), int(undefined.sum())
+
+    def result(mean, se, low, high, method):
+        return ScoreSummary(float(mean), float(se), float(low), float(high), confidence,
+                            n, n_undefined, method)
+
+    nan = float("nan")
+    if n == 0:
+        warnings.warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and "
+                      "its interval are NaN", UndefinedScoreWarning, stacklevel=2)
+        return result(nan, nan, nan, nan, "none: no defined score")
+    if not np.isfinite(defined).all():
+        warnings.warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the "
+                      "standard error and interval are undefined (NaN)",
+                      UndefinedScoreWarning, stacklevel=2)
+        with np.errstate(invalid="ignore"):
+            return result(np.mean(defined), nan, nan, nan, "none: infinite scores")
+    mean = float(np.mean(defined))
+    binary = is_binary(defined)
+    if interval in ("wilson", "exact") and not binary:
+        raise ValueError(
+            f"`interval`={interval!r} is for proportions (scores 0 or 1); the {name} "
+            "hold other values: use 'bca' or 'percentile'"
+        )
+    chosen = interval
+    if interval == "auto":
+        chosen = "wilson" if (proportion and binary) else "bca"
+    if chosen in ("wilson", "exact"):
+        k = int(defined.sum())
+        if chosen == "wilson":
+            low, high = wilson_interval(k, n, confidence)
+            method = "Wilson score interval (proportion of 0/1 scores)"
+        else:
+            low, high = exact_interval(k, n, confidence)
+            method = "Clopper-Pearson exact interval (proportion of 0/1 scores)"
+        return result(mean, math.sqrt(mean * (1 - mean) / n), low, high, method)
+    method = f"{_BOOTSTRAP_NAMES[chosen]} bootstrap over inputs ({n_resamples} resamples)"
+    if interval == "auto" and proportion:
+        method += "; scores not all 0/1, so no Wilson interval"
+    if n < 2:
+        warnings.warn(f"{name}: a single defined score has no bootstrap interval: the "
+                      "standard error and bounds are NaN", UndefinedScoreWarning,
+                      stacklevel=2)
+        return result(mean, nan, nan, nan, method)
+    if np.ptp(defined) == 0:
+        warnings.warn(
+            f"{name}: all {n} defined scores are equal ({mean:g}): the bootstrap interval "
+            "has zero width, which understates the uncertainty",
+            DegenerateSettingWarning, stacklevel=2,
+        )
+        return result(mean, 0.0, mean, mean, method + "; all scores equal")
+    return _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method)
+
+
+def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
+    from scipy.stats import bootstrap
+
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        # a NaN BCa bound (flat jackknife) is handled below
+        warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
+        res = bootstrap(
+            (defined,), np.mean, n_resamples=n_resamples, vectorized=True,
+            confidence_level=confidence, method=chosen, rng=make_rng(seed),
+        )
+    low, high = res.confidence_interval.low, res.confidence_interval.high
+    if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
+        # BCa has no acceleration when the jackknife is flat: the percentile interval
+        low, high = np.quantile(res.bootstrap_distribution,
+                                [(1 - confidence) / 2, (1 + confidence) / 2])
+        method += "; BCa undefined here, percentile bounds"
+    return result(float(np.mean(defined)), res.standard_error, low, high, method)

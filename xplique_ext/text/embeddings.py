@@ -1,0 +1,149 @@
+"""Pre-trained word vectors for the text backbones: word2vec / GloVe text files read
+into an embedding matrix aligned with a vocabulary, and set into a model's embedding.
+
+The PERCY paper (section 4.1.2) compares word2vec, GloVe, ELMo, BERT and SentiBERT
+embeddings, fine-tuned or frozen. Static vectors come from a text file:
+
+* word2vec text format: a header line ``<n_words> <dim>``, then ``word v1 ... vdim``;
+* GloVe format: the same lines without header.
+
+Words of the vocabulary missing from the file get vectors drawn uniformly in
+[-0.25, 0.25] (Kim 2014's and Hu et al.'s choice for unknown words); the padding row 0
+is zero.
+"""
+
+from __future__ import annotations
+
+import numbers
+from pathlib import Path
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Boolean,
+    InstanceOf,
+    Interval,
+    validate_params,
+)
+
+__all__ = ["load_word_vectors", "set_embedding"]
+
+
+@validate_params(
+    {
+        "path": NO_VALIDATION,  # a file: FileNotFoundError names it
+        "vocabulary": NO_VALIDATION,  # any sequence of tokens
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "oov_scale": [Interval(numbers.Real, 0.0, None)],
+    }
+)
+def load_word_vectors(
+    path: Any,
+    vocabulary: Sequence[str],
+    *,
+    seed: int = 0,
+    oov_scale: float = 0.25,
+) -> Tuple[np.ndarray, int]:
+    """Embedding matrix (V, D) of ``vocabulary`` from a word2vec / GloVe text file.
+
+    Parameters
+    ----------
+    path
+        Text file, word2vec (with its ``n dim`` header) or GloVe (no header) format,
+        UTF-8, one word and D numbers per line separated by spaces.
+    vocabulary
+        The V tokens of the model, index = row (e.g.
+        ``TextVectorization.get_vocabulary()``: ``''`` padding first, ``'[UNK]'``
+        second). The empty string's row is zero.
+    seed
+        Seed of the uniform vectors of the words missing from the file.
+    oov_scale
+        Missing words get vectors uniform in [-oov_scale, oov_scale].
+
+    Returns
+    -------
+    matrix, n_found
+        float32 (V, D) matrix, and how many vocabulary words the file held.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> f = os.path.join(tempfile.mkdtemp(), "vec.txt")
+    >>> _ = open(f, "w").write("2 3\\ngood 1 0 0\\nbad -1 0 0\\n")
+    >>> m, found = load_word_vectors(f, ["", "[UNK]", "good", "film"])
+    >>> m.shape, found, m[2].tolist(), m[0].tolist()
+    ((4, 3), 1, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    oov_scale = float(oov_scale)
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"`path`: no word-vector file at {str(p)!r}")
+    vocab = [str(w) for w in vocabulary]
+    if not vocab:
+        raise ValueError("`vocabulary` must hold at least one token, got an empty sequence")
+    index = {w: i for i, w in enumerate(vocab)}
+    vectors = {}
+    dim = None
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if lineno == 1 and len(parts) == 2 and all(x.isdigit() for x in parts):
+                dim = int(parts[1])  # word2vec header
+                continue
+            if len(parts) < 2:
+                continue
+            if dim is None:
+                dim = len(parts) - 1
+            if len(parts) - 1 != dim:
+                raise ValueError(
+                    f"`path` line {lineno}: expected a word and {dim} numbers, got "
+                    f"{len(parts) - 1} numbers"
+                )
+            word = parts[0]
+            if word in index and word not in vectors:
+                try:
+                    vectors[word] = np.array(parts[1:], dtype=np.float32)
+                except ValueError:
+                    raise ValueError(
+                        f"`path` line {lineno}: the vector of {word!r} holds a non-number"
+                    ) from None
+    if dim is None:
+        raise ValueError(f"`path` {str(p)!r} holds no vector")
+    rng = np.random.default_rng(seed)
+    matrix = rng.uniform(-oov_scale, oov_scale, size=(len(vocab), dim)).astype(np.float32)
+    for word, vec in vectors.items():
+        matrix[index[word]] = vec
+    if "" in index:
+        matrix[index[""]] = 0.0
+    if not np.isfinite(matrix).all():
+        raise ValueError(f"`path` {str(p)!r} holds NaN or infinite vector values")
+    return matrix, len(vectors)
+
+
+@validate_params(
+    {
+        "model": NO_VALIDATION,  # a Keras model with an embedding layer called `name`
+        "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
+        "trainable": [Boolean()],
+        "name": [InstanceOf(str)],
+    }
+)
+def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
+    """Set the weights of ``model``'s embedding layer (``name``) to ``matrix`` (None
+    keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
+
+    Returns the model."""
+    layer = model.get_layer(name)
+    if matrix is not None:
+        matrix = np.asarray(matrix, dtype=np.float32)
+        expected = tuple(layer.get_weights()[0].shape)
+        if matrix.shape != expected:
+            raise ValueError(
+                f"`matrix` must have the embedding's shape {expected}, got {matrix.shape}"
+            )
+        layer.set_weights([matrix])
+    layer.trainable = bool(trainable)
+    return model
