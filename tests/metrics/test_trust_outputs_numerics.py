@@ -189,7 +189,8 @@ def test_nan_targets_are_refused_not_blamed_on_the_model(x64):
         metric.evaluate(x64[..., 0])
 
 
-def test_each_undefined_score_is_blamed_on_its_own_cause(x64):
+@pytest.mark.parametrize("sampling", [{}, dict(nb_samples="auto", max_samples=60)])
+def test_each_undefined_score_is_blamed_on_its_own_cause(x64, sampling):
     x = x64.copy()
     x[1] = 0.5  # input 1 equals its baseline: the perturbations change nothing
     phi = np.random.default_rng(4).normal(size=x.shape[:3])
@@ -200,7 +201,7 @@ def test_each_undefined_score_is_blamed_on_its_own_cause(x64):
         return tf.where(b[:, 0, 0, :] > 0.99, tf.constant(np.nan, out.dtype), out)
 
     x[3, 0, 0, 0] = 0.995
-    metric = MuFidelity(model, x, np.ones(4), baseline_mode=0.5, **FAST)
+    metric = MuFidelity(model, x, np.ones(4), baseline_mode=0.5, **{**FAST, **sampling})
     scores, caught = quiet_scores(metric, phi)
     assert np.isnan(scores[1:]).all() and np.isfinite(scores[0])
     message = str(caught[0].message)
@@ -332,6 +333,11 @@ def test_property_scale_invariance(data_seed, exponent, correlation):
     ref, _ = quiet_scores(metric, phi)
     scaled, _ = quiet_scores(metric, phi * 2.0 ** exponent)
     np.testing.assert_array_equal(scaled, ref)
+    adaptive = dict(FAST, nb_samples="auto", max_samples=60)
+    metric = MuFidelity(_linear(w, tf.float64), x, np.ones(len(x)),
+                        correlation=correlation, **adaptive)
+    np.testing.assert_array_equal(quiet_scores(metric, phi * 2.0 ** exponent)[0],
+                                  quiet_scores(metric, phi)[0])
 
 
 @PROPERTY
