@@ -93,19 +93,66 @@ def test_tiny_grid_on_a_sentence_label_file(experiments, tmp_path, capsys):
     assert f"{data}:" in printed
 
 
-def test_hub_embeddings_say_what_is_missing(experiments):
+def test_embedding_specs_say_what_is_missing(experiments):
     try:
         import keras_hub  # noqa: F401
 
-        err, match = NotImplementedError, "not wired"
+        assert experiments.parse_embedding("hub:bert_tiny_en_uncased") == (
+            "hub",
+            "bert_tiny_en_uncased",
+        )
     except ImportError:
-        err, match = ImportError, r"xplique_ext\[text\]"
-    with pytest.raises(err, match=match):
-        experiments.parse_embedding("hub:bert_tiny_en_uncased")
+        with pytest.raises(ImportError, match=r"xplique_ext\[text\]"):
+            experiments.parse_embedding("hub:bert_tiny_en_uncased")
+    with pytest.raises(SystemExit, match="preset"):
+        experiments.parse_embedding("hub")
     with pytest.raises(SystemExit):
         experiments.parse_embedding("elmo")
     with pytest.raises(SystemExit):
         experiments.parse_embedding("glove")  # no file
+
+
+def test_tiny_grid_on_a_keras_hub_backbone(experiments, tmp_path, capsys, tiny_bert):
+    """hub:NAME with an in-memory tiny BERT: the 8 classifiers (CNN/LSTM x distilled/plain
+    x frozen/fine-tuned) over its contextual token embeddings, trained and scored; the
+    frozen ones leave the backbone's weights as they were, the fine-tuned ones move them;
+    attributions are one per word."""
+    from collections import Counter
+
+    from xplique_ext.text import IntegratedGradientsTokenExplainer, generate_sentences
+
+    counts = Counter(w for s in generate_sentences(200, seed=0).sentence for w in s.split())
+    words = [w for w, _ in counts.most_common(40) if w.isalpha()]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "##s", "##ed", "##ing"]
+    _, pre, backbone = tiny_bert(vocab, sequence_length=28, seed=0)
+    before = [w.copy() for w in backbone.get_weights()]
+    out = experiments.main(
+        ["--tiny", "--embeddings", "hub:tiny", "--out", str(tmp_path)],
+        backbones={"tiny": (backbone, pre)},
+    )
+    printed = capsys.readouterr().out
+    names = ["CB", "CFB", "CDB", "CDFB", "LB", "LFB", "LDB", "LDFB"]
+    _check_layout(printed, names)
+    assert "keras-hub backbone tiny: BertBackbone" in printed
+    rows = {r["name"]: r for r in out["rows"]}
+    for w0, w1 in zip(before, backbone.get_weights()):  # the user's backbone: untouched
+        np.testing.assert_array_equal(w0, w1)
+    for name, r in rows.items():
+        model = r["model"]
+        assert model.backbone is not backbone and model.backbone.trainable == ("F" in name)
+        moved = max(
+            float(np.abs(w0 - w1).max())
+            for w0, w1 in zip(before, model.backbone.get_weights())
+        )
+        if "F" in name:
+            assert moved > 0, name
+        else:
+            assert moved == 0, name
+        for key in ("Accuracy", "Precision", "Recall", "F1-score"):
+            assert 0 <= r[key] <= 1
+    test_s = generate_sentences(3, seed=7, structured=1.0).sentence.tolist()
+    ig = IntegratedGradientsTokenExplainer(rows["LDFB"]["model"], pre, steps=8)
+    assert [a.shape for a in ig(test_s)] == [(len(s.split()),) for s in test_s]
 
 
 def _args(experiments, argv):
