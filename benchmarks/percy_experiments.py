@@ -344,12 +344,18 @@ def main(argv=None, backbones=None) -> dict:
     parser.add_argument("--preset", choices=["authors", "paper"], default="authors")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="percy_experiments_out", help="folder of the figure")
-    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes")
+    parser.add_argument(
+        "--tiny", action="store_true", help="smoke-test sizes (for the sizes not given)"
+    )
     args = parser.parse_args(argv)
-    if args.tiny:
-        args.n_train, args.n_test, args.epochs = 120, 12, 2
-        args.embedding_dim, args.filters, args.units = 8, 4, 4
-        args.lime_samples, args.shap_permutations, args.ig_steps = 40, 1, 8
+    if args.tiny:  # smoke-test sizes, where the command line gives none
+        tiny = dict(
+            n_train=120, n_test=12, epochs=2, embedding_dim=8, filters=4, units=4,
+            lime_samples=40, shap_permutations=1, ig_steps=8,
+        )
+        for key, value in tiny.items():
+            if getattr(args, key) == parser.get_default(key):
+                setattr(args, key, value)
     embeddings = [parse_embedding(e) for e in args.embeddings]
 
     import keras

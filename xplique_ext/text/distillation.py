@@ -608,7 +608,11 @@ def _build_class():
                     loss = loss + ops.sum(self.student.losses)
             variables = self.student.trainable_variables
             grads = tape.gradient(loss, variables)
-            self.optimizer.apply(grads, variables)
+            # variables the output does not depend on (a keras-hub backbone's pooler
+            # under a head on its sequence output) get no gradient: left as they are
+            pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
+            if pairs:
+                self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
             self.loss_tracker.update_state(loss)
             self.pi_tracker.update_state(pi)
             self.acc_tracker.update_state(y, p if self.sigmoid else p[:, 1:2])
