@@ -36,6 +36,14 @@ default) gives softmax over two classes or a sigmoid over one; ``"softmax"`` and
 ``"sigmoid"`` outputs are used as they are. For a plain Keras model the activation of its
 last layer is read the same way (or given as ``activation=``).
 
+Classifiers over a backbone
+---------------------------
+:func:`build_hub_classifier` puts the PERCY paper's CNN or LSTM head on a backbone's
+contextual token embeddings (its ``sequence_output``), frozen or fine-tuned: the B
+classifiers of ``benchmarks/percy_experiments.py --embeddings hub:PRESET``;
+:func:`load_hub_backbone` loads a preset's backbone and preprocessor for users with a
+network.
+
 keras-hub is an optional extra (``pip install "xplique_ext[text]"``): it is imported only
 when such a model is met, never by ``import xplique_ext.text``.
 """
@@ -515,6 +523,23 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
         ``keras_hub.models.Backbone.from_preset(preset)`` and
         ``keras_hub.models.TextClassifierPreprocessor.from_preset(preset,
         sequence_length=...)``; pass them to :func:`build_hub_classifier`.
+
+    Examples
+    --------
+    A local preset folder (written here from a tiny random BERT; a name such as
+    ``"bert_tiny_en_uncased"`` downloads the published one):
+
+    >>> import tempfile, keras_hub
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "film"]
+    >>> folder = tempfile.mkdtemp()
+    >>> keras_hub.models.BertBackbone(
+    ...     vocabulary_size=len(vocab), num_layers=1, num_heads=1, hidden_dim=8,
+    ...     intermediate_dim=16, max_sequence_length=16).save_to_preset(folder)
+    >>> keras_hub.models.BertTextClassifierPreprocessor(
+    ...     keras_hub.models.BertTokenizer(vocabulary=vocab)).save_to_preset(folder)
+    >>> backbone, pre = load_hub_backbone(folder, sequence_length=12)
+    >>> type(backbone).__name__, pre.sequence_length
+    ('BertBackbone', 12)
     """
     keras_hub = _hub()
     backbone = keras_hub.models.Backbone.from_preset(preset)
