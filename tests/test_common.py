@@ -431,6 +431,8 @@ def test_every_exported_metric_is_covered():
                 inspect.isclass(obj)
                 and any(callable(getattr(obj, m, None)) for m in ("evaluate", "detailed_evaluate"))
                 and not inspect.isabstract(obj)
+                # a Keras model (RuleDistillation) has Keras' evaluate, not a metric's
+                and not any(k.__module__.startswith("keras") for k in obj.__mro__)
             ):
                 exported.add(obj.__name__)
     assert exported, "no metric class found: the discovery itself is broken"

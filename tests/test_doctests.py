@@ -45,6 +45,7 @@ WITH_EXAMPLES = {
     "xplique_ext.rules.fire",
     "xplique_ext.rules.scoring",
     "xplique_ext.rules.trees",
+    "xplique_ext.rules.learners",
     "xplique_ext.rules.examples",
     "xplique_ext.rules.plots",
     "xplique_ext.rules.demo",

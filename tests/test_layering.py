@@ -335,7 +335,8 @@ def test_root_exposes_sub_packages_lazily():
 
 
 # --------------------------------------------------------------------------- in a subprocess
-HEAVY = ("tensorflow", "keras", "numba", "cv2", "ot", "shap", "lime", "keras_hub")
+HEAVY = ("tensorflow", "keras", "numba", "cv2", "ot", "shap", "lime", "keras_hub",
+         "wittgenstein", "imodels")
 
 
 def _loaded_after(code: str) -> Dict[str, object]:

@@ -45,19 +45,28 @@ ROOT = HERE.parent
 NOTEBOOKS = ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb", "ground_truth.ipynb",
              "callbacks.ipynb")
 
-#: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers).
+#: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers;
+#: ``rulelearners``: wittgenstein and imodels; ``images``: scikit-image's photographs).
 EXTRAS: Dict[str, Sequence[str]] = {
-    "mufidelity.ipynb": ("xplique",),
+    "rule_metrics.ipynb": ("rulelearners",),
+    "mufidelity.ipynb": ("xplique", "images"),
     "ground_truth.ipynb": ("xplique",),
     "callbacks.ipynb": ("xplique",),
+    "percy.ipynb": ("text",),
 }
 
 #: The modules an extra provides (what the install cell checks before installing).
-EXTRA_MODULES: Dict[str, Sequence[str]] = {"xplique": ("xplique",), "text": ("keras_hub",)}
+EXTRA_MODULES: Dict[str, Sequence[str]] = {
+    "xplique": ("xplique",),
+    "text": ("keras_hub",),
+    "rulelearners": ("wittgenstein", "imodels"),
+    "images": ("skimage",),
+}
 
 #: Tiny sizes for quick runs (the values of the tests in tests/tutorials/).
 SMALL: Dict[str, Dict[str, Any]] = {
-    "mufidelity.ipynb": dict(N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1, NB_SAMPLES=20),
+    "mufidelity.ipynb": dict(WEIGHTS="none", N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1,
+                             NB_SAMPLES=20),
     "ground_truth.ipynb": dict(IMAGE_SIZE=64, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4,
                                N_CHECK=12, LIME_SAMPLES=16),
     "percy.ipynb": dict(N_TRAIN=240, EPOCHS=1, N_TEST=8, LIME_SAMPLES=40, SHAP_PERMUTATIONS=1,

@@ -101,7 +101,8 @@ def _run_install_cell(name, monkeypatch, *, source, present):
 @pytest.mark.parametrize("name", NAMES)
 def test_install_cell_installs_from_the_source_variable(name, monkeypatch, tmp_path):
     wanted = ex.requirement(name)
-    assert wanted == "xplique_ext" + ("[xplique]" if ex.EXTRAS.get(name) else "")
+    extras = ex.EXTRAS.get(name, ())
+    assert wanted == "xplique_ext" + (f"[{','.join(extras)}]" if extras else "")
     magics = _run_install_cell(name, monkeypatch, source=None, present=set())
     url = ex.repository_url()
     assert magics == [("pip", f'install --quiet "{wanted} @ git+{url}"')]
@@ -109,8 +110,8 @@ def test_install_cell_installs_from_the_source_variable(name, monkeypatch, tmp_p
     magics = _run_install_cell(name, monkeypatch, source=str(tmp_path), present=set())
     assert magics == [("pip", f'install --quiet "{wanted} @ {tmp_path.resolve().as_uri()}"')]
     # everything already there (pip install -e ".[dev]"): nothing installed
-    magics = _run_install_cell(name, monkeypatch, source=None,
-                               present={"xplique_ext", "xplique"})
+    everything = {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]}
+    magics = _run_install_cell(name, monkeypatch, source=None, present=everything)
     assert magics == []
     if ex.EXTRAS.get(name):  # the package without its extra: installed again with it
         magics = _run_install_cell(name, monkeypatch, source=None, present={"xplique_ext"})

@@ -14,7 +14,10 @@ FiRe and Qs
     ``fire_*`` functions are exported by :mod:`xplique_ext.metrics` (implemented in
     :mod:`xplique_ext.rules.fire`, which needs no TensorFlow).
 Adapters
-    :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees).
+    :func:`tree_to_rules` and :func:`tree_names` (scikit-learn decision trees);
+    :func:`ripper_to_rules` (``wittgenstein`` RIPPER/IREP) and :func:`rule_list_to_rules`
+    (``imodels`` greedy rule lists and OneR), with the ``[rulelearners]`` extra (imported
+    only when called).
 
 The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
 :func:`evaluate_rules`, is ``tests/rules/rules_reference.py``.
@@ -41,6 +44,7 @@ from .evaluation import (
     predict_rules,
 )
 from .examples import EXAMPLE_FILES, VOYAGE_RULES, copy_examples, example_path, load_voyage
+from .learners import ripper_to_rules, rule_list_to_rules
 from .measures import MEASURES, rule_measures
 from .names import ATTRIBUTE_TYPES, Attribute, Names, parse_names, read_names, write_names
 from .pbm import (
@@ -63,6 +67,8 @@ __all__ = [
     "plot_alpha_beta",
     "plot_fire_isolines",
     "plot_rule_measures",
+    "ripper_to_rules",
+    "rule_list_to_rules",
     "score_rules",
     "tree_names",
     "tree_to_rules",

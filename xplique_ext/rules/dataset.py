@@ -406,7 +406,9 @@ def _encode(
         categories = attribute.values
     else:
         categories = tuple(sorted(set(series[~missing])))
-    codes = pd.Categorical(series.where(~missing, None), categories=list(categories)).codes
+    # position in the domain, -1 outside it (pd.Categorical with values outside its
+    # categories is deprecated in pandas 3)
+    codes = pd.Index(list(categories)).get_indexer(series.where(~missing, None))
     bad = (codes < 0) & ~missing
     if bad.any():
         raise fail(bad, f"value outside the declared domain {list(categories)}")

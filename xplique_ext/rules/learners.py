@@ -1,0 +1,316 @@
+"""Rule sets learnt by rule learners, as :class:`~xplique_ext.rules.RuleSet`: RIPPER (and
+IREP) from ``wittgenstein``, greedy rule lists and OneR from ``imodels``.
+
+Both packages are optional (``pip install "xplique_ext[rulelearners]"``); each adapter
+imports its package only when called. The converted rules predict what the learner
+predicts, so their contingency tables, rule measures and FiRe/Qs scores are those of the
+learnt model. Scikit-learn trees: :func:`~xplique_ext.rules.tree_to_rules`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..commons.params import InstanceOf, validate_params
+from .pbm import Condition, PBMHeader, Rule, RuleSet
+from .trees import _label
+
+__all__ = ["ripper_to_rules", "rule_list_to_rules"]
+
+#: ``feature_names``: the attribute names, in the learner's training column order.
+_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
+                             description="a sequence of names (list, tuple, array or Index)"),
+                  None]
+
+
+def _import(module: str, extra: str = "rulelearners"):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(
+            f"this adapter needs the package {module!r}: pip install "
+            f"\"xplique_ext[{extra}]\" (or pip install {module})"
+        ) from err
+
+
+def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
+    """Map the learner's feature identifiers to attribute names (``feature_names`` in
+    the learner's training column order, or the identifiers as text)."""
+    trained = list(trained)
+    if feature_names is None:
+        names = [str(f) for f in trained]
+    else:
+        if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
+            raise TypeError(
+                "`feature_names` must be a sequence of names, got "
+                f"{type(feature_names).__name__}"
+            )
+        names = [str(f) for f in feature_names]
+        if len(names) != len(trained):
+            raise ValueError(
+                f"`feature_names` must have {len(trained)} names (the learner was trained "
+                f"on {len(trained)} features), got {len(names)}"
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"`feature_names` must be distinct, got {names}")
+    return dict(zip(trained, names))
+
+
+def _number_text(value: float) -> str:
+    return repr(float(value))
+
+
+# ------------------------------------------------------------------------ wittgenstein
+def _interval_conditions(attribute: str, text: str) -> Optional[List[Condition]]:
+    """Conditions for a wittgenstein bin label: ``<b`` is ``x <= b``, ``>a`` is
+    ``x > a``, ``a - b`` is ``a < x <= b`` (the right-closed intervals its pandas binning
+    cuts with); None when ``text`` is not a bin label."""
+    text = text.strip()
+    try:
+        if text.startswith("<"):
+            return [Condition(attribute, "<=", _number_text(float(text[1:])))]
+        if text.startswith(">"):
+            return [Condition(attribute, ">", _number_text(float(text[1:])))]
+        parts = text.split(" - ")
+        if len(parts) == 2:
+            low, high = float(parts[0]), float(parts[1])
+            return [Condition(attribute, ">", _number_text(low)),
+                    Condition(attribute, "<=", _number_text(high))]
+    except ValueError:
+        return None
+    return None
+
+
+@validate_params({
+    "model": "no_validation",  # an instance of the optional package's classes, checked below
+    "negative_class": [InstanceOf(str, int, np.integer, float, np.floating, bool, np.bool_,
+                                  description="a class label (str, number or bool)"), None],
+    "feature_names": _FEATURE_NAMES,
+})
+def ripper_to_rules(
+    model: Any,
+    negative_class: Any = None,
+    *,
+    feature_names: Optional[Sequence[str]] = None,
+) -> RuleSet:
+    """The rule set of a fitted ``wittgenstein`` RIPPER (or IREP) classifier.
+
+    RIPPER learns rules for one class, ``pos_class``: an example is predicted positive
+    when at least one rule covers it, negative otherwise. The rule set is therefore one
+    rule per learnt rule, with head ``pos_class``, and a DEFAULT rule predicting
+    ``negative_class``; every evaluation mode predicts as the learner does.
+
+    Conditions. A feature that wittgenstein discretised is tested on its bin, a
+    right-closed interval: the bin ``<b`` becomes ``x <= b``, ``>a`` becomes ``x > a`` and
+    ``a - b`` becomes ``x > a AND x <= b`` (the bounds as wittgenstein parses them from
+    the bin label). Other features are tested for equality (``x = v``).
+
+    Parameters
+    ----------
+    model
+        A fitted ``wittgenstein.RIPPER`` or ``wittgenstein.IREP``.
+    negative_class
+        Head of the DEFAULT rule: the label of the examples RIPPER does not cover. By
+        default ``0`` when ``pos_class`` is ``1`` and ``False`` when it is ``True``;
+        required otherwise. For a multi-class target (RIPPER learns one class against
+        the rest), score the rules against labels where every other class is
+        ``negative_class``.
+    feature_names
+        Attribute names, one per feature the learner was trained on, in its training
+        column order (default: its column names as text).
+
+    Returns
+    -------
+    RuleSet
+        Rules ``R0001``... in RIPPER's order, then ``DEFAULT CLASS = negative_class``.
+
+    Notes
+    -----
+    An example with a missing value in a tested attribute is never covered by
+    wittgenstein (its bin is NaN); the evaluation of this package follows the report's
+    semantics for unknown values instead (a test on an unknown value counts as true), so
+    the two differ on such examples only.
+
+    Examples
+    --------
+    >>> import pandas as pd, wittgenstein
+    >>> x = pd.DataFrame({"colour": ["red", "red", "blue", "green"] * 5, "size": ["s", "l"] * 10})
+    >>> y = pd.Series(["yes", "yes", "no", "no"] * 5, name="buy")
+    >>> model = wittgenstein.RIPPER(random_state=0)
+    >>> model.fit(x, y, pos_class="yes")
+    >>> rules = ripper_to_rules(model, "no")
+    >>> print(rules[0].to_string())
+    R0001  IF colour = red
+            THEN CLASS = yes
+    >>> rules.default.head
+    'no'
+    """
+    lw = _import("wittgenstein")
+    base = getattr(lw, "abstract_ruleset_classifier", None)
+    kinds = tuple(k for k in (getattr(lw, "RIPPER", None), getattr(lw, "IREP", None),
+                              getattr(base, "AbstractRulesetClassifier", None)) if k)
+    if not isinstance(model, kinds):
+        raise TypeError(
+            "`model` must be a fitted wittgenstein RIPPER or IREP classifier, got "
+            f"{type(model).__name__}"
+        )
+    ruleset = getattr(model, "ruleset_", None)
+    if ruleset is None or not hasattr(model, "trainset_features_"):
+        raise ValueError("`model` is not fitted: call its fit method first")
+    pos = model.pos_class
+    if negative_class is None:
+        if isinstance(pos, (bool, np.bool_)):
+            negative_class = not bool(pos)
+        elif isinstance(pos, (int, np.integer, float, np.floating)) and float(pos) == 1.0:
+            negative_class = 0
+        else:
+            raise ValueError(
+                f"`negative_class` is required: RIPPER predicts pos_class={pos!r} or not, "
+                "name the label of the other examples"
+            )
+    positive, negative = _label(pos), _label(negative_class)
+    if positive == negative:
+        raise ValueError(
+            f"`negative_class` ({negative!r}) must differ from the positive class {positive!r}"
+        )
+    rename = _rename(model.trainset_features_, feature_names)
+    bins = {}
+    transformer = getattr(model, "bin_transformer_", None)
+    if transformer is not None and getattr(transformer, "bins_", None):
+        bins = {feature: set(labels) for feature, labels in transformer.bins_.items()}
+
+    rules: List[Rule] = []
+    for rule in ruleset.rules:
+        conditions: List[Condition] = []
+        for cond in rule.conds:
+            if cond.feature not in rename:
+                raise ValueError(
+                    f"rule {rule} tests {cond.feature!r}, which is not among the learner's "
+                    f"training features {list(rename)}"
+                )
+            attribute = rename[cond.feature]
+            value = cond.val
+            interval = None
+            if isinstance(value, str) and value in bins.get(cond.feature, ()):
+                interval = _interval_conditions(attribute, value)
+                if interval is None:
+                    raise ValueError(
+                        f"cannot read wittgenstein's bin {value!r} of feature "
+                        f"{cond.feature!r} as an interval"
+                    )
+            if interval is not None:
+                conditions.extend(interval)
+            elif isinstance(value, (bool, np.bool_)):
+                conditions.append(Condition(attribute, "=", str(bool(value))))
+            elif isinstance(value, (int, np.integer, float, np.floating)):
+                if not math.isfinite(float(value)):
+                    raise ValueError(f"rule {rule} tests a non-finite value of {attribute!r}")
+                conditions.append(Condition(attribute, "=", _label(value)))
+            else:
+                conditions.append(Condition(attribute, "=", str(value)))
+        rid = f"R{len(rules) + 1:04d}"
+        if not conditions:  # an empty rule covers everything: all examples are positive
+            rules.append(Rule(rid, (), positive, is_default=True))
+            break
+        rules.append(Rule(rid, (tuple(conditions),), positive))
+    if not rules or not rules[-1].is_default:
+        rules.append(Rule(f"R{len(rules) + 1:04d}", (), negative, is_default=True))
+    kind = type(model).__name__
+    return RuleSet(rules, PBMHeader(inducer=f"wittgenstein {kind}"), file=f"<{kind}>")
+
+
+# ------------------------------------------------------------------------ imodels
+@validate_params({
+    "model": "no_validation",  # an instance of the optional package's classes, checked below
+    "feature_names": _FEATURE_NAMES,
+})
+def rule_list_to_rules(
+    model: Any,
+    *,
+    feature_names: Optional[Sequence[str]] = None,
+) -> RuleSet:
+    """The decision list of a fitted ``imodels`` ``GreedyRuleListClassifier`` or
+    ``OneRClassifier``, as ordered rules.
+
+    The list tests one feature per step: step ``k`` sends the examples with
+    ``x >= cutoff`` (``x < cutoff`` when the step is flipped) to a leaf predicting the
+    class whose probability in that leaf exceeds one half, and passes the others on; the
+    last entry is the leaf of the examples no step took. This gives one rule per step and
+    a DEFAULT rule, to evaluate in ``"ordered"`` mode (the default of
+    :func:`~xplique_ext.rules.score_rules` and
+    :func:`~xplique_ext.rules.predict_rules`), which then predicts what
+    ``model.predict`` predicts.
+
+    Parameters
+    ----------
+    model
+        A fitted ``imodels.GreedyRuleListClassifier`` or ``imodels.OneRClassifier``
+        (binary classification: imodels supports no other).
+    feature_names
+        Attribute names, one per feature the model was trained on, in its training
+        column order (default: ``model.feature_names_``).
+
+    Returns
+    -------
+    RuleSet
+        Rules ``attribute >= cutoff`` (or ``<``) with the classes of ``model.classes_`` as
+        heads, in the list's order, then the DEFAULT rule.
+
+    Examples
+    --------
+    >>> from imodels import GreedyRuleListClassifier
+    >>> model = GreedyRuleListClassifier(max_depth=2).fit(
+    ...     [[0.0], [1.0], [2.0], [3.0]], ["a", "a", "b", "b"], feature_names=["x"])
+    >>> rules = rule_list_to_rules(model)
+    >>> print(rules[0].to_string())
+    R0001  IF "x" >= 1.5
+            THEN CLASS = b
+    >>> rules.default.head
+    'a'
+    """
+    imodels = _import("imodels")
+    kinds = tuple(k for k in (getattr(imodels, "GreedyRuleListClassifier", None),
+                              getattr(imodels, "OneRClassifier", None)) if k)
+    if not isinstance(model, kinds):
+        raise TypeError(
+            "`model` must be a fitted imodels GreedyRuleListClassifier or OneRClassifier, "
+            f"got {type(model).__name__}"
+        )
+    steps = getattr(model, "rules_", None)
+    if not steps or not hasattr(model, "classes_"):
+        raise ValueError("`model` is not fitted: call its fit method first")
+    classes = [_label(c) for c in model.classes_]
+    if len(classes) != 2:
+        raise ValueError(
+            f"`model` must be a binary classifier, got {len(classes)} classes {classes}"
+        )
+    trained = [str(f) for f in model.feature_names_]
+    rename = _rename(trained, feature_names)
+
+    def head(probability: float) -> str:
+        # imodels: argmax of (1 - p, p), the first class on a tie (and for NaN)
+        return classes[int(np.argmax([1.0 - probability, probability]))]
+
+    rules: List[Rule] = []
+    for k, step in enumerate(steps):
+        rid = f"R{k + 1:04d}"
+        if k == len(steps) - 1:  # imodels reads the last entry as the final leaf
+            rules.append(Rule(rid, (), head(float(step["val"])), is_default=True))
+            break
+        column = str(step["col"])
+        if column not in rename:
+            raise ValueError(
+                f"step {k} of the rule list tests {column!r}, which is not among the "
+                f"model's features {trained}"
+            )
+        operator = "<" if step["flip"] else ">="
+        condition = Condition(rename[column], operator, _number_text(step["cutoff"]))
+        rules.append(Rule(rid, ((condition,),), head(float(step["val_right"]))))
+    kind = type(model).__name__
+    return RuleSet(rules, PBMHeader(inducer=f"imodels {kind}"), file=f"<{kind}>")
