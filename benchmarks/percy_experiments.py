@@ -28,11 +28,15 @@ Embeddings (``--embeddings``, several allowed):
 * ``random``: an embedding trained from scratch (fine-tuned) or left at its random
   initialisation (frozen);
 * ``word2vec:PATH`` / ``glove:PATH``: vectors from a word2vec / GloVe text file;
-* ``hub:PRESET``: contextual embeddings from a keras-hub backbone. Not wired yet: PERCY
-  and the explainers take keras-hub models (``xplique_ext.text.adapt_text_model``, the
-  ``text`` extra), but the grid's CNN / LSTM heads over a backbone's token embeddings, and
-  rule distillation on a backbone's dict inputs, are not; the option raises
-  NotImplementedError (ImportError naming the ``text`` extra without keras-hub).
+* ``hub:PRESET``: contextual embeddings from a keras-hub backbone (the ``text`` extra):
+  the CNN / LSTM heads read the backbone's sequence output (one vector per word piece,
+  ``xplique_ext.text.build_hub_classifier``), the backbone frozen or fine-tuned (F), its
+  preprocessor packing the sentences. ``PRESET`` is a keras-hub preset
+  (``hub:bert_tiny_en_uncased``, downloaded once by keras-hub;
+  ``--hub-sequence-length`` word pieces) or, from Python, a name given to ``main``'s
+  ``backbones`` (``{name: (backbone, preprocessor)}``, in memory: what the tests do). PERCY
+  and the explainers give one attribution per word (word pieces summed,
+  ``xplique_ext.text.adapt_text_model``).
 
 ELMo and SentiBERT weights cannot be downloaded here; see the README ("PERCY's
 experiment") for how to plug them in.
@@ -42,6 +46,7 @@ Usage::
     python benchmarks/percy_experiments.py --n-train 1200 --n-test 120
     python benchmarks/percy_experiments.py --tiny               # a smoke-test size
     python benchmarks/percy_experiments.py --data sst2.tsv --embeddings glove:glove.6B.100d.txt
+    python benchmarks/percy_experiments.py --embeddings random hub:bert_tiny_en_uncased
 """
 
 from __future__ import annotations
@@ -70,6 +75,8 @@ def parse_embedding(spec: str):
     if kind in ("word2vec", "glove") and not arg:
         raise SystemExit(f"--embeddings {kind} needs a file: {kind}:PATH")
     if kind == "hub":
+        if not arg:
+            raise SystemExit("--embeddings hub needs a keras-hub preset: hub:PRESET")
         try:
             import keras_hub  # noqa: F401
         except ImportError:
@@ -77,13 +84,6 @@ def parse_embedding(spec: str):
                 "--embeddings hub:PRESET (contextual embeddings from a keras-hub backbone) "
                 "needs keras-hub: pip install 'xplique_ext[text]'"
             ) from None
-        raise NotImplementedError(
-            "--embeddings hub:PRESET is not wired into this grid yet: PERCY and the "
-            "explainers take keras-hub models (xplique_ext.text.adapt_text_model), but CNN / "
-            "LSTM heads over a backbone's token embeddings and RuleDistillation on a "
-            "backbone's dict inputs are not built here; see the README for plugging a "
-            "contextual-embedding model in"
-        )
     return kind, arg
 
 
@@ -155,8 +155,23 @@ def load_data(args):
 
 
 def build_model(base, tv, matrix, fine_tune, args, seed):
-    from xplique_ext.text import build_cnn_classifier, build_lstm_classifier, set_embedding
+    from xplique_ext.text import (
+        build_cnn_classifier,
+        build_hub_classifier,
+        build_lstm_classifier,
+        set_embedding,
+    )
 
+    if isinstance(matrix, tuple):  # (keras-hub backbone, preprocessor)
+        return build_hub_classifier(
+            matrix[0],
+            "cnn" if base == "C" else "lstm",
+            trainable=fine_tune,
+            filters=args.filters,
+            units=args.units,
+            dropout=0.5,
+            seed=seed,
+        )
     dim = args.embedding_dim if matrix is None else matrix.shape[1]
     if base == "C":
         model = build_cnn_classifier(
@@ -282,7 +297,9 @@ def plot_figure4(rows, taus, path, title):
     plt.close(fig)
 
 
-def main(argv=None) -> dict:
+def main(argv=None, backbones=None) -> dict:
+    """Run the grid; ``backbones`` maps names usable as ``hub:NAME`` to in-memory
+    ``(keras-hub backbone, preprocessor)`` pairs (checked before keras-hub presets)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-train", type=int, default=1200, help="training sentences")
     parser.add_argument("--n-test", type=int, default=120, help="test sentences (rule ones)")
@@ -314,6 +331,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--filters", type=int, default=32)
     parser.add_argument("--units", type=int, default=32)
     parser.add_argument("--sequence-length", type=int, default=24)
+    parser.add_argument(
+        "--hub-sequence-length",
+        type=int,
+        default=64,
+        help="word pieces per sentence ([CLS] and [SEP] included) for hub:PRESET",
+    )
     parser.add_argument("--C", type=float, default=6.0, help="Hu et al.'s C")
     parser.add_argument("--lime-samples", type=int, default=300)
     parser.add_argument("--shap-permutations", type=int, default=4)
@@ -321,12 +344,18 @@ def main(argv=None) -> dict:
     parser.add_argument("--preset", choices=["authors", "paper"], default="authors")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="percy_experiments_out", help="folder of the figure")
-    parser.add_argument("--tiny", action="store_true", help="smoke-test sizes")
+    parser.add_argument(
+        "--tiny", action="store_true", help="smoke-test sizes (for the sizes not given)"
+    )
     args = parser.parse_args(argv)
-    if args.tiny:
-        args.n_train, args.n_test, args.epochs = 120, 12, 2
-        args.embedding_dim, args.filters, args.units = 8, 4, 4
-        args.lime_samples, args.shap_permutations, args.ig_steps = 40, 1, 8
+    if args.tiny:  # smoke-test sizes, where the command line gives none
+        tiny = dict(
+            n_train=120, n_test=12, epochs=2, embedding_dim=8, filters=4, units=4,
+            lime_samples=40, shap_permutations=1, ig_steps=8,
+        )
+        for key, value in tiny.items():
+            if getattr(args, key) == parser.get_default(key):
+                setattr(args, key, value)
     embeddings = [parse_embedding(e) for e in args.embeddings]
 
     import keras
@@ -343,6 +372,19 @@ def main(argv=None) -> dict:
     for kind, arg in embeddings:
         if kind == "random":
             matrices[(kind, arg)] = None
+        elif kind == "hub":
+            from xplique_ext.text import load_hub_backbone
+
+            if backbones and arg in backbones:
+                pair = tuple(backbones[arg])
+            else:
+                pair = load_hub_backbone(arg, sequence_length=args.hub_sequence_length)
+            matrices[(kind, arg)] = pair
+            print(
+                f"# keras-hub backbone {arg}: {type(pair[0]).__name__}, "
+                f"{pair[0].count_params()} parameters, contextual token embeddings of "
+                f"size {pair[0].token_embedding.output_dim}"
+            )
         else:
             m, found = load_word_vectors(arg, vocab, seed=args.seed)
             matrices[(kind, arg)] = m
@@ -366,11 +408,13 @@ def main(argv=None) -> dict:
                     seed = args.seed  # same init and batch order within a D / non-D pair
                     keras.utils.set_random_seed(seed)
                     model = build_model(base, tv, matrices[(kind, arg)], fine_tune, args, seed)
+                    # the text side: the vectorizer, or the backbone's preprocessor
+                    tok = matrices[(kind, arg)][1] if kind == "hub" else tv
                     # non-distilled models go through the same wrapper with pi = 0, which
                     # is plain cross-entropy training (tested), so that a pair differs by
                     # the distillation term only
                     trainer = RuleDistillation(
-                        model, tokenizer=tv, C=args.C, pi=None if distill else 0.0
+                        model, tokenizer=tok, C=args.C, pi=None if distill else 0.0
                     )
                     trainer.compile(optimizer=keras.optimizers.Adam(args.learning_rate))
                     t = time.perf_counter()
@@ -378,8 +422,10 @@ def main(argv=None) -> dict:
                         train_s, train_y, batch_size=args.batch_size, epochs=args.epochs, verbose=0
                     )
                     t_train = time.perf_counter() - t
-                    row = score(model, tv, test_s, test_y, args, seed)
-                    row.update(name=name, LRD=distill, seconds=time.perf_counter() - t)
+                    row = score(model, tok, test_s, test_y, args, seed)
+                    row.update(
+                        name=name, LRD=distill, seconds=time.perf_counter() - t, model=model
+                    )
                     rows.append(row)
                     k += 1
                     print(

@@ -17,6 +17,7 @@ import keras
 import numpy as np
 
 from .commons.data import is_dataset, split_element
+from .commons.outputs import check_outputs
 from .commons.params import ArrayLike, Boolean, Callable_, InstanceOf, Interval, validate_params
 from .commons.validation import check_int, to_numpy
 
@@ -317,7 +318,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if self.y_probe is None:
             return None
         y = self.y_probe
-        outputs = np.asarray(model(self.x_probe[:1], training=False))
+        outputs = check_outputs(model(self.x_probe[:1], training=False), 1)
         k = int(np.prod(outputs.shape[1:])) if outputs.ndim > 1 else 1
         if y.ndim == 2:
             if y.shape[1] != k:
@@ -401,7 +402,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explain if callable(explain) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            outputs = np.asarray(self.model.predict(self.x_probe, verbose=0))
+            outputs = check_outputs(self.model.predict(self.x_probe, verbose=0),
+                                    len(self.x_probe), finite=True)
             outputs = outputs.reshape(len(outputs), -1)
             k = outputs.shape[1]
             targets = (np.ones((len(outputs), 1), np.float32) if k == 1

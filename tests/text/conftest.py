@@ -62,3 +62,38 @@ def _sentence_of(n, seed=0):
 @pytest.fixture(scope="session")
 def sentence_of():
     return _sentence_of
+
+
+def _randomize_weights(model, seed):
+    """Larger random weights than keras-hub's initialisers (std 0.02), so that the
+    probabilities vary from sentence to sentence."""
+    rng = np.random.default_rng(seed)
+    for w in model.weights:
+        w.assign(rng.normal(0.0, 0.4, w.shape).astype(w.dtype))
+
+
+def _tiny_bert(vocabulary, sequence_length=24, seed=None):
+    """A tiny random BERT, offline: WordPiece tokenizer on ``vocabulary`` (a list written
+    in the test), its text-classifier preprocessor, and a 1-layer backbone of hidden size
+    16 (dropout 0). ``seed``: redraw the backbone's weights (:func:`_randomize_weights`).
+    Returns (tokenizer, preprocessor, backbone)."""
+    keras_hub = pytest.importorskip("keras_hub")
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=list(vocabulary), lowercase=True)
+    pre = keras_hub.models.BertTextClassifierPreprocessor(
+        tokenizer, sequence_length=sequence_length
+    )
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=len(vocabulary), num_layers=1, num_heads=2, hidden_dim=16,
+        intermediate_dim=32, max_sequence_length=sequence_length, dropout=0.0,
+    )
+    if seed is not None:
+        _randomize_weights(backbone, seed)
+    return tokenizer, pre, backbone
+
+
+@pytest.fixture(scope="session")
+def tiny_bert():
+    """The tiny-BERT builder (see :func:`_tiny_bert`); its ``randomize`` attribute redraws
+    a model's weights."""
+    _tiny_bert.randomize = _randomize_weights
+    return _tiny_bert

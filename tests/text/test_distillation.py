@@ -1,6 +1,8 @@
 """Iterative rule knowledge distillation (Hu et al. 2016): the teacher q, the pi schedule,
 the conjuncts, and the Keras training wrapper in ``fit``."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -372,3 +374,42 @@ def test_wrapper_hostile_inputs(small_data, small_tv):
         model.fit({"x": 1}, y, verbose=0)
     with pytest.raises(ValueError, match="sample_weight"):
         model.fit(sentences, y, sample_weight=np.ones(len(y)), verbose=0)
+
+
+def test_dict_student_over_a_keras_hub_backbone(tiny_bert):
+    """A student on a keras-hub backbone's dict: prepare() packs the sentences and their
+    rule conjuncts with the preprocessor; pi = 0 is plain cross-entropy training here too
+    (same weights as Keras' own fit on the packed inputs); the preprocessor is required."""
+    pytest.importorskip("keras_hub")
+    import keras
+
+    from xplique_ext.text import RuleDistillation, build_hub_classifier
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "good", "bad", "film", "but"]
+    _, pre, backbone = tiny_bert(vocab, sequence_length=10, seed=2)
+    s = ["good film but bad", "bad film but good", "good film", "bad film"]
+    y = np.array([0, 1, 1, 0])
+    with pytest.raises(ValueError, match="`tokenizer` is needed"):
+        RuleDistillation(build_hub_classifier(backbone, "cnn", filters=2))
+    prep = RuleDistillation(build_hub_classifier(backbone, "cnn", filters=2), tokenizer=pre)
+    x = prep.prepare(s)
+    np.testing.assert_array_equal(x["x"]["token_ids"], pre(s)["token_ids"])
+    np.testing.assert_array_equal(x["x_rule"]["token_ids"], pre(["bad", "good", "", ""])["token_ids"])
+    np.testing.assert_array_equal(x["has_rule"][:, 0], [1, 1, 0, 0])
+    weights = []
+    for distil in (True, False):
+        model = build_hub_classifier(backbone, "cnn", trainable=True, filters=2, dropout=0.0)
+        if distil:
+            trainer = RuleDistillation(model, tokenizer=pre, pi=0.0)
+            trainer.compile(optimizer=keras.optimizers.SGD(0.1))
+            trainer.fit(s, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
+        else:
+            model.compile(optimizer=keras.optimizers.SGD(0.1), loss="binary_crossentropy")
+            with warnings.catch_warnings():  # the unused pooler: no gradient (Keras warns)
+                warnings.simplefilter("ignore", UserWarning)
+                model.fit(pre(s), y[:, None].astype("float32"), batch_size=4, epochs=1,
+                          verbose=0, shuffle=False)
+        weights.append(model.get_weights())
+    for a, b in zip(*weights):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    assert any(np.abs(a - b).max() > 0 for a, b in zip(weights[0], backbone.get_weights()))

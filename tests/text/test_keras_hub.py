@@ -42,22 +42,14 @@ SENTENCES = [
 SEQ = 24
 
 
-def _randomize(model: keras.Model, seed: int) -> None:
-    """Larger random weights than keras-hub's initialisers (std 0.02), so that the
-    probabilities vary from sentence to sentence."""
-    rng = np.random.default_rng(seed)
-    for w in model.weights:
-        w.assign(rng.normal(0.0, 0.4, w.shape).astype(w.dtype))
+@pytest.fixture(scope="module")
+def _randomize(tiny_bert):
+    return tiny_bert.randomize
 
 
 @pytest.fixture(scope="module")
-def hub():
-    tokenizer = keras_hub.models.BertTokenizer(vocabulary=VOCAB, lowercase=True)
-    pre = keras_hub.models.BertTextClassifierPreprocessor(tokenizer, sequence_length=SEQ)
-    backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=len(VOCAB), num_layers=1, num_heads=2, hidden_dim=16,
-        intermediate_dim=32, max_sequence_length=SEQ, dropout=0.0,
-    )
+def hub(tiny_bert, _randomize):
+    tokenizer, pre, backbone = tiny_bert(VOCAB, SEQ)
     task = keras_hub.models.BertTextClassifier(
         backbone, num_classes=2, preprocessor=pre, dropout=0.0
     )
@@ -306,7 +298,7 @@ def test_packing_matches_the_preprocessor(hub):
         assert np.all(ref[len(pieces) + 2 :] == ID["[PAD]"])
 
 
-def test_byte_pair_tokenizer_gets_the_models_own_ids():
+def test_byte_pair_tokenizer_gets_the_models_own_ids(_randomize):
     """RoBERTa (no segment ids, <s> </s> packing, a byte-pair tokenizer that marks
     leading spaces): the probabilities are the task's; the tokenizer is not word by word
     ("b" alone is not "b" after a space), so LIME perturbs strings and IG refuses it."""

@@ -93,19 +93,115 @@ def test_tiny_grid_on_a_sentence_label_file(experiments, tmp_path, capsys):
     assert f"{data}:" in printed
 
 
-def test_hub_embeddings_say_what_is_missing(experiments):
+def test_embedding_specs_say_what_is_missing(experiments):
     try:
         import keras_hub  # noqa: F401
 
-        err, match = NotImplementedError, "not wired"
+        assert experiments.parse_embedding("hub:bert_tiny_en_uncased") == (
+            "hub",
+            "bert_tiny_en_uncased",
+        )
     except ImportError:
-        err, match = ImportError, r"xplique_ext\[text\]"
-    with pytest.raises(err, match=match):
-        experiments.parse_embedding("hub:bert_tiny_en_uncased")
+        with pytest.raises(ImportError, match=r"xplique_ext\[text\]"):
+            experiments.parse_embedding("hub:bert_tiny_en_uncased")
+    with pytest.raises(SystemExit, match="preset"):
+        experiments.parse_embedding("hub")
     with pytest.raises(SystemExit):
         experiments.parse_embedding("elmo")
     with pytest.raises(SystemExit):
         experiments.parse_embedding("glove")  # no file
+
+
+def _hub_vocabulary():
+    """A WordPiece vocabulary of a few dozen entries: the generator's commonest words."""
+    from collections import Counter
+
+    from xplique_ext.text import generate_sentences
+
+    counts = Counter(w for s in generate_sentences(200, seed=0).sentence for w in s.split())
+    words = [w for w, _ in counts.most_common(40) if w.isalpha()]
+    return ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, "##s", "##ed", "##ing"]
+
+
+def _run_hub_grid(experiments, tmp_path, capsys, tiny_bert, models):
+    """hub:NAME with an in-memory tiny BERT: the classifiers (distilled/plain x
+    frozen/fine-tuned) over its contextual token embeddings, trained and scored; the
+    frozen ones leave the backbone's weights as they were, the fine-tuned ones move them;
+    attributions are one per word."""
+    from xplique_ext.text import IntegratedGradientsTokenExplainer, generate_sentences
+
+    _, pre, backbone = tiny_bert(_hub_vocabulary(), sequence_length=28, seed=0)
+    before = [w.copy() for w in backbone.get_weights()]
+    small = ["--n-train", "40", "--n-test", "6", "--epochs", "1", "--batch-size", "40"]
+    small += ["--lime-samples", "20", "--ig-steps", "4", "--filters", "2", "--units", "2"]
+    out = experiments.main(
+        ["--tiny", *small, "--models", *models, "--embeddings", "hub:tiny", "--out",
+         str(tmp_path)],
+        backbones={"tiny": (backbone, pre)},
+    )
+    printed = capsys.readouterr().out
+    names = [
+        b + d + f + "B" for b in [m[0].upper() for m in models] for d in ("", "D")
+        for f in ("", "F")
+    ]
+    _check_layout(printed, names)
+    assert "keras-hub backbone tiny: BertBackbone" in printed
+    rows = {r["name"]: r for r in out["rows"]}
+    for w0, w1 in zip(before, backbone.get_weights()):  # the user's backbone: untouched
+        np.testing.assert_array_equal(w0, w1)
+    for name, r in rows.items():
+        model = r["model"]
+        assert model.backbone is not backbone and model.backbone.trainable == ("F" in name)
+        moved = max(
+            float(np.abs(w0 - w1).max())
+            for w0, w1 in zip(before, model.backbone.get_weights())
+        )
+        if "F" in name:
+            assert moved > 0, name
+        else:
+            assert moved == 0, name
+        for key in ("Accuracy", "Precision", "Recall", "F1-score"):
+            assert 0 <= r[key] <= 1
+    test_s = generate_sentences(3, seed=7, structured=1.0).sentence.tolist()
+    ig = IntegratedGradientsTokenExplainer(rows[names[-1]]["model"], pre, steps=8)
+    assert [a.shape for a in ig(test_s)] == [(len(s.split()),) for s in test_s]
+
+
+def test_tiny_grid_on_a_keras_hub_backbone(experiments, tmp_path, capsys, tiny_bert):
+    """The CNN's four cells (plain/distilled x frozen/fine-tuned) on a tiny BERT."""
+    _run_hub_grid(experiments, tmp_path, capsys, tiny_bert, ["cnn"])
+
+
+@pytest.mark.slow
+def test_full_grid_on_a_keras_hub_backbone(experiments, tmp_path, capsys, tiny_bert):
+    """All eight cells, CNN and LSTM (about 2 minutes on 2 shared cores)."""
+    _run_hub_grid(experiments, tmp_path, capsys, tiny_bert, ["cnn", "lstm"])
+
+
+@pytest.mark.parametrize("head", ["cnn", "lstm"])
+def test_hub_heads_ignore_padding_and_validate(head, tiny_bert):
+    """The heads read the real word pieces only: more padding gives the same
+    probabilities (the LSTM's mask, the CNN's zeroed padding); bad arguments are named."""
+    keras_hub = pytest.importorskip("keras_hub")
+    from xplique_ext.text import build_hub_classifier
+
+    tokenizer, pre, backbone = tiny_bert(_hub_vocabulary(), sequence_length=40, seed=1)
+    model = build_hub_classifier(backbone, head, filters=3, units=3, seed=0)
+    kernel, bias = model.get_layer("sigmoid").get_weights()
+    # a larger kernel, no bias: the probabilities differ between sentences
+    model.get_layer("sigmoid").set_weights([kernel * 5, bias * 0])
+    s = ["the film was good but the plot was dull", "a dull plot", "good"]
+    short = keras_hub.models.BertTextClassifierPreprocessor(tokenizer, sequence_length=16)
+    p_long = model(pre(s), training=False).numpy()
+    np.testing.assert_allclose(model(short(s), training=False).numpy(), p_long, atol=1e-5)
+    assert np.ptp(p_long) > 1e-3, p_long
+    assert model.backbone is not backbone and not model.backbone.trainable
+    with pytest.raises(TypeError, match="backbone"):
+        build_hub_classifier(object(), head)
+    with pytest.raises(ValueError, match="head"):
+        build_hub_classifier(backbone, "gru")
+    with pytest.raises(ValueError, match="dropout"):
+        build_hub_classifier(backbone, head, dropout=1.0)
 
 
 def _args(experiments, argv):

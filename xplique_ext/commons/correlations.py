@@ -7,8 +7,21 @@ import numpy as np
 __all__ = ["batched_pearson", "batched_spearman"]
 
 
+def _unit_rows(a: np.ndarray) -> np.ndarray:
+    """Each row divided by the power of two just above its largest magnitude (exact;
+    rows of zeros unchanged), so that sums and squares neither overflow nor underflow."""
+    peak = np.abs(a).max(axis=1) if a.shape[1] else np.zeros(len(a))
+    _, exponent = np.frexp(np.where((peak > 0) & np.isfinite(peak), peak, 1.0))
+    return np.ldexp(a, -exponent[:, None])
+
+
 def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Pearson correlation of each row of ``a`` with the same row of ``b``.
+
+    Scale-invariant in floating point: each row is brought to a largest magnitude in
+    [0.5, 1) by an exact power of two before it is centred, and again after, so rows of
+    magnitude 1e-170 or 1e300 (float64) give the correlation of the same rows at
+    magnitude 1 instead of NaN (squares underflowing) or 0 (squares overflowing).
 
     Parameters
     ----------
@@ -18,17 +31,30 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     Returns
     -------
     r
-        Array of shape (N,); NaN where a row of ``a`` or ``b`` is constant.
+        Array of shape (N,); NaN where a row of ``a`` or ``b`` is constant or holds a
+        non-finite value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.array([[1.0, 2.0, 4.0]])
+    >>> b = np.array([[2.0, 3.0, 7.0]])
+    >>> bool(np.isclose(batched_pearson(a * 1e-170, b * 1e300)[0],
+    ...                 batched_pearson(a, b)[0], rtol=1e-14))
+    True
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
+    finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     # a correlation with an exactly constant row is undefined
-    undefined = (np.ptp(a, axis=1) == 0) | (np.ptp(b, axis=1) == 0)
-    a = a - a.mean(axis=1, keepdims=True)
-    b = b - b.mean(axis=1, keepdims=True)
-    num = np.einsum("ij,ij->i", a, b)
-    den = np.sqrt(np.einsum("ij,ij->i", a, a) * np.einsum("ij,ij->i", b, b))
-    undefined |= den == 0
+    undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a, b = _unit_rows(a), _unit_rows(b)
+        a = _unit_rows(a - a.mean(axis=1, keepdims=True))
+        b = _unit_rows(b - b.mean(axis=1, keepdims=True))
+        num = np.einsum("ij,ij->i", a, b)
+        den = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
+    undefined |= ~(den > 0)
     r = np.full(a.shape[0], np.nan)
     r[~undefined] = num[~undefined] / den[~undefined]
     return np.clip(r, -1.0, 1.0)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
+from ..commons.outputs import check_outputs, single_output
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
@@ -218,16 +219,15 @@ class ObjectLime:
         eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
             call = self.model if self._runner is None else self._runner
-            out = call(x[s : s + size])
-            out = out.numpy() if hasattr(out, "numpy") else np.asarray(out)
+            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True)
             if out.dtype.kind == "f":
                 eps = max(eps, float(np.finfo(out.dtype).eps))
-            parts.append(np.asarray(out, dtype=np.float64).reshape(len(x[s : s + size]), -1))
+            parts.append(out.astype(np.float64).reshape(len(out), -1))
         values = np.concatenate(parts, axis=0)
         return (values, eps) if with_eps else values
 
     def _model_call(self, x):
-        return self.model(x)
+        return single_output(self.model(x))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""

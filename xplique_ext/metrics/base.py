@@ -9,8 +9,11 @@ class ids as targets, a single compiled and batched inference function, clear er
 from __future__ import annotations
 
 import abc
+import copy
 import enum
 import numbers
+import types
+import weakref
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 import numpy as np
@@ -24,12 +27,20 @@ from ..commons.distribute import (
     shared_functions,
 )
 from ..commons.metric import BaseMetric, nan_aware_mean
+from ..commons.outputs import (
+    assert_batch_graph,
+    check_output_dtype,
+    check_outputs,
+    model_output_errors,
+    single_output,
+)
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
     Callable_,
     Interval,
     Options,
+    check_param,
     validate_params,
 )
 from ..commons.validation import to_numpy
@@ -42,11 +53,14 @@ ACTIVATIONS = (None, "sigmoid", "softmax")
 #: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
 #: ``inputs`` (an array or a tf.data.Dataset, checked against the model's input rank),
 #: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
+#: ``targets``: numbers, finite (NaN targets are refused as targets, never blamed on the
+#: model's scores); also checked batch by batch for (x, y) datasets.
+TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False,
+                    finite=True)
 BASE_PARAMETERS = {
     "model": [Callable_()],
     "inputs": NO_VALIDATION,
-    "targets": [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)",
-                          batch_hint=False), None],
+    "targets": [TARGETS, None],
     "batch_size": [Interval(numbers.Integral, 1, None), None],
     "operator": NO_VALIDATION,
     "activation": [Options(ACTIVATIONS)],
@@ -180,8 +194,19 @@ def _check_numeric(x: np.ndarray, name: str) -> None:
 
 
 def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.Tensor:
-    """``model(x)`` as (B, K), after ``activation``."""
-    out = model(x)
+    """``model(x)`` as (B, K), after ``activation``: the one place where the metrics call
+    the model. Every call (every batch, in graphs as eagerly) checks that the model
+    returned a single output (not a dict nor a tuple), of real numbers, with one row per
+    input; integer outputs go to float64, floating ones keep their dtype."""
+    out = single_output(model(x))
+    if not tf.is_tensor(out):  # a NumPy callable
+        arr = np.asarray(out)
+        check_output_dtype(arr.dtype)
+        out = tf.convert_to_tensor(arr)
+    check_output_dtype(out.dtype)
+    if out.dtype.is_integer:
+        out = tf.cast(out, tf.float64)
+    out = assert_batch_graph(out, x)
     try:
         rank = len(out.shape)
     except (AttributeError, TypeError, ValueError):  # no shape, or an unknown rank
@@ -253,8 +278,10 @@ class BaseAttributionMetric(BaseMetric):
     model
         Model (Keras model or any callable on a batch of inputs) whose explanations are
         evaluated. Its output has shape (N, K), or (N,) for a single output (read as
-        (N, 1), never broadcast); one output per input is checked. Multi-input models are
-        not supported.
+        (N, 1), never broadcast). Every call (every batch, also inside compiled graphs)
+        checks a single output (a dict, a tuple or several outputs are a TypeError), of
+        real numbers, with one row per input; scores keep the model's dtype or go to
+        float64, never down to float32. Multi-input models are not supported.
     inputs
         Inputs under study, with a batch axis (checked against the model's input rank
         when the model declares it): a NumPy array or tf.Tensor of shape (N, ...), or a
@@ -263,7 +290,9 @@ class BaseAttributionMetric(BaseMetric):
     targets
         One per input: one-hot vectors (N, K), integer class ids (N,), or regression
         targets (N,) / (N, K) such as {+1, -1} for a single-output model. None uses the
-        model's predicted class (one-hot of the argmax; 1 for a single-output model).
+        model's predicted class (one-hot of the argmax; 1 for a single-output model; a
+        ValueError where the model's output is NaN/inf). Numbers only, finite: strings or
+        NaN are a TypeError / ValueError naming `targets`.
     batch_size
         Number of inputs (or perturbed inputs) sent to the model at once. None sends
         everything at once.
@@ -289,6 +318,12 @@ class BaseAttributionMetric(BaseMetric):
     ----------
     higher_is_better : bool
         Score direction, declared by each metric.
+
+    Notes
+    -----
+    ``copy.deepcopy(metric)`` gives a metric with the same scores that owns its inputs and
+    targets and shares the model, operator, strategy, dataset and compiled functions.
+    ``pickle.dumps(metric)`` raises a TypeError: save :meth:`get_config` instead.
     """
 
     _data_params = ("model", "inputs", "targets", "operator", "strategy")
@@ -317,9 +352,23 @@ class BaseAttributionMetric(BaseMetric):
             self.dataset = inputs
             self.inputs = None
             rank = _model_input_rank(model)
-            self._dataset_batched = dataset_is_batched(inputs, rank)
             spec = inputs.element_spec
+            if isinstance(spec, dict):
+                raise TypeError(
+                    "`inputs` dataset elements must be `x` or `(x, y)` tensors, got dicts "
+                    f"with keys {sorted(spec)}; map the dataset to tuples first, e.g. "
+                    "`ds.map(lambda d: (d['image'], d['label']))`"
+                )
             spec = spec[0] if isinstance(spec, (tuple, list)) else spec
+            if isinstance(spec, dict):
+                raise TypeError(
+                    "`inputs` dataset elements must be `x` or `(x, y)` tensors, got an `x` "
+                    f"that is a dict with keys {sorted(spec)} (multi-input models are not "
+                    "supported); map the dataset to single tensors first"
+                )
+            if int(inputs.cardinality()) == 0:
+                raise ValueError("`inputs` must hold at least one input, got an empty dataset")
+            self._dataset_batched = dataset_is_batched(inputs, rank)
             element_rank = getattr(getattr(spec, "shape", None), "rank", None)
             if rank is not None and element_rank is not None and element_rank not in (
                 rank, rank - 1
@@ -357,6 +406,49 @@ class BaseAttributionMetric(BaseMetric):
         self.strategy = resolve_strategy(strategy)
         self._score_fn, self._output_fn = self._shared("model", (), _model_functions)
 
+    # ------------------------------------------------------------------ copies
+    def _is_shared_on_copy(self, value: Any) -> bool:
+        """What a copy shares with the original instead of copying: the model, the
+        operator, the strategy, a streamed dataset and the compiled functions (callables,
+        strategies, datasets, TensorFlow modules and weak references), as
+        :func:`copy.deepcopy` shares functions and classes. Bound methods of the metric
+        are rebound to the copy."""
+        if isinstance(value, types.MethodType):
+            return False
+        return (
+            callable(value)
+            or isinstance(value, (tf.distribute.Strategy, tf.Module, weakref.ReferenceType))
+            or is_dataset(value)
+        )
+
+    def __copy__(self) -> BaseAttributionMetric:
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def __deepcopy__(self, memo: dict) -> BaseAttributionMetric:
+        """A copy that gives the same scores: settings, inputs and targets are copied; the
+        model, operator, strategy, dataset and compiled functions are shared (see
+        :meth:`_is_shared_on_copy`)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for value in self.__dict__.values():
+            if self._is_shared_on_copy(value):
+                memo.setdefault(id(value), value)
+        for name, value in self.__dict__.items():
+            new.__dict__[name] = copy.deepcopy(value, memo)
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        name = type(self).__name__
+        raise TypeError(
+            f"{name} cannot be pickled: it holds a model, compiled TensorFlow functions and "
+            "a tf.distribute strategy, which pickle cannot store. Save "
+            f"`metric.get_config()` (JSON-friendly settings) and rebuild it with "
+            f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
+            "`copy.deepcopy(metric)` copies it in memory"
+        )
+
     # ------------------------------------------------------------------ inference
     def _shared(self, name: str, static: tuple, build: Callable) -> Any:
         """Compiled functions shared by every metric with the same model, operator,
@@ -387,14 +479,9 @@ class BaseAttributionMetric(BaseMetric):
         _check_numeric(x, "inputs")
         parts = []
         for s in chunks(len(x), self.batch_size):
-            out = np.asarray(self._output_fn(tf.convert_to_tensor(x[s])))
-            if out.ndim == 0 or out.shape[0] != s.stop - s.start:
-                raise ValueError(
-                    "`model` must return one output per input, shape (B, K) or (B,): got "
-                    f"shape {out.shape} for a batch of {s.stop - s.start} inputs of shape "
-                    f"{x.shape[1:]}"
-                )
-            parts.append(out)
+            with model_output_errors():
+                out = self._output_fn(tf.convert_to_tensor(x[s]))
+            parts.append(check_outputs(out, s.stop - s.start, offset=s.start))
         out = np.concatenate(parts, axis=0) if parts else np.zeros((0,))
         return out.reshape(len(x), -1) if out.ndim == 1 else out
 
@@ -418,9 +505,10 @@ class BaseAttributionMetric(BaseMetric):
         y = to_numpy(y, "y")
         parts = []
         for s in chunks(len(x), self.batch_size):
-            out = np.asarray(
-                self._score_fn(tf.convert_to_tensor(x[s]), tf.convert_to_tensor(y[s]))
-            )
+            with model_output_errors():
+                out = self._score_fn(tf.convert_to_tensor(x[s]), tf.convert_to_tensor(y[s]))
+            out = np.asarray(single_output(out, "operator"))
+            check_output_dtype(out.dtype, "operator")
             self.check_operator_output(out, s.stop - s.start)
             parts.append(out.reshape(-1))
         return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
@@ -438,6 +526,17 @@ class BaseAttributionMetric(BaseMetric):
             )
 
     # ------------------------------------------------------------------ targets
+    @staticmethod
+    def _check_target_values(y: np.ndarray) -> np.ndarray:
+        """A batch of targets (from an (x, y) dataset) against the declared constraint:
+        numbers, finite (TypeError / ValueError naming `targets`)."""
+        return check_param(y, "targets", [TARGETS])
+
+    @staticmethod
+    def _float_targets(y: np.ndarray) -> np.ndarray:
+        """Targets in floating point: float64 targets stay float64 (never cast down)."""
+        return y if y.dtype.kind == "f" and y.itemsize >= 4 else y.astype(np.float32)
+
     def n_outputs(self, x_example: np.ndarray) -> int:
         """Number of model outputs K, found once from one example."""
         if self._n_outputs is None:
@@ -450,20 +549,27 @@ class BaseAttributionMetric(BaseMetric):
         (B, 1) for single-output regression, predicted classes when ``y`` is None."""
         k = self.n_outputs(x)
         if y is None:
-            out = self.model_outputs(x)
             if k == 1:
                 return np.ones((len(x), 1), dtype=np.float32)
-            return np.eye(k, dtype=np.float32)[np.argmax(out.reshape(len(x), k), axis=-1)]
-        y = np.asarray(y)
+            out = self.model_outputs(x).reshape(len(x), k)
+            bad = ~np.isfinite(out).all(axis=1)
+            if bad.any():
+                raise ValueError(
+                    "`targets` is None, so the target is the model's predicted class, but "
+                    f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
+                    "inputs of a batch: their predicted class is undefined; pass `targets`"
+                )
+            return np.eye(k, dtype=np.float32)[np.argmax(out, axis=-1)]
+        y = self._check_target_values(np.asarray(y))
         if y.ndim == 2:
             if y.shape[1] != k:
                 raise ValueError(
                     f"`targets` of shape (N, K) must have K = {k} columns to match the "
                     f"model's outputs, got {y.shape[1]}"
                 )
-            return y.astype(np.float32, copy=False)
+            return self._float_targets(y)
         if k == 1:
-            return y.reshape(-1, 1).astype(np.float32, copy=False)
+            return self._float_targets(y.reshape(-1, 1))
         ids = y
         if ids.dtype.kind == "f" and np.all(ids == np.round(ids)):
             ids = ids.astype(np.int64)

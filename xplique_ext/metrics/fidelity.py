@@ -18,6 +18,7 @@ from ..commons.distribute import (
     is_default_strategy,
     replica_shares,
 )
+from ..commons.outputs import model_output_errors
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
@@ -61,6 +62,18 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
     for row, size in enumerate(k):
         pool[row, rng.choice(n_cells, size=size, replace=False)] = True
     return pool
+
+
+def _rescaled_rows(phi: np.ndarray) -> np.ndarray:
+    """``phi`` (B, ...) float64 with each row divided by the power of two nearest above its
+    largest magnitude (rows of zeros unchanged): exact, leaves every correlation
+    unchanged, and keeps the attribution sums away from overflow (1e300) and their
+    squares away from underflow (1e-170)."""
+    flat = np.abs(phi.reshape(len(phi), -1))
+    peak = flat.max(axis=1) if flat.size else np.zeros(len(phi))
+    _, exponent = np.frexp(np.where(peak > 0, peak, 1.0))
+    shape = (len(phi),) + (1,) * (phi.ndim - 1)
+    return np.ldexp(phi, (-exponent).reshape(shape))
 
 
 def _cell_index(length: int, cells: int) -> np.ndarray:
@@ -252,6 +265,12 @@ class MuFidelity(BaseAttributionMetric):
     :class:`~xplique_ext.commons.warnings.DegenerateSettingWarning` that states the share;
     with a single cell no subset is valid and every score is NaN.
 
+    The perturbed scores are kept in float64 (never cast down: a float64 model whose
+    outputs carry a large offset keeps its drops). The attribution sums and the
+    correlations are computed on rows rescaled by an exact power of two, so the score
+    does not depend on the explanation's scale (times 1e-170 or 1e300 in float64 gives
+    the same score).
+
     *Uncertainty.* :meth:`details` gives each score's approximate standard error over
     the random subsets (:func:`correlation_std_error`: Fisher's z for Pearson, Bonett
     and Wright's approximation for Spearman) and the number of subsets it used;
@@ -406,8 +425,15 @@ class MuFidelity(BaseAttributionMetric):
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
         if self.inputs is not None:
+            if len(self.inputs) == 0:
+                raise ValueError("`inputs` must hold at least one input, got 0")
             return tuple(self.inputs.shape[1:])
-        x, _ = next(iter(self._iter_dataset_once()))
+        try:
+            x, _ = next(iter(self._iter_dataset_once()))
+        except StopIteration:
+            raise ValueError(
+                "`inputs` must hold at least one input, got an empty dataset"
+            ) from None
         return tuple(x.shape[1:])
 
     def _iter_dataset_once(self):
@@ -449,7 +475,7 @@ class MuFidelity(BaseAttributionMetric):
             if phi.ndim == 4:
                 phi = phi.sum(axis=-1)  # (B, H, W, 1) or (B, H, W, C)
         b = len(phi)
-        phi = phi.astype(np.float64, copy=False)
+        phi = _rescaled_rows(phi.astype(np.float64, copy=False))
         if len(shape) == 1:
             return phi.reshape(b, -1)
         n0, n1 = self._cells_shape
@@ -544,7 +570,7 @@ class MuFidelity(BaseAttributionMetric):
 
         per_chunk = self.batch_size
         results = []
-        reasons = np.zeros(5, dtype=np.int64)
+        reasons = np.zeros(7, dtype=np.int64)
         seen = 0
         bar = None
         if self.progress:
@@ -564,7 +590,7 @@ class MuFidelity(BaseAttributionMetric):
                 check_finite(x, "inputs")
                 if single_cell:
                     results.append(np.full(len(x), np.nan))
-                    reasons[4] += len(x)
+                    reasons[6] += len(x)
                     seen += len(x)
                     continue
                 xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
@@ -577,7 +603,11 @@ class MuFidelity(BaseAttributionMetric):
                 base = self.scores(xf, y)  # (B,)
                 drops = self._drops(xf, y, base, masks, perms, per_chunk, bar)
                 corr = CORRELATIONS[self.correlation](drops, attrs)
-                reasons[:4] += self._undefined_reasons(corr, drops, attrs)
+                reasons[:6] += self._undefined_reasons(
+                    corr, drops, attrs,
+                    lambda xf=xf: (xf == self._baselines(xf)).reshape(len(xf), -1).all(axis=1),
+                    ~phi.reshape(len(phi), -1).any(axis=1),
+                )
                 results.append(corr)
                 seen += len(x)
         finally:
@@ -636,7 +666,7 @@ class MuFidelity(BaseAttributionMetric):
                                 self.subset_percent)
             pool_f = pool.astype(np.float64)
         scores, used_all = [], []
-        reasons = np.zeros(5, dtype=np.int64)
+        reasons = np.zeros(7, dtype=np.int64)
         bar = progress_bar(enabled=True, total=None, desc="MuFidelity (adaptive)",
                            unit="pert") if self.progress else None
         seen = 0
@@ -654,13 +684,13 @@ class MuFidelity(BaseAttributionMetric):
                 if n_cells < 2:
                     scores.append(np.full(len(x), np.nan))
                     used_all.append(np.zeros(len(x), dtype=np.int64))
-                    reasons[4] += len(x)
+                    reasons[6] += len(x)
                     continue
                 corr, used, why = self._adaptive_batch(x, y, phi, pool, pool_f, points,
                                                        seed, bar)
                 scores.append(corr)
                 used_all.append(used)
-                reasons[:4] += why
+                reasons[:6] += why
         finally:
             if bar is not None:
                 bar.close()
@@ -706,12 +736,15 @@ class MuFidelity(BaseAttributionMetric):
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
             done = point
         corr = np.full(n, np.nan)
-        why = np.zeros(4, dtype=np.int64)
+        why = np.zeros(6, dtype=np.int64)
+        no_op = (xf == baselines).reshape(n, -1).all(axis=1)
+        zero_phi = ~phi.reshape(n, -1).any(axis=1)
         for count in np.unique(used):
             rows = np.flatnonzero(used == count)
             d, a = drops[rows, :count], attrs[rows, :count]
             corr[rows] = corr_fn(d, a)
-            why += self._undefined_reasons(corr[rows], d, a)
+            why += self._undefined_reasons(corr[rows], d, a, lambda rows=rows: no_op[rows],
+                                           zero_phi[rows])
         return corr, used, why
 
     def _block_drops(self, x, baselines, y, base, masks, perms) -> np.ndarray:
@@ -720,32 +753,36 @@ class MuFidelity(BaseAttributionMetric):
         b, k = len(x), int(masks.shape[0])
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
-        scores = self._all_scores_fn(
-            tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
-            tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
-            tf.constant(k, tf.int32), tf.constant(size, tf.int32),
-            tf.constant(total, tf.int32),
-        )
+        with model_output_errors():
+            scores = self._all_scores_fn(
+                tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
+                tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
+                tf.constant(k, tf.int32), tf.constant(size, tf.int32),
+                tf.constant(total, tf.int32),
+            )
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, k)
 
     @staticmethod
-    def _undefined_reasons(corr, drops, attrs) -> np.ndarray:
+    def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
         """Count the NaN correlations by their first cause: non-finite drops, non-finite
-        attribution sums, constant drops, constant attribution sums."""
+        attribution sums, inputs equal to their baseline (``no_op()``, computed only when
+        a score is NaN), constant drops, an all-zero explanation (``zero_phi``), constant
+        attribution sums."""
         nan = np.isnan(corr)
         if not nan.any():
-            return np.zeros(4, dtype=np.int64)
+            return np.zeros(6, dtype=np.int64)
         bad_drop = ~np.isfinite(drops).all(axis=1)
         bad_attr = ~np.isfinite(attrs).all(axis=1)
         with np.errstate(invalid="ignore"):
             const_drop = np.ptp(drops, axis=1) == 0
             const_attr = np.ptp(attrs, axis=1) == 0
-        out = np.zeros(4, dtype=np.int64)
+        causes = (bad_drop, bad_attr, const_drop & no_op(), const_drop, zero_phi, const_attr)
+        out = np.zeros(6, dtype=np.int64)
         left = nan.copy()
-        for j, cause in enumerate((bad_drop, bad_attr, const_drop, const_attr)):
+        for j, cause in enumerate(causes):
             out[j] = int((left & cause).sum())
             left &= ~cause
-        out[3] += int(left.sum())  # any other degenerate row (zero variance after rounding)
+        out[5] += int(left.sum())  # any other degenerate row (zero variance after rounding)
         return out
 
     def _drops(self, x, y, base, masks, perms, per_chunk, bar) -> np.ndarray:
@@ -762,16 +799,18 @@ class MuFidelity(BaseAttributionMetric):
         )
         if bar is None or not is_default_strategy(self.strategy):
             # one graph for all the perturbation batches (under a strategy: one per replica)
-            scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
-                                         tf.constant(total, tf.int32))
+            with model_output_errors():
+                scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
+                                             tf.constant(total, tf.int32))
             if bar is not None:
                 bar.update(total)
         else:  # one call per perturbation batch, so that the bar advances with the work
             parts = []
             for start in range(0, total, size):
                 n = min(size, total - start)
-                parts.append(np.asarray(self._chunk_scores_fn(
-                    *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
+                with model_output_errors():
+                    parts.append(np.asarray(self._chunk_scores_fn(
+                        *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
                 bar.update(n)
             scores = np.concatenate(parts)
         return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
@@ -792,14 +831,16 @@ class MuFidelity(BaseAttributionMetric):
 def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray,
                                  stacklevel: int = 3) -> None:
     """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
-    counts of the five causes, in the order of the labels below)."""
+    counts of the seven causes, in the order of the labels below)."""
     undefined = int(np.isnan(scores).sum())
     if not undefined:
         return
     labels = (
         "non-finite model scores (the model returned NaN or inf)",
         "non-finite attribution sums (overflow)",
+        "inputs equal to the baseline (the perturbations change nothing)",
         "constant score drops over the subsets (the model's score does not change)",
+        "an all-zero explanation (constant attribution sums)",
         "constant attribution sums over the subsets",
         "no valid subset (a single-cell grid: every subset is empty or full)",
     )
@@ -850,7 +891,8 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         cell_masks = tf.reshape(cell_masks, tf.concat([[size], cells_shape], axis=0))
         out = score(perturb_fn(x, baseline, cell_masks, sample_ids),
                     tf.gather(y, sample_ids))
-        return tf.cast(tf.reshape(out, [-1]), tf.float32)
+        # float64 holds every model dtype exactly: scores are never cast down
+        return tf.cast(tf.reshape(out, [-1]), tf.float64)
 
     def all_scores(x, baseline, y, masks, perms, nb_samples, size, total):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation
@@ -858,7 +900,7 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         perturbed inputs exist at once; the last batch holds only the perturbations
         left)."""
         n_chunks = (total + size - 1) // size
-        results = tf.TensorArray(tf.float32, size=n_chunks, infer_shape=False)
+        results = tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)
 
         def body(i, results):
             start = i * size

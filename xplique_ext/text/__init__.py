@@ -20,7 +20,7 @@ from .explainers import (
     ShapTokenExplainer,
     TokenAttributionExplainer,
 )
-from .hub import adapt_text_model
+from .hub import adapt_text_model, build_hub_classifier, load_hub_backbone
 from .lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
 from .loaders import load_sentiment_dataset
 from .models import (
@@ -58,11 +58,13 @@ __all__ = [
     "TokenAttributionExplainer",
     "adapt_text_model",
     "build_cnn_classifier",
+    "build_hub_classifier",
     "build_lstm_classifier",
     "distillation_pi",
     "find_keyword",
     "generate_sentences",
     "highlight_html",
+    "load_hub_backbone",
     "load_lexicon",
     "load_sentiment_dataset",
     "load_word_vectors",

@@ -33,6 +33,7 @@ from ..commons.distribute import (
     is_default_strategy,
     resolve_strategy,
 )
+from ..commons.outputs import check_outputs, single_output
 from ..commons.params import Callable_, Interval, Word, validate_params
 from .hub import adapt_text_model
 from .tokens import (
@@ -93,6 +94,11 @@ def _p1_of(out: Any, n_outputs: int) -> Any:
     return out[:, 0] if n_outputs == 1 else out[:, 1]
 
 
+def _single(out: Any) -> Any:
+    """The model's one output (a dict or several outputs are a TypeError)."""
+    return single_output(out, "model")
+
+
 def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
     """The compiled function ``kind`` ('fwd', 'shift' or 'ig') of ``model``, traced once
     per model and shared by every wrapper of it. The functions hold the model and the
@@ -113,7 +119,8 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
 
         @compiled_function
         def graph(x):
-            return _p1_of(model_ref()(x, training=False), n_outputs)
+            # the whole output: every batch is checked (shape, range) before p1 is read
+            return _single(model_ref()(x, training=False))
 
     elif kind == "shift":
 
@@ -124,8 +131,8 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
                 return e + tf.cast(shift, e.dtype)
 
             with _override_embedding(layer_ref(), fn):
-                out = model_ref()(x, training=False)
-            return _p1_of(out, n_outputs)
+                out = _single(model_ref()(x, training=False))
+            return out
 
     else:
 
@@ -146,14 +153,15 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
 
             with tape:
                 with _override_embedding(layer_ref(), fn):
-                    out = model_ref()(x, training=False)
+                    out = _single(model_ref()(x, training=False))
                 p1 = _p1_of(out, n_outputs)
             # gradient of p(y=1) with respect to the embedding output z
             grad = tape.gradient(p1, store["z"])
+            # float64 holds any model dtype exactly: never cast down
             contrib = tf.reduce_sum(
-                tf.cast(grad, tf.float32) * tf.cast(store["diff"], tf.float32), -1
+                tf.cast(grad, tf.float64) * tf.cast(store["diff"], tf.float64), -1
             )
-            return contrib, tf.cast(p1, tf.float32)
+            return contrib, tf.cast(p1, tf.float64)
 
     per_model[key] = graph
     return graph
@@ -262,6 +270,22 @@ class TextClassifier:
         if self.keras and self.embedding is None:  # the adapter of text/hub.py names its own
             self.embedding = _find_embedding(model)
 
+    def __deepcopy__(self, memo: dict) -> TextClassifier:
+        """A copy sharing the model, tokenizer, strategy and compiled functions (immutable
+        settings otherwise): it gives the same probabilities."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(self.__dict__)
+        new._fns = dict(self._fns)
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            "TextClassifier cannot be pickled: it holds a model, compiled TensorFlow "
+            "functions and a tf.distribute strategy; rebuild it from the model and "
+            "tokenizer, or copy it in memory with copy.deepcopy"
+        )
+
     def _check_input_kind(self) -> None:
         """A Keras model says what it takes through its input dtype: refuse a tokenizer
         for a model on raw strings and require one for a model on token ids."""
@@ -335,22 +359,29 @@ class TextClassifier:
             arr = tf.reshape(arr, (-1, 1))
         return arr
 
-    def _check_outputs(self, out: Any) -> np.ndarray:
-        out = np.asarray(out.numpy() if hasattr(out, "numpy") else out, dtype=np.float64)
-        if out.ndim != 2 or out.shape[1] not in (1, 2):
-            raise ValueError(
-                "the model's output must have shape (N, 1) (sigmoid) or (N, 2) (two-class "
-                f"softmax), got shape {out.shape}"
-            )
-        if out.size and (np.nanmin(out) < -1e-6 or np.nanmax(out) > 1 + 1e-6):
-            raise ValueError(
-                "the model's output must be probabilities in [0, 1] (end the model with a "
-                f"sigmoid or softmax), got values in [{np.nanmin(out):.4g}, "
-                f"{np.nanmax(out):.4g}]"
-            )
+    def _check_outputs(self, out: Any, batch: Optional[int] = None,
+                       offset: Optional[int] = None) -> np.ndarray:
+        """The model's outputs for one batch, checked on every row: a single output (not
+        a dict nor a tuple) of real numbers, shape (B, 1) (sigmoid) or (B, 2) (two-class
+        softmax), the same on every batch, finite probabilities in [0, 1]. Returned in
+        the model's dtype."""
+        out = _single(out)
+        arr = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
+        if batch is None:
+            batch = len(arr) if arr.ndim else 0
+        trailing = [(1,), (2,)] if self._n_outputs is None else [(self._n_outputs,)]
+        expected = ("shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
+                    if self._n_outputs is None else f"shape (N, {self._n_outputs}) on every batch")
+        arr = check_outputs(arr, batch, trailing=trailing, probabilities=True,
+                            expected=expected, offset=offset)
         if self._n_outputs is None:
-            self._n_outputs = int(out.shape[1])
-        return out
+            self._n_outputs = int(arr.shape[1])
+        return arr
+
+    @staticmethod
+    def _check_p1(p1: Any, batch: int) -> np.ndarray:
+        """p(y=1) of a batch (gradients' forward pass): finite, in [0, 1]."""
+        return check_outputs(np.asarray(p1), batch, trailing=[()], probabilities=True)
 
     def _p1(self, out: Any) -> Any:
         return out[:, 0] if self._n_outputs == 1 else out[:, 1]
@@ -362,9 +393,7 @@ class TextClassifier:
             model = self.model
 
             def fwd(x):
-                out = model(x)
-                out = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
-                return self._p1(out)
+                return model(x)
 
         else:
             graph = _graph(self.model, None, "fwd", self._n_outputs)
@@ -377,13 +406,17 @@ class TextClassifier:
         self._fns["fwd"] = fwd
         return fwd
 
-    def forward(self, x: Any) -> np.ndarray:
-        """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings)."""
-        if self._n_outputs is None:  # validate the output once, eagerly
-            out = self._check_outputs(self._probe(x[:1]))
+    def forward(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
+        """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings),
+        every batch checked (see :meth:`_check_outputs`; ``offset``: index of the batch's
+        first sentence, named in the errors)."""
+        if self._n_outputs is None:  # the first call, eagerly, with a clear error
+            out = self._check_outputs(self._probe(x[:1]), 1, offset)
             if len(x) == 1:
                 return self._p1(out).astype(np.float64)
-        return np.asarray(self._forward_fn()(self._to_model_input(x)), dtype=np.float64)
+        out = self._check_outputs(self._forward_fn()(self._to_model_input(x)), len(x),
+                                  offset)
+        return self._p1(out).astype(np.float64)
 
     def _shift_fn(self) -> Any:
         layer = self._require_embedding("embedding shifts")
@@ -394,7 +427,8 @@ class TextClassifier:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
         if self._n_outputs is None:
             self.forward(x[:1])
-        return np.asarray(self._shift_fn()(self._to_model_input(x), shift.astype(np.float32)))
+        out = self._shift_fn()(self._to_model_input(x), shift.astype(np.float32))
+        return self._p1(self._check_outputs(out, len(x))).astype(np.float64)
 
     def _require_embedding(self, what: str) -> Any:
         if self.embedding is None:
@@ -420,7 +454,7 @@ class TextClassifier:
                 x = self._fit_length(self.tokenizer(chunk))
             else:
                 x = chunk
-            out[sl] = self.forward(x)
+            out[sl] = self.forward(x, sl.start)
             if progress is not None:
                 progress.update(len(chunk))
         return out
@@ -574,7 +608,7 @@ class TextClassifier:
             np.asarray(word_mask, np.float32),
             np.asarray(shift, np.float32),
         )
-        return np.asarray(contrib), np.asarray(p1)
+        return np.asarray(contrib), self._check_p1(p1, len(x)).astype(np.float64)
 
 
 def as_text_classifier(

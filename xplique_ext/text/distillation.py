@@ -314,9 +314,11 @@ def _build_class():
         """Train a binary text classifier by iterative rule knowledge distillation.
 
         A ``keras.Model`` that wraps the *student* (any binary Keras text classifier on
-        raw strings (N, 1) or on token ids (N, L), with a sigmoid (N, 1) or two-class
-        softmax (N, 2) output; e.g. :func:`build_cnn_classifier` or
-        :func:`build_lstm_classifier`) and trains it on Eq. (1): on each batch the
+        raw strings (N, 1), on token ids (N, L), or on a dict of token arrays such as a
+        keras-hub backbone's ``token_ids`` / ``padding_mask`` / ``segment_ids``, with a
+        sigmoid (N, 1) or two-class softmax (N, 2) output; e.g.
+        :func:`build_cnn_classifier`, :func:`build_lstm_classifier` or
+        :func:`~xplique_ext.text.hub.build_hub_classifier`) and trains it on Eq. (1): on each batch the
         teacher q (Eq. 2) is recomputed from the student's current predictions on the
         sentences (with dropout, as the training forward pass) and on their rule
         conjuncts (without dropout; gradient stopped), and pi_t follows Eq. (4). The
@@ -330,7 +332,8 @@ def _build_class():
         Parameters
         ----------
         student
-            The classifier to train (a ``keras.Model`` with one input).
+            The classifier to train (a ``keras.Model`` with one input, or with a dict
+            input).
         rules
             Rule table for the conjuncts (default but/yet -> B, though/while -> A; Hu et
             al.: ``RuleTable({'but': 'B'})``).
@@ -343,7 +346,9 @@ def _build_class():
             cross-entropy training).
         tokenizer
             For a student on token ids: the ``TextVectorization`` layer or callable
-            (list of str -> ids) that made its inputs. None for a student on raw strings.
+            (list of str -> ids) that made its inputs. For a dict student: the callable
+            that packs a string tensor (N,) into that dict (its keras-hub preprocessor,
+            e.g. ``BertTextClassifierPreprocessor``). None for a student on raw strings.
         logic
             'lukasiewicz' or 'average' (see :func:`rule_teacher`).
 
@@ -380,10 +385,15 @@ def _build_class():
         ):
             if not isinstance(student, keras.Model):
                 raise TypeError(f"`student` must be a keras.Model, got {type(student).__name__}")
-            if len(student.inputs or []) != 1:
+            try:
+                spec = student.input
+            except (AttributeError, ValueError, TypeError):
+                spec = None
+            self.input_names = sorted(spec) if isinstance(spec, dict) else None
+            if self.input_names is None and len(student.inputs or []) != 1:
                 raise ValueError(
                     "`student` must take one input (raw strings (N, 1) or token ids "
-                    f"(N, L)), got {len(student.inputs or [])} inputs"
+                    f"(N, L)) or a dict of token arrays, got {len(student.inputs or [])} inputs"
                 )
             out_shape = tuple(student.outputs[0].shape)
             if len(out_shape) != 2 or out_shape[-1] not in (1, 2):
@@ -391,13 +401,24 @@ def _build_class():
                     "`student` must be a binary classifier with a sigmoid (N, 1) or "
                     f"two-class softmax (N, 2) output, got output shape {out_shape}"
                 )
-            super().__init__(name=name)
-            self.student = student
-            self.rules = resolve_rules(rules)
-            self.C, self.alpha, self.pi_max = float(C), float(alpha), float(pi_max)
-            self.pi = None if pi is None else float(pi)
-            self.logic = logic
             self.sigmoid = out_shape[-1] == 1
+            if self.input_names is not None:
+                # a dict student (a keras-hub backbone's token_ids / padding_mask / ...):
+                # its preprocessor packs the sentences
+                if tokenizer is None or not callable(tokenizer):
+                    raise ValueError(
+                        "`tokenizer` is needed for a student on a dict of inputs "
+                        f"{self.input_names}: pass the callable that packs sentences into "
+                        "that dict (e.g. its keras-hub preprocessor), got "
+                        f"{type(tokenizer).__name__}"
+                    )
+                super().__init__(name=name)
+                self._setup(student, rules, C, alpha, pi_max, pi, logic)
+                self.raw_strings = False
+                self.tokenizer = None
+                self.packer = tokenizer
+                self._length = None
+                return
             in_spec = student.inputs[0]
             self.raw_strings = "string" in str(in_spec.dtype)
             if self.raw_strings and tokenizer is not None:
@@ -411,9 +432,19 @@ def _build_class():
                     f"{in_spec.dtype}): pass the TextVectorization layer or callable that "
                     "made its inputs"
                 )
+            super().__init__(name=name)
+            self._setup(student, rules, C, alpha, pi_max, pi, logic)
+            self.packer = None
             self.tokenizer = None if tokenizer is None else Tokenizer(tokenizer)
             shape = tuple(in_spec.shape)
             self._length = shape[1] if len(shape) == 2 and not self.raw_strings else None
+
+        def _setup(self, student, rules, C, alpha, pi_max, pi, logic):
+            self.student = student
+            self.rules = resolve_rules(rules)
+            self.C, self.alpha, self.pi_max = float(C), float(alpha), float(pi_max)
+            self.pi = None if pi is None else float(pi)
+            self.logic = logic
             # a variable, not a Python number: a traced train step must see the value
             # each fit() sets
             self._steps_per_epoch = keras.Variable(
@@ -424,7 +455,18 @@ def _build_class():
             self.acc_tracker = keras.metrics.BinaryAccuracy(name="accuracy")
 
         # ------------------------------------------------------------ inputs
-        def _encode(self, texts: List[str]) -> np.ndarray:
+        def _encode(self, texts: List[str]) -> Any:
+            if self.packer is not None:
+                import tensorflow as tf
+
+                packed = self.packer(tf.constant(texts, dtype=tf.string, shape=(len(texts),)))
+                if not isinstance(packed, dict) or set(self.input_names) - set(packed):
+                    got = sorted(packed) if isinstance(packed, dict) else type(packed).__name__
+                    raise ValueError(
+                        f"`tokenizer` must pack sentences into the student's inputs "
+                        f"{self.input_names}, got {got}"
+                    )
+                return {k: np.asarray(packed[k]) for k in self.input_names}
             if self.raw_strings:
                 return np.asarray(texts, dtype=object).reshape(-1, 1)
             ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
@@ -473,7 +515,7 @@ def _build_class():
             if not np.isin(y_arr, (0.0, 1.0)).all():
                 raise ValueError(f"`{y_name}` must hold binary labels 0/1, got other values")
             # tensors: Keras' array adapter rejects NumPy object arrays of strings
-            return {k: tf.convert_to_tensor(np.asarray(v)) for k, v in x.items()}, y_arr
+            return tf.nest.map_structure(lambda v: tf.convert_to_tensor(np.asarray(v)), x), y_arr
 
         def evaluate(self, x=None, y=None, **kwargs):
             """Keras ``evaluate`` (cross-entropy to the labels and accuracy) on raw
@@ -566,7 +608,11 @@ def _build_class():
                     loss = loss + ops.sum(self.student.losses)
             variables = self.student.trainable_variables
             grads = tape.gradient(loss, variables)
-            self.optimizer.apply(grads, variables)
+            # variables the output does not depend on (a keras-hub backbone's pooler
+            # under a head on its sequence output) get no gradient: left as they are
+            pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
+            if pairs:
+                self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
             self.loss_tracker.update_state(loss)
             self.pi_tracker.update_state(pi)
             self.acc_tracker.update_state(y, p if self.sigmoid else p[:, 1:2])

@@ -36,22 +36,44 @@ default) gives softmax over two classes or a sigmoid over one; ``"softmax"`` and
 ``"sigmoid"`` outputs are used as they are. For a plain Keras model the activation of its
 last layer is read the same way (or given as ``activation=``).
 
+Classifiers over a backbone
+---------------------------
+:func:`build_hub_classifier` puts the PERCY paper's CNN or LSTM head on a backbone's
+contextual token embeddings (its ``sequence_output``), frozen or fine-tuned: the B
+classifiers of ``benchmarks/percy_experiments.py --embeddings hub:PRESET``;
+:func:`load_hub_backbone` loads a preset's backbone and preprocessor for users with a
+network.
+
 keras-hub is an optional extra (``pip install "xplique_ext[text]"``): it is imported only
 when such a model is met, never by ``import xplique_ext.text``.
 """
 
 from __future__ import annotations
 
+import numbers
 import sys
 import weakref
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.params import NO_VALIDATION, Callable_, InstanceOf, Options, validate_params
+from ..commons.params import (
+    NO_VALIDATION,
+    Boolean,
+    Callable_,
+    InstanceOf,
+    Interval,
+    Options,
+    validate_params,
+)
 from .tokens import Tokenizer
 
-__all__ = ["adapt_text_model", "is_keras_hub_model"]  # + KerasHubTextModel, built on first use
+__all__ = [
+    "adapt_text_model",
+    "is_keras_hub_model",
+    "load_hub_backbone",
+    "build_hub_classifier",
+]  # + KerasHubTextModel, built on first use
 
 _INSTALL = 'pip install "xplique_ext[text]" (keras-hub with a TensorFlow-matched tensorflow-text)'
 _ACTIVATIONS = ("auto", "logits", "softmax", "sigmoid")
@@ -474,6 +496,172 @@ def adapt_text_model(
     adapted.source_ = _Holder(source)
     _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer
+
+
+# --------------------------------------------------------------------------- classifiers
+@validate_params({
+    "preset": [InstanceOf(str)],
+    "sequence_length": [Interval(numbers.Integral, 3, None)],
+})
+def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
+    """A keras-hub backbone and its text-classifier preprocessor from a preset.
+
+    Downloads the preset's weights and vocabulary (Kaggle / Hugging Face, through
+    ``keras_hub``'s own cache) unless they are cached: for users with a network, never
+    run in the tests (which build a tiny random backbone in memory).
+
+    Parameters
+    ----------
+    preset
+        A keras-hub preset name, e.g. ``"bert_tiny_en_uncased"``, or a local preset folder.
+    sequence_length
+        Length of the packed inputs (``[CLS] pieces [SEP]`` and padding).
+
+    Returns
+    -------
+    backbone, preprocessor
+        ``keras_hub.models.Backbone.from_preset(preset)`` and
+        ``keras_hub.models.TextClassifierPreprocessor.from_preset(preset,
+        sequence_length=...)``; pass them to :func:`build_hub_classifier`.
+
+    Examples
+    --------
+    A local preset folder (written here from a tiny random BERT; a name such as
+    ``"bert_tiny_en_uncased"`` downloads the published one):
+
+    >>> import tempfile, keras_hub
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "film"]
+    >>> folder = tempfile.mkdtemp()
+    >>> keras_hub.models.BertBackbone(
+    ...     vocabulary_size=len(vocab), num_layers=1, num_heads=1, hidden_dim=8,
+    ...     intermediate_dim=16, max_sequence_length=16).save_to_preset(folder)
+    >>> keras_hub.models.BertTextClassifierPreprocessor(
+    ...     keras_hub.models.BertTokenizer(vocabulary=vocab)).save_to_preset(folder)
+    >>> backbone, pre = load_hub_backbone(folder, sequence_length=12)
+    >>> type(backbone).__name__, pre.sequence_length
+    ('BertBackbone', 12)
+    """
+    keras_hub = _hub()
+    backbone = keras_hub.models.Backbone.from_preset(preset)
+    pre = keras_hub.models.TextClassifierPreprocessor.from_preset(
+        preset, sequence_length=sequence_length
+    )
+    return backbone, pre
+
+
+def _copy_backbone(backbone: Any) -> Any:
+    """A new backbone of the same class, configuration and weights."""
+    copy = type(backbone).from_config(backbone.get_config())
+    copy.set_weights(backbone.get_weights())
+    return copy
+
+
+@validate_params({
+    "backbone": NO_VALIDATION,  # a keras-hub Backbone with a dict input: checked below
+    "head": [Options(("cnn", "lstm"))],
+    "trainable": [Boolean()],
+    "filters": [Interval(numbers.Integral, 1, None)],
+    "kernel_sizes": NO_VALIDATION,  # each checked by the CNN head
+    "units": [Interval(numbers.Integral, 1, None)],
+    "dropout": [Interval(numbers.Real, 0.0, 1.0, closed="left")],
+    "seed": [Interval(numbers.Integral, 0, None)],
+    "copy": [Boolean()],
+})
+def build_hub_classifier(
+    backbone: Any,
+    head: str = "cnn",
+    *,
+    trainable: bool = False,
+    filters: int = 64,
+    kernel_sizes: Sequence[int] = (3, 4, 5),
+    units: int = 128,
+    dropout: float = 0.5,
+    seed: int = 0,
+    copy: bool = True,
+):
+    """The PERCY paper's CNN or LSTM head (Fig. 2a / 2b) over the contextual token
+    embeddings of a keras-hub backbone (its ``sequence_output``), instead of a word
+    embedding: the grid's B classifiers (section 4.2, ``hub:PRESET`` in
+    ``benchmarks/percy_experiments.py``).
+
+    The model takes the backbone's dict (``token_ids``, ``padding_mask``, ...) as its
+    preprocessor packs it and returns p(y=1|s), shape (N, 1). Padded positions are zeroed
+    before the convolutions and masked for the LSTM. PERCY, the token explainers (with
+    the preprocessor as ``tokenizer``, one attribution per word, see
+    :func:`adapt_text_model`) and :class:`~xplique_ext.text.RuleDistillation` (with the
+    preprocessor as ``tokenizer``) take it as it is.
+
+    Parameters
+    ----------
+    backbone
+        A keras-hub ``Backbone`` with a token embedding (e.g. ``BertBackbone``; from a
+        preset: :func:`load_hub_backbone`).
+    head
+        'cnn' (parallel convolutions of ``kernel_sizes`` with ``filters`` each, max-pooled
+        over time) or 'lstm' (``units``, output of the last real token).
+    trainable
+        False freezes the backbone (only the head trains: the grid's "frozen"); True
+        fine-tunes it with the head (the grid's F).
+    filters, kernel_sizes, units, dropout
+        The head's sizes and its dropout before the sigmoid unit (0.5 in the paper).
+    seed
+        Seed of the head's initialisers and dropout.
+    copy
+        True (default) builds on a copy of ``backbone`` (same configuration and
+        weights), so that training leaves the backbone passed in untouched; False
+        shares it.
+
+    Returns
+    -------
+    keras.Model
+        Dict input, sigmoid output (N, 1). Its backbone is ``model.backbone``.
+
+    Examples
+    --------
+    >>> import keras_hub
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "film", "but"]
+    >>> backbone = keras_hub.models.BertBackbone(
+    ...     vocabulary_size=len(vocab), num_layers=1, num_heads=1, hidden_dim=8,
+    ...     intermediate_dim=16, max_sequence_length=16)
+    >>> model = build_hub_classifier(backbone, "lstm", units=4)
+    >>> model.output_shape, model.backbone.trainable
+    ((None, 1), False)
+    """
+    keras_hub = _hub()
+    import keras
+    from keras import ops
+
+    from .models import _cnn_head, _lstm_head
+
+    if not isinstance(backbone, keras_hub.models.Backbone):
+        raise TypeError(
+            "`backbone` must be a keras-hub Backbone (e.g. keras_hub.models.BertBackbone, "
+            f"or load_hub_backbone(preset)[0]), got {type(backbone).__name__}"
+        )
+    names = _dict_input_names(backbone)
+    if not names or "token_ids" not in names or "padding_mask" not in names:
+        raise ValueError(
+            "`backbone` must take the dict token_ids / padding_mask (a text backbone), got "
+            f"inputs {names}"
+        )
+    if copy:
+        backbone = _copy_backbone(backbone)
+    backbone.trainable = bool(trainable)
+    inputs = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in names}
+    seq = backbone(inputs)
+    seq = seq["sequence_output"] if isinstance(seq, dict) else seq
+    mask = inputs["padding_mask"]
+    if head == "cnn":
+        for k in kernel_sizes:
+            if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+                raise ValueError(f"`kernel_sizes` must hold integers >= 1, got {k!r}")
+        emb = seq * ops.cast(ops.expand_dims(mask, -1), seq.dtype)  # padding -> 0
+        out = _cnn_head(emb, int(filters), kernel_sizes, float(dropout), seed)
+    else:
+        out = _lstm_head(seq, int(units), float(dropout), seed, mask=ops.cast(mask, "bool"))
+    model = keras.Model(inputs, out, name=f"hub_{head}_classifier")
+    model.backbone = backbone
+    return model
 
 
 def __getattr__(name: str) -> Any:

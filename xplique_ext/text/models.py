@@ -161,13 +161,22 @@ def build_cnn_classifier(
     vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
     inp, ids = _inputs(vocab, length, tv, raw_strings)
     kernel_sizes = [int(k) for k in kernel_sizes]
-    init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
         vocab,
         embedding_dim,
         embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
         name="embedding",
     )(ids)
+    out = _cnn_head(emb, filters, kernel_sizes, dropout, seed)
+    return keras.Model(inp, out, name="cnn_classifier")
+
+
+def _cnn_head(emb, filters, kernel_sizes, dropout, seed):
+    """Fig. 2a's head on token vectors (N, L, D): the parallel convolutions, max-pooled
+    over time, concatenated, dropout, sigmoid unit (N, 1)."""
+    import keras
+
+    init = keras.initializers.GlorotUniform(seed=seed)
     branches = []
     for k in kernel_sizes:
         conv = keras.layers.Conv1D(
@@ -181,8 +190,7 @@ def build_cnn_classifier(
         branches.append(keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(conv))
     h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
     h = keras.layers.Dropout(dropout, seed=seed)(h)
-    out = keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
-    return keras.Model(inp, out, name="cnn_classifier")
+    return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
 
 
 @validate_params({**_BUILDER_PARAMETERS, "units": _at_least(1)})
@@ -212,7 +220,6 @@ def build_lstm_classifier(
 
     vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
     inp, ids = _inputs(vocab, length, tv, raw_strings)
-    init = keras.initializers.GlorotUniform(seed=seed)
     emb = keras.layers.Embedding(
         vocab,
         embedding_dim,
@@ -220,15 +227,25 @@ def build_lstm_classifier(
         embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
         name="embedding",
     )(ids)
-    h = keras.layers.LSTM(
+    out = _lstm_head(emb, units, dropout, seed)
+    return keras.Model(inp, out, name="lstm_classifier")
+
+
+def _lstm_head(emb, units, dropout, seed, mask=None):
+    """Fig. 2b's head on token vectors (N, L, D) (masked by the embedding, or by
+    ``mask`` (N, L) bool): LSTM whose last real step feeds dropout and a sigmoid unit."""
+    import keras
+
+    init = keras.initializers.GlorotUniform(seed=seed)
+    lstm = keras.layers.LSTM(
         units,
         kernel_initializer=init,
         recurrent_initializer=keras.initializers.Orthogonal(seed=seed),
         name="lstm",
-    )(emb)
+    )
+    h = lstm(emb) if mask is None else lstm(emb, mask=mask)
     h = keras.layers.Dropout(dropout, seed=seed)(h)
-    out = keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
-    return keras.Model(inp, out, name="lstm_classifier")
+    return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
 
 
 @validate_params({
