@@ -34,16 +34,7 @@ PACKAGES = [
 ]
 
 #: Exported callables whose parameters are not declared yet.
-NOT_YET_DECLARED = {
-    # owned by branch i18-rules (rules/dataset.py, rules/evaluation.py, the Dask reader;
-    # merged into main with these data-model constructors left undeclared): to be
-    # declared there, not edited here
-    "xplique_ext.rules.Column",
-    "xplique_ext.rules.Dataset",
-    "xplique_ext.rules.ContingencyTables",
-    "xplique_ext.rules.RuleEvaluation",
-    "xplique_ext.rules.read_data_dask",
-}
+NOT_YET_DECLARED: set = set()
 
 
 def _entry_points():

@@ -346,6 +346,7 @@ _KINDS = {
     "real": ("iuf", "real numbers (integer or float dtype)"),
     "float": ("f", "floats"),
     "integer": ("iu", "integers"),
+    "bool": ("b", "booleans (bool dtype)"),
     "any": (None, "values"),
 }
 
@@ -355,7 +356,8 @@ class ArrayLike(Constraint):
     list or tuple, a pandas object (anything with ``__array__``). Converts to an
     ``np.ndarray`` without copying when it can (the caller's array is never written to).
 
-    kind : "numeric" (bool, int, float), "real" (int, float), "float", "integer" or "any":
+    kind : "numeric" (bool, int, float), "real" (int, float), "float", "integer", "bool"
+        (masks) or "any":
         the dtype kinds accepted (else TypeError).
     ndim : int or tuple of ints, optional: accepted ranks (else ValueError). When the
         received rank is one less than the smallest accepted, the message asks whether
@@ -449,7 +451,8 @@ class ArrayLike(Constraint):
     def valid_value(self):
         shape = (2,) * (self.ndim[0] if self.ndim else 1)
         fill = 1 if self.within is None else self.within.valid_value()
-        return np.full(shape, fill, dtype=np.int64 if self.kind == "integer" else np.float64)
+        dtype = {"integer": np.int64, "bool": np.bool_}.get(self.kind, np.float64)
+        return np.full(shape, fill, dtype=dtype)
 
 
 def _holds_bool(value: Any) -> bool:
@@ -550,7 +553,10 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
         try:
             return constraint.check(value)
         except Mismatch as mismatch:
-            failures.append(mismatch)
+            # without its traceback: a kept traceback is a cycle (this frame -> failures ->
+            # mismatch -> traceback -> this frame -> its callers' frames) that holds every
+            # caller's locals (a reader's arrays) until the garbage collector runs
+            failures.append(mismatch.with_traceback(None))
     if any(m.right_kind for m in failures):  # the right kind, a bad value: say what was
         expected = " or ".join(dict.fromkeys(m.expected for m in failures))  # wrong with it
         raise Mismatch(expected, next(m.received for m in failures if m.right_kind), True)

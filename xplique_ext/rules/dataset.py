@@ -14,12 +14,14 @@ whole, that a negative zero reads as 0, and that a nominal value is in its domai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pandas as pd
 
+from ..commons.params import STRING, ArrayLike, InstanceOf, validate_params
 from .errors import DataParseError
 from .names import Attribute, Names
 
@@ -57,6 +59,15 @@ class Column:
     not_applicable: np.ndarray
 
     def __post_init__(self) -> None:
+        # the relation between the declared arrays (each checked by `Column.__init__`'s
+        # declaration, below): O(1), on the hot path of reading files
+        n = self.values.shape[0]
+        for name in ("unknown", "not_applicable"):
+            if getattr(self, name).shape != (n,):
+                raise ValueError(
+                    f"`{name}` must be a mask of shape ({n},) like `values`, got shape "
+                    f"{getattr(self, name).shape}"
+                )
         self.unknown_index = np.flatnonzero(self.unknown)
         self.has_unknown = self.unknown_index.size > 0
         self.has_not_applicable = bool(self.not_applicable.any())
@@ -101,6 +112,18 @@ class Column:
         )
 
 
+# The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
+# are checked by dtype kind and rank only, never element by element: a Column is built for
+# every attribute of every chunk read, and the readers build its values vectorised.
+Column.__init__ = validate_params({
+    "attribute": [InstanceOf(Attribute, description="an Attribute")],
+    "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
+    "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
+    "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
+    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
+})(Column.__init__)
+
+
 class Dataset:
     """Examples, encoded for rule evaluation.
 
@@ -126,12 +149,23 @@ class Dataset:
     (3, [False, True, False], ['a', 'b', None])
     """
 
+    @validate_params({
+        "names": [InstanceOf(Names, description="a Names object")],
+        "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
+        "file": [STRING, None],
+    })
     def __init__(
         self, names: Names, columns: Dict[str, Column], file: Optional[str] = None
     ) -> None:
         self.names = names
         self.columns = dict(columns)
         self.file = file
+        for name, column in self.columns.items():  # one per attribute, not per example
+            if not isinstance(column, Column):
+                raise TypeError(
+                    f"`columns` must be a dict of Column, got {type(column).__name__} for "
+                    f"{name!r}"
+                )
         sizes = {len(c.values) for c in self.columns.values()}
         if len(sizes) > 1:
             raise ValueError(f"all columns must have the same length, got {sorted(sizes)}")
@@ -222,6 +256,11 @@ class Dataset:
 
     # -- constructors ---------------------------------------------------------------------
     @classmethod
+    @validate_params({
+        "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
+        "names": [InstanceOf(Names, description="a Names object"), None],
+        "class_name": [STRING, None],
+    })
     def from_frame(
         cls,
         frame: pd.DataFrame,
@@ -243,8 +282,6 @@ class Dataset:
             For a value outside its nominal domain or a non-numeric value of a numeric
             attribute (the message names the column and row).
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"`frame` must be a pandas DataFrame, got {type(frame).__name__}")
         if names is None:
             names = Names.infer(frame, class_name=class_name)
         elif class_name is not None and class_name != names.class_name:
@@ -252,8 +289,6 @@ class Dataset:
                 f"`class_name` {class_name!r} differs from the class of `names` "
                 f"({names.class_name!r})"
             )
-        if not isinstance(names, Names):
-            raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
         expected = names.column_names
         extra = [c for c in frame.columns if c not in expected]
         if extra:
@@ -269,6 +304,13 @@ class Dataset:
         return cls(names, columns, file=None)
 
     @classmethod
+    @validate_params({
+        "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
+        "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
+        "feature_names": "no_validation",  # F names, any sequence: checked below
+        "class_name": [STRING],
+        "names": [InstanceOf(Names, description="a Names object"), None],
+    })
     def from_arrays(
         cls,
         features: Any,
@@ -284,9 +326,7 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        x = np.asarray(features)
-        if x.ndim != 2:
-            raise ValueError(f"`features` must have shape (N, F), got shape {x.shape}")
+        x = features
         if feature_names is None:
             feature_names = [f"x{i}" for i in range(x.shape[1])]
         feature_names = [str(f) for f in feature_names]

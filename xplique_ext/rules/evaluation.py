@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
-from ..commons.params import ArrayLike, InstanceOf, Interval, Options, validate_params
+from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
 from .compile import CompiledRule, MaskCache, compile_rules
@@ -69,6 +69,14 @@ RULES = [InstanceOf(RuleSet, description="a RuleSet")]
 NAMES_OR_NONE = [InstanceOf(Names, description="a Names object"), None]
 
 
+#: One cell of the contingency tables: a count per rule (converted to ``int64``; checked
+#: vectorised, an array holds one value per rule).
+_COUNTS = [
+    ArrayLike(kind="integer", ndim=1, dtype=np.int64, batch_hint=False,
+              within=Interval(numbers.Integral, 0, None))
+]
+
+
 def check_mode(mode: Any) -> str:
     """The evaluation mode, checked: ``unordered``, ``ordered`` or ``inter-class``."""
     return check_choice(mode, "mode", MODES)
@@ -84,11 +92,15 @@ class ContingencyTables:
         false, head true; both false.
     """
 
+    @validate_params({cell: _COUNTS for cell in ("bh", "bhbar", "bbarh", "bbarhbar")})
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
-        self.bh = np.asarray(bh, dtype=np.int64)
-        self.bhbar = np.asarray(bhbar, dtype=np.int64)
-        self.bbarh = np.asarray(bbarh, dtype=np.int64)
-        self.bbarhbar = np.asarray(bbarhbar, dtype=np.int64)
+        self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
+        shapes = {a.shape for a in (bh, bhbar, bbarh, bbarhbar)}
+        if len(shapes) > 1:
+            raise ValueError(
+                "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule each, "
+                f"got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}"
+            )
 
     @property
     def n(self) -> np.ndarray:
@@ -148,6 +160,15 @@ class RuleEvaluation:
         Written in the ``Names File:``/``Data File:`` line of the PBM output.
     """
 
+    @validate_params({
+        "rules": RULES,
+        "mode": MODE,
+        "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
+        "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
+        "n_classes": [Interval(numbers.Integral, 1, None)],
+        "names_file": [STRING, None],
+        "data_file": [STRING, None],
+    })
     def __init__(
         self,
         rules: RuleSet,
@@ -180,15 +201,14 @@ class RuleEvaluation:
             **files,
         )
 
+    @validate_params({"table": [Options(("known", "unknown", "all"))]})
     def table(self, table: str = "known") -> ContingencyTables:
         """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
         if table == "known":
             return self.known
         if table == "unknown":
             return self.unknown
-        if table == "all":
-            return self.known + self.unknown
-        raise ValueError(f"`table` must be 'known', 'unknown' or 'all', got {table!r}")
+        return self.known + self.unknown
 
     def frequencies(self, table: str = "known") -> np.ndarray:
         """``(n_rules, 5)`` frequencies ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n``."""

@@ -9,6 +9,7 @@ without Dask installed.
 
 from __future__ import annotations
 
+import numbers
 import os
 import socket
 from typing import Any, Optional, Union
@@ -16,6 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import pandas as pd
 
+from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
 from .compile import compile_rules
 from .datafile import default_names_path
 from .errors import DataParseError
@@ -38,6 +40,11 @@ def import_dask():
     return dask
 
 
+@validate_params({
+    "path": [PATH],
+    "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
+    "blocksize": [Interval(numbers.Integral, 1, None), STRING],  # bytes, or "64MB"
+})
 def read_data_dask(
     path: Union[str, os.PathLike],
     names: Union[Names, str, os.PathLike, None] = None,
