@@ -369,12 +369,13 @@ class ArrayLike(Constraint):
     within : :class:`Interval`, optional: the range every element must lie in (ValueError
         showing the first value outside and how many are); implies ``finite`` for a
         ``numbers.Real`` interval.
+    nonempty : refuse an array with no element (ValueError showing its shape).
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
                  finite: bool = False, dtype: Any = None, batch_hint: bool = True,
-                 within: Optional[Interval] = None):
-        self.batch_hint, self.within = batch_hint, within
+                 within: Optional[Interval] = None, nonempty: bool = False):
+        self.batch_hint, self.within, self.nonempty = batch_hint, within, nonempty
         finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
@@ -417,6 +418,9 @@ class ArrayLike(Constraint):
                 self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
             raise Mismatch(f"an array of {self._rank_text()}", f"shape {arr.shape}{hint}",
                            True)
+        if self.nonempty and arr.size == 0:
+            raise Mismatch(f"a non-empty array of {self._rank_text()}" if self.ndim
+                           else "a non-empty array", f"shape {arr.shape}", True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
@@ -441,6 +445,8 @@ class ArrayLike(Constraint):
                 out.append(np.zeros((2,) * (min(self.ndim) - 1)))
             out.append(np.zeros((2,) * (max(self.ndim) + 1)))
         shape = (2,) * (self.ndim[0] if self.ndim else 1)
+        if self.nonempty:
+            out.append(np.zeros((0,) + shape[1:]))
         if self.finite:
             out.append(np.full(shape, np.nan))
         if self.within is not None:

@@ -1,0 +1,129 @@
+"""Hostile inputs to the entry points that landed with the uncertainty / comparison /
+text / rule-learner work (adversarial sweep): each must raise a clear error naming the
+parameter, or give a documented NaN with its reason, never a raw crash or a wrong
+number."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from xplique_ext.commons.metric import BaseMetric
+from xplique_ext.commons.params import ArrayLike, check_param
+from xplique_ext.commons.uncertainty import summarize_scores
+from xplique_ext.compare import compare, compare_scores
+
+
+class _Scores(BaseMetric):
+    higher_is_better = True
+
+    def detailed_evaluate(self, explanations):
+        return np.asarray(explanations, dtype=float)
+
+
+def test_arraylike_nonempty_names_the_parameter():
+    constraint = [ArrayLike("numeric", ndim=1, nonempty=True)]
+    with pytest.raises(ValueError, match=r"`s` must be a non-empty array .*got shape \(0,\)"):
+        check_param(np.zeros(0), "s", constraint)
+    assert check_param([1.0], "s", constraint).shape == (1,)
+
+
+def test_summarize_scores_refuses_empty_scores():
+    # was: a NaN summary and the warning "no defined score (all 0 are NaN)"
+    with pytest.raises(ValueError, match="`scores` must be a non-empty array"):
+        summarize_scores([])
+
+
+@pytest.mark.parametrize("function", ["compare_scores", "summarize_scores"])
+def test_huge_n_resamples_is_refused_not_a_memory_error(function):
+    # was: MemoryError from numpy (146 TiB)
+    with pytest.raises(ValueError, match=r"`n_resamples` must be in \[100, 1e\+06\]"):
+        if function == "compare_scores":
+            compare_scores({"A": np.arange(20.0), "B": np.zeros(20)},
+                           higher_is_better=True, n_resamples=10**12)
+        else:
+            summarize_scores(np.arange(20.0), n_resamples=10**12)
+
+
+def test_large_bootstrap_is_batched(monkeypatch):
+    from xplique_ext.commons import uncertainty
+
+    monkeypatch.setattr(uncertainty, "_RESAMPLE_BUDGET", 1000)
+    assert uncertainty.resample_batch(200, 10) == 100
+    assert uncertainty.resample_batch(50, 10) is None
+    small = summarize_scores(np.arange(40.0), n_resamples=500, seed=0)
+    assert np.isfinite([small.ci_low, small.ci_high]).all()
+    assert small.ci_low < small.mean < small.ci_high
+
+
+def test_compare_scores_refuses_empty_arrays():
+    # was: a table of NaN, silently
+    with pytest.raises(ValueError, match=r"`scores_by_name\['A'\]` must be a non-empty"):
+        compare_scores({"A": [], "B": []}, higher_is_better=True)
+
+
+def test_compare_scores_all_nan_pair_still_gives_nan_row():
+    table = compare_scores({"A": np.full(4, np.nan), "B": np.full(4, np.nan)},
+                           higher_is_better=True, n_resamples=100)
+    pair = table.pairs.iloc[0]
+    assert np.isnan(pair["estimate"]) and pair["n"] == 0 and pair["n_undefined"] == 4
+
+
+def test_compare_scores_refuses_misaligned_pandas_indexes():
+    # was: compared by position, input 0 of A against input 19 of B: a wrong estimate
+    b = np.arange(20.0)
+    with pytest.raises(ValueError, match="pandas index of 'B' differs"):
+        compare_scores({"A": pd.Series(b + 1), "B": pd.Series(b[::-1], index=range(19, -1, -1))},
+                       higher_is_better=True, n_resamples=100)
+    same = compare_scores({"A": pd.Series(b + 1), "B": pd.Series(b)},
+                          higher_is_better=True, n_resamples=100)
+    assert same.pairs["estimate"].iloc[0] == pytest.approx(1.0)
+
+
+def test_compare_scores_text_scores_name_the_key():
+    with pytest.raises(TypeError, match=r"`scores_by_name\['A'\]` must be an array of numbers"):
+        compare_scores({"A": ["a", "b"]}, higher_is_better=True)
+
+
+def test_compare_with_a_metric_class_says_so():
+    # was: "detailed_evaluate() missing 1 required positional argument"
+    with pytest.raises(TypeError, match="`metric` must be a metric instance.*class _Scores"):
+        compare(_Scores, {"A": np.zeros(3)})
+
+
+def test_mufidelity_huge_subset_counts_are_refused():
+    import keras
+
+    from xplique_ext.metrics import MuFidelity
+
+    x = np.random.default_rng(0).random((2, 8, 8, 1)).astype("float32")
+    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(1)])
+    for key, value in (("nb_samples", 10**12), ("max_samples", 10**12)):
+        extra = {"nb_samples": "auto"} if key == "max_samples" else {}
+        with pytest.raises(ValueError, match=rf"`{key}` must be in \[\d+, 1e\+06\]"):
+            MuFidelity(model, x, np.ones(2), grid_size=None, **{**extra, key: value})
+    # within the cap but too large a pool for memory (10**6 subsets x 576 cells):
+    # refused before allocation
+    x = np.random.default_rng(0).random((2, 24, 24, 1)).astype("float32")
+    model = keras.Sequential([keras.Input((24, 24, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(1)])
+    metric = MuFidelity(model, x, np.ones(2), grid_size=None, nb_samples=10**6)
+    with pytest.raises(ValueError, match=r"`nb_samples` x cells must be at most"):
+        metric.evaluate(x[..., 0])
+    metric = MuFidelity(model, x, np.ones(2), grid_size=None, nb_samples="auto",
+                        max_samples=10**6)
+    with pytest.raises(ValueError, match=r"`max_samples` x cells must be at most"):
+        metric.details(x[..., 0])
+
+
+def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
+    from xplique_ext.text import load_sentiment_dataset
+
+    file = tmp_path / "s140.csv"
+    file.write_text('"4","1","d","q","u","great"\n')
+    # was: "`split` must be one of ['train', 'test'], got 'validation'"
+    with pytest.raises(ValueError, match=r"`split` must be one of \['train', 'test'\], "
+                                         r"got 'dev'"):
+        load_sentiment_dataset("sentiment140", "dev", path=file)
+    (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
+    assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]
