@@ -191,8 +191,11 @@ class Interval(Constraint):
             if self.high is None:
                 return f"{'>=' if left else '>'} {self.low}"
             return f"{'<=' if right else '<'} {self.high}"
-        lo = "-inf" if self.low is None else f"{self.low:g}"
-        hi = "inf" if self.high is None else f"{self.high:g}"
+        def text(bound):  # integers in full (1000000, not 1e+06)
+            return str(bound) if self.kind is numbers.Integral else f"{bound:g}"
+
+        lo = "-inf" if self.low is None else text(self.low)
+        hi = "inf" if self.high is None else text(self.high)
         left, right = left and self.low is not None, right and self.high is not None
         return f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
 
