@@ -127,3 +127,41 @@ def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
         load_sentiment_dataset("sentiment140", "dev", path=file)
     (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
     assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]
+
+
+@pytest.mark.parametrize("vocabulary, error, match", [
+    # was: the characters of "good" taken for 4 tokens, silently
+    ("good", TypeError, r"`vocabulary` must be a non-empty sequence of distinct tokens.*got 'good'"),
+    # was: the first 'good' got a random vector and the second the file's (a wrong row)
+    (["", "good", "good"], ValueError, r"got 'good' more than once"),
+    ([1, 2], TypeError, r"got an item 1 \(int\)"),
+    ([], ValueError, r"got an empty sequence"),
+])
+def test_load_word_vectors_vocabulary(tmp_path, vocabulary, error, match):
+    from xplique_ext.text import load_word_vectors
+
+    file = tmp_path / "v.txt"
+    file.write_text("good 1 0\nbad 0 1\n")
+    with pytest.raises(error, match=match):
+        load_word_vectors(file, vocabulary)
+    matrix, found = load_word_vectors(file, pd.Index(["", "good", "film"]))
+    assert found == 1 and matrix[1].tolist() == [1.0, 0.0]
+
+
+def test_set_embedding_names_model_and_name():
+    import keras
+
+    from xplique_ext.text import set_embedding
+
+    model = keras.Sequential([keras.Input((4,), dtype="int32"),
+                              keras.layers.Embedding(5, 2, name="embedding"),
+                              keras.layers.GlobalAveragePooling1D(),
+                              keras.layers.Dense(1, name="dense")])
+    with pytest.raises(TypeError, match="`model` must be a Keras model"):
+        set_embedding(None)  # was: AttributeError
+    with pytest.raises(ValueError, match=r"`name` must be the name of a layer.*got 'emb'"):
+        set_embedding(model, name="emb")
+    with pytest.raises(ValueError, match=r"`name` must name an embedding layer, got 'dense'"):
+        set_embedding(model, np.zeros((2, 1)), name="dense")  # was: Keras' set_weights error
+    assert set_embedding(model, np.ones((5, 2)), trainable=False).get_layer(
+        "embedding").get_weights()[0].sum() == 10

@@ -28,7 +28,7 @@ decorator passes that on, so the body never re-converts. Defaults are not checke
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
-:class:`PairOf`, :class:`AnyOf`, and ``None``. A subclass extends its base's dict
+:class:`PairOf`, :class:`AnyOf`, :class:`Strings` (names, vocabularies), and ``None``. A subclass extends its base's dict
 (``{**BASE_PARAMETERS, "nb_samples": [...]}`` in ``metrics.base``); with other decorators
 (a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
 
@@ -78,6 +78,7 @@ __all__ = [
     "PairOf",
     "AnyOf",
     "Word",
+    "Strings",
     "STRING",
     "PATH",
     "NO_VALIDATION",
@@ -540,6 +541,57 @@ class Word(Constraint):
 
     def valid_value(self):
         return "word"
+
+
+class Strings(Constraint):
+    """A sequence of strings: list, tuple, 1-D array or pandas Index / Series (not one
+    str, whose characters would be taken for the items). Returns a list of str.
+
+    distinct : refuse a repeated item (ValueError naming it): names and vocabularies
+        map each item to one position.
+    nonempty : refuse an empty sequence (ValueError).
+    """
+
+    def __init__(self, *, distinct: bool = True, nonempty: bool = True, what: str = "strings"):
+        self.distinct, self.nonempty = distinct, nonempty
+        qualities = ", ".join(q for q, on in (("non-empty", nonempty),) if on)
+        self.description = (f"a {qualities + ' ' if qualities else ''}sequence of "
+                            f"{'distinct ' if distinct else ''}{what} (list, tuple, 1-D "
+                            "array or pandas Index)")
+
+    def check(self, value):
+        if isinstance(value, (str, bytes, dict, set, frozenset)) or value is None:
+            raise Mismatch(self.description, describe(value), False)
+        if isinstance(value, np.ndarray) or hasattr(value, "to_numpy"):
+            arr = np.asarray(value)
+            if arr.ndim != 1:
+                raise Mismatch(self.description, f"shape {arr.shape}", True)
+            items = arr.tolist()
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+        else:
+            raise Mismatch(self.description, describe(value), False)
+        for item in items:
+            if not isinstance(item, str):
+                raise Mismatch(self.description, f"an item {describe(item)}", False)
+        if self.nonempty and not items:
+            raise Mismatch(self.description, "an empty sequence", True)
+        if self.distinct and len(set(items)) != len(items):
+            seen: set = set()
+            repeated = next(item for item in items if item in seen or seen.add(item))
+            raise Mismatch(self.description, f"{repeated!r} more than once", True)
+        return [str(item) for item in items]
+
+    def invalid_values(self):
+        out: List[Any] = ["abc", [1, 2]]
+        if self.distinct:
+            out.append(["a", "a"])
+        if self.nonempty:
+            out.append([])
+        return out
+
+    def valid_value(self):
+        return ["a", "b"]
 
 
 #: Ready-made constraints for text and file-system parameters.
