@@ -165,3 +165,45 @@ def test_set_embedding_names_model_and_name():
         set_embedding(model, np.zeros((2, 1)), name="dense")  # was: Keras' set_weights error
     assert set_embedding(model, np.ones((5, 2)), trainable=False).get_layer(
         "embedding").get_weights()[0].sum() == 10
+
+
+def test_summary_of_no_sample_is_nan_with_the_true_reason():
+    from xplique_ext.commons.warnings import UndefinedScoreWarning
+    from xplique_ext.rules.fire import FiRe
+
+    # was: ValueError about a `scores` parameter the user never passed (after the
+    # non-empty declaration) and, before it, "all 0 are NaN"
+    with pytest.warns(UndefinedScoreWarning, match="no sample to score"):
+        summary = FiRe(psi=1.0).summary([], [])
+    assert np.isnan(summary.mean) and summary.n == 0 and summary.n_undefined == 0
+    with pytest.warns(UndefinedScoreWarning, match="no sample to score"):
+        assert np.isnan(FiRe(psi=1.0).evaluate([], []))
+
+
+def test_summary_checks_its_settings_before_scoring():
+    calls = []
+
+    class Counted(_Scores):
+        def detailed_evaluate(self, explanations):
+            calls.append(1)
+            return super().detailed_evaluate(explanations)
+
+    for kwargs, error in ((dict(confidence=2), ValueError), (dict(n_resamples=10**9), ValueError),
+                          (dict(interval="normal"), ValueError), (dict(seed="a"), TypeError)):
+        with pytest.raises(error, match=f"`{next(iter(kwargs))}` must be"):
+            Counted().summary(np.arange(5.0), **kwargs)
+    assert calls == []  # was: the metric scored every input, then the setting was refused
+
+
+def test_percy_text_attributions_name_the_parameter():
+    from xplique_ext.metrics import PERCY
+    from xplique_ext.text import BagOfWordsModel
+
+    bow = BagOfWordsModel({"dull": -1.0, "superb": 2.0}, part="B")
+    sentences = ["dull but superb", "superb yet dull"]
+    percy = PERCY(bow, sentences, [1, 0], tokenizer=bow.tokenizer)
+    # was: "could not convert string to float: 'a'" from NumPy
+    with pytest.raises(TypeError, match=r"`explanations\[0\]` must be .*real numbers"):
+        percy.summary([["a", "b", "c"], [1.0, 2.0, 3.0]])
+    with pytest.raises(TypeError, match=r"`explanations\[1\]` must be .*real numbers"):
+        percy.evaluate([[1.0, 2.0, 3.0], [True, False, True]])

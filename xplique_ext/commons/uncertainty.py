@@ -253,13 +253,20 @@ def resample_batch(n_resamples: int, n: int) -> Optional[int]:
     return max(1, _RESAMPLE_BUDGET // max(n, 1))
 
 
-@validate_params({
-    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)],
+#: the declared settings of an uncertainty summary (also checked by
+#: ``BaseMetric.summary`` before it scores anything)
+SUMMARY_PARAMETERS = {
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     "interval": [Options(INTERVALS)],
-    "proportion": [Boolean()],
     "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
     "seed": [Interval(numbers.Integral, 0, None), None],
+}
+
+
+@validate_params({
+    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)],
+    **SUMMARY_PARAMETERS,
+    "proportion": [Boolean()],
     "name": [InstanceOf(str)],
 })
 def summarize_scores(
