@@ -207,3 +207,15 @@ def test_percy_text_attributions_name_the_parameter():
         percy.summary([["a", "b", "c"], [1.0, 2.0, 3.0]])
     with pytest.raises(TypeError, match=r"`explanations\[1\]` must be .*real numbers"):
         percy.evaluate([[1.0, 2.0, 3.0], [True, False, True]])
+
+
+def test_compare_scores_equal_infinities_are_undefined_differences():
+    import warnings
+
+    a = np.r_[np.arange(10.0), -np.inf]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # was: invalid value in subtract
+        pair = compare_scores({"A": a, "B": a + 0.0}, higher_is_better=True,
+                              n_resamples=100).pairs.iloc[0]
+    # was: n_undefined 0 and a NaN p-value from the NaN difference left in
+    assert pair["n"] == 10 and pair["n_undefined"] == 1 and pair["p_value"] == 1.0

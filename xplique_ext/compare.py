@@ -462,8 +462,10 @@ def _pair_rows(arrays, interval, test, name, options):
     rows = []
     for key_a, key_b in itertools.combinations(arrays, 2):
         a, b = arrays[key_a], arrays[key_b]
-        both = ~(np.isnan(a) | np.isnan(b))
-        d = a[both] - b[both]
+        with np.errstate(invalid="ignore"):
+            d = a - b
+        both = ~np.isnan(d)  # NaN in either, or inf - inf: no defined difference
+        d = d[both]
         if d.size:
             s = _quiet_summary(d, interval=interval, name=f"{name} of {key_a} - {key_b}",
                                **options)
