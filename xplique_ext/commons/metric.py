@@ -315,9 +315,9 @@ class BaseMetric(abc.ABC):
         # why the interval is undefined
         messages = []
         undefined = int(np.isnan(scores).sum())
+        reason = " ".join(reasons) or self.undefined_reason
+        suffix = f" Reason: {reason}" if reason else ""
         if undefined and undefined < scores.size:
-            reason = " ".join(reasons) or self.undefined_reason
-            suffix = f" Reason: {reason}" if reason else ""
             messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
                             f"undefined (NaN) and were left out of the summary.{suffix}")
         for w in caught:
@@ -325,6 +325,8 @@ class BaseMetric(abc.ABC):
                 messages.append(str(w.message))
             else:
                 warnings.warn(w.message, w.category, stacklevel=2)
+        if undefined == scores.size and suffix:  # every score undefined: say why
+            messages.append(suffix.strip())
         if messages:
             warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
         return result
