@@ -235,3 +235,30 @@ def test_summary_all_undefined_gives_the_reason():
     with pytest.warns(UndefinedScoreWarning, match="no defined score.*Reason: .*constant map"):
         summary = metric.summary(np.zeros_like(data.ground_truth))
     assert np.isnan(summary.mean) and summary.n_undefined == 4
+
+
+def test_rule_distillation_fit_checks_its_arguments():
+    import tensorflow as tf
+
+    from xplique_ext.text import build_cnn_classifier, make_vectorizer
+    from xplique_ext.text.distillation import RuleDistillation
+
+    s = ["good film but dull end", "dull film but good end", "a good film"] * 2
+    y = [0, 1, 1] * 2
+    tv = make_vectorizer(s, sequence_length=8)
+    model = RuleDistillation(build_cnn_classifier(tv, embedding_dim=4, filters=2),
+                             tokenizer=tv)
+    model.compile(optimizer="adam")
+    # was: ZeroDivisionError, int('a'), a Keras shape error, and 2.5 silently 2
+    for bad, error in ((0, ValueError), ("a", TypeError), (-1, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match="`batch_size` must be"):
+            model.fit(s, y, batch_size=bad, verbose=0)
+    with pytest.raises(ValueError, match="`x` must hold at least one sentence, got 0"):
+        model.fit([], [], verbose=0)  # was: nothing trained, a Keras warning
+    raw = tf.data.Dataset.from_tensor_slices((s, y)).batch(2)
+    with pytest.raises(TypeError, match=r"`x` must be a tf.data.Dataset of \(dict, label\)"):
+        model.fit(raw, verbose=0)  # was: TypeError about indices, got 'x_rule'
+    prepared = tf.data.Dataset.from_tensor_slices((model.prepare(s), np.asarray(y))).batch(2)
+    with pytest.raises(ValueError, match="`x` must hold at least one batch"):
+        model.fit(prepared.take(0), verbose=0)
+    assert "loss" in model.fit(prepared, verbose=0).history
