@@ -130,3 +130,18 @@ def test_warn_outside_the_package_is_located_at_its_caller():
         line = _line() + 1
         warn("direct", XpliqueExtWarning)
     assert (record[0].filename, record[0].lineno) == (__file__, line)
+
+
+def test_callback_warning_points_at_the_users_fit_call():
+    # raised inside a Keras callback: the Keras frames are skipped too
+    from tests.test_callbacks import MU, ExplanationMetrics, GradientInput, _data, _model
+
+    x, y = _data(16)
+    callback = ExplanationMetrics(GradientInput, {"mu": MU(_model(), x[:8], y[:8])},
+                                  x[:8], y[:8])
+    model = _model(seed=1)
+    with pytest.warns(UserWarning, match="another model") as record:
+        line = _line() + 1
+        model.fit(x, y, epochs=1, verbose=0, callbacks=[callback])
+    hits = [w for w in record if "another model" in str(w.message)]
+    assert [(w.filename, w.lineno) for w in hits] == [(__file__, line)]
