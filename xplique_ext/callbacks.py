@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numbers
 import time
-import warnings
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import keras
@@ -20,6 +19,7 @@ from .commons.data import is_dataset, split_element
 from .commons.outputs import check_outputs
 from .commons.params import ArrayLike, Boolean, Callable_, InstanceOf, Interval, validate_params
 from .commons.validation import check_int, to_numpy
+from .commons.warnings import warn
 
 __all__ = ["ExplanationMetrics"]
 
@@ -371,12 +371,11 @@ class ExplanationMetrics(keras.callbacks.Callback):
             else:
                 metric = spec
                 if getattr(metric, "model", model) is not model:
-                    warnings.warn(
+                    warn(
                         f"`metrics[{key!r}]` was built on another model than the one being "
                         "trained: its scores do not follow the training. Pass its class or "
                         "a factory instead.",
                         UserWarning,
-                        stacklevel=3,
                     )
             if self.log_interval is not None and not callable(getattr(metric, "summary",
                                                                           None)):

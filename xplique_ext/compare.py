@@ -38,7 +38,7 @@ from .commons.uncertainty import (
     resample_batch,
     summarize_scores,
 )
-from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
+from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
 
@@ -277,8 +277,8 @@ def compare(
     if any(counts.values()):
         listed = ", ".join(f"{k}: {c} of {len(scores[k])}" for k, c in counts.items() if c)
         why = (" Reasons: " + " ".join(reasons)) if reasons else ""
-        warnings.warn(f"{name}: undefined (NaN) scores are left out of the comparison "
-                      f"({listed}).{why}", UndefinedScoreWarning, stacklevel=2)
+        warn(f"{name}: undefined (NaN) scores are left out of the comparison "
+             f"({listed}).{why}", UndefinedScoreWarning)
     if seed is None:
         seed = getattr(metric, "seed", None)
         seed = 0 if seed is None else seed

@@ -26,14 +26,13 @@ This module holds no scheduler: placement, transfers and collectives are TensorF
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .warnings import XpliqueExtWarning
+from .warnings import XpliqueExtWarning, warn
 
 __all__ = [
     "resolve_strategy",
@@ -305,11 +304,10 @@ class ReplicaRunner:
                 raise
             # a genuine error (bad shapes...) raises again here, without a warning
             result = self._call_fallback(split_args, shared, n)
-            warnings.warn(
+            warn(
                 f"the model cannot be traced into a graph ({type(error).__name__}: "
                 f"{error}); it runs on one device, outside the {type(self.strategy).__name__}",
                 XpliqueExtWarning,
-                stacklevel=3,
             )
             self._eager = True
             return result

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Dict, Optional, Tuple
 
 import numpy as np
 
-from .warnings import UndefinedScoreWarning
+from .warnings import UndefinedScoreWarning, warn
 
 __all__ = ["BaseMetric", "nan_aware_mean"]
 
@@ -76,18 +76,16 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
     if undefined == scores.size:
         what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
                 else "there is no sample to score (0 per-sample scores)")
-        warnings.warn(
+        warn(
             f"{name}: {what}; the aggregate is NaN.{suffix}",
             UndefinedScoreWarning,
-            stacklevel=3,
         )
         return float("nan")
     if undefined:
-        warnings.warn(
+        warn(
             f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
             f"and were skipped in the mean.{suffix}",
             UndefinedScoreWarning,
-            stacklevel=3,
         )
     defined = scores[~np.isnan(scores)]
     with np.errstate(over="ignore"):
@@ -193,13 +191,13 @@ class BaseMetric(abc.ABC):
         name = type(self).__name__
         if reasons and not np.isnan(scores).any():
             # detailed_evaluate warned about values it replaced (a zero_division number)
-            warnings.warn(f"{name}: {reason}", UndefinedScoreWarning, stacklevel=2)
+            warn(f"{name}: {reason}", UndefinedScoreWarning)
             return float(np.mean(scores)) if scores.size else float("nan")
         with warnings.catch_warnings(record=True) as mean_caught:
             warnings.simplefilter("always")
             value = nan_aware_mean(scores, name, reason)
         for w in mean_caught:
-            warnings.warn(w.message, w.category, stacklevel=2)
+            warn(w.message, w.category)
         return value
 
     def _scores_and_reasons(self, *args: Any, **kwargs: Any):
@@ -295,9 +293,8 @@ class BaseMetric(abc.ABC):
             from .uncertainty import ScoreSummary
 
             why = " ".join(reasons)
-            warnings.warn(f"{name}: there is no sample to score (0 per-sample scores): the "
-                          f"mean and its interval are NaN.{' ' + why if why else ''}",
-                          UndefinedScoreWarning, stacklevel=2)
+            warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
+                 f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
             nan = float("nan")
             return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0,
                                 "none: no sample")
@@ -324,11 +321,11 @@ class BaseMetric(abc.ABC):
             if issubclass(w.category, UndefinedScoreWarning):
                 messages.append(str(w.message))
             else:
-                warnings.warn(w.message, w.category, stacklevel=2)
+                warn(w.message, w.category)
         if undefined == scores.size and suffix:  # every score undefined: say why
             messages.append(suffix.strip())
         if messages:
-            warnings.warn(" ".join(messages), UndefinedScoreWarning, stacklevel=2)
+            warn(" ".join(messages), UndefinedScoreWarning)
         return result
 
     def __call__(self, *args: Any, **kwargs: Any) -> float:

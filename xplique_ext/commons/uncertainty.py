@@ -20,7 +20,7 @@ import numpy as np
 from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from .random import make_rng
 from .validation import check_float
-from .warnings import DegenerateSettingWarning, UndefinedScoreWarning
+from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = [
     "INTERVALS",
@@ -351,13 +351,12 @@ def summarize_scores(
 
     nan = float("nan")
     if n == 0:
-        warnings.warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and "
-                      "its interval are NaN", UndefinedScoreWarning, stacklevel=2)
+        warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and "
+             "its interval are NaN", UndefinedScoreWarning)
         return result(nan, nan, nan, nan, "none: no defined score")
     if not np.isfinite(defined).all():
-        warnings.warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the "
-                      "standard error and interval are undefined (NaN)",
-                      UndefinedScoreWarning, stacklevel=2)
+        warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the "
+             "standard error and interval are undefined (NaN)", UndefinedScoreWarning)
         with np.errstate(invalid="ignore"):
             return result(np.mean(defined), nan, nan, nan, "none: infinite scores")
     mean = float(np.mean(defined))
@@ -383,15 +382,14 @@ def summarize_scores(
     if interval == "auto" and proportion:
         method += "; scores not all 0/1, so no Wilson interval"
     if n < 2:
-        warnings.warn(f"{name}: a single defined score has no bootstrap interval: the "
-                      "standard error and bounds are NaN", UndefinedScoreWarning,
-                      stacklevel=2)
+        warn(f"{name}: a single defined score has no bootstrap interval: the "
+             "standard error and bounds are NaN", UndefinedScoreWarning)
         return result(mean, nan, nan, nan, method)
     if np.ptp(defined) == 0:
-        warnings.warn(
+        warn(
             f"{name}: all {n} defined scores are equal ({mean:g}): the bootstrap interval "
             "has zero width, which understates the uncertainty",
-            DegenerateSettingWarning, stacklevel=2,
+            DegenerateSettingWarning,
         )
         return result(mean, 0.0, mean, mean, method + "; all scores equal")
     return _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method)

@@ -4,7 +4,6 @@ features is set to a baseline and the sum of the attributions of that subset."""
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
@@ -23,7 +22,7 @@ from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, v
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_finite, to_numpy
-from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
+from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, BaseAttributionMetric, _compile, score_graph_of
 
 __all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
@@ -400,33 +399,30 @@ class MuFidelity(BaseAttributionMetric):
     def _warn_degenerate(self) -> None:
         """DegenerateSettingWarning for settings that make the score ±1 or noise."""
         if self.nb_samples == 2:
-            warnings.warn(
+            warn(
                 "MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
                 "over 2 subsets); use at least a few dozen subsets",
                 DegenerateSettingWarning,
-                stacklevel=3,
             )
         n = int(np.prod(self._cells_shape))
         p = self.subset_percent
         share = (1.0 - p) ** n + p ** n
         if n == 1:
-            warnings.warn(
+            warn(
                 "MuFidelity: the perturbation grid has a single cell (`grid_size`="
                 f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
                 "random subsets are empty or full, so no correlation is defined and every "
                 "score is NaN; use a finer `grid_size`",
                 DegenerateSettingWarning,
-                stacklevel=3,
             )
         elif share >= DEGENERATE_SHARE:
-            warnings.warn(
+            warn(
                 f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
                 "the random subsets would be empty or full; they are drawn again (an empty "
                 "or full subset never enters the correlation), so the subsets hold "
                 f"{self._mean_subset_size(n, p):.3g} cells on average instead of "
                 f"{n * p:.3g}",
                 DegenerateSettingWarning,
-                stacklevel=3,
             )
 
     @staticmethod
@@ -719,7 +715,7 @@ class MuFidelity(BaseAttributionMetric):
             )
         out = np.concatenate(scores) if scores else np.zeros(0)
         used = np.concatenate(used_all) if used_all else np.zeros(0, dtype=np.int64)
-        _warn_undefined_correlations(out, reasons, stacklevel=4)
+        _warn_undefined_correlations(out, reasons)
         return out, used
 
     def _adaptive_batch(self, x, y, phi, pool, pool_f, points, seed, bar):
@@ -846,8 +842,7 @@ class MuFidelity(BaseAttributionMetric):
         return np.asarray(out).reshape(-1)[: int(total)]
 
 
-def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray,
-                                 stacklevel: int = 3) -> None:
+def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray) -> None:
     """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
     counts of the seven causes, in the order of the labels below)."""
     undefined = int(np.isnan(scores).sum())
@@ -863,11 +858,10 @@ def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray,
         "no valid subset (a single-cell grid: every subset is empty or full)",
     )
     why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, labels) if n)
-    warnings.warn(
+    warn(
         f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
         f"correlation, set to NaN: {why}.",
         UndefinedScoreWarning,
-        stacklevel=stacklevel,
     )
 
 

@@ -41,7 +41,7 @@ from ..commons.params import (
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
 from ..commons.validation import check_finite, to_numpy
-from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
+from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
@@ -190,10 +190,9 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
 
 def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
     if undefined:
-        warnings.warn(
+        warn(
             f"{name}: {undefined} of {total} maps {why}; their score is NaN.",
             UndefinedScoreWarning,
-            stacklevel=3,
         )
 
 
@@ -697,13 +696,12 @@ class _GroundTruthBase(BaseAttributionMetric):
         self.min_accuracy, self.task, self.progress = min_accuracy, task, progress  # declared
         self.model_accuracy = _model_agreement(self, self.task)
         if self.model_accuracy is not None and self.model_accuracy < self.min_accuracy:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: the model reproduces the targets with an "
                 f"agreement of {self.model_accuracy:.3f} (accuracy, or R^2 for regression) "
                 f"< min_accuracy={self.min_accuracy:g}; the ground truth describes F and "
                 "holds only for a model that learned F (the paper requires > 0.93).",
                 LowModelAccuracyWarning,
-                stacklevel=3,
             )
 
     def _explanations(self, explanations: Any) -> np.ndarray:

@@ -18,7 +18,7 @@ from ..commons.params import (
     validate_params,
 )
 from ..commons.validation import check_choice
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import UndefinedScoreWarning, warn
 from ..text.classifier import TextClassifier
 from ..text.hub import adapt_text_model
 from ..text.rules import resolve_rules
@@ -641,19 +641,17 @@ class PERCY(BaseAttributionMetric):
         scores = self.detailed_evaluate(explanations)
         missing = int(np.isnan(scores).sum())
         if missing == len(scores):
-            warnings.warn(
+            warn(
                 f"PERCY: none of the {len(scores)} sentences holds a rule keyword "
                 f"({', '.join(sorted(self.rules))}); the score is NaN.",
                 NoRuleKeywordWarning,
-                stacklevel=2,
             )
             return float("nan")
         if missing:
-            warnings.warn(
+            warn(
                 f"PERCY: {missing} of {len(scores)} sentences hold no rule keyword and are "
                 f"not scored; PERCY averages the {len(scores) - missing} that do.",
                 NoRuleKeywordWarning,
-                stacklevel=2,
             )
         return float(np.nanmean(scores))
 

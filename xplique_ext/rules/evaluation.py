@@ -29,7 +29,6 @@ Semantics (section 3 and the worked example of section 5 of the report)
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -38,7 +37,7 @@ import pandas as pd
 from ..commons.metric import BaseMetric
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.validation import check_choice
-from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
+from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset
 from .errors import DataParseError
@@ -278,18 +277,20 @@ def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
     compiled, default = compile_rules(rules, data.names)
     data, y, dropped = _labelled(data, labels, coded)
     if dropped:
-        _warn_dropped(dropped, stacklevel=5)
+        _warn_dropped(dropped)
     if labels is not None:
-        check_label_classes([rule.head for rule in compiled], y, "labels", stacklevel=4)
+        check_label_classes([rule.head for rule in compiled], y, "labels")
     return compiled, default, data, y
 
 
-def check_label_classes(heads: Sequence[Any], labels: Any, name: str, stacklevel: int) -> None:
+def check_label_classes(heads: Sequence[Any], labels: Any, name: str,
+                        stacklevel: Optional[int] = None) -> None:
     """Check labels a user passed against the classes the rule heads name (compared as
     text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
     labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
     classes expected and those received; head classes the labels never hold are a
-    warning naming them (their rules count no example with ``H`` true)."""
+    warning naming them (their rules count no example with ``H`` true), issued at the
+    user's line whatever the call depth (``stacklevel`` is ignored, kept for callers)."""
     expected = sorted({label_text(head) for head in heads})
     values = np.asarray(labels)
     if not expected or values.size == 0:
@@ -303,11 +304,10 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str, stacklevel
             f"{_shown(expected)}, got {_shown(received)}"
         )
     if never:
-        warnings.warn(
+        warn(
             f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
             f"hold {_shown(received)}): those rules count no example with H true",
             XpliqueExtWarning,
-            stacklevel=stacklevel + 1,
         )
 
 
@@ -316,12 +316,11 @@ def _shown(classes: Sequence[str], most: int = 10) -> str:
     return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
 
 
-def _warn_dropped(dropped: int, stacklevel: int) -> None:
-    warnings.warn(
+def _warn_dropped(dropped: int) -> None:
+    warn(
         f"{dropped} example(s) with an unknown or not-applicable class are left out of "
         "the contingency tables",
         XpliqueExtWarning,
-        stacklevel=stacklevel,
     )
 
 
@@ -559,7 +558,7 @@ def _evaluate_partitioned(rules, data, mode, labels, n_classes, names) -> RuleEv
         dropped += part["dropped"]
         seen |= part["labels"]
     if dropped:
-        _warn_dropped(dropped, stacklevel=4)
+        _warn_dropped(dropped)
     if n_classes is None:
         attribute = names.class_attribute
         if attribute is not None and attribute.values is not None:
@@ -999,12 +998,11 @@ class RuleMetrics(BaseMetric):
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            warnings.warn(
+            warn(
                 f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
                 f"({shown}): a denominator of the measure is 0 in their known "
                 "contingency table",
                 UndefinedScoreWarning,
-                stacklevel=2,
             )
         return values
 

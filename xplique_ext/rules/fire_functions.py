@@ -14,13 +14,12 @@ that overflows float64 (losses near 1e308, or ``r / psi`` beyond it) is NaN with
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Union
 
 import numpy as np
 
 from ..commons.params import check_param, validate_params
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import PSI, REAL_ARRAY, as_real_array, broadcast_shape
 
 __all__ = [
@@ -80,11 +79,10 @@ def _overflow_to_nan(values: np.ndarray, what: str) -> np.ndarray:
     bad = ~np.isfinite(values)
     if np.any(bad):
         count = int(np.count_nonzero(bad))
-        warnings.warn(
+        warn(
             f"{what} overflows float64 ({count} of {values.size} values): the inputs are "
             "too large to be scored and the scores are set to NaN",
             UndefinedScoreWarning,
-            stacklevel=4,
         )
         values = np.where(bad, np.nan, values)
     return values

@@ -8,13 +8,12 @@ shape, one value per rule.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import Dict, Tuple, Union
 
 import numpy as np
 
 from ..commons.params import Interval, validate_params
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import REAL_ARRAY, broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
@@ -199,12 +198,11 @@ def rule_measures(
     if counts:
         if zero_division == "warn":
             listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-            warnings.warn(
+            warn(
                 "some rule measures are undefined (a zero denominator: a rule that covers no "
                 f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
                 "`zero_division` to choose another value.",
                 UndefinedScoreWarning,
-                stacklevel=3,  # above the declaration's wrapper
             )
         elif zero_division != "nan":
             for name, mask in undefined.items():

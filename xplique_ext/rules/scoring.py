@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Sequence
 
@@ -11,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import UndefinedScoreWarning, warn
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
 from .fire_functions import fire_score, qs_score
@@ -176,11 +175,10 @@ def score_rules(
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     task = "regression" if regression else "classification"
     if n == 0:
-        warnings.warn(
+        warn(
             "no example gets both a prediction and a reference value: the predictive loss "
             "is undefined (NaN)",
             UndefinedScoreWarning,
-            stacklevel=3,
         )
         nan = float("nan")
         return RuleSetScore(nan, r, coverage, nan, nan, psi, task, 0)
@@ -205,7 +203,7 @@ def _errors(rules: RuleSet, predictions, reference, regression: bool, given: boo
         known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
             heads = [rule.head for rule in rules.all_rules]
-            check_label_classes(heads, reference[known], "reference", stacklevel=4)
+            check_label_classes(heads, reference[known], "reference")
         pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
         ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
         errors = (pred_text != ref_text).astype(np.float64)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
-from ..commons.warnings import UndefinedScoreWarning
+from ..commons.warnings import UndefinedScoreWarning, warn
 
 __all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
 
@@ -88,10 +88,9 @@ def _warn_undefined(matrix, what: str) -> None:
         if np.isnan(values[i, j])
     ]
     if undefined:
-        warnings.warn(
+        warn(
             f"{what} for {', '.join(undefined)}; set to NaN.",
             UndefinedScoreWarning,
-            stacklevel=3,
         )
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import abc
 import hashlib
 import numbers
-import warnings
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -32,7 +31,7 @@ from ..commons.params import Boolean, Callable_, Interval, Options, Word, valida
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_int
-from ..commons.warnings import XpliqueExtWarning
+from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier
 from .tokens import as_sentences, whitespace_tokens
 
@@ -720,12 +719,11 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         if self.tolerance is not None:
             bad = int(np.sum(np.abs(self.convergence_delta_) > self.tolerance))
             if bad:
-                warnings.warn(
+                warn(
                     f"Integrated Gradients: for {bad} of {n_sent} sentences the attributions "
                     f"miss p(s) - p(baseline) by more than tolerance={self.tolerance:g} "
                     f"(max {np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
                     + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
                     XpliqueExtWarning,
-                    stacklevel=3,
                 )
         return out

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import csv
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -39,7 +38,7 @@ import numpy as np
 
 from ..commons.params import NO_VALIDATION, Boolean, InstanceOf, Options, validate_params
 from ..commons.validation import check_choice
-from ..commons.warnings import XpliqueExtWarning
+from ..commons.warnings import XpliqueExtWarning, warn
 from .rules import resolve_rules
 from .tokens import find_keyword, whitespace_tokens
 
@@ -143,11 +142,10 @@ def load_sentiment_dataset(
         sentences = [s for s, k in zip(sentences, keep) if k]
         labels = labels[np.asarray(keep, dtype=bool)] if len(keep) else labels
         if not sentences:
-            warnings.warn(
+            warn(
                 f"load_sentiment_dataset({name!r}, {split!r}): no sentence holds a rule "
                 f"keyword ({sorted(table)}); the result is empty",
                 XpliqueExtWarning,
-                stacklevel=2,
             )
     return sentences, labels
 
@@ -244,11 +242,10 @@ def _read_sentiment140(file: Path, split: str) -> Tuple[List[str], List[int]]:
     if not sentences and not neutral:
         raise ValueError(f"`path` {str(file)!r} is empty: expected Sentiment140's CSV")
     if neutral:
-        warnings.warn(
+        warn(
             f"Sentiment140 {str(file)!r}: {neutral} neutral tweets (polarity 2) dropped; "
             f"{len(sentences)} negative/positive kept",
             XpliqueExtWarning,
-            stacklevel=3,
         )
     return sentences, labels
 
@@ -302,10 +299,9 @@ def _labels_from(name: str, split: str, raw: List[Any], source: str) -> Tuple[Li
             f"{sorted(set(values[keep][bad].tolist()))[:5]}"
         )
     if (~keep).any():
-        warnings.warn(
+        warn(
             f"Sentiment140 {split}: {int((~keep).sum())} neutral tweets (polarity 2) dropped",
             XpliqueExtWarning,
-            stacklevel=4,
         )
     return out[keep].tolist(), keep
 
