@@ -22,13 +22,22 @@ import pandas as pd
 
 from .commons.params import (
     NO_VALIDATION,
+    ArrayLike,
     Boolean,
     InstanceOf,
     Interval,
     Options,
+    check_param,
     validate_params,
 )
-from .commons.uncertainty import INTERVALS, holm, is_binary, summarize_scores
+from .commons.uncertainty import (
+    INTERVALS,
+    MAX_RESAMPLES,
+    holm,
+    is_binary,
+    resample_batch,
+    summarize_scores,
+)
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
@@ -171,7 +180,7 @@ _COMMON = {
     "alpha": _LEVEL,
     "interval": [Options(INTERVALS)],
     "test": [Options(TESTS)],
-    "n_resamples": [Interval(numbers.Integral, 100, None)],
+    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
     "seed": [Interval(numbers.Integral, 0, None), None],
 }
 
@@ -238,6 +247,11 @@ def compare(
     [('bad', 'bad too')]
     """
     explanations_by_name = _check_names(explanations_by_name, "explanations_by_name")
+    if isinstance(metric, type):
+        raise TypeError(
+            "`metric` must be a metric instance, built on the inputs (e.g. "
+            f"MuFidelity(model, inputs, targets)), got the class {metric.__name__}"
+        )
     if not callable(getattr(metric, "detailed_evaluate", None)):
         raise TypeError(
             "`metric` must be a metric with a `detailed_evaluate` method (e.g. "
@@ -336,7 +350,7 @@ def compare_scores(
         'auto' (the permutation test when ``proportion`` and every score is 0 or 1,
         else Wilcoxon), 'wilcoxon' or 'permutation'.
     n_resamples
-        Bootstrap and permutation resamples (>= 100).
+        Bootstrap and permutation resamples, in [100, 10**6].
     seed
         Seed of the bootstraps and permutations.
     name
@@ -390,15 +404,21 @@ def compare_scores(
 def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]:
     """The scores as float64 arrays (N,), all of the same length, or raise."""
     arrays: Dict[str, np.ndarray] = {}
+    indexes: Dict[str, Any] = {}
+    scores = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)]
     for key, values in scores_by_name.items():
-        a = np.asarray(values)
-        if a.dtype.kind not in "biuf":
-            raise TypeError(f"`scores_by_name[{key!r}]` must be numeric, got dtype {a.dtype}")
-        if a.ndim != 1:
+        if isinstance(getattr(values, "index", None), pd.Index):
+            indexes[key] = values.index  # pandas: aligned by position, so the same index
+        arrays[key] = check_param(values, f"scores_by_name[{key!r}]", scores).astype(
+            np.float64)
+    first = next(iter(indexes.items()), None)
+    for key, index in indexes.items():
+        if not index.equals(first[1]):
             raise ValueError(
-                f"`scores_by_name[{key!r}]` must have shape (N,), got shape {a.shape}"
+                "`scores_by_name` must score every explainer on the same inputs in the "
+                f"same order: the pandas index of {key!r} differs from that of "
+                f"{first[0]!r} (align them, e.g. with .reindex, or pass arrays)"
             )
-        arrays[key] = a.astype(np.float64)
     lengths = {key: len(a) for key, a in arrays.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(
@@ -442,10 +462,15 @@ def _pair_rows(arrays, interval, test, name, options):
     rows = []
     for key_a, key_b in itertools.combinations(arrays, 2):
         a, b = arrays[key_a], arrays[key_b]
-        both = ~(np.isnan(a) | np.isnan(b))
-        d = a[both] - b[both]
-        s = _quiet_summary(d, interval=interval, name=f"{name} of {key_a} - {key_b}",
-                           **options)
+        with np.errstate(invalid="ignore"):
+            d = a - b
+        both = ~np.isnan(d)  # NaN in either, or inf - inf: no defined difference
+        d = d[both]
+        if d.size:
+            s = _quiet_summary(d, interval=interval, name=f"{name} of {key_a} - {key_b}",
+                               **options)
+        else:  # no input with both scores defined: nothing to summarise
+            s = _quiet_summary(np.array([np.nan]), interval=interval, name=name, **options)
         row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, s)
         row["n_undefined"] = int((~both).sum())
         statistic, p_value, label = _paired_test(d, test, options["n_resamples"],
@@ -491,6 +516,6 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
     res = permutation_test(
         (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
         permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-        rng=make_rng(seed),
+        rng=make_rng(seed), batch=resample_batch(n_resamples, d.size),
     )
     return float(res.statistic), float(min(1.0, res.pvalue)), label

@@ -34,7 +34,7 @@ def test_targets_of_rank_3_are_refused_with_their_shape():
 
 def test_bool_is_not_a_number():
     x = np.zeros((3, 4, 4, 1), np.float32)
-    with pytest.raises(TypeError, match=r"`nb_samples` must be an integer >= 2 or 'auto', got True"):
+    with pytest.raises(TypeError, match=r"`nb_samples` must be an integer in \[2, 1000000\] or 'auto', got True"):
         MuFidelity(_model, x, nb_samples=True)
     with pytest.raises(TypeError, match=r"`progress` must be a bool, got 1 \(int\)"):
         emd(np.ones((4, 4)), np.ones((4, 4)), progress=1)

@@ -175,7 +175,7 @@ def test_declares_direction():
     [
         (dict(subset_percent=1.5), ValueError, r"`subset_percent` must be in \(0, 1\), got 1.5"),
         (dict(subset_percent=0.0), ValueError, r"`subset_percent` must be in \(0, 1\), got 0"),
-        (dict(nb_samples=1), ValueError, r"`nb_samples` must be >= 2 or 'auto', got 1"),
+        (dict(nb_samples=1), ValueError, r"`nb_samples` must be in \[2, 1000000\] or 'auto', got 1"),
         (dict(grid_size=20), ValueError, r"`grid_size` must be at most the image size 12"),
         (dict(activation="relu"), ValueError, r"`activation` must be one of \[None, 'sigmoid'"),
         (dict(correlation="kendall"), ValueError, r"`correlation` must be one of"),

@@ -74,9 +74,10 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
     undefined = int(np.isnan(scores).sum())
     suffix = f" Reason: {reason}" if reason else ""
     if undefined == scores.size:
+        what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
+                else "there is no sample to score (0 per-sample scores)")
         warn(
-            f"{name}: all {scores.size} per-sample scores are undefined (NaN); the "
-            f"aggregate is NaN.{suffix}",
+            f"{name}: {what}; the aggregate is NaN.{suffix}",
             UndefinedScoreWarning,
         )
         return float("nan")
@@ -276,10 +277,27 @@ class BaseMetric(abc.ABC):
         >>> s.method
         'BCa bootstrap over inputs (9999 resamples)'
         """
-        from .uncertainty import summarize_scores
+        from .params import check_param
+        from .uncertainty import SUMMARY_PARAMETERS, summarize_scores
 
+        # the settings first: a typo must not cost a whole evaluation
+        settings = dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
+                        seed=seed)
+        for key, value in settings.items():
+            settings[key] = check_param(value, key, SUMMARY_PARAMETERS[key])
+        confidence, interval = settings["confidence"], settings["interval"]
+        n_resamples, seed = settings["n_resamples"], settings["seed"]
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
         name = type(self).__name__
+        if scores.size == 0:  # as evaluate: NaN, with the true reason
+            from .uncertainty import ScoreSummary
+
+            why = " ".join(reasons)
+            warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
+                 f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
+            nan = float("nan")
+            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0,
+                                "none: no sample")
         if seed is None:
             seed = getattr(self, "seed", None)
             seed = 0 if seed is None else seed
@@ -294,9 +312,9 @@ class BaseMetric(abc.ABC):
         # why the interval is undefined
         messages = []
         undefined = int(np.isnan(scores).sum())
+        reason = " ".join(reasons) or self.undefined_reason
+        suffix = f" Reason: {reason}" if reason else ""
         if undefined and undefined < scores.size:
-            reason = " ".join(reasons) or self.undefined_reason
-            suffix = f" Reason: {reason}" if reason else ""
             messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
                             f"undefined (NaN) and were left out of the summary.{suffix}")
         for w in caught:
@@ -304,6 +322,8 @@ class BaseMetric(abc.ABC):
                 messages.append(str(w.message))
             else:
                 warn(w.message, w.category)
+        if undefined == scores.size and suffix:  # every score undefined: say why
+            messages.append(suffix.strip())
         if messages:
             warn(" ".join(messages), UndefinedScoreWarning)
         return result

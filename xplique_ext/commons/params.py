@@ -28,7 +28,7 @@ decorator passes that on, so the body never re-converts. Defaults are not checke
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
-:class:`PairOf`, :class:`AnyOf`, and ``None``. A subclass extends its base's dict
+:class:`PairOf`, :class:`AnyOf`, :class:`Strings` (names, vocabularies), and ``None``. A subclass extends its base's dict
 (``{**BASE_PARAMETERS, "nb_samples": [...]}`` in ``metrics.base``); with other decorators
 (a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
 
@@ -78,6 +78,7 @@ __all__ = [
     "PairOf",
     "AnyOf",
     "Word",
+    "Strings",
     "STRING",
     "PATH",
     "NO_VALIDATION",
@@ -191,8 +192,11 @@ class Interval(Constraint):
             if self.high is None:
                 return f"{'>=' if left else '>'} {self.low}"
             return f"{'<=' if right else '<'} {self.high}"
-        lo = "-inf" if self.low is None else f"{self.low:g}"
-        hi = "inf" if self.high is None else f"{self.high:g}"
+        def text(bound):  # integers in full (1000000, not 1e+06)
+            return str(bound) if self.kind is numbers.Integral else f"{bound:g}"
+
+        lo = "-inf" if self.low is None else text(self.low)
+        hi = "inf" if self.high is None else text(self.high)
         left, right = left and self.low is not None, right and self.high is not None
         return f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
 
@@ -369,12 +373,13 @@ class ArrayLike(Constraint):
     within : :class:`Interval`, optional: the range every element must lie in (ValueError
         showing the first value outside and how many are); implies ``finite`` for a
         ``numbers.Real`` interval.
+    nonempty : refuse an array with no element (ValueError showing its shape).
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
                  finite: bool = False, dtype: Any = None, batch_hint: bool = True,
-                 within: Optional[Interval] = None):
-        self.batch_hint, self.within = batch_hint, within
+                 within: Optional[Interval] = None, nonempty: bool = False):
+        self.batch_hint, self.within, self.nonempty = batch_hint, within, nonempty
         finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
@@ -417,6 +422,9 @@ class ArrayLike(Constraint):
                 self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
             raise Mismatch(f"an array of {self._rank_text()}", f"shape {arr.shape}{hint}",
                            True)
+        if self.nonempty and arr.size == 0:
+            raise Mismatch(f"a non-empty array of {self._rank_text()}" if self.ndim
+                           else "a non-empty array", f"shape {arr.shape}", True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
@@ -441,6 +449,8 @@ class ArrayLike(Constraint):
                 out.append(np.zeros((2,) * (min(self.ndim) - 1)))
             out.append(np.zeros((2,) * (max(self.ndim) + 1)))
         shape = (2,) * (self.ndim[0] if self.ndim else 1)
+        if self.nonempty:
+            out.append(np.zeros((0,) + shape[1:]))
         if self.finite:
             out.append(np.full(shape, np.nan))
         if self.within is not None:
@@ -531,6 +541,57 @@ class Word(Constraint):
 
     def valid_value(self):
         return "word"
+
+
+class Strings(Constraint):
+    """A sequence of strings: list, tuple, 1-D array or pandas Index / Series (not one
+    str, whose characters would be taken for the items). Returns a list of str.
+
+    distinct : refuse a repeated item (ValueError naming it): names and vocabularies
+        map each item to one position.
+    nonempty : refuse an empty sequence (ValueError).
+    """
+
+    def __init__(self, *, distinct: bool = True, nonempty: bool = True, what: str = "strings"):
+        self.distinct, self.nonempty = distinct, nonempty
+        qualities = ", ".join(q for q, on in (("non-empty", nonempty),) if on)
+        self.description = (f"a {qualities + ' ' if qualities else ''}sequence of "
+                            f"{'distinct ' if distinct else ''}{what} (list, tuple, 1-D "
+                            "array or pandas Index)")
+
+    def check(self, value):
+        if isinstance(value, (str, bytes, dict, set, frozenset)) or value is None:
+            raise Mismatch(self.description, describe(value), False)
+        if isinstance(value, np.ndarray) or hasattr(value, "to_numpy"):
+            arr = np.asarray(value)
+            if arr.ndim != 1:
+                raise Mismatch(self.description, f"shape {arr.shape}", True)
+            items = arr.tolist()
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+        else:
+            raise Mismatch(self.description, describe(value), False)
+        for item in items:
+            if not isinstance(item, str):
+                raise Mismatch(self.description, f"an item {describe(item)}", False)
+        if self.nonempty and not items:
+            raise Mismatch(self.description, "an empty sequence", True)
+        if self.distinct and len(set(items)) != len(items):
+            seen: set = set()
+            repeated = next(item for item in items if item in seen or seen.add(item))
+            raise Mismatch(self.description, f"{repeated!r} more than once", True)
+        return [str(item) for item in items]
+
+    def invalid_values(self):
+        out: List[Any] = ["abc", [1, 2]]
+        if self.distinct:
+            out.append(["a", "a"])
+        if self.nonempty:
+            out.append([])
+        return out
+
+    def valid_value(self):
+        return ["a", "b"]
 
 
 #: Ready-made constraints for text and file-system parameters.

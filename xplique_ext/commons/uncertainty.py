@@ -238,13 +238,35 @@ def holm(p_values: Any) -> np.ndarray:
     return out.reshape(p.shape)
 
 
-@validate_params({
-    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False)],
+#: the most resamples a bootstrap or permutation test may draw (a larger value is a typo
+#: that would exhaust memory or time)
+MAX_RESAMPLES = 10**6
+#: resampled values held in memory at once (int64 indices: 128 MiB)
+_RESAMPLE_BUDGET = 2**24
+
+
+def resample_batch(n_resamples: int, n: int) -> Optional[int]:
+    """``batch`` for scipy's bootstrap / permutation_test: None (all at once, as before)
+    while ``n_resamples * n`` fits :data:`_RESAMPLE_BUDGET`, else a batch that does."""
+    if n_resamples * max(n, 1) <= _RESAMPLE_BUDGET:
+        return None
+    return max(1, _RESAMPLE_BUDGET // max(n, 1))
+
+
+#: the declared settings of an uncertainty summary (also checked by
+#: ``BaseMetric.summary`` before it scores anything)
+SUMMARY_PARAMETERS = {
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     "interval": [Options(INTERVALS)],
-    "proportion": [Boolean()],
-    "n_resamples": [Interval(numbers.Integral, 100, None)],
+    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
     "seed": [Interval(numbers.Integral, 0, None), None],
+}
+
+
+@validate_params({
+    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)],
+    **SUMMARY_PARAMETERS,
+    "proportion": [Boolean()],
     "name": [InstanceOf(str)],
 })
 def summarize_scores(
@@ -275,7 +297,7 @@ def summarize_scores(
         Whether the aggregate is a proportion (PERCY, the pointing game): only read by
         ``interval='auto'``.
     n_resamples
-        Bootstrap resamples (>= 100).
+        Bootstrap resamples, in [100, 10**6] (drawn in batches of bounded memory).
     seed
         Seed of the bootstrap's local generator (same seed, same interval).
     name
@@ -382,6 +404,7 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
         res = bootstrap(
             (defined,), np.mean, n_resamples=n_resamples, vectorized=True,
             confidence_level=confidence, method=chosen, rng=make_rng(seed),
+            batch=resample_batch(n_resamples, defined.size),
         )
     low, high = res.confidence_interval.low, res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):

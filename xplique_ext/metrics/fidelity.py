@@ -151,6 +151,22 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     return np.where(m > 3, se, np.nan)
 
 
+#: the most random subsets per input (``nb_samples``, ``max_samples``): more is a typo
+MAX_SUBSETS = 10**6
+#: the most entries (subsets x cells) of the pool of subsets, held in float64: 2 GiB
+_POOL_BUDGET = 2**28
+
+
+def _check_pool_size(nb_subsets: int, n_cells: int, name: str) -> None:
+    """Refuse a pool of subsets too large for memory, naming the parameter."""
+    if nb_subsets * n_cells > _POOL_BUDGET:
+        raise ValueError(
+            f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
+            f"is held in memory, float64), got {nb_subsets} subsets x {n_cells} cells: "
+            f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
+        )
+
+
 @validate_params({
     "max_samples": [Interval(numbers.Integral, 1, None)],
     "first": [Interval(numbers.Integral, 1, None), None],
@@ -210,7 +226,7 @@ class MuFidelity(BaseAttributionMetric):
         are computed in floating point (float32 for integer inputs such as uint8), so the
         baseline is never cast to the inputs' dtype.
     nb_samples
-        Number of random subsets per input (>= 2; 2 always gives +1, -1 or NaN and
+        Number of random subsets per input (2 to 10**6; 2 always gives +1, -1 or NaN and
         warns), or 'auto': adaptive sampling (see Notes), which stops drawing subsets for
         an input once its score's standard error is at most ``target_se``.
     operator
@@ -239,8 +255,8 @@ class MuFidelity(BaseAttributionMetric):
         With ``nb_samples='auto'``: the standard error, in (0, 1), at which an input
         stops (0.02 by default). Ignored for a fixed ``nb_samples``.
     max_samples
-        With ``nb_samples='auto'``: the most subsets an input may use (>= 4; 1000 by
-        default). Ignored for a fixed ``nb_samples``.
+        With ``nb_samples='auto'``: the most subsets an input may use (4 to 10**6;
+        1000 by default). Ignored for a fixed ``nb_samples``.
 
     Notes
     -----
@@ -319,11 +335,11 @@ class MuFidelity(BaseAttributionMetric):
         "grid_size": [Interval(numbers.Integral, 1, None), None],
         "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
-        "nb_samples": [Interval(numbers.Integral, 2, None), Options(["auto"])],
+        "nb_samples": [Interval(numbers.Integral, 2, MAX_SUBSETS), Options(["auto"])],
         "correlation": [Options(CORRELATIONS)],
         "progress": [Boolean()],
         "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "max_samples": [Interval(numbers.Integral, 4, None)],
+        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
     })
     def __init__(
         self,
@@ -559,6 +575,7 @@ class MuFidelity(BaseAttributionMetric):
             # a pool of random subsets (True = set to the baseline), neither empty nor
             # full; each input sees it through its own permutation of the cells, drawn
             # from the seed and the input's content
+            _check_pool_size(self.nb_samples, n_cells, "nb_samples")
             removed = _subset_pool(make_rng(seed), self.nb_samples, n_cells,
                                    self.subset_percent)
             removed_f = removed.astype(np.float64)
@@ -658,6 +675,7 @@ class MuFidelity(BaseAttributionMetric):
         seed = seed_to_int(self.seed)
         points = adaptive_checkpoints(self.max_samples)
         if n_cells >= 2:
+            _check_pool_size(self.max_samples, n_cells, "max_samples")
             pool = _subset_pool(make_rng(seed), self.max_samples, n_cells,
                                 self.subset_percent)
             pool_f = pool.astype(np.float64)

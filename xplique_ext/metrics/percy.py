@@ -9,7 +9,14 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.params import NO_VALIDATION, Interval, Options, validate_params
+from ..commons.params import (
+    NO_VALIDATION,
+    ArrayLike,
+    Interval,
+    Options,
+    check_param,
+    validate_params,
+)
 from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, warn
 from ..text.classifier import TextClassifier
@@ -17,6 +24,9 @@ from ..text.hub import adapt_text_model
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 from .base import BASE_PARAMETERS, BaseAttributionMetric
+
+#: one sentence's attributions (rank and finiteness are checked with the tokens)
+_ATTRIBUTIONS = [ArrayLike("real", batch_hint=False)]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -481,7 +491,7 @@ class PERCY(BaseAttributionMetric):
                     )
                 out.append(None)
                 continue
-            arr = np.asarray(e.numpy() if hasattr(e, "numpy") else e, dtype=np.float64)
+            arr = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
             if arr.ndim == 2 and 1 in arr.shape:
                 arr = arr.reshape(-1)
             if arr.ndim != 1:

@@ -85,6 +85,7 @@ from ..commons.params import (
     InstanceOf,
     Interval,
     Options,
+    check_param,
     validate_params,
 )
 from .rules import resolve_rules
@@ -538,8 +539,21 @@ def _build_class():
                         f"al.'s objective weighs every sentence alike), got {unsupported}="
                         f"{type(kwargs[unsupported]).__name__}"
                     )
+            batch_size = check_param(batch_size, "batch_size",
+                                     [Interval(numbers.Integral, 1, None), None])
             if isinstance(x, tf.data.Dataset):
+                spec = x.element_spec
+                features = spec[0] if isinstance(spec, tuple) else spec
+                if not (isinstance(features, dict) and {"x", "x_rule"} <= set(features)):
+                    raise TypeError(
+                        "`x` must be a tf.data.Dataset of (dict, label) batches, the dict "
+                        "from RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), "
+                        f"got elements {spec}"
+                    )
                 n_steps = int(x.cardinality())
+                if n_steps == 0:
+                    raise ValueError("`x` must hold at least one batch, got an empty "
+                                     "tf.data.Dataset")
                 if n_steps < 0:
                     raise ValueError(
                         "`x` must be a tf.data.Dataset of known, finite length (the pi "
@@ -551,6 +565,8 @@ def _build_class():
                 return super().fit(x, y, epochs=epochs, **kwargs)
             x, y_arr = self._tensors(x, y, "x", "y")
             n = int(y_arr.shape[0])
+            if n == 0:
+                raise ValueError("`x` must hold at least one sentence, got 0")
             val = kwargs.get("validation_data")
             if isinstance(val, (tuple, list)) and len(val) == 2:
                 kwargs["validation_data"] = self._tensors(

@@ -26,6 +26,8 @@ from ..commons.params import (
     Boolean,
     InstanceOf,
     Interval,
+    Strings,
+    describe,
     validate_params,
 )
 
@@ -35,7 +37,7 @@ __all__ = ["load_word_vectors", "set_embedding"]
 @validate_params(
     {
         "path": NO_VALIDATION,  # a file: FileNotFoundError names it
-        "vocabulary": NO_VALIDATION,  # any sequence of tokens
+        "vocabulary": [Strings(what="tokens")],
         "seed": [Interval(numbers.Integral, 0, None), None],
         "oov_scale": [Interval(numbers.Real, 0.0, None)],
     }
@@ -55,7 +57,7 @@ def load_word_vectors(
         Text file, word2vec (with its ``n dim`` header) or GloVe (no header) format,
         UTF-8, one word and D numbers per line separated by spaces.
     vocabulary
-        The V tokens of the model, index = row (e.g.
+        The V distinct tokens (str) of the model, index = row (e.g.
         ``TextVectorization.get_vocabulary()``: ``''`` padding first, ``'[UNK]'``
         second). The empty string's row is zero.
     seed
@@ -81,9 +83,7 @@ def load_word_vectors(
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"`path`: no word-vector file at {str(p)!r}")
-    vocab = [str(w) for w in vocabulary]
-    if not vocab:
-        raise ValueError("`vocabulary` must hold at least one token, got an empty sequence")
+    vocab = vocabulary  # a non-empty list of distinct str (@validate_params)
     index = {w: i for i, w in enumerate(vocab)}
     vectors = {}
     dim = None
@@ -136,7 +136,18 @@ def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, nam
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
 
     Returns the model."""
+    if not callable(getattr(model, "get_layer", None)):
+        raise TypeError(
+            f"`model` must be a Keras model with an embedding layer, got {describe(model)}"
+        )
+    layers = [layer.name for layer in getattr(model, "layers", [])]
+    if name not in layers:
+        raise ValueError(f"`name` must be the name of a layer of `model` (one of {layers}), "
+                         f"got {name!r}")
     layer = model.get_layer(name)
+    if not hasattr(layer, "embeddings"):
+        raise ValueError(f"`name` must name an embedding layer, got {name!r}, a "
+                         f"{type(layer).__name__} layer")
     if matrix is not None:
         matrix = np.asarray(matrix, dtype=np.float32)
         expected = tuple(layer.get_weights()[0].shape)

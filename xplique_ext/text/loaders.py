@@ -126,7 +126,9 @@ def load_sentiment_dataset(
     >>> load_sentiment_dataset("sst2", "dev", path=folder / "dev.tsv", contrastive_only=True)
     (["it 's dull , but the cast shines"], array([1]))
     """
-    split = check_choice(_SPLIT_ALIASES.get(split, split), "split", tuple(DATASETS[name]))
+    allowed = tuple(DATASETS[name])
+    allowed += tuple(a for a, s in _SPLIT_ALIASES.items() if s in allowed)
+    split = _SPLIT_ALIASES.get(check_choice(split, "split", allowed), split)
     table = resolve_rules(rules)
     if path is not None:
         file = _resolve_file(Path(path), name, split)
