@@ -234,6 +234,17 @@ def test_string_targets_from_a_dataset_are_a_type_error(x64):
         metric.evaluate(x64[..., 0])
 
 
+@pytest.mark.parametrize("batched", [False, True])
+def test_infinite_dataset_is_refused_when_the_metric_is_built(x64, batched):
+    # one check for every model metric (the base): it used to be accepted, and evaluate
+    # then read the explanations' count as the number of inputs
+    ds = tf.data.Dataset.from_tensor_slices(x64)
+    ds = (ds.batch(2) if batched else ds).repeat()
+    with pytest.raises(ValueError, match=r"`inputs` must be a finite tf.data.Dataset.*repeat"):
+        MuFidelity(lambda b: flat_sum(b), ds, None, **FAST)
+    MuFidelity(lambda b: flat_sum(b), ds.take(2), None, **FAST)  # finite: accepted
+
+
 @pytest.mark.parametrize("make", [
     lambda x: tf.data.Dataset.from_tensor_slices({"image": x}),
     lambda x: tf.data.Dataset.from_tensor_slices({"image": x, "label": np.ones(4)}).batch(2),

@@ -7,7 +7,8 @@ from typing import Any, Iterator, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["is_dataset", "dataset_is_batched", "iterate_dataset", "split_element", "chunks"]
+__all__ = ["is_dataset", "dataset_is_batched", "iterate_dataset", "split_element", "chunks",
+           "check_finite_dataset"]
 
 
 def is_dataset(x: Any) -> bool:
@@ -66,3 +67,18 @@ def chunks(n: int, size: Optional[int]) -> Iterator[slice]:
     for start in range(0, n, size):
         yield slice(start, min(start + size, n))
 
+
+def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
+    """Raise a ValueError for a ``tf.data.Dataset`` known to be infinite (``.repeat()``).
+
+    A dataset of unknown size (``tf.data.UNKNOWN_CARDINALITY``, e.g. after ``filter``) is
+    accepted: it is read once, batch by batch.
+    """
+    import tensorflow as tf
+
+    if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
+        raise ValueError(
+            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+            "use `.take(n)` or drop the `.repeat()`"
+        )

@@ -19,7 +19,13 @@ from typing import Any, Callable, Iterator, Optional, Tuple, Union
 import numpy as np
 import tensorflow as tf
 
-from ..commons.data import chunks, dataset_is_batched, is_dataset, iterate_dataset
+from ..commons.data import (
+    check_finite_dataset,
+    chunks,
+    dataset_is_batched,
+    is_dataset,
+    iterate_dataset,
+)
 from ..commons.distribute import (
     compiled_function,
     replicated,
@@ -349,6 +355,7 @@ class BaseAttributionMetric(BaseMetric):
         _check_not_multi_input(model, inputs)
 
         if is_dataset(inputs):
+            check_finite_dataset(inputs, "inputs")
             self.dataset = inputs
             self.inputs = None
             rank = _model_input_rank(model)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..commons.data import check_finite_dataset
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -678,14 +679,7 @@ class _GroundTruthBase(BaseAttributionMetric):
         self, reference: Any, min_accuracy: float, task: str, progress: bool = False
     ) -> None:
         if self.dataset is not None:
-            import tensorflow as tf
-
-            if int(self.dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-                raise ValueError(
-                    "`inputs` must be a finite tf.data.Dataset (one element per ground-truth "
-                    "map), got an infinite one (cardinality tf.data.INFINITE_CARDINALITY, "
-                    "e.g. after .repeat()); use .take(n) or drop the .repeat()"
-                )
+            check_finite_dataset(self.dataset, "inputs")
         maps, _ = _as_maps(reference, self._reference_name)
         if self.n_inputs is not None and len(maps) != self.n_inputs:
             raise ValueError(

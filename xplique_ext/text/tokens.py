@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..commons.data import check_finite_dataset
 from ..commons.params import STRING, InstanceOf, validate_params
 
 __all__ = [
@@ -339,22 +340,6 @@ def is_compositional(
         if len(expect) != n or not np.array_equal(expect, got):
             return False, i
     return True, None
-
-
-def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
-    """Raise a ValueError for a ``tf.data.Dataset`` known to be infinite (``.repeat()``).
-
-    A dataset of unknown size (``tf.data.UNKNOWN_CARDINALITY``, e.g. after ``filter``) is
-    accepted: it is read once, batch by batch.
-    """
-    import tensorflow as tf
-
-    if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-        raise ValueError(
-            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
-            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
-            "use `.take(n)` or drop the `.repeat()`"
-        )
 
 
 def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
