@@ -286,6 +286,16 @@ def test_load_word_vectors_hostile(tmp_path):
         load_word_vectors(bad, [])
 
 
+def test_load_word_vectors_warns_when_no_word_is_found(tmp_path):
+    from xplique_ext.commons.warnings import XpliqueExtWarning
+    from xplique_ext.text import load_word_vectors
+
+    f = _glove_file(tmp_path / "v.txt", ["Good", "Bad"], dim=3, header=False)
+    with pytest.warns(XpliqueExtWarning, match="no word of `vocabulary`.*every row is random"):
+        m, found = load_word_vectors(f, ["", "[UNK]", "good", "bad"])
+    assert found == 0 and m.shape == (4, 3)
+
+
 def test_set_embedding_freezes_and_checks_shape():
     from xplique_ext.text import build_cnn_classifier, set_embedding
 

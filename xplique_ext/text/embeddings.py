@@ -30,6 +30,7 @@ from ..commons.params import (
     describe,
     validate_params,
 )
+from ..commons.warnings import XpliqueExtWarning, warn
 
 __all__ = ["load_word_vectors", "set_embedding"]
 
@@ -68,7 +69,8 @@ def load_word_vectors(
     Returns
     -------
     matrix, n_found
-        float32 (V, D) matrix, and how many vocabulary words the file held.
+        float32 (V, D) matrix, and how many vocabulary words the file held (a
+        warning says so when it holds none).
 
     Examples
     --------
@@ -120,6 +122,10 @@ def load_word_vectors(
         matrix[index[""]] = 0.0
     if not np.isfinite(matrix).all():
         raise ValueError(f"`path` {str(p)!r} holds NaN or infinite vector values")
+    if not vectors:
+        warn(f"load_word_vectors: no word of `vocabulary` ({len(vocab)} tokens) is in "
+             f"{str(p)!r}: every row is random (uniform in +-{oov_scale:g}); check the file "
+             "and the tokenizer's casing", XpliqueExtWarning)
     return matrix, len(vectors)
 
 
