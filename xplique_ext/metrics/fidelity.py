@@ -584,7 +584,6 @@ class MuFidelity(BaseAttributionMetric):
         per_chunk = self.batch_size
         results = []
         reasons = np.zeros(7, dtype=np.int64)
-        seen = 0
         bar = None
         if self.progress:
             total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
@@ -592,19 +591,10 @@ class MuFidelity(BaseAttributionMetric):
         try:
             # batch_size inputs at a time: their nb_samples subsets fill whole
             # perturbation batches of batch_size
-            for start, x, y in self.iter_batches(per_chunk):
-                phi = phi_all[start:start + len(x)]
-                if len(phi) != len(x):
-                    raise ValueError(
-                        "`explanations` must hold one explanation per input: got "
-                        f"{len(phi_all)} explanations for more inputs"
-                    )
-                check_finite(phi, "explanations")
-                check_finite(x, "inputs")
+            for x, y, phi in self._explained_batches(phi_all):
                 if single_cell:
                     results.append(np.full(len(x), np.nan))
                     reasons[6] += len(x)
-                    seen += len(x)
                     continue
                 xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
                 perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
@@ -622,18 +612,34 @@ class MuFidelity(BaseAttributionMetric):
                     ~phi.reshape(len(phi), -1).any(axis=1),
                 )
                 results.append(corr)
-                seen += len(x)
         finally:
             if bar is not None:
                 bar.close()
+        scores = np.concatenate(results) if results else np.zeros(0)
+        _warn_undefined_correlations(scores, reasons)
+        return scores
+
+    def _explained_batches(self, phi_all: np.ndarray):
+        """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
+        explanations beside its inputs, both checked finite; a ValueError when the
+        explanations and the inputs differ in number (both sampling paths read this)."""
+        seen = 0
+        for start, x, y in self.iter_batches(self.batch_size):
+            phi = phi_all[start:start + len(x)]
+            if len(phi) != len(x):
+                raise ValueError(
+                    "`explanations` must hold one explanation per input: got "
+                    f"{len(phi_all)} explanations for more inputs"
+                )
+            check_finite(phi, "explanations")
+            check_finite(x, "inputs")
+            seen += len(x)
+            yield x, y, phi
         if seen != len(phi_all):
             raise ValueError(
                 "`explanations` must hold one explanation per input: got "
                 f"{len(phi_all)} explanations for {seen} inputs"
             )
-        scores = np.concatenate(results) if results else np.zeros(0)
-        _warn_undefined_correlations(scores, reasons)
-        return scores
 
     # ------------------------------------------------------------------ uncertainty
     def details(self, explanations: Any):
@@ -683,18 +689,8 @@ class MuFidelity(BaseAttributionMetric):
         reasons = np.zeros(7, dtype=np.int64)
         bar = progress_bar(enabled=True, total=None, desc="MuFidelity (adaptive)",
                            unit="pert") if self.progress else None
-        seen = 0
         try:
-            for start, x, y in self.iter_batches(self.batch_size):
-                phi = phi_all[start:start + len(x)]
-                if len(phi) != len(x):
-                    raise ValueError(
-                        "`explanations` must hold one explanation per input: got "
-                        f"{len(phi_all)} explanations for more inputs"
-                    )
-                check_finite(phi, "explanations")
-                check_finite(x, "inputs")
-                seen += len(x)
+            for x, y, phi in self._explained_batches(phi_all):
                 if n_cells < 2:
                     scores.append(np.full(len(x), np.nan))
                     used_all.append(np.zeros(len(x), dtype=np.int64))
@@ -708,11 +704,6 @@ class MuFidelity(BaseAttributionMetric):
         finally:
             if bar is not None:
                 bar.close()
-        if seen != len(phi_all):
-            raise ValueError(
-                "`explanations` must hold one explanation per input: got "
-                f"{len(phi_all)} explanations for {seen} inputs"
-            )
         out = np.concatenate(scores) if scores else np.zeros(0)
         used = np.concatenate(used_all) if used_all else np.zeros(0, dtype=np.int64)
         _warn_undefined_correlations(out, reasons)
