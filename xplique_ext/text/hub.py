@@ -66,6 +66,7 @@ from ..commons.params import (
     Options,
     validate_params,
 )
+from .models import _DROPOUT, _KERNEL_SIZES, _SEED, _at_least
 from .tokens import Tokenizer
 
 __all__ = [
@@ -560,11 +561,11 @@ def _copy_backbone(backbone: Any) -> Any:
     "backbone": NO_VALIDATION,  # a keras-hub Backbone with a dict input: checked below
     "head": [Options(("cnn", "lstm"))],
     "trainable": [Boolean()],
-    "filters": [Interval(numbers.Integral, 1, None)],
-    "kernel_sizes": NO_VALIDATION,  # each checked by the CNN head
-    "units": [Interval(numbers.Integral, 1, None)],
-    "dropout": [Interval(numbers.Real, 0.0, 1.0, closed="left")],
-    "seed": [Interval(numbers.Integral, 0, None)],
+    "filters": _at_least(1),
+    "kernel_sizes": _KERNEL_SIZES,
+    "units": _at_least(1),
+    "dropout": _DROPOUT,
+    "seed": _SEED,
     "copy": [Boolean()],
 })
 def build_hub_classifier(
@@ -652,9 +653,6 @@ def build_hub_classifier(
     seq = seq["sequence_output"] if isinstance(seq, dict) else seq
     mask = inputs["padding_mask"]
     if head == "cnn":
-        for k in kernel_sizes:
-            if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-                raise ValueError(f"`kernel_sizes` must hold integers >= 1, got {k!r}")
         emb = seq * ops.cast(ops.expand_dims(mask, -1), seq.dtype)  # padding -> 0
         out = _cnn_head(emb, int(filters), kernel_sizes, float(dropout), seed)
     else:

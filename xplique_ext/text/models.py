@@ -47,6 +47,9 @@ def _at_least(low):
 
 _SEED = _at_least(0)
 _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
+#: the CNN head's parallel kernel sizes (its own builder and build_hub_classifier)
+_KERNEL_SIZES = [ArrayLike("integer", ndim=1, batch_hint=False,
+                           within=Interval(numbers.Integral, 1, None))]
 #: The model builders' shared parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
 _BUILDER_PARAMETERS = {
@@ -114,8 +117,7 @@ def _inputs(vocab, length, tv, raw_strings):
 
 
 @validate_params({**_BUILDER_PARAMETERS, "filters": _at_least(1),
-                  "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
-                                             within=Interval(numbers.Integral, 1, None))]})
+                  "kernel_sizes": _KERNEL_SIZES})
 def build_cnn_classifier(
     vectorizer: Union[int, Any],
     *,
