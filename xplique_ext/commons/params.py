@@ -28,9 +28,9 @@ decorator passes that on, so the body never re-converts. Defaults are not checke
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
-:class:`PairOf`, :class:`AnyOf`, :class:`Strings` (names, vocabularies), and ``None``. A subclass extends its base's dict
-(``{**BASE_PARAMETERS, "nb_samples": [...]}`` in ``metrics.base``); with other decorators
-(a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
+:class:`PairOf`, :class:`AnyOf`, :class:`Word`, :class:`Strings` (names, vocabularies), and
+``None``. A subclass extends its base's dict (``{**BASE_PARAMETERS, "nb_samples": [...]}``
+in ``metrics.base``); with other decorators (a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
 
 How errors read
 ---------------
