@@ -30,7 +30,8 @@ Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite r
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
 :class:`PairOf`, :class:`AnyOf`, :class:`Word`, :class:`Strings` (names, vocabularies), and
 ``None``. A subclass extends its base's dict (``{**BASE_PARAMETERS, "nb_samples": [...]}``
-in ``metrics.base``); with other decorators (a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
+in ``metrics.base``); with other decorators (a cache, a renaming), put ``@validate_params``
+innermost, right above the ``def``.
 
 How errors read
 ---------------
