@@ -28,7 +28,7 @@ decorator passes that on, so the body never re-converts. Defaults are not checke
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
-:class:`PairOf`, :class:`AnyOf`, :class:`Word`, :class:`Strings` (names, vocabularies), and
+:class:`PairOf`, :class:`Word`, :class:`Strings` (names, vocabularies), and
 ``None``. A subclass extends its base's dict (``{**BASE_PARAMETERS, "nb_samples": [...]}``
 in ``metrics.base``); with other decorators (a cache, a renaming), put ``@validate_params``
 innermost, right above the ``def``.
@@ -70,7 +70,7 @@ import numpy as np
 
 __all__ = [
     "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
-    "PairOf", "AnyOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
+    "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
     "validate_params", "parameter_constraints", "generate_invalid_value",
     "generate_valid_value", "iter_invalid_cases", "valid_arguments", "describe",
 ]
@@ -419,15 +419,15 @@ class ArrayLike(Constraint):
 
 
 class PairOf(Constraint):
-    """A list or tuple of ``length`` items, each satisfying ``item``; converts to a tuple
-    of the converted items."""
+    """A list or tuple of two items, each satisfying ``item``; converts to a tuple of the
+    converted items."""
 
-    def __init__(self, item: Constraint, length: int = 2, description: Optional[str] = None):
-        self.item, self.length = item, length
-        items = item.description.replace("an integer", "integers").replace(
-            "a real number", "real numbers")
-        self.description = description or (
-            f"a {'pair' if length == 2 else f'sequence of {length}'} of {items}")
+    length = 2
+
+    def __init__(self, item: Constraint, description: Optional[str] = None):
+        self.item = item
+        self.description = description or "a pair of " + item.description.replace(
+            "an integer", "integers").replace("a real number", "real numbers")
 
     def check(self, value):
         if not isinstance(value, (list, tuple)):
@@ -449,45 +449,19 @@ class PairOf(Constraint):
         return (self.item.valid_value(),) * self.length
 
 
-class AnyOf(Constraint):
-    """Satisfied when one of ``constraints`` is (a composite usable inside a list)."""
-
-    def __init__(self, *constraints: Any):
-        self.constraints = [_as_constraint(c) for c in constraints]
-        self.description = " or ".join(c.description for c in self.constraints)
-
-    def check(self, value):
-        return _check(value, self.constraints)
-
-    def invalid_values(self):
-        return [v for c in self.constraints for v in c.invalid_values()]
-
-    def valid_value(self):
-        return self.constraints[0].valid_value()
-
-
 class Strings(Constraint):
     """A sequence of strings: list, tuple, 1-D array or pandas Index / Series (not one
     str, whose characters would be taken for the items). Returns a list of str.
 
-    distinct : refuse a repeated item (ValueError naming it): names and vocabularies
-        map each item to one position.
-    nonempty : refuse an empty sequence (ValueError).
-    what : the items' noun in the message.
+    Non-empty, and without a repeated item (ValueError naming it): names and vocabularies
+    map each item to one position. ``what``: the items' noun in the message.
     """
 
-    valid = ("a", "b")
+    valid, invalid = ("a", "b"), ("abc", [1, 2], ["a", "a"], [])
 
-    def __init__(self, *, distinct: bool = True, nonempty: bool = True, what: str = "strings"):
-        self.distinct, self.nonempty = distinct, nonempty
-        self.description = (f"a {'non-empty ' if nonempty else ''}sequence of "
-                            f"{'distinct ' if distinct else ''}{what} (list, tuple, 1-D "
-                            "array or pandas Index)")
-        self.invalid = ["abc", [1, 2]]
-        if distinct:
-            self.invalid.append(["a", "a"])
-        if nonempty:
-            self.invalid.append([])
+    def __init__(self, *, what: str = "strings"):
+        self.description = (f"a non-empty sequence of distinct {what} (list, tuple, 1-D array "
+                            "or pandas Index)")
 
     def check(self, value):
         if isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy"):
@@ -500,11 +474,11 @@ class Strings(Constraint):
         wrong = [item for item in items if not isinstance(item, str)]
         if wrong:
             raise Mismatch(self.description, f"an item {describe(wrong[0])}", False)
-        if self.nonempty and not items:
+        if not items:
             raise self.bad_value("an empty sequence")
         seen: set = set()
         repeated = [item for item in items if item in seen or seen.add(item)]
-        if self.distinct and repeated:
+        if repeated:
             raise self.bad_value(f"{repeated[0]!r} more than once")
         return [str(item) for item in items]
 
