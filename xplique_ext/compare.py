@@ -14,31 +14,20 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
+from .commons import uncertainty
 from .commons.params import (
     NO_VALIDATION,
     Boolean,
     InstanceOf,
-    Interval,
     Options,
     check_param,
     validate_params,
-)
-from .commons.uncertainty import (
-    INTERVALS,
-    LEVEL,
-    MAX_RESAMPLES,
-    SCORES,
-    holm,
-    is_binary,
-    resample_batch,
-    summarize_scores,
 )
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
@@ -172,14 +161,8 @@ class ComparisonFrame(pd.DataFrame):
         return ax
 
 
-_COMMON = {
-    "confidence": LEVEL,
-    "alpha": LEVEL,
-    "interval": [Options(INTERVALS)],
-    "test": [Options(TESTS)],
-    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-}
+#: the settings of compare and compare_scores: a summary's, with the tests'
+_COMMON = {**uncertainty.SUMMARY_PARAMETERS, "alpha": uncertainty.LEVEL, "test": [Options(TESTS)]}
 
 
 def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
@@ -359,14 +342,14 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     arrays = _check_score_arrays(_check_names(scores_by_name, "scores_by_name"))
     _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
                  "paired tests that involve them are undefined (NaN)")
-    binary = all(is_binary(a[~np.isnan(a)]) for a in arrays.values())
+    binary = all(uncertainty.is_binary(a[~np.isnan(a)]) for a in arrays.values())
     if test == "auto":
         test = "permutation" if (proportion and binary) else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = _explainer_rows(arrays, higher_is_better, proportion, interval, name, options)
     pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
                            test, name, options)
-    for row, p in zip(pair_rows, holm([r["p_value"] for r in pair_rows])):
+    for row, p in zip(pair_rows, uncertainty.holm([r["p_value"] for r in pair_rows])):
         a_better = (row["estimate"] > 0) == higher_is_better
         row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
         row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
@@ -388,7 +371,7 @@ def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]
                 "`scores_by_name` must score every explainer on the same inputs in the same "
                 f"order: the pandas index of {key!r} differs from that of {first!r} (align "
                 "them, e.g. with .reindex, or pass arrays)")
-    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", SCORES).astype(np.float64)
+    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES).astype(np.float64)
               for key, values in scores_by_name.items()}
     lengths = {key: len(a) for key, a in arrays.items()}
     if len(set(lengths.values())) != 1:
@@ -400,18 +383,12 @@ def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]
 def _row(kind: str, label: str, a: str, b: Optional[str], values: np.ndarray,
          interval: str, **options: Any) -> dict:
     """A row of the table: the summary of ``values`` (its warnings silenced: the table
-    carries n and NaN), the test columns empty."""
+    carries n and NaN); the columns of the ranks and tests are filled later (else NaN)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedScoreWarning)
         warnings.simplefilter("ignore", DegenerateSettingWarning)
-        s = summarize_scores(values, interval=interval, **options)
-    return {
-        "kind": kind, "name": label, "a": a, "b": b, "estimate": s.mean,
-        "std_error": s.std_error, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,
-        "n_undefined": s.n_undefined, "rank": math.nan, "test": None, "statistic": math.nan,
-        "p_value": math.nan, "p_holm": math.nan, "differs": None, "better": None,
-        "method": s.method,
-    }
+        s = uncertainty.summarize_scores(values, interval=interval, **options).to_dict()
+    return {"kind": kind, "name": label, "a": a, "b": b, "estimate": s.pop("mean"), **s}
 
 
 def _explainer_rows(arrays, higher_is_better, proportion, interval, name, options):
@@ -469,5 +446,5 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
         res = permutation_test(
             (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
             permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-            rng=make_rng(seed), batch=resample_batch(n_resamples, d.size))
+            rng=make_rng(seed), batch=uncertainty.resample_batch(n_resamples, d.size))
     return float(res.statistic), float(min(1.0, res.pvalue)), label
