@@ -17,15 +17,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .params import (
-    NO_VALIDATION,
-    ArrayLike,
-    Boolean,
-    InstanceOf,
-    Interval,
-    Options,
-    validate_params,
-)
+from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, check_param, validate_params
 from .random import make_rng
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
@@ -38,7 +30,6 @@ __all__ = ["INTERVALS", "ScoreSummary", "summarize_scores", "wilson_interval",
 INTERVALS = ("auto", "bca", "percentile", "wilson", "exact")
 #: a confidence level, or a test's alpha: in (0, 1)
 LEVEL = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
-_COUNTS = {"successes": NO_VALIDATION, "n": NO_VALIDATION, "confidence": LEVEL}
 _BOOTSTRAP_NAMES = {"bca": "BCa", "percentile": "percentile"}
 _PROPORTION_METHODS = {"wilson": "Wilson score interval (proportion of 0/1 scores)",
                        "exact": "Clopper-Pearson exact interval (proportion of 0/1 scores)"}
@@ -114,7 +105,6 @@ def _counts(successes: Any, n: Any) -> Tuple[np.ndarray, np.ndarray]:
     return k.astype(np.float64), m.astype(np.float64)
 
 
-@validate_params(_COUNTS)
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     r"""Wilson score interval of a proportion, vectorised.
 
@@ -153,6 +143,7 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import norm
 
+    confidence = check_param(confidence, "confidence", LEVEL)
     k, m = _counts(successes, n)
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -163,7 +154,6 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     return (float(low), float(high)) if low.ndim == 0 else (low, high)
 
 
-@validate_params(_COUNTS)
 def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[float, float]:
     """Clopper-Pearson ("exact") interval of a proportion, from
     ``scipy.stats.binomtest(successes, n).proportion_ci(confidence, 'exact')``.
@@ -176,6 +166,7 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     """
     from scipy.stats import binomtest
 
+    confidence = check_param(confidence, "confidence", LEVEL)
     k, m = _counts(successes, n)
     if k.ndim or m.ndim:
         raise TypeError("`successes` and `n` must be single counts")
