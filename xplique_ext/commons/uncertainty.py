@@ -93,8 +93,9 @@ def is_binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
-def _counts(successes: Any, n: Any) -> Tuple[np.ndarray, np.ndarray]:
-    """The counts as float arrays, whole numbers with ``0 <= successes <= n``, or raise."""
+def _counts(successes: Any, n: Any, confidence: Any) -> Tuple[np.ndarray, np.ndarray, float]:
+    """The counts as float arrays, whole numbers with ``0 <= successes <= n``, and the
+    confidence level in (0, 1), or raise."""
     k, m = np.asarray(successes), np.asarray(n)
     for value, name in ((k, "successes"), (m, "n")):
         if value.dtype.kind not in "iuf" or not (np.mod(value, 1) == 0).all():  # NaN, inf
@@ -102,7 +103,7 @@ def _counts(successes: Any, n: Any) -> Tuple[np.ndarray, np.ndarray]:
     if (m < 0).any() or (k < 0).any() or (k > m).any():
         raise ValueError(f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, "
                          f"n={m!r}")
-    return k.astype(np.float64), m.astype(np.float64)
+    return k.astype(np.float64), m.astype(np.float64), check_param(confidence, "confidence", LEVEL)
 
 
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
@@ -143,8 +144,7 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import norm
 
-    confidence = check_param(confidence, "confidence", LEVEL)
-    k, m = _counts(successes, n)
+    k, m, confidence = _counts(successes, n, confidence)
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
@@ -166,8 +166,7 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     """
     from scipy.stats import binomtest
 
-    confidence = check_param(confidence, "confidence", LEVEL)
-    k, m = _counts(successes, n)
+    k, m, confidence = _counts(successes, n, confidence)
     if k.ndim or m.ndim:
         raise TypeError("`successes` and `n` must be single counts")
     if m == 0:
