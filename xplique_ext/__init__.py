@@ -29,7 +29,8 @@ Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelit
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
 Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``, ``callbacks``.
+``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``,
+``callbacks``.
 """
 
 from typing import TYPE_CHECKING

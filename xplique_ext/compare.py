@@ -371,7 +371,7 @@ def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]
                 "`scores_by_name` must score every explainer on the same inputs in the same "
                 f"order: the pandas index of {key!r} differs from that of {first!r} (align "
                 "them, e.g. with .reindex, or pass arrays)")
-    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES).astype(np.float64)
+    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
               for key, values in scores_by_name.items()}
     lengths = {key: len(a) for key, a in arrays.items()}
     if len(set(lengths.values())) != 1:

@@ -247,8 +247,9 @@ SUMMARY_PARAMETERS = {
 }
 
 
-#: per-input scores (N,), NaN where undefined
-SCORES = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)]
+#: per-input scores (N,), NaN where undefined, as float64
+SCORES = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True,
+                    dtype=np.float64)]
 
 
 @validate_params({"scores": SCORES, **SUMMARY_PARAMETERS, "proportion": [Boolean()],
@@ -317,9 +318,8 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
     >>> summarize_scores([1, 1, 0, 1], proportion=True).method
     'Wilson score interval (proportion of 0/1 scores)'
     """
-    values = scores.astype(np.float64)  # declared and converted by @validate_params
-    defined = values[~np.isnan(values)]
-    n, n_undefined = int(defined.size), int(values.size - defined.size)
+    defined = scores[~np.isnan(scores)]  # float64, declared and converted by @validate_params
+    n, n_undefined = int(defined.size), int(scores.size - defined.size)
 
     def result(mean, method, se=math.nan, low=math.nan, high=math.nan):
         return ScoreSummary(float(mean), float(se), float(low), float(high), confidence, n,
