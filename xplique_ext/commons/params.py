@@ -63,6 +63,7 @@ import inspect
 import math
 import numbers
 import os
+from collections import Counter
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -464,20 +465,18 @@ class Strings(Constraint):
                             "or pandas Index)")
 
     def check(self, value):
-        if isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy"):
-            arr = np.asarray(value) if not isinstance(value, (list, tuple)) else None
-            if arr is not None and arr.ndim != 1:
-                raise self.bad_value(f"shape {arr.shape}")
-            items = list(value) if arr is None else arr.tolist()
-        else:
+        if not (isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy")):
             raise self.wrong_kind(value)
+        arr = None if isinstance(value, (list, tuple)) else np.asarray(value)
+        if arr is not None and arr.ndim != 1:
+            raise self.bad_value(f"shape {arr.shape}")
+        items = list(value) if arr is None else arr.tolist()
         wrong = [item for item in items if not isinstance(item, str)]
         if wrong:
             raise Mismatch(self.description, f"an item {describe(wrong[0])}", False)
         if not items:
             raise self.bad_value("an empty sequence")
-        seen: set = set()
-        repeated = [item for item in items if item in seen or seen.add(item)]
+        repeated = [item for item, count in Counter(items).items() if count > 1]
         if repeated:
             raise self.bad_value(f"{repeated[0]!r} more than once")
         return [str(item) for item in items]
@@ -486,14 +485,6 @@ class Strings(Constraint):
 #: Ready-made constraints for text and file-system parameters.
 STRING = InstanceOf(str, description="a string")
 PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
-
-
-def _as_constraint(c: Any) -> Constraint:
-    if c is None:
-        return _NoneConstraint()
-    if isinstance(c, Constraint):
-        return c
-    raise TypeError(f"not a constraint: {c!r}")
 
 
 def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
@@ -516,11 +507,16 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
 
 
 def _normalise(constraints: Any) -> Any:
+    """A declaration as a list of constraints (``None`` becomes the None constraint), or
+    :data:`NO_VALIDATION`."""
     if constraints == NO_VALIDATION:
         return NO_VALIDATION
     if isinstance(constraints, (Constraint, type(None))):
         constraints = [constraints]
-    return [_as_constraint(c) for c in constraints]
+    for c in constraints:
+        if not (c is None or isinstance(c, Constraint)):
+            raise TypeError(f"not a constraint: {c!r}")
+    return [_NoneConstraint() if c is None else c for c in constraints]
 
 
 def check_param(value: Any, name: str, constraints: Any) -> Any:
