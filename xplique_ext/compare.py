@@ -141,8 +141,7 @@ class ComparisonFrame(pd.DataFrame):
         high = np.clip(rows["ci_high"].to_numpy(float) - means, 0, None)
         ax.errorbar(means, y, xerr=np.vstack([low, high]),
                     **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs})
-        ax.set_yticks(y)
-        ax.set_yticklabels(list(rows.index))
+        ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
         ax.set_xlabel(f"{self.metric_name} ({direction} is better), {self.confidence:.0%} CI")
         bounds = rows[["ci_low", "ci_high", "estimate"]].to_numpy(float)
@@ -346,7 +345,8 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     if test == "auto":
         test = "permutation" if (proportion and binary) else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    rows = _explainer_rows(arrays, higher_is_better, proportion, interval, name, options)
+    rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
+                 name=f"{name} of {key}", **options) for key, a in arrays.items()]
     pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
                            test, name, options)
     for row, p in zip(pair_rows, uncertainty.holm([r["p_value"] for r in pair_rows])):
@@ -355,6 +355,10 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
+    # explainers' ranks: 1 = best in the metric's direction, ties share the smaller rank,
+    # NaN for a NaN or infinite mean (and for the pairs)
+    means = frame["estimate"].where((frame["kind"] == "explainer") & np.isfinite(frame["estimate"]))
+    frame["rank"] = means.rank(method="min", ascending=not higher_is_better)
     frame.alpha, frame.confidence, frame.metric_name = alpha, confidence, name
     frame.higher_is_better = higher_is_better
     return frame
@@ -389,22 +393,6 @@ def _row(kind: str, label: str, a: str, b: Optional[str], values: np.ndarray,
         warnings.simplefilter("ignore", DegenerateSettingWarning)
         s = uncertainty.summarize_scores(values, interval=interval, **options).to_dict()
     return {"kind": kind, "name": label, "a": a, "b": b, "estimate": s.pop("mean"), **s}
-
-
-def _explainer_rows(arrays, higher_is_better, proportion, interval, name, options):
-    """One row per explainer: mean, interval, rank (1 = best in the metric's direction;
-    ties share the smaller rank; NaN for a NaN or infinite mean)."""
-    from scipy.stats import rankdata
-
-    rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
-                 name=f"{name} of {key}", **options) for key, a in arrays.items()]
-    values = np.array([row["estimate"] for row in rows])
-    finite = np.isfinite(values)
-    ranks = np.full(len(values), np.nan)
-    ranks[finite] = rankdata(-values[finite] if higher_is_better else values[finite], "min")
-    for row, rank in zip(rows, ranks):
-        row["rank"] = float(rank)
-    return rows
 
 
 def _pair_rows(arrays, interval, test, name, options):
