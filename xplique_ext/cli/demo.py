@@ -166,17 +166,15 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
 
     from ..compare import compare_scores
 
-    comparisons, columns = {}, {}
+    comparisons, columns = {}, []
     for measure, by_name in scores.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             comparisons[measure] = compare_scores(  # EMD and KL are distances
                 by_name, higher_is_better=measure == "MuFidelity", seed=seed, name=measure)
-        rows = comparisons[measure].explainers
-        columns[_LABELS[measure]] = rows["estimate"].to_dict()
-        columns[f"{measure} CI low"] = rows["ci_low"].to_dict()
-        columns[f"{measure} CI high"] = rows["ci_high"].to_dict()
-    table = pd.DataFrame(columns).loc[list(scores["MuFidelity"])]
+        columns.append(comparisons[measure].explainers[["estimate", "ci_low", "ci_high"]].set_axis(
+            [_LABELS[measure], f"{measure} CI low", f"{measure} CI high"], axis=1))
+    table = pd.concat(columns, axis=1).loc[list(scores["MuFidelity"])]
     table["undefined MuFidelity"] = [int(np.isnan(v).sum()) for v in scores["MuFidelity"].values()]
     table.index.name = "explainer"
     return table, comparisons
