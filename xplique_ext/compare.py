@@ -263,9 +263,7 @@ def _warn_counts(name: str, arrays: Dict[str, np.ndarray], which, what: str, why
 
 @validate_params({
     "scores_by_name": [InstanceOf(Mapping, description="a dict {name: scores (N,)}")],
-    "higher_is_better": [Boolean()],
-    "proportion": [Boolean()],
-    "name": [InstanceOf(str)],
+    "higher_is_better": [Boolean()], "proportion": [Boolean()], "name": [InstanceOf(str)],
     **_COMMON,
 })
 def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
@@ -355,8 +353,7 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
-    # explainers' ranks: 1 = best in the metric's direction, ties share the smaller rank,
-    # NaN for a NaN or infinite mean (and for the pairs)
+    # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
     means = frame["estimate"].where((frame["kind"] == "explainer") & np.isfinite(frame["estimate"]))
     frame["rank"] = means.rank(method="min", ascending=not higher_is_better)
     frame.alpha, frame.confidence, frame.metric_name = alpha, confidence, name
