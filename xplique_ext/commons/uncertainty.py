@@ -348,9 +348,8 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
             int(defined.sum()), n, confidence)
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
-    method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples)"
-    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method + note,
-                      name)
+    method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
+    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
 
 
 def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
