@@ -33,21 +33,8 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import InstanceOf, Interval, validate_params
-from .dataset import (
-    _NA_CODE,
-    _UNKNOWN_CODE,
-    NOT_APPLICABLE,
-    UNKNOWN,
-    Column,
-    Dataset,
-    _code_dtype,
-    _encode,
-    _encode_distinct,
-    _encode_numeric_text,
-    _number_rules,
-    _number_text,
-    _Refused,
-)
+from . import dataset as model
+from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
 from .errors import DataParseError
 from .names import Names, read_names
 from .syntax import open_text
@@ -105,7 +92,7 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); :class:`_Refused` at the first block it cannot read exactly."""
+    a binary file); refused (``_Refused``) at the first block it cannot read exactly."""
     pa, _ = _arrow()
     while True:
         block = source.read(_BLOCK_BYTES)
@@ -118,7 +105,7 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
             except pa.ArrowInvalid:  # ``!`` in a number column, or an error
                 table = _read_block(block, names, numbers_as_text=True)
         except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-            raise _Refused from None
+            raise model._Refused from None
         del block
         if table.num_rows:
             table = table.combine_chunks()
@@ -130,23 +117,23 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
 
 def _encode_arrow(attribute, array) -> Column:
     """A column of the fast reader, encoded by the rules of
-    :mod:`~xplique_ext.rules.dataset`; :class:`_Refused` for anything they would report,
-    or a quote (only the exact reader reads quoted values)."""
+    :mod:`~xplique_ext.rules.dataset`; refused (``_Refused``) for anything they would
+    report, or a quote (only the exact reader reads quoted values)."""
     if attribute.is_numeric and array.type == _arrow()[0].string():
-        return _encode_numeric_text(attribute, array)
+        return model._encode_numeric_text(attribute, array)
     if not attribute.is_numeric:
         categories = array.dictionary.to_pylist()
         if array.null_count or any('"' in c for c in categories):
-            raise _Refused
-        return _encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
+            raise model._Refused
+        return model._encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
                                 categories)
     values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
     values = values if values.flags.writeable else values.copy()
     unknown = np.isnan(values)
     if int(np.count_nonzero(unknown)) != array.null_count:  # ``nan`` written out
-        raise _Refused
-    if _number_rules(attribute, values, unknown)[0] is not None:
-        raise _Refused
+        raise model._Refused
+    if model._number_rules(attribute, values, unknown)[0] is not None:
+        raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
@@ -220,7 +207,7 @@ def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: 
     if rows:
         table[:] = rows
     lines = np.asarray(numbers, dtype=np.int64)
-    return Dataset(names, {a.name: _encode(a, table[:, k], lines, file)
+    return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
                            for k, a in enumerate(names.columns)}, file=file)
 
 
@@ -236,7 +223,7 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
                     done += part.n_examples
                     yield part
                 return
-            except _Refused:
+            except model._Refused:
                 pass
     with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         yield from _exact_parts(handle, names, file, skip=done)
@@ -267,7 +254,9 @@ def _concat(parts: Iterable[Dataset], names: Names, file: str, capacity: int) ->
     filled = 0
     for part in parts:
         for name, column in part.columns.items():
-            columns.setdefault(name, _Joined(column, capacity)).add(column, filled)
+            if name not in columns:
+                columns[name] = _Joined(column, capacity)
+            columns[name].add(column, filled)
         filled += part.n_examples
         del part
     if not columns:
@@ -290,7 +279,8 @@ class _Joined:
         stop, values = start + len(column.values), column.values
         if self.open:
             codes = [self.met.setdefault(c, len(self.met)) for c in column.categories]
-            values = np.array(codes + [_NA_CODE, _UNKNOWN_CODE], np.int32)[values.astype(np.intp)]
+            codes += [model._NA_CODE, model._UNKNOWN_CODE]  # the codes -2 and -1 stay
+            values = np.array(codes, np.int32)[values.astype(np.intp)]
         self.values[start:stop] = values
         if column.has_unknown:
             self.unknown[start:stop] = column.unknown
@@ -302,8 +292,9 @@ class _Joined:
         if self.open:
             self.categories = tuple(sorted(self.met))
             rank = {c: i for i, c in enumerate(self.categories)}
-            lookup = np.array([rank[c] for c in self.met] + [_NA_CODE, _UNKNOWN_CODE])
-            values = lookup[values.astype(np.intp)].astype(_code_dtype(len(self.categories)))
+            lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
+            dtype = model._code_dtype(len(self.categories))
+            values = lookup[values.astype(np.intp)].astype(dtype)
         return Column(self.attribute, values, self.categories, self.unknown[:n],
                       self.not_applicable[:n])
 
@@ -320,7 +311,8 @@ def _records_bound(source: Union[str, bytes]) -> int:
 def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:
     """``text`` read by the exact reader alone (the tests' reference)."""
     handle = io.StringIO(text.lstrip("\ufeff"), newline="")
-    return _concat(_exact_parts(handle, names, file), names, file, _records_bound(text.encode(errors="surrogatepass")))
+    bound = _records_bound(text.encode(errors="surrogatepass"))
+    return _concat(_exact_parts(handle, names, file), names, file, bound)
 
 
 # -- public -------------------------------------------------------------------------------
@@ -457,7 +449,8 @@ def _format_value(kind: str, value: Any, number: bool) -> str:
     if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    text = _number_text(float(value)) if number else str(value)
-    if text in (UNKNOWN, NOT_APPLICABLE) or any(c in text for c in ',"\n\r') or text != text.strip():
+    text = model._number_text(float(value)) if number else str(value)
+    special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
+    if special or any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'
     return text

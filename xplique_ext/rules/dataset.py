@@ -196,7 +196,8 @@ class Dataset:
         columns ``names`` (all by default)."""
         out = Dataset.__new__(Dataset)
         out.names, out.file = self.names, self.file
-        out.columns = {k: self.columns[k].take(index) for k in (self.columns if names is None else names)}
+        names = self.columns if names is None else names
+        out.columns = {k: self.columns[k].take(index) for k in names}
         out.n_examples = len(range(self.n_examples)[index] if isinstance(index, slice) else index)
         return out
 

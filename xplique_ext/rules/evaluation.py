@@ -43,10 +43,8 @@ from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
-__all__ = [
-    "MODES", "ContingencyTables", "RuleEvaluation", "evaluate_rules", "predict_rules",
-    "covered_mask", "RuleMetrics", "check_label_classes", "label_text",
-]
+__all__ = ["MODES", "ContingencyTables", "RuleEvaluation", "evaluate_rules", "predict_rules",
+           "covered_mask", "RuleMetrics", "check_label_classes", "label_text"]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
@@ -133,13 +131,10 @@ class RuleEvaluation:
     """
 
     @validate_params({
-        "rules": RULES,
-        "mode": MODE,
+        "rules": RULES, "mode": MODE, "n_classes": [Interval(numbers.Integral, 1, None)],
         "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "n_classes": [Interval(numbers.Integral, 1, None)],
-        "names_file": [STRING, None],
-        "data_file": [STRING, None],
+        "names_file": [STRING, None], "data_file": [STRING, None],
     })
     def __init__(
         self, rules: RuleSet, mode: str, known: ContingencyTables, unknown: ContingencyTables,
@@ -315,22 +310,14 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
 
 
 @validate_params({
-    "rules": RULES,
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
     "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "mode": MODE,
     "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
     "n_classes": [Interval(numbers.Integral, 1, None), None],
-    "names": NAMES_OR_NONE,
 })
-def evaluate_rules(
-    rules: RuleSet,
-    data: Any,
-    mode: str = "unordered",
-    *,
-    labels: Any = None,
-    n_classes: Optional[int] = None,
-    names: Optional[Names] = None,
-) -> RuleEvaluation:
+def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
+                   n_classes: Optional[int] = None, names: Optional[Names] = None
+                   ) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
     Parameters
@@ -477,14 +464,18 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             current = current._select(keep, list(dict.fromkeys(
                 a for r in remaining for a in r.attributes)))
             heads = {h: m[keep] for h, m in heads.items()}
-            alive, cache, both = np.ones(keep.size, dtype=bool), MaskCache(remaining, current), both[: keep.size]
+            alive, both = np.ones(keep.size, dtype=bool), both[: keep.size]
+            cache = MaskCache(remaining, current)
         fired = None
         for k in block:
             rule, h_mask = compiled[k], heads[compiled[k].head]
             u_rows = cache.unknown_rows(rule.attributes)
             if alive is not None and u_rows.size:
                 u_rows = u_rows[alive[u_rows]]
-            certain, possible = cache.body(rule, u_rows) if u_rows.size else (cache.body(rule), None)
+            if u_rows.size:
+                certain, possible = cache.body(rule, u_rows)
+            else:
+                certain, possible = cache.body(rule), None
             # covered for certain (and not yet fired, in the ordered modes)
             counted = certain if alive is None else np.logical_and(certain, alive, out=certain)
             b_all = int(np.count_nonzero(counted))
@@ -589,22 +580,14 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
 
 
 @validate_params({
-    "rules": RULES,
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
     "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "mode": MODE,
-    "weights": "no_validation",  # a callable, or 3 finite numbers: checked below
+    "weights": "no_validation",  # R non-negative numbers: checked below
     "missing": "no_validation",  # any value, returned as it is
-    "names": NAMES_OR_NONE,
 })
-def predict_rules(
-    rules: RuleSet,
-    data: Dataset,
-    mode: str = "ordered",
-    *,
-    weights: Optional[Sequence[float]] = None,
-    missing: Any = None,
-    names: Optional[Names] = None,
-) -> Any:
+def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
+                  weights: Optional[Sequence[float]] = None, missing: Any = None,
+                  names: Optional[Names] = None) -> Any:
     """Predictions of a rule set.
 
     Parameters
@@ -659,15 +642,16 @@ def predict_rules(
             f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}")
     heads = [r.head for r in compiled] + ([] if default is None else [default])
     attribute = data.names.class_attribute
-    if heads and all(isinstance(h, float) for h in heads) and attribute is not None and attribute.is_numeric:
+    numeric = attribute is not None and attribute.is_numeric and bool(heads)
+    if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
         fill = np.nan if missing is None else float(missing)
         out = np.full(len(data), fill if default is None else float(default), dtype=np.float64)
-        return _vote(compiled, masks, weights, out, numeric=True) if mode == "unordered" else \
-            _first(compiled, masks, out)
-    out = np.empty(len(data), dtype=object)
-    out.fill(missing if default is None else default)
-    return _vote(compiled, masks, weights, out) if mode == "unordered" else \
-        _first(compiled, masks, out)
+    else:
+        numeric, out = False, np.empty(len(data), dtype=object)
+        out.fill(missing if default is None else default)
+    if mode == "unordered":
+        return _vote(compiled, masks, weights, out, numeric)
+    return _first(compiled, masks, out)
 
 
 def _first(compiled, masks, out: np.ndarray) -> np.ndarray:
@@ -754,26 +738,14 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
-    @validate_params(
-        {
-            "rules": RULES,
-            "mode": MODE,
-            "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
-            "measure": [Options(MEASURES)],
-        }
-    )
-    def __init__(
-        self,
-        rules: RuleSet,
-        mode: str = "unordered",
-        *,
-        zero_division="warn",
-        measure: str = "WRAcc",
-    ) -> None:
-        self.rules = rules
-        self.mode = mode
+    @validate_params({
+        "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
+        "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+    })
+    def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
+                 measure: str = "WRAcc") -> None:
+        self.rules, self.mode, self.measure = rules, mode, measure
         self.zero_division = check_zero_division(zero_division)
-        self.measure = measure
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
     def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
@@ -790,12 +762,9 @@ class RuleMetrics(BaseMetric):
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            warn(
-                f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
-                f"({shown}): a denominator of the measure is 0 in their known "
-                "contingency table",
-                UndefinedScoreWarning,
-            )
+            warn(f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
+                 f"({shown}): a denominator of the measure is 0 in their known contingency "
+                 "table", UndefinedScoreWarning)
         return values
 
     def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:

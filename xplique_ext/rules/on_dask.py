@@ -76,22 +76,11 @@ def read_data_dask(
     """
 
     dask = import_dask()
-    if names is None:
-        names = default_names_path(path)
-    if not isinstance(names, Names):
-        names = read_names(names)
+    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
-        os.fspath(path),
-        header=None,
-        names=names.column_names,
-        dtype=dtype,
-        blocksize=blocksize,
-        skipinitialspace=True,
-        keep_default_na=False,
-        na_filter=False,
-        skip_blank_lines=True,
-        index_col=False,
+        os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,
+        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False,
     )
     return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
 
@@ -102,23 +91,18 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
     number = partition_info["number"] if partition_info else "?"
     for name in frame.columns:
         series = frame[name]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            categories = series.cat.categories.astype(object)
-            empty_categories = [k for k, c in enumerate(categories) if not str(c).strip()]
-            empty = np.isin(series.cat.codes.to_numpy(), empty_categories) | series.isna()
+        if isinstance(series.dtype, pd.CategoricalDtype):  # code -1 (NaN): empty too
+            empty = series.cat.categories.astype(str).str.strip().to_numpy() == ""
+            empty = np.append(empty, True)[series.cat.codes.to_numpy()]
         else:
-            empty = series.isna().to_numpy() | (series.str.strip() == "").to_numpy(
-                dtype=bool, na_value=True
-            )
+            empty = series.fillna("").str.strip().eq("").to_numpy(dtype=bool)
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
-            values = [str(v) for v in frame.iloc[row].tolist() if not pd.isna(v)]
             raise DataParseError(
                 f"empty value for attribute {name!r} (write ? for an unknown value, ! for a "
                 f"not-applicable one), or fewer than {len(names.columns)} values (row "
                 f"{row + 1} of partition {number})",
-                file=file,
-                text=",".join(values),
+                file=file, text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)),
             )
     return frame
 
