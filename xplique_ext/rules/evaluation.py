@@ -192,14 +192,13 @@ class RuleEvaluation:
 
 
 # -- labels -------------------------------------------------------------------------------
-def check_label_classes(heads: Sequence[Any], labels: Any, name: str,
-                        stacklevel: Optional[int] = None) -> None:
+def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     """Check labels a user passed against the classes the rule heads name (compared as
     text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
     labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
     classes expected and those received; head classes the labels never hold are a
     warning naming them (their rules count no example with ``H`` true), issued at the
-    user's line whatever the call depth (``stacklevel`` is ignored, kept for callers)."""
+    user's line whatever the call depth."""
     expected = sorted({label_text(head) for head in heads})
     values = np.asarray(labels)
     if not expected or values.size == 0:
@@ -228,33 +227,15 @@ def label_text(value: Any) -> str:
     return str(int(value)) if isinstance(value, np.integer) else str(value)
 
 
-class _CodedLabels:
-    """The classes of the examples as the codes of a coded class column (no Python object
-    per example): ``decoded()`` gives the labels themselves."""
-
-    def __init__(self, codes: np.ndarray, categories: Sequence[str]) -> None:
-        self.codes, self.categories, self.shape = codes, tuple(categories), codes.shape
-
-    def __getitem__(self, index) -> _CodedLabels:
-        return _CodedLabels(self.codes[index], self.categories)
-
-    def decoded(self) -> np.ndarray:
-        lookup = np.asarray(list(self.categories) + [None, None], dtype=object)
-        return lookup[self.codes.astype(np.intp)]  # -1, -2 index the two missing slots
-
-    def distinct(self) -> set:
-        return {self.categories[c] for c in np.unique(self.codes).tolist() if c >= 0}
-
-
 def _labelled(data: Dataset, labels: Any = None):
-    """The examples with a known class, their classes (:class:`_CodedLabels` for a coded
-    class column, else an array) and how many were left out."""
+    """The examples with a known class, their classes (a ``pd.Categorical`` for a coded
+    class column: no Python object per example, else an array) and how many were left
+    out."""
     if labels is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `labels`")
         column = data.column(data.names.class_name)
-        known = column.valid
-        y = _CodedLabels(column.values, column.categories) if column.is_coded else column.values
+        known, y = column.valid, column.values
     else:
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
@@ -262,28 +243,30 @@ def _labelled(data: Dataset, labels: Any = None):
         if y.dtype.kind != "f":
             y = y.astype(object)
         known = ~np.isnan(y) if y.dtype.kind == "f" else np.array([v is not None for v in y])
-    if known.all():
-        return data, y, 0
-    keep = np.flatnonzero(known)
-    return data.take(keep), y[keep], known.size - keep.size
+    keep = None if known.all() else np.flatnonzero(known)
+    if keep is not None:
+        data, y = data.take(keep), y[keep]
+    if labels is None and column.is_coded:
+        y = pd.Categorical.from_codes(y, column.categories)
+    return data, y, 0 if keep is None else known.size - keep.size
 
 
 def _label_values(y: Any) -> np.ndarray:
-    """The labels as an array (coded labels decoded)."""
-    return y.decoded() if isinstance(y, _CodedLabels) else y
+    """The labels as an array (a categorical's decoded)."""
+    return np.asarray(y, dtype=object) if isinstance(y, pd.Categorical) else y
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head (compared as text, or
     as numbers for numeric labels)."""
     masks: Dict[Any, np.ndarray] = {}
-    coded = isinstance(y, _CodedLabels)
+    coded = isinstance(y, pd.Categorical)
     code_of = {c: i for i, c in enumerate(y.categories)} if coded else {}
     for head in dict.fromkeys(rule.head for rule in compiled):
         text = head if isinstance(head, str) else label_text(head)
         if coded:
             code = code_of.get(text)
-            masks[head] = np.zeros(y.shape, bool) if code is None else y.codes == code
+            masks[head] = np.zeros(len(y), bool) if code is None else y.codes == code
         elif y.dtype.kind in "fiub":
             try:
                 masks[head] = y == float(head)
@@ -419,7 +402,7 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) ->
     data, y, dropped = _labelled(data, labels)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
-    met = y.distinct() if isinstance(y, _CodedLabels) else set(pd.unique(y))
+    met = set(pd.unique(y))
     return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": met}
 
 
