@@ -257,8 +257,7 @@ class Dataset:
         "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
         "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
         "feature_names": "no_validation",  # F names, any sequence: checked below
-        "class_name": [STRING],
-        "names": [InstanceOf(Names, description="a Names object"), None],
+        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None],
     })
     def from_arrays(cls, features: Any, labels: Any = None, *,
                     feature_names: Optional[Sequence[str]] = None, class_name: str = "class",

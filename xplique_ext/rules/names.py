@@ -107,11 +107,9 @@ class Attribute:
 
 
 Attribute.__init__ = validate_params({
-    "name": [STRING],
-    "type": [Options(ATTRIBUTE_TYPES)],
+    "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
-    "expression": [STRING, None],
-    "extended": [InstanceOf(tuple, description="a tuple of strings")],
+    "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
     "line": [Interval(numbers.Integral, 0, None), None],
 })(Attribute.__init__)
 
@@ -137,8 +135,7 @@ class Names:
 
     @validate_params({
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
-        "class_name": [STRING, None],
-        "file": [STRING, None],
+        "class_name": [STRING, None], "file": [STRING, None],
     })
     def __init__(
         self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
