@@ -100,7 +100,7 @@ def test_bad_new_options(bow_all, kwargs, match):
 def test_empty_input_gives_nan_with_warning(bow_all):
     percy = PERCY(bow_all, [], np.zeros(0, int), tokenizer=bow_all.tokenizer)
     assert percy.detailed_evaluate([]).shape == (0,)
-    with pytest.warns(NoRuleKeywordWarning, match="none of the 0 sentences"):
+    with pytest.warns(NoRuleKeywordWarning, match="no sample to score"):
         assert np.isnan(percy.evaluate([]))
 
 
