@@ -433,7 +433,8 @@ class PERCY(BaseMetric):
         for i, (e, toks) in enumerate(zip(explanations, self.tokens)):
             if e is None and self.keywords[i] is not None:
                 raise ValueError(f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                                 f"{self.keywords[i]!r}; only sentences without keyword may be None")
+                                 f"{self.keywords[i]!r}; only sentences without keyword may be "
+                                 "None")
             if e is not None:
                 e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
                 e = e.reshape(-1) if e.ndim == 2 and 1 in e.shape else e
