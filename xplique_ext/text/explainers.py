@@ -109,24 +109,13 @@ class TokenAttributionExplainer(abc.ABC):
     short_name = "?"
 
     @validate_params(EXPLAINER_PARAMETERS)
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 seed: Optional[int] = 0, progress: bool = False, mask_string: str = "UNKWORDZ",
+                 strategy: Any = None):
         self.classifier: TextClassifier = as_text_classifier(
-            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
-        )
-        self.model = self.classifier.model
-        self.batch_size = self.classifier.batch_size
-        self.seed = seed
-        self.progress = progress
+            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy)
+        self.model, self.batch_size = self.classifier.model, self.classifier.batch_size
+        self.seed, self.progress = seed, progress
 
     def explain(self, sentences: Any) -> List[np.ndarray]:
         """Token attributions of each sentence.
@@ -235,37 +224,12 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     @validate_params({**EXPLAINER_PARAMETERS,
                       "nb_samples": [Interval(numbers.Integral, 2, None)],
                       "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        nb_samples: int = 1000,
-        kernel_width: float = 25.0,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
-            strategy=strategy,
-        )
-        self.nb_samples = nb_samples
-        self.kernel_width = kernel_width
-
-    def _lime(self, seed: int):
-        from lime.lime_text import LimeTextExplainer
-
-        return LimeTextExplainer(
-            kernel_width=self.kernel_width,
-            bow=False,
-            split_expression=whitespace_tokens,
-            mask_string=self.classifier.mask_string,
-            feature_selection="none",
-            random_state=seed,
-        )
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 nb_samples: int = 1000, kernel_width: float = 25.0, seed: Optional[int] = 0,
+                 progress: bool = False, mask_string: str = "UNKWORDZ", strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         mask_string=mask_string, strategy=strategy)
+        self.nb_samples, self.kernel_width = nb_samples, kernel_width
 
     @staticmethod
     def neighbourhood(n: int, nb_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -292,16 +256,18 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
-        )
+            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none")
         w = np.zeros(n)
-        for j, value in exp:
-            w[j] = value
+        w[[j for j, _ in exp]] = [value for _, value in exp]
         return w, float(np.ravel(intercept)[0]), float(score)
 
     def _explain(self, prep, seed, shifts):
-        lime = self._lime(seed % (2**32))
-        base = lime.base
+        from lime.lime_text import LimeTextExplainer
+
+        base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
+            kernel_width=self.kernel_width, bow=False, split_expression=whitespace_tokens,
+            mask_string=self.classifier.mask_string, feature_selection="none",
+            random_state=seed % (2**32)).base
         sizes = [self.nb_samples if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.intercepts_ = np.full(len(prep.words), np.nan)
@@ -333,18 +299,15 @@ class _TokenMasker:
         self.n = n
 
     def __call__(self, mask, x):
-        mask = np.asarray(mask)
-        if mask.dtype == bool:  # a full mask (shap's non-delta path)
-            return mask.reshape(1, -1).copy()
-        return self._from_delta(mask)
-
-    def _from_delta(self, delta: np.ndarray):
-        """Decode shap's delta masks: a value v >= 0 flips token v and ends a row, a
-        negative value flips token -v-1 and continues the row, the no-op value flips
-        nothing; rows start from "every token masked"."""
+        """A full mask (shap's non-delta path) as it is; delta masks decoded: a value
+        v >= 0 flips token v and ends a row, a negative value flips token -v-1 and
+        continues the row, the no-op value flips nothing; rows start from "every token
+        masked"."""
         from shap.utils import MaskedModel
 
-        delta = np.asarray(delta, dtype=np.int64)
+        if np.asarray(mask).dtype == bool:
+            return np.asarray(mask).reshape(1, -1).copy()
+        delta = np.asarray(mask, dtype=np.int64)
         ends = delta >= 0
         row = np.concatenate([[0], np.cumsum(ends)[:-1]])
         flip = np.where(ends, delta, -delta - 1)
@@ -353,18 +316,6 @@ class _TokenMasker:
         np.add.at(toggles, (row[real], flip[real]), 1)
         masks = (np.cumsum(toggles, axis=0) % 2).astype(bool)
         return (masks,), np.ones((len(masks), 1), dtype=bool)
-
-
-class _Recorder:
-    """Model function for shap that records the masks it is asked to evaluate."""
-
-    def __init__(self):
-        self.blocks: List[np.ndarray] = []
-
-    def __call__(self, masks):
-        masks = np.asarray(masks, dtype=bool)
-        self.blocks.append(masks)
-        return np.zeros(len(masks))
 
 
 class ShapTokenExplainer(TokenAttributionExplainer):
@@ -414,44 +365,32 @@ class ShapTokenExplainer(TokenAttributionExplainer):
 
     @validate_params({**EXPLAINER_PARAMETERS,
                       "n_permutations": [Interval(numbers.Integral, 1, None)]})
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        n_permutations: int = 10,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
-            strategy=strategy,
-        )
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 n_permutations: int = 10, seed: Optional[int] = 0, progress: bool = False,
+                 mask_string: str = "UNKWORDZ", strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         mask_string=mask_string, strategy=strategy)
         self.n_permutations = n_permutations
 
     def _record(self, n: int, seed: int) -> np.ndarray:
         import shap
 
-        recorder = _Recorder()
+        blocks, evals = [], self.n_permutations * (2 * n + 1)
+
+        def record(masks):  # the model for shap: records the masks it is asked to evaluate
+            blocks.append(np.asarray(masks, dtype=bool))
+            return np.zeros(len(masks))
+
         state = np.random.get_state()
         try:
-            explainer = shap.PermutationExplainer(recorder, _TokenMasker(n), seed=seed)
-            explainer(
-                np.zeros((1, n)),
-                max_evals=self.n_permutations * (2 * n + 1),
-                silent=True,
-            )
+            explainer = shap.PermutationExplainer(record, _TokenMasker(n), seed=seed)
+            explainer(np.zeros((1, n)), max_evals=evals, silent=True)
         finally:
             np.random.set_state(state)
-        masks = np.concatenate(recorder.blocks)
-        if len(masks) != self.n_permutations * (2 * n + 1):  # pragma: no cover
-            raise RuntimeError(
-                "shap's PermutationExplainer asked for an unexpected number of masks "
-                f"({len(masks)} instead of {self.n_permutations * (2 * n + 1)})"
-            )
+        masks = np.concatenate(blocks)
+        if len(masks) != evals:  # pragma: no cover
+            raise RuntimeError("shap's PermutationExplainer asked for an unexpected number of "
+                               f"masks ({len(masks)} instead of {evals})")
         return masks
 
     def _combine(self, masks: np.ndarray, y: np.ndarray, n: int):
@@ -569,23 +508,12 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "max_steps": [Interval(numbers.Integral, 1, None)],  # and >= steps, checked below
     })
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        steps: int = 64,
-        method: str = "trapezoid",
-        tolerance: Optional[float] = 1e-3,
-        max_steps: int = 1024,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, strategy=strategy
-        )
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 steps: int = 64, method: str = "trapezoid", tolerance: Optional[float] = 1e-3,
+                 max_steps: int = 1024, seed: Optional[int] = 0, progress: bool = False,
+                 strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         strategy=strategy)
         self.steps, self.method, self.tolerance = steps, method, tolerance
         self.max_steps = check_param(max_steps, "max_steps",
                                      [Interval(numbers.Integral, steps, None)])
