@@ -372,7 +372,7 @@ def test_explanation_length_names_index_and_lengths(bow_all):
     percy = PERCY(
         bow_all, ["a but b", "the plot but the cast"], [1, 0], tokenizer=bow_all.tokenizer
     )
-    with pytest.raises(ValueError, match=r"`explanations\[1\]`.*got 4 values for 5 tokens"):
+    with pytest.raises(ValueError, match=r"`explanations\[1\]`.*got shape \(4,\) for 5 tokens"):
         percy.evaluate([np.zeros(3), np.zeros(4)])
     with pytest.raises(ValueError, match="one attribution array per sentence: got 1 for 2"):
         percy.evaluate([np.zeros(3)])

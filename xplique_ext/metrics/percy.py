@@ -11,14 +11,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import (
-    NO_VALIDATION,
-    ArrayLike,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
+from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import as_text_classifier
 from ..text.rules import resolve_rules
@@ -47,7 +40,7 @@ AUTHORS_PRESET = dict(
 )
 
 
-@validate_params({"attributions": NO_VALIDATION, "p_positive": NO_VALIDATION,
+@validate_params({"attributions": "no_validation", "p_positive": "no_validation",
                   "method": [Options(CONTRIBUTIONS)]})
 def conjunct_contributions(
     attributions: Any, p_positive: float, method: str = "sign_split"
@@ -96,8 +89,8 @@ def conjunct_contributions(
     return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
 
 
-@validate_params({"a_groups": NO_VALIDATION, "b_groups": NO_VALIDATION,
-                  "test": [Options(TESTS)], "alternative": NO_VALIDATION})
+@validate_params({"a_groups": "no_validation", "b_groups": "no_validation",
+                  "test": [Options(TESTS)], "alternative": "no_validation"})
 def conjunct_pvalues(
     a_groups: Sequence[Any],
     b_groups: Sequence[Any],
@@ -339,12 +332,12 @@ class PERCY(BaseMetric):
     _config_attributes = {"structures": "structure_mode"}
 
     @validate_params({
-        "model": NO_VALIDATION,  # a TextClassifier, or what TextClassifier accepts
-        "inputs": NO_VALIDATION,  # sentences, a dataset of them: read_sentences
-        "targets": NO_VALIDATION,  # binary labels, or read from the dataset: _binary_labels
+        "model": "no_validation",  # a TextClassifier, or what TextClassifier accepts
+        "inputs": "no_validation",  # sentences, a dataset of them: read_sentences
+        "targets": "no_validation",  # binary labels, or read from the dataset: _binary_labels
         "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "tokenizer": NO_VALIDATION,  # checked against the model by TextClassifier
-        "rules": NO_VALIDATION,  # resolve_rules
+        "tokenizer": "no_validation",  # checked against the model by TextClassifier
+        "rules": "no_validation",  # resolve_rules
         "preset": [Options((None, *PRESETS))],
         "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "test": [Options(TESTS)],
@@ -438,13 +431,10 @@ class PERCY(BaseMetric):
             if e is not None:
                 e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
                 e = e.reshape(-1) if e.ndim == 2 and 1 in e.shape else e
-                if e.ndim != 1:
-                    raise ValueError(f"`explanations[{i}]` must be a 1-D array of per-token "
-                                     f"attributions, got shape {e.shape}")
-                if len(e) != len(toks):
-                    raise ValueError(f"`explanations[{i}]` must have one value per whitespace "
-                                     f"token of sentence {i}: got {len(e)} values for "
-                                     f"{len(toks)} tokens")
+                if e.shape != (len(toks),):
+                    raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
+                                     f"whitespace token of sentence {i}: got shape {e.shape} "
+                                     f"for {len(toks)} tokens")
             out.append(e)
         return out
 

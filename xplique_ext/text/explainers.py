@@ -27,28 +27,15 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.params import (
-    Boolean,
-    Callable_,
-    Interval,
-    Options,
-    Word,
-    check_param,
-    validate_params,
-)
+from ..commons.params import Boolean, Callable_, Interval, Options, Word, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier
 from .tokens import as_sentences, whitespace_tokens
 
-__all__ = [
-    "TokenAttributionExplainer",
-    "LimeTokenExplainer",
-    "ShapTokenExplainer",
-    "IntegratedGradientsTokenExplainer",
-    "sentence_seed",
-]
+__all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
+           "IntegratedGradientsTokenExplainer", "sentence_seed"]
 
 
 #: The parameters every token explainer declares (its classifier's and its own).
@@ -515,8 +502,9 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
                          strategy=strategy)
         self.steps, self.method, self.tolerance = steps, method, tolerance
-        self.max_steps = check_param(max_steps, "max_steps",
-                                     [Interval(numbers.Integral, steps, None)])
+        if max_steps < steps:
+            raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
+        self.max_steps = max_steps
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):

@@ -41,17 +41,8 @@ import numpy as np
 from ..commons.data import check_finite_dataset
 from ..commons.params import STRING, InstanceOf, validate_params
 
-__all__ = [
-    "whitespace_tokens",
-    "normalize_token",
-    "find_keyword",
-    "find_keywords",
-    "Tokenizer",
-    "as_tokenizer",
-    "find_text_vectorization",
-    "as_sentences",
-    "read_sentences",
-]
+__all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
+           "as_tokenizer", "find_text_vectorization", "as_sentences", "read_sentences"]
 
 _ASCII_PUNCT = set(string.punctuation)
 
