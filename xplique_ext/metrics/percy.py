@@ -189,6 +189,9 @@ class PERCY(BaseMetric):
     keyword (Eq. 7). **Higher is better** (1: every correct decision rests
     significantly on the right conjunct).
 
+    The keyword-only parameters (``tokenizer`` and the options of the paper and of the
+    authors' code, ``rules`` to ``structures``) form PERCY's options group.
+
     Parameters
     ----------
     model
@@ -332,37 +335,23 @@ class PERCY(BaseMetric):
     _config_attributes = {"structures": "structure_mode"}
 
     @validate_params({
-        "model": "no_validation",  # a TextClassifier, or what TextClassifier accepts
-        "inputs": "no_validation",  # sentences, a dataset of them: read_sentences
-        "targets": "no_validation",  # binary labels, or read from the dataset: _binary_labels
+        # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
+        # (or read from the dataset): _binary_labels; the rules: resolve_rules
+        "model": "no_validation", "tokenizer": "no_validation", "inputs": "no_validation",
+        "targets": "no_validation", "rules": "no_validation",
         "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "tokenizer": "no_validation",  # checked against the model by TextClassifier
-        "rules": "no_validation",  # resolve_rules
-        "preset": [Options((None, *PRESETS))],
+        "preset": [Options((None, *PRESETS))], "test": [Options(TESTS)],
         "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "test": [Options(TESTS)],
         "top_k": [Interval(numbers.Integral, 1, None), None],
-        "contributions": [Options(CONTRIBUTIONS)],
-        "alternative": [Options(ALTERNATIVES)],
+        "contributions": [Options(CONTRIBUTIONS)], "alternative": [Options(ALTERNATIVES)],
         "structures": [Options(STRUCTURES)],
     })
-    def __init__(  # noqa: PLR0913 - the keyword-only group is PERCY's documented options
-        self,
-        model: Any,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        tokenizer: Any = None,
-        rules: Any = None,
-        preset: Optional[str] = None,
-        alpha: float = 0.05,
-        test: Optional[str] = "ttest",
-        top_k: Optional[int] = None,
-        contributions: str = "sign_split",
-        alternative: str = "one-sided",
-        structures: str = "all",
-    ):
+    # the keyword-only parameters are PERCY's documented options group (PLR0913 exception)
+    def __init__(self, model: Any, inputs: Any, targets: Any = None,  # noqa: PLR0913
+                 batch_size: Optional[int] = 64, *, tokenizer: Any = None, rules: Any = None,
+                 preset: Optional[str] = None, alpha: float = 0.05, test: Optional[str] = "ttest",
+                 top_k: Optional[int] = None, contributions: str = "sign_split",
+                 alternative: str = "one-sided", structures: str = "all"):
         options = dict(contributions=contributions, top_k=top_k, test=test,
                        alternative=alternative, alpha=alpha)
         if preset == "authors":

@@ -35,15 +35,7 @@ from ..commons.distribute import (
 from ..commons.outputs import check_outputs, single_output
 from ..commons.params import Callable_, Interval, Word, validate_params
 from .hub import adapt_text_model
-from .tokens import (
-    Tokenizer,
-    as_tokenizer,
-    compose,
-    find_layer,
-    find_text_vectorization,
-    is_compositional,
-    whitespace_tokens,
-)
+from .tokens import Tokenizer, as_tokenizer, compose, find_layer, is_compositional
 
 __all__ = ["TextClassifier", "as_text_classifier"]
 
@@ -173,13 +165,10 @@ class TextClassifier:
       model that pads to the longest sentence of each batch sees batch-dependent padding.
     """
 
-    @validate_params({
-        "model": [Callable_()],
-        "tokenizer": "no_validation",  # checked by as_tokenizer
-        "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "mask_string": [Word()],
-        "strategy": "no_validation",  # checked by resolve_strategy
-    })
+    @validate_params({"model": [Callable_()], "mask_string": [Word()],
+                      "batch_size": [Interval(numbers.Integral, 1, None), None],
+                      # checked by as_tokenizer and resolve_strategy
+                      "tokenizer": "no_validation", "strategy": "no_validation"})
     def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
                  mask_string: str = "UNKWORDZ", strategy: Any = None):
         if isinstance(model, TextClassifier):
@@ -194,7 +183,8 @@ class TextClassifier:
         self.keras = isinstance(model, keras.layers.Layer)
         self.takes_ids = self.tokenizer is not None
         # the tokenizer that aligns model positions with words (IG, embedding shifts)
-        tv = find_text_vectorization(model) if self.keras and not self.takes_ids else None
+        tv = find_layer(model, keras.layers.TextVectorization) if (
+            self.keras and not self.takes_ids) else None
         self.align_tokenizer = self.tokenizer if tv is None else Tokenizer(tv)
         spec = getattr(model, "inputs", None) if self.keras else None
         shape = tuple(spec[0].shape) if spec else ()
@@ -237,7 +227,7 @@ class TextClassifier:
         for i, s in enumerate(sentences):
             if not isinstance(s, str):
                 raise TypeError(f"`inputs[{i}]` must be a str, got {type(s).__name__}")
-        prep = Prepared(sentences, [whitespace_tokens(s) for s in sentences])
+        prep = Prepared(sentences, [s.split() for s in sentences])  # the whitespace tokens
         tok = self.align_tokenizer
         if tok is not None:
             # tokenize every distinct token once, in one call

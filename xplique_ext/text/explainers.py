@@ -40,13 +40,10 @@ __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplaine
 
 #: The parameters every token explainer declares (its classifier's and its own).
 EXPLAINER_PARAMETERS = {
-    "model": [Callable_()],
-    "tokenizer": "no_validation",  # checked by as_tokenizer
-    "batch_size": [Interval(numbers.Integral, 1, None), None],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "progress": [Boolean()],
+    "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
     "mask_string": [Word()],
-    "strategy": "no_validation",  # checked by resolve_strategy
+    "tokenizer": "no_validation", "strategy": "no_validation",  # as_tokenizer, resolve_strategy
 }
 
 

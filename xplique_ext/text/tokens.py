@@ -42,7 +42,7 @@ from ..commons.data import check_finite_dataset
 from ..commons.params import STRING, InstanceOf, validate_params
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
-           "as_tokenizer", "find_text_vectorization", "as_sentences", "read_sentences"]
+           "as_tokenizer", "as_sentences", "read_sentences"]
 
 _ASCII_PUNCT = set(string.punctuation)
 
@@ -74,17 +74,12 @@ def normalize_token(token: str) -> str:
     >>> normalize_token("(yet)")
     'yet'
     """
-    start, end = 0, len(token)
-    while start < end and _is_punct(token[start]):
-        start += 1
-    while end > start and _is_punct(token[end - 1]):
-        end -= 1
-    return token[start:end].lower()
+    kept = [i for i, ch in enumerate(token) if not _is_punct(ch)]
+    return token[kept[0] : kept[-1] + 1].lower() if kept else ""
 
 
-#: The unchecked bodies, for loops over strings already checked.
+#: The unchecked body, for loops over strings already checked.
 _normalize_token = normalize_token.__wrapped__
-_whitespace_tokens = whitespace_tokens.__wrapped__
 
 
 @validate_params({
@@ -149,14 +144,6 @@ def find_layer(model: Any, layer_type: Any) -> Any:
             seen.add(id(obj))
             queue.extend(getattr(obj, "layers", []) or [])
     return None
-
-
-def find_text_vectorization(model: Any) -> Any:
-    """The first Keras ``TextVectorization`` layer inside ``model`` (searching nested
-    models), or None."""
-    import keras
-
-    return find_layer(model, keras.layers.TextVectorization)
 
 
 class Tokenizer:
