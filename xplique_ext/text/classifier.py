@@ -403,39 +403,46 @@ class TextClassifier:
         probabilities
             One array (R_i,) per block.
         """
-        parts, owners = zip(*[self.masked_inputs(prep, i, k) for i, k in zip(indices, keeps)]) \
-            if len(indices) else ((), ())
         sizes = [len(k) for k in keeps]
         if not sum(sizes):
             return [np.zeros(0) for _ in sizes]
-        if isinstance(parts[0], np.ndarray):
-            width = max(p.shape[1] for p in parts)
-            x_all = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts])
-        else:
-            x_all = [s for p in parts for s in p]
-        shift_all = None if shifts is None else _shift_rows(owners, shifts, sizes)
+        x_all, owner = self.stacked_inputs(prep, indices, keeps)
+        if shifts is not None:
+            if owner is None:
+                raise ValueError("embedding shifts need a tokenizer that composes over whitespace "
+                                 "tokens (see xplique_ext.text.tokens)")
+            shifts = np.repeat(pad_shifts(shifts, owner.shape[1]), sizes, axis=0)
+            shifts *= (owner >= 0)[..., None]
         out = np.empty(sum(sizes), dtype=np.float64)
         for sl in self._batches(len(out)):
-            out[sl] = (self.forward(x_all[sl]) if shift_all is None
-                       else self.forward_shifted(x_all[sl], shift_all[sl]))
+            out[sl] = (self.forward(x_all[sl]) if shifts is None
+                       else self.forward_shifted(x_all[sl], shifts[sl]))
             if progress is not None:
                 progress.update(sl.stop - sl.start)
         return np.split(out, np.cumsum(sizes)[:-1])
 
+    def stacked_inputs(self, prep: Prepared, indices: Sequence[int], keeps: Sequence[np.ndarray]):
+        """:meth:`masked_inputs` of several blocks, stacked: ids padded with 0 to one width
+        (or the strings), and the tokens of the positions padded with -1 (None when unknown)."""
+        parts, owners = zip(*[self.masked_inputs(prep, i, k) for i, k in zip(indices, keeps)])
+        if isinstance(parts[0], np.ndarray):
+            width = max(p.shape[1] for p in parts)
+            x = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts])
+        else:
+            x = [s for p in parts for s in p]
+        if any(o is None for o in owners):
+            return x, None
+        width = max(o.shape[1] for o in owners)
+        return x, np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1])), constant_values=-1)
+                                  for o in owners])
 
-def _shift_rows(owners, shifts, sizes) -> np.ndarray:
-    """The (L, D) shift of each block on the token positions of each of its rows."""
-    if any(o is None for o in owners):
-        raise ValueError("embedding shifts need a tokenizer that composes over whitespace "
-                         "tokens (see xplique_ext.text.tokens)")
-    width = max(o.shape[1] for o in owners)
-    rows = np.zeros((sum(sizes), width, shifts[0].shape[-1]), dtype=np.float32)
-    start = 0
-    for owner, shift, size in zip(owners, shifts, sizes):
-        w = min(owner.shape[1], shift.shape[0])
-        rows[start : start + size, :w] = shift[None, :w] * (owner[:, :w] >= 0)[..., None]
-        start += size
-    return rows
+
+def pad_shifts(shifts: Sequence[np.ndarray], width: int) -> np.ndarray:
+    """Embedding shifts (L_i, D) cut or padded with 0 to (B, width, D), float32."""
+    out = np.zeros((len(shifts), width, shifts[0].shape[-1]), dtype=np.float32)
+    for b, shift in enumerate(shifts):
+        out[b, : min(width, len(shift))] = shift[:width]
+    return out
 
 
 def as_text_classifier(model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64,

@@ -31,7 +31,7 @@ from ..commons.params import Boolean, Callable_, Interval, Options, Word, valida
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
-from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier
+from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier, pad_shifts
 from .tokens import as_sentences, whitespace_tokens
 
 __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
@@ -545,21 +545,11 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         """Model inputs (ids (G, L) or G strings), token of each position (G, L) (-1 for
         padding) and embedding shifts (G, L, D) of the sentences ``group``."""
         clf = self.classifier
-        inputs = [clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), bool)) for i in group]
-        width = max(owner.shape[1] for _, owner in inputs)
-        own = np.full((len(group), width), -1, dtype=np.int64)
-        shift = np.zeros((len(group), width, clf.embedding_dim()), dtype=np.float32)
-        x = np.zeros((len(group), width), dtype=np.int64) if clf.takes_ids else []
-        for j, (i, (xi, owner)) in enumerate(zip(group, inputs)):
-            own[j, : owner.shape[1]] = owner[0]
-            if shifts is not None:
-                w = min(width, shifts[i].shape[0])
-                shift[j, :w] = shifts[i][:w]
-            if clf.takes_ids:
-                x[j, : xi.shape[1]] = xi[0]
-            else:
-                x.append(xi[0])
-        return x, own, shift
+        x, own = clf.stacked_inputs(prep, group, [np.ones((1, len(prep.words[i])), bool)
+                                                  for i in group])
+        if shifts is None:
+            return x, own, np.zeros(own.shape + (clf.embedding_dim(),), dtype=np.float32)
+        return x, own, pad_shifts([shifts[i] for i in group], own.shape[1])
 
     def _integrate(self, x, own, shift, path, bar, p_end=None) -> np.ndarray:
         """Sum of weight * contribution per position (G, L) over the rows ``path = (sentence

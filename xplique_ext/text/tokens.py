@@ -277,17 +277,12 @@ def is_compositional(
 ) -> Tuple[bool, Optional[int]]:
     """Whether tokenizing each whitespace token alone and concatenating gives the ids of
     the whole sentence, for every sentence. Returns (ok, index of first failure)."""
-    if not sentences:
-        return True, None
-    full = tokenizer(list(sentences))
-    for i, (row, ws) in enumerate(zip(full, words)):
+    for i, (row, ws) in enumerate(zip(tokenizer(list(sentences)), words)):
         got = row[row != 0]
-        pieces = tokenizer.pieces(ws)
-        expect = np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
-        n = len(got)
-        if tokenizer.sequence_length is not None and len(expect) > n:
-            expect = expect[:n]  # the tokenizer truncated the sentence
-        if len(expect) != n or not np.array_equal(expect, got):
+        expect = np.concatenate([np.zeros(0, np.int64), *tokenizer.pieces(ws)])
+        if tokenizer.sequence_length is not None:
+            expect = expect[: len(got)]  # the tokenizer truncated the sentence
+        if not np.array_equal(expect, got):
             return False, i
     return True, None
 
