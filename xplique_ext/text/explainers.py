@@ -485,13 +485,11 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     short_name = "I"
 
-    @validate_params({
-        **{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
-        "steps": [Interval(numbers.Integral, 1, None)],
-        "method": [Options(["trapezoid", "gausslegendre"])],
-        "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "max_steps": [Interval(numbers.Integral, 1, None)],  # and >= steps, checked below
-    })
+    @validate_params({**{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
+                      "steps": [Interval(numbers.Integral, 1, None)],
+                      "method": [Options(["trapezoid", "gausslegendre"])],
+                      "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
+                      "max_steps": [Interval(numbers.Integral, 1, None)]})  # >= steps: below
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
                  steps: int = 64, method: str = "trapezoid", tolerance: Optional[float] = 1e-3,
                  max_steps: int = 1024, seed: Optional[int] = 0, progress: bool = False,
