@@ -18,11 +18,8 @@ import inspect
 
 import pytest
 
-from xplique_ext.commons.params import (
-    iter_invalid_cases,
-    parameter_constraints,
-    valid_arguments,
-)
+from tests.params_cases import iter_invalid_cases, valid_arguments
+from xplique_ext.commons.params import parameter_constraints
 
 PACKAGES = [
     "xplique_ext.metrics",

@@ -9,6 +9,12 @@ import re
 import numpy as np
 import pytest
 
+from tests.params_cases import (
+    generate_invalid_value,
+    generate_valid_value,
+    iter_invalid_cases,
+    valid_arguments,
+)
 from xplique_ext.commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -20,11 +26,7 @@ from xplique_ext.commons.params import (
     PairOf,
     Word,
     check_param,
-    generate_invalid_value,
-    generate_valid_value,
-    iter_invalid_cases,
     parameter_constraints,
-    valid_arguments,
     validate_params,
 )
 

@@ -8,11 +8,8 @@ import types
 import numpy as np
 import pytest
 
-from xplique_ext.commons.params import (
-    iter_invalid_cases,
-    parameter_constraints,
-    valid_arguments,
-)
+from tests.params_cases import iter_invalid_cases, valid_arguments
+from xplique_ext.commons.params import parameter_constraints
 from xplique_ext.commons.warnings import XpliqueExtWarning
 from xplique_ext.text import adapt_text_model, load_sentiment_dataset
 

@@ -47,11 +47,10 @@ number is expected. Plain-function checks outside a signature: :func:`check_para
 
 For tests
 ---------
-:func:`parameter_constraints` returns what an entry point declared;
-:func:`generate_invalid_value` gives, for one constraint of a parameter, a value that
-violates it and every other constraint of that parameter (with the error type expected),
-and :func:`generate_valid_value` a value every declaration accepts, so that a test can
-call any declared entry point with one bad argument (``tests/test_params_generated.py``).
+:func:`parameter_constraints` returns what an entry point declared; ``tests/params_cases.py``
+generates, for each declared constraint, a value that violates it (and a valid value for
+every other parameter), so that ``tests/test_params_generated.py`` calls every declared
+entry point with one bad argument.
 
 This module imports no TensorFlow: tensors are recognised by their ``numpy`` method.
 """
@@ -65,15 +64,14 @@ import numbers
 import os
 from collections import Counter
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
 __all__ = [
     "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
     "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
-    "validate_params", "parameter_constraints", "generate_invalid_value",
-    "generate_valid_value", "iter_invalid_cases", "valid_arguments", "describe",
+    "validate_params", "parameter_constraints", "describe",
 ]
 
 NO_VALIDATION = "no_validation"
@@ -116,12 +114,9 @@ class Mismatch(Exception):
 class Constraint:
     """A constraint: ``check`` returns the converted value or raises :class:`Mismatch`
     (built by :meth:`wrong_kind` or :meth:`bad_value`); ``description`` words it after
-    "must be"; ``invalid_values`` and ``valid_value`` (by default the class attributes
-    ``invalid`` and ``valid``) serve the generated tests."""
+    "must be"."""
 
     description = "valid"
-    invalid: Sequence[Any] = ()
-    valid: Any = None
 
     def check(self, value: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -134,18 +129,12 @@ class Constraint:
         """The mismatch of a value of the right kind but a bad value (a ValueError)."""
         return Mismatch(self.description, received, True)
 
-    def invalid_values(self) -> List[Any]:
-        return list(self.invalid) or [object()]
-
-    def valid_value(self) -> Any:
-        return self.valid
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.description}>"
 
 
 class _NoneConstraint(Constraint):
-    description, invalid = "None", (object(), 0)
+    description = "None"
 
     def check(self, value):
         if value is not None:
@@ -200,25 +189,6 @@ class Interval(Constraint):
         below = self.high is None or (values <= self.high if self.right else values < self.high)
         return np.logical_and(above, below)
 
-    def invalid_values(self):
-        out: List[Any] = ["1", True]
-        step = 1 if self.kind is numbers.Integral else 0.5
-        if self.low is not None:
-            out.append(self.low - step if self.left else self.low)
-        if self.high is not None:
-            out.append(self.high + step if self.right else self.high)
-        return out + ([1.5] if self.kind is numbers.Integral else [math.nan, math.inf])
-
-    def valid_value(self):
-        low, high = self.low, self.high
-        if self.kind is numbers.Integral:
-            if low is not None:
-                return int(low) if self.left else int(low) + 1
-            return 1 if high is None else int(high) - 1
-        if low is not None and high is not None:
-            return (low + high) / 2
-        return 1.0 if low is None and high is None else (low + 1.0 if high is None else high - 1.0)
-
 
 class Options(Constraint):
     """One of ``values`` (compared with ``==``; a value of another type than every option
@@ -226,7 +196,6 @@ class Options(Constraint):
 
     def __init__(self, values: Iterable[Any], description: Optional[str] = None):
         self.values = list(values)
-        self.valid = self.values[0]
         self.description = description or (
             f"one of {self.values}" if len(self.values) > 1 else repr(self.values[0]))
 
@@ -247,10 +216,6 @@ class Options(Constraint):
                 self.wrong_kind(value))
         return value
 
-    def invalid_values(self):
-        words = ["not-an-option"] if all(isinstance(v, str) for v in self.values) else []
-        return [*words, object(), -12345]
-
 
 class InstanceOf(Constraint):
     """An instance of ``types`` (``bool`` excluded unless listed)."""
@@ -265,18 +230,11 @@ class InstanceOf(Constraint):
             raise self.wrong_kind(value)
         return value
 
-    def valid_value(self):
-        kind = self.types[0]
-        try:
-            return kind()
-        except Exception:  # noqa: BLE001 - a class needing arguments: an uninitialised
-            return kind.__new__(kind)  # instance passes the check (tests only)
-
 
 class Boolean(Constraint):
     """A ``bool`` or ``np.bool_`` (not 0/1); converts to ``bool``."""
 
-    description, invalid, valid = "a bool", ("yes", 1), False
+    description = "a bool"
 
     def check(self, value):
         if not _is_bool(value):
@@ -287,8 +245,7 @@ class Boolean(Constraint):
 class Callable_(Constraint):  # noqa: N801 - ``Callable`` is typing's
     """Any callable."""
 
-    description, invalid = "callable", (3, "f")
-    valid = staticmethod(lambda *args, **kwargs: None)
+    description = "callable"
 
     def check(self, value):
         if not callable(value):
@@ -300,7 +257,6 @@ class Word(Constraint):
     """A non-empty string without whitespace (a token, a mask string)."""
 
     description = "a non-empty string without whitespace"
-    invalid, valid = ("two words", "", 3), "word"
 
     def check(self, value):
         if not isinstance(value, str):
@@ -394,36 +350,10 @@ class ArrayLike(Constraint):
                            True)
         return arr if self.dtype is None else arr.astype(self.dtype, copy=False)
 
-    def invalid_values(self):
-        out: List[Any] = ["text", object()]
-        if self.kind != "any":
-            out.append(np.array([["a"]] * 2))
-        if self.ndim is not None:
-            if min(self.ndim) >= 1:
-                out.append(np.zeros((2,) * (min(self.ndim) - 1)))
-            out.append(np.zeros((2,) * (max(self.ndim) + 1)))
-        shape = (2,) * (self.ndim[0] if self.ndim else 1)
-        if self.nonempty:
-            out.append(np.zeros((0,) + shape[1:]))
-        if self.finite:
-            out.append(np.full(shape, np.nan))
-        if self.within is not None:
-            out += [np.full(shape, v) for v in self.within.invalid_values()
-                    if isinstance(v, numbers.Real) and not _is_bool(v) and math.isfinite(v)]
-        return out
-
-    def valid_value(self):
-        shape = (2,) * (self.ndim[0] if self.ndim else 1)
-        fill = 1 if self.within is None else self.within.valid_value()
-        dtype = {"integer": np.int64, "bool": np.bool_}.get(self.kind, np.float64)
-        return np.full(shape, fill, dtype=dtype)
-
 
 class PairOf(Constraint):
     """A list or tuple of two items, each satisfying ``item``; converts to a tuple of the
     converted items."""
-
-    length = 2
 
     def __init__(self, item: Constraint, description: Optional[str] = None):
         self.item = item
@@ -433,21 +363,12 @@ class PairOf(Constraint):
     def check(self, value):
         if not isinstance(value, (list, tuple)):
             raise self.wrong_kind(value)
-        if len(value) != self.length:
+        if len(value) != 2:
             raise self.bad_value(repr(value))
         try:
             return tuple(self.item.check(v) for v in value)
         except Mismatch as mismatch:  # an item of the wrong kind (a bool...) is a TypeError
             raise Mismatch(self.description, repr(value), mismatch.right_kind) from None
-
-    def invalid_values(self):
-        bad = [v for v in self.item.invalid_values() if not isinstance(v, str)][:1]
-        good = self.item.valid_value()
-        return ["ab", (good,) * (self.length + 1)] + [(b,) + (good,) * (self.length - 1)
-                                                      for b in bad]
-
-    def valid_value(self):
-        return (self.item.valid_value(),) * self.length
 
 
 class Strings(Constraint):
@@ -457,8 +378,6 @@ class Strings(Constraint):
     Non-empty, and without a repeated item (ValueError naming it): names and vocabularies
     map each item to one position. ``what``: the items' noun in the message.
     """
-
-    valid, invalid = ("a", "b"), ("abc", [1, 2], ["a", "a"], [])
 
     def __init__(self, *, what: str = "strings"):
         self.description = (f"a non-empty sequence of distinct {what} (list, tuple, 1-D array "
@@ -572,48 +491,3 @@ def parameter_constraints(entry: Any) -> Optional[Mapping[str, Any]]:
     nothing."""
     fn = entry.__init__ if inspect.isclass(entry) else entry
     return getattr(fn, "parameter_constraints", None)
-
-
-def generate_valid_value(constraints: Any) -> Any:
-    """A value the declaration accepts (its first constraint's example)."""
-    constraints = _normalise(constraints)
-    if constraints == NO_VALIDATION:
-        raise ValueError("no value can be generated for a 'no_validation' parameter")
-    return constraints[0].valid_value()
-
-
-def generate_invalid_value(constraints: Any, index: int) -> Tuple[Any, type]:
-    """A value that violates constraint ``index`` of a declaration *and all the others*,
-    with the error type the checker raises for it. Raises LookupError when every
-    candidate is accepted by another constraint (e.g. ``Real`` next to ``Integral``)."""
-    constraints = _normalise(constraints)
-    for candidate in constraints[index].invalid_values():
-        try:
-            _check(candidate, constraints)
-        except Mismatch as mismatch:
-            return candidate, ValueError if mismatch.right_kind else TypeError
-    raise LookupError(f"no invalid value for {constraints[index]!r} among {constraints}")
-
-
-def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, Optional[type]]]:
-    """(parameter, constraint index, invalid value, error type) for each declared
-    constraint of ``entry`` (``None`` in a list, which only allows None, is not a
-    constraint to violate). A constraint that no generated value violates without
-    satisfying another one is *reported*, not skipped: it comes with the value
-    ``LookupError`` and the error type ``None``, for the test to fail on."""
-    for name, constraints in (parameter_constraints(entry) or {}).items():
-        for index, constraint in enumerate(() if constraints == NO_VALIDATION else constraints):
-            if not isinstance(constraint, _NoneConstraint):
-                try:
-                    yield (name, index, *generate_invalid_value(constraints, index))
-                except LookupError as lookup:
-                    yield name, index, lookup, None
-
-
-def valid_arguments(entry: Any) -> Dict[str, Any]:
-    """Keyword arguments the declaration accepts, for required parameters only."""
-    declared = parameter_constraints(entry) or {}
-    fn = entry.__init__ if inspect.isclass(entry) else entry
-    return {p.name: None if declared.get(p.name, NO_VALIDATION) == NO_VALIDATION
-            else generate_valid_value(declared[p.name])
-            for p in _declarable(fn) if p.default is p.empty}
