@@ -8,18 +8,7 @@ from typing import Dict
 import numpy as np
 import pandas as pd
 
-__all__ = ["demo_section", "percy_table"]
-
-
-def percy_table(rows: Dict[str, Dict[str, float]]) -> str:
-    """Format ``{model: {column: value}}`` as a fixed-width text table."""
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    width = max([len(m) for m in rows] + [5])
-    head = f"{'model':<{width}}  " + "  ".join(f"{c:>8}" for c in frame.columns)
-    cells = frame.apply(lambda col: col.map(
-        lambda v: f"{v:>8.3f}" if np.isfinite(v) else f"{'n/a':>8}"))
-    lines = [f"{model:<{width}}  " + "  ".join(row) for model, row in cells.iterrows()]
-    return "\n".join([head, "-" * len(head), *lines])
+__all__ = ["demo_section"]
 
 
 def _models(seed: int) -> Dict[str, tuple]:
@@ -100,8 +89,9 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
             f"{len(sentences)} generated contrastive 'A but/yet B' sentences, Eq. 4 split by "
             "sign and a t-test one-sided towards the rule conjunct (the defaults):"]
     for c, m in classes.items():
+        table = pd.DataFrame.from_dict(rows[c], orient="index")  # one row per model
         text += [f"{c} sentences (label {int(c == 'positive')}, n = {int(m.sum())}):",
-                 percy_table(rows[c])]
+                 table.to_string(float_format="{:.3f}".format, na_rep="n/a")]
     text += ["Accuracy says whether the decision is right; PERCY says whether it rests on the "
              "conjunct the rule designates (B for but/yet). The A-only model is never right "
              "on contrastive sentences; the B-only model is right for the right reason. "

@@ -31,20 +31,15 @@ class NoRuleKeywordWarning(UndefinedScoreWarning):
 
 
 CONTRIBUTIONS = ("sign_split", "typeset")
-ALTERNATIVES = ("one-sided", "two-sided")
-STRUCTURES = ("all", "first")
-PRESETS = ("authors",)
 #: The authors' protocol (``analysis/metrics/lime_accuracy.py`` of shashgpt/PERCY).
-AUTHORS_PRESET = dict(
-    contributions="sign_split", top_k=5, test="ttest", alternative="two-sided", alpha=0.05
-)
+AUTHORS_PRESET = dict(contributions="sign_split", top_k=5, test="ttest", alternative="two-sided",
+                      alpha=0.05)
 
 
 @validate_params({"attributions": "no_validation", "p_positive": "no_validation",
                   "method": [Options(CONTRIBUTIONS)]})
-def conjunct_contributions(
-    attributions: Any, p_positive: float, method: str = "sign_split"
-) -> np.ndarray:
+def conjunct_contributions(attributions: Any, p_positive: float,
+                           method: str = "sign_split") -> np.ndarray:
     """Token contributions of Eq. 4.
 
     ``method='sign_split'`` (default) reads Eq. 4 as its text defines it: E(.)^+ is over
@@ -91,12 +86,8 @@ def conjunct_contributions(
 
 @validate_params({"a_groups": "no_validation", "b_groups": "no_validation",
                   "test": [Options(TESTS)], "alternative": "no_validation"})
-def conjunct_pvalues(
-    a_groups: Sequence[Any],
-    b_groups: Sequence[Any],
-    test: Optional[str] = "ttest",
-    alternative: Any = "two-sided",
-) -> np.ndarray:
+def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
+                     test: Optional[str] = "ttest", alternative: Any = "two-sided") -> np.ndarray:
     """p-values comparing the contributions of A and B, one per structure.
 
     Parameters
@@ -340,11 +331,11 @@ class PERCY(BaseMetric):
         "model": "no_validation", "tokenizer": "no_validation", "inputs": "no_validation",
         "targets": "no_validation", "rules": "no_validation",
         "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "preset": [Options((None, *PRESETS))], "test": [Options(TESTS)],
+        "preset": [Options((None, "authors"))], "test": [Options(TESTS)],
         "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "top_k": [Interval(numbers.Integral, 1, None), None],
-        "contributions": [Options(CONTRIBUTIONS)], "alternative": [Options(ALTERNATIVES)],
-        "structures": [Options(STRUCTURES)],
+        "contributions": [Options(CONTRIBUTIONS)],
+        "alternative": [Options(("one-sided", "two-sided"))], "structures": [Options(("all", "first"))],
     })
     # the keyword-only parameters are PERCY's documented options group (PLR0913 exception)
     def __init__(self, model: Any, inputs: Any, targets: Any = None,  # noqa: PLR0913
