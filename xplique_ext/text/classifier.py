@@ -215,10 +215,9 @@ class TextClassifier:
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError(
-            "TextClassifier cannot be pickled: it holds a model, compiled TensorFlow "
-            "functions and a tf.distribute strategy; rebuild it from the model and "
-            "tokenizer, or copy it in memory with copy.deepcopy")
+        raise TypeError("TextClassifier cannot be pickled: it holds a model, compiled TensorFlow "
+                        "functions and a tf.distribute strategy; rebuild it from the model and "
+                        "tokenizer, or copy it in memory with copy.deepcopy")
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:

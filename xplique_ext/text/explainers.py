@@ -54,8 +54,7 @@ def sentence_seed(seed: int, sentence: str) -> int:
     independent of the order and grouping of the sentences.
     """
     digest = hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest()
-    h = int.from_bytes(digest, "little")
-    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF, h])
+    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF, int.from_bytes(digest, "little")])
     return int(ss.generate_state(1, dtype=np.uint32)[0])
 
 
@@ -122,9 +121,8 @@ class TokenAttributionExplainer(abc.ABC):
     __call__ = explain
 
     @abc.abstractmethod
-    def _explain(
-        self, prep: Prepared, seed: int, shifts: Optional[Sequence[np.ndarray]]
-    ) -> List[np.ndarray]:
+    def _explain(self, prep: Prepared, seed: int,
+                 shifts: Optional[Sequence[np.ndarray]]) -> List[np.ndarray]:
         """Attributions for prepared sentences (``shifts``: embedding shifts or None)."""
 
     def _chunks(self, sizes: Sequence[int], desc: str) -> Iterator[Tuple[List[int], Any]]:
@@ -504,18 +502,22 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     def _explain(self, prep, seed, shifts):
         if not prep.compositional:
-            raise ValueError(
-                "Integrated Gradients needs a tokenizer whose ids of a sentence are the "
-                "ids of its whitespace tokens put end to end (see xplique_ext.text.tokens); "
-                "the given tokenizer is not compositional on these sentences"
-            )
+            raise ValueError("Integrated Gradients needs a tokenizer whose ids of a sentence are "
+                             "the ids of its whitespace tokens put end to end (see "
+                             "xplique_ext.text.tokens); the given tokenizer is not compositional "
+                             "on these sentences")
         nodes, weights = _quadrature(self.steps, self.method)
         n = len(prep.words)
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.convergence_delta_, self.steps_used_ = np.zeros(n), np.zeros(n, dtype=np.int64)
         self.baseline_proba_, self.proba_ = np.full(n, np.nan), np.full(n, np.nan)
+        clf = self.classifier
         for group, bar in self._chunks([len(nodes) if len(w) else 0 for w in prep.words], "IG"):
-            x, own, shift = self._group_inputs(prep, group, shifts)
+            # model inputs, token of each position (-1: padding), embedding shifts (G, L, D)
+            x, own = clf.stacked_inputs(prep, group, [np.ones((1, len(prep.words[i])), bool)
+                                                      for i in group])
+            shift = np.zeros(own.shape + (clf.embedding_dim(),), np.float32) if shifts is None else (
+                pad_shifts([shifts[i] for i in group], own.shape[1]))
             g = np.arange(len(group))
             p_end = np.zeros((len(group), 2))  # p(baseline), p(s)
             pos = self._integrate(x, own, shift, (np.repeat(g, len(nodes)),
@@ -530,24 +532,12 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                 self.convergence_delta_[i], self.steps_used_[i] = out[i].sum() - target[j], steps[j]
         bad = int(np.sum(np.abs(self.convergence_delta_) > (self.tolerance or np.inf)))
         if bad:
-            warn(
-                f"Integrated Gradients: for {bad} of {n} sentences the attributions "
-                f"miss p(s) - p(baseline) by more than tolerance={self.tolerance:g} "
-                f"(max {np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
-                + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
-                XpliqueExtWarning,
-            )
+            warn(f"Integrated Gradients: for {bad} of {n} sentences the attributions miss p(s) - "
+                 f"p(baseline) by more than tolerance={self.tolerance:g} (max "
+                 f"{np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
+                 + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
+                 XpliqueExtWarning)
         return out
-
-    def _group_inputs(self, prep: Prepared, group: List[int], shifts):
-        """Model inputs (ids (G, L) or G strings), token of each position (G, L) (-1 for
-        padding) and embedding shifts (G, L, D) of the sentences ``group``."""
-        clf = self.classifier
-        x, own = clf.stacked_inputs(prep, group, [np.ones((1, len(prep.words[i])), bool)
-                                                  for i in group])
-        if shifts is None:
-            return x, own, np.zeros(own.shape + (clf.embedding_dim(),), dtype=np.float32)
-        return x, own, pad_shifts([shifts[i] for i in group], own.shape[1])
 
     def _integrate(self, x, own, shift, path, bar, p_end=None) -> np.ndarray:
         """Sum of weight * contribution per position (G, L) over the rows ``path = (sentence

@@ -166,10 +166,8 @@ class TextLocalLipschitzEstimate(BaseMetric):
     """
 
     higher_is_better = False
-    undefined_reason = (
-        "a sentence without tokens has no embedding to perturb (or all its perturbations "
-        "have a zero norm)"
-    )
+    undefined_reason = ("a sentence without tokens has no embedding to perturb (or all its "
+                        "perturbations have a zero norm)")
     _data_params = ("sentences",)
 
     @validate_params({

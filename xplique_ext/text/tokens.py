@@ -213,9 +213,8 @@ def as_tokenizer(tokenizer: Any) -> Optional[Tokenizer]:
     return Tokenizer(tokenizer)
 
 
-def compose(
-    word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray, length: int
-) -> Tuple[np.ndarray, np.ndarray]:
+def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray,
+            length: int) -> Tuple[np.ndarray, np.ndarray]:
     """Token ids of masked versions of one sentence, built without re-tokenizing.
 
     Parameters
@@ -272,9 +271,8 @@ def compose(
     return ids, owner
 
 
-def is_compositional(
-    tokenizer: Tokenizer, sentences: Sequence[str], words: Sequence[List[str]]
-) -> Tuple[bool, Optional[int]]:
+def is_compositional(tokenizer: Tokenizer, sentences: Sequence[str],
+                     words: Sequence[List[str]]) -> Tuple[bool, Optional[int]]:
     """Whether tokenizing each whitespace token alone and concatenating gives the ids of
     the whole sentence, for every sentence. Returns (ok, index of first failure)."""
     for i, (row, ws) in enumerate(zip(tokenizer(list(sentences)), words)):
