@@ -252,8 +252,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
             random_state=seed % (2**32)).base
         sizes = [self.nb_samples if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
-        self.intercepts_ = np.full(len(prep.words), np.nan)
-        self.scores_ = np.full(len(prep.words), np.nan)
+        self.intercepts_, self.scores_ = np.full((2, len(prep.words)), np.nan)
 
         def draw(i):
             rng = np.random.default_rng(sentence_seed(seed, prep.sentences[i]))

@@ -107,10 +107,8 @@ class LocalLipschitzEstimate(BaseMetric):
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
     def _explain(self, explainer, x, y):
-        size = self.batch_size or len(x)
-        parts = [explainer(x[s : s + size]) if y is None else explainer(x[s : s + size],
-                                                                        y[s : s + size])
-                 for s in range(0, len(x), size)]
+        size, args = self.batch_size or len(x), (x,) if y is None else (x, y)
+        parts = [explainer(*(a[s : s + size] for a in args)) for s in range(0, len(x), size)]
         parts = [np.asarray(p.numpy() if hasattr(p, "numpy") else p) for p in parts]
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
@@ -209,8 +207,7 @@ class TextLocalLipschitzEstimate(BaseMetric):
         run_seed = seed_to_int(explainer.seed)
         e_s = explainer._explain(prep, run_seed, shifts=None)
         e_z = explainer._explain(prep.repeat(np.repeat(np.arange(n), k)), run_seed, shifts=shifts)
-        dist = np.array([[np.linalg.norm(e_s[i] - e_z[i * k + j]) for j in range(k)]
-                         for i in range(n)]).reshape(n, k)
+        dist = np.array([np.linalg.norm(e - e_s[r // k]) for r, e in enumerate(e_z)]).reshape(n, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(norms > 0, dist / norms, np.nan)
         # NaN for a sentence without tokens, or whose perturbations all have a zero norm
