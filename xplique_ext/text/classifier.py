@@ -278,9 +278,11 @@ class TextClassifier:
                             f"{type(exc).__name__}: {exc}") from exc
         return self._check_outputs(out, 1, offset)
 
-    def _fn(self, kind: str, what: str = "") -> Any:
+    def _fn(self, kind: str, x: Any, what: str = "") -> Any:
         """The compiled function ``kind`` (see :func:`_graph`), shared among the replicas
-        of the strategy."""
+        of the strategy; the model's first call is made on ``x`` when none was made yet."""
+        if self._n_outputs is None:
+            self._first_call(x)
         if kind not in self._fns:
             layer = None if kind == "fwd" else self._require_embedding(what)
             graph = _graph(self.model, layer, kind, self._n_outputs)
@@ -296,22 +298,18 @@ class TextClassifier:
             first = self._first_call(x, offset)
             if len(x) == 1:
                 return first
-        fwd = self._fn("fwd") if self.keras else self.model
+        fwd = self._fn("fwd", x) if self.keras else self.model
         return self._check_outputs(fwd(self._to_model_input(x)), len(x), offset)
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
-        if self._n_outputs is None:
-            self._first_call(x)
-        out = self._fn("shift", "embedding shifts")(self._to_model_input(x),
-                                                     shift.astype(np.float32))
+        out = self._fn("shift", x, "embedding shifts")(self._to_model_input(x),
+                                                        shift.astype(np.float32))
         return self._check_outputs(out, len(x))
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
-        if self._n_outputs is None:
-            self._first_call(x)
-        contrib, p1 = self._fn("ig", "Integrated Gradients")(
+        contrib, p1 = self._fn("ig", x, "Integrated Gradients")(
             self._to_model_input(x), *(np.asarray(v, np.float32) for v in (alpha, word_mask, shift))
         )
         p1 = check_outputs(np.asarray(p1), len(x), trailing=[()], probabilities=True)
