@@ -13,7 +13,7 @@ from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, 
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
-from .fire_functions import fire_score, qs_score
+from .fire import fire_score, qs_score
 from .pbm import RuleSet
 from .validation import PSI
 
