@@ -64,20 +64,20 @@ RuleSetScore.__init__ = validate_params({
 
 def _is_number(text) -> bool:
     try:
-        return np.isfinite(float(text))
+        return bool(np.isfinite(float(text)))
     except (TypeError, ValueError):
         return False
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Where labels are missing (None or NaN)."""
+    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values.tolist()],
+                    dtype=bool)
 
 
-def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]]) -> Dataset:
-    if isinstance(data, Dataset):
-        return data
-    if isinstance(data, pd.DataFrame):
-        return Dataset.from_frame(data)
+def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
+    if isinstance(data, (Dataset, pd.DataFrame)):
+        return data if isinstance(data, Dataset) else Dataset.from_frame(data)
     array = np.asarray(data)
     if array.ndim != 2:
         raise TypeError(
@@ -152,13 +152,11 @@ def score_rules(
     >>> score.readability_loss, round(score.predictive_loss, 3)
     (4.0, 0.2)
     """
-    data = _as_dataset(data, rules, feature_names)
+    data = _as_dataset(data, feature_names)
     given = reference is not None
-    if reference is None:
-        if not data.has_labels:
-            raise ValueError("`data` has no class column: pass `reference`")
-        reference = data.labels()
-    reference = np.asarray(reference)
+    if not given and not data.has_labels:
+        raise ValueError("`data` has no class column: pass `reference`")
+    reference = np.asarray(reference if given else data.labels())
     if reference.shape != (data.n_examples,):
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
     r = float(rules.n_rules(count_default))
@@ -167,44 +165,28 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    heads_numeric = all(_is_number(rule.head) for rule in rules.all_rules)
-    regression = heads_numeric and reference.dtype.kind == "f"
-    predicted, known, errors = _errors(rules, predictions, reference, regression, given)
-    scored = predicted & known
-    n = int(scored.sum())
-    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    regression = all(_is_number(rule.head) for rule in rules.all_rules) and reference.dtype.kind == "f"
     task = "regression" if regression else "classification"
-    if n == 0:
+    if regression:  # heads kept as text when no numeric class is declared
+        predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)
+        predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
+        errors = np.abs(predictions - reference)
+    else:
+        predicted, known = ~_missing(predictions), ~_missing(reference)
+        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
+            check_label_classes([rule.head for rule in rules.all_rules], reference[known],
+                                "reference")
+        as_text = np.vectorize(label_text, otypes=[object])
+        errors = (as_text(predictions) != as_text(reference)).astype(np.float64)
+    scored = predicted & known
+    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    if not scored.any():
         warn(
             "no example gets both a prediction and a reference value: the predictive loss "
             "is undefined (NaN)",
             UndefinedScoreWarning,
         )
-        nan = float("nan")
-        return RuleSetScore(nan, r, coverage, nan, nan, psi, task, 0)
+        return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
-    fire, qs = float(fire_score(psi, p, r)), float(qs_score(p, r, coverage))
-    return RuleSetScore(p, r, coverage, fire, qs, psi, task, n)
-
-
-def _errors(rules: RuleSet, predictions, reference, regression: bool, given: bool):
-    """Which examples have a prediction, which a reference value, and the error of each:
-    the absolute difference (regression) or 0/1 (labels compared as text)."""
-    if regression:
-        if predictions.dtype.kind != "f":  # heads kept as text when no numeric class is declared
-            predictions = np.array(
-                [np.nan if v is None else float(v) for v in predictions.tolist()], dtype=np.float64
-            )
-        predicted = ~np.isnan(predictions)
-        known = ~np.isnan(reference)
-        errors = np.abs(predictions - reference)
-    else:
-        predicted = np.array([not _missing(v) for v in predictions.tolist()], dtype=bool)
-        known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
-        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
-            heads = [rule.head for rule in rules.all_rules]
-            check_label_classes(heads, reference[known], "reference")
-        pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
-        ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
-        errors = (pred_text != ref_text).astype(np.float64)
-    return predicted, known, errors
+    return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,
+                        task, int(scored.sum()))
