@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
+from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
-from .trees import _label, _number
+from .trees import _number
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
@@ -97,10 +98,10 @@ def _negative_class(positive: Any, negative_class: Any) -> str:
                 f"`negative_class` is required: RIPPER predicts pos_class={positive!r} or not, "
                 "name the label of the other examples"
             )
-    if _label(negative_class) == _label(positive):
-        raise ValueError(f"`negative_class` ({_label(negative_class)!r}) must differ from the "
-                         f"positive class {_label(positive)!r}")
-    return _label(negative_class)
+    if label_text(negative_class) == label_text(positive):
+        raise ValueError(f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
+                         f"positive class {label_text(positive)!r}")
+    return label_text(negative_class)
 
 
 def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
@@ -116,7 +117,7 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
         return [Condition(attribute, "=", str(bool(value)))]
     if isinstance(value, numbers.Real) and not math.isfinite(float(value)):
         raise ValueError(f"rule {rule} tests a non-finite value of {attribute!r}")
-    return [Condition(attribute, "=", _label(value))]
+    return [Condition(attribute, "=", label_text(value))]
 
 
 @validate_params({
@@ -187,7 +188,7 @@ def ripper_to_rules(
     _check_model(model, lw, ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
     if getattr(model, "ruleset_", None) is None or not hasattr(model, "trainset_features_"):
         raise ValueError("`model` is not fitted: call its fit method first")
-    positive = _label(model.pos_class)
+    positive = label_text(model.pos_class)
     negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
     transformer = getattr(model, "bin_transformer_", None)
@@ -266,7 +267,7 @@ def rule_list_to_rules(
     steps = getattr(model, "rules_", None)
     if not steps or not hasattr(model, "classes_"):
         raise ValueError("`model` is not fitted: call its fit method first")
-    classes = [_label(c) for c in model.classes_]
+    classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
         raise ValueError(
             f"`model` must be a binary classifier, got {len(classes)} classes {classes}"

@@ -568,7 +568,8 @@ class _RuleParser:
             self.expect(",")
             values.append(float(self.number("a number")))
         self.expect("]")
-        if not all(math.isfinite(v) for v in values) or values[4] < 0 or values[4] != int(values[4]):
+        n = values[4]
+        if not all(math.isfinite(v) for v in values) or n < 0 or n != int(n):
             raise self.error("frequencies must be finite and n a non-negative integer")
         return (*values[:4], int(values[4]))
 
@@ -579,7 +580,8 @@ _HEADER_PATTERNS = (
     ("input_file", re.compile(r"^\s*Input File:\s*(.*?)\s*$")),
     ("date", re.compile(r"^\s*Date:\s*(.*?)\s*$")),
     ("evaluated_as", re.compile(r"^\s*Rules Evaluated as\s+(.*?)\s*$")),
-    ("names_file", re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
+    ("names_file",
+     re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
     ("data_file", re.compile(r"^\s*Data File:\s*(.*?)\s*$")),
 )
 

@@ -165,7 +165,8 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    regression = all(_is_number(rule.head) for rule in rules.all_rules) and reference.dtype.kind == "f"
+    numeric_heads = all(_is_number(rule.head) for rule in rules.all_rules)
+    regression = numeric_heads and reference.dtype.kind == "f"
     task = "regression" if regression else "classification"
     if regression:  # heads kept as text when no numeric class is declared
         predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)
