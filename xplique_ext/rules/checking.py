@@ -18,11 +18,7 @@ from .errors import RuleParseError
 from .names import Attribute, Names
 
 __all__ = [
-    "BOOLEAN_VALUES",
-    "ORDERING_OPERATORS",
-    "check_rules",
-    "describe_domain",
-    "typed_value",
+    "BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "typed_value",
 ]
 
 #: Operators that need an ordered attribute.

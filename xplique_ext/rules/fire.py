@@ -27,14 +27,8 @@ from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import PSI, REAL_ARRAY, broadcast_shape
 
 __all__ = [
-    "FiRe",
-    "QsScore",
-    "fire_score",
-    "qs_score",
-    "fire_equilibrium_alpha",
-    "fire_compensation_alpha",
-    "fire_isoline",
-    "FIRE_EXPONENT",
+    "FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
+    "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT",
 ]
 
 #: The exponent of the readability term of Eq. 2.

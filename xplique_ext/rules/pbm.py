@@ -45,15 +45,8 @@ from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
 
 __all__ = [
-    "Condition",
-    "Rule",
-    "RuleSet",
-    "PBMHeader",
-    "read_rules",
-    "parse_rules",
-    "write_rules",
-    "OPERATORS",
-    "EVALUATION_MODES",
+    "Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
+    "OPERATORS", "EVALUATION_MODES",
 ]
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
