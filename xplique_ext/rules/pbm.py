@@ -115,11 +115,9 @@ class Condition:
 
 
 Condition.__init__ = validate_params({
-    "attribute": [STRING, None],
-    "operator": [Options(OPERATORS)],
+    "attribute": [STRING, None], "operator": [Options(OPERATORS)], "line": _LINE,
     "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
     "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
-    "line": _LINE,
 })(Condition.__init__)
 
 
@@ -187,12 +185,8 @@ class Rule:
 
 _FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, f_b̄h, n)"), None]
 Rule.__init__ = validate_params({
-    "id": [STRING],
-    "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
-    "head": [STRING],
-    "is_default": [Boolean()],
-    "known": _FREQUENCIES,
-    "unknown": _FREQUENCIES,
+    "id": [STRING], "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
+    "head": [STRING], "is_default": [Boolean()], "known": _FREQUENCIES, "unknown": _FREQUENCIES,
     "line": _LINE,
 })(Rule.__init__)
 
@@ -261,17 +255,10 @@ class RuleSet:
     (1, 'dont_go', ('windy',))
     """
 
-    @validate_params({
-        "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
-        "header": [InstanceOf(PBMHeader), None],
-        "file": [STRING, None],
-    })
-    def __init__(
-        self,
-        rules: Sequence[Rule],
-        header: Optional[PBMHeader] = None,
-        file: Optional[str] = None,
-    ) -> None:
+    @validate_params({"rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
+                      "header": [InstanceOf(PBMHeader), None], "file": [STRING, None]})
+    def __init__(self, rules: Sequence[Rule], header: Optional[PBMHeader] = None,
+                 file: Optional[str] = None) -> None:
         rules = list(rules)
         self.file = file
         self.header = header if header is not None else PBMHeader()
@@ -343,15 +330,9 @@ class RuleSet:
     @validate_params({"evaluation": "no_validation", "names_file": [STRING, None],
                       "data_file": [STRING, None], "precision": _PRECISION,
                       "header": [InstanceOf(PBMHeader), None]})
-    def to_string(
-        self,
-        evaluation=None,
-        *,
-        names_file: Optional[str] = None,
-        data_file: Optional[str] = None,
-        precision: int = 3,
-        header: Optional[PBMHeader] = None,
-    ) -> str:
+    def to_string(self, evaluation=None, *, names_file: Optional[str] = None,
+                  data_file: Optional[str] = None, precision: int = 3,
+                  header: Optional[PBMHeader] = None) -> str:
         """PBM text; the extended format (Fig. 8) when ``evaluation`` is given.
 
         Parameters
@@ -441,12 +422,10 @@ class _RuleParser:
         k = self.pos + offset
         return self.tokens[k] if k < len(self.tokens) else None
 
-    def next(self, what: str) -> Token:
+    def got(self) -> str:
+        """The next token, in words, for messages."""
         token = self.peek()
-        if token is None:
-            raise self.error(f"expected {what}")
-        self.pos += 1
-        return token
+        return "the end of the rule" if token is None else repr(token.value)
 
     def accept(self, *values: str) -> Optional[str]:
         """Step over the next token when it is one of ``values`` (a keyword, an operator
@@ -459,27 +438,24 @@ class _RuleParser:
 
     def expect(self, value: str, what: Optional[str] = None) -> None:
         if self.accept(value) is None:
-            token = self.peek()
-            got = "the end of the rule" if token is None else repr(token.value)
-            raise self.error(f"expected {what or repr(value)}, got {got}")
+            raise self.error(f"expected {what or repr(value)}, got {self.got()}")
 
-    def value(self, what: str = "a value") -> str:
+    def take(self, what: str = "a value", number: bool = False) -> str:
+        """The text of the next token, a value (a number with ``number``)."""
         token = self.peek()
-        if token is None or token.kind not in ("word", "quoted") or (
-                token.kind == "word" and token.value in _KEYWORDS):
-            got = "the end of the rule" if token is None else repr(token.value)
-            raise self.error(f"expected {what}, got {got}")
+        word = token is not None and token.kind == "word"
+        if number:
+            ok = word and _NUMBER.match(token.value)
+        else:
+            ok = (word and token.value not in _KEYWORDS) or (token and token.kind == "quoted")
+        if not ok:
+            raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
         return token.value
 
-    def number(self, what: str) -> str:
-        token = self.next(what)
-        if token.kind != "word" or not _NUMBER.match(token.value):
-            raise self.error(f"expected {what}, got {token.value!r}", token)
-        return token.value
-
     def rule(self) -> Rule:
-        id_token = self.next("a rule id")
+        id_token = self.tokens[0]  # a rule starts with its id
+        self.pos = 1
         default = self.accept("DEFAULT") is not None
         body = []
         if not default:
@@ -490,7 +466,7 @@ class _RuleParser:
             self.expect("THEN", "THEN")
         self.expect("CLASS", "CLASS")
         self.expect("=")
-        head = self.value("the default class" if default else "the class")
+        head = self.take("the default class" if default else "the class")
         known = unknown = None
         if self.accept("["):
             known = self.frequencies()
@@ -516,15 +492,15 @@ class _RuleParser:
                 second.value == "*" or (second.kind == "word" and second.value == "x")):
             terms = self.linear()
             operator = self.operator(allow_in=False)
-            return Condition(None, operator, self.value("a number"), terms, line=first.line)
-        attribute = self.value("an attribute")
+            return Condition(None, operator, self.take("a number"), terms, line=first.line)
+        attribute = self.take("an attribute")
         operator = self.operator(allow_in=True)
         if operator != "in":
-            return Condition(attribute, operator, self.value(), line=first.line)
+            return Condition(attribute, operator, self.take(), line=first.line)
         self.expect("{")
-        values = [self.value()]
+        values = [self.take()]
         while self.accept(","):
-            values.append(self.value())
+            values.append(self.take())
         self.expect("}")
         return Condition(attribute, "in", tuple(values), line=first.line)
 
@@ -534,32 +510,26 @@ class _RuleParser:
                 allow_in and token.kind == "word" and token.value in ("in", "IN"))):
             self.pos += 1
             return token.value.lower()
-        got = "the end of the rule" if token is None else repr(token.value)
-        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {got}")
+        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
-        terms, sign = [], None
-        while sign is not None or not terms:
-            text = self.number("a numeric coefficient")
-            times = self.next("'x'")
-            if not (times.value == "*" or (times.kind == "word" and times.value == "x")):
-                raise self.error(f"expected 'x' after a coefficient, got {times.value!r}", times)
+        terms, sign = [], "+"
+        while sign:
+            text = self.take("a numeric coefficient", number=True)
+            if not self.accept("x", "*"):
+                raise self.error(f"expected 'x' after a coefficient, got {self.got()}")
             if sign == "-":
                 text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
-            terms.append((text, self.value("a numeric attribute")))
-            token = self.peek()
-            sign = self.accept("+") or (token.value if token is not None and token.kind == "word"
-                                        and token.value == "-" else None)
-            if sign == "-":
-                self.pos += 1
+            terms.append((text, self.take("a numeric attribute")))
+            sign = self.accept("+", "-")
         return tuple(terms)
 
     def frequencies(self) -> Tuple[float, float, float, float, int]:
         """``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n]``, after the opening bracket."""
-        values = [float(self.number("a number"))]
+        values = [float(self.take("a number", number=True))]
         for _ in range(4):
             self.expect(",")
-            values.append(float(self.number("a number")))
+            values.append(float(self.take("a number", number=True)))
         self.expect("]")
         n = values[4]
         if not all(math.isfinite(v) for v in values) or n < 0 or n != int(n):
@@ -660,13 +630,8 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
-@validate_params(
-    {
-        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
-        "path": [PATH],
-        "evaluation": "no_validation",  # checked by RuleSet.to_string
-    }
-)
+@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")], "path": [PATH],
+                  "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)

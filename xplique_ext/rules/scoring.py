@@ -89,17 +89,10 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
-@validate_params(
-    {
-        "rules": RULES,
-        "data": "no_validation",  # a Dataset, a DataFrame or an array: checked below
-        "reference": [ArrayLike(kind="any"), None],  # its length is checked against `data`
-        "psi": [PSI],
-        "mode": MODE,
-        "count_default": [Boolean()],
-        "feature_names": "no_validation",  # with an array `data` only: checked below
-    }
-)
+@validate_params({  # data (a Dataset, a DataFrame or an array) and feature_names: below
+    "rules": RULES, "data": "no_validation", "reference": [ArrayLike(kind="any"), None],
+    "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
+})
 def score_rules(
     rules: RuleSet,
     data: Any,
