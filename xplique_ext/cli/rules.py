@@ -299,41 +299,46 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
 
 
 Row = Tuple[str, float, float, Optional[float]]
-_PAIR = re.compile(r"^(?:(?P<label>[^=]+)=)?(?P<values>[^=]+)$")
+
+
+def _float(text: str) -> Optional[float]:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _row(text: str, where: str) -> Row:
+    """``p r [coverage] [label]`` (commas or white space between) as a row."""
+    parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
+    values: List[Optional[float]] = []
+    for value in map(_float, parts):
+        if value is None:  # the label starts here
+            break
+        values.append(value)
+    if len(values) not in (2, 3):
+        raise ValueError(f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
+                         f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}")
+    return " ".join(parts[len(values):]), values[0], values[1], (values + [None])[2]
 
 
 def _parse_pair(text: str) -> Row:
-    """``LABEL=P,R[,COVERAGE]`` (the label optional) as a row."""
-    match = _PAIR.match(text.strip())
-    parts = [p for p in re.split(r"[,\s]+", match.group("values").strip()) if p] if match else []
-    if len(parts) not in (2, 3):
-        raise ValueError(f"expected P,R[,COVERAGE] or LABEL=P,R[,COVERAGE], got {text!r}")
-    try:
-        values = [float(p) for p in parts] + [None]
-    except ValueError:
-        raise ValueError(f"expected numbers in {text!r}") from None
-    return (match.group("label") or "").strip(), values[0], values[1], values[2]
+    """An argument ``LABEL=P,R[,COVERAGE]`` (the label optional) as a row."""
+    label, _, values = text.rpartition("=")
+    row = _row(values, "")
+    if row[0]:
+        raise ValueError(f"expected numbers in {text!r}")
+    return (label.strip(),) + row[1:]
 
 
 def _parse_lines(text: str, source: str) -> List[Row]:
     """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment, a first line
-    without numbers is a header)."""
+    that does not start with a number is a header)."""
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
-        parts = [p for p in re.split(r"[,\s]+", line) if p]
-        values: List[Optional[float]] = []
-        for part in parts:
-            try:
-                values.append(float(part))
-            except ValueError:
-                break
-        if not parts or (number == 1 and not values):
-            continue
-        if len(values) not in (2, 3):
-            raise ValueError(f"{source}, line {number}: expected 'p r [coverage] [label]', "
-                             f"got {line!r}")
-        rows.append((" ".join(parts[len(values):]), values[0], values[1], (values + [None])[2]))
+        if line and (n > 1 or _float(re.split(r"[,\s]+", line)[0]) is not None):
+            rows.append(_row(line, f"{source}, line {n}: "))
     return rows
 
 
