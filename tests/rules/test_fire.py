@@ -71,7 +71,7 @@ def test_figure3_isoline():
     np.testing.assert_allclose(
         fire_isoline(1.0, 40.0, 1, [2, 4, 6, 8]), [19.3, 9.3, 6.1, 4.5], atol=0.05
     )
-    assert FiRe(1.0).isoline(40.0, 1, [1.0])[0] == pytest.approx(40.0)
+    assert fire_isoline(1.0, 40.0, 1, [1.0])[0] == pytest.approx(40.0)
 
 
 def test_scalar_and_array_returns():

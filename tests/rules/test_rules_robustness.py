@@ -90,7 +90,7 @@ BOOLEAN_CASES = {
         "readability_grid",
     ),
     "isoline psi=True": (lambda: fire_isoline(True, 40.0, 1, [2]), "psi"),
-    "FiRe(1).isoline(p=True)": (lambda: FiRe(1).isoline(True, 1, [2]), "predictive_loss"),
+    "fire_isoline(p=True)": (lambda: fire_isoline(1.0, True, 1, [2]), "predictive_loss"),
     "score_rules(psi=True)": (lambda: _score_voyage(True), "psi"),
     "rule_measures(bh=True)": (lambda: rule_measures(True, 1, 2, 3), "bh"),
     "rule_measures bool array": (

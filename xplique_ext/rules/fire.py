@@ -308,13 +308,6 @@ class FiRe(BaseMetric):
             {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
         )
 
-    def isoline(
-        self, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
-    ) -> np.ndarray:
-        """Predictive losses that give the same score as ``(p, r)`` at each ``r`` of the grid
-        (the isolines of Fig. 3 and 5); see :func:`fire_isoline`."""
-        return fire_isoline(self.psi, predictive_loss, readability_loss, readability_grid)
-
 
 class QsScore(BaseMetric):
     """The quality score Qs = p (2 - coverage) r the FiRe paper compares with (lower is
