@@ -19,7 +19,7 @@ import pandas as pd
 from ..commons.params import InstanceOf, validate_params
 from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
-from .trees import _number
+from .trees import _names, _number
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
@@ -52,15 +52,7 @@ def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> D
     """Map the learner's feature identifiers to attribute names (``feature_names`` in
     the learner's training column order, or the identifiers as text)."""
     trained = list(trained)
-    names = [str(f) for f in (trained if feature_names is None else feature_names)]
-    if len(names) != len(trained):
-        raise ValueError(
-            f"`feature_names` must have {len(trained)} names (the learner was trained "
-            f"on {len(trained)} features), got {len(names)}"
-        )
-    if len(set(names)) != len(names):
-        raise ValueError(f"`feature_names` must be distinct, got {names}")
-    return dict(zip(trained, names))
+    return dict(zip(trained, _names(feature_names, [str(f) for f in trained], "feature_names")))
 
 
 # ------------------------------------------------------------------------ wittgenstein

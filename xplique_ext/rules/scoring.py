@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
+from .checking import _real
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
 from .fire import fire_score, qs_score
@@ -60,13 +61,6 @@ RuleSetScore.__init__ = validate_params({
     "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
     "n_examples": [Interval(numbers.Integral, 0, None)],
 })(RuleSetScore.__init__)
-
-
-def _is_number(text) -> bool:
-    try:
-        return bool(np.isfinite(float(text)))
-    except (TypeError, ValueError):
-        return False
 
 
 def _missing(values: np.ndarray) -> np.ndarray:
@@ -158,7 +152,7 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    numeric_heads = all(_is_number(rule.head) for rule in rules.all_rules)
+    numeric_heads = all(_real(rule.head) is not None for rule in rules.all_rules)
     regression = numeric_heads and reference.dtype.kind == "f"
     task = "regression" if regression else "classification"
     if regression:  # heads kept as text when no numeric class is declared
