@@ -18,7 +18,8 @@ from .errors import RuleParseError
 from .names import Attribute, Names
 
 __all__ = [
-    "BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "typed_value",
+    "BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
+    "typed_value",
 ]
 
 #: Operators that need an ordered attribute.
@@ -28,7 +29,7 @@ BOOLEAN_VALUES = {**dict.fromkeys(("true", "t", "yes", "y", "1"), "true"),
                   **dict.fromkeys(("false", "f", "no", "n", "0"), "false")}
 
 
-def _real(text: str) -> Optional[float]:
+def real_value(text: str) -> Optional[float]:
     """``text`` as a finite float, or None."""
     try:
         value = float(text)
@@ -52,7 +53,7 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
     """
     kind = attribute.type
     if kind in ("integer", "real"):
-        return _real(text)
+        return real_value(text)
     if kind == "boolean":
         return BOOLEAN_VALUES.get(text.lower())
     if kind in ("date", "time"):
@@ -90,9 +91,9 @@ def _linear_fault(condition, names: Names) -> Optional[str]:
         if not names[name].is_numeric:
             return (f"attribute {name!r} in a linear combination is {names[name].type}, "
                     "not integer or real")
-        if _real(coefficient) is None:
+        if real_value(coefficient) is None:
             return f"coefficient {coefficient!r} is not a number"
-    if _real(condition.value) is None:
+    if real_value(condition.value) is None:
         return f"value {condition.value!r} of a linear combination is not a number"
     return None
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .checking import _real
+from .checking import real_value
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
 from .fire import fire_score, qs_score
@@ -152,7 +152,7 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    numeric_heads = all(_real(rule.head) is not None for rule in rules.all_rules)
+    numeric_heads = all(real_value(rule.head) is not None for rule in rules.all_rules)
     regression = numeric_heads and reference.dtype.kind == "f"
     task = "regression" if regression else "classification"
     if regression:  # heads kept as text when no numeric class is declared
