@@ -217,7 +217,9 @@ def run_rules(args: argparse.Namespace) -> int:
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
     except ValueError as err:
-        if args.dask is None or type(err).__name__ != "SchedulerError":
+        from ..rules.on_dask import SchedulerError
+
+        if args.dask is None or not isinstance(err, SchedulerError):
             raise
         return _fail("rules", f"--dask: {err}")
     return 0
