@@ -41,10 +41,12 @@ class ParseError(ValueError):
         text: Optional[str] = None,
     ) -> None:
         self.message, self.file, self.line, self.text = message, file, line, text
-        where = ", ".join(part for part in (
-            None if file is None else str(file), None if line is None else f"line {line}") if part)
-        shown = "" if text is None else f": {text if len(text) <= 120 else text[:117] + '...'!r}"
-        super().__init__(f"{where}: {message}{shown}" if where else f"{message}{shown}")
+        where = [] if file is None else [str(file)]
+        if line is not None:
+            where.append(f"line {line}")
+        if text is not None:  # the offending text, shortened past 120 characters
+            message += f": {text if len(text) <= 120 else text[:117] + '...'!r}"
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
     def __reduce__(self):  # keep pickling (multiprocessing, pytest-xdist) working
         return (_rebuild, (type(self), self.message, self.file, self.line, self.text))

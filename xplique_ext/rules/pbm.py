@@ -447,7 +447,8 @@ class _RuleParser:
         if number:
             ok = word and _NUMBER.match(token.value)
         else:
-            ok = (word and token.value not in _KEYWORDS) or (token and token.kind == "quoted")
+            ok = (word and token.value not in _KEYWORDS) or (
+                token is not None and token.kind == "quoted")
         if not ok:
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
