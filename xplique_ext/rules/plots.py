@@ -173,17 +173,10 @@ def plot_rule_measures(
     -------
     matplotlib.axes.Axes
     """
-    ax = _axes(ax)
     missing = [m for m in measures if m not in frame.columns]
     if missing:
         raise ValueError(f"`measures` not in the table: {missing}")
-    x = np.arange(len(frame))
-    width = 0.8 / max(len(measures), 1)
-    for k, measure in enumerate(measures):
-        offset = (k - (len(measures) - 1) / 2) * width
-        ax.bar(x + offset, frame[measure].to_numpy(dtype=float), width, label=measure)
-    ax.set_xticks(x)
-    ax.set_xticklabels(frame["rule"].tolist())
+    ax = frame.set_index("rule")[list(measures)].astype(float).plot.bar(ax=_axes(ax), rot=0)
     ax.axhline(0.0, color="gray", linewidth=0.8)
     ax.legend(fontsize="small")
     return ax
