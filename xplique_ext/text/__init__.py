@@ -12,7 +12,6 @@ and keras-hub transformers (see :mod:`.hub`). The metric itself is
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
-from .distillation import distillation_pi, rule_conjuncts, rule_teacher
 from .embeddings import load_word_vectors, set_embedding
 from .explainers import (
     IntegratedGradientsTokenExplainer,
@@ -86,11 +85,14 @@ __all__ = [
 ]
 
 
+#: names of :mod:`.distillation`, which subclasses keras.Model: resolved on first use, so
+#: that ``import xplique_ext.text`` loads no TensorFlow
+_DISTILLATION = ("RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher")
+
+
 def __getattr__(name: str):
-    # RuleDistillation subclasses keras.Model: resolved on first use, so that
-    # ``import xplique_ext.text`` loads no TensorFlow.
-    if name == "RuleDistillation":
+    if name in _DISTILLATION:
         from . import distillation
 
-        return distillation.RuleDistillation
+        return getattr(distillation, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
