@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import NO_VALIDATION, Boolean, InstanceOf, Interval, Options, validate_params
+from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from .rules import resolve_rules
 
 __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
@@ -145,18 +145,12 @@ _UNIT = Interval(numbers.Real, 0, 1)
 
 
 @validate_params({
-    "n": [Interval(numbers.Integral, 0, None)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "rules": NO_VALIDATION,  # checked by resolve_rules
-    "structured": [_UNIT],
-    "contrastive": [Boolean(), _UNIT],
-    "label_by": [Options(["rule", "anti", "A", "B"])],
-    "a_style": [Options(CLAUSE_STYLES)],
-    "b_style": [Options(CLAUSE_STYLES)],
-    "comma": [_UNIT],
-    "max_tokens": [Interval(numbers.Integral, 7, None)],
-    "lexicon": [InstanceOf(Lexicon), None],
-})
+    "n": [Interval(numbers.Integral, 0, None)], "seed": [Interval(numbers.Integral, 0, None), None],
+    "rules": "no_validation",  # checked by resolve_rules
+    "structured": [_UNIT], "contrastive": [Boolean(), _UNIT], "comma": [_UNIT],
+    "label_by": [Options(["rule", "anti", "A", "B"])], "a_style": [Options(CLAUSE_STYLES)],
+    "b_style": [Options(CLAUSE_STYLES)], "max_tokens": [Interval(numbers.Integral, 7, None)],
+    "lexicon": [InstanceOf(Lexicon), None]})
 def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
                        structured: float = 0.75, contrastive: Union[bool, float] = True,
                        label_by: str = "rule", a_style: str = "mixed", b_style: str = "mixed",

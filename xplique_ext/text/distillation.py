@@ -107,15 +107,15 @@ HU_ALPHA = 0.95
 LOGICS = ("lukasiewicz", "average")
 
 _UNIT = Interval(numbers.Real, 0.0, 1.0)
+_LOGIC = Options(LOGICS)
 _C = [Interval(numbers.Real, 0.0, None)]
 _PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within=_UNIT,
                             batch_hint=False)]
 
 
 # --------------------------------------------------------------------------- teacher
-@validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C,
-                  "has_rule": [ArrayLike(kind="numeric", ndim=(0, 1)), None],
-                  "logic": [Options(LOGICS)]})
+@validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C, "logic": [_LOGIC],
+                  "has_rule": [ArrayLike("numeric", ndim=(0, 1)), None]})
 def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
                  logic: str = "lukasiewicz") -> np.ndarray:
     """The rule-regularised teacher q of iterative rule knowledge distillation (Eq. 2).
@@ -327,15 +327,10 @@ class RuleDistillation(keras.Model):
 
     @validate_params({
         "student": [InstanceOf(keras.Model)],  # one input or a dict, binary: checked below
-        "rules": NO_VALIDATION,  # resolve_rules
-        "C": _C,
-        "alpha": [_UNIT],
-        "pi_max": [_UNIT],
-        "pi": [_UNIT, None],
         "tokenizer": NO_VALIDATION,  # checked against the student's input dtype
-        "logic": [Options(LOGICS)],
-        "name": [InstanceOf(str)],
-    })
+        "rules": NO_VALIDATION,  # resolve_rules
+        "C": _C, "alpha": [_UNIT], "pi_max": [_UNIT], "pi": [_UNIT, None],
+        "logic": [_LOGIC], "name": [InstanceOf(str)]})
     def __init__(self, student: Any, *, rules: Any = None, C: float = HU_C,
                  alpha: float = HU_ALPHA, pi_max: float = 1.0, pi: Optional[float] = None,
                  tokenizer: Any = None, logic: str = "lukasiewicz",

@@ -34,12 +34,10 @@ from ..commons.warnings import XpliqueExtWarning, warn
 __all__ = ["load_word_vectors", "set_embedding"]
 
 
-@validate_params({
-    "path": "no_validation",  # a file: FileNotFoundError names it
-    "vocabulary": [Strings(what="tokens")],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "oov_scale": [Interval(numbers.Real, 0.0, None)],
-})
+@validate_params({"path": "no_validation",  # a file: FileNotFoundError names it
+                  "vocabulary": [Strings(what="tokens")],
+                  "seed": [Interval(numbers.Integral, 0, None), None],
+                  "oov_scale": [Interval(numbers.Real, 0.0, None)]})
 def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
                       oov_scale: float = 0.25) -> Tuple[np.ndarray, int]:
     """Embedding matrix (V, D) of ``vocabulary`` from a word2vec / GloVe text file.
@@ -111,12 +109,9 @@ def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
     return matrix, len(vectors)
 
 
-@validate_params({
-    "model": [Callable_()],  # a Keras model with an embedding layer called `name`
-    "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
-    "trainable": [Boolean()],
-    "name": [InstanceOf(str)],
-})
+@validate_params({"model": [Callable_()],  # a Keras model with an embedding layer called `name`
+                  "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
+                  "trainable": [Boolean()], "name": [InstanceOf(str)]})
 def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
     """Set the weights of ``model``'s embedding layer (``name``) to ``matrix`` (None
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.

@@ -54,15 +54,7 @@ import numbers
 import sys
 from typing import Any, List, Optional, Sequence
 
-from ..commons.params import (
-    NO_VALIDATION,
-    Boolean,
-    Callable_,
-    InstanceOf,
-    Interval,
-    Options,
-    validate_params,
-)
+from ..commons.params import Boolean, Callable_, InstanceOf, Interval, Options, validate_params
 from .models import _HEAD_PARAMETERS
 
 __all__ = ["adapt_text_model", "is_keras_hub_model", "load_hub_backbone", "build_hub_classifier"]
@@ -100,12 +92,9 @@ def is_keras_hub_model(model: Any) -> bool:
             or "token_ids" in (_dict_input_names(model) or ()))
 
 
-@validate_params({
-    "model": [Callable_()],
-    "tokenizer": NO_VALIDATION,  # checked against the model
-    "mask_string": [InstanceOf(str)],  # no whitespace: checked by TextClassifier
-    "activation": [Options(("auto", "logits", "softmax", "sigmoid"))],
-})
+@validate_params({"model": [Callable_()], "tokenizer": "no_validation",  # checked by the adapter
+                  "mask_string": [InstanceOf(str)],  # no whitespace: checked by TextClassifier
+                  "activation": [Options(("auto", "logits", "softmax", "sigmoid"))]})
 def adapt_text_model(model: Any, tokenizer: Any = None, *, mask_string: str = "UNKWORDZ",
                      activation: str = "auto") -> tuple:
     """``(model, tokenizer)`` as :class:`~xplique_ext.text.classifier.TextClassifier`
@@ -210,13 +199,9 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
                 preset, sequence_length=sequence_length))
 
 
-@validate_params({
-    "backbone": NO_VALIDATION,  # a keras-hub Backbone with a dict input: checked below
-    "head": [Options(("cnn", "lstm"))],
-    "trainable": [Boolean()],
-    **_HEAD_PARAMETERS,
-    "copy": [Boolean()],
-})
+@validate_params({"backbone": "no_validation",  # a keras-hub Backbone with a dict input: below
+                  "head": [Options(("cnn", "lstm"))], "trainable": [Boolean()], "copy": [Boolean()],
+                  **_HEAD_PARAMETERS})
 def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = False,
                          filters: int = 64, kernel_sizes: Sequence[int] = (3, 4, 5),
                          units: int = 128, dropout: float = 0.5, seed: int = 0,
@@ -284,7 +269,8 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
         raise ValueError("`backbone` must take the dict token_ids / padding_mask (a text "
                          f"backbone), got inputs {names}")
     if copy:  # same class, configuration and weights
-        weights, backbone = backbone.get_weights(), type(backbone).from_config(backbone.get_config())
+        weights, backbone = backbone.get_weights(), type(backbone).from_config(
+            backbone.get_config())
         backbone.set_weights(weights)
     backbone.trainable = trainable
     inputs = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in names}

@@ -67,13 +67,10 @@ _LIBRARIES = {
 _HIDDEN = "GLUE keeps the labels of SST-2's test split hidden: use split='validation' (dev.tsv)"
 
 
-@validate_params({
-    "name": [Options(tuple(DATASETS))],
-    "split": [Options(("train", "validation", "dev", "test"))],  # per dataset: in the body
-    "path": [InstanceOf(str, os.PathLike, description="a str or a path"), None],
-    "contrastive_only": [Boolean()],
-    "rules": "no_validation",  # resolve_rules
-})
+@validate_params({"name": [Options(tuple(DATASETS))], "contrastive_only": [Boolean()],
+                  "split": [Options(("train", "validation", "dev", "test"))],  # per dataset: below
+                  "path": [InstanceOf(str, os.PathLike, description="a str or a path"), None],
+                  "rules": "no_validation"})  # resolve_rules
 def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
                            contrastive_only: bool = False, *,
                            rules: Any = None) -> Tuple[List[str], np.ndarray]:
@@ -155,7 +152,8 @@ def _read_file(file: Path, name: str) -> Tuple[List[str], List[str], List[int]]:
     """(texts, raw labels, line numbers) of a published file, its columns checked."""
     sst2 = name == "sst2"
     with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
-        rows = csv.reader(handle, **({"delimiter": "\t", "quoting": csv.QUOTE_NONE} if sst2 else {}))
+        tsv = {"delimiter": "\t", "quoting": csv.QUOTE_NONE}
+        rows = csv.reader(handle, **(tsv if sst2 else {}))
         header = [h.strip() for h in next(rows, [])] if sst2 else None
         if header == []:
             raise ValueError(f"`path` {str(file)!r} is empty: expected GLUE SST-2's TSV")

@@ -20,7 +20,6 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..commons.params import (
-    NO_VALIDATION,
     ArrayLike,
     Boolean,
     Callable_,
@@ -39,25 +38,16 @@ __all__ = ["make_vectorizer", "build_cnn_classifier", "build_lstm_classifier",
 _POSITIVE = [Interval(numbers.Integral, 1, None)]
 _SEED = [Interval(numbers.Integral, 0, None)]
 _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
+_REAL = Interval(numbers.Real, None, None)
 #: The heads' parameters (the CNN/LSTM builders and build_hub_classifier).
-_HEAD_PARAMETERS = {
-    "filters": _POSITIVE,
-    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
-                               within=Interval(numbers.Integral, 1, None))],
-    "units": _POSITIVE,
-    "dropout": _DROPOUT,
-    "seed": _SEED,
-}
+_HEAD_PARAMETERS = {"filters": _POSITIVE, "units": _POSITIVE, "dropout": _DROPOUT, "seed": _SEED,
+                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
+                                               within=Interval(numbers.Integral, 1, None))]}
 #: The word-embedding builders' parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
-_BUILDER_PARAMETERS = {
-    "vectorizer": NO_VALIDATION,
-    "sequence_length": [Interval(numbers.Integral, 1, None), None],
-    "raw_strings": [Boolean()],
-    "embedding_dim": _POSITIVE,
-    "dropout": _DROPOUT,
-    "seed": _SEED,
-}
+_BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSITIVE, None],
+                       "raw_strings": [Boolean()], "embedding_dim": _POSITIVE, "dropout": _DROPOUT,
+                       "seed": _SEED}
 
 
 @validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
@@ -189,16 +179,10 @@ def build_lstm_classifier(vectorizer: Union[int, Any], *, sequence_length: Optio
                   units=units, dropout=dropout, seed=seed)
 
 
-@validate_params({
-    "model": [Callable_()],
-    "x": [ArrayLike("any")],
-    "y": [ArrayLike("numeric", finite=True)],
-    "epochs": _POSITIVE,
-    "batch_size": _POSITIVE,
-    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-    "seed": _SEED,
-    "verbose": [Interval(numbers.Integral, 0, 2)],
-})
+@validate_params({"model": [Callable_()], "x": [ArrayLike("any")], "epochs": _POSITIVE,
+                  "y": [ArrayLike("numeric", finite=True)], "batch_size": _POSITIVE, "seed": _SEED,
+                  "verbose": [Interval(numbers.Integral, 0, 2)],
+                  "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")]})
 def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size: int = 32,
                      learning_rate: float = 1e-3, seed: int = 0, verbose: int = 0):
     """Compile (Adam, binary cross-entropy) and train ``model``; the training order is
@@ -279,11 +263,8 @@ class BagOfWordsModel:
 
     @validate_params({
         "weights": [InstanceOf(dict, Mapping, description="a mapping word -> weight")],
-        "bias": [Interval(numbers.Real, None, None)],
-        "part": [Options(["all", "A", "B"])],
-        "rules": NO_VALIDATION,  # checked by resolve_rules
-        "sequence_length": _POSITIVE,
-    })
+        "bias": [_REAL], "part": [Options(["all", "A", "B"])], "sequence_length": _POSITIVE,
+        "rules": "no_validation"})  # checked by resolve_rules
     def __init__(self, weights: Mapping[str, float], bias: float = 0.0, *, part: str = "all",
                  rules: Any = None, sequence_length: int = 64):
         import keras
@@ -297,8 +278,7 @@ class BagOfWordsModel:
             norm = normalize_token(str(word))
             if not norm or len(norm.split()) != 1:
                 raise ValueError(f"`weights` keys must be single words, got {word!r}")
-            self.weights[norm] = check_param(w, f"weights[{word!r}]",
-                                             [Interval(numbers.Real, None, None)])
+            self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
             vocabulary=sorted(set(self.weights) | set(self.rules)),
             output_sequence_length=sequence_length)
