@@ -433,15 +433,11 @@ class RuleDistillation(keras.Model):
     def _two_class(self, p):
         return ops.concatenate([1.0 - p, p], axis=-1) if self.sigmoid else p
 
-    def _data_loss(self, y, p):
+    def _cross_entropy(self, target, p):
+        """Mean cross-entropy from the student's output p to a two-class target (N, 2)."""
         if self.sigmoid:
-            return ops.mean(keras.losses.binary_crossentropy(y, p))
-        return ops.mean(keras.losses.sparse_categorical_crossentropy(y, p))
-
-    def _rule_loss(self, q, p):
-        if self.sigmoid:
-            return ops.mean(keras.losses.binary_crossentropy(q[:, 1:2], p))
-        return ops.mean(keras.losses.categorical_crossentropy(q, p))
+            return ops.mean(keras.losses.binary_crossentropy(target[:, 1:], p))
+        return ops.mean(keras.losses.categorical_crossentropy(target, p))
 
     def current_pi(self):
         """pi of the coming step (Eq. 4 with t = (step + 1) / steps per epoch)."""
@@ -451,7 +447,7 @@ class RuleDistillation(keras.Model):
         return ops.minimum(self.pi_max, 1.0 - ops.power(self.alpha, t))
 
     def train_step(self, data):
-        x, y = data[0], ops.reshape(ops.cast(data[1], "float32"), (-1, 1))
+        x, y = data[0], _one_hot(data[1])
         pi = self.current_pi()
         p_rule = ops.stop_gradient(self.student(x["x_rule"], training=False))
         with tf.GradientTape() as tape:
@@ -459,7 +455,7 @@ class RuleDistillation(keras.Model):
             q = ops.stop_gradient(_teacher_ops(
                 self._two_class(p), self._two_class(p_rule), ops.cast(x["has_rule"], p.dtype),
                 self.C, self.logic))
-            loss = (1.0 - pi) * self._data_loss(y, p) + pi * self._rule_loss(q, p)
+            loss = (1.0 - pi) * self._cross_entropy(y, p) + pi * self._cross_entropy(q, p)
             if self.student.losses:
                 loss = loss + ops.sum(self.student.losses)
         # variables the output does not depend on (a keras-hub backbone's pooler under a
@@ -472,18 +468,24 @@ class RuleDistillation(keras.Model):
         return self._track(loss, y, p, self.metrics)
 
     def test_step(self, data):
-        x, y = data[0], ops.reshape(ops.cast(data[1], "float32"), (-1, 1))
+        x, y = data[0], _one_hot(data[1])
         p = self.student(x["x"] if isinstance(x, dict) else x, training=False)
-        return self._track(self._data_loss(y, p), y, p, (self.loss_tracker, self.acc_tracker))
+        return self._track(self._cross_entropy(y, p), y, p, (self.loss_tracker, self.acc_tracker))
 
     def _track(self, loss, y, p, metrics):
         self.loss_tracker.update_state(loss)
-        self.acc_tracker.update_state(y, p if self.sigmoid else p[:, 1:2])
+        self.acc_tracker.update_state(y[:, 1:], p if self.sigmoid else p[:, 1:2])
         return {m.name: m.result() for m in metrics}
 
     @property
     def metrics(self):
         return [self.loss_tracker, self.pi_tracker, self.acc_tracker]
+
+
+def _one_hot(y):
+    """Binary labels as two-class distributions (N, 2)."""
+    y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
+    return ops.concatenate([1.0 - y, y], axis=-1)
 
 
 def _dataset_steps(x: Any) -> int:
