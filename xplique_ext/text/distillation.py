@@ -497,9 +497,7 @@ def _dataset_steps(x: Any) -> int:
                         "RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), got "
                         f"elements {spec}")
     steps = int(x.cardinality())
-    if steps == 0:
-        raise ValueError("`x` must hold at least one batch, got an empty tf.data.Dataset")
-    if steps < 0:
-        raise ValueError("`x` must be a tf.data.Dataset of known, finite length (the pi schedule "
-                         f"counts epochs in batches), got cardinality {steps}")
+    if steps <= 0:  # empty (0), infinite (-1) or unknown (-2)
+        raise ValueError("`x` must hold at least one batch and be of known, finite length (the "
+                         f"pi schedule counts epochs in batches), got cardinality {steps}")
     return steps

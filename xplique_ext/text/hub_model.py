@@ -103,9 +103,8 @@ class KerasHubTextModel(keras.Model):
         self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string,
                                        None if mask_id is None else int(mask_id))
         self.max_pieces, self.logits, self.input_names = max_pieces, logits, list(input_names)
-        self.start_id, self.end_id, self.pad_id = (int(hub_tokenizer.start_token_id),
-                                                   int(hub_tokenizer.end_token_id),
-                                                   int(hub_tokenizer.pad_token_id))
+        self.start_id, self.end_id, self.pad_id = (
+            int(getattr(hub_tokenizer, f"{k}_token_id")) for k in ("start", "end", "pad"))
 
     def _packed(self, ids):
         """The backbone's dict for word-piece ids: ``[CLS] pieces [SEP]``, padding."""
