@@ -23,10 +23,10 @@ import numpy as np
 from ..commons.params import (
     ArrayLike,
     Boolean,
-    Callable_,
     InstanceOf,
     Interval,
     Strings,
+    describe,
     validate_params,
 )
 from ..commons.warnings import XpliqueExtWarning, warn
@@ -109,7 +109,7 @@ def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
     return matrix, len(vectors)
 
 
-@validate_params({"model": [Callable_()],  # a Keras model with an embedding layer called `name`
+@validate_params({"model": "no_validation",  # a Keras model with an embedding layer `name`
                   "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
                   "trainable": [Boolean()], "name": [InstanceOf(str)]})
 def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
@@ -117,10 +117,16 @@ def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, nam
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
 
     Returns the model."""
-    layers = {layer.name: layer for layer in getattr(model, "layers", None) or ()}
-    if not hasattr(layers.get(name), "embeddings"):
-        raise ValueError(f"`name` must name an embedding layer of `model` (its layers: "
+    if not callable(getattr(model, "get_layer", None)):
+        raise TypeError(f"`model` must be a Keras model with an embedding layer, got "
+                        f"{describe(model)}")
+    layers = {layer.name: layer for layer in model.layers}
+    if name not in layers:
+        raise ValueError(f"`name` must be the name of a layer of `model` (one of "
                          f"{list(layers)}), got {name!r}")
+    if not hasattr(layers[name], "embeddings"):
+        raise ValueError(f"`name` must name an embedding layer, got {name!r}, a "
+                         f"{type(layers[name]).__name__} layer")
     layer = layers[name]
     if matrix is not None:
         if matrix.shape != tuple(layer.embeddings.shape):
