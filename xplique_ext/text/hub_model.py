@@ -46,20 +46,26 @@ class _HubTokenizer(Tokenizer):
         self.raw, self.mask_string, self.mask_id = tokenizer, mask_string, mask_id
         self.is_text_vectorization, self.sequence_length, self._piece_cache = False, None, {}
 
+    def _is_mask(self, word: str) -> bool:
+        return self.mask_id is not None and word == self.mask_string
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         layouts, runs = [], []  # per text: indices of its runs of words, None for a mask
         for text in texts:
             layout: List[Optional[int]] = []
-            for is_mask, group in itertools.groupby(
-                    text.split(), lambda w: self.mask_id is not None and w == self.mask_string):
+            for is_mask, group in itertools.groupby(text.split(), self._is_mask):
                 words = list(group)
-                layout += [None] * len(words) if is_mask else [len(runs)]
-                runs += [] if is_mask else [" ".join(words)]
+                if is_mask:
+                    layout += [None] * len(words)
+                else:
+                    layout.append(len(runs))
+                    runs.append(" ".join(words))
             layouts.append(layout)
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        return _pad([[p + 1 for k in layout for p in (ids[k] if k is not None else [self.mask_id])]
+        mask = [self.mask_id]
+        return _pad([[p + 1 for k in layout for p in (mask if k is None else ids[k])]
                      for layout in layouts])
 
 
