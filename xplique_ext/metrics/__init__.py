@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
+        GroundTruthMeasure,
         GroundTruthSaliency,
         LowModelAccuracyWarning,
         emd,
@@ -53,6 +54,7 @@ __getattr__, __dir__ = lazy_exports(
         ],
         ".ground_truth": [
             "GroundTruthLocalisation",
+            "GroundTruthMeasure",
             "GroundTruthSaliency",
             "LowModelAccuracyWarning",
             "emd",
@@ -80,6 +82,7 @@ __all__ = [
     "NoRuleKeywordWarning",
     "GroundTruthSaliency",
     "GroundTruthLocalisation",
+    "GroundTruthMeasure",
     "LowModelAccuracyWarning",
     "emd",
     "kl_divergence",
