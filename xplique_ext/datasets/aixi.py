@@ -49,31 +49,11 @@ import numpy as np
 from ..commons.params import PATH, ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 
 __all__ = [
-    "AIXIData",
-    "ObjectMasks",
-    "make_aixi_shape",
-    "make_aixi_color",
-    "load_aixi",
-    "ssin",
-    "suum",
-    "class_function",
-    "FUNCTIONS",
-    "resolve_function",
-    "apply_function",
-    "WEIGHTS",
-    "CLASS_WEIGHTS",
-    "PAPER_WEIGHTS",
-    "SHAPE_PATTERNS",
-    "COLOR_PATTERNS",
-    "COLOR_INTENSITIES",
-    "LAYOUTS",
-    "CONVENTIONS",
-    "MIN_IMAGE_SIZE",
-    "MAX_PER_PATTERN",
-    "max_count",
-    "min_image_size",
-    "count_patterns",
-    "exact_object_shapley",
+    "AIXIData", "ObjectMasks", "make_aixi_shape", "make_aixi_color", "load_aixi", "ssin",
+    "suum", "class_function", "FUNCTIONS", "resolve_function", "apply_function", "WEIGHTS",
+    "CLASS_WEIGHTS", "PAPER_WEIGHTS", "SHAPE_PATTERNS", "COLOR_PATTERNS", "COLOR_INTENSITIES",
+    "LAYOUTS", "CONVENTIONS", "MIN_IMAGE_SIZE", "MAX_PER_PATTERN", "max_count",
+    "min_image_size", "count_patterns", "exact_object_shapley",
 ]
 
 #: Weights of ssin (Eq. 2) and suum (Eq. 3): the theoretical relative importances.

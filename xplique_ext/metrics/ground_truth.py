@@ -60,17 +60,9 @@ from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = [
-    "emd",
-    "kl_divergence",
-    "relevance_mass_accuracy",
-    "relevance_rank_accuracy",
-    "pointing_game",
-    "GroundTruthMeasure",
-    "GroundTruthSaliency",
-    "GroundTruthLocalisation",
-    "LowModelAccuracyWarning",
-    "ground_truth_leaderboard",
-    "EMD_MAX_ARCS",
+    "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
+    "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
+    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS",
 ]
 
 SIGNS = ("abs", "positive")
