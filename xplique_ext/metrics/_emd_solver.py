@@ -109,26 +109,16 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
     if m <= 0:
         return 0
     block = max(int(np.sqrt(m)), 10)
-    next_arc = ctl[0]
-    if next_arc < n or next_arc >= n_arcs:
-        next_arc = n
-    it = 0
-    inf = np.inf
+    next_arc = ctl[0] if n <= ctl[0] < n_arcs else n
+    it, inf = 0, np.inf
     while True:
         # ---- entering arc (block search)
-        in_arc = -1
-        minc = 0.0
-        cnt = block
-        e = next_arc
-        found = False
+        in_arc, minc, cnt, e, found = -1, 0.0, block, next_arc, False
         for _ in range(m):
             c = state[e] * (cost[e] + pi[src[e]] - pi[tgt[e]])
             if c < minc:
-                minc = c
-                in_arc = e
-            e += 1
-            if e == n_arcs:
-                e = n
+                minc, in_arc = c, e
+            e = e + 1 if e + 1 < n_arcs else n
             cnt -= 1
             if cnt == 0:
                 if in_arc >= 0:
@@ -142,15 +132,13 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             found = minc < -_EPS * a
         if not found:
             break
-        next_arc = e
-        it += 1
+        next_arc, it = e, it + 1
         if it > max_iter:
             ctl[0] = next_arc
             return -1
 
         # ---- join node
-        u = src[in_arc]
-        v = tgt[in_arc]
+        u, v = src[in_arc], tgt[in_arc]
         while u != v:
             if succ_num[u] < succ_num[v]:
                 u = parent[u]
@@ -159,37 +147,22 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         join = u
 
         # ---- leaving arc
-        if state[in_arc] == 1:
-            first = src[in_arc]
-            second = tgt[in_arc]
-        else:
-            first = tgt[in_arc]
-            second = src[in_arc]
-        delta = inf
-        result = 0
-        u_out = -1
-        u = first
+        first, second = src[in_arc], tgt[in_arc]
+        if state[in_arc] != 1:
+            first, second = second, first
+        delta, result, u_out, u = inf, 0, -1, first
         while u != join:
             d = flow[pred[u]] if forward[u] else inf
             if d < delta:
-                delta = d
-                u_out = u
-                result = 1
+                delta, u_out, result = d, u, 1
             u = parent[u]
         u = second
         while u != join:
             d = inf if forward[u] else flow[pred[u]]
             if d <= delta:
-                delta = d
-                u_out = u
-                result = 2
+                delta, u_out, result = d, u, 2
             u = parent[u]
-        if result == 1:
-            u_in = first
-            v_in = second
-        else:
-            u_in = second
-            v_in = first
+        u_in, v_in = (first, second) if result == 1 else (second, first)
         if result == 0:  # unbounded: impossible with non-negative costs
             return -2
 
@@ -199,41 +172,25 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             flow[in_arc] += val
             u = src[in_arc]
             while u != join:
-                if forward[u]:
-                    flow[pred[u]] -= val
-                else:
-                    flow[pred[u]] += val
+                flow[pred[u]] += -val if forward[u] else val
                 u = parent[u]
             u = tgt[in_arc]
             while u != join:
-                if forward[u]:
-                    flow[pred[u]] += val
-                else:
-                    flow[pred[u]] -= val
+                flow[pred[u]] += val if forward[u] else -val
                 u = parent[u]
         state[in_arc] = 0
         flow[pred[u_out]] = 0.0
         state[pred[u_out]] = 1
 
         # ---- update the tree structure
-        old_rev_thread = rev_thread[u_out]
-        old_succ_num = succ_num[u_out]
-        old_last_succ = last_succ[u_out]
-        v_out = parent[u_out]
-
+        old_rev_thread, old_succ_num = rev_thread[u_out], succ_num[u_out]
+        old_last_succ, v_out = last_succ[u_out], parent[u_out]
         u = last_succ[u_in]
         right = thread[u]
-        if old_rev_thread == v_in:
-            last = thread[last_succ[u_out]]
-        else:
-            last = thread[v_in]
-
-        stem = u_in
+        last = thread[last_succ[u_out]] if old_rev_thread == v_in else thread[v_in]
+        stem, par_stem, n_dirty = u_in, v_in, 1
         thread[v_in] = stem
-        n_dirty = 0
-        dirty[n_dirty] = v_in
-        n_dirty += 1
-        par_stem = v_in
+        dirty[0] = v_in
         while stem != u_out:
             new_stem = parent[stem]
             thread[u] = new_stem
@@ -243,12 +200,8 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             thread[w] = right
             rev_thread[right] = w
             parent[stem] = par_stem
-            par_stem = stem
-            stem = new_stem
-            if last_succ[stem] == last_succ[par_stem]:
-                u = rev_thread[par_stem]
-            else:
-                u = last_succ[stem]
+            par_stem, stem = stem, new_stem
+            u = rev_thread[par_stem] if last_succ[stem] == last_succ[par_stem] else last_succ[stem]
             right = thread[u]
         parent[u_out] = par_stem
         thread[u] = last
@@ -263,9 +216,7 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             u = dirty[k]
             rev_thread[thread[u]] = u
 
-        tmp_sc = 0
-        tmp_ls = last_succ[u_out]
-        u = u_out
+        tmp_sc, tmp_ls, u = 0, last_succ[u_out], u_out
         while u != u_in:
             w = parent[u]
             pred[u] = pred[w]
@@ -278,27 +229,16 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         forward[u_in] = u_in == src[in_arc]
         succ_num[u_in] = old_succ_num
 
-        up_limit_in = -1
-        up_limit_out = -1
-        if last_succ[join] == v_in:
-            up_limit_out = join
-        else:
-            up_limit_in = join
-
+        up_limit_in, up_limit_out = (-1, join) if last_succ[join] == v_in else (join, -1)
         u = v_in
         while u != up_limit_in and last_succ[u] == v_in:
             last_succ[u] = last_succ[u_out]
             u = parent[u]
-        if join != old_rev_thread and v_in != old_rev_thread:
-            u = v_out
-            while u != up_limit_out and last_succ[u] == old_last_succ:
-                last_succ[u] = old_rev_thread
-                u = parent[u]
-        else:
-            u = v_out
-            while u != up_limit_out and last_succ[u] == old_last_succ:
-                last_succ[u] = last_succ[u_out]
-                u = parent[u]
+        new_last = old_rev_thread if join != old_rev_thread != v_in else last_succ[u_out]
+        u = v_out  # (u_out, in the moved subtree, is not on this path: new_last is fixed)
+        while u != up_limit_out and last_succ[u] == old_last_succ:
+            last_succ[u] = new_last
+            u = parent[u]
 
         u = v_in
         while u != join:
@@ -310,12 +250,9 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             u = parent[u]
 
         # ---- update the potentials of the moved subtree
-        if forward[u_in]:
-            sigma = pi[v_in] - pi[u_in] - cost[pred[u_in]]
-        else:
-            sigma = pi[v_in] - pi[u_in] + cost[pred[u_in]]
-        end = thread[last_succ[u_in]]
-        u = u_in
+        step = -cost[pred[u_in]] if forward[u_in] else cost[pred[u_in]]
+        sigma = pi[v_in] - pi[u_in] + step
+        end, u = thread[last_succ[u_in]], u_in
         while u != end:
             pi[u] += sigma
             u = thread[u]
