@@ -40,8 +40,7 @@ _METRIC_ID = {"euclidean": 0, "manhattan": 1, "sqeuclidean": 2}
 # --------------------------------------------------------------------------- numba kernels
 @_njit
 def _dist(ax, ay, bx, by, metric):
-    dx = ax - bx
-    dy = ay - by
+    dx, dy = ax - bx, ay - by
     if metric == 0:
         return np.sqrt(dx * dx + dy * dy)
     if metric == 1:
@@ -49,50 +48,31 @@ def _dist(ax, ay, bx, by, metric):
     return dx * dx + dy * dy
 
 
-@_njit
 def _init_tree(n, supply, arcs, tree, art_cost):
-    """LEMON's initial basis: every node hangs from the root by its artificial arc
+    """LEMON's initial basis: every node hangs from the root n by its artificial arc
     (supply u -> root at cost 0, root -> demand u at ``art_cost``). ``arcs`` is
     (src, tgt, cost, flow, state) and ``tree`` (parent, pred, thread, rev_thread, succ_num,
     last_succ, forward, pi), as in :func:`_simplex`."""
     src, tgt, cost, flow, state = arcs
     parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi = tree
-    root = n
-    parent[root] = -1
-    pred[root] = -1
-    thread[root] = 0
-    rev_thread[0] = root
-    succ_num[root] = n + 1
-    last_succ[root] = root - 1
-    pi[root] = 0.0
-    for u in range(n):
-        parent[u] = root
-        pred[u] = u
-        thread[u] = u + 1
-        rev_thread[u + 1] = u
-        succ_num[u] = 1
-        last_succ[u] = u
-        state[u] = 0
-        forward[u] = supply[u] >= 0
-        pi[u] = 0.0 if forward[u] else art_cost
-        src[u] = u if forward[u] else root
-        tgt[u] = root if forward[u] else u
-        flow[u] = abs(supply[u])
-        cost[u] = 0.0 if forward[u] else art_cost
+    u = np.arange(n)
+    forward[:n] = supply >= 0
+    parent[:n], pred[:n], thread[:n], succ_num[:n], last_succ[:n] = n, u, u + 1, 1, u
+    parent[n], pred[n], thread[n], succ_num[n], last_succ[n] = -1, -1, 0, n + 1, n - 1
+    rev_thread[0], rev_thread[1:], pi[n] = n, u, 0.0
+    pi[:n] = cost[:n] = np.where(forward[:n], 0.0, art_cost)
+    src[:n], tgt[:n] = np.where(forward[:n], u, n), np.where(forward[:n], n, u)
+    flow[:n], state[:n] = np.abs(supply), 0
 
 
 @_njit
 def _recompute_potentials(n, thread, parent, pred, forward, cost, pi):
     """Potentials from scratch along the tree (pre-order thread), removing the drift of
     the incremental updates; the root keeps potential 0."""
-    root = n
-    pi[root] = 0.0
-    u = thread[root]
-    while u != root:
-        if forward[u]:
-            pi[u] = pi[parent[u]] - cost[pred[u]]
-        else:
-            pi[u] = pi[parent[u]] + cost[pred[u]]
+    pi[n] = 0.0  # the root
+    u = thread[n]
+    while u != n:
+        pi[u] = pi[parent[u]] + (-cost[pred[u]] if forward[u] else cost[pred[u]])
         u = thread[u]
 
 
@@ -266,16 +246,11 @@ def _price(xs, xt, pi_s, pi_t, metric, tol, k_best):
     over all supply x demand pairs: the supply nodes of the ``k_best`` most negative ones
     into each demand node (nt, k_best), -1 where fewer, and the demand node of the most
     negative one out of each supply node (ns,), -1 where none."""
-    ns = xs.shape[0]
-    nt = xt.shape[0]
-    best_t = np.zeros((nt, k_best))
-    arg_t = np.full((nt, k_best), -1, np.int64)
-    best_s = np.zeros(ns)
-    arg_s = np.full(ns, -1, np.int64)
+    ns, nt = xs.shape[0], xt.shape[0]
+    best_t, arg_t = np.zeros((nt, k_best)), np.full((nt, k_best), -1, np.int64)
+    best_s, arg_s = np.zeros(ns), np.full(ns, -1, np.int64)
     for i in range(ns):
-        ax = xs[i, 0]
-        ay = xs[i, 1]
-        pis = pi_s[i]
+        ax, ay, pis = xs[i, 0], xs[i, 1], pi_s[i]
         for j in range(nt):
             r = _dist(ax, ay, xt[j, 0], xt[j, 1], metric) + pis - pi_t[j]
             if r < 0.0 and r < best_t[j, k_best - 1]:
@@ -284,14 +259,11 @@ def _price(xs, xt, pi_s, pi_t, metric, tol, k_best):
                     # insert into the sorted k-best list of demand j
                     pos = k_best - 1
                     while pos > 0 and best_t[j, pos - 1] > r:
-                        best_t[j, pos] = best_t[j, pos - 1]
-                        arg_t[j, pos] = arg_t[j, pos - 1]
+                        best_t[j, pos], arg_t[j, pos] = best_t[j, pos - 1], arg_t[j, pos - 1]
                         pos -= 1
-                    best_t[j, pos] = r
-                    arg_t[j, pos] = i
+                    best_t[j, pos], arg_t[j, pos] = r, i
                     if r < best_s[i]:
-                        best_s[i] = r
-                        arg_s[i] = j
+                        best_s[i], arg_s[i] = r, j
     return arg_t, arg_s
 
 
