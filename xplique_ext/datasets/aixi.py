@@ -893,9 +893,7 @@ _MAKE = {
 }
 
 
-def _make(dataset: str, n_samples: int, image_size: int, function: Any, seed: Optional[int],
-          **recipe: Any) -> AIXIData:
-    layout, weights = recipe["layout"], recipe.pop("weights")
+def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
         why = ("for the 5 x 5 grid of cells of at least 10 pixels" if smallest > MIN_IMAGE_SIZE
@@ -909,7 +907,7 @@ def _make(dataset: str, n_samples: int, image_size: int, function: Any, seed: Op
                          f"on each pattern's objects), got {weights.tolist()!r}")
     if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
         weights = np.asarray(PAPER_WEIGHTS[name])
-    if recipe["convention"] == "paper" and weights is None:
+    if convention == "paper" and weights is None:
         raise ValueError(
             "`weights` must be given with a callable `function` for the paper's ground "
             "truth (convention='paper': the weight w_i painted on each object of pattern "
@@ -924,22 +922,15 @@ def _make(dataset: str, n_samples: int, image_size: int, function: Any, seed: Op
         rng = np.random.default_rng([entropy, stream, start // _CHUNK])
         draw(rng, labels[start : start + _CHUNK], patterns[start : start + _CHUNK])
     data = AIXIData(labels, patterns, dataset=dataset, function=function, weights=weights,
-                    seed=seed, **recipe)
+                    seed=seed, convention=convention, layout=layout)
     data.targets  # noqa: B018 - F is checked on the counts now, not on first access
     return data
 
 
 @validate_params(_MAKE)
-def make_aixi_shape(
-    n_samples: int,
-    image_size: int = 128,
-    function: Any = "ssin",
-    seed: Optional[int] = None,
-    *,
-    convention: str = "paper",
-    layout: str = "authors",
-    weights: Any = None,
-) -> AIXIData:
+def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin",
+                    seed: Optional[int] = None, *, convention: str = "paper",
+                    layout: str = "authors", weights: Any = None) -> AIXIData:
     """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
 
     With the authors' layout, the objects sit in distinct cells of a 5 x 5 grid of
@@ -1000,21 +991,13 @@ def make_aixi_shape(
     >>> bool(np.allclose(pixel.sum(axis=(1, 2)), data.targets))
     True
     """
-    return _make("shape", n_samples, image_size, function, seed, convention=convention,
-                 layout=layout, weights=weights)
+    return _make("shape", n_samples, image_size, function, seed, convention, layout, weights)
 
 
 @validate_params(_MAKE)
-def make_aixi_color(
-    n_samples: int,
-    image_size: int = 128,
-    function: Any = "ssin",
-    seed: Optional[int] = None,
-    *,
-    convention: str = "paper",
-    layout: str = "authors",
-    weights: Any = None,
-) -> AIXIData:
+def make_aixi_color(n_samples: int, image_size: int = 128, function: Any = "ssin",
+                    seed: Optional[int] = None, *, convention: str = "paper",
+                    layout: str = "authors", weights: Any = None) -> AIXIData:
     """AIXI-Color: circles only, in three intensities (1, 2/3, 1/3) that are the patterns.
 
     With the authors' layout, exactly six circles that never touch, each of an intensity
@@ -1041,8 +1024,7 @@ def make_aixi_color(
     >>> data.counts.sum(axis=1).tolist()  # six circles in every image
     [6, 6, 6, 6]
     """
-    return _make("color", n_samples, image_size, function, seed, convention=convention,
-                 layout=layout, weights=weights)
+    return _make("color", n_samples, image_size, function, seed, convention, layout, weights)
 
 
 # --------------------------------------------------------------------------- counting

@@ -411,12 +411,13 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
 
 
 def _localisation_inputs(explanations, masks, sign):
+    """Flat maps (N, H W) after ``sign``, each divided by its largest |value| (rankings do
+    not change; sums of maps near the float maximum, or of tiny ones, neither overflow nor
+    underflow), flat boolean masks (N, H W), and whether one map was given."""
     phi, m, single = _pair(explanations, _read_masks(masks), "masks")
     phi = _apply_sign(phi, sign)
-    # divided by the largest |value| of each map: rankings do not change, and sums of
-    # maps near the float maximum (or of tiny ones) neither overflow nor underflow
-    top = np.abs(phi).max(axis=(1, 2), initial=0.0)
-    return phi / np.where(top > 0, top, 1.0)[:, None, None], m != 0, single
+    phi = _scale(phi, np.abs(phi).max(axis=(1, 2), initial=0.0))
+    return phi.reshape(len(phi), -1), m.reshape(len(m), -1) != 0, single
 
 
 @validate_params({"explanations": _MAPS, "masks": _MAPS,
@@ -460,11 +461,10 @@ def relevance_mass_accuracy(
     0.5
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    total = phi.sum(axis=(1, 2))
-    inside = (phi * m).sum(axis=(1, 2))
+    total, inside = phi.sum(axis=1), (phi * m).sum(axis=1)
     # a signed total at rounding level is no total: never divide by rounding noise
-    noise = phi[0].size * np.finfo(np.float64).eps * np.abs(phi).sum(axis=(1, 2))
-    defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=(1, 2))
+    noise = phi.shape[1] * np.finfo(np.float64).eps * np.abs(phi).sum(axis=1)
+    defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=1)
     _warn_undefined("relevance_mass_accuracy", ~defined, "have zero total relevance (or a "
                     "signed total that cancels to rounding level) or an empty mask")
     out = np.where(defined, inside / np.where(total != 0, total, 1.0), np.nan)
@@ -507,15 +507,10 @@ def relevance_rank_accuracy(
     0.5
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    n = len(phi)
-    flat = phi.reshape(n, -1)
-    mflat = m.reshape(n, -1)
-    k = mflat.sum(axis=1)
-    order = np.argsort(-flat, axis=1, kind="stable")
-    ranked_in_mask = np.take_along_axis(mflat, order, axis=1)
-    hits = np.where(np.arange(flat.shape[1])[None, :] < k[:, None], ranked_in_mask, False)
-    constant = np.ptp(flat, axis=1) == 0
-    defined = (k > 0) & ~constant
+    k = m.sum(axis=1)
+    ranked_in_mask = np.take_along_axis(m, np.argsort(-phi, axis=1, kind="stable"), axis=1)
+    hits = ranked_in_mask & (np.arange(phi.shape[1])[None, :] < k[:, None])
+    defined = (k > 0) & (np.ptp(phi, axis=1) > 0)
     _warn_undefined("relevance_rank_accuracy", ~defined, "have an empty mask or a constant map")
     out = np.where(defined, hits.sum(axis=1) / np.maximum(k, 1), np.nan)
     return float(out[0]) if single else out
@@ -546,12 +541,8 @@ def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[
     1.0
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    n = len(phi)
-    flat = phi.reshape(n, -1)
-    mflat = m.reshape(n, -1)
-    top = np.argmax(flat, axis=1)
-    hit = mflat[np.arange(n), top].astype(np.float64)
-    defined = mflat.any(axis=1) & (np.ptp(flat, axis=1) > 0)
+    hit = m[np.arange(len(phi)), np.argmax(phi, axis=1)].astype(np.float64)
+    defined = m.any(axis=1) & (np.ptp(phi, axis=1) > 0)
     _warn_undefined("pointing_game", ~defined, "have an empty mask or a constant map")
     out = np.where(defined, hit, np.nan)
     return float(out[0]) if single else out
@@ -786,20 +777,10 @@ class GroundTruthSaliency(_GroundTruthBase):
 
     @validate_params({**_METRIC_PARAMETERS, "ground_truth": _MAPS,
                       "measure": _measure_param(DISTANCES)})
-    def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        ground_truth: Any,
-        measure: Any = "emd",
-        min_accuracy: float = 0.93,
-        task: str = "auto",
-        activation: Optional[str] = None,
-        strategy: Any = None,
-    ):
+    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
+                 batch_size: Optional[int] = 64, *, ground_truth: Any, measure: Any = "emd",
+                 min_accuracy: float = 0.93, task: str = "auto",
+                 activation: Optional[str] = None, strategy: Any = None):
         super().__init__(model, inputs, targets, batch_size, activation=activation,
                          strategy=strategy)
         self._setup(ground_truth, measure, min_accuracy, task)
@@ -866,20 +847,10 @@ class GroundTruthLocalisation(_GroundTruthBase):
 
     @validate_params({**_METRIC_PARAMETERS, "masks": _MAPS,
                       "measure": _measure_param(LOCALISATION)})
-    def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        masks: Any,
-        measure: Any = "mass_accuracy",
-        min_accuracy: float = 0.93,
-        task: str = "auto",
-        activation: Optional[str] = None,
-        strategy: Any = None,
-    ):
+    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
+                 batch_size: Optional[int] = 64, *, masks: Any, measure: Any = "mass_accuracy",
+                 min_accuracy: float = 0.93, task: str = "auto",
+                 activation: Optional[str] = None, strategy: Any = None):
         super().__init__(model, inputs, targets, batch_size, activation=activation,
                          strategy=strategy)
         self._setup(_read_masks(masks), measure, min_accuracy, task)
