@@ -83,7 +83,8 @@ class AIXIFunctionModel(_keras().Model):
         name, fn = resolve_function(function)
         check_param(dataset, "dataset", [Options(["shape", "color"])])
         check_param(layout, "layout", [Options(LAYOUTS)])
-        image_size = check_param(image_size, "image_size", [Interval(numbers.Integral, 1, None), None])
+        image_size = check_param(image_size, "image_size",
+                                 [Interval(numbers.Integral, 1, None), None])
         inputs = keras.Input((image_size, image_size, 1))
         layer = _FunctionLayer(fn, dataset, layout, name=f"aixi_{name}")
         super().__init__(inputs=inputs, outputs=layer(inputs), name=f"aixi_{name}_{dataset}")
