@@ -692,9 +692,8 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     return np.flatnonzero(window == 0)
 
 
-def _draw_free(
-    rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray, kinds: Sequence[str]
-) -> None:
+def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
+               kinds: Sequence[str]) -> None:
     """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
     ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
     depend on k, so a prefix of the images does not depend on ``n_samples``)."""
@@ -711,39 +710,29 @@ def _draw_free(
         # which of the 6 slots (2 per pattern) are used, in a random placement order
         used = (np.arange(MAX_OBJECTS) % MAX_PER_PATTERN) < counts[i][slots]
         objs = [k for k in order[i] if used[k]]
-        for _attempt in range(1000):
+        for attempt in range(1000):
             occ[:] = 0
             boxes = []
-            ok = True
             for k in objs:
                 s = int(sizes[i, k])
                 span = size - 2 * _MARGIN - s + 1
-                pos = None
-                if _attempt == 0:
-                    for u in candidates[i, k]:
-                        y = _MARGIN + int(u[0] * span)
-                        x = _MARGIN + int(u[1] * span)
-                        if not occ[
-                            max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP
-                        ].any():
-                            pos = (y, x)
-                            break
+                tries = [(_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
+                         for u in candidates[i, k]] if attempt == 0 else []
+                pos = next(((y, x) for y, x in tries if not occ[
+                    max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP].any()), None)
                 if pos is None:
                     free = _free_positions(occ, s)
                     if free.size == 0:
-                        ok = False
-                        break
+                        break  # start this image again, with exact searches only
                     f = int(free[rng.integers(free.size)])
                     pos = (_MARGIN + f // span, _MARGIN + f % span)
-                y, x = pos
-                occ[y : y + s, x : x + s] = 1
-                boxes.append((y, x, s, int(slots[k])))
-            if ok:
-                break
+                occ[pos[0] : pos[0] + s, pos[1] : pos[1] + s] = 1
+                boxes.append((*pos, s, int(slots[k])))
+            else:
+                break  # every object placed
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
-        labels[i] = 0
-        patterns[i] = -1
+        labels[i], patterns[i] = 0, -1
         for j, (y, x, s, p) in enumerate(boxes):
             _draw(labels[i], kinds[p], y, x, s, j + 1)
             patterns[i, j] = p
