@@ -54,7 +54,6 @@ from ..commons.params import (
 )
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
-from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
@@ -94,11 +93,7 @@ class LowModelAccuracyWarning(XpliqueExtWarning):
 def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
     """(N, H, W) float64 maps from (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)
     (channels summed); also says whether a single (H, W) map was given."""
-    arr = to_numpy(x, name)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must hold real numbers, got dtype {arr.dtype}")
-    arr = np.asarray(arr, dtype=np.float64)
-    check_finite(arr, name)
+    arr = np.asarray(check_param(x, name, _MAPS), dtype=np.float64)
     if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and arr.shape[2] < min(arr.shape[:2]):
         a, b, c = arr.shape
         raise ValueError(
@@ -108,8 +103,6 @@ def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
             "with channels, or (N, H, W); a single map without its batch axis is "
             "accepted only as (H, W)"
         )
-    if arr.ndim not in (2, 3, 4):
-        raise ValueError(f"`{name}` must have shape {_MAP_SHAPES}, got shape {arr.shape}")
     return (arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr,
             arr.ndim == 2)
 
@@ -393,11 +386,8 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
     its whole background as inside. Returns a boolean array of the shape given; the
     channels of (N, H, W, C) masks are merged later by :func:`_as_maps` (summed, then
     read as ``> 0``: a pixel is inside when any channel is)."""
-    arr = to_numpy(masks, name)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be boolean masks, got dtype {arr.dtype}")
+    arr = check_param(masks, name, _MAPS)
     if arr.dtype.kind != "b":
-        check_finite(arr, name)
         other = (arr != 0) & (arr != 1)
         if other.any():
             bad = arr[other]
