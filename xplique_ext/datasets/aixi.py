@@ -769,8 +769,7 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
 
     for i in range(len(labels)):
         label = labels[i]
-        label[:] = 0
-        patterns[i] = -1
+        label[:], patterns[i] = 0, -1
         k = 0
         for p in range(N_PATTERNS):
             for _ in range(int(counts[i, p])):
@@ -817,8 +816,7 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
     r_low, r_high = max(2, (10 * size + 64) // 128), size // 4
     for i in range(len(labels)):
         label = labels[i]
-        label[:] = 0
-        patterns[i] = -1
+        label[:], patterns[i] = 0, -1
         occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
         placed, attempts = 0, 0
         while placed < N_COLOR_CIRCLES:

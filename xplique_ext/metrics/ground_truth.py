@@ -649,16 +649,15 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
+        spec = None
         if self.dataset is not None:
             check_finite_dataset(self.dataset, "inputs")
-        maps, _ = _as_maps(reference, self._reference_name)
-        if self.n_inputs is not None and len(maps) != self.n_inputs:
+            spec = self.dataset.element_spec
+        self.reference, _ = _as_maps(reference, self._reference_name)
+        if self.n_inputs is not None and len(self.reference) != self.n_inputs:
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
-                             f"{len(maps)} maps for {self.n_inputs} inputs")
-        self.reference = maps
-        self.min_accuracy, self.task = min_accuracy, task  # declared
-        spec = None if self.dataset is None else self.dataset.element_spec
-        self.model_accuracy = None  # no targets: no check
+                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
+        self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
         if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
             batches = [(self.model_outputs(x), np.asarray(y, np.float64))
                        for _, x, y in self.iter_batches()]
@@ -870,16 +869,9 @@ class GroundTruthLocalisation(_GroundTruthBase):
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     "seed": [Interval(numbers.Integral, 0, None), None],
 })
-def ground_truth_leaderboard(
-    explanations: dict,
-    ground_truth: Any,
-    *,
-    masks: Any = None,
-    measures: Optional[Sequence[Any]] = None,
-    convention: str = "paper",
-    confidence: float = 0.95,
-    seed: Optional[int] = 0,
-):
+def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: Any = None,
+                             measures: Optional[Sequence[Any]] = None, convention: str = "paper",
+                             confidence: float = 0.95, seed: Optional[int] = 0):
     """Rank explainers by their distance to the exact ground truth.
 
     Parameters
