@@ -164,15 +164,7 @@ def ssin(g: Any) -> np.ndarray:
 def suum(g: Any) -> np.ndarray:
     """suum (Eq. 3): ``sum_i w_i g_i`` with w = (0.55, 0.27, 0.18).
 
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values in [0, 1].
+    ``g`` (..., 3) and the values F (...,), in [0, 1], as in :func:`ssin`.
 
     Examples
     --------
@@ -186,17 +178,8 @@ def suum(g: Any) -> np.ndarray:
 def class_function(g: Any) -> np.ndarray:
     """class (Eq. 4): 1 when ``w1 g_1 - w2 g_2 >= 0`` (w1 = 1, w2 = 0.5), else 0.
 
-    Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``.
-
-    Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values 0.0 or 1.0.
+    Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``. ``g``
+    (..., 3) as in :func:`ssin`; the values F (...,) are 0.0 or 1.0.
 
     Examples
     --------
