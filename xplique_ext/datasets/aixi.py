@@ -1052,9 +1052,7 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
         if n <= 1:
             continue
-        stats = stats[1:]
-        area = stats[:, cv2.CC_STAT_AREA]
-        height, width = stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_WIDTH]
+        left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
             pattern = np.argmin(np.abs((sums / area)[:, None] - levels[None, :]), axis=1)
@@ -1064,11 +1062,9 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
         else:
             pattern = np.full(n - 1, 2)
             pattern[area == width * height] = 1
-            for j in np.flatnonzero(
-                (area != width * height) & (height == width) & (height % 2 == 1)
-            ):
-                top, left = stats[j, cv2.CC_STAT_TOP], stats[j, cv2.CC_STAT_LEFT]
-                crop = comp[top : top + height[j], left : left + width[j]] == j + 1
+            odd_square_box = (area != width * height) & (height == width) & (height % 2 == 1)
+            for j in np.flatnonzero(odd_square_box):
+                crop = comp[top[j] : top[j] + height[j], left[j] : left[j] + width[j]] == j + 1
                 if np.array_equal(crop, _disc(int(height[j]) // 2)):
                     pattern[j] = 0
         counts[i] = np.bincount(pattern, minlength=N_PATTERNS)
