@@ -435,14 +435,11 @@ def _pool2(a: np.ndarray) -> np.ndarray:
 
 
 def _grid_nodes(a, b, reduce):
-    if reduce:
-        d = a - b
-        sup = np.flatnonzero(d > 0)
-        dem = np.flatnonzero(d < 0)
-        return sup, dem, d.ravel()[sup], -d.ravel()[dem]
-    sup = np.flatnonzero(a > 0)
-    dem = np.flatnonzero(b > 0)
-    return sup, dem, a.ravel()[sup], b.ravel()[dem]
+    """Supply and demand pixels (flat indices) and their masses: where ``a - b`` is
+    positive and negative with ``reduce`` (b - a is exactly -(a - b)), else the supports."""
+    p, q = (a - b, b - a) if reduce else (a, b)
+    sup, dem = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
+    return sup, dem, p.ravel()[sup], q.ravel()[dem]
 
 
 def _coarse_arcs(a, b, metric, reduce, coords, sup, dem):
