@@ -29,7 +29,8 @@ Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelit
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
 Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``, ``callbacks``.
+``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``,
+``callbacks``.
 """
 
 from typing import TYPE_CHECKING
@@ -51,22 +52,8 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on f
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {},
-    submodules=(
-        "callbacks",
-        "cli",
-        "commons",
-        "compare",
-        "datasets",
-        "explainers",
-        "metrics",
-        "models",
-        "plots",
-        "rules",
-        "text",
-    ),
-)
+_SUBMODULES = ("callbacks", "cli", "commons", "compare", "datasets", "explainers", "metrics",
+               "models", "plots", "rules", "text")
+__getattr__, __dir__ = lazy_exports(__name__, {}, submodules=_SUBMODULES)
 
 __all__ = ["__version__"]
