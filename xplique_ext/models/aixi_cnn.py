@@ -5,14 +5,14 @@ from __future__ import annotations
 import numbers
 from typing import Any, Optional, Sequence
 
-from ..commons.params import Boolean, Interval, Options, PairOf, validate_params
+from ..commons.params import ArrayLike, Boolean, Interval, Options, validate_params
 
 __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
 
 
 @validate_params({
-    "input_shape": [PairOf(Interval(numbers.Integral, 1, None), 3,
-                           description="(H, W, C) of positive integers")],
+    "input_shape": [ArrayLike("integer", ndim=1, batch_hint=False,
+                              within=Interval(numbers.Integral, 1, None))],
     "function": [Options(["ssin", "suum", "class"])],
     "seed": [Interval(numbers.Integral, 0, None), None],
     "compile": [Boolean()],
@@ -69,6 +69,9 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
     """
     import keras
 
+    if input_shape.shape != (3,):
+        raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape.tolist())}")
+    input_shape = tuple(input_shape.tolist())
     for name, v in zip(("H", "W"), input_shape[:2]):
         if v < 10:
             raise ValueError(f"`input_shape` {name} must be >= 10 for two conv + pool blocks, "
