@@ -15,12 +15,17 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
-from ..commons.outputs import check_outputs, single_output
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_finite, to_numpy
+from ..runtime import (
+    ReplicaRunner,
+    check_outputs,
+    is_default_strategy,
+    resolve_strategy,
+    single_output,
+)
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -206,9 +211,8 @@ class ObjectLime:
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
         self.strategy = resolve_strategy(strategy)
-        self._runner = None
-        if not is_default_strategy(self.strategy):
-            self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
+        self._call = self.model if is_default_strategy(self.strategy) else ReplicaRunner(
+            lambda x: single_output(self.model(x)), self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray, with_eps: bool = False):
@@ -218,16 +222,12 @@ class ObjectLime:
         parts = []
         eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
-            call = self.model if self._runner is None else self._runner
-            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            out = check_outputs(self._call(x[s : s + size]), len(x[s : s + size]), finite=True)
             if out.dtype.kind == "f":
                 eps = max(eps, float(np.finfo(out.dtype).eps))
             parts.append(out.astype(np.float64).reshape(len(out), -1))
         values = np.concatenate(parts, axis=0)
         return (values, eps) if with_eps else values
-
-    def _model_call(self, x):
-        return single_output(self.model(x))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""
@@ -235,8 +235,6 @@ class ObjectLime:
         if self.nb_samples is None or self.nb_samples >= total:
             return np.arange(total)
         forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
-        if self.nb_samples < len(forced):  # pragma: no cover - nb_samples >= 2
-            raise ValueError("`nb_samples` is too small")
         others = np.setdiff1d(np.arange(total), forced)
         # one generator per image: the draw does not depend on batching or on the others
         rng = np.random.default_rng([seed, index])

@@ -28,7 +28,6 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..commons.data import check_finite_dataset
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -43,6 +42,7 @@ from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
 from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
+from ..runtime import check_finite_dataset
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
