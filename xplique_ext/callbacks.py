@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import keras
 import numpy as np
 
+from . import runtime
 from .commons.params import (
     ArrayLike,
     Boolean,
@@ -27,7 +28,6 @@ from .commons.params import (
 from .commons.validation import to_numpy
 from .commons.warnings import warn
 from .metrics.base import as_model_targets, predicted_targets
-from .runtime import check_outputs, dataset_is_batched, is_dataset, split_element
 
 __all__ = ["ExplanationMetrics"]
 
@@ -70,16 +70,16 @@ Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=Tru
 def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The probe inputs (a copy) and the targets an ``(x, y)`` dataset holds (or None)."""
     y = None
-    if is_dataset(x_probe):
+    if runtime.is_dataset(x_probe):
         if int(x_probe.cardinality()) < 0:
             raise ValueError(
                 "`x_probe` must be a finite dataset (a probe set is read whole once), "
                 "got a dataset of infinite or unknown cardinality; use .take(n)"
             )
-        elements = [split_element(e, "x_probe") for e in x_probe]
+        elements = [runtime.split_element(e, "x_probe") for e in x_probe]
         if not elements:
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
-        join = np.concatenate if dataset_is_batched(x_probe) else np.stack
+        join = np.concatenate if runtime.dataset_is_batched(x_probe) else np.stack
         x = join([np.asarray(e[0]) for e in elements], axis=0)
         if elements[0][1] is not None:
             y = join([np.asarray(e[1]) for e in elements], axis=0)
@@ -295,7 +295,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if self._built_for is model:
             return
         if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
-            outputs = check_outputs(model(self.x_probe[:1], training=False), 1)
+            outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
             k = int(np.prod(outputs.shape[1:]))
             self._y_formatted = as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
         self.explainers_ = {}
@@ -349,7 +349,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explain if callable(explain) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            targets = predicted_targets(check_outputs(
+            targets = predicted_targets(runtime.check_outputs(
                 self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
         return to_numpy(explain(self.x_probe, targets), "explanations")
 

@@ -278,36 +278,28 @@ class BaseMetric(abc.ABC):
         'BCa bootstrap over inputs (9999 resamples)'
         """
         from .params import check_param
-        from .uncertainty import SUMMARY_PARAMETERS, summarize_scores
+        from .uncertainty import SUMMARY_PARAMETERS, ScoreSummary, summarize_scores
 
         # the settings first: a typo must not cost a whole evaluation
-        settings = dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
-                        seed=seed)
-        for key, value in settings.items():
-            settings[key] = check_param(value, key, SUMMARY_PARAMETERS[key])
-        confidence, interval = settings["confidence"], settings["interval"]
-        n_resamples, seed = settings["n_resamples"], settings["seed"]
+        confidence, interval, n_resamples, seed = (
+            check_param(value, key, SUMMARY_PARAMETERS[key]) for key, value in
+            dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
+                 seed=seed).items())
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
         name = type(self).__name__
         if scores.size == 0:  # as evaluate: NaN, with the true reason
-            from .uncertainty import ScoreSummary
-
             why = " ".join(reasons)
             warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
                  f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
             nan = float("nan")
-            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0,
-                                "none: no sample")
-        if seed is None:
-            seed = getattr(self, "seed", None)
-            seed = 0 if seed is None else seed
+            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0, "none: no sample")
+        if seed is None:  # the metric's seed, or 0: the same metric gives the same interval
+            seed = getattr(self, "seed", None) or 0
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = summarize_scores(
-                scores, confidence=confidence, interval=interval,
-                proportion=self._is_proportion(), n_resamples=n_resamples, seed=seed,
-                name=name,
-            )
+            result = summarize_scores(scores, confidence=confidence, interval=interval,
+                                      proportion=self._is_proportion(),
+                                      n_resamples=n_resamples, seed=seed, name=name)
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
         messages = []

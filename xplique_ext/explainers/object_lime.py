@@ -15,17 +15,11 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
+from .. import runtime
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.validation import check_finite, to_numpy
-from ..runtime import (
-    ReplicaRunner,
-    check_outputs,
-    is_default_strategy,
-    resolve_strategy,
-    single_output,
-)
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -191,7 +185,7 @@ class ObjectLime:
         "background": [Interval(numbers.Real, None, None)],
         "seed": [Interval(numbers.Integral, 0, None), None],
         "progress": [Boolean()],
-        "strategy": "no_validation",  # checked by resolve_strategy
+        "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
     def __init__(
         self,
@@ -210,9 +204,9 @@ class ObjectLime:
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
-        self.strategy = resolve_strategy(strategy)
-        self._call = self.model if is_default_strategy(self.strategy) else ReplicaRunner(
-            lambda x: single_output(self.model(x)), self.strategy, fallback=self.model)
+        self.strategy = runtime.resolve_strategy(strategy)
+        self._call = self.model if runtime.is_default_strategy(self.strategy) else runtime.ReplicaRunner(
+            lambda x: runtime.single_output(self.model(x)), self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray, with_eps: bool = False):
@@ -222,7 +216,7 @@ class ObjectLime:
         parts = []
         eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
-            out = check_outputs(self._call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            out = runtime.check_outputs(self._call(x[s : s + size]), len(x[s : s + size]), finite=True)
             if out.dtype.kind == "f":
                 eps = max(eps, float(np.finfo(out.dtype).eps))
             parts.append(out.astype(np.float64).reshape(len(out), -1))

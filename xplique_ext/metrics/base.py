@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Optional, Tuple, Union
 import numpy as np
 import tensorflow as tf
 
+from .. import runtime
 from ..commons.metric import BaseMetric
 from ..commons.params import (
     NO_VALIDATION,
@@ -30,19 +31,6 @@ from ..commons.params import (
     validate_params,
 )
 from ..commons.validation import to_numpy
-from ..runtime import (
-    assert_batch_graph,
-    check_finite_dataset,
-    check_output_dtype,
-    check_outputs,
-    dataset_is_batched,
-    is_dataset,
-    iterate_dataset,
-    model_functions,
-    model_output_errors,
-    resolve_strategy,
-    single_output,
-)
 
 __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_model_targets",
            "predicted_targets"]
@@ -199,7 +187,7 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
     """Check an ``inputs`` dataset (finite, non-empty, ``x`` or ``(x, y)`` tensors of the
     model's rank); return whether its elements are batches, and its number of inputs
     when known."""
-    check_finite_dataset(dataset, "inputs")
+    runtime.check_finite_dataset(dataset, "inputs")
     spec = dataset.element_spec
     x_spec = spec[0] if isinstance(spec, (tuple, list)) else spec
     if isinstance(x_spec, dict):
@@ -218,7 +206,7 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
             f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}"
         )
-    batched = dataset_is_batched(dataset, rank)
+    batched = runtime.dataset_is_batched(dataset, rank)
     return batched, None if batched or cardinality < 0 else cardinality
 
 
@@ -227,15 +215,15 @@ def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.T
     the model. Every call (every batch, in graphs as eagerly) checks that the model
     returned a single output (not a dict nor a tuple), of real numbers, with one row per
     input; integer outputs go to float64, floating ones keep their dtype."""
-    out = single_output(model(x))
+    out = runtime.single_output(model(x))
     if not tf.is_tensor(out):  # a NumPy callable
         out = np.asarray(out)
-        check_output_dtype(out.dtype)
+        runtime.check_output_dtype(out.dtype)
         out = tf.convert_to_tensor(out)
-    check_output_dtype(out.dtype)
+    runtime.check_output_dtype(out.dtype)
     if out.dtype.is_integer:
         out = tf.cast(out, tf.float64)
-    out = assert_batch_graph(out, x)
+    out = runtime.assert_batch_graph(out, x)
     if out.shape.rank == 1:
         out = out[:, None]  # (B,) is one output per input: (B, 1), never broadcast
     if activation == "sigmoid":
@@ -337,7 +325,7 @@ class BaseAttributionMetric(BaseMetric):
         self.operator = resolve_operator(operator)
         _check_single_input(model, inputs)
         rank = _model_input_rank(model)
-        if is_dataset(inputs):
+        if runtime.is_dataset(inputs):
             self.dataset, self.inputs = inputs, None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
         else:
@@ -349,7 +337,7 @@ class BaseAttributionMetric(BaseMetric):
             raise ValueError(f"`targets` must hold one target per input: got {len(targets)} "
                              f"targets for {self.n_inputs} inputs")
         self._n_outputs: Optional[int] = None
-        self.strategy = resolve_strategy(strategy)
+        self.strategy = runtime.resolve_strategy(strategy)
         functions = self._model_functions("model", lambda live, activation: {
             "score": score_function(live, activation),
             "outputs": lambda x: _activated(live()[0], activation, x)})
@@ -363,7 +351,7 @@ class BaseAttributionMetric(BaseMetric):
         :func:`~xplique_ext.runtime.model_functions`; ``build`` reaches the model and the
         operator through ``live()`` only)."""
         activation = self.activation
-        return model_functions((self.model, self.operator, self.strategy),
+        return runtime.model_functions((self.model, self.operator, self.strategy),
                                (name, activation) + tuple(static),
                                lambda live: build(live, activation), self.strategy, split)
 
@@ -384,7 +372,7 @@ class BaseAttributionMetric(BaseMetric):
         shared = (tf.distribute.Strategy, tf.Module, weakref.ReferenceType)
         for value in self.__dict__.values():
             if not isinstance(value, types.MethodType) and (
-                    callable(value) or isinstance(value, shared) or is_dataset(value)):
+                    callable(value) or isinstance(value, shared) or runtime.is_dataset(value)):
                 memo.setdefault(id(value), value)
         for name, value in self.__dict__.items():
             new.__dict__[name] = copy.deepcopy(value, memo)
@@ -411,14 +399,14 @@ class BaseAttributionMetric(BaseMetric):
         size = self.batch_size or max(len(x), 1)
         for start in range(0, len(x), size):
             s = slice(start, start + size)
-            with model_output_errors():
+            with runtime.model_output_errors():
                 out = fn(*(tf.convert_to_tensor(a[s]) for a in (x,) + more))
-            yield start, min(start + size, len(x)), single_output(out, name)
+            yield start, min(start + size, len(x)), runtime.single_output(out, name)
 
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x`` (B, ...), batched:
         a NumPy array (B, K)."""
-        parts = [check_outputs(out, stop - start, offset=start)
+        parts = [runtime.check_outputs(out, stop - start, offset=start)
                  for start, stop, out in self._batched(self._output_fn, "model", x)]
         out = np.concatenate(parts, axis=0) if parts else np.zeros((0,))
         return out.reshape(len(out), -1) if out.ndim == 1 else out
@@ -429,7 +417,7 @@ class BaseAttributionMetric(BaseMetric):
         parts = []
         for start, stop, out in self._batched(self._score_fn, "operator", x, to_numpy(y, "y")):
             out = np.asarray(out)
-            check_output_dtype(out.dtype, "operator")
+            runtime.check_output_dtype(out.dtype, "operator")
             if out.shape not in ((stop - start,), (stop - start, 1)):
                 raise ValueError(
                     f"`operator` must return one score per input, shape ({stop - start},) for "
@@ -480,7 +468,7 @@ class BaseAttributionMetric(BaseMetric):
                 yield start, x, self.format_targets(x, y)
             return
         start = 0
-        for x, y in iterate_dataset(self.dataset, size, self._dataset_batched):
+        for x, y in runtime.iterate_dataset(self.dataset, size, self._dataset_batched):
             if y is not None and self.targets is not None:
                 raise ValueError(
                     "`targets` must be None when the `inputs` dataset yields (x, y) pairs"

@@ -9,19 +9,13 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 import tensorflow as tf
 
+from .. import runtime
 from ..commons.correlations import batched_pearson, batched_spearman, unit_rows
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
-from ..runtime import (
-    compiled_function,
-    is_default_strategy,
-    iterate_dataset,
-    model_output_errors,
-    replica_shares,
-)
 from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
 
 __all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
@@ -404,7 +398,7 @@ class MuFidelity(BaseAttributionMetric):
             if len(self.inputs) == 0:
                 raise ValueError("`inputs` must hold at least one input, got 0")
             return tuple(self.inputs.shape[1:])
-        for x, _ in iterate_dataset(self.dataset.take(1), 1, self._dataset_batched):
+        for x, _ in runtime.iterate_dataset(self.dataset.take(1), 1, self._dataset_batched):
             return tuple(x.shape[1:])
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
 
@@ -638,9 +632,9 @@ class MuFidelity(BaseAttributionMetric):
         args = (tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
                 tf.convert_to_tensor(y), tf.constant(perms, tf.int32),
                 tf.constant(subsets, tf.float32), tf.constant(k, tf.int32))
-        with model_output_errors():
-            if not (self.progress and is_default_strategy(self.strategy)):
-                size = replica_shares(size, self.strategy.num_replicas_in_sync)
+        with runtime.model_output_errors():
+            if not (self.progress and runtime.is_default_strategy(self.strategy)):
+                size = runtime.replica_shares(size, self.strategy.num_replicas_in_sync)
                 scores = self._perturbed_fn(*args, tf.constant(size, tf.int32))
                 bar.update(total)
                 return np.asarray(scores, dtype=np.float64).reshape(b, k)
@@ -706,7 +700,7 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         xs = tf.gather(x, sample_ids)
         return xs + tf.cast(m, xs.dtype) * (tf.gather(baseline, sample_ids) - xs)
 
-    perturb_fn = compiled_function(perturb, jit_compile=True)
+    perturb_fn = runtime.compiled_function(perturb, jit_compile=True)
 
     def chunk(x, baseline, y, perms, masks, nb_samples, start, size):
         """Operator scores of the perturbed inputs ``start .. start + size`` of the flat
