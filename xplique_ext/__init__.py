@@ -31,8 +31,9 @@ Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelit
 ``xplique_ext.metrics`` after ``import xplique_ext``, PEP 562), so that ``xplique_ext.rules``
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
-Imports point one way (a test checks it): ``commons`` <- ``runtime``, ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``, ``callbacks``.
+Imports point one way (a test checks it): ``commons`` <- ``runtime``, ``datasets``,
+``models``, ``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <-
+``cli``, ``callbacks``.
 """
 
 from typing import TYPE_CHECKING

@@ -237,15 +237,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
         "interval_resamples": [Interval(numbers.Integral, 100, None)],
     })
     def __init__(
-        self,
-        explainer_factory: Union[Callable, Mapping[str, Callable]],
-        metrics: Any,
-        x_probe: Any,
-        y_probe: Any = None,
-        every: Union[int, Iterable[int]] = 1,
-        *,
-        log_interval: Union[bool, float] = False,
-        interval_resamples: int = 999,
+            self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
+            x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1,
+            *, log_interval: Union[bool, float] = False, interval_resamples: int = 999,
     ):
         super().__init__()
         self._factories = _explainers(explainer_factory)

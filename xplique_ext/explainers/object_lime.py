@@ -188,25 +188,19 @@ class ObjectLime:
         "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
     def __init__(
-        self,
-        model: Callable,
-        batch_size: Optional[int] = 64,
-        *,
-        kernel: str = "lime",
-        nb_samples: Optional[int] = None,
-        kernel_width: float = 0.25,
-        alpha: float = 1.0,
-        background: float = 0.0,
-        seed: Optional[int] = None,
-        progress: bool = False,
-        strategy: Any = None,
+            self, model: Callable, batch_size: Optional[int] = 64,
+            *, kernel: str = "lime", nb_samples: Optional[int] = None, kernel_width: float = 0.25,
+            alpha: float = 1.0, background: float = 0.0, seed: Optional[int] = None,
+            progress: bool = False, strategy: Any = None,
     ):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
         self.strategy = runtime.resolve_strategy(strategy)
-        self._call = self.model if runtime.is_default_strategy(self.strategy) else runtime.ReplicaRunner(
-            lambda x: runtime.single_output(self.model(x)), self.strategy, fallback=self.model)
+        self._call = self.model
+        if not runtime.is_default_strategy(self.strategy):
+            self._call = runtime.ReplicaRunner(lambda x: runtime.single_output(self.model(x)),
+                                               self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray, with_eps: bool = False):
@@ -216,7 +210,7 @@ class ObjectLime:
         parts = []
         eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
-            out = runtime.check_outputs(self._call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            out = runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
             if out.dtype.kind == "f":
                 eps = max(eps, float(np.finfo(out.dtype).eps))
             parts.append(out.astype(np.float64).reshape(len(out), -1))

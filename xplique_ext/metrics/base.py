@@ -310,18 +310,12 @@ class BaseAttributionMetric(BaseMetric):
 
     @validate_params(BASE_PARAMETERS)
     def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        operator: Union[None, str, Callable] = None,
-        activation: Optional[str] = None,
-        seed: Optional[int] = None,
-        strategy: Any = None,
+            self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
+            *, operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
+            seed: Optional[int] = None, strategy: Any = None,
     ):
-        self.model, self.batch_size, self.activation, self.seed = model, batch_size, activation, seed
+        self.model, self.batch_size, self.seed = model, batch_size, seed
+        self.activation = activation
         self.operator = resolve_operator(operator)
         _check_single_input(model, inputs)
         rank = _model_input_rank(model)

@@ -325,28 +325,17 @@ class MuFidelity(BaseAttributionMetric):
         "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
     })
     def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        grid_size: Optional[int] = 9,
-        subset_percent: float = 0.2,
-        baseline_mode: Union[Callable, float] = 0.0,
-        nb_samples: int = 200,
-        operator: Union[None, str, Callable] = None,
-        activation: Optional[str] = None,
-        *,
-        seed: Optional[int] = None,
-        correlation: str = "spearman",
-        progress: bool = False,
-        strategy: Any = None,
-        target_se: float = 0.02,
-        max_samples: int = 1000,
+            self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
+            grid_size: Optional[int] = 9, subset_percent: float = 0.2,
+            baseline_mode: Union[Callable, float] = 0.0, nb_samples: int = 200,
+            operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
+            *, seed: Optional[int] = None, correlation: str = "spearman", progress: bool = False,
+            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000,
     ):
         super().__init__(model, inputs, targets, batch_size, operator=operator,
                          activation=activation, seed=seed, strategy=strategy)
-        self.grid_size, self.subset_percent, self.baseline_mode = grid_size, subset_percent, baseline_mode
+        self.grid_size, self.subset_percent = grid_size, subset_percent
+        self.baseline_mode = baseline_mode
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
         self.correlation, self.progress = correlation, progress
         if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
