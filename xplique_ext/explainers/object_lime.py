@@ -340,25 +340,21 @@ class ObjectLime:
         return x, labels.astype(np.int64), objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
+        """The output explained for each image: 0 for a single-output model, else the
+        target class (the predicted one for None)."""
         n = len(x)
-        if n == 0:
-            return np.zeros(0, np.int64)
-        if self._predict(x[:1]).shape[1] == 1:  # single output: targets are not needed
+        if n == 0 or self._predict(x[:1]).shape[1] == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
             return np.argmax(self._predict(x), axis=1)
         t = to_numpy(targets, "targets")
         if t.ndim == 1 and t.dtype.kind == "f" and np.all(t == np.round(t)):
             t = t.astype(np.int64)
-        if t.ndim == 2:
-            if len(t) != n:
-                raise ValueError(
-                    f"`targets` must hold one target per input: got {len(t)} for {n} inputs"
-                )
+        if len(t) == n and t.ndim == 2:
             return np.argmax(t, axis=1)
-        if t.ndim == 1 and len(t) == n and t.dtype.kind in "iu":
+        if len(t) == n and t.ndim == 1 and t.dtype.kind in "iu":
             return t.astype(np.int64)
         raise ValueError(
-            "`targets` must be None, class ids (N,) or one-hot (N, K), got "
-            f"shape {t.shape} and dtype {t.dtype}"
+            f"`targets` must be None, class ids (N,) or one-hot (N, K) for the {n} inputs, "
+            f"got shape {t.shape} and dtype {t.dtype}"
         )
