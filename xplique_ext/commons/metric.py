@@ -76,10 +76,7 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
     if undefined == scores.size:
         what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
                 else "there is no sample to score (0 per-sample scores)")
-        warn(
-            f"{name}: {what}; the aggregate is NaN.{suffix}",
-            UndefinedScoreWarning,
-        )
+        warn(f"{name}: {what}; the aggregate is NaN.{suffix}", UndefinedScoreWarning)
         return float("nan")
     if undefined:
         warn(

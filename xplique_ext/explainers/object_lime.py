@@ -39,8 +39,7 @@ def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
 
 
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
-_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)",
-                      within=Interval(numbers.Real, 0, 1))]
+_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1))]
 _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 
 

@@ -41,8 +41,7 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_m
 #: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
 #: ``targets``: numbers, finite (NaN targets are refused as targets, never blamed on the
 #: model's scores); also checked batch by batch for (x, y) datasets.
-TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False,
-                    finite=True)
+TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
 BASE_PARAMETERS = {
     "model": [Callable_()],
     "inputs": NO_VALIDATION,

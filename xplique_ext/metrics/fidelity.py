@@ -578,8 +578,7 @@ class MuFidelity(BaseAttributionMetric):
         xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
         perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
         # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
-        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1),
-                                   axis=1)
+        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1)
         attrs = cells @ pool.T.astype(np.float64)  # (B, subsets)
         base = self.scores(xf, y)  # (B,)
         baselines = self._baselines(xf)
