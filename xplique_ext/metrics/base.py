@@ -215,11 +215,9 @@ def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.T
     returned a single output (not a dict nor a tuple), of real numbers, with one row per
     input; integer outputs go to float64, floating ones keep their dtype."""
     out = runtime.single_output(model(x))
-    if not tf.is_tensor(out):  # a NumPy callable
-        out = np.asarray(out)
-        runtime.check_output_dtype(out.dtype)
-        out = tf.convert_to_tensor(out)
+    out = out if tf.is_tensor(out) else np.asarray(out)  # a NumPy callable
     runtime.check_output_dtype(out.dtype)
+    out = tf.convert_to_tensor(out)
     if out.dtype.is_integer:
         out = tf.cast(out, tf.float64)
     out = runtime.assert_batch_graph(out, x)
