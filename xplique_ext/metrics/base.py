@@ -453,18 +453,16 @@ class BaseAttributionMetric(BaseMetric):
         (B, K); ``batch_size`` defaults to the metric's."""
         size = batch_size if batch_size is not None else self.batch_size
         if self.dataset is None:
-            for start in range(0, self.n_inputs, size or max(self.n_inputs, 1)):
-                x = self.inputs[start:start + (size or self.n_inputs)]
-                y = None if self.targets is None else self.targets[start:start + len(x)]
-                yield start, x, self.format_targets(x, y)
-            return
+            step = size or max(self.n_inputs, 1)
+            pairs = ((self.inputs[s:s + step], None) for s in range(0, self.n_inputs, step))
+        else:
+            pairs = runtime.iterate_dataset(self.dataset, size, self._dataset_batched)
         start = 0
-        for x, y in runtime.iterate_dataset(self.dataset, size, self._dataset_batched):
-            if y is not None and self.targets is not None:
-                raise ValueError(
-                    "`targets` must be None when the `inputs` dataset yields (x, y) pairs"
-                )
+        for x, y in pairs:
             if self.targets is not None:
+                if y is not None:
+                    raise ValueError(
+                        "`targets` must be None when the `inputs` dataset yields (x, y) pairs")
                 y = self.targets[start:start + len(x)]
                 if len(y) != len(x):
                     raise ValueError(
