@@ -360,26 +360,21 @@ def single_output(out: Any, name: str = "model") -> Any:
         multi-output Keras model): the error says what was returned and how to wrap it.
         A list or tuple of plain numbers (one value per input) is a single output.
     """
+    kind = type(out).__name__
     if hasattr(out, "keys") and hasattr(out, "values") and not _is_array_like(out):
         keys = list(out.keys())[:5]
-        example = f"[{keys[0]!r}]" if keys else "[...]"
-        raise TypeError(
-            f"`{name}` must return a single array of outputs (N, K), got a "
-            f"{type(out).__name__} with keys {keys}; wrap it so that it returns one "
-            f"tensor, e.g. `lambda x: {name}(x){example}`"
-        )
-    if isinstance(out, (tuple, list)) and any(
-        _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
-        for o in out
-    ):
+        what, example = f"with keys {keys}", f"[{keys[0]!r}]" if keys else "[...]"
+    elif isinstance(out, (tuple, list)) and any(
+            _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
+            for o in out):
         shapes = [tuple(getattr(o, "shape", ())) for o in out]
-        raise TypeError(
-            f"`{name}` must return a single array of outputs (N, K), got a "
-            f"{type(out).__name__} of {len(out)} outputs of shapes {shapes} (a multi-output "
-            f"model); wrap it so that it returns the one output to explain, e.g. "
-            f"`lambda x: {name}(x)[0]`"
-        )
-    return out
+        what, example = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)", "[0]"
+    else:
+        return out
+    raise TypeError(
+        f"`{name}` must return a single array of outputs (N, K), got a {kind} {what}; wrap "
+        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`"
+    )
 
 
 def check_output_dtype(dtype: Any, name: str = "model") -> None:
