@@ -438,16 +438,10 @@ def check_outputs(
     """
     arr = _as_array(single_output(out, name))
     check_output_dtype(arr.dtype, name)
-    wrong_batch = arr.ndim == 0 or arr.shape[0] != batch
-    if wrong_batch and expected is None:
-        raise ValueError(
-            f"`{name}` must return one output per input, shape (B, K) or (B,): got shape "
-            f"{arr.shape} for a batch of {batch} inputs"
-        )
-    if wrong_batch or (
-        trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]
-    ):
-        allowed = expected or "shape " + " or ".join(str((batch,) + tuple(t)) for t in trailing)
+    if arr.ndim == 0 or arr.shape[0] != batch or (
+            trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]):
+        shapes = ["(B, K)", "(B,)"] if trailing is None else [(batch, *t) for t in trailing]
+        allowed = expected or "shape " + " or ".join(map(str, shapes))
         raise ValueError(f"`{name}` must return one output per input of {allowed}, got shape "
                          f"{arr.shape} for a batch of {batch} inputs")
     flat = arr.reshape(batch, -1)
