@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xplique_ext.commons import UndefinedScoreWarning, batched_pearson, batched_spearman
-from xplique_ext.runtime import check_outputs, single_output
 from xplique_ext.metrics import GroundTruthSaliency, MuFidelity
+from xplique_ext.runtime import check_outputs, single_output
 
 FAST = dict(grid_size=None, nb_samples=30, seed=0, progress=False)
 
