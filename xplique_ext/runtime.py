@@ -5,11 +5,12 @@ It holds, in one place:
 
 * **strategies**: :func:`resolve_strategy` (``strategy=None`` is the strategy in scope,
   ``tf.distribute.get_strategy()``) and :func:`is_default_strategy`;
-* **compiled functions**: :func:`compiled` gives a metric its score function, compiled
-  (``tf.function``, with an eager fallback for models that cannot be traced) and, under a
-  non-default strategy, run on every replica by a :class:`ReplicaRunner`;
-  :func:`model_functions` shares them between every caller with the same model, operator,
-  strategy and configuration (a weak-reference cache, so models can be collected);
+* **compiled functions**: :func:`model_functions` gives a metric its score functions in
+  one call: compiled (``tf.function``, with an eager fallback for models that cannot be
+  traced), run on every replica by a :class:`ReplicaRunner` under a non-default strategy,
+  and shared between every caller with the same model, operator, strategy and
+  configuration (:func:`shared_functions`: a weak-reference cache, so models can be
+  collected);
 * **model outputs**: :func:`single_output`, :func:`check_output_dtype`,
   :func:`check_outputs` (one output per input, the trailing shape, finite values,
   probabilities; the errors name the rows), :func:`assert_batch_graph` and
@@ -51,7 +52,7 @@ from .commons.warnings import XpliqueExtWarning, warn
 
 __all__ = [
     "resolve_strategy", "is_default_strategy", "replica_shares", "ReplicaRunner",
-    "compiled_function", "compiled", "shared_functions", "model_functions",
+    "compiled_function", "shared_functions", "model_functions",
     "single_output", "check_output_dtype", "check_outputs", "assert_batch_graph",
     "model_output_errors", "is_dataset", "check_finite_dataset", "dataset_is_batched",
     "iterate_dataset", "split_element",
@@ -273,17 +274,6 @@ def _with_eager_fallback(fn: Callable) -> Callable:
     return call
 
 
-def compiled(fn: Callable, strategy: Any, split: Optional[int] = None) -> Callable:
-    """``fn`` as a metric calls it: compiled (eager for a model that cannot be traced)
-    under the default strategy; else a :class:`ReplicaRunner` that cuts the first
-    ``split`` arguments (all for None) across the replicas, with the compiled ``fn`` on
-    one device as its fallback. Same call signature either way."""
-    single = _with_eager_fallback(fn)
-    if is_default_strategy(strategy):
-        return single
-    return ReplicaRunner(fn, strategy, fallback=single, split=split)
-
-
 #: at most this many sets of compiled functions are kept (least recently used dropped)
 MAX_SHARED_FUNCTIONS = 64
 _SHARED: OrderedDict[tuple, tuple] = OrderedDict()
@@ -333,15 +323,26 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
 
 def model_functions(objects: Sequence[Any], static: tuple, build: Callable, strategy: Any,
                     split: Optional[Dict[str, int]] = None) -> Dict[str, Callable]:
-    """The one call that gives a metric its functions: ``build(live)`` returns
-    ``{name: fn}`` (plain functions reaching the model through ``live()``), each is
-    :func:`compiled` for ``strategy`` (``split[name]`` arguments cut across replicas),
-    and the result is shared through :func:`shared_functions` on ``objects`` (model,
-    operator, strategy) and ``static``: a second metric on a model reuses the traced
-    graphs of the first (no retracing)."""
+    """The one call that gives a metric its functions, compiled and shared.
+
+    ``build(live)`` returns ``{name: fn}``, plain functions that reach the model through
+    ``live()``. Each is compiled (``tf.function``; eager calls for a model that cannot be
+    traced); under a non-default ``strategy`` it runs on every replica through a
+    :class:`ReplicaRunner` that cuts its first ``split[name]`` arguments (all by default)
+    across the replicas, with the compiled function on one device as its fallback: the
+    same call signature either way. The result is shared through
+    :func:`shared_functions` on ``objects`` (model, operator, strategy) and ``static``: a
+    second metric on a model reuses the traced graphs of the first (no retracing)."""
     split = split or {}
+
+    def compiled(name: str, fn: Callable) -> Callable:
+        single = _with_eager_fallback(fn)
+        if is_default_strategy(strategy):
+            return single
+        return ReplicaRunner(fn, strategy, fallback=single, split=split.get(name))
+
     return shared_functions(objects, static, lambda live: {
-        name: compiled(fn, strategy, split.get(name)) for name, fn in build(live).items()})
+        name: compiled(name, fn) for name, fn in build(live).items()})
 
 
 # ---------------------------------------------------------------- model outputs
