@@ -423,7 +423,7 @@ class BaseAttributionMetric(BaseMetric):
     def n_outputs(self, x_example: np.ndarray) -> int:
         """Number of model outputs K, found once from one example."""
         if self._n_outputs is None:
-            self._n_outputs = self.model_outputs(x_example[:1]).shape[1]
+            self._n_outputs = int(np.prod(self.model_outputs(x_example[:1]).shape[1:]))
         return self._n_outputs
 
     def format_targets(self, x: np.ndarray, y: Optional[np.ndarray]) -> np.ndarray:
@@ -434,7 +434,7 @@ class BaseAttributionMetric(BaseMetric):
             return as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
         if k == 1:
             return np.ones((len(x), 1), dtype=np.float32)
-        out = self.model_outputs(x)
+        out = self.model_outputs(x).reshape(len(x), k)
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
             raise ValueError(
