@@ -16,7 +16,10 @@ Measured on the 2-core development machine (load about 12), 48 MB file: ``open_c
 76 MB (1.59x the file; 73 MB without threads) for its read-ahead alone, 1 MiB blocks 7 MB
 (0.16x), 2 MiB blocks 12 MB, at the same speed (1.3-2.0 s, noisy under that load). Over a
 whole ``read_data`` (the table included) that was 2.6-3.9x the file with ``open_csv`` against
-1.5-1.6x with 1 MiB blocks: above the 2x target, hence the blocks. Run: ``python benchmarks/rules_reader_blocks.py``.
+1.5-1.6x with 1 MiB blocks: above the 2x target, hence the blocks. Measured again in one run
+(issue 18, load 7.8): ``open_csv`` 79 MB added (1.66x the file) in 1.11 s, ``open_csv-1`` 73 MB
+(1.53x) in 1.15 s, 1 MiB blocks 7 MB (0.15x) in 1.24 s, 2 MiB blocks 12 MB (0.26x) in 1.18 s.
+Run: ``python benchmarks/rules_reader_blocks.py``.
 """
 
 from __future__ import annotations

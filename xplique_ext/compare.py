@@ -13,30 +13,21 @@ The module needs no metric class: any object with ``detailed_evaluate`` and
 from __future__ import annotations
 
 import itertools
-import numbers
+import math
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import pandas as pd
 
+from .commons import uncertainty
 from .commons.params import (
     NO_VALIDATION,
-    ArrayLike,
     Boolean,
     InstanceOf,
-    Interval,
     Options,
     check_param,
     validate_params,
-)
-from .commons.uncertainty import (
-    INTERVALS,
-    MAX_RESAMPLES,
-    holm,
-    is_binary,
-    resample_batch,
-    summarize_scores,
 )
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
@@ -117,8 +108,7 @@ class ComparisonFrame(pd.DataFrame):
         """The pairs ``(A, B)`` whose difference is not significant after Holm's
         correction (or could not be tested)."""
         pairs = self.pairs
-        return [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differs"])
-                if not d]
+        return [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differs"]) if not d]
 
     def plot(self, ax: Any = None, **kwargs: Any):  # noqa: D401 - replaces pandas' accessor
         """Means with their intervals, best at the top; a bracket at the right joins each
@@ -139,34 +129,30 @@ class ComparisonFrame(pd.DataFrame):
         matplotlib.axes.Axes
         """
         import matplotlib.pyplot as plt
+        from matplotlib.axes import Axes
 
+        check_param(ax, "ax", [InstanceOf(Axes, description="matplotlib axes"), None])
         rows = self.explainers
         if ax is None:
             _, ax = plt.subplots(figsize=(6.0, 0.5 + 0.45 * max(len(rows), 1)))
         y = np.arange(len(rows))[::-1]
-        position = dict(zip(rows.index, y))
         means = rows["estimate"].to_numpy(float)
         low = np.clip(means - rows["ci_low"].to_numpy(float), 0, None)
         high = np.clip(rows["ci_high"].to_numpy(float) - means, 0, None)
-        options = dict(fmt="o", capsize=3, color="tab:blue")
-        options.update(kwargs)
-        ax.errorbar(means, y, xerr=np.vstack([low, high]), **options)
-        ax.set_yticks(y)
-        ax.set_yticklabels(list(rows.index))
+        ax.errorbar(means, y, xerr=np.vstack([low, high]),
+                    **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs})
+        ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
-        ax.set_xlabel(f"{self.metric_name} ({direction} is better), "
-                      f"{self.confidence:.0%} CI")
-        finite = np.concatenate([rows["ci_low"], rows["ci_high"], rows["estimate"]])
-        finite = finite[np.isfinite(finite.astype(float))].astype(float)
-        right = finite.max() if finite.size else 1.0
-        span = (finite.max() - finite.min()) if finite.size else 1.0
-        step = 0.04 * (span or 1.0)
-        for k, (a, b) in enumerate(self.indistinguishable()):
-            if a not in position or b not in position:
+        ax.set_xlabel(f"{self.metric_name} ({direction} is better), {self.confidence:.0%} CI")
+        bounds = rows[["ci_low", "ci_high", "estimate"]].to_numpy(float)
+        bounds = bounds[np.isfinite(bounds)]
+        right, span = (bounds.max(), np.ptp(bounds)) if bounds.size else (1.0, 1.0)
+        position = dict(zip(rows.index, y))
+        for k, (a, b) in enumerate(self.indistinguishable()):  # a bracket per pair
+            if a not in position or b not in position:  # a pair of rows cut away
                 continue
-            x = right + step * (k + 1)
-            ax.plot([x, x], [position[a], position[b]], color="0.5", lw=2,
-                    solid_capstyle="butt")
+            x = right + 0.04 * (span or 1.0) * (k + 1)
+            ax.plot([x, x], [position[a], position[b]], color="0.5", lw=2, solid_capstyle="butt")
         if self.indistinguishable():
             ax.set_title(f"grey bars join explainers that do not differ "
                          f"(Holm, alpha={self.alpha:g})", fontsize=9)
@@ -174,15 +160,8 @@ class ComparisonFrame(pd.DataFrame):
         return ax
 
 
-_LEVEL = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
-_COMMON = {
-    "confidence": _LEVEL,
-    "alpha": _LEVEL,
-    "interval": [Options(INTERVALS)],
-    "test": [Options(TESTS)],
-    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-}
+#: the settings of compare and compare_scores: a summary's, with the tests'
+_COMMON = {**uncertainty.SUMMARY_PARAMETERS, "alpha": uncertainty.LEVEL, "test": [Options(TESTS)]}
 
 
 def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
@@ -194,22 +173,27 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
     return dict(mapping)
 
 
+def _check_metric(metric: Any) -> None:
+    """A metric instance with ``detailed_evaluate`` and a bool ``higher_is_better``."""
+    if isinstance(metric, type):
+        raise TypeError("`metric` must be a metric instance, built on the inputs (e.g. "
+                        f"MuFidelity(model, inputs, targets)), got the class {metric.__name__}")
+    if not callable(getattr(metric, "detailed_evaluate", None)):
+        raise TypeError("`metric` must be a metric with a `detailed_evaluate` method (e.g. "
+                        f"xplique_ext.metrics.MuFidelity), got {type(metric).__name__}")
+    direction = getattr(metric, "higher_is_better", None)
+    if not isinstance(direction, (bool, np.bool_)):
+        raise TypeError(f"`metric` must declare `higher_is_better` as a bool, got {direction!r}")
+
+
 @validate_params({
     "metric": NO_VALIDATION,  # duck-typed: detailed_evaluate and higher_is_better, below
     "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
     **_COMMON,
 })
-def compare(
-    metric: Any,
-    explanations_by_name: Mapping[str, Any],
-    *,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    interval: str = "auto",
-    test: str = "auto",
-    n_resamples: int = 9999,
-    seed: Optional[int] = None,
-) -> ComparisonFrame:
+def compare(metric: Any, explanations_by_name: Mapping[str, Any], *, confidence: float = 0.95,
+            alpha: float = 0.05, interval: str = "auto", test: str = "auto",
+            n_resamples: int = 9999, seed: Optional[int] = None) -> ComparisonFrame:
     """Score several explainers' explanations with one metric on the same inputs, with
     intervals, ranks and paired tests.
 
@@ -247,21 +231,7 @@ def compare(
     [('bad', 'bad too')]
     """
     explanations_by_name = _check_names(explanations_by_name, "explanations_by_name")
-    if isinstance(metric, type):
-        raise TypeError(
-            "`metric` must be a metric instance, built on the inputs (e.g. "
-            f"MuFidelity(model, inputs, targets)), got the class {metric.__name__}"
-        )
-    if not callable(getattr(metric, "detailed_evaluate", None)):
-        raise TypeError(
-            "`metric` must be a metric with a `detailed_evaluate` method (e.g. "
-            f"xplique_ext.metrics.MuFidelity), got {type(metric).__name__}"
-        )
-    direction = getattr(metric, "higher_is_better", None)
-    if not isinstance(direction, (bool, np.bool_)):
-        raise TypeError(
-            f"`metric` must declare `higher_is_better` as a bool, got {direction!r}"
-        )
+    _check_metric(metric)
     name = type(metric).__name__
     scores, reasons = {}, []
     for explainer, explanations in explanations_by_name.items():
@@ -273,43 +243,33 @@ def compare(
                 reasons.append(f"{explainer}: {w.message}")
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    counts = {k: int(np.isnan(v).sum()) for k, v in scores.items()}
-    if any(counts.values()):
-        listed = ", ".join(f"{k}: {c} of {len(scores[k])}" for k, c in counts.items() if c)
-        why = (" Reasons: " + " ".join(reasons)) if reasons else ""
-        warn(f"{name}: undefined (NaN) scores are left out of the comparison "
-             f"({listed}).{why}", UndefinedScoreWarning)
-    if seed is None:
-        seed = getattr(metric, "seed", None)
-        seed = 0 if seed is None else seed
-    proportion = bool(getattr(metric, "_is_proportion", lambda: False)())
+    _warn_counts(name, scores, np.isnan, "undefined (NaN) scores are left out of the "
+                 "comparison", "." + (" Reasons: " + " ".join(reasons) if reasons else ""))
+    seed = getattr(metric, "seed", None) if seed is None else seed
     return compare_scores(
-        scores, higher_is_better=bool(direction), proportion=proportion,
-        confidence=confidence, alpha=alpha, interval=interval, test=test,
-        n_resamples=n_resamples, seed=seed, name=name,
-    )
+        scores, higher_is_better=bool(metric.higher_is_better), confidence=confidence,
+        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()), alpha=alpha,
+        interval=interval, test=test, n_resamples=n_resamples, seed=seed or 0, name=name)
+
+
+def _warn_counts(name: str, arrays: Dict[str, np.ndarray], which, what: str, why: str):
+    """An UndefinedScoreWarning "name: what (counts)why", counting per explainer the
+    scores ``which`` selects; none when there are none."""
+    counts = {k: int(which(a).sum()) for k, a in arrays.items()}
+    if any(counts.values()):
+        listed = ", ".join(f"{k}: {c} of {len(arrays[k])}" for k, c in counts.items() if c)
+        warn(f"{name}: {what} ({listed}){why}", UndefinedScoreWarning)
 
 
 @validate_params({
     "scores_by_name": [InstanceOf(Mapping, description="a dict {name: scores (N,)}")],
-    "higher_is_better": [Boolean()],
-    "proportion": [Boolean()],
-    "name": [InstanceOf(str)],
+    "higher_is_better": [Boolean()], "proportion": [Boolean()], "name": [InstanceOf(str)],
     **_COMMON,
 })
-def compare_scores(
-    scores_by_name: Mapping[str, Any],
-    *,
-    higher_is_better: bool,
-    proportion: bool = False,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    interval: str = "auto",
-    test: str = "auto",
-    n_resamples: int = 9999,
-    seed: Optional[int] = 0,
-    name: str = "score",
-) -> ComparisonFrame:
+def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
+                   proportion: bool = False, confidence: float = 0.95, alpha: float = 0.05,
+                   interval: str = "auto", test: str = "auto", n_resamples: int = 9999,
+                   seed: Optional[int] = 0, name: str = "score") -> ComparisonFrame:
     r"""Paired comparison of per-input scores of several explainers on the same inputs.
 
     For explainers A and B scored on the same N inputs, the paired difference is
@@ -376,84 +336,60 @@ def compare_scores(
     >>> t.pairs[["estimate", "differs", "better"]].round(3).to_dict("records")
     [{'estimate': 0.5, 'differs': True, 'better': 'A'}]
     """
-    scores_by_name = _check_names(scores_by_name, "scores_by_name")
-    arrays = _check_score_arrays(scores_by_name)
-    binary = all(is_binary(a[~np.isnan(a)]) for a in arrays.values())
+    arrays = _check_score_arrays(_check_names(scores_by_name, "scores_by_name"))
+    _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
+                 "paired tests that involve them are undefined (NaN)")
+    binary = all(uncertainty.is_binary(a[~np.isnan(a)]) for a in arrays.values())
     if test == "auto":
         test = "permutation" if (proportion and binary) else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    rows = _explainer_rows(arrays, higher_is_better, proportion, interval, name, options)
+    rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
+                 name=f"{name} of {key}", **options) for key, a in arrays.items()]
     pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
                            test, name, options)
-    adjusted = holm([r["p_value"] for r in pair_rows]) if pair_rows else []
-    for row, p in zip(pair_rows, adjusted):
-        row["p_holm"] = float(p)
-        row["differs"] = bool(p <= alpha)  # NaN (untestable): False
-        if row["differs"]:
-            a_better = (row["estimate"] > 0) == bool(higher_is_better)
-            row["better"] = row["a"] if a_better else row["b"]
+    for row, p in zip(pair_rows, uncertainty.holm([r["p_value"] for r in pair_rows])):
+        a_better = (row["estimate"] > 0) == higher_is_better
+        row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
+        row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
-    frame.alpha = alpha
-    frame.confidence = confidence
-    frame.higher_is_better = bool(higher_is_better)
-    frame.metric_name = name
+    # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
+    means = frame["estimate"].where((frame["kind"] == "explainer") & np.isfinite(frame["estimate"]))
+    frame["rank"] = means.rank(method="min", ascending=not higher_is_better)
+    frame.alpha, frame.confidence, frame.metric_name = alpha, confidence, name
+    frame.higher_is_better = higher_is_better
     return frame
 
 
 def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]:
     """The scores as float64 arrays (N,), all of the same length, or raise."""
-    arrays: Dict[str, np.ndarray] = {}
-    indexes: Dict[str, Any] = {}
-    scores = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)]
-    for key, values in scores_by_name.items():
-        if isinstance(getattr(values, "index", None), pd.Index):
-            indexes[key] = values.index  # pandas: aligned by position, so the same index
-        arrays[key] = check_param(values, f"scores_by_name[{key!r}]", scores).astype(
-            np.float64)
-    first = next(iter(indexes.items()), None)
-    for key, index in indexes.items():
-        if not index.equals(first[1]):
+    indexes = {key: values.index for key, values in scores_by_name.items()
+               if isinstance(getattr(values, "index", None), pd.Index)}
+    first = next(iter(indexes), None)
+    for key, index in indexes.items():  # pandas: aligned by position, so the same index
+        if not index.equals(indexes[first]):
             raise ValueError(
-                "`scores_by_name` must score every explainer on the same inputs in the "
-                f"same order: the pandas index of {key!r} differs from that of "
-                f"{first[0]!r} (align them, e.g. with .reindex, or pass arrays)"
-            )
+                "`scores_by_name` must score every explainer on the same inputs in the same "
+                f"order: the pandas index of {key!r} differs from that of {first!r} (align "
+                "them, e.g. with .reindex, or pass arrays)")
+    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
+              for key, values in scores_by_name.items()}
     lengths = {key: len(a) for key, a in arrays.items()}
     if len(set(lengths.values())) != 1:
-        raise ValueError(
-            "every explainer must be scored on the same inputs: got per-input score "
-            f"counts {lengths}"
-        )
+        raise ValueError("every explainer must be scored on the same inputs: got per-input "
+                         f"score counts {lengths}")
     return arrays
 
 
-def _quiet_summary(values: np.ndarray, **kwargs: Any):
-    """:func:`summarize_scores` without its warnings (the table carries n and NaN)."""
+def _row(kind: str, label: str, a: str, b: Optional[str], values: np.ndarray,
+         interval: str, **options: Any) -> dict:
+    """A row of the table: the summary of ``values`` (its warnings silenced: the table
+    carries n and NaN); the columns of the ranks and tests are filled later (else NaN)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedScoreWarning)
         warnings.simplefilter("ignore", DegenerateSettingWarning)
-        return summarize_scores(values, **kwargs)
-
-
-def _explainer_rows(arrays, higher_is_better, proportion, interval, name, options):
-    """One row per explainer: mean, interval, rank (1 = best in the metric's direction;
-    ties share the smaller rank; NaN for a NaN mean)."""
-    from scipy.stats import rankdata
-
-    rows = []
-    for key, a in arrays.items():
-        s = _quiet_summary(a, interval=interval, proportion=bool(proportion),
-                           name=f"{name} of {key}", **options)
-        rows.append(_row("explainer", key, key, None, s))
-    values = np.array([row["estimate"] for row in rows])
-    order = -values if higher_is_better else values
-    ranks = np.full(len(values), np.nan)
-    finite = np.isfinite(values)
-    ranks[finite] = rankdata(order[finite], method="min")
-    for row, rank in zip(rows, ranks):
-        row["rank"] = float(rank)
-    return rows
+        s = uncertainty.summarize_scores(values, interval=interval, **options).to_dict()
+    return {"kind": kind, "name": label, "a": a, "b": b, "estimate": s.pop("mean"), **s}
 
 
 def _pair_rows(arrays, interval, test, name, options):
@@ -461,61 +397,39 @@ def _pair_rows(arrays, interval, test, name, options):
     both are defined, its bootstrap interval and the paired test (before Holm)."""
     rows = []
     for key_a, key_b in itertools.combinations(arrays, 2):
-        a, b = arrays[key_a], arrays[key_b]
         with np.errstate(invalid="ignore"):
-            d = a - b
+            d = arrays[key_a] - arrays[key_b]
         both = ~np.isnan(d)  # NaN in either, or inf - inf: no defined difference
         d = d[both]
-        if d.size:
-            s = _quiet_summary(d, interval=interval, name=f"{name} of {key_a} - {key_b}",
-                               **options)
-        else:  # no input with both scores defined: nothing to summarise
-            s = _quiet_summary(np.array([np.nan]), interval=interval, name=name, **options)
-        row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, s)
-        row["n_undefined"] = int((~both).sum())
-        statistic, p_value, label = _paired_test(d, test, options["n_resamples"],
-                                                 options["seed"])
-        row.update(test=label, statistic=statistic, p_value=p_value)
+        # no input with both scores defined: the summary of one NaN (nothing to summarise)
+        row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, d if d.size else np.full(1, np.nan),
+                   interval, name=f"{name} of {key_a} - {key_b}", **options)
+        statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
+        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic,
+                   p_value=p_value)
         rows.append(row)
     return rows
-
-
-def _row(kind: str, label: str, a: str, b: Optional[str], s) -> dict:
-    return {
-        "kind": kind, "name": label, "a": a, "b": b, "estimate": s.mean,
-        "std_error": s.std_error, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n,
-        "n_undefined": s.n_undefined, "rank": np.nan, "test": None,
-        "statistic": np.nan, "p_value": np.nan, "p_holm": np.nan, "differs": None,
-        "better": None, "method": s.method,
-    }
 
 
 def _paired_test(d: np.ndarray, test: str, n_resamples: int,
                  seed: Optional[int]) -> Tuple[float, float, str]:
     """(statistic, two-sided p-value, test label) for the paired differences ``d``."""
-    if test == "wilcoxon":
-        label = "Wilcoxon signed-rank"
-        nonzero = d[d != 0]
-        if d.size == 0:
-            return float("nan"), float("nan"), label + " (no input with both defined)"
-        if nonzero.size == 0:
-            return 0.0, 1.0, label + " (all differences 0)"
-        from scipy.stats import wilcoxon
-
-        res = wilcoxon(d, zero_method="wilcox")
-        return float(res.statistic), float(res.pvalue), label
-    label = "paired permutation (sign-flip)"
-    if d.size == 0:
-        return float("nan"), float("nan"), label + " (no input with both defined)"
-    if not np.any(d):
-        return 0.0, 1.0, label + " (all differences 0)"
-    from scipy.stats import permutation_test
+    from scipy.stats import permutation_test, wilcoxon
 
     from .commons.random import make_rng
 
-    res = permutation_test(
-        (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
-        permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-        rng=make_rng(seed), batch=resample_batch(n_resamples, d.size),
-    )
+    label = "Wilcoxon signed-rank" if test == "wilcoxon" else "paired permutation (sign-flip)"
+    if d.size == 0:
+        return math.nan, math.nan, label + " (no input with both defined)"
+    if not np.isfinite(d).all():
+        return math.nan, math.nan, label + " (infinite differences)"
+    if not np.any(d):
+        return 0.0, 1.0, label + " (all differences 0)"
+    if test == "wilcoxon":
+        res = wilcoxon(d, zero_method="wilcox")
+    else:
+        res = permutation_test(
+            (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples", vectorized=True, n_resamples=n_resamples,
+            rng=make_rng(seed), batch=uncertainty.resample_batch(n_resamples, d.size))
     return float(res.statistic), float(min(1.0, res.pvalue)), label

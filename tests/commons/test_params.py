@@ -11,7 +11,6 @@ import pytest
 
 from xplique_ext.commons.params import (
     NO_VALIDATION,
-    AnyOf,
     ArrayLike,
     Boolean,
     Callable_,
@@ -47,7 +46,7 @@ UNIT_OPEN = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
         (np.bool_(True), [Boolean()], True),
         ([2, 3], [PairOf(Interval(numbers.Integral, 1, None))], (2, 3)),
         ({}, [InstanceOf(dict)], {}),
-        (1.5, [AnyOf(Interval(numbers.Integral, 0, None), Interval(numbers.Real, 1, 2))], 1.5),
+        (1.5, [Interval(numbers.Integral, 0, None), Interval(numbers.Real, 1, 2)], 1.5),
         ("anything", NO_VALIDATION, "anything"),
     ],
 )

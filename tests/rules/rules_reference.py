@@ -28,9 +28,10 @@ from xplique_ext.rules.evaluation import (
     ContingencyTables,
     RuleEvaluation,
     _blocks,
-    _n_classes,
-    _prepare,
-    check_mode,
+    _label_values,
+    _labelled,
+    check_label_classes,
+    compile_rules,
     label_text,
 )
 from xplique_ext.rules.pbm import RuleSet
@@ -114,6 +115,14 @@ def _apply(rule: CompiledRule, example: dict, data: Dataset) -> Tuple[bool, bool
     return possible, certain, has_unknown
 
 
+def _n_classes(data: Dataset, labels: list) -> int:
+    """The size of the declared class domain, else the number of distinct labels."""
+    attribute = data.names.class_attribute
+    if attribute is not None and attribute.values is not None and data.has_labels:
+        return max(len(attribute.values), 1)
+    return max(len(set(labels)), 1)
+
+
 def evaluate_rules_loop(
     rules: RuleSet,
     data: Dataset,
@@ -132,8 +141,11 @@ def evaluate_rules_loop(
     ...     rules, data, "inter-class").known
     True
     """
-    mode = check_mode(mode)
-    compiled, _, data, y = _prepare(rules, data, labels)
+    compiled, _ = compile_rules(rules, data.names)
+    data, y, _ = _labelled(data, labels)
+    y = _label_values(y)
+    if labels is not None:
+        check_label_classes([rule.head for rule in compiled], y, "labels")
     attributes = list(dict.fromkeys(a for r in compiled for a in r.attributes))
     examples = _rows(data, attributes)
     numeric = y.dtype.kind in "fiub"
@@ -199,7 +211,7 @@ def evaluate_rules_loop(
         mode,
         tables[0],
         tables[1],
-        n_classes=_n_classes(data, y) if n_classes is None else n_classes,
+        n_classes=_n_classes(data, y_list) if n_classes is None else n_classes,
         names_file=data.names.file,
         data_file=data.file,
     )

@@ -180,3 +180,31 @@ def test_bad_inputs_are_refused():
         one = compare_scores(scores, higher_is_better=True, n_resamples=199)
     assert len(one) == 1 and one.pairs.empty
     np.testing.assert_array_equal(scores["a"], [0.1, 0.2, 0.4])
+
+
+def test_infinite_scores_warn_with_the_reason_and_leave_nan_not_numbers():
+    base = np.linspace(0.0, 1.0, 20)
+    with_inf = base.copy()
+    with_inf[3] = np.inf
+    with pytest.warns(UndefinedScoreWarning,
+                      match=r"score: infinite scores \(A: 1 of 20\): the intervals, ranks and "
+                            r"paired tests that involve them are undefined \(NaN\)"):
+        t = compare_scores({"A": with_inf, "B": base, "C": base + 0.5}, higher_is_better=True,
+                           n_resamples=199)
+    a = t.explainers.loc["A"]
+    assert a["estimate"] == np.inf and np.isnan(a["ci_low"]) and np.isnan(a["rank"])
+    assert list(t.explainers["rank"].dropna()) == [1.0, 2.0]  # C, B: ranked among finite
+    pair = t.pairs.loc["A - B"]
+    assert np.isnan(pair["p_value"]) and not pair["differs"] and pd.isna(pair["better"])
+    assert "infinite differences" in pair["test"]
+    assert t.pairs.loc["B - C", "differs"]  # pairs without infinities are still tested
+    with warnings.catch_warnings():  # finite scores: no warning at all
+        warnings.simplefilter("error", UndefinedScoreWarning)
+        compare_scores({"B": base, "C": base + 0.5}, higher_is_better=True, n_resamples=199)
+
+
+def test_plot_refuses_what_is_not_axes():
+    t = compare_scores({"a": np.linspace(0, 1, 10), "b": np.linspace(0, 2, 10)},
+                       higher_is_better=True, n_resamples=199)
+    with pytest.raises(TypeError, match=r"^`ax` must be matplotlib axes or None, got 'x' \(str\)$"):
+        t.plot(ax="x")

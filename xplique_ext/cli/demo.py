@@ -7,10 +7,10 @@ IntegratedGradients, SmoothGrad and Occlusion (where Xplique is installed; other
 its own gradients: saliency, gradient x input, Integrated Gradients) and a random
 baseline, and prints one table: MuFidelity (higher is better) next to the EMD and KL
 distances to the ground truth (lower is better), each mean with its 95% interval over the
-images, and which explainers paired tests (Wilcoxon, Holm-corrected) cannot tell apart. Then a rule-metrics section (a decision
-tree extracted from the CNN, scored with FiRe) and a PERCY section (a text CNN's rule
-consistency). A line per stage, with the time elapsed, and a progress bar for the
-training show where it is.
+images, and which explainers paired tests (Wilcoxon, Holm-corrected) cannot tell apart.
+Then a rule-metrics section (a decision tree extracted from the CNN, scored with FiRe) and
+a PERCY section (a text CNN's rule consistency). A line per stage, with the time elapsed,
+and a progress bar for the training show where it is.
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ __all__ = ["register", "run_demo", "gradient_explanations", "demo_explanations",
 
 XPLIQUE_EXPLAINERS = ("Saliency", "GradientInput", "IntegratedGradients", "SmoothGrad",
                       "Occlusion")
+_LABELS = {"MuFidelity": "MuFidelity (higher better)", "EMD": "EMD to truth (lower better)",
+           "KL": "KL to truth (lower better)"}
 
 
 def register(subparsers) -> None:
     """Add the ``demo`` sub-command."""
     parser = subparsers.add_parser(
         "demo", help="train a tiny CNN on synthetic data and score its explanations",
-        description=__doc__.splitlines()[0],
-    )
+        description=__doc__.splitlines()[0])
     parser.add_argument("--n-train", type=int, default=3000, help="training images")
     parser.add_argument("--n-explain", type=int, default=32, help="images to explain")
     parser.add_argument("--image-size", type=int, default=64,
@@ -57,11 +58,9 @@ def register(subparsers) -> None:
 
 def _run_from_args(args) -> int:
     with quiet_console(args.verbose):
-        run_demo(
-            n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
-            epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
-            progress=args.progress,
-        )
+        run_demo(n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
+                 epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
+                 progress=args.progress)
     return 0
 
 
@@ -71,8 +70,7 @@ def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *, ig_steps: int 
     map for the outputs ``F(x) = sum(model(x) * y, -1)``, each of shape (N, H, W)."""
     import tensorflow as tf
 
-    x_t = tf.convert_to_tensor(x, tf.float32)
-    y_t = tf.convert_to_tensor(y, tf.float32)
+    x_t, y_t = tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.float32)
 
     @tf.function
     def grad(inputs):
@@ -84,19 +82,12 @@ def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *, ig_steps: int 
     g = grad(x_t).numpy()
     alphas = (np.arange(ig_steps) + 0.5) / ig_steps  # midpoint Riemann sum
     ig = sum(grad(x_t * float(a)).numpy() for a in alphas) / ig_steps * x
-    rng = np.random.default_rng(seed)
     return {
         "Saliency": np.abs(g).max(axis=-1),
         "GradientInput": (g * x).sum(axis=-1),
         "IntegratedGradients": ig.sum(axis=-1),
-        "Random": rng.random(x.shape[:-1]).astype(np.float32),
+        "Random": np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32),
     }
-
-
-def _to_maps(phi) -> np.ndarray:
-    """(N, H, W) maps from (N, H, W) or (N, H, W, C) explanations (channels summed)."""
-    phi = np.asarray(phi, dtype=np.float32)
-    return phi.sum(axis=-1) if phi.ndim == 4 else phi
 
 
 def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
@@ -114,80 +105,57 @@ def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
     if use_xplique and not available:
         raise ValueError("`use_xplique` is True but Xplique is not installed "
                          "(pip install 'xplique_ext[xplique]')")
-    if use_xplique is None:
-        use_xplique = available
-    rng = np.random.default_rng(seed)
-    random_map = rng.random(x.shape[:-1]).astype(np.float32)
-    if not use_xplique:
-        maps = gradient_explanations(model, x, y, seed=seed)
-        maps.pop("Random")
-        maps["Random"] = random_map
-        return maps, ("Xplique is not installed: explaining with the demo's own gradients "
-                      "(saliency, gradient x input, Integrated Gradients); install the "
-                      "[xplique] extra for Xplique's explainers")
+    if not (available if use_xplique is None else use_xplique):
+        return gradient_explanations(model, x, y, seed=seed), (
+            "Xplique is not installed: explaining with the demo's own gradients (saliency, "
+            "gradient x input, Integrated Gradients); install the [xplique] extra for "
+            "Xplique's explainers")
     import xplique
     from xplique import attributions
 
     patch = max(1, x.shape[1] // 8)
-    explainers = {
-        "Saliency": attributions.Saliency(model, batch_size=batch_size),
-        "GradientInput": attributions.GradientInput(model, batch_size=batch_size),
-        "IntegratedGradients": attributions.IntegratedGradients(model, batch_size=batch_size),
-        "SmoothGrad": attributions.SmoothGrad(model, batch_size=batch_size),
-        "Occlusion": attributions.Occlusion(model, batch_size=batch_size, patch_size=patch,
-                                            patch_stride=patch),
-    }
-    maps = {name: _to_maps(explainer.explain(x, y)) for name, explainer in explainers.items()}
-    maps["Random"] = random_map
+    explainers = {name: getattr(attributions, name)(model, batch_size=batch_size)
+                  for name in XPLIQUE_EXPLAINERS if name != "Occlusion"}
+    explainers["Occlusion"] = attributions.Occlusion(model, batch_size=batch_size,
+                                                     patch_size=patch, patch_stride=patch)
+    maps = {}
+    for name, explainer in explainers.items():  # (N, H, W) maps, channels summed
+        phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
+        maps[name] = phi.sum(axis=-1) if phi.ndim == 4 else phi
+    maps["Random"] = np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32)
     return maps, f"Xplique {xplique.__version__}: {', '.join(explainers)}, and a random map"
 
 
-class _TrainingBar:
-    """A tqdm bar over the training batches, with the epoch and the loss."""
+def _training_bar(epochs: int, steps: int, enabled: bool):
+    """A Keras callback drawing a tqdm bar over the training batches, with the epoch and
+    the loss."""
+    import keras
 
-    def __init__(self, epochs: int, steps: int, enabled: bool):
-        import keras
+    from ..commons.progress import progress_bar
 
-        from ..commons.progress import progress_bar
+    bar = progress_bar(total=epochs * steps, desc="training", unit="batch", enabled=enabled)
 
-        bar = progress_bar(total=epochs * steps, desc="training", unit="batch",
-                           enabled=enabled)
+    def epoch_end(epoch, logs):
+        bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}",
+                         "loss": f"{logs.get('loss', float('nan')):.3f}",
+                         "accuracy": f"{logs.get('accuracy', float('nan')):.3f}"})
 
-        class Callback(keras.callbacks.Callback):
-            def on_train_batch_end(self, batch, logs=None):
-                bar.update(1)
-
-            def on_epoch_end(self, epoch, logs=None):
-                logs = logs or {}
-                bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}",
-                                 "loss": f"{logs.get('loss', float('nan')):.3f}",
-                                 "accuracy": f"{logs.get('accuracy', float('nan')):.3f}"})
-
-            def on_train_end(self, logs=None):
-                bar.close()
-
-        self.callback = Callback()
+    return keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: bar.update(1),
+                                          on_epoch_end=epoch_end,
+                                          on_train_end=lambda logs: bar.close())
 
 
 def _tiny_cnn(image_size: int, seed: int):
     import keras
 
     init = keras.initializers.GlorotUniform(seed=seed)
+    convolutions = [layer for filters in (16, 32) for layer in (
+        keras.layers.Conv2D(filters, 3, activation="relu", padding="same",
+                            kernel_initializer=init), keras.layers.MaxPooling2D(2))]
     return keras.Sequential([
-        keras.Input((image_size, image_size, 1)),
-        keras.layers.Conv2D(16, 3, activation="relu", padding="same", kernel_initializer=init),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, activation="relu", padding="same", kernel_initializer=init),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
+        keras.Input((image_size, image_size, 1)), *convolutions, keras.layers.Flatten(),
         keras.layers.Dense(32, activation="relu", kernel_initializer=init),
-        keras.layers.Dense(2, kernel_initializer=init),
-    ])
-
-
-_DIRECTIONS = {"MuFidelity": True, "EMD": False, "KL": False}
-_LABELS = {"MuFidelity": "MuFidelity (higher better)", "EMD": "EMD to truth (lower better)",
-           "KL": "KL to truth (lower better)"}
+        keras.layers.Dense(2, kernel_initializer=init)])
 
 
 def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
@@ -198,49 +166,32 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
 
     from ..compare import compare_scores
 
-    comparisons = {}
-    columns: Dict[str, Dict[str, float]] = {}
+    comparisons, columns = {}, []
     for measure, by_name in scores.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            frame = compare_scores(by_name, higher_is_better=_DIRECTIONS[measure],
-                                   seed=seed, name=measure)
-        comparisons[measure] = frame
-        rows = frame.explainers
-        label = _LABELS[measure]
-        columns[label] = rows["estimate"].to_dict()
-        columns[f"{measure} CI low"] = rows["ci_low"].to_dict()
-        columns[f"{measure} CI high"] = rows["ci_high"].to_dict()
-    table = pd.DataFrame(columns).loc[list(scores["MuFidelity"])]
-    table["undefined MuFidelity"] = [int(np.isnan(v).sum())
-                                     for v in scores["MuFidelity"].values()]
+            comparisons[measure] = compare_scores(  # EMD and KL are distances
+                by_name, higher_is_better=measure == "MuFidelity", seed=seed, name=measure)
+        columns.append(comparisons[measure].explainers[["estimate", "ci_low", "ci_high"]].set_axis(
+            [_LABELS[measure], f"{measure} CI low", f"{measure} CI high"], axis=1))
+    table = pd.concat(columns, axis=1).loc[list(scores["MuFidelity"])]
+    table["undefined MuFidelity"] = [int(np.isnan(v).sum()) for v in scores["MuFidelity"].values()]
     table.index.name = "explainer"
     return table, comparisons
 
 
-def _format_fidelity_table(table) -> str:
-    """``mean [low, high]`` per measure, one line per explainer."""
-    import pandas as pd
-
-    shown = pd.DataFrame(index=table.index)
-    for measure, label in _LABELS.items():
-        shown[label] = [
-            f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(
-                table[label], table[f"{measure} CI low"], table[f"{measure} CI high"])
-        ]
-    shown["undefined MuFidelity"] = table["undefined MuFidelity"]
-    return shown.to_string()
-
-
-def _indistinguishable_lines(comparisons) -> str:
-    """Which explainers the paired tests cannot tell apart, per measure."""
-    lines = ["Paired Wilcoxon signed-rank tests over the images, Holm-corrected, alpha "
-             "0.05: explainers that do not differ"]
+def _report(table, comparisons) -> str:
+    """``mean [low, high]`` per measure, one line per explainer; then which explainers the
+    paired tests cannot tell apart, per measure."""
+    shown = table[["undefined MuFidelity"]].copy()
+    for measure, label in reversed(_LABELS.items()):
+        shown.insert(0, label, [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(
+            table[label], table[f"{measure} CI low"], table[f"{measure} CI high"])])
+    lines = [shown.to_string(), "Paired Wilcoxon signed-rank tests over the images, "
+             "Holm-corrected, alpha 0.05: explainers that do not differ"]
     for measure, frame in comparisons.items():
-        pairs = frame.indistinguishable()
-        text = ", ".join(f"{a} ~ {b}" for a, b in pairs) if pairs else (
-            "none (every pair differs)")
-        lines.append(f"  {measure}: {text}")
+        pairs = ", ".join(f"{a} ~ {b}" for a, b in frame.indistinguishable())
+        lines.append(f"  {measure}: {pairs or 'none (every pair differs)'}")
     return "\n".join(lines)
 
 
@@ -268,9 +219,7 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
           f"{image_size}x{image_size} with their exact ground-truth explanations")
     data = make_aixi_shape(n_train + 2 * n_explain, image_size=image_size, function="class",
                            seed=seed)
-    x = data.images
-    y = np.asarray(data.targets).astype(np.int64)
-    x_train, y_train = x[:n_train], y[:n_train]
+    x, y = data.images, np.asarray(data.targets).astype(np.int64)
     # explain held-out images whose ground truth is not all zero (EMD/KL are defined): the
     # paper's ground truth of 'class' is w1 = 1 on circles and -w2 = -0.5 on squares
     held_out = np.arange(n_train, len(x))
@@ -281,16 +230,15 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
     stage(f"training a tiny CNN on {n_train} images, {epochs} epochs")
-    bar = _TrainingBar(epochs, -(-n_train // 64), progress)
     # the generated images come in random order: no global-seed shuffling needed
-    model.fit(x_train, y_train, epochs=epochs, batch_size=64, shuffle=False, verbose=0,
-              callbacks=[bar.callback])
+    model.fit(x[:n_train], y[:n_train], epochs=epochs, batch_size=64, shuffle=False, verbose=0,
+              callbacks=[_training_bar(epochs, -(-n_train // 64), progress)])
     accuracy = float(np.mean(np.argmax(model.predict(x_test, verbose=0), -1) == y_test))
     stage(f"CNN accuracy {accuracy:.3f} on {len(x_test)} held-out images")
 
     if "fidelity" in sections:
-        one_hot = np.eye(2, dtype=np.float32)[y_test]
         stage(f"explaining the {len(x_test)} held-out images")
+        one_hot = np.eye(2, dtype=np.float32)[y_test]
         explanations, origin = demo_explanations(model, x_test, one_hot, seed=seed)
         stage(origin)
         stage("scoring the explanations: MuFidelity, EMD and KL to the ground truth")
@@ -299,19 +247,15 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
         truth = data.ground_truth[held_out]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UndefinedScoreWarning)
-            scores = {"MuFidelity": {}, "EMD": {}, "KL": {}}
-            for name, phi in explanations.items():
-                scores["MuFidelity"][name] = metric.detailed_evaluate(phi)
-                scores["EMD"][name] = emd(phi, truth)
-                scores["KL"][name] = kl_divergence(phi, truth)
-        table, comparisons = _fidelity_table(scores, seed)
-        results["fidelity"] = table
-        results["comparisons"] = comparisons
+            scores = {measure: {name: score(phi) for name, phi in explanations.items()}
+                      for measure, score in (("MuFidelity", metric.detailed_evaluate),
+                                             ("EMD", lambda phi: emd(phi, truth)),
+                                             ("KL", lambda phi: kl_divergence(phi, truth)))}
+        results["fidelity"], results["comparisons"] = _fidelity_table(scores, seed)
         out(f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
             "EMD and KL against the paper's ground truth, w_i on each object), mean "
             "[95% CI] over the images")
-        out(_format_fidelity_table(table))
-        out(_indistinguishable_lines(comparisons))
+        out(_report(results["fidelity"], results["comparisons"]))
         if caught:
             out("(undefined per-image scores, e.g. a constant explanation or constant "
                 "predictions, are NaN and left out of the means)")
@@ -322,19 +266,17 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
 
         predictions = np.argmax(model.predict(x, verbose=0), -1)
         names = [f"n_{p}" for p in getattr(data, "pattern_names", ("circle", "square", "cross"))]
-        text = rules_section(np.asarray(data.counts, dtype=float), names, predictions, seed=seed)
-        results["rules"] = text
-        out("")
-        out(text)
+        results["rules"] = rules_section(np.asarray(data.counts, dtype=float), names,
+                                         predictions, seed=seed)
+        out("\n" + results["rules"])
 
     if "text" in sections:
         stage("PERCY: training a text CNN on generated 'A but B' sentences and explaining it")
         from .percy_demo import demo_section as text_section
 
-        text = text_section(seed=seed, progress=progress)
-        results["text"] = text
+        results["text"] = text_section(seed=seed, progress=progress)
         out("\nPERCY: does a text CNN decide 'A but B' sentences on the right conjunct?")
-        out(text)
+        out(results["text"])
 
     out(f"\ndone in {time.perf_counter() - t0:.1f} s")
     return results

@@ -28,9 +28,10 @@ decorator passes that on, so the body never re-converts. Defaults are not checke
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
-:class:`PairOf`, :class:`AnyOf`, :class:`Strings` (names, vocabularies), and ``None``. A subclass extends its base's dict
-(``{**BASE_PARAMETERS, "nb_samples": [...]}`` in ``metrics.base``); with other decorators
-(a cache, a renaming), put ``@validate_params`` innermost, right above the ``def``.
+:class:`PairOf`, :class:`Word`, :class:`Strings` (names, vocabularies), and
+``None``. A subclass extends its base's dict (``{**BASE_PARAMETERS, "nb_samples": [...]}``
+in ``metrics.base``); with other decorators (a cache, a renaming), put ``@validate_params``
+innermost, right above the ``def``.
 
 How errors read
 ---------------
@@ -62,34 +63,17 @@ import inspect
 import math
 import numbers
 import os
+from collections import Counter
 from types import MappingProxyType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 __all__ = [
-    "Constraint",
-    "Interval",
-    "Options",
-    "InstanceOf",
-    "Boolean",
-    "Callable_",
-    "ArrayLike",
-    "PairOf",
-    "AnyOf",
-    "Word",
-    "Strings",
-    "STRING",
-    "PATH",
-    "NO_VALIDATION",
-    "check_param",
-    "validate_params",
-    "parameter_constraints",
-    "generate_invalid_value",
-    "generate_valid_value",
-    "iter_invalid_cases",
-    "valid_arguments",
-    "describe",
+    "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
+    "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
+    "validate_params", "parameter_constraints", "generate_invalid_value",
+    "generate_valid_value", "iter_invalid_cases", "valid_arguments", "describe",
 ]
 
 NO_VALIDATION = "no_validation"
@@ -102,9 +86,7 @@ def describe(value: Any) -> str:
         arr = np.asarray(value.numpy() if _is_tensor(value) else value)
         return f"an array of shape {arr.shape} and dtype {arr.dtype} ({type(value).__name__})"
     text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    return f"{text if len(text) <= 60 else text[:57] + '...'} ({type(value).__name__})"
 
 
 def _is_tensor(value: Any) -> bool:
@@ -113,6 +95,13 @@ def _is_tensor(value: Any) -> bool:
 
 def _is_bool(value: Any) -> bool:
     return isinstance(value, (bool, np.bool_))
+
+
+def _holds_bool(value: Any) -> bool:
+    """Whether a (nested) list or tuple holds a bool, which NumPy would turn into 0/1."""
+    if isinstance(value, (list, tuple)):
+        return any(_holds_bool(item) for item in value)
+    return _is_bool(value)
 
 
 class Mismatch(Exception):
@@ -125,52 +114,49 @@ class Mismatch(Exception):
 
 
 class Constraint:
-    """A constraint: ``check`` returns the converted value or raises :class:`Mismatch`;
-    ``description`` words it after "must be"; ``invalid_values`` and ``valid_value``
-    serve the generated tests."""
+    """A constraint: ``check`` returns the converted value or raises :class:`Mismatch`
+    (built by :meth:`wrong_kind` or :meth:`bad_value`); ``description`` words it after
+    "must be"; ``invalid_values`` and ``valid_value`` (by default the class attributes
+    ``invalid`` and ``valid``) serve the generated tests."""
 
     description = "valid"
+    invalid: Sequence[Any] = ()
+    valid: Any = None
 
     def check(self, value: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def is_satisfied_by(self, value: Any) -> bool:
-        try:
-            self.check(value)
-        except Mismatch:
-            return False
-        return True
+    def wrong_kind(self, value: Any) -> Mismatch:
+        """The mismatch of a value of the wrong kind (a TypeError)."""
+        return Mismatch(self.description, describe(value), False)
+
+    def bad_value(self, received: str) -> Mismatch:
+        """The mismatch of a value of the right kind but a bad value (a ValueError)."""
+        return Mismatch(self.description, received, True)
 
     def invalid_values(self) -> List[Any]:
-        return [object()]
+        return list(self.invalid) or [object()]
 
-    def valid_value(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def valid_value(self) -> Any:
+        return self.valid
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}: {self.description}>"
 
 
 class _NoneConstraint(Constraint):
-    description = "None"
+    description, invalid = "None", (object(), 0)
 
     def check(self, value):
-        if value is None:
-            return None
-        raise Mismatch("None", describe(value), False)
-
-    def invalid_values(self):
-        return [object(), 0]
-
-    def valid_value(self):
-        return None
+        if value is not None:
+            raise self.wrong_kind(value)
 
 
 class Interval(Constraint):
     """A number of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``low`` and
     ``high`` (None: unbounded), ``closed`` in "both", "left", "right", "neither". Real
     numbers must be finite (NaN and inf are refused). Converts to ``int`` / ``float``;
-    ``bool`` is refused."""
+    ``bool`` is refused. ``bounds`` words the range alone ("in (0, 1]", ">= 1")."""
 
     def __init__(self, kind: type, low: Optional[float], high: Optional[float],
                  closed: str = "both"):
@@ -179,76 +165,59 @@ class Interval(Constraint):
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError("`closed` must be one of 'both', 'left', 'right', 'neither'")
         self.kind, self.low, self.high, self.closed = kind, low, high, closed
-        self._noun = "an integer" if kind is numbers.Integral else "a real number"
+        self.left, self.right = closed in ("both", "left"), closed in ("both", "right")
         self.bounds = self._bounds_text()
-        self.description = self._noun + (f" {self.bounds}" if self.bounds else "")
+        noun = "an integer" if kind is numbers.Integral else "a real number"
+        self.description = f"{noun} {self.bounds}" if self.bounds else noun
 
     def _bounds_text(self) -> str:
-        left = self.closed in ("both", "left")
-        right = self.closed in ("both", "right")
-        if self.low is None and self.high is None:
+        low, high = self.low, self.high
+        if self.kind is numbers.Integral and (low is None) != (high is None):
+            return f">{'=' if self.left else ''} {low}" if high is None else (
+                f"<{'=' if self.right else ''} {high}")
+        if low is None and high is None:
             return ""
-        if self.kind is numbers.Integral and (self.low is None or self.high is None):
-            if self.high is None:
-                return f"{'>=' if left else '>'} {self.low}"
-            return f"{'<=' if right else '<'} {self.high}"
-        def text(bound):  # integers in full (1000000, not 1e+06)
-            return str(bound) if self.kind is numbers.Integral else f"{bound:g}"
-
-        lo = "-inf" if self.low is None else text(self.low)
-        hi = "inf" if self.high is None else text(self.high)
-        left, right = left and self.low is not None, right and self.high is not None
-        return f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
+        text = str if self.kind is numbers.Integral else "{:g}".format  # 1000000, not 1e+06
+        left = "[" if self.left and low is not None else "("
+        right = "]" if self.right and high is not None else ")"
+        low_text = "-inf" if low is None else text(low)
+        return f"in {left}{low_text}, {'inf' if high is None else text(high)}{right}"
 
     def check(self, value):
         if _is_bool(value) or not isinstance(value, self.kind):
-            raise Mismatch(self.description, describe(value), False)
+            raise self.wrong_kind(value)
         value = int(value) if self.kind is numbers.Integral else float(value)
-        if self.kind is numbers.Real and not math.isfinite(value):
+        if not math.isfinite(value):
             raise Mismatch(f"finite ({self.description})", repr(value), True)
-        left = self.closed in ("both", "left")
-        right = self.closed in ("both", "right")
-        too_low = self.low is not None and (value < self.low if left else value <= self.low)
-        too_high = self.high is not None and (value > self.high if right else value >= self.high)
-        if too_low or too_high:
-            raise Mismatch(self.bounds, f"{value:g}" if isinstance(value, float) else
-                           repr(value), True)
+        if not self.contains(value):
+            received = f"{value:g}" if isinstance(value, float) else repr(value)
+            raise Mismatch(self.bounds, received, True)
         return value
 
-    def contains(self, values: np.ndarray) -> np.ndarray:
-        """Elementwise: inside the bounds (a boolean array; NaN is outside)."""
-        inside = np.ones(np.shape(values), dtype=bool)
-        with np.errstate(invalid="ignore"):
-            if self.low is not None:
-                inside &= (values >= self.low) if self.closed in ("both", "left") else (
-                    values > self.low)
-            if self.high is not None:
-                inside &= (values <= self.high) if self.closed in ("both", "right") else (
-                    values < self.high)
-        return inside
+    def contains(self, values: Any) -> Any:
+        """Elementwise: inside the bounds (booleans; NaN is outside)."""
+        above = self.low is None or (values >= self.low if self.left else values > self.low)
+        below = self.high is None or (values <= self.high if self.right else values < self.high)
+        return np.logical_and(above, below)
 
     def invalid_values(self):
         out: List[Any] = ["1", True]
         step = 1 if self.kind is numbers.Integral else 0.5
         if self.low is not None:
-            out.append(self.low - step if self.closed in ("both", "left") else self.low)
+            out.append(self.low - step if self.left else self.low)
         if self.high is not None:
-            out.append(self.high + step if self.closed in ("both", "right") else self.high)
-        if self.kind is numbers.Integral:
-            out.append(1.5)
-        else:
-            out += [float("nan"), float("inf")]
-        return out
+            out.append(self.high + step if self.right else self.high)
+        return out + ([1.5] if self.kind is numbers.Integral else [math.nan, math.inf])
 
     def valid_value(self):
-        lo, hi = self.low, self.high
+        low, high = self.low, self.high
         if self.kind is numbers.Integral:
-            if lo is not None:
-                return int(lo) if self.closed in ("both", "left") else int(lo) + 1
-            return 1 if hi is None else int(hi) - 1
-        if lo is not None and hi is not None:
-            return (lo + hi) / 2
-        return 1.0 if lo is None and hi is None else (lo + 1.0 if hi is None else hi - 1.0)
+            if low is not None:
+                return int(low) if self.left else int(low) + 1
+            return 1 if high is None else int(high) - 1
+        if low is not None and high is not None:
+            return (low + high) / 2
+        return 1.0 if low is None and high is None else (low + 1.0 if high is None else high - 1.0)
 
 
 class Options(Constraint):
@@ -257,6 +226,7 @@ class Options(Constraint):
 
     def __init__(self, values: Iterable[Any], description: Optional[str] = None):
         self.values = list(values)
+        self.valid = self.values[0]
         self.description = description or (
             f"one of {self.values}" if len(self.values) > 1 else repr(self.values[0]))
 
@@ -273,19 +243,13 @@ class Options(Constraint):
         except (TypeError, ValueError):  # arrays, incomparable
             ok = False
         if not ok:
-            raise Mismatch(self.description, repr(value) if self._right_kind(value)
-                           else describe(value), self._right_kind(value))
+            raise self.bad_value(repr(value)) if self._right_kind(value) else (
+                self.wrong_kind(value))
         return value
 
     def invalid_values(self):
-        out: List[Any] = []
-        if all(isinstance(v, str) for v in self.values):
-            out.append("not-an-option")
-        out += [object(), -12345]
-        return out
-
-    def valid_value(self):
-        return self.values[0]
+        words = ["not-an-option"] if all(isinstance(v, str) for v in self.values) else []
+        return [*words, object(), -12345]
 
 
 class InstanceOf(Constraint):
@@ -297,10 +261,8 @@ class InstanceOf(Constraint):
             t.__name__ for t in types)
 
     def check(self, value):
-        if _is_bool(value) and bool not in self.types:
-            raise Mismatch(self.description, describe(value), False)
-        if not isinstance(value, self.types):
-            raise Mismatch(self.description, describe(value), False)
+        if (_is_bool(value) and bool not in self.types) or not isinstance(value, self.types):
+            raise self.wrong_kind(value)
         return value
 
     def valid_value(self):
@@ -314,35 +276,38 @@ class InstanceOf(Constraint):
 class Boolean(Constraint):
     """A ``bool`` or ``np.bool_`` (not 0/1); converts to ``bool``."""
 
-    description = "a bool"
+    description, invalid, valid = "a bool", ("yes", 1), False
 
     def check(self, value):
         if not _is_bool(value):
-            raise Mismatch(self.description, describe(value), False)
+            raise self.wrong_kind(value)
         return bool(value)
-
-    def invalid_values(self):
-        return ["yes", 1]
-
-    def valid_value(self):
-        return False
 
 
 class Callable_(Constraint):  # noqa: N801 - ``Callable`` is typing's
     """Any callable."""
 
-    description = "callable"
+    description, invalid = "callable", (3, "f")
+    valid = staticmethod(lambda *args, **kwargs: None)
 
     def check(self, value):
         if not callable(value):
-            raise Mismatch(self.description, describe(value), False)
+            raise self.wrong_kind(value)
         return value
 
-    def invalid_values(self):
-        return [3, "f"]
 
-    def valid_value(self):
-        return lambda *args, **kwargs: None
+class Word(Constraint):
+    """A non-empty string without whitespace (a token, a mask string)."""
+
+    description = "a non-empty string without whitespace"
+    invalid, valid = ("two words", "", 3), "word"
+
+    def check(self, value):
+        if not isinstance(value, str):
+            raise self.wrong_kind(value)
+        if value.split() != [value]:
+            raise self.bad_value(repr(value))
+        return value
 
 
 _KINDS = {
@@ -351,7 +316,7 @@ _KINDS = {
     "float": ("f", "floats"),
     "integer": ("iu", "integers"),
     "bool": ("b", "booleans (bool dtype)"),
-    "any": (None, "values"),
+    "any": ("", "values"),
 }
 
 
@@ -374,71 +339,60 @@ class ArrayLike(Constraint):
         showing the first value outside and how many are); implies ``finite`` for a
         ``numbers.Real`` interval.
     nonempty : refuse an array with no element (ValueError showing its shape).
+    dtype : the dtype the array is converted to (no copy when it has it).
     """
 
     def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
                  finite: bool = False, dtype: Any = None, batch_hint: bool = True,
                  within: Optional[Interval] = None, nonempty: bool = False):
-        self.batch_hint, self.within, self.nonempty = batch_hint, within, nonempty
-        finite = finite or (within is not None and within.kind is numbers.Real)
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
-        self.kind, self.finite, self.dtype, self.shapes = kind, finite, dtype, shapes
-        self.ndim = None if ndim is None else (
-            (ndim,) if isinstance(ndim, int) else tuple(ndim))
+        self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
+        self.finite = finite or (within is not None and within.kind is numbers.Real)
+        self.nonempty = nonempty
+        self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
+        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
+            map(str, self.ndim or ()))
         of = "" if kind == "any" else f" of {_KINDS[kind][1]}"
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 
-    def _rank_text(self) -> str:
-        if self.shapes:
-            return f"shape {self.shapes}"
-        return "rank " + " or ".join(map(str, self.ndim))
-
-    def check(self, value):
-        if value is None or isinstance(value, (str, bytes, dict, set)):
-            raise Mismatch(self.description, describe(value), False)
+    def _as_array(self, value: Any) -> np.ndarray:
+        if value is None or isinstance(value, (str, bytes, dict, set)) or not (
+                isinstance(value, (np.ndarray, list, tuple, numbers.Number, np.generic))
+                or _is_tensor(value) or hasattr(value, "__array__")):
+            raise self.wrong_kind(value)
         try:
-            if isinstance(value, np.ndarray):
-                arr = value
-            elif _is_tensor(value):
-                arr = np.asarray(value.numpy())
-            elif isinstance(value, (list, tuple, numbers.Number, np.generic)) or hasattr(
-                    value, "__array__"):
-                arr = np.asarray(value)
-            else:
-                raise Mismatch(self.description, describe(value), False)
+            return np.asarray(value.numpy() if _is_tensor(value) else value)
         except (ValueError, TypeError):  # ragged lists
             raise Mismatch(f"{self.description} (a rectangular one)", describe(value),
                            False) from None
-        kinds = _KINDS[self.kind][0]
-        if kinds is not None and arr.dtype.kind not in kinds:
-            raise Mismatch(f"an array of {_KINDS[self.kind][1]}", f"dtype {arr.dtype}", False)
-        if (kinds is not None and "b" not in kinds and isinstance(value, (list, tuple))
-                and arr.dtype.kind != "O" and _holds_bool(value)):  # [1.0, True] is float
-            raise Mismatch(f"an array of {_KINDS[self.kind][1]}", "a list holding a bool",
-                           False)
+
+    def check(self, value):
+        arr = self._as_array(value)
+        kinds, noun = _KINDS[self.kind]
+        if kinds and arr.dtype.kind not in kinds:
+            raise Mismatch(f"an array of {noun}", f"dtype {arr.dtype}", False)
+        if kinds and "b" not in kinds and isinstance(value, (list, tuple)) and _holds_bool(
+                value):  # NumPy reads [1.0, True] as floats
+            raise Mismatch(f"an array of {noun}", "a list holding a bool", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
-            hint = ": is the batch axis missing?" if (
-                self.batch_hint and arr.ndim == min(self.ndim) - 1) else ""
-            raise Mismatch(f"an array of {self._rank_text()}", f"shape {arr.shape}{hint}",
-                           True)
+            hint = self.batch_hint and arr.ndim == min(self.ndim) - 1
+            raise Mismatch(f"an array of {self.ranks}", f"shape {arr.shape}"
+                           + (": is the batch axis missing?" if hint else ""), True)
         if self.nonempty and arr.size == 0:
-            raise Mismatch(f"a non-empty array of {self._rank_text()}" if self.ndim
+            raise Mismatch(f"a non-empty array of {self.ranks}" if self.ndim
                            else "a non-empty array", f"shape {arr.shape}", True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
                            True)
-        if self.within is not None and arr.size:
-            bad = ~self.within.contains(arr)
-            if np.any(bad):
-                first = arr[bad].ravel()[0]
-                count = f" ({int(np.count_nonzero(bad))} of {arr.size} values)" if arr.ndim else ""
-                noun = "integers" if self.within.kind is numbers.Integral else "numbers"
-                raise Mismatch(f"{noun} {self.within.bounds}", f"{first:g}{count}", True)
-        if self.dtype is not None:
-            arr = arr.astype(self.dtype, copy=False)
-        return arr
+        outside = ~self.within.contains(arr) if self.within is not None else None
+        if outside is not None and np.any(outside):
+            count = f" ({int(np.count_nonzero(outside))} of {arr.size} values)" if arr.ndim else ""
+            noun = "integers" if self.within.kind is numbers.Integral else "numbers"
+            raise Mismatch(f"{noun} {self.within.bounds}", f"{arr[outside].ravel()[0]:g}{count}",
+                           True)
+        return arr if self.dtype is None else arr.astype(self.dtype, copy=False)
 
     def invalid_values(self):
         out: List[Any] = ["text", object()]
@@ -465,33 +419,22 @@ class ArrayLike(Constraint):
         return np.full(shape, fill, dtype=dtype)
 
 
-def _holds_bool(value: Any) -> bool:
-    """Whether a (nested) list or tuple holds a bool, which NumPy would turn into 0/1."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif _is_bool(item):
-            return True
-    return False
-
-
 class PairOf(Constraint):
-    """A list or tuple of ``length`` items, each satisfying ``item``; converts to a tuple
-    of the converted items."""
+    """A list or tuple of two items, each satisfying ``item``; converts to a tuple of the
+    converted items."""
 
-    def __init__(self, item: Constraint, length: int = 2, description: Optional[str] = None):
-        self.item, self.length = item, length
-        self.description = description or (
-            f"a {'pair' if length == 2 else f'sequence of {length}'} of "
-            f"{item.description.replace('an integer', 'integers').replace('a real number', 'real numbers')}")
+    length = 2
+
+    def __init__(self, item: Constraint, description: Optional[str] = None):
+        self.item = item
+        self.description = description or "a pair of " + item.description.replace(
+            "an integer", "integers").replace("a real number", "real numbers")
 
     def check(self, value):
         if not isinstance(value, (list, tuple)):
-            raise Mismatch(self.description, describe(value), False)
+            raise self.wrong_kind(value)
         if len(value) != self.length:
-            raise Mismatch(self.description, repr(value), True)
+            raise self.bad_value(repr(value))
         try:
             return tuple(self.item.check(v) for v in value)
         except Mismatch as mismatch:  # an item of the wrong kind (a bool...) is a TypeError
@@ -507,104 +450,41 @@ class PairOf(Constraint):
         return (self.item.valid_value(),) * self.length
 
 
-class AnyOf(Constraint):
-    """Satisfied when one of ``constraints`` is (a composite usable inside a list)."""
-
-    def __init__(self, *constraints: Any):
-        self.constraints = [_as_constraint(c) for c in constraints]
-        self.description = " or ".join(c.description for c in self.constraints)
-
-    def check(self, value):
-        return _check(value, self.constraints)
-
-    def invalid_values(self):
-        return [v for c in self.constraints for v in c.invalid_values()]
-
-    def valid_value(self):
-        return self.constraints[0].valid_value()
-
-
-class Word(Constraint):
-    """A non-empty string without whitespace (a token, a mask string)."""
-
-    description = "a non-empty string without whitespace"
-
-    def check(self, value):
-        if not isinstance(value, str):
-            raise Mismatch(self.description, describe(value), False)
-        if value.split() != [value]:
-            raise Mismatch(self.description, repr(value), True)
-        return value
-
-    def invalid_values(self):
-        return ["two words", "", 3]
-
-    def valid_value(self):
-        return "word"
-
-
 class Strings(Constraint):
     """A sequence of strings: list, tuple, 1-D array or pandas Index / Series (not one
     str, whose characters would be taken for the items). Returns a list of str.
 
-    distinct : refuse a repeated item (ValueError naming it): names and vocabularies
-        map each item to one position.
-    nonempty : refuse an empty sequence (ValueError).
+    Non-empty, and without a repeated item (ValueError naming it): names and vocabularies
+    map each item to one position. ``what``: the items' noun in the message.
     """
 
-    def __init__(self, *, distinct: bool = True, nonempty: bool = True, what: str = "strings"):
-        self.distinct, self.nonempty = distinct, nonempty
-        qualities = ", ".join(q for q, on in (("non-empty", nonempty),) if on)
-        self.description = (f"a {qualities + ' ' if qualities else ''}sequence of "
-                            f"{'distinct ' if distinct else ''}{what} (list, tuple, 1-D "
-                            "array or pandas Index)")
+    valid, invalid = ("a", "b"), ("abc", [1, 2], ["a", "a"], [])
+
+    def __init__(self, *, what: str = "strings"):
+        self.description = (f"a non-empty sequence of distinct {what} (list, tuple, 1-D array "
+                            "or pandas Index)")
 
     def check(self, value):
-        if isinstance(value, (str, bytes, dict, set, frozenset)) or value is None:
-            raise Mismatch(self.description, describe(value), False)
-        if isinstance(value, np.ndarray) or hasattr(value, "to_numpy"):
-            arr = np.asarray(value)
-            if arr.ndim != 1:
-                raise Mismatch(self.description, f"shape {arr.shape}", True)
-            items = arr.tolist()
-        elif isinstance(value, (list, tuple)):
-            items = list(value)
-        else:
-            raise Mismatch(self.description, describe(value), False)
-        for item in items:
-            if not isinstance(item, str):
-                raise Mismatch(self.description, f"an item {describe(item)}", False)
-        if self.nonempty and not items:
-            raise Mismatch(self.description, "an empty sequence", True)
-        if self.distinct and len(set(items)) != len(items):
-            seen: set = set()
-            repeated = next(item for item in items if item in seen or seen.add(item))
-            raise Mismatch(self.description, f"{repeated!r} more than once", True)
+        if not (isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy")):
+            raise self.wrong_kind(value)
+        arr = None if isinstance(value, (list, tuple)) else np.asarray(value)
+        if arr is not None and arr.ndim != 1:
+            raise self.bad_value(f"shape {arr.shape}")
+        items = list(value) if arr is None else arr.tolist()
+        wrong = [item for item in items if not isinstance(item, str)]
+        if wrong:
+            raise Mismatch(self.description, f"an item {describe(wrong[0])}", False)
+        if not items:
+            raise self.bad_value("an empty sequence")
+        repeated = [item for item, count in Counter(items).items() if count > 1]
+        if repeated:
+            raise self.bad_value(f"{repeated[0]!r} more than once")
         return [str(item) for item in items]
-
-    def invalid_values(self):
-        out: List[Any] = ["abc", [1, 2]]
-        if self.distinct:
-            out.append(["a", "a"])
-        if self.nonempty:
-            out.append([])
-        return out
-
-    def valid_value(self):
-        return ["a", "b"]
 
 
 #: Ready-made constraints for text and file-system parameters.
 STRING = InstanceOf(str, description="a string")
 PATH = InstanceOf(str, os.PathLike, description="a path (str or os.PathLike)")
-
-
-def _as_constraint(c: Any) -> Constraint:
-    if c is None:
-        return _NoneConstraint()
-    if isinstance(c, Constraint):
-        return c
-    raise TypeError(f"not a constraint: {c!r}")
 
 
 def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
@@ -618,20 +498,25 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
             # mismatch -> traceback -> this frame -> its callers' frames) that holds every
             # caller's locals (a reader's arrays) until the garbage collector runs
             failures.append(mismatch.with_traceback(None))
-    if any(m.right_kind for m in failures):  # the right kind, a bad value: say what was
-        expected = " or ".join(dict.fromkeys(m.expected for m in failures))  # wrong with it
-        raise Mismatch(expected, next(m.received for m in failures if m.right_kind), True)
     expected = " or ".join(dict.fromkeys(m.expected for m in failures))
+    right_kind = [m for m in failures if m.right_kind]
+    if right_kind:  # the right kind, a bad value: say what was wrong with it
+        raise Mismatch(expected, right_kind[0].received, True)
     raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value),
                    False)
 
 
 def _normalise(constraints: Any) -> Any:
+    """A declaration as a list of constraints (``None`` becomes the None constraint), or
+    :data:`NO_VALIDATION`."""
     if constraints == NO_VALIDATION:
         return NO_VALIDATION
     if isinstance(constraints, (Constraint, type(None))):
         constraints = [constraints]
-    return [_as_constraint(c) for c in constraints]
+    for c in constraints:
+        if not (c is None or isinstance(c, Constraint)):
+            raise TypeError(f"not a constraint: {c!r}")
+    return [_NoneConstraint() if c is None else c for c in constraints]
 
 
 def check_param(value: Any, name: str, constraints: Any) -> Any:
@@ -648,6 +533,12 @@ def check_param(value: Any, name: str, constraints: Any) -> Any:
         raise error(f"`{name}` must be {mismatch.expected}, got {mismatch.received}") from None
 
 
+def _declarable(fn: Any) -> List[inspect.Parameter]:
+    """The parameters a declaration covers: all but ``self``/``cls``, ``*args``, ``**kw``."""
+    return [p for name, p in inspect.signature(fn).parameters.items() if name not in (
+        "self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
 def validate_params(constraints: Mapping[str, Any]):
     """Decorator declaring the constraints of a function's (or ``__init__``'s) parameters,
     checked on every call, converted values passed on. Every parameter but ``self``,
@@ -656,10 +547,8 @@ def validate_params(constraints: Mapping[str, Any]):
 
     def decorate(fn):
         signature = inspect.signature(fn)
-        params = [p for name, p in signature.parameters.items() if name not in ("self", "cls")
-                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         unknown = set(declared) - set(signature.parameters)
-        missing = [p.name for p in params if p.name not in declared]
+        missing = [p.name for p in _declarable(fn) if p.name not in declared]
         if unknown or missing:
             raise TypeError(f"validate_params on {fn.__qualname__}: undeclared parameters "
                             f"{missing}, unknown names {sorted(unknown)}")
@@ -713,28 +602,18 @@ def iter_invalid_cases(entry: Any) -> Iterable[Tuple[str, int, Any, Optional[typ
     satisfying another one is *reported*, not skipped: it comes with the value
     ``LookupError`` and the error type ``None``, for the test to fail on."""
     for name, constraints in (parameter_constraints(entry) or {}).items():
-        if constraints == NO_VALIDATION:
-            continue
-        for index, constraint in enumerate(constraints):
-            if isinstance(constraint, _NoneConstraint):
-                continue
-            try:
-                value, error = generate_invalid_value(constraints, index)
-            except LookupError as lookup:
-                value, error = lookup, None
-            yield name, index, value, error
+        for index, constraint in enumerate(() if constraints == NO_VALIDATION else constraints):
+            if not isinstance(constraint, _NoneConstraint):
+                try:
+                    yield (name, index, *generate_invalid_value(constraints, index))
+                except LookupError as lookup:
+                    yield name, index, lookup, None
 
 
 def valid_arguments(entry: Any) -> Dict[str, Any]:
     """Keyword arguments the declaration accepts, for required parameters only."""
-    fn = entry.__init__ if inspect.isclass(entry) else entry
     declared = parameter_constraints(entry) or {}
-    out = {}
-    for name, param in inspect.signature(fn).parameters.items():
-        if name in ("self", "cls") or param.default is not param.empty:
-            continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        constraints = declared.get(name, NO_VALIDATION)
-        out[name] = None if constraints == NO_VALIDATION else generate_valid_value(constraints)
-    return out
+    fn = entry.__init__ if inspect.isclass(entry) else entry
+    return {p.name: None if declared.get(p.name, NO_VALIDATION) == NO_VALIDATION
+            else generate_valid_value(declared[p.name])
+            for p in _declarable(fn) if p.default is p.empty}

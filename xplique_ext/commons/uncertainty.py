@@ -17,26 +17,22 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
+from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, check_param, validate_params
 from .random import make_rng
-from .validation import check_float
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
-__all__ = [
-    "INTERVALS",
-    "ScoreSummary",
-    "summarize_scores",
-    "wilson_interval",
-    "exact_interval",
-    "holm",
-    "is_binary",
-]
+__all__ = ["INTERVALS", "ScoreSummary", "summarize_scores", "wilson_interval",
+           "exact_interval", "holm", "is_binary"]
 
 #: ``interval`` choices of :func:`summarize_scores`: 'auto' (Wilson for a proportion,
 #: else BCa), the bootstrap methods 'bca' and 'percentile', and for 0/1 scores 'wilson'
 #: and 'exact' (Clopper-Pearson).
 INTERVALS = ("auto", "bca", "percentile", "wilson", "exact")
+#: a confidence level, or a test's alpha: in (0, 1)
+LEVEL = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
 _BOOTSTRAP_NAMES = {"bca": "BCa", "percentile": "percentile"}
+_PROPORTION_METHODS = {"wilson": "Wilson score interval (proportion of 0/1 scores)",
+                       "exact": "Clopper-Pearson exact interval (proportion of 0/1 scores)"}
 
 
 @dataclass(frozen=True)
@@ -97,18 +93,17 @@ def is_binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
-def _check_proportion_counts(successes: Any, n: Any) -> Tuple[np.ndarray, np.ndarray]:
-    k = np.asarray(successes)
-    m = np.asarray(n)
+def _counts(successes: Any, n: Any, confidence: Any) -> Tuple[np.ndarray, np.ndarray, float]:
+    """The counts as float arrays, whole numbers with ``0 <= successes <= n``, and the
+    confidence level in (0, 1), or raise."""
+    k, m = np.asarray(successes), np.asarray(n)
     for value, name in ((k, "successes"), (m, "n")):
-        if value.dtype.kind not in "iuf" or (value.dtype.kind == "f" and (
-                not np.isfinite(value).all() or (value != np.round(value)).any())):
+        if value.dtype.kind not in "iuf" or not (np.mod(value, 1) == 0).all():  # NaN, inf
             raise TypeError(f"`{name}` must hold whole counts, got {value!r}")
     if (m < 0).any() or (k < 0).any() or (k > m).any():
-        raise ValueError(
-            f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, n={m!r}"
-        )
-    return k.astype(np.float64), m.astype(np.float64)
+        raise ValueError(f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, "
+                         f"n={m!r}")
+    return k.astype(np.float64), m.astype(np.float64), check_param(confidence, "confidence", LEVEL)
 
 
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
@@ -149,18 +144,14 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import norm
 
-    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
-                             low_inclusive=False, high_inclusive=False)
-    k, m = _check_proportion_counts(successes, n)
+    k, m, confidence = _counts(successes, n, confidence)
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
         centre = (p + z * z / (2 * m)) / (1 + z * z / m)
         half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
         low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
-    if low.ndim == 0:
-        return float(low), float(high)
-    return low, high
+    return (float(low), float(high)) if low.ndim == 0 else (low, high)
 
 
 def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[float, float]:
@@ -175,13 +166,11 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     """
     from scipy.stats import binomtest
 
-    confidence = check_float(confidence, "confidence", low=0.0, high=1.0,
-                             low_inclusive=False, high_inclusive=False)
-    k, m = _check_proportion_counts(successes, n)
+    k, m, confidence = _counts(successes, n, confidence)
     if k.ndim or m.ndim:
         raise TypeError("`successes` and `n` must be single counts")
     if m == 0:
-        return float("nan"), float("nan")
+        return math.nan, math.nan
     ci = binomtest(int(k), int(m)).proportion_ci(confidence, method="exact")
     return float(ci.low), float(ci.high)
 
@@ -221,21 +210,17 @@ def holm(p_values: Any) -> np.ndarray:
     array([0.03, 0.06, 0.06])
     """
     p = np.asarray(p_values, dtype=np.float64)
-    flat = p.reshape(-1)
-    defined = ~np.isnan(flat)
-    if ((flat[defined] < 0) | (flat[defined] > 1)).any():
+    defined = ~np.isnan(p)
+    q = p[defined]
+    if ((q < 0) | (q > 1)).any():
         raise ValueError(f"`p_values` must be in [0, 1], got {p_values!r}")
-    out = np.full(flat.shape, np.nan)
-    q = flat[defined]
-    m = q.size
-    if m:
-        order = np.argsort(q, kind="stable")
-        steps = (m - np.arange(m)) * q[order]
-        adjusted = np.minimum(1.0, np.maximum.accumulate(steps))
-        values = np.empty(m)
-        values[order] = adjusted
-        out[defined] = values
-    return out.reshape(p.shape)
+    order = np.argsort(q, kind="stable")
+    steps = (q.size - np.arange(q.size)) * q[order]
+    adjusted = np.empty(q.size)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
+    out = np.full(p.shape, np.nan)
+    out[defined] = adjusted
+    return out
 
 
 #: the most resamples a bootstrap or permutation test may draw (a larger value is a typo
@@ -248,37 +233,30 @@ _RESAMPLE_BUDGET = 2**24
 def resample_batch(n_resamples: int, n: int) -> Optional[int]:
     """``batch`` for scipy's bootstrap / permutation_test: None (all at once, as before)
     while ``n_resamples * n`` fits :data:`_RESAMPLE_BUDGET`, else a batch that does."""
-    if n_resamples * max(n, 1) <= _RESAMPLE_BUDGET:
-        return None
-    return max(1, _RESAMPLE_BUDGET // max(n, 1))
+    fits = n_resamples * max(n, 1) <= _RESAMPLE_BUDGET
+    return None if fits else max(1, _RESAMPLE_BUDGET // max(n, 1))
 
 
 #: the declared settings of an uncertainty summary (also checked by
 #: ``BaseMetric.summary`` before it scores anything)
 SUMMARY_PARAMETERS = {
-    "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+    "confidence": LEVEL,
     "interval": [Options(INTERVALS)],
     "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
     "seed": [Interval(numbers.Integral, 0, None), None],
 }
 
 
-@validate_params({
-    "scores": [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True)],
-    **SUMMARY_PARAMETERS,
-    "proportion": [Boolean()],
-    "name": [InstanceOf(str)],
-})
-def summarize_scores(
-    scores: Any,
-    *,
-    confidence: float = 0.95,
-    interval: str = "auto",
-    proportion: bool = False,
-    n_resamples: int = 9999,
-    seed: Optional[int] = None,
-    name: str = "scores",
-) -> ScoreSummary:
+#: per-input scores (N,), NaN where undefined, as float64
+SCORES = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True,
+                    dtype=np.float64)]
+
+
+@validate_params({"scores": SCORES, **SUMMARY_PARAMETERS, "proportion": [Boolean()],
+                  "name": [InstanceOf(str)]})
+def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "auto",
+                     proportion: bool = False, n_resamples: int = 9999,
+                     seed: Optional[int] = None, name: str = "scores") -> ScoreSummary:
     """Mean of per-input scores with its standard error and confidence interval.
 
     Parameters
@@ -340,76 +318,64 @@ def summarize_scores(
     >>> summarize_scores([1, 1, 0, 1], proportion=True).method
     'Wilson score interval (proportion of 0/1 scores)'
     """
-    values = scores.astype(np.float64)  # declared and converted by @validate_params
-    undefined = np.isnan(values)
-    defined = values[~undefined]
-    n, n_undefined = int(defined.size), int(undefined.sum())
+    defined = scores[~np.isnan(scores)]  # float64, declared and converted by @validate_params
+    n, n_undefined = int(defined.size), int(scores.size - defined.size)
 
-    def result(mean, se, low, high, method):
-        return ScoreSummary(float(mean), float(se), float(low), float(high), confidence,
-                            n, n_undefined, method)
+    def result(mean, method, se=math.nan, low=math.nan, high=math.nan):
+        return ScoreSummary(float(mean), float(se), float(low), float(high), confidence, n,
+                            n_undefined, method)
 
-    nan = float("nan")
     if n == 0:
-        warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and "
-             "its interval are NaN", UndefinedScoreWarning)
-        return result(nan, nan, nan, nan, "none: no defined score")
-    if not np.isfinite(defined).all():
-        warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the "
-             "standard error and interval are undefined (NaN)", UndefinedScoreWarning)
-        with np.errstate(invalid="ignore"):
-            return result(np.mean(defined), nan, nan, nan, "none: infinite scores")
-    mean = float(np.mean(defined))
+        warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
+             "interval are NaN", UndefinedScoreWarning)
+        return result(math.nan, "none: no defined score")
+    with np.errstate(invalid="ignore"):  # inf - inf
+        mean = float(np.mean(defined))
+    if np.isinf(defined).any():
+        warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
+             "error and interval are undefined (NaN)", UndefinedScoreWarning)
+        return result(mean, "none: infinite scores")
     binary = is_binary(defined)
     if interval in ("wilson", "exact") and not binary:
-        raise ValueError(
-            f"`interval`={interval!r} is for proportions (scores 0 or 1); the {name} "
-            "hold other values: use 'bca' or 'percentile'"
-        )
-    chosen = interval
+        raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
+                         f"{name} hold other values: use 'bca' or 'percentile'")
+    auto_proportion = interval == "auto" and proportion
+    note = "; scores not all 0/1, so no Wilson interval" if auto_proportion else ""
     if interval == "auto":
-        chosen = "wilson" if (proportion and binary) else "bca"
-    if chosen in ("wilson", "exact"):
-        k = int(defined.sum())
-        if chosen == "wilson":
-            low, high = wilson_interval(k, n, confidence)
-            method = "Wilson score interval (proportion of 0/1 scores)"
-        else:
-            low, high = exact_interval(k, n, confidence)
-            method = "Clopper-Pearson exact interval (proportion of 0/1 scores)"
-        return result(mean, math.sqrt(mean * (1 - mean) / n), low, high, method)
-    method = f"{_BOOTSTRAP_NAMES[chosen]} bootstrap over inputs ({n_resamples} resamples)"
-    if interval == "auto" and proportion:
-        method += "; scores not all 0/1, so no Wilson interval"
-    if n < 2:
-        warn(f"{name}: a single defined score has no bootstrap interval: the "
-             "standard error and bounds are NaN", UndefinedScoreWarning)
-        return result(mean, nan, nan, nan, method)
-    if np.ptp(defined) == 0:
-        warn(
-            f"{name}: all {n} defined scores are equal ({mean:g}): the bootstrap interval "
-            "has zero width, which understates the uncertainty",
-            DegenerateSettingWarning,
-        )
-        return result(mean, 0.0, mean, mean, method + "; all scores equal")
-    return _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method)
+        interval = "wilson" if (proportion and binary) else "bca"
+    if interval in ("wilson", "exact"):
+        low, high = (wilson_interval if interval == "wilson" else exact_interval)(
+            int(defined.sum()), n, confidence)
+        se = math.sqrt(mean * (1 - mean) / n)
+        return result(mean, _PROPORTION_METHODS[interval], se, low, high)
+    method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
+    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
 
 
-def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method):
+def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
+    """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
     from scipy.stats import bootstrap
 
+    mean = float(np.mean(defined))
+    if defined.size < 2:
+        warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
+             "and bounds are NaN", UndefinedScoreWarning)
+        return result(mean, method)
+    if np.ptp(defined) == 0:
+        warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
+             "interval has zero width, which understates the uncertainty",
+             DegenerateSettingWarning)
+        return result(mean, method + "; all scores equal", 0.0, mean, mean)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
-        res = bootstrap(
-            (defined,), np.mean, n_resamples=n_resamples, vectorized=True,
-            confidence_level=confidence, method=chosen, rng=make_rng(seed),
-            batch=resample_batch(n_resamples, defined.size),
-        )
+        res = bootstrap((defined,), np.mean, n_resamples=n_resamples, vectorized=True,
+                        confidence_level=confidence, method=chosen, rng=make_rng(seed),
+                        batch=resample_batch(n_resamples, defined.size))
     low, high = res.confidence_interval.low, res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
         low, high = np.quantile(res.bootstrap_distribution,
                                 [(1 - confidence) / 2, (1 + confidence) / 2])
         method += "; BCa undefined here, percentile bounds"
-    return result(float(np.mean(defined)), res.standard_error, low, high, method)
+    return result(mean, method, res.standard_error, low, high)

@@ -1,6 +1,10 @@
 """Parameter checks as plain functions, for code that checks a value outside a declared
 signature. Each is a thin use of the one validation layer, :mod:`.params`, and words its
-errors the same way: "`name` must be <expected>, got <received>"."""
+errors the same way: "`name` must be <expected>, got <received>".
+
+Deprecated inside the package (one path per job): declare the parameter with
+``@validate_params`` or call :func:`.params.check_param` with the constraint; these go
+once no module uses them."""
 
 from __future__ import annotations
 
@@ -9,56 +13,43 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from .params import ArrayLike, Interval, Options, check_param, describe
+from .params import ArrayLike, Interval, Options, check_param
 
 __all__ = ["check_int", "check_float", "check_choice", "check_finite", "to_numpy"]
 
-_describe = describe  # the former private name
+
+def check_int(value: Any, name: str, *, minimum: Optional[int] = None,
+              maximum: Optional[int] = None, allow_none: bool = False) -> Optional[int]:
+    """``check_param(value, name, [Interval(numbers.Integral, minimum, maximum)])``, with
+    ``None`` in the list if ``allow_none``."""
+    interval = Interval(numbers.Integral, minimum, maximum)
+    return check_param(value, name, [interval, None] if allow_none else [interval])
 
 
-def check_int(
-    value: Any,
-    name: str,
-    *,
-    minimum: Optional[int] = None,
-    maximum: Optional[int] = None,
-    allow_none: bool = False,
-) -> Optional[int]:
-    """Return ``value`` as an int, or raise a TypeError / ValueError naming ``name``."""
-    constraints = [Interval(numbers.Integral, minimum, maximum)]
-    return check_param(value, name, constraints + [None] if allow_none else constraints)
-
-
-def check_float(
-    value: Any,
-    name: str,
-    *,
-    low: Optional[float] = None,
-    high: Optional[float] = None,
-    low_inclusive: bool = True,
-    high_inclusive: bool = True,
-) -> float:
-    """Return ``value`` as a finite float within the given bounds, or raise."""
-    low = None if low is not None and low == -np.inf else low
-    high = None if high is not None and high == np.inf else high
+def check_float(value: Any, name: str, *, low: Optional[float] = None,
+                high: Optional[float] = None, low_inclusive: bool = True,
+                high_inclusive: bool = True) -> float:
+    """``check_param(value, name, [Interval(numbers.Real, low, high, closed)])`` (an
+    infinite bound is no bound)."""
     closed = {(True, True): "both", (True, False): "left", (False, True): "right",
               (False, False): "neither"}[low_inclusive, high_inclusive]
+    low, high = (None if b is not None and np.isinf(b) else b for b in (low, high))
     return check_param(value, name, [Interval(numbers.Real, low, high, closed)])
 
 
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
-    """Return ``value`` if it is one of ``choices``, else raise naming them."""
+    """``check_param(value, name, [Options(choices)])``."""
     return check_param(value, name, [Options(choices)])
 
 
 def check_finite(array: Any, name: str) -> None:
-    """Raise a ValueError if ``array`` holds NaN or infinite values."""
+    """``check_param(np.asarray(array), name, [ArrayLike("any", finite=True)])``."""
     check_param(np.asarray(array), name, [ArrayLike("any", finite=True)])
 
 
 def to_numpy(x: Any, name: str, dtype: Any = None) -> np.ndarray:
-    """Convert an ndarray, a tf.Tensor, a (nested) list or a pandas object to a NumPy
-    array without copying when it can be avoided. Raises a TypeError naming ``name``."""
-    if isinstance(x, (str, bytes)):  # a scalar string: its dtype is refused further in
+    """``check_param(x, name, [ArrayLike("any", dtype=dtype)])``; a scalar string becomes a
+    0-d array (its dtype is refused further in)."""
+    if isinstance(x, (str, bytes)):
         return np.asarray(x, dtype=dtype)
     return check_param(x, name, [ArrayLike("any", dtype=dtype)])

@@ -25,30 +25,18 @@ from __future__ import annotations
 
 import csv
 import io
+import numbers
 import os
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 import numpy as np
 import pandas as pd
 
-from ..commons.params import InstanceOf, validate_params
-from .dataset import (
-    _NA_CODE,
-    _UNKNOWN_CODE,
-    NOT_APPLICABLE,
-    UNKNOWN,
-    Column,
-    Dataset,
-    _code_dtype,
-    _encode,
-    _encode_distinct,
-    _encode_numeric_text,
-    _LineNeeded,
-    _number_rules,
-    _number_text,
-)
+from ..commons.params import InstanceOf, Interval, validate_params
+from . import dataset as model
+from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
 from .errors import DataParseError
-from .names import Names
+from .names import Names, read_names
 from .syntax import open_text
 from .validation import PATH, TEXT
 
@@ -66,10 +54,6 @@ _EXACT_ROWS = 1 << 15
 _ARROW: Any = None
 
 
-class _GiveUp(Exception):
-    """Internal: the fast reader cannot read a block exactly (the exact reader goes on)."""
-
-
 # -- the fast reader ----------------------------------------------------------------------
 def _arrow():
     global _ARROW
@@ -84,33 +68,21 @@ def _arrow():
 def _read_block(block: bytes, names: Names, numbers_as_text: bool):
     """A block of whole records, read by Arrow's CSV reader against the ``.names``
     schema: numbers straight into ``float64`` (``?`` read as null) or, with
-    ``numbers_as_text``, as text (for ``!``); the other columns dictionary-encoded."""
+    ``numbers_as_text``, as text (for ``!``); the other columns dictionary-encoded. No
+    quote is special (a quoted value is refused later, for the exact reader)."""
     pa, pacsv = _arrow()
     keys = [str(k) for k in range(len(names.columns))]
     number = pa.string() if numbers_as_text else pa.float64()
-    types = {
-        key: number if attribute.is_numeric else pa.dictionary(pa.int32(), pa.string())
-        for key, attribute in zip(keys, names.columns)
-    }
+    types = {key: number if attribute.is_numeric else pa.dictionary(pa.int32(), pa.string())
+             for key, attribute in zip(keys, names.columns)}
     return pacsv.read_csv(
         pa.py_buffer(block),
-        read_options=pacsv.ReadOptions(
-            column_names=keys, use_threads=False, block_size=len(block) + 1
-        ),
-        parse_options=pacsv.ParseOptions(
-            delimiter=",",
-            quote_char=False,
-            double_quote=False,
-            escape_char=False,
-            newlines_in_values=False,
-            ignore_empty_lines=True,
-        ),
+        read_options=pacsv.ReadOptions(column_names=keys, use_threads=False,
+                                       block_size=len(block) + 1),
+        parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=True),
         convert_options=pacsv.ConvertOptions(
-            column_types=types,
-            null_values=[] if numbers_as_text else [UNKNOWN],
+            column_types=types, null_values=[] if numbers_as_text else [UNKNOWN],
             strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-            check_utf8=True,
         ),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the block being read (Arrow's own pools keep them for reuse)
@@ -120,7 +92,7 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); :class:`_GiveUp` at the first block it cannot read exactly."""
+    a binary file); refused (``_Refused``) at the first block it cannot read exactly."""
     pa, _ = _arrow()
     while True:
         block = source.read(_BLOCK_BYTES)
@@ -133,72 +105,39 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
             except pa.ArrowInvalid:  # ``!`` in a number column, or an error
                 table = _read_block(block, names, numbers_as_text=True)
         except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-            raise _GiveUp from None
+            raise model._Refused from None
         del block
         if table.num_rows:
-            yield _encode_table(table.combine_chunks(), names, file)
+            table = table.combine_chunks()
+            columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
+                       for k, a in enumerate(names.columns)}
+            yield Dataset(names, columns, file=file)
         del table
 
 
-def _encode_table(table, names: Names, file: str) -> Dataset:
-    """An Arrow table of the fast reader, encoded by the rules of
-    :mod:`~xplique_ext.rules.dataset`; :class:`_GiveUp` for anything they would report,
-    or a quote (only the exact reader reads quoted values)."""
-    if table.num_columns != len(names.columns):
-        raise _GiveUp
-    columns: Dict[str, Column] = {}
-    n = table.num_rows
-    try:
-        for k, attribute in enumerate(names.columns):
-            array = table.column(k).chunk(0) if table.column(k).num_chunks else None
-            if array is None or len(array) != n:
-                raise _GiveUp
-            if attribute.is_numeric and array.type == _arrow()[0].string():
-                columns[attribute.name] = _encode_numeric_text(attribute, array)
-            elif attribute.is_numeric:
-                columns[attribute.name] = _encode_numbers(attribute, array)
-            else:
-                categories = array.dictionary.to_pylist()
-                if array.null_count or any('"' in c for c in categories):
-                    raise _GiveUp
-                codes = array.indices.to_numpy(zero_copy_only=False)
-                columns[attribute.name] = _encode_distinct(attribute, codes, categories)
-    except (_LineNeeded, DataParseError):
-        raise _GiveUp from None
-    return Dataset(names, columns, file=file)
-
-
-def _encode_numbers(attribute, array) -> Column:
-    """A ``float64`` column of the fast reader (null where ``?``)."""
-    values = array.to_numpy(zero_copy_only=False)  # NaN where null
-    if not values.flags.writeable:
-        values = values.copy()
+def _encode_arrow(attribute, array) -> Column:
+    """A column of the fast reader, encoded by the rules of
+    :mod:`~xplique_ext.rules.dataset`; refused (``_Refused``) for anything they would
+    report, or a quote (only the exact reader reads quoted values)."""
+    if attribute.is_numeric and array.type == _arrow()[0].string():
+        return model._encode_numeric_text(attribute, array)
+    if not attribute.is_numeric:
+        categories = array.dictionary.to_pylist()
+        if array.null_count or any('"' in c for c in categories):
+            raise model._Refused
+        return model._encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
+                                categories)
+    values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
+    values = values if values.flags.writeable else values.copy()
     unknown = np.isnan(values)
     if int(np.count_nonzero(unknown)) != array.null_count:  # ``nan`` written out
-        raise _GiveUp
-    if _number_rules(attribute, values, unknown)[0] is not None:
-        raise _GiveUp
+        raise model._Refused
+    if model._number_rules(attribute, values, unknown)[0] is not None:
+        raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
 # -- the exact reader ---------------------------------------------------------------------
-class _Lines:
-    """The lines of a text file (new lines kept), remembering those of the current
-    record, for messages."""
-
-    def __init__(self, handle) -> None:
-        self.handle = handle
-        self.held: List[str] = []
-
-    def __iter__(self) -> _Lines:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self.handle)
-        self.held.append(line)
-        return line
-
-
 #: The ``csv`` module's messages, in the format's words.
 _CSV_ERRORS = {
     "unexpected end of data": "unterminated quoted value",
@@ -206,73 +145,61 @@ _CSV_ERRORS = {
 }
 
 
-def _records(handle, file: str, skip: int = 0) -> Iterator[tuple]:
-    """``(line number, fields, text of the line)`` of every non-blank record of a text
-    file, after the first ``skip`` ones (read plainly: the fast reader had them).
+def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dataset]:
+    """The examples of a text file after its first ``skip`` non-blank records (read
+    plainly: the fast reader had them), :data:`_EXACT_ROWS` records at a time.
 
     The format, as Python's ``csv`` module reads it (``skipinitialspace``, ``strict``):
     lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``; a value may be quoted, a quote in a
     quoted value doubled; spaces before a value are skipped, spaces after it stripped;
-    a line of blanks is skipped.
+    a line of blanks is skipped. Errors give the file, the record's first line and text.
     """
-    number = 0
+    number = 0  # lines read
     while skip:
         line = next(handle, None)
         if line is None:
             return
-        number += 1
-        skip -= bool(line.strip())
-    lines = _Lines(handle)
-    reader = csv.reader(lines, skipinitialspace=True, strict=True)
+        number, skip = number + 1, skip - bool(line.strip())
+    held: List[str] = []  # the lines of the record being read
+
+    def lines() -> Iterator[str]:
+        for line in handle:
+            held.append(line)
+            yield line
+
+    attributes, rows, numbers = names.columns, [], []
+    reader = csv.reader(lines(), skipinitialspace=True, strict=True)
     while True:
+        start = number + 1
         try:
-            fields = next(reader)
-        except StopIteration:
-            return
+            fields = next(reader, None)
         except csv.Error as error:
-            message = _CSV_ERRORS.get(str(error), str(error))
-            text = lines.held[0] if lines.held else ""
+            raise DataParseError(_CSV_ERRORS.get(str(error), str(error)), file=file, line=start,
+                                 text=held[0].rstrip("\r\n") if held else "") from None
+        if rows and (fields is None or len(rows) == _EXACT_ROWS):
+            yield _encode_rows(rows, numbers, names, file)
+            rows, numbers = [], []
+        if fields is None:
+            return
+        number, text, blank = number + len(held), held[0].rstrip("\r\n"), not "".join(held).strip()
+        held.clear()
+        fields = [f.strip() for f in fields]
+        if blank:
+            continue
+        if len(fields) != len(attributes):
             raise DataParseError(
-                message, file=file, line=number + 1, text=text.rstrip("\r\n")
-            ) from None
-        text = lines.held[0].rstrip("\r\n")
-        start, number = number + 1, number + len(lines.held)
-        blank = not "".join(lines.held).strip()
-        lines.held = []
-        if not blank:
-            yield start, [f.strip() for f in fields], text
-
-
-def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dataset]:
-    """The examples of a text file, :data:`_EXACT_ROWS` records at a time, read exactly."""
-    attributes = names.columns
-    width = len(attributes)
-    numbers: List[int] = []
-    rows: List[List[str]] = []
-    for number, fields, text in _records(handle, file, skip):
-        if len(fields) != width:
-            raise DataParseError(
-                f"expected {width} comma-separated values "
+                f"expected {len(attributes)} comma-separated values "
                 f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
-                file=file,
-                line=number,
-                text=text,
+                file=file, line=start, text=text,
             )
         if "" in fields:
             raise DataParseError(
                 f"empty value for attribute {attributes[fields.index('')].name!r} "
                 "(write ? for an unknown value, ! for a not-applicable one)",
-                file=file,
-                line=number,
-                text=text,
+                file=file, line=start, text=text,
             )
-        numbers.append(number)
         rows.append(fields)
-        if len(rows) == _EXACT_ROWS:
-            yield _encode_rows(rows, numbers, names, file)
-            rows, numbers = [], []
-    if rows:
-        yield _encode_rows(rows, numbers, names, file)
+        numbers.append(start)
 
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
@@ -280,10 +207,8 @@ def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: 
     if rows:
         table[:] = rows
     lines = np.asarray(numbers, dtype=np.int64)
-    columns = {
-        a.name: _encode(a, table[:, k], lines, file, "line") for k, a in enumerate(names.columns)
-    }
-    return Dataset(names, columns, file=file)
+    return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
+                           for k, a in enumerate(names.columns)}, file=file)
 
 
 # -- both, in order -----------------------------------------------------------------------
@@ -298,121 +223,99 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
                     done += part.n_examples
                     yield part
                 return
-            except _GiveUp:
+            except model._Refused:
                 pass
     with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         yield from _exact_parts(handle, names, file, skip=done)
 
 
-def _chunks(source: str, names: Names, file: str, size: int) -> Iterator[Dataset]:
+def _chunks(parts: Iterable[Dataset], names: Names, file: str, size: int) -> Iterator[Dataset]:
     """Consecutive data sets of exactly ``size`` examples (the last one may be shorter)."""
     pending: List[Dataset] = []
     held = 0
-    for part in _parts(source, names, file):
+    for part in parts:
         start = 0
         while held + part.n_examples - start >= size:
             stop = start + size - held
-            pending.append(part._slice(start, stop))
-            yield _assemble(pending, names, file)
+            yield _concat(pending + [part._select(slice(start, stop))], names, file, size)
             pending, held, start = [], 0, stop
         if start < part.n_examples:
-            pending.append(part._slice(start, part.n_examples, copy=start > 0))
+            pending.append(part._select(slice(start, part.n_examples)))
             held += part.n_examples - start
-        del part
     if pending:
-        yield _assemble(pending, names, file)
+        yield _concat(pending, names, file, size)
 
 
-def _assemble(parts, names: Names, file: str, size_hint: int = 0) -> Dataset:
-    """One data set from consecutive parts, written into arrays allocated once (the peak
-    is the table plus one part, not twice the table). Open nominal domains are merged.
-
-    The arrays are sized from the first part's bytes per row and ``size_hint`` (the
-    file's size; with a margin) and grow if the file turns out denser."""
-    columns: Dict[str, Dict[str, Any]] = {}
-    filled = capacity = 0
+def _concat(parts: Iterable[Dataset], names: Names, file: str, capacity: int) -> Dataset:
+    """One data set from consecutive parts of at most ``capacity`` examples in all, written
+    into arrays allocated once (pages never written take no memory), each part freed once
+    copied: the peak is the table plus one part, not twice the table."""
+    columns: Dict[str, _Joined] = {}
+    filled = 0
     for part in parts:
-        m = part.n_examples
-        if not columns:
-            per_row = _BLOCK_BYTES / max(m, 1)
-            capacity = max(int(1.25 * size_hint / per_row), 0) + m + 1024
-        elif filled + m > capacity:
-            capacity = max(2 * capacity, filled + m)
-            for out in columns.values():
-                for key in ("values", "unknown", "not_applicable"):
-                    grown = np.zeros(capacity, dtype=out[key].dtype)
-                    grown[:filled] = out[key][:filled]
-                    out[key] = grown
         for name, column in part.columns.items():
-            out = columns.get(name) or _new_output(columns, name, column, capacity)
-            values = column.values
-            if not out["fixed"]:  # open domain: codes into the categories met so far
-                index = out["index"]
-                lookup = [index.setdefault(c, len(index)) for c in column.categories]
-                values = np.array(lookup + [_NA_CODE, _UNKNOWN_CODE], dtype=np.int32)[
-                    values.astype(np.int64)
-                ]
-            out["values"][filled : filled + m] = values
-            if column.has_unknown:
-                out["unknown"][filled : filled + m] = column.unknown
-            if column.has_not_applicable:
-                out["not_applicable"][filled : filled + m] = column.not_applicable
-        filled += m
+            if name not in columns:
+                columns[name] = _Joined(column, capacity)
+            columns[name].add(column, filled)
+        filled += part.n_examples
         del part
     if not columns:
         return _encode_rows([], [], names, file)
-    return Dataset(names, {k: _finish(out, filled) for k, out in columns.items()}, file=file)
+    return Dataset(names, {k: out.finish(filled) for k, out in columns.items()}, file=file)
 
 
-def _new_output(columns: dict, name: str, column: Column, capacity: int) -> dict:
-    fixed = column.categories is None or column.attribute.values is not None
-    fixed = fixed or column.attribute.type == "boolean"
-    out = columns[name] = {
-        "column": column,
-        "fixed": fixed,
-        "index": {},
-        "values": np.empty(capacity, dtype=column.values.dtype if fixed else np.int32),
-        # zeros: pages never written (no value missing) take no memory
-        "unknown": np.zeros(capacity, dtype=bool),
-        "not_applicable": np.zeros(capacity, dtype=bool),
-    }
-    return out
+class _Joined:
+    """One column of :func:`_concat`. The codes of an open domain go through the
+    categories met so far, and are renumbered in sorted order at the end."""
+
+    def __init__(self, column: Column, capacity: int) -> None:
+        self.attribute, self.categories, self.met = column.attribute, column.categories, {}
+        self.open = column.is_coded and column.attribute.values is None
+        self.open = self.open and column.attribute.type != "boolean"
+        self.values = np.empty(capacity, np.int32 if self.open else column.values.dtype)
+        self.unknown, self.not_applicable = np.zeros(capacity, bool), np.zeros(capacity, bool)
+
+    def add(self, column: Column, start: int) -> None:
+        stop, values = start + len(column.values), column.values
+        if self.open:
+            codes = [self.met.setdefault(c, len(self.met)) for c in column.categories]
+            codes += [model._NA_CODE, model._UNKNOWN_CODE]  # the codes -2 and -1 stay
+            values = np.array(codes, np.int32)[values.astype(np.intp)]
+        self.values[start:stop] = values
+        if column.has_unknown:
+            self.unknown[start:stop] = column.unknown
+        if column.has_not_applicable:
+            self.not_applicable[start:stop] = column.not_applicable
+
+    def finish(self, n: int) -> Column:
+        values = self.values[:n]
+        if self.open:
+            self.categories = tuple(sorted(self.met))
+            rank = {c: i for i, c in enumerate(self.categories)}
+            lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
+            dtype = model._code_dtype(len(self.categories))
+            values = lookup[values.astype(np.intp)].astype(dtype)
+        return Column(self.attribute, values, self.categories, self.unknown[:n],
+                      self.not_applicable[:n])
 
 
-def _finish(out: dict, filled: int) -> Column:
-    values = out["values"][:filled]
-    categories = out["column"].categories
-    if not out["fixed"]:
-        met = list(out["index"])
-        categories = tuple(sorted(met))
-        rank = {c: i for i, c in enumerate(categories)}
-        lookup = np.array([rank[c] for c in met] + [_NA_CODE, _UNKNOWN_CODE])
-        values = lookup[values.astype(np.int64)].astype(_code_dtype(len(categories)))
-    column = Column(
-        out["column"].attribute,
-        values,
-        categories,
-        out["unknown"][:filled],
-        out["not_applicable"][:filled],
-    )
-    out.clear()
-    return column
+def _records_bound(size: int, names: Names) -> int:
+    """An upper bound of the records in ``size`` bytes: a record holds at least one
+    character per value, the commas between them and a line end."""
+    return size // (2 * len(names.columns)) + 1
 
 
 def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:
     """``text`` read by the exact reader alone (the tests' reference)."""
     handle = io.StringIO(text.lstrip("\ufeff"), newline="")
-    return _assemble(_exact_parts(handle, names, file), names, file)
+    bound = _records_bound(len(text.encode(errors="surrogatepass")), names)
+    return _concat(_exact_parts(handle, names, file), names, file, bound)
 
 
 # -- public -------------------------------------------------------------------------------
-@validate_params(
-    {
-        "text": [TEXT],
-        "names": [InstanceOf(Names, description="a Names object")],
-        "file": [TEXT],
-    }
-)
+@validate_params({
+    "text": [TEXT], "names": [InstanceOf(Names, description="a Names object")], "file": [TEXT],
+})
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -436,24 +339,15 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     -----
     See :func:`read_data` for how the text is read.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
-    if not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
     raw = text.encode("utf-8", errors="surrogatepass")
-    return _assemble(_parts(raw, names, file), names, file, len(raw))
+    return _concat(_parts(raw, names, file), names, file, _records_bound(len(raw), names))
 
 
-@validate_params(
-    {
-        "path": [PATH],
-        "names": [
-            InstanceOf(Names, str, os.PathLike, description="a Names object or a path"),
-            None,
-        ],
-        "chunksize": "no_validation",  # a positive integer or None: checked below
-    }
-)
+@validate_params({
+    "path": [PATH],
+    "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
+    "chunksize": [Interval(numbers.Integral, 1, None), None],
+})
 def read_data(
     path: Union[str, os.PathLike],
     names: Union[Names, str, os.PathLike, None] = None,
@@ -509,57 +403,32 @@ def read_data(
     >>> [chunk.n_examples for chunk in read_data(example_path("voyage.test"), chunksize=6)]
     [6, 6, 3]
     """
-    from .names import read_names
-
-    if chunksize is not None:
-        if isinstance(chunksize, bool) or not isinstance(chunksize, (int, np.integer)):
-            raise TypeError(f"`chunksize` must be a positive integer, got {chunksize!r}")
-        if chunksize < 1:
-            raise ValueError(f"`chunksize` must be a positive integer, got {chunksize}")
-    if names is None:
-        names = default_names_path(path)
-    if not isinstance(names, Names):
-        names = read_names(names)
+    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     file = os.fspath(path)
     size = os.path.getsize(file)  # fails now, not at the first chunk, if the file is missing
     if chunksize is not None:
-        return _chunks(file, names, file, int(chunksize))
-    return _assemble(_parts(file, names, file), names, file, size)
+        return _chunks(_parts(file, names, file), names, file, int(chunksize))
+    return _concat(_parts(file, names, file), names, file, _records_bound(size, names))
 
 
 def default_names_path(data_path: Union[str, os.PathLike]) -> str:
     """``std_info.pl``'s default: the data file name without extension, plus ``.names``."""
-    root, _ = os.path.splitext(os.fspath(data_path))
-    return root + ".names"
-
-
-def _format_value(value: Any) -> str:
-    text = str(value)
-    if (
-        text in (UNKNOWN, NOT_APPLICABLE)
-        or any(c in text for c in ',"\n\r')
-        or text != text.strip()
-    ):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+    return os.path.splitext(os.fspath(data_path))[0] + ".names"
 
 
 @validate_params({"dataset": [InstanceOf(Dataset, description="a Dataset")], "path": [PATH, None]})
 def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> str:
     """Write examples as ``.data`` text (to ``path`` when given); returns the text."""
-    frame_columns = []
+    columns = []
     for attribute in dataset.names.columns:
-        if attribute.name not in dataset.columns:
-            continue
-        column = dataset.columns[attribute.name]
-        values = column.decoded(None)
-        if column.categories is None:
-            values = np.array([_format_number(attribute.type, v) for v in values], dtype=object)
-        texts = np.array([_format_value(v) if v is not None else "" for v in values], dtype=object)
-        texts[column.unknown] = UNKNOWN
-        texts[column.not_applicable] = NOT_APPLICABLE
-        frame_columns.append(texts)
-    lines = [",".join(col[k] for col in frame_columns) for k in range(dataset.n_examples)]
+        if attribute.name in dataset.columns:
+            column = dataset.columns[attribute.name]
+            texts = np.array([_format_value(attribute.type, v, column.categories is None)
+                              for v in column.decoded(None)], dtype=object)
+            texts[column.unknown] = UNKNOWN
+            texts[column.not_applicable] = NOT_APPLICABLE
+            columns.append(texts)
+    lines = [",".join(column[k] for column in columns) for k in range(dataset.n_examples)]
     text = "\n".join(lines) + ("\n" if lines else "")
     if path is not None:
         with open(path, "w", encoding="utf-8") as handle:
@@ -567,12 +436,18 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     return text
 
 
-def _format_number(kind: str, value: Any) -> Optional[str]:
+def _format_value(kind: str, value: Any, number: bool) -> str:
+    """A value as written in a ``.data`` file (numbers, dates and times in their format;
+    quoted when needed to read back the same)."""
     if value is None:
-        return None
-    if kind == "date":
+        return ""
+    if number and kind == "date":
         return (pd.Timestamp("1970-01-01") + pd.Timedelta(days=value)).strftime("%Y/%m/%d")
-    if kind == "time":
+    if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    return _number_text(float(value))
+    text = model._number_text(float(value)) if number else str(value)
+    special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
+    if special or any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text

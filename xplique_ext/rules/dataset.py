@@ -14,6 +14,7 @@ whole, that a negative zero reads as 0, and that a nominal value is in its domai
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
@@ -33,6 +34,11 @@ _UNKNOWN_CODE = -1
 _NA_CODE = -2
 _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
+
+
+class _Refused(Exception):
+    """Internal: a fast path cannot encode a column exactly (a slower one, which names the
+    line or row of any error, takes over)."""
 
 
 @dataclass
@@ -59,30 +65,20 @@ class Column:
     not_applicable: np.ndarray
 
     def __post_init__(self) -> None:
-        # the relation between the declared arrays (each checked by `Column.__init__`'s
-        # declaration, below): O(1), on the hot path of reading files
-        n = self.values.shape[0]
+        # the relation between the declared arrays: O(1), on the hot path of reading files
         for name in ("unknown", "not_applicable"):
-            if getattr(self, name).shape != (n,):
-                raise ValueError(
-                    f"`{name}` must be a mask of shape ({n},) like `values`, got shape "
-                    f"{getattr(self, name).shape}"
-                )
+            if getattr(self, name).shape != self.values.shape:
+                raise ValueError(f"`{name}` must be a mask of shape {self.values.shape} like "
+                                 f"`values`, got shape {getattr(self, name).shape}")
         self.unknown_index = np.flatnonzero(self.unknown)
         self.has_unknown = self.unknown_index.size > 0
         self.has_not_applicable = bool(self.not_applicable.any())
-        self._valid: Optional[np.ndarray] = None
-        self._code_of = (
-            {c: i for i, c in enumerate(self.categories)} if self.categories is not None else None
-        )
+        self._code_of = {c: i for i, c in enumerate(self.categories or ())}
 
     @property
     def valid(self) -> np.ndarray:
-        """Mask of the known and applicable values (computed when first needed, so that
-        reading a file does not hold it)."""
-        if self._valid is None:
-            self._valid = ~(self.unknown | self.not_applicable)
-        return self._valid
+        """Mask of the known and applicable values."""
+        return ~(self.unknown | self.not_applicable)
 
     @property
     def is_coded(self) -> bool:
@@ -102,14 +98,10 @@ class Column:
         out[~self.valid] = missing
         return out
 
-    def take(self, index: np.ndarray) -> Column:
-        return Column(
-            self.attribute,
-            self.values[index],
-            self.categories,
-            self.unknown[index],
-            self.not_applicable[index],
-        )
+    def take(self, index: Union[np.ndarray, slice]) -> Column:
+        """The values at ``index`` (views for a slice)."""
+        return Column(self.attribute, self.values[index], self.categories, self.unknown[index],
+                      self.not_applicable[index])
 
 
 # The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
@@ -154,18 +146,12 @@ class Dataset:
         "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
         "file": [STRING, None],
     })
-    def __init__(
-        self, names: Names, columns: Dict[str, Column], file: Optional[str] = None
-    ) -> None:
-        self.names = names
-        self.columns = dict(columns)
-        self.file = file
+    def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
+        self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
             if not isinstance(column, Column):
-                raise TypeError(
-                    f"`columns` must be a dict of Column, got {type(column).__name__} for "
-                    f"{name!r}"
-                )
+                raise TypeError(f"`columns` must be a dict of Column, got "
+                                f"{type(column).__name__} for {name!r}")
         sizes = {len(c.values) for c in self.columns.values()}
         if len(sizes) > 1:
             raise ValueError(f"all columns must have the same length, got {sorted(sizes)}")
@@ -178,10 +164,8 @@ class Dataset:
         return self.n_examples
 
     def __repr__(self) -> str:
-        return (
-            f"Dataset(n_examples={self.n_examples}, columns={list(self.columns)!r}, "
-            f"class_name={self.names.class_name!r})"
-        )
+        return (f"Dataset(n_examples={self.n_examples}, columns={list(self.columns)!r}, "
+                f"class_name={self.names.class_name!r})")
 
     @property
     def has_labels(self) -> bool:
@@ -201,41 +185,20 @@ class Dataset:
         if not self.has_labels:
             raise ValueError("the data set has no class column")
         column = self.columns[self.names.class_name]
-        if column.categories is None:
-            values = column.values.copy()
-            return values
-        return column.decoded(missing)
+        return column.values.copy() if column.categories is None else column.decoded(missing)
 
     def take(self, index: Union[np.ndarray, Sequence[int]]) -> Dataset:
         """The examples at ``index`` (in that order)."""
-        index = np.asarray(index)
-        return Dataset(self.names, {k: c.take(index) for k, c in self.columns.items()}, self.file)
+        return self._select(np.asarray(index))
 
-    def _select(self, index: np.ndarray, names: Sequence[str]) -> Dataset:
-        """Internal: the examples at ``index``, restricted to the columns ``names``."""
+    def _select(self, index: Union[np.ndarray, slice], names: Optional[Sequence[str]] = None):
+        """Internal: the examples at ``index`` (views for a slice), restricted to the
+        columns ``names`` (all by default)."""
         out = Dataset.__new__(Dataset)
-        out.names = self.names
+        out.names, out.file = self.names, self.file
+        names = self.columns if names is None else names
         out.columns = {k: self.columns[k].take(index) for k in names}
-        out.file = self.file
-        out.n_examples = len(index)
-        return out
-
-    def _slice(self, start: int, stop: int, copy: bool = False) -> Dataset:
-        """Internal: examples ``start:stop`` (views unless ``copy``)."""
-
-        def cut(array: np.ndarray) -> np.ndarray:
-            return array[start:stop].copy() if copy else array[start:stop]
-
-        out = Dataset.__new__(Dataset)
-        out.names = self.names
-        out.columns = {
-            k: Column(
-                c.attribute, cut(c.values), c.categories, cut(c.unknown), cut(c.not_applicable)
-            )
-            for k, c in self.columns.items()
-        }
-        out.file = self.file
-        out.n_examples = max(0, min(stop, self.n_examples) - start)
+        out.n_examples = len(range(self.n_examples)[index] if isinstance(index, slice) else index)
         return out
 
     def to_frame(self, missing: str = UNKNOWN) -> pd.DataFrame:
@@ -243,31 +206,23 @@ class Dataset:
         (pass ``missing=None`` to get NaN/None for both)."""
         data = {}
         for name, column in self.columns.items():
-            if missing is None:
-                data[name] = column.decoded(None)
-                if column.categories is None:
-                    data[name] = data[name].astype(float)
-            else:
-                values = column.decoded(None)
+            values = column.decoded(None)
+            if missing is None and column.categories is None:
+                values = values.astype(float)
+            elif missing is not None:
                 values[column.unknown] = UNKNOWN
                 values[column.not_applicable] = NOT_APPLICABLE
-                data[name] = values
+            data[name] = values
         return pd.DataFrame(data)
 
-    # -- constructors ---------------------------------------------------------------------
     @classmethod
     @validate_params({
         "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
         "names": [InstanceOf(Names, description="a Names object"), None],
         "class_name": [STRING, None],
     })
-    def from_frame(
-        cls,
-        frame: pd.DataFrame,
-        names: Optional[Names] = None,
-        *,
-        class_name: Optional[str] = None,
-    ) -> Dataset:
+    def from_frame(cls, frame: pd.DataFrame, names: Optional[Names] = None, *,
+                   class_name: Optional[str] = None) -> Dataset:
         """Examples from a DataFrame, one column per attribute.
 
         Missing values are NaN/None or the strings ``"?"`` (unknown) and ``"!"`` (not
@@ -285,41 +240,28 @@ class Dataset:
         if names is None:
             names = Names.infer(frame, class_name=class_name)
         elif class_name is not None and class_name != names.class_name:
-            raise ValueError(
-                f"`class_name` {class_name!r} differs from the class of `names` "
-                f"({names.class_name!r})"
-            )
-        expected = names.column_names
-        extra = [c for c in frame.columns if c not in expected]
+            raise ValueError(f"`class_name` {class_name!r} differs from the class of `names` "
+                             f"({names.class_name!r})")
+        extra = [c for c in frame.columns if c not in names.column_names]
         if extra:
             raise ValueError(f"`frame` has columns not declared in `names`: {extra}")
-        missing = [c for c in expected if c not in frame.columns and c != names.class_name]
+        missing = [c for c in names.feature_names if c not in frame.columns]
         if missing:
             raise ValueError(f"`frame` lacks the declared columns {missing}")
         rows = np.arange(1, len(frame) + 1)
-        columns = {}
-        for attribute in names.columns:
-            if attribute.name in frame.columns:
-                columns[attribute.name] = _encode_series(attribute, frame[attribute.name], rows)
-        return cls(names, columns, file=None)
+        return cls(names, {a.name: _encode_series(a, frame[a.name], rows)
+                           for a in names.columns if a.name in frame.columns})
 
     @classmethod
     @validate_params({
         "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
         "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
         "feature_names": "no_validation",  # F names, any sequence: checked below
-        "class_name": [STRING],
-        "names": [InstanceOf(Names, description="a Names object"), None],
+        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None],
     })
-    def from_arrays(
-        cls,
-        features: Any,
-        labels: Any = None,
-        *,
-        feature_names: Optional[Sequence[str]] = None,
-        class_name: str = "class",
-        names: Optional[Names] = None,
-    ) -> Dataset:
+    def from_arrays(cls, features: Any, labels: Any = None, *,
+                    feature_names: Optional[Sequence[str]] = None, class_name: str = "class",
+                    names: Optional[Names] = None) -> Dataset:
         """Numeric examples from an array ``(N, F)`` and optional labels ``(N,)``.
 
         Features become ``real`` attributes called ``feature_names`` (default ``x0``,
@@ -332,130 +274,95 @@ class Dataset:
         feature_names = [str(f) for f in feature_names]
         if len(feature_names) != x.shape[1]:
             raise ValueError(
-                f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}"
-            )
+                f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}")
         frame = pd.DataFrame({f: x[:, i].astype(float) for i, f in enumerate(feature_names)})
         if labels is not None:
             y = np.asarray(labels)
             if y.shape != (x.shape[0],):
                 raise ValueError(f"`labels` must have shape ({x.shape[0]},), got {y.shape}")
-            if names is None and y.dtype.kind != "f":
-                y = y.astype(str)
-            frame[class_name] = y
+            frame[class_name] = y if names is not None or y.dtype.kind == "f" else y.astype(str)
         if names is None:
-            attrs = [Attribute(f, "real") for f in feature_names]
+            attributes = [Attribute(f, "real") for f in feature_names]
             if labels is not None:
-                if frame[class_name].dtype.kind == "f":
-                    attrs.append(Attribute(class_name, "real"))
-                else:
-                    attrs.append(
-                        Attribute(class_name, "nominal", tuple(sorted(set(frame[class_name]))))
-                    )
-            names = Names(attrs, class_name if labels is not None else None, file="<arrays>")
+                y = frame[class_name]
+                attributes.append(Attribute(class_name, "real") if y.dtype.kind == "f" else
+                                  Attribute(class_name, "nominal", tuple(sorted(set(y)))))
+            names = Names(attributes, class_name if labels is not None else None, file="<arrays>")
         return cls.from_frame(frame, names)
 
 
-# -- encoding -----------------------------------------------------------------------------
-def _error(message, file, line, text, where):
-    if where == "row":
-        message = f"{message} (row {line} of the DataFrame)"
-        return DataParseError(message, file=file, line=None, text=text)
-    return DataParseError(message, file=file, line=line, text=text)
-
-
-def _missing_masks(raw: np.ndarray) -> Tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
-    """Unknown / not-applicable masks, and the stripped strings (None for float input)."""
+# -- encoding: the rules on values, for every reader --------------------------------------
+def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str = "<DataFrame>",
+            where: str = "line") -> Column:
+    """Encode the values ``raw`` (strings, or numbers from a DataFrame) of one attribute,
+    found at ``lines`` of ``file`` (or at rows of a DataFrame, ``where="row"``)."""
+    raw = np.asarray(raw)
     if raw.dtype.kind in "fiub":
         unknown = np.isnan(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
-        return unknown, np.zeros(raw.shape, bool), None
-    series = pd.Series(raw, dtype=object)
-    isna = series.isna().to_numpy()
-    text = series.where(~isna, "?").astype(str).str.strip()
-    unknown = (text == UNKNOWN).to_numpy() | isna
-    not_applicable = (text == NOT_APPLICABLE).to_numpy()
-    return unknown, not_applicable, text.to_numpy(dtype=object)
-
-
-def _encode(
-    attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str, where: str
-) -> Column:
-    unknown, not_applicable, text = _missing_masks(np.asarray(raw))
+        not_applicable, text = np.zeros(raw.shape, bool), None
+    else:
+        series = pd.Series(raw, dtype=object)
+        isna = series.isna().to_numpy()
+        text = series.where(~isna, UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
+        unknown, not_applicable = (text == UNKNOWN) | isna, text == NOT_APPLICABLE
     missing = unknown | not_applicable
-    kind = attribute.type
-    name = attribute.name
 
     def fail(bad: np.ndarray, message: str) -> DataParseError:
         first = int(np.flatnonzero(bad)[0])
-        shown = raw[first] if text is None else text[first]
-        return _error(
-            f"{message} for attribute {name!r}", file, int(lines[first]), str(shown), where
-        )
+        message = f"{message} for attribute {attribute.name!r}"
+        shown = str(raw[first] if text is None else text[first])
+        if where == "row":
+            return DataParseError(f"{message} (row {lines[first]} of the DataFrame)", file=file,
+                                  text=shown)
+        return DataParseError(message, file=file, line=int(lines[first]), text=shown)
 
-    if kind in ("integer", "real", "date", "time"):
-        if text is None:
-            values = np.asarray(raw, dtype=np.float64).copy()
-            if kind in ("date", "time") and len(values) and not missing.all():
-                raise fail(~missing, f"a {kind} must be written as text, got a number")
-        else:
-            series = pd.Series(np.where(missing, None, text), dtype=object)
-            if kind == "date":
-                parsed = pd.to_datetime(series, format="%Y/%m/%d", errors="coerce")
-                values = ((parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)).to_numpy(
-                    dtype=np.float64, na_value=np.nan
-                )
-                message = "invalid date (expected yyyy/mm/dd)"
-            elif kind == "time":
-                ok = series.str.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?").fillna(False)
-                parsed = pd.to_timedelta(series.where(ok.astype(bool), None), errors="coerce")
-                values = (parsed / pd.Timedelta(seconds=1)).to_numpy(
-                    dtype=np.float64, na_value=np.nan
-                )
-                message = "invalid time (expected hh:mm:ss)"
-            else:
-                values = pd.to_numeric(series, errors="coerce").to_numpy(
-                    dtype=np.float64, na_value=np.nan
-                )
-                message = "non-numeric value"
-            values = np.array(values, dtype=np.float64)  # writable copy
-            bad = np.isnan(values) & ~missing
-            if bad.any():
-                raise fail(bad, message)
+    if attribute.type in ("integer", "real", "date", "time"):
+        if text is None and attribute.type in ("date", "time") and not missing.all():
+            raise fail(~missing, f"a {attribute.type} must be written as text, got a number")
+        values, message = (raw.astype(np.float64), "") if text is None else \
+            _parse_numbers(attribute.type, pd.Series(np.where(missing, None, text), dtype=object))
+        bad = np.isnan(values) & ~missing
+        if bad.any():
+            raise fail(bad, message)
         bad, message = _number_rules(attribute, values, missing)
         if bad is not None:
             raise fail(bad, message)
         values[missing] = np.nan
         return Column(attribute, values, None, unknown, not_applicable)
-
-    # coded attributes
-    if text is None:
-        text = np.asarray([_number_text(v) for v in np.asarray(raw).tolist()], dtype=object)
-        if raw.dtype.kind == "f":
-            text[unknown] = UNKNOWN
-    series = pd.Series(text, dtype=object)
-    if kind == "boolean":
-        lowered = series.str.lower()
-        canonical = np.where(
-            lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", None)
-        )
-        bad = (canonical == None) & ~missing  # noqa: E711 (elementwise)
-        if bad.any():
-            raise fail(bad, "not a boolean (expected true/false, yes/no or 1/0)")
-        series = pd.Series(canonical, dtype=object)
-        categories: Tuple[str, ...] = ("true", "false")
-    elif attribute.values is not None:
-        categories = attribute.values
-    else:
-        categories = tuple(sorted(set(series[~missing])))
-    # position in the domain, -1 outside it (pd.Categorical with values outside its
-    # categories is deprecated in pandas 3)
-    codes = pd.Index(list(categories)).get_indexer(series.where(~missing, None))
+    if text is None:  # numbers in a DataFrame column of a coded attribute
+        text = np.asarray([_number_text(v) for v in raw.tolist()], dtype=object)
+        text[unknown] = UNKNOWN
+    categories = ("true", "false") if attribute.type == "boolean" else attribute.values
+    if attribute.type == "boolean":
+        lowered = pd.Series(text, dtype=object).str.lower()
+        text = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", text))
+        message = "not a boolean (expected true/false, yes/no or 1/0)"
+    elif categories is None:
+        categories = tuple(sorted(set(text[~missing])))
+    codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
     bad = (codes < 0) & ~missing
     if bad.any():
-        raise fail(bad, f"value outside the declared domain {list(categories)}")
+        raise fail(bad, message if attribute.type == "boolean" else
+                   f"value outside the declared domain {list(categories)}")
     codes = codes.astype(_code_dtype(len(categories)))
-    codes[unknown] = _UNKNOWN_CODE
-    codes[not_applicable] = _NA_CODE
+    codes[unknown], codes[not_applicable] = _UNKNOWN_CODE, _NA_CODE
     return Column(attribute, codes, tuple(categories), unknown, not_applicable)
+
+
+def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
+    """The texts of a numeric-like attribute as ``float64`` (NaN where invalid), and the
+    message for an invalid one."""
+    if kind == "date":
+        parsed = pd.to_datetime(series, format="%Y/%m/%d", errors="coerce")
+        values = (parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
+        message = "invalid date (expected yyyy/mm/dd)"
+    elif kind == "time":
+        ok = series.str.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?").fillna(False).astype(bool)
+        values = pd.to_timedelta(series.where(ok, None), errors="coerce") / pd.Timedelta(seconds=1)
+        message = "invalid time (expected hh:mm:ss)"
+    else:
+        values, message = pd.to_numeric(series, errors="coerce"), "non-numeric value"
+    return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan)), message
 
 
 def _number_rules(
@@ -468,10 +375,9 @@ def _number_rules(
     infinite = np.isinf(values) & ~missing
     if infinite.any():
         return infinite, "infinite value"
-    if attribute.type == "integer":
-        bad = ~missing & ~np.isnan(values) & (values != np.round(values))
-        if bad.any():
-            return bad, "non-integer value"
+    whole = missing | np.isnan(values) | (values == np.round(values))
+    if attribute.type == "integer" and not whole.all():
+        return ~whole, "non-integer value"
     return None, ""
 
 
@@ -480,75 +386,38 @@ def _code_dtype(n_categories: int):
 
 
 def _number_text(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-class _LineNeeded(Exception):
-    pass
-
-
-class _NoLines:
-    """Line numbers are not known on the fast path: asking for one means an error, which
-    the exact reader will report."""
-
-    def __getitem__(self, index):
-        raise _LineNeeded
-
-
-def _encode_categorical(
-    attribute: Attribute, values: pd.Categorical, missing_is_unknown: bool = False
-) -> Column:
-    """Encode a categorical column: check and encode its distinct values once, then take
-    them by code. Raises :class:`_LineNeeded`/:class:`DataParseError` on a bad value."""
-    codes = np.asarray(values.codes)
-    categories = values.categories.astype(object)
-    if codes.size and codes.min() < 0:  # NaN: unknown in a DataFrame, a missing field in a file
-        if not missing_is_unknown:
-            raise _LineNeeded
-        codes = np.where(codes < 0, len(categories), codes)
-    return _encode_distinct(attribute, codes, categories)
+@functools.lru_cache(maxsize=256)
+def _encode_canonical(attribute: Attribute, canonical: Tuple[str, ...]) -> Column:
+    """The distinct values of a column, encoded once (blocks of one file repeat them)."""
+    try:
+        return _encode(attribute, np.array(canonical, dtype=object), np.zeros(len(canonical)))
+    except DataParseError:
+        raise _Refused from None
 
 
 def _encode_distinct(attribute: Attribute, codes: np.ndarray, categories: Sequence) -> Column:
     """Encode a column given as ``codes`` into its distinct texts ``categories`` (the code
     ``len(categories)`` meaning unknown): the distinct values are checked and encoded once
     (in sorted order, so that blocks that meet the same values in another order share the
-    work), then spread over the rows by their codes. Raises :class:`_LineNeeded` or
-    :class:`DataParseError` on a bad value."""
+    work), then spread over the rows by their codes. Raises :class:`_Refused` on a bad or
+    empty value (a slower path names its line)."""
     stripped = [str(c).strip() for c in categories] + [UNKNOWN]
     if "" in stripped:
-        raise _LineNeeded
+        raise _Refused
     canonical = tuple(sorted(set(stripped)))
-    key = (attribute, canonical)
-    distinct = _DISTINCT.get(key)
-    if distinct is None:
-        distinct = _encode(attribute, np.array(canonical, dtype=object), _NoLines(), "", "line")
-        if len(_DISTINCT) > 256:
-            _DISTINCT.clear()
-        _DISTINCT[key] = distinct
+    distinct = _encode_canonical(attribute, canonical)
     position = {value: i for i, value in enumerate(canonical)}
     lookup = np.array([position[value] for value in stripped], dtype=np.intp)
-    n = len(codes)
 
     def spread(table: np.ndarray) -> np.ndarray:
-        table = table[lookup]
-        if not table.any():  # zeros: pages never written take no memory
-            return np.zeros(n, dtype=table.dtype)
-        return table.take(codes)
+        table = table[lookup]  # all False: zeros, whose pages never written take no memory
+        return table.take(codes) if table.any() else np.zeros(len(codes), dtype=table.dtype)
 
-    return Column(
-        attribute,
-        distinct.values[lookup].take(codes),
-        distinct.categories,
-        spread(distinct.unknown),
-        spread(distinct.not_applicable),
-    )
-
-
-#: The encoded distinct values of the categoricals met last (blocks of one file repeat them).
-_DISTINCT: Dict[Tuple[Attribute, Tuple[str, ...]], Column] = {}
+    return Column(attribute, distinct.values[lookup].take(codes), distinct.categories,
+                  spread(distinct.unknown), spread(distinct.not_applicable))
 
 
 def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) -> Column:
@@ -557,10 +426,13 @@ def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) ->
     :func:`_encode` does."""
     try:
         if isinstance(series.dtype, pd.CategoricalDtype) and not attribute.is_numeric:
-            return _encode_categorical(attribute, series.array, missing_is_unknown=True)
+            codes = np.asarray(series.array.codes)  # NaN (-1): unknown, as in an object column
+            categories = list(series.array.categories.astype(object))
+            return _encode_distinct(attribute, np.where(codes < 0, len(categories), codes),
+                                    categories)
         if attribute.is_numeric and isinstance(series.dtype, pd.StringDtype):
             return _encode_numeric_text(attribute, series)
-    except (_LineNeeded, DataParseError, ImportError):
+    except (_Refused, ImportError):
         pass
     return _encode(attribute, series.to_numpy(), rows, "<DataFrame>", "row")
 
@@ -568,26 +440,25 @@ def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) ->
 def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     """Numbers written as text (an Arrow array read from a ``.data`` file, or a Dask
     partition's Arrow strings), parsed by Arrow (correctly rounded, as pandas' parser),
-    ``?`` and ``!`` kept apart. Raises :class:`_LineNeeded` on anything to report."""
+    ``?`` and ``!`` kept apart. Raises :class:`_Refused` on anything to report."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     try:
-        array = (
-            series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(series.array)
-        )
+        array = series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(
+            series.array)
         text = pc.utf8_trim_whitespace(array)
         unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
         not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)
         missing = pc.or_(unknown, not_applicable)
         parsed = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), text), pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
-        raise _LineNeeded from None
+        raise _Refused from None
     values = parsed.to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
-    unknown = unknown.to_numpy(zero_copy_only=False).astype(bool)
-    not_applicable = not_applicable.to_numpy(zero_copy_only=False).astype(bool)
+    unknown, not_applicable = (np.asarray(m.to_numpy(zero_copy_only=False), bool)
+                               for m in (unknown, not_applicable))
     missing = unknown | not_applicable
     if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0] is not None:
-        raise _LineNeeded  # ``nan`` written out, or a broken rule: the exact reader says which
+        raise _Refused  # ``nan`` written out, or a broken rule: the exact reader says which
     values[missing] = np.nan
     return Column(attribute, values, None, unknown, not_applicable)

@@ -29,56 +29,36 @@ Semantics (section 3 and the worked example of section 5 of the report)
 from __future__ import annotations
 
 import numbers
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
-from ..commons.validation import check_choice
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset
-from .errors import DataParseError
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
-__all__ = [
-    "MODES",
-    "ContingencyTables",
-    "RuleEvaluation",
-    "evaluate_rules",
-    "predict_rules",
-    "covered_mask",
-    "RuleMetrics",
-    "check_mode",
-    "check_label_classes",
-]
+__all__ = ["MODES", "ContingencyTables", "RuleEvaluation", "evaluate_rules", "predict_rules",
+           "covered_mask", "RuleMetrics", "check_label_classes", "label_text"]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
-
 
 #: The declared constraints shared by the rules' entry points
 #: (:func:`~xplique_ext.commons.params.validate_params`).
 MODE = [Options(MODES)]
 RULES = [InstanceOf(RuleSet, description="a RuleSet")]
 NAMES_OR_NONE = [InstanceOf(Names, description="a Names object"), None]
-
-
 #: One cell of the contingency tables: a count per rule (converted to ``int64``; checked
 #: vectorised, an array holds one value per rule).
-_COUNTS = [
-    ArrayLike(kind="integer", ndim=1, dtype=np.int64, batch_hint=False,
-              within=Interval(numbers.Integral, 0, None))
-]
-
-
-def check_mode(mode: Any) -> str:
-    """The evaluation mode, checked: ``unordered``, ``ordered`` or ``inter-class``."""
-    return check_choice(mode, "mode", MODES)
+_COUNTS = [ArrayLike(kind="integer", ndim=1, dtype=np.int64, batch_hint=False,
+                     within=Interval(numbers.Integral, 0, None))]
+_CELLS = ("bh", "bhbar", "bbarh", "bbarhbar")
 
 
 class ContingencyTables:
@@ -91,11 +71,10 @@ class ContingencyTables:
         false, head true; both false.
     """
 
-    @validate_params({cell: _COUNTS for cell in ("bh", "bhbar", "bbarh", "bbarhbar")})
+    @validate_params({cell: _COUNTS for cell in _CELLS})
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
         self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
-        shapes = {a.shape for a in (bh, bhbar, bbarh, bbarhbar)}
-        if len(shapes) > 1:
+        if len({a.shape for a in (bh, bhbar, bbarh, bbarhbar)}) > 1:
             raise ValueError(
                 "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule each, "
                 f"got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}"
@@ -114,17 +93,11 @@ class ContingencyTables:
         """``(n_rules, 5)``: ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n`` as printed after each rule
         (frequencies 0 when ``n`` is 0, as the report prints them)."""
         n = self.n
-        safe = np.where(n == 0, 1, n)
-        freq = self.as_array() / safe[:, None]
+        freq = self.as_array() / np.where(n == 0, 1, n)[:, None]
         return np.concatenate([freq, n[:, None].astype(np.float64)], axis=1)
 
     def __add__(self, other: ContingencyTables) -> ContingencyTables:
-        return ContingencyTables(
-            self.bh + other.bh,
-            self.bhbar + other.bhbar,
-            self.bbarh + other.bbarh,
-            self.bbarhbar + other.bbarhbar,
-        )
+        return ContingencyTables(*(getattr(self, c) + getattr(other, c) for c in _CELLS))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ContingencyTables):
@@ -132,10 +105,8 @@ class ContingencyTables:
         return bool(np.array_equal(self.as_array(), other.as_array()))
 
     def __repr__(self) -> str:
-        return (
-            f"ContingencyTables(bh={self.bh.tolist()}, bhbar={self.bhbar.tolist()}, "
-            f"bbarh={self.bbarh.tolist()}, bbarhbar={self.bbarhbar.tolist()})"
-        )
+        cells = ", ".join(f"{c}={getattr(self, c).tolist()}" for c in _CELLS)
+        return f"ContingencyTables({cells})"
 
 
 class RuleEvaluation:
@@ -160,54 +131,22 @@ class RuleEvaluation:
     """
 
     @validate_params({
-        "rules": RULES,
-        "mode": MODE,
+        "rules": RULES, "mode": MODE, "n_classes": [Interval(numbers.Integral, 1, None)],
         "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "n_classes": [Interval(numbers.Integral, 1, None)],
-        "names_file": [STRING, None],
-        "data_file": [STRING, None],
+        "names_file": [STRING, None], "data_file": [STRING, None],
     })
     def __init__(
-        self,
-        rules: RuleSet,
-        mode: str,
-        known: ContingencyTables,
-        unknown: ContingencyTables,
-        n_classes: int = 2,
-        names_file: Optional[str] = None,
-        data_file: Optional[str] = None,
+        self, rules: RuleSet, mode: str, known: ContingencyTables, unknown: ContingencyTables,
+        n_classes: int = 2, names_file: Optional[str] = None, data_file: Optional[str] = None,
     ) -> None:
-        self.rules = rules
-        self.mode = mode
-        self.known = known
-        self.unknown = unknown
-        self.n_classes = n_classes
-        self.names_file = names_file
-        self.data_file = data_file
-
-    @classmethod
-    def _from_counts(
-        cls, rules: RuleSet, mode: str, counts: Any, n_classes: int, **files: Optional[str]
-    ) -> RuleEvaluation:
-        """From the counting kernels' (2, 4, R) array: known then unknown tables."""
-        return cls(
-            rules,
-            mode,
-            ContingencyTables(*counts[0]),
-            ContingencyTables(*counts[1]),
-            n_classes=n_classes,
-            **files,
-        )
+        self.rules, self.mode, self.known, self.unknown = rules, mode, known, unknown
+        self.n_classes, self.names_file, self.data_file = n_classes, names_file, data_file
 
     @validate_params({"table": [Options(("known", "unknown", "all"))]})
     def table(self, table: str = "known") -> ContingencyTables:
         """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
-        if table == "known":
-            return self.known
-        if table == "unknown":
-            return self.unknown
-        return self.known + self.unknown
+        return self.known + self.unknown if table == "all" else getattr(self, table)
 
     def frequencies(self, table: str = "known") -> np.ndarray:
         """``(n_rules, 5)`` frequencies ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n``."""
@@ -216,14 +155,8 @@ class RuleEvaluation:
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
         t = self.table(table)
-        values = rule_measures(
-            t.bh,
-            t.bhbar,
-            t.bbarh,
-            t.bbarhbar,
-            n_classes=self.n_classes,
-            zero_division=zero_division,
-        )
+        values = rule_measures(t.bh, t.bhbar, t.bbarh, t.bbarhbar, n_classes=self.n_classes,
+                               zero_division=zero_division)
         return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
 
     def to_frame(self, zero_division="warn", table: str = "known") -> pd.DataFrame:
@@ -238,59 +171,34 @@ class RuleEvaluation:
             "rule": [r.id for r in self.rules],
             "head": [r.head for r in self.rules],
             "mode": self.mode,
-            "condition": [
-                " OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
-                for r in self.rules
-            ],
+            "condition": [" OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
+                          for r in self.rules],
         }
         for prefix, t in (("", self.known), ("unknown_", self.unknown)):
-            rows[prefix + "bh"] = t.bh
-            rows[prefix + "bhbar"] = t.bhbar
-            rows[prefix + "bbarhbar"] = t.bbarhbar
-            rows[prefix + "bbarh"] = t.bbarh
-            rows[prefix + "n"] = t.n
-        frame = pd.DataFrame(rows)
+            for cell in ("bh", "bhbar", "bbarhbar", "bbarh", "n"):
+                rows[prefix + cell] = getattr(t, cell)
         measures = self.measures(table, zero_division).reset_index(drop=True)
-        return pd.concat([frame, measures], axis=1)
+        return pd.concat([pd.DataFrame(rows), measures], axis=1)
 
     def to_pbm(
         self, names_file: Optional[str] = None, data_file: Optional[str] = None, precision: int = 3
     ) -> str:
         """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
-        return self.rules.to_string(
-            self, names_file=names_file, data_file=data_file, precision=precision
-        )
+        return self.rules.to_string(self, names_file=names_file, data_file=data_file,
+                                    precision=precision)
 
     def __repr__(self) -> str:
         return f"RuleEvaluation(mode={self.mode!r}, rules={len(self.rules)})"
 
 
-# -- evaluation ---------------------------------------------------------------------------
-def _prepare(rules: RuleSet, data: Dataset, labels: Any, coded: bool = False):
-    if not isinstance(rules, RuleSet):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
-    if not isinstance(data, Dataset):
-        raise TypeError(
-            f"`data` must be a Dataset (see read_data, Dataset.from_frame), got "
-            f"{type(data).__name__}"
-        )
-    compiled, default = compile_rules(rules, data.names)
-    data, y, dropped = _labelled(data, labels, coded)
-    if dropped:
-        _warn_dropped(dropped)
-    if labels is not None:
-        check_label_classes([rule.head for rule in compiled], y, "labels")
-    return compiled, default, data, y
-
-
-def check_label_classes(heads: Sequence[Any], labels: Any, name: str,
-                        stacklevel: Optional[int] = None) -> None:
+# -- labels -------------------------------------------------------------------------------
+def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     """Check labels a user passed against the classes the rule heads name (compared as
     text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
     labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
     classes expected and those received; head classes the labels never hold are a
     warning naming them (their rules count no example with ``H`` true), issued at the
-    user's line whatever the call depth (``stacklevel`` is ignored, kept for callers)."""
+    user's line whatever the call depth."""
     expected = sorted({label_text(head) for head in heads})
     values = np.asarray(labels)
     if not expected or values.size == 0:
@@ -299,16 +207,12 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str,
     received = sorted({label_text(v) for v in distinct if v is not None and v == v})
     never = [c for c in expected if c not in set(received)]
     if len(never) == len(expected):
-        raise ValueError(
-            f"`{name}` share no class with the rule heads: expected labels among "
-            f"{_shown(expected)}, got {_shown(received)}"
-        )
+        raise ValueError(f"`{name}` share no class with the rule heads: expected labels among "
+                         f"{_shown(expected)}, got {_shown(received)}")
     if never:
-        warn(
-            f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
-            f"hold {_shown(received)}): those rules count no example with H true",
-            XpliqueExtWarning,
-        )
+        warn(f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
+             f"hold {_shown(received)}): those rules count no example with H true",
+             XpliqueExtWarning)
 
 
 def _shown(classes: Sequence[str], most: int = 10) -> str:
@@ -316,110 +220,69 @@ def _shown(classes: Sequence[str], most: int = 10) -> str:
     return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
 
 
-def _warn_dropped(dropped: int) -> None:
-    warn(
-        f"{dropped} example(s) with an unknown or not-applicable class are left out of "
-        "the contingency tables",
-        XpliqueExtWarning,
-    )
+def label_text(value: Any) -> str:
+    """A label as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(int(value)) if isinstance(value, np.integer) else str(value)
 
 
-def _labelled(data: Dataset, labels: Any, coded: bool = False):
-    """The examples with a known class, their classes and how many were left out. With
-    ``coded``, the classes of a coded class column are :class:`_CodedLabels` (no object
-    per example), else an array of labels."""
+def _labelled(data: Dataset, labels: Any = None):
+    """The examples with a known class, their classes (a ``pd.Categorical`` for a coded
+    class column: no Python object per example, else an array) and how many were left
+    out."""
     if labels is None:
         if not data.has_labels:
             raise ValueError("`data` has no class column: pass `labels`")
         column = data.column(data.names.class_name)
-        known = column.valid
-        if column.is_coded:
-            y = _CodedLabels(column.values, column.categories)
-            if not coded:
-                y = y.decoded()
-        else:
-            y = column.values
+        known, y = column.valid, column.values
     else:
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
             raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
-        if y.dtype.kind == "f":
-            known = ~np.isnan(y)
-        else:
+        if y.dtype.kind != "f":
             y = y.astype(object)
-            known = np.array([v is not None for v in y], dtype=bool)
-    dropped = 0
-    if not known.all():
-        dropped = int((~known).sum())
-        keep = np.flatnonzero(known)
-        data = data.take(keep)
-        y = y[keep]
-    return data, y, dropped
-
-
-class _CodedLabels:
-    """The classes of the examples as the codes of a coded class column (no Python object
-    per example): ``decoded()`` gives the labels themselves."""
-
-    def __init__(self, codes: np.ndarray, categories: Sequence[str]) -> None:
-        self.codes = codes
-        self.categories = tuple(categories)
-        self.shape = codes.shape
-
-    def __getitem__(self, index) -> _CodedLabels:
-        return _CodedLabels(self.codes[index], self.categories)
-
-    def decoded(self) -> np.ndarray:
-        lookup = np.asarray(list(self.categories) + [None, None], dtype=object)
-        return lookup[self.codes.astype(np.intp)]  # -1, -2 index the two missing slots
+        known = ~np.isnan(y) if y.dtype.kind == "f" else np.array([v is not None for v in y])
+    keep = None if known.all() else np.flatnonzero(known)
+    if keep is not None:
+        data, y = data.take(keep), y[keep]
+    if labels is None and column.is_coded:
+        y = pd.Categorical.from_codes(y, column.categories)
+    return data, y, 0 if keep is None else known.size - keep.size
 
 
 def _label_values(y: Any) -> np.ndarray:
-    """The labels as an array (coded labels decoded)."""
-    return y.decoded() if isinstance(y, _CodedLabels) else y
+    """The labels as an array (a categorical's decoded)."""
+    return np.asarray(y, dtype=object) if isinstance(y, pd.Categorical) else y
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
-    """``H`` mask of every distinct head: the label equals the head."""
+    """``H`` mask of every distinct head: the label equals the head (compared as text, or
+    as numbers for numeric labels)."""
     masks: Dict[Any, np.ndarray] = {}
-    if isinstance(y, _CodedLabels):
-        code_of = {c: i for i, c in enumerate(y.categories)}
-        for rule in compiled:
-            head = rule.head
-            if head not in masks:
-                code = code_of.get(head if isinstance(head, str) else label_text(head))
-                masks[head] = np.zeros(y.shape, dtype=bool) if code is None else y.codes == code
-        return masks
-    numeric = y.dtype.kind in "fiub"
-    for rule in compiled:
-        head = rule.head
-        if head in masks:
-            continue
-        if numeric:
+    coded = isinstance(y, pd.Categorical)
+    code_of = {c: i for i, c in enumerate(y.categories)} if coded else {}
+    for head in dict.fromkeys(rule.head for rule in compiled):
+        text = head if isinstance(head, str) else label_text(head)
+        if coded:
+            code = code_of.get(text)
+            masks[head] = np.zeros(len(y), bool) if code is None else y.codes == code
+        elif y.dtype.kind in "fiub":
             try:
                 masks[head] = y == float(head)
             except (TypeError, ValueError):
                 masks[head] = np.zeros(y.shape, dtype=bool)
         else:
-            text = head if isinstance(head, str) else label_text(head)
             masks[head] = np.asarray(y == text, dtype=bool)
     return masks
 
 
-def label_text(value: Any) -> str:
-    """A label as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    if isinstance(value, (np.integer,)):
-        return str(int(value))
-    return str(value)
-
-
+# -- evaluation ---------------------------------------------------------------------------
 def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
-    if mode == "unordered":
-        return [list(range(len(compiled)))]
-    if mode == "ordered":
-        return [[k] for k in range(len(compiled))]
+    """The rules' blocks: one (unordered), one per rule (ordered), runs of one head."""
+    if mode != "inter-class":
+        k = range(len(compiled))
+        return [list(k)] if mode == "unordered" else [[i] for i in k]
     blocks: List[List[int]] = []
     for k, rule in enumerate(compiled):
         if blocks and compiled[blocks[-1][-1]].head == rule.head:
@@ -429,25 +292,15 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return blocks
 
 
-@validate_params(
-    {
-        "rules": RULES,
-        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-        "mode": MODE,
-        "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
-        "n_classes": [Interval(numbers.Integral, 1, None), None],
-        "names": NAMES_OR_NONE,
-    }
-)
-def evaluate_rules(
-    rules: RuleSet,
-    data: Any,
-    mode: str = "unordered",
-    *,
-    labels: Any = None,
-    n_classes: Optional[int] = None,
-    names: Optional[Names] = None,
-) -> RuleEvaluation:
+@validate_params({
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
+    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+    "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+    "n_classes": [Interval(numbers.Integral, 1, None), None],
+})
+def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
+                   n_classes: Optional[int] = None, names: Optional[Names] = None
+                   ) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
     Parameters
@@ -509,80 +362,79 @@ def evaluate_rules(
     >>> evaluate_rules(rules, chunks, "unordered").known == result.known
     True
     """
-    mode = check_mode(mode)
-    if isinstance(data, Dataset):
-        if names is not None and names != data.names:
-            raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
-        compiled, _, data, y = _prepare(rules, data, labels, coded=True)
-        counts = _count(compiled, data, y, mode)
-        if n_classes is None:
-            n_classes = _n_classes(data, y)
-        return RuleEvaluation._from_counts(
-            rules, mode, counts, n_classes, names_file=data.names.file, data_file=data.file
-        )
-    return _evaluate_partitioned(rules, data, mode, labels, n_classes, names)
+    if not isinstance(data, Dataset):
+        kind = _partitioned_kind(data)
+        if labels is not None:
+            raise ValueError(
+                f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
+                "compare with the heads in the class column of the chunks instead"
+            )
+        if kind == "Dask DataFrame":
+            from .on_dask import dask_counts
+
+            parts, names, file = dask_counts(rules, data, mode, names, _frame_counts)
+        else:
+            parts, names, file = _chunk_counts(rules, data, mode, names)
+        return _summed(rules, mode, parts, n_classes, names, file)
+    if names is not None and names != data.names:
+        raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
+    compiled, _ = compile_rules(rules, data.names)
+    part = _partition_counts(compiled, data, mode, labels)
+    return _summed(rules, mode, [part], n_classes, data.names, data.file, data.has_labels)
 
 
-def _evaluate_partitioned(rules, data, mode, labels, n_classes, names) -> RuleEvaluation:
-    """:func:`evaluate_rules` on an iterable of chunks or a Dask DataFrame: the counts of
-    every part, summed."""
-    if _is_dask_collection(data):
-        kind = "Dask DataFrame"
-    elif _is_chunks(data):
-        kind = "iterable of chunks"
-    else:
-        raise TypeError(
-            "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask DataFrame "
-            "or an iterable of chunks (Datasets or pandas DataFrames), got "
-            f"{type(data).__name__}"
-        )
+def _partitioned_kind(data: Any) -> str:
+    """``"Dask DataFrame"`` or ``"iterable of chunks"`` (Dask is not imported)."""
+    if type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed"):
+        return "Dask DataFrame"
+    if hasattr(data, "__iter__") and not isinstance(
+        data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)
+    ):
+        return "iterable of chunks"
+    raise TypeError(
+        "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask DataFrame "
+        f"or an iterable of chunks (Datasets or pandas DataFrames), got {type(data).__name__}"
+    )
+
+
+def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) -> dict:
+    """Counts of one partition, the examples it left out and the labels it met."""
+    data, y, dropped = _labelled(data, labels)
     if labels is not None:
-        raise ValueError(
-            f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
-            "compare with the heads in the class column of the chunks instead"
-        )
-    if kind == "Dask DataFrame":
-        from .on_dask import dask_counts
+        check_label_classes([rule.head for rule in compiled], y, "labels")
+    met = set(pd.unique(y))
+    return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": met}
 
-        parts, names, file = dask_counts(rules, data, mode, names, _evaluate_partition)
-    else:
-        parts, names, file = _chunk_counts(rules, data, mode, names)
+
+def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) -> RuleEvaluation:
+    """The evaluation of the summed counts of ``parts``; ``n_classes`` by default the size
+    of the declared class domain (when ``declared``), else the number of labels met."""
     if parts:
-        counts = np.zeros_like(parts[0]["counts"])
+        counts = sum(part["counts"] for part in parts)
     else:
         counts = np.zeros((2, 4, len(compile_rules(rules, names)[0])), dtype=np.int64)
-    dropped = 0
-    seen: set = set()
-    for part in parts:
-        counts += part["counts"]
-        dropped += part["dropped"]
-        seen |= part["labels"]
+    dropped = sum(part["dropped"] for part in parts)
     if dropped:
-        _warn_dropped(dropped)
+        warn(f"{dropped} example(s) with an unknown or not-applicable class are left out of "
+             "the contingency tables", XpliqueExtWarning)
     if n_classes is None:
-        attribute = names.class_attribute
-        if attribute is not None and attribute.values is not None:
-            n_classes = max(len(attribute.values), 1)
-        else:
-            n_classes = max(len(seen), 1)
-    return RuleEvaluation._from_counts(
-        rules, mode, counts, n_classes, names_file=names.file, data_file=file
-    )
+        domain = names.class_attribute.values if names.class_attribute is not None else None
+        met = set().union(*(part["labels"] for part in parts))
+        n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
+    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]),
+                          ContingencyTables(*counts[1]), n_classes=n_classes,
+                          names_file=names.file, data_file=file)
 
 
 def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -> np.ndarray:
     """``(2, 4, n_rules)`` counts: (known, unknown) x (bh, bhbar, bbarh, bbarhbar)."""
-    n_rules = len(compiled)
-    counts = np.zeros((2, 4, n_rules), dtype=np.int64)  # table, (bh, bhbar, bbarh, bbarhbar)
+    counts = np.zeros((2, 4, len(compiled)), dtype=np.int64)
     n = data.n_examples
     heads = _head_masks(compiled, y)
     head_totals = {k: int(np.count_nonzero(v)) for k, v in heads.items()}
     blocks = _blocks(compiled, mode)
-    if mode == "unordered":
-        alive = None
-    else:
-        alive = np.ones(n, dtype=bool)
-        n_alive = n
+    alive = None if mode == "unordered" else np.ones(n, dtype=bool)
+    n_alive = n
     current = data  # examples still to decide (ordered modes compact it as rules fire)
     cache = MaskCache(compiled, current)
     both = np.empty(n, dtype=bool)  # scratch: body and head
@@ -592,16 +444,14 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             # the others enter their known tables through the totals n and h only.
             keep = np.flatnonzero(alive)
             remaining = [compiled[k] for blk in blocks[b:] for k in blk]
-            used = dict.fromkeys(a for r in remaining for a in r.attributes)
-            current = current._select(keep, list(used))
+            current = current._select(keep, list(dict.fromkeys(
+                a for r in remaining for a in r.attributes)))
             heads = {h: m[keep] for h, m in heads.items()}
-            alive = np.ones(keep.size, dtype=bool)
+            alive, both = np.ones(keep.size, dtype=bool), both[: keep.size]
             cache = MaskCache(remaining, current)
-            both = both[: keep.size]
         fired = None
         for k in block:
-            rule = compiled[k]
-            h_mask = heads[rule.head]
+            rule, h_mask = compiled[k], heads[compiled[k].head]
             u_rows = cache.unknown_rows(rule.attributes)
             if alive is not None and u_rows.size:
                 u_rows = u_rows[alive[u_rows]]
@@ -609,30 +459,24 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
                 certain, possible = cache.body(rule, u_rows)
             else:
                 certain, possible = cache.body(rule), None
-            if alive is not None:  # covered for certain, not yet fired
-                counted = np.logical_and(certain, alive, out=certain)
-            else:
-                counted = certain
+            # covered for certain (and not yet fired, in the ordered modes)
+            counted = certain if alive is None else np.logical_and(certain, alive, out=certain)
             b_all = int(np.count_nonzero(counted))
             bh_all = int(np.count_nonzero(np.logical_and(counted, h_mask, out=both)))
-            h_u = h_mask[u_rows]
-            b_u_certain = counted[u_rows]
-            n_k = n - u_rows.size
+            h_u, b_u_certain = h_mask[u_rows], counted[u_rows]
             b_k = b_all - int(np.count_nonzero(b_u_certain))
             bh_k = bh_all - int(np.count_nonzero(b_u_certain & h_u))
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
-            counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n_k - b_k - h_k + bh_k)
+            counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n - u_rows.size - b_k - h_k + bh_k)
             if u_rows.size:
-                b_u = int(np.count_nonzero(possible))
+                b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
                 bh_u = int(np.count_nonzero(possible & h_u))
-                h_uc = int(np.count_nonzero(h_u))
                 counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
-            if alive is not None:
-                if mode == "ordered":
-                    np.logical_xor(alive, counted, out=alive)
-                    n_alive -= b_all
-                else:
-                    fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
+            if mode == "ordered":
+                np.logical_xor(alive, counted, out=alive)
+                n_alive -= b_all
+            elif alive is not None:
+                fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain, counted
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
@@ -640,63 +484,33 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
     return counts
 
 
-# -- partitioned data: chunks and Dask ----------------------------------------------------
-def _is_dask_collection(data: Any) -> bool:
-    """Whether ``data`` is a Dask DataFrame (checked without importing Dask)."""
-    return type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed")
-
-
-def _is_chunks(data: Any) -> bool:
-    if isinstance(data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)):
-        return False
-    return hasattr(data, "__iter__")
-
-
-def _as_dataset(chunk: Any, names: Optional[Names], file: Optional[str] = None) -> Dataset:
+# -- chunks -------------------------------------------------------------------------------
+def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
+    """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
         if names is not None and chunk.names != names:
-            raise ValueError(
-                "every chunk must have the same declarations (`names`), got "
-                f"{chunk.names!r} after {names!r}"
-            )
+            raise ValueError("every chunk must have the same declarations (`names`), got "
+                             f"{chunk.names!r} after {names!r}")
         return chunk
-    if isinstance(chunk, pd.DataFrame):
-        if names is None:
-            raise ValueError(
-                "`names` is required to evaluate rules on pandas DataFrame chunks or Dask "
-                "partitions (read it with read_names, or build it with Names.infer on a "
-                "sample): the domains must be the same in every chunk"
-            )
-        data = Dataset.from_frame(chunk, names)
-        data.file = file
-        return data
-    raise TypeError(
-        f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}"
-    )
+    if not isinstance(chunk, pd.DataFrame):
+        raise TypeError(
+            f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}")
+    if names is None:
+        raise ValueError(
+            "`names` is required to evaluate rules on pandas DataFrame chunks or Dask "
+            "partitions (read it with read_names, or build it with Names.infer on a "
+            "sample): the domains must be the same in every chunk"
+        )
+    return Dataset.from_frame(chunk, names)
 
 
-def _partition_counts(compiled, data: Dataset, mode: str) -> Dict[str, Any]:
-    """Counts of one partition, the examples it left out and the labels it met."""
-    data, y, dropped = _labelled(data, None, coded=True)
-    attribute = data.names.class_attribute
-    labels = (
-        set()
-        if attribute is None or attribute.values is not None
-        else set(pd.unique(_label_values(y)))
-    )
-    return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": labels}
-
-
-def _chunk_counts(rules: RuleSet, chunks, mode: str, names: Optional[Names]):
+def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[Names]):
     """Counts of each chunk, in sequence (one chunk in memory at a time)."""
-    parts = []
-    compiled = None
-    file = None
+    parts, compiled, file = [], None, None
     for chunk in chunks:
         data = _as_dataset(chunk, names)
         if compiled is None:
-            names = data.names
-            file = data.file
+            names, file = data.names, data.file
             compiled, _ = compile_rules(rules, names)
         if not data.has_labels:
             raise ValueError("a chunk of `data` has no class column")
@@ -705,36 +519,28 @@ def _chunk_counts(rules: RuleSet, chunks, mode: str, names: Optional[Names]):
     if compiled is None:
         if names is None:
             raise ValueError("`data` holds no chunk, and no `names` were given")
-        compile_rules(rules, names)
+        compile_rules(rules, names)  # a rule that does not fit the names fails here too
     return parts, names, file
 
 
-def _evaluate_partition(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
-    """One Dask task: encode a partition and count its tables."""
-    compiled, _ = compile_rules(rules, names)
-    try:
-        data = _as_dataset(frame, names)
-    except DataParseError as error:
-        raise DataParseError(
-            error.message.replace("of the DataFrame)", f"of partition {number})"),
-            file="<Dask DataFrame>",
-            line=error.line,
-            text=error.text,
-        ) from None
+def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) -> dict:
+    """The counts of a DataFrame partition (a Dask task), encoded against ``names``."""
+    data = _as_dataset(frame, names)
     if not data.has_labels:
         raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
-    return _partition_counts(compiled, data, mode)
+    return _partition_counts(compile_rules(rules, names)[0], data, mode)
 
 
-def _n_classes(data: Dataset, y: np.ndarray) -> int:
-    attribute = data.names.class_attribute
-    if attribute is not None and attribute.values is not None and data.has_labels:
-        return max(len(attribute.values), 1)
-    return max(len(pd.unique(pd.Series(_label_values(y)))), 1)
+def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
+    """The predictions of a DataFrame partition (a Dask task), on its index."""
+    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights,
+                           missing=missing)
+    return pd.Series(values, index=frame.index, dtype=values.dtype)
 
 
 # -- predictions --------------------------------------------------------------------------
 def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.ndarray]:
+    """Whether each rule covers each example, a test on an unknown value being true."""
     cache = MaskCache(compiled, data)
     masks = []
     for rule in compiled:
@@ -753,31 +559,18 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     """``(N,)``: whether at least one rule (DEFAULT excluded) covers each example (a test
     on an unknown value counting as true)."""
     compiled, _ = compile_rules(rules, data.names)
-    covered = np.zeros(data.n_examples, dtype=bool)
-    for mask in _possible_masks(compiled, data):
-        covered |= mask
-    return covered
+    return np.logical_or.reduce(_possible_masks(compiled, data) + [np.zeros(len(data), bool)])
 
 
-@validate_params(
-    {
-        "rules": RULES,
-        "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-        "mode": MODE,
-        "weights": "no_validation",  # a callable, or 3 finite numbers: checked below
-        "missing": "no_validation",  # any value, returned as it is
-        "names": NAMES_OR_NONE,
-    }
-)
-def predict_rules(
-    rules: RuleSet,
-    data: Dataset,
-    mode: str = "ordered",
-    *,
-    weights: Optional[Sequence[float]] = None,
-    missing: Any = None,
-    names: Optional[Names] = None,
-) -> Any:
+@validate_params({
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
+    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
+    "weights": "no_validation",  # R non-negative numbers: checked below
+    "missing": "no_validation",  # any value, returned as it is
+})
+def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
+                  weights: Optional[Sequence[float]] = None, missing: Any = None,
+                  names: Optional[Names] = None) -> Any:
     """Predictions of a rule set.
 
     Parameters
@@ -815,56 +608,51 @@ def predict_rules(
     A condition on an unknown value counts as true (the report's convention); on a
     not-applicable value as false. Examples no rule covers get the DEFAULT rule's head.
     """
-    mode = check_mode(mode)
     if not isinstance(data, Dataset):
-        return _predict_partitioned(rules, data, mode, weights, missing, names)
+        if _partitioned_kind(data) == "Dask DataFrame":
+            from .on_dask import dask_predictions
+
+            return dask_predictions(_frame_predictions, data, rules, names, mode, weights, missing)
+        return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
+                              missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
-    numeric = (
-        all(isinstance(r.head, float) for r in compiled)
-        and (default is None or isinstance(default, float))
-        and len(compiled) + (default is not None) > 0
-        and (data.names.class_attribute is not None and data.names.class_attribute.is_numeric)
-    )
-    n = data.n_examples
     masks = _possible_masks(compiled, data)
-    if weights is not None:
-        if mode != "unordered":
-            raise ValueError("`weights` is only used with mode='unordered'")
-        weights = np.asarray(weights, dtype=np.float64)
-        if (
-            weights.shape != (len(compiled),)
-            or not np.all(np.isfinite(weights))
-            or np.any(weights < 0)
-        ):
-            raise ValueError(
-                f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}"
-            )
-    else:
-        weights = np.ones(len(compiled))
-    if numeric:
+    if weights is not None and mode != "unordered":
+        raise ValueError("`weights` is only used with mode='unordered'")
+    weights = np.ones(len(compiled)) if weights is None else np.asarray(weights, np.float64)
+    if weights.shape != (len(compiled),) or not np.all(np.isfinite(weights) & (weights >= 0)):
+        raise ValueError(
+            f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}")
+    heads = [r.head for r in compiled] + ([] if default is None else [default])
+    attribute = data.names.class_attribute
+    numeric = attribute is not None and attribute.is_numeric and bool(heads)
+    if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
         fill = np.nan if missing is None else float(missing)
-        out = np.full(n, fill if default is None else float(default), dtype=np.float64)
+        out = np.full(len(data), fill if default is None else float(default), dtype=np.float64)
     else:
-        out = np.empty(n, dtype=object)
+        numeric, out = False, np.empty(len(data), dtype=object)
         out.fill(missing if default is None else default)
-    if mode != "unordered":
-        decided = np.zeros(n, dtype=bool)
-        for rule, mask in zip(compiled, masks):
-            new = mask & ~decided
-            out[new] = rule.head
-            decided |= mask
-        return out
-    return _vote(compiled, masks, weights, out, numeric)
+    if mode == "unordered":
+        return _vote(compiled, masks, weights, out, numeric)
+    return _first(compiled, masks, out)
 
 
-def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool) -> np.ndarray:
+def _first(compiled, masks, out: np.ndarray) -> np.ndarray:
+    """Ordered predictions written into ``out``: the head of the first covering rule."""
+    decided = np.zeros(len(out), dtype=bool)
+    for rule, mask in zip(compiled, masks):
+        out[mask & ~decided] = rule.head
+        decided |= mask
+    return out
+
+
+def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> np.ndarray:
     """Unordered predictions written into ``out``: the weighted mean of the covering
     heads (numeric heads), or the class with the largest total weight of covering rules
     (ties to the class of the first such rule)."""
     n = len(out)
     if numeric:
-        total = np.zeros(n)
-        weight = np.zeros(n)
+        total, weight = np.zeros(n), np.zeros(n)
         for rule, mask, w in zip(compiled, masks, weights):
             total += mask * (w * rule.head)
             weight += mask * w
@@ -872,49 +660,20 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool) -> np.ndarra
         out[has] = total[has] / weight[has]
         return out
     classes = list(dict.fromkeys(r.head for r in compiled))
+    if not classes:
+        return out
     index = {c: i for i, c in enumerate(classes)}
     scores = np.zeros((n, len(classes)))
-    first = np.full((n, len(classes)), np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.iinfo(np.int64).max
+    first = np.full((n, len(classes)), last, dtype=np.int64)
     for k, (rule, mask, w) in enumerate(zip(compiled, masks, weights)):
         j = index[rule.head]
         scores[:, j] += mask * w
         first[mask, j] = np.minimum(first[mask, j], k)
-    covered = np.zeros(n, dtype=bool)
-    for mask in masks:
-        covered |= mask
-    if classes:
-        best = scores.max(axis=1, keepdims=True)
-        tie_break = np.where(scores == best, first, np.iinfo(np.int64).max)
-        winner = tie_break.argmin(axis=1)
-        labels = np.asarray(classes, dtype=object)
-        out[covered] = labels[winner[covered]]
+    covered = np.logical_or.reduce(masks)
+    tie_break = np.where(scores == scores.max(axis=1, keepdims=True), first, last)
+    out[covered] = np.asarray(classes, dtype=object)[tie_break.argmin(axis=1)[covered]]
     return out
-
-
-def _predict_partition(frame, rules, names, mode, weights, missing) -> pd.Series:
-    data = _as_dataset(frame, names)
-    values = predict_rules(rules, data, mode, weights=weights, missing=missing)
-    return pd.Series(values, index=frame.index, dtype=values.dtype)
-
-
-def _predict_partitioned(rules, data, mode, weights, missing, names):
-    if _is_dask_collection(data):
-        from .on_dask import dask_predictions
-
-        return dask_predictions(rules, data, mode, weights, missing, names, _predict_partition)
-    if not _is_chunks(data):
-        raise TypeError(
-            "`data` must be a Dataset, a Dask DataFrame or an iterable of chunks, got "
-            f"{type(data).__name__}"
-        )
-
-    def predictions():
-        for chunk in data:
-            yield predict_rules(
-                rules, _as_dataset(chunk, names), mode, weights=weights, missing=missing
-            )
-
-    return predictions()
 
 
 # -- class interface ----------------------------------------------------------------------
@@ -962,26 +721,14 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
-    @validate_params(
-        {
-            "rules": RULES,
-            "mode": MODE,
-            "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
-            "measure": [Options(MEASURES)],
-        }
-    )
-    def __init__(
-        self,
-        rules: RuleSet,
-        mode: str = "unordered",
-        *,
-        zero_division="warn",
-        measure: str = "WRAcc",
-    ) -> None:
-        self.rules = rules
-        self.mode = mode
+    @validate_params({
+        "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
+        "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+    })
+    def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
+                 measure: str = "WRAcc") -> None:
+        self.rules, self.mode, self.measure = rules, mode, measure
         self.zero_division = check_zero_division(zero_division)
-        self.measure = measure
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
     def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
@@ -998,12 +745,9 @@ class RuleMetrics(BaseMetric):
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
             shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            warn(
-                f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
-                f"({shown}): a denominator of the measure is 0 in their known "
-                "contingency table",
-                UndefinedScoreWarning,
-            )
+            warn(f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
+                 f"({shown}): a denominator of the measure is 0 in their known contingency "
+                 "table", UndefinedScoreWarning)
         return values
 
     def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:

@@ -31,54 +31,34 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
 from .validation import PATH, TEXT
 
-__all__ = [
-    "Attribute",
-    "Names",
-    "read_names",
-    "parse_names",
-    "write_names",
-    "ATTRIBUTE_TYPES",
-]
+__all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
 #: Canonical attribute types.
 ATTRIBUTE_TYPES = (
-    "nominal",
-    "enumerated",
-    "integer",
-    "real",
-    "boolean",
-    "string",
-    "date",
-    "time",
-    "ignore",
+    "nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time", "ignore"
 )
+#: Every spelling of a type keyword: the canonical ones, and C4.5's.
 _TYPE_SPELLINGS = {
-    "nominal": "nominal",
-    "discrete": "nominal",
-    "enumerated": "enumerated",
-    "integer": "integer",
-    "int": "integer",
-    "real": "real",
-    "continuous": "real",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "string": "string",
-    "date": "date",
-    "time": "time",
-    "ignore": "ignore",
+    **{kind: kind for kind in ATTRIBUTE_TYPES},
+    "discrete": "nominal", "int": "integer", "continuous": "real", "bool": "boolean",
 }
 _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
-_PUNCTUATION = set(',:()|"')
+#: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
+_TOKEN = re.compile(
+    r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
+    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)'
+)
 
 
 @dataclass(frozen=True)
@@ -127,11 +107,9 @@ class Attribute:
 
 
 Attribute.__init__ = validate_params({
-    "name": [STRING],
-    "type": [Options(ATTRIBUTE_TYPES)],
+    "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
-    "expression": [STRING, None],
-    "extended": [InstanceOf(tuple, description="a tuple of strings")],
+    "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
     "line": [Interval(numbers.Integral, 0, None), None],
 })(Attribute.__init__)
 
@@ -157,13 +135,10 @@ class Names:
 
     @validate_params({
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
-        "class_name": [STRING, None],
-        "file": [STRING, None],
+        "class_name": [STRING, None], "file": [STRING, None],
     })
     def __init__(
-        self,
-        attributes: Sequence[Attribute],
-        class_name: Optional[str] = None,
+        self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
         file: Optional[str] = None,
     ) -> None:
         self.attributes: Tuple[Attribute, ...] = tuple(attributes)
@@ -172,30 +147,18 @@ class Names:
         self._by_name: Dict[str, Attribute] = {}
         for attribute in self.attributes:
             if attribute.name in self._by_name:
-                raise NamesParseError(
-                    f"attribute {attribute.name!r} is declared twice",
-                    file=file,
-                    line=attribute.line,
-                    text=attribute.name,
-                )
+                raise NamesParseError(f"attribute {attribute.name!r} is declared twice",
+                                      file=file, line=attribute.line, text=attribute.name)
             self._by_name[attribute.name] = attribute
-        if class_name is not None:
-            if class_name not in self._by_name:
-                raise NamesParseError(
-                    f"the class attribute {class_name!r} named by the first statement is "
-                    "never declared",
-                    file=file,
-                    text=class_name,
-                )
-            if self._by_name[class_name].is_derived:
-                raise NamesParseError(
-                    f"the class attribute {class_name!r} cannot be a derived attribute",
-                    file=file,
-                    line=self._by_name[class_name].line,
-                    text=class_name,
-                )
+        if class_name is not None and class_name not in self._by_name:
+            raise NamesParseError(f"the class attribute {class_name!r} named by the first "
+                                  "statement is never declared", file=file, text=class_name)
+        if class_name is not None and self._by_name[class_name].is_derived:
+            raise NamesParseError(
+                f"the class attribute {class_name!r} cannot be a derived attribute",
+                file=file, line=self._by_name[class_name].line, text=class_name,
+            )
 
-    # -- access ---------------------------------------------------------------------------
     def __getitem__(self, name: str) -> Attribute:
         try:
             return self._by_name[name]
@@ -217,10 +180,8 @@ class Names:
         return self.attributes == other.attributes and self.class_name == other.class_name
 
     def __repr__(self) -> str:
-        return (
-            f"Names(class_name={self.class_name!r}, "
-            f"attributes={[a.name for a in self.attributes]!r})"
-        )
+        names = [a.name for a in self.attributes]
+        return f"Names(class_name={self.class_name!r}, attributes={names!r})"
 
     @property
     def columns(self) -> List[Attribute]:
@@ -242,10 +203,9 @@ class Names:
         """Names of the data columns other than the class."""
         return [a.name for a in self.columns if a.name != self.class_name]
 
-    # -- writing --------------------------------------------------------------------------
     def to_string(self) -> str:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
-        lines = [f"{_quote(self.class_name) if self.class_name is not None else 'null'}.", ""]
+        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""]
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
         for attribute in self.attributes:
             lines.append(f"{(_quote(attribute.name) + ':').ljust(width)} {_type_text(attribute)}.")
@@ -264,23 +224,21 @@ class Names:
 
         attributes = []
         for name in frame.columns:
-            column = frame[name]
             if not isinstance(name, str):
                 raise TypeError(f"column names must be strings, got {name!r}")
-            if pd.api.types.is_bool_dtype(column.dtype):
+            dtype = frame[name].dtype
+            if pd.api.types.is_bool_dtype(dtype):
                 attributes.append(Attribute(name, "boolean", ("true", "false")))
-            elif pd.api.types.is_integer_dtype(column.dtype):
-                attributes.append(Attribute(name, "integer"))
-            elif pd.api.types.is_float_dtype(column.dtype):
-                attributes.append(Attribute(name, "real"))
+            elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
+                attributes.append(Attribute(name, "integer" if dtype.kind in "iu" else "real"))
             else:
-                values = pd.Series(column.to_numpy(dtype=object))
-                values = values[~values.isna()].astype(str).str.strip()
+                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str)
+                values = values.str.strip()
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
-                    kind = "integer" if np.all(numeric == np.round(numeric)) else "real"
-                    attributes.append(Attribute(name, kind))
+                    whole = np.all(numeric == np.round(numeric))
+                    attributes.append(Attribute(name, "integer" if whole else "real"))
                 else:
                     attributes.append(Attribute(name, "nominal", tuple(sorted(set(values)))))
         if class_name is not None and class_name not in [a.name for a in attributes]:
@@ -293,192 +251,120 @@ def _quote(identifier: str) -> str:
 
 
 def _type_text(attribute: Attribute) -> str:
-    kind = attribute.type
+    kind, text = attribute.type, attribute.type
     if kind in ("nominal", "enumerated") and attribute.values is not None:
-        values = ", ".join(_quote(v) for v in attribute.values)
-        text = (
-            f"{values}"
-            if kind == "nominal" and len(attribute.values) >= 2
-            else (f"{kind}({values})")
-        )
-    else:
-        text = kind
+        text = ", ".join(_quote(v) for v in attribute.values)
+        if kind != "nominal" or len(attribute.values) < 2:
+            text = f"{kind}({text})"
     if attribute.expression is not None:
         text += f" := {attribute.expression}"
-    for ext in attribute.extended:
-        text += f" : {ext}"
-    return text
+    return text + "".join(f" : {ext}" for ext in attribute.extended)
 
 
 # -- reading ------------------------------------------------------------------------------
-_Token = Token
-
-
-def _tokenize(text: str, file: str) -> Iterator[_Token]:
-    i, n, line = 0, len(text), 1
-    while i < n:
-        c = text[i]
-        if c == "\n":
-            line += 1
-            i += 1
-        elif c.isspace():
-            i += 1
-        elif c == "|":
-            while i < n and text[i] != "\n":
-                i += 1
-        elif c == '"':
-            value, j = scan_quoted(text, i)
-            if value is None:
-                raise NamesParseError(
-                    "unterminated quoted identifier", file=file, line=line, text=text[i:j]
-                )
+def _tokenize(text: str, file: str) -> Iterator[Token]:
+    i, line = 0, 1
+    while i < len(text):
+        match = _TOKEN.match(text, i)
+        kind, i = match.lastgroup, match.end()
+        if kind == "space":
+            line += match.group().count("\n")
+        elif kind == "quoted":
+            value, i = scan_quoted(text, match.start())
             if not value:
-                raise NamesParseError("empty quoted identifier", file=file, line=line, text='""')
-            yield _Token("quoted", value, line)
-            i = j
-        elif c == ":" and i + 1 < n and text[i + 1] == "=":
-            yield _Token("punct", ":=", line)
-            i += 2
-        elif c in ",:()":
-            yield _Token("punct", c, line)
-            i += 1
-        elif c == "." and (i + 1 >= n or text[i + 1].isspace() or text[i + 1] == "|"):
-            yield _Token("end", ".", line)
-            i += 1
-        else:
-            j = i
-            while j < n:
-                d = text[j]
-                if d.isspace() or d in _PUNCTUATION:
-                    break
-                if d == "." and (j + 1 >= n or text[j + 1].isspace() or text[j + 1] == "|"):
-                    break
-                j += 1
-            yield _Token("word", text[i:j], line)
-            i = j
+                raise NamesParseError(
+                    "empty quoted identifier" if value == "" else "unterminated quoted identifier",
+                    file=file, line=line, text=text[match.start():i],
+                )
+            yield Token("quoted", value, line)
+        elif kind != "comment":
+            yield Token(kind, match.group(), line)
 
 
-def _statements(tokens: Iterable[_Token], file: str) -> List[List[_Token]]:
-    statements, current = [], []
-    for token in tokens:
+def _statements(text: str, file: str) -> List[List[Token]]:
+    statements: List[List[Token]] = [[]]
+    for token in _tokenize(text, file):
+        if token.kind == "end" and not statements[-1]:
+            raise NamesParseError("empty statement", file=file, line=token.line, text=".")
         if token.kind == "end":
-            if not current:
-                raise NamesParseError("empty statement", file=file, line=token.line, text=".")
-            statements.append(current)
-            current = []
+            statements.append([])
         else:
-            current.append(token)
-    if current:
-        raise NamesParseError(
-            "statement not terminated by '.'",
-            file=file,
-            line=current[0].line,
-            text=" ".join(t.value for t in current),
-        )
-    return statements
+            statements[-1].append(token)
+    if statements[-1]:
+        raise NamesParseError("statement not terminated by '.'", file=file,
+                              line=statements[-1][0].line, text=_text(statements[-1]))
+    return statements[:-1]
 
 
-def _is_identifier(token: _Token) -> bool:
+def _is_identifier(token: Token) -> bool:
     return token.kind in ("word", "quoted")
 
 
-def _statement_text(statement: Sequence[_Token]) -> str:
+def _is(token: Token, punct: str) -> bool:
+    return token.kind == "punct" and token.value == punct
+
+
+def _text(statement: Sequence[Token]) -> str:
     return " ".join(f'"{t.value}"' if t.kind == "quoted" else t.value for t in statement)
 
 
-def _parse_list(tokens: Sequence[_Token], file: str, statement) -> Tuple[str, ...]:
+def _error(message: str, statement: Sequence[Token], file: str, line: Optional[int] = None):
+    """The error of a statement (its first line unless ``line``), its text shown."""
+    line = statement[0].line if line is None else line
+    return NamesParseError(message, file=file, line=line, text=_text(statement))
+
+
+def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...]:
     """``v1 , v2 , ...`` -> tuple of identifiers (at least one)."""
-    values = []
-    expect_value = True
-    for token in tokens:
-        if expect_value:
-            if not _is_identifier(token):
-                raise NamesParseError(
-                    f"expected a value, got {token.value!r}",
-                    file=file,
-                    line=token.line,
-                    text=_statement_text(statement),
-                )
-            values.append(token.value)
-        elif token.kind != "punct" or token.value != ",":
-            raise NamesParseError(
-                f"expected ',' between values, got {token.value!r}",
-                file=file,
-                line=token.line,
-                text=_statement_text(statement),
-            )
-        expect_value = not expect_value
-    if expect_value:
-        line = tokens[-1].line if tokens else statement[0].line
-        raise NamesParseError(
-            "a value list is empty or ends with ','",
-            file=file,
-            line=line,
-            text=_statement_text(statement),
-        )
-    if len(set(values)) != len(values):
-        duplicated = sorted({v for v in values if values.count(v) > 1})
-        raise NamesParseError(
-            f"value(s) {duplicated} listed twice",
-            file=file,
-            line=statement[0].line,
-            text=_statement_text(statement),
-        )
+    for k, token in enumerate(tokens):
+        if k % 2 == 0 and not _is_identifier(token):
+            raise _error(f"expected a value, got {token.value!r}", statement, file, token.line)
+        if k % 2 and not _is(token, ","):
+            raise _error(f"expected ',' between values, got {token.value!r}", statement, file,
+                         token.line)
+    if len(tokens) % 2 == 0:
+        line = tokens[-1].line if tokens else None
+        raise _error("a value list is empty or ends with ','", statement, file, line)
+    values = [t.value for t in tokens[::2]]
+    duplicated = sorted({v for v in values if values.count(v) > 1})
+    if duplicated:
+        raise _error(f"value(s) {duplicated} listed twice", statement, file)
     return tuple(values)
 
 
-def _split(tokens: Sequence[_Token], separators: Tuple[str, ...]) -> List[Tuple[str, List[_Token]]]:
-    """Split at top-level (outside parentheses) punctuation in ``separators``."""
-    parts: List[Tuple[str, List[_Token]]] = [("", [])]
+def _split(tokens: Sequence[Token]) -> List[Tuple[str, List[Token]]]:
+    """Split at the ``:`` and ``:=`` outside parentheses: (separator, tokens) pairs."""
+    parts: List[Tuple[str, List[Token]]] = [("", [])]
     depth = 0
     for token in tokens:
-        if token.kind == "punct" and token.value == "(":
-            depth += 1
-        elif token.kind == "punct" and token.value == ")":
-            depth -= 1
-        if depth == 0 and token.kind == "punct" and token.value in separators:
+        depth += _is(token, "(") - _is(token, ")")
+        if depth == 0 and token.kind == "punct" and token.value in (":", ":="):
             parts.append((token.value, []))
         else:
             parts[-1][1].append(token)
     return parts
 
 
-def _parse_type(
-    tokens: List[_Token], file: str, statement
-) -> Tuple[str, Optional[Tuple[str, ...]]]:
+def _parse_type(tokens: List[Token], file: str, statement) -> Tuple[str, Optional[Tuple]]:
     if not tokens:
-        raise NamesParseError(
-            "missing attribute type",
-            file=file,
-            line=statement[0].line,
-            text=_statement_text(statement),
-        )
+        raise _error("missing attribute type", statement, file)
     first = tokens[0]
     keyword = first.value.lower() if first.kind == "word" else None
     if len(tokens) == 1 and keyword in _TYPE_SPELLINGS:
         kind = _TYPE_SPELLINGS[keyword]
-        values = ("true", "false") if kind == "boolean" else None
-        return kind, values
+        return kind, ("true", "false") if kind == "boolean" else None
     if keyword in ("nominal", "enumerated") and len(tokens) >= 3:
-        if tokens[1].value != "(" or tokens[-1].value != ")" or tokens[1].kind != "punct":
-            raise NamesParseError(
-                f"expected {keyword}(v1, v2, ...)",
-                file=file,
-                line=first.line,
-                text=_statement_text(statement),
-            )
+        if not (_is(tokens[1], "(") and tokens[-1].value == ")"):
+            raise _error(f"expected {keyword}(v1, v2, ...)", statement, file, first.line)
         return keyword, _parse_list(tokens[2:-1], file, statement)
     if keyword == "discrete" and len(tokens) == 2 and tokens[1].kind == "word":
         return "nominal", None  # C4.5: "discrete N", values taken from the data
-    if len(tokens) >= 2 and any(t.kind == "punct" and t.value == "," for t in tokens):
+    if len(tokens) >= 2 and any(_is(t, ",") for t in tokens):
         return "nominal", _parse_list(tokens, file, statement)
-    raise NamesParseError(
-        "unknown attribute type (expected one of "
-        + ", ".join(sorted(_TYPE_SPELLINGS))
-        + ", nominal(...), enumerated(...) or a list of at least two values)",
-        file=file,
-        line=first.line,
-        text=_statement_text(statement),
+    raise _error(
+        f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
+        "nominal(...), enumerated(...) or a list of at least two values)",
+        statement, file, first.line,
     )
 
 
@@ -486,32 +372,33 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
     extended = []
     for separator, tokens in parts:
         if separator != ":":
-            raise NamesParseError(
-                "':=' may appear once, right after the type",
-                file=file,
-                line=statement[0].line,
-                text=_statement_text(statement),
-            )
+            raise _error("':=' may appear once, right after the type", statement, file)
         if not tokens or not _is_identifier(tokens[0]):
-            raise NamesParseError(
-                "expected an extended definition after ':'",
-                file=file,
-                line=statement[0].line,
-                text=_statement_text(statement),
-            )
+            raise _error("expected an extended definition after ':'", statement, file)
         if len(tokens) == 1:
             extended.append(tokens[0].value)
+        elif tokens[1].value != "(" or tokens[-1].value != ")":
+            raise _error("expected identifier or identifier(list) as extended definition",
+                         statement, file, tokens[0].line)
         else:
-            if tokens[1].value != "(" or tokens[-1].value != ")":
-                raise NamesParseError(
-                    "expected identifier or identifier(list) as extended definition",
-                    file=file,
-                    line=tokens[0].line,
-                    text=_statement_text(statement),
-                )
             values = _parse_list(tokens[2:-1], file, statement)
             extended.append(f"{tokens[0].value}({', '.join(values)})")
     return tuple(extended)
+
+
+def _parse_attribute(statement: List[Token], file: str) -> Attribute:
+    """``name: type [:= expression] [: extended]...``"""
+    if len(statement) < 3 or not _is_identifier(statement[0]) or not _is(statement[1], ":"):
+        raise _error("expected 'name: type.'", statement, file)
+    parts = _split(statement[2:])
+    kind, values = _parse_type(parts[0][1], file, statement)
+    expression, rest = None, parts[1:]
+    if rest and rest[0][0] == ":=":
+        if not rest[0][1]:
+            raise _error("empty expression after ':='", statement, file)
+        expression, rest = _text(rest[0][1]), rest[1:]
+    extended = _parse_extended(rest, file, statement)
+    return Attribute(statement[0].value, kind, values, expression, extended, statement[0].line)
 
 
 @validate_params({"text": [TEXT], "file": [TEXT]})
@@ -536,69 +423,25 @@ def parse_names(text: str, file: str = "<string>") -> Names:
         On any syntax error, unknown type, duplicated attribute or value, or a class
         attribute that is never declared; the message gives the file, line and text.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
-    statements = _statements(_tokenize(text, file), file)
+    statements = _statements(text, file)
     if not statements:
         raise NamesParseError("no declaration found (empty names file)", file=file)
     head = statements[0]
-    attributes: List[Attribute] = []
-    c45_class_values = None
+    c45_values = None
     if len(head) == 1 and _is_identifier(head[0]):
         class_name = None if (head[0].kind == "word" and head[0].value == "null") else head[0].value
-    elif len(head) >= 3 and all(
-        (_is_identifier(t) if k % 2 == 0 else t.value == ",") for k, t in enumerate(head)
+    elif len(head) >= 3 and all(_is_identifier(t) for t in head[::2]) and all(
+        t.value == "," for t in head[1::2]
     ):
-        c45_class_values = _parse_list(head, file, head)
-        class_name = "class"
+        c45_values, class_name = _parse_list(head, file, head), "class"
     else:
-        raise NamesParseError(
-            "the first statement must name the class attribute ('name.' or 'null.')",
-            file=file,
-            line=head[0].line,
-            text=_statement_text(head),
-        )
-    for statement in statements[1:]:
-        if (
-            len(statement) < 3
-            or not _is_identifier(statement[0])
-            or statement[1].value != ":"
-            or (statement[1].kind != "punct")
-        ):
-            raise NamesParseError(
-                "expected 'name: type.'",
-                file=file,
-                line=statement[0].line,
-                text=_statement_text(statement),
-            )
-        name = statement[0].value
-        parts = _split(statement[2:], (":", ":="))
-        kind, values = _parse_type(parts[0][1], file, statement)
-        expression = None
-        rest = parts[1:]
-        if rest and rest[0][0] == ":=":
-            if not rest[0][1]:
-                raise NamesParseError(
-                    "empty expression after ':='",
-                    file=file,
-                    line=statement[0].line,
-                    text=_statement_text(statement),
-                )
-            expression = _statement_text(rest[0][1])
-            rest = rest[1:]
-        extended = _parse_extended(rest, file, statement)
-        attributes.append(
-            Attribute(name, kind, values, expression, extended, line=statement[0].line)
-        )
-    if c45_class_values is not None:
+        raise _error("the first statement must name the class attribute ('name.' or 'null.')",
+                     head, file)
+    attributes = [_parse_attribute(statement, file) for statement in statements[1:]]
+    if c45_values is not None:
         if "class" in [a.name for a in attributes]:
-            raise NamesParseError(
-                "C4.5 names file: an attribute is already called 'class'",
-                file=file,
-                line=head[0].line,
-                text=_statement_text(head),
-            )
-        attributes.append(Attribute("class", "nominal", c45_class_values, line=head[0].line))
+            raise _error("C4.5 names file: an attribute is already called 'class'", head, file)
+        attributes.append(Attribute("class", "nominal", c45_values, line=head[0].line))
     if not attributes:
         raise NamesParseError("no attribute declared", file=file, line=head[0].line)
     return Names(attributes, class_name, file=file)
@@ -622,6 +465,3 @@ def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(names.to_string())
-
-
-_read_text = read_text  # the name rules/dataset.py imports

@@ -76,22 +76,11 @@ def read_data_dask(
     """
 
     dask = import_dask()
-    if names is None:
-        names = default_names_path(path)
-    if not isinstance(names, Names):
-        names = read_names(names)
+    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
-        os.fspath(path),
-        header=None,
-        names=names.column_names,
-        dtype=dtype,
-        blocksize=blocksize,
-        skipinitialspace=True,
-        keep_default_na=False,
-        na_filter=False,
-        skip_blank_lines=True,
-        index_col=False,
+        os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,
+        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False,
     )
     return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
 
@@ -102,64 +91,58 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
     number = partition_info["number"] if partition_info else "?"
     for name in frame.columns:
         series = frame[name]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            categories = series.cat.categories.astype(object)
-            empty_categories = [k for k, c in enumerate(categories) if not str(c).strip()]
-            empty = np.isin(series.cat.codes.to_numpy(), empty_categories) | series.isna()
+        if isinstance(series.dtype, pd.CategoricalDtype):  # code -1 (NaN): empty too
+            empty = series.cat.categories.astype(str).str.strip().to_numpy() == ""
+            empty = np.append(empty, True)[series.cat.codes.to_numpy()]
         else:
-            empty = series.isna().to_numpy() | (series.str.strip() == "").to_numpy(
-                dtype=bool, na_value=True
-            )
+            empty = series.fillna("").str.strip().eq("").to_numpy(dtype=bool)
         if empty.any():
             row = int(np.flatnonzero(empty)[0])
-            values = [str(v) for v in frame.iloc[row].tolist() if not pd.isna(v)]
             raise DataParseError(
                 f"empty value for attribute {name!r} (write ? for an unknown value, ! for a "
                 f"not-applicable one), or fewer than {len(names.columns)} values (row "
                 f"{row + 1} of partition {number})",
-                file=file,
-                text=",".join(values),
+                file=file, text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)),
             )
     return frame
 
 
-def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names], task):
-    """Counts of every partition, ``task(rules, partition, mode, names, number)``,
-    computed in parallel by Dask's current scheduler (a ``distributed`` client when one
-    is active)."""
-    dask = import_dask()
-    if names is None:
+def _require_names(names: Any) -> Names:
+    if not isinstance(names, Names):
         raise ValueError(
             "`names` is required with a Dask DataFrame (read it with read_names): the "
-            "domains must be the same in every partition"
+            f"domains must be the same in every partition, got {type(names).__name__}"
         )
-    compile_rules(rules, names)  # a rule that does not fit the names fails here, at once
-    tasks = [
-        dask.delayed(task)(rules, part, mode, names, number)
-        for number, part in enumerate(frame.to_delayed())
-    ]
+    return names
+
+
+def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
+    """One Dask task: ``task`` counts a partition; its errors name the partition."""
+    try:
+        return task(rules, frame, mode, names)
+    except DataParseError as error:
+        raise DataParseError(
+            error.message.replace("of the DataFrame)", f"of partition {number})"),
+            file="<Dask DataFrame>", line=error.line, text=error.text,
+        ) from None
+
+
+def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names], task):
+    """The counts of every partition, ``task(rules, partition, mode, names)``, computed in
+    parallel by Dask's current scheduler (a ``distributed`` client when one is active)."""
+    dask = import_dask()
+    compile_rules(rules, _require_names(names))  # a rule that does not fit fails here, at once
+    tasks = [dask.delayed(_counted)(task, rules, part, mode, names, number)
+             for number, part in enumerate(frame.to_delayed())]
     return list(dask.compute(*tasks)), names, None
 
 
-def dask_predictions(rules, data, mode, weights, missing, names, task):
-    """A lazy Dask series of the predictions, ``task(partition, rules, names, mode,
-    weights, missing)`` partition by partition."""
+def dask_predictions(task, frame: Any, rules: RuleSet, names: Optional[Names], *args):
+    """A lazy Dask series of the predictions, ``task(partition, rules, names, *args)``
+    partition by partition (its type: ``task`` on the empty partition Dask describes)."""
     import_dask()
-    if not isinstance(names, Names):
-        raise ValueError(
-            "`names` is required with a Dask DataFrame (read it with read_names), got "
-            f"{type(names).__name__}"
-        )
-    compiled, default = compile_rules(rules, names)
-    numeric = (
-        all(isinstance(r.head, float) for r in compiled)
-        and (default is None or isinstance(default, float))
-        and len(compiled) + (default is not None) > 0
-        and names.class_attribute is not None
-        and names.class_attribute.is_numeric
-    )
-    meta = pd.Series([], dtype=np.float64 if numeric else object)
-    return data.map_partitions(task, rules, names, mode, weights, missing, meta=meta)
+    meta = task(frame._meta, rules, _require_names(names), *args)
+    return frame.map_partitions(task, rules, names, *args, meta=meta)
 
 
 class SchedulerError(ValueError):
