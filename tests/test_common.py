@@ -183,7 +183,8 @@ class Case:
     left out of ``get_config``); ``args`` are what ``detailed_evaluate`` scores (all
     defined), ``n`` how many scores they give; ``nan`` builds a metric and arguments
     whose scores include NaN next to defined ones (None when the metric cannot give
-    NaN); ``model_based`` marks the metrics on BaseAttributionMetric.
+    NaN); ``model_based`` marks the metrics that call a model (BaseAttributionMetric's,
+    and PERCY through its TextClassifier).
     """
 
     cls: type

@@ -250,7 +250,7 @@ def test_percy_on_the_task_as_it_comes(hub):
     ):
         explanations = percy.explain(explainer)
         assert [None if e is None else len(e) for e in explanations] == [8, None, 8, 4]
-        with pytest.warns(NoRuleKeywordWarning, match="1 of 4 sentences"):
+        with pytest.warns(NoRuleKeywordWarning, match="1 of 4 per-sample scores"):
             score = percy.evaluate(explanations)
         assert 0.0 <= score <= 1.0
 

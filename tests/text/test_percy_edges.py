@@ -100,7 +100,7 @@ def test_bad_new_options(bow_all, kwargs, match):
 def test_empty_input_gives_nan_with_warning(bow_all):
     percy = PERCY(bow_all, [], np.zeros(0, int), tokenizer=bow_all.tokenizer)
     assert percy.detailed_evaluate([]).shape == (0,)
-    with pytest.warns(NoRuleKeywordWarning, match="none of the 0 sentences"):
+    with pytest.warns(NoRuleKeywordWarning, match="no sample to score"):
         assert np.isnan(percy.evaluate([]))
 
 
@@ -156,3 +156,18 @@ def test_property_in_range_or_nan_with_warning_and_batch_invariant(data, batch_s
     else:
         assert keyword_warnings and np.isnan(value)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+# ----------------------------------------------------------------------------- the classifier
+def test_percy_holds_a_text_classifier(bow_all):
+    from xplique_ext.commons.metric import BaseMetric
+    from xplique_ext.text import TextClassifier
+
+    expl = [bow_all.logit_contributions(s) for s in SENTS]
+    clf = TextClassifier(bow_all, bow_all.tokenizer, batch_size=2)
+    held = PERCY(clf, SENTS, [1, 0, 1])
+    assert isinstance(held, BaseMetric) and held.classifier is clf and held.model is clf.model
+    assert held.batch_size == 2 and held.get_config()["batch_size"] == 2
+    built = PERCY(bow_all, SENTS, [1, 0, 1], tokenizer=bow_all.tokenizer)
+    assert held.details(expl).equals(built.details(expl))
+    assert not hasattr(held, "inputs") and not hasattr(held, "n_inputs")

@@ -161,6 +161,9 @@ class BaseMetric(abc.ABC):
 
     higher_is_better: ClassVar[bool]
     undefined_reason: ClassVar[Optional[str]] = None
+    #: Category of :meth:`evaluate`'s warning about undefined scores (a subclass of
+    #: UndefinedScoreWarning a metric names, e.g. PERCY's NoRuleKeywordWarning).
+    undefined_warning: ClassVar[type] = UndefinedScoreWarning
     _data_params: ClassVar[Tuple[str, ...]] = ()
     _config_attributes: ClassVar[Dict[str, str]] = {}
 
@@ -194,7 +197,7 @@ class BaseMetric(abc.ABC):
             warnings.simplefilter("always")
             value = nan_aware_mean(scores, name, reason)
         for w in mean_caught:
-            warn(w.message, w.category)
+            warn(str(w.message), self.undefined_warning)
         return value
 
     def _scores_and_reasons(self, *args: Any, **kwargs: Any):

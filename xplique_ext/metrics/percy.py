@@ -3,30 +3,22 @@ classifiers on ``A keyword B`` sentences (Gupta, Bouadjenek & Robles-Kelly)."""
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.params import (
-    NO_VALIDATION,
-    ArrayLike,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
-from ..commons.validation import check_choice
-from ..commons.warnings import UndefinedScoreWarning, warn
-from ..text.classifier import TextClassifier
-from ..text.hub import adapt_text_model
+from ..commons.metric import BaseMetric
+from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
+from ..commons.warnings import UndefinedScoreWarning
+from ..text.classifier import as_text_classifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
-from .base import BASE_PARAMETERS, BaseAttributionMetric
 
-#: one sentence's attributions (rank and finiteness are checked with the tokens)
-_ATTRIBUTIONS = [ArrayLike("real", batch_hint=False)]
+#: one sentence's attributions (the rank is checked with the tokens)
+_ATTRIBUTIONS = [ArrayLike("real", batch_hint=False, finite=True)]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -48,6 +40,8 @@ AUTHORS_PRESET = dict(
 )
 
 
+@validate_params({"attributions": "no_validation", "p_positive": "no_validation",
+                  "method": [Options(CONTRIBUTIONS)]})
 def conjunct_contributions(
     attributions: Any, p_positive: float, method: str = "sign_split"
 ) -> np.ndarray:
@@ -88,7 +82,6 @@ def conjunct_contributions(
     >>> conjunct_contributions([1.0, -2.0], 0.75, method="typeset")
     array([ 1., -1.])
     """
-    check_choice(method, "method", CONTRIBUTIONS)
     w = np.asarray(attributions, dtype=np.float64)
     p1 = float(p_positive)
     if method == "typeset":
@@ -96,6 +89,8 @@ def conjunct_contributions(
     return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
 
 
+@validate_params({"a_groups": "no_validation", "b_groups": "no_validation",
+                  "test": [Options(TESTS)], "alternative": "no_validation"})
 def conjunct_pvalues(
     a_groups: Sequence[Any],
     b_groups: Sequence[Any],
@@ -135,25 +130,21 @@ def conjunct_pvalues(
     """
     from scipy import stats
 
-    check_choice(test, "test", TESTS)
     m = len(a_groups)
     if len(b_groups) != m:
-        raise ValueError(
-            f"`a_groups` and `b_groups` must have the same length, got {m} and {len(b_groups)}"
-        )
+        raise ValueError(f"`a_groups` and `b_groups` must have the same length, got {m} and "
+                         f"{len(b_groups)}")
     alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
     if len(alts) != m:
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
     for alt in set(alts):
-        check_choice(alt, "alternative", ("two-sided", "less", "greater"))
+        check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
-    if test is None or m == 0:
-        return out
     a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]
     b_groups = [np.asarray(b, np.float64).reshape(-1) for b in b_groups]
     buckets: dict = {}
     for i, (a, b, alt) in enumerate(zip(a_groups, b_groups, alts)):
-        if len(a) and len(b):
+        if test is not None and len(a) and len(b):
             buckets.setdefault((len(a), len(b), alt), []).append(i)
     for (_, _, alt), idx in buckets.items():
         a = np.stack([a_groups[i] for i in idx])
@@ -168,7 +159,7 @@ def conjunct_pvalues(
     return out
 
 
-class PERCY(BaseAttributionMetric):
+class PERCY(BaseMetric):
     """PERCY: does a sentiment classifier base its decision on the conjunct a logic rule
     designates? Scores token attributions of ``A keyword B`` sentences.
 
@@ -198,10 +189,15 @@ class PERCY(BaseAttributionMetric):
     keyword (Eq. 7). **Higher is better** (1: every correct decision rests
     significantly on the right conjunct).
 
+    The keyword-only parameters (``tokenizer`` and the options of the paper and of the
+    authors' code, ``rules`` to ``structures``) form PERCY's options group.
+
     Parameters
     ----------
     model
-        Binary classifier: a Keras model on raw strings (``TextVectorization`` inside), or
+        A :class:`xplique_ext.text.TextClassifier` (which carries the tokenizer, the batch
+        size, the mask string and the ``tf.distribute`` strategy), or a binary
+        classifier for one: a Keras model on raw strings (``TextVectorization`` inside), or
         on token ids together with ``tokenizer``; any callable works. Output: sigmoid
         (N, 1) or two-class softmax (N, 2) probabilities. A keras-hub ``TextClassifier``
         task with its preprocessor (e.g. ``BertTextClassifier``) is accepted as it
@@ -216,7 +212,8 @@ class PERCY(BaseAttributionMetric):
         N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)); None when
         ``inputs`` is a dataset of ``(sentence, label)`` pairs.
     batch_size
-        Number of sentences per model call (None: all at once).
+        Number of sentences per model call (None: all at once); ignored when ``model``
+        is a TextClassifier (it has its own).
     tokenizer
         None for a model on raw strings; a ``TextVectorization`` layer or a callable
         (list of str -> ids (N, L)) for a model on token ids. A Keras model whose input
@@ -257,9 +254,6 @@ class PERCY(BaseAttributionMetric):
         contributions of each conjunct, their means compared, a two-sided Student
         t-test at p < 0.05, 0 for an empty conjunct. Options it sets may not be given
         other values.
-    strategy
-        ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
-        calls (None: the one in scope when the metric is built).
 
     Notes
     -----
@@ -335,186 +329,107 @@ class PERCY(BaseAttributionMetric):
     """
 
     higher_is_better = True
-    _data_params = BaseAttributionMetric._data_params + ("tokenizer", "rules")
+    undefined_reason = "a sentence that holds no rule keyword is not scored (Eq. 7)"
+    undefined_warning = NoRuleKeywordWarning
+    _data_params = ("model", "inputs", "targets", "tokenizer", "rules")
     _config_attributes = {"structures": "structure_mode"}
 
     @validate_params({
-        "model": BASE_PARAMETERS["model"],
-        "inputs": NO_VALIDATION,  # sentences, a dataset of them: read_sentences
-        "targets": NO_VALIDATION,  # binary labels, or read from the dataset: _check_targets
-        "batch_size": BASE_PARAMETERS["batch_size"],
-        "tokenizer": NO_VALIDATION,  # checked against the model by TextClassifier
-        "rules": NO_VALIDATION,  # resolve_rules
+        # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
+        # (or read from the dataset): _binary_labels; the rules: resolve_rules
+        "model": "no_validation", "tokenizer": "no_validation", "inputs": "no_validation",
+        "targets": "no_validation", "rules": "no_validation",
+        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "preset": [Options((None, *PRESETS))], "test": [Options(TESTS)],
         "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "test": [Options(TESTS)],
         "top_k": [Interval(numbers.Integral, 1, None), None],
-        "contributions": [Options(CONTRIBUTIONS)],
-        "alternative": [Options(ALTERNATIVES)],
+        "contributions": [Options(CONTRIBUTIONS)], "alternative": [Options(ALTERNATIVES)],
         "structures": [Options(STRUCTURES)],
-        "preset": [Options((None, *PRESETS))],
-        "strategy": NO_VALIDATION,
     })
-    def __init__(
-        self,
-        model: Any,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        tokenizer: Any = None,
-        rules: Any = None,
-        alpha: float = 0.05,
-        test: Optional[str] = "ttest",
-        top_k: Optional[int] = None,
-        contributions: str = "sign_split",
-        alternative: str = "one-sided",
-        structures: str = "all",
-        preset: Optional[str] = None,
-        strategy: Any = None,
-    ):
-        self.preset = preset  # every option declared and converted above
-        given = dict(
-            contributions=contributions, top_k=top_k, test=test, alternative=alternative,
-            alpha=alpha,
-        )
-        defaults = dict(
-            contributions="sign_split", top_k=None, test="ttest", alternative="one-sided",
-            alpha=0.05,
-        )
-        if self.preset == "authors":
+    # the keyword-only parameters are PERCY's documented options group (PLR0913 exception)
+    def __init__(self, model: Any, inputs: Any, targets: Any = None,  # noqa: PLR0913
+                 batch_size: Optional[int] = 64, *, tokenizer: Any = None, rules: Any = None,
+                 preset: Optional[str] = None, alpha: float = 0.05, test: Optional[str] = "ttest",
+                 top_k: Optional[int] = None, contributions: str = "sign_split",
+                 alternative: str = "one-sided", structures: str = "all"):
+        options = dict(contributions=contributions, top_k=top_k, test=test,
+                       alternative=alternative, alpha=alpha)
+        if preset == "authors":
             for key, value in AUTHORS_PRESET.items():
-                if given[key] != defaults[key] and given[key] != value:
-                    raise ValueError(
-                        f"`{key}`={given[key]!r} conflicts with preset='authors', which "
-                        f"sets {key}={value!r}; drop one of them"
-                    )
-            given.update(AUTHORS_PRESET)
-        self.strict_alpha = self.preset == "authors"  # p < alpha as the authors' code
-        # options first: cheap checks before a dataset is read
-        rules_table = resolve_rules(rules)
-        alpha, test, top_k = given["alpha"], given["test"], given["top_k"]
-        contributions, alternative = given["contributions"], given["alternative"]
-        structure_mode = structures
-        sentences, dataset_labels = read_sentences(inputs, "inputs")
-        if dataset_labels is not None:
-            if targets is not None:
-                raise ValueError(
-                    "`targets` must be None when the `inputs` dataset yields (sentence, "
-                    "label) pairs: the labels are read from the dataset"
-                )
-            targets = dataset_labels
-        # a keras-hub text classifier (dict inputs, a preprocessor on raw strings) becomes
-        # a model on word-piece ids with its word-aligned tokenizer (text/hub.py)
-        model, tokenizer = adapt_text_model(model, tokenizer)
-        # the base class expects an array with a feature axis: give it the sentences as
-        # an (N, 1) object array; PERCY uses its own batched text classifier.
-        super().__init__(
-            model, np.asarray(sentences, dtype=object).reshape(-1, 1), None, batch_size,
-            strategy=strategy,
-        )
-        self.sentences: List[str] = sentences
-        self.inputs = np.asarray(sentences, dtype=object)
-        self.n_inputs = len(sentences)
-        self.targets = self._check_targets(targets, len(sentences))
-        self.rules = rules_table
-        self.alpha, self.test, self.top_k = alpha, test, top_k
-        self.contributions, self.alternative = contributions, alternative
-        self.structure_mode = structure_mode
-        self.tokenizer = tokenizer
-        self.classifier = TextClassifier(
-            model, tokenizer, batch_size=self.batch_size, strategy=self.strategy
-        )
-        self.tokens = [s.split() for s in sentences]
-        found = [find_keywords(t, self.rules) for t in self.tokens]
-        if self.structure_mode == "first":
-            found = [f[:1] for f in found]
-        self.structures: List[Tuple[int, int, str]] = [
-            (i, k, kw) for i, f in enumerate(found) for k, kw in f
-        ]
-        self.keyword_indices = [f[0][0] if f else None for f in found]
-        self.keywords = [f[0][1] if f else None for f in found]
-        self.n_without_keyword = sum(not f for f in found)
-        self.p_positive = self.classifier.predict_proba(sentences)
+                if options[key] not in (value, self._init_parameters()[key].default):
+                    raise ValueError(f"`{key}`={options[key]!r} conflicts with preset='authors', "
+                                     f"which sets {key}={value!r}; drop one of them")
+            options.update(AUTHORS_PRESET)
+        self.preset, self.structure_mode = preset, structures
+        self.alpha, self.test, self.top_k = options["alpha"], options["test"], options["top_k"]
+        self.contributions, self.alternative = options["contributions"], options["alternative"]
+        self.rules = resolve_rules(rules)  # options first: cheap checks before a dataset is read
+        self.sentences, labels = read_sentences(inputs, "inputs")
+        if labels is not None and targets is not None:
+            raise ValueError("`targets` must be None when the `inputs` dataset yields (sentence, "
+                             "label) pairs: the labels are read from the dataset")
+        self.targets = _binary_labels(targets if labels is None else labels, len(self.sentences))
+        self.classifier = as_text_classifier(model, tokenizer, batch_size=batch_size)
+        self.batch_size = self.classifier.batch_size
+        self.tokens = [s.split() for s in self.sentences]
+        self._found = [find_keywords(t, self.rules)[: 1 if structures == "first" else None]
+                       for t in self.tokens]
+        self.structures = [(i, k, kw) for i, f in enumerate(self._found) for k, kw in f]
+        self.keyword_indices = [f[0][0] if f else None for f in self._found]
+        self.keywords = [f[0][1] if f else None for f in self._found]
+        self.n_without_keyword = sum(not f for f in self._found)
+        self.p_positive = self.classifier.predict_proba(self.sentences)
         self.predictions = (self.p_positive > 0.5).astype(np.int64)
 
-    @staticmethod
-    def _check_targets(targets: Any, n: int) -> np.ndarray:
-        if targets is None:
-            raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, got None")
-        y = np.asarray(targets.numpy() if hasattr(targets, "numpy") else targets)
-        if y.dtype.kind not in "biuf":
-            raise TypeError(f"`targets` must be binary labels 0/1, got dtype {y.dtype}")
-        if y.ndim == 2 and y.shape[1] == 2:
-            if not np.all(np.isin(y, (0, 1))) or not np.all(y.sum(axis=1) == 1):
-                raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
-            y = y.argmax(axis=1)
-        elif y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        elif y.ndim != 1:
-            raise ValueError(
-                f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}"
-            )
-        if len(y) != n:
-            raise ValueError(
-                f"`targets` must hold one label per sentence: got {len(y)} targets for "
-                f"{n} sentences"
-            )
-        bad = ~np.isin(y, (0, 1))
-        if bad.any():
-            values = np.unique(y[bad])[:5].tolist()
-            raise ValueError(f"`targets` must be binary labels 0/1, got values {values}")
-        return y.astype(np.int64)
+    @property
+    def model(self) -> Any:
+        """The classifier's model."""
+        return self.classifier.model
 
-    # ------------------------------------------------------------------ explanations
+    def __deepcopy__(self, memo: dict) -> PERCY:
+        """A copy with the same details; its classifier shares the model (see
+        :meth:`TextClassifier.__deepcopy__ <xplique_ext.text.TextClassifier.__deepcopy__>`)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError("PERCY cannot be pickled: it holds a model and compiled TensorFlow "
+                        "functions. Save `metric.get_config()` and rebuild it with "
+                        "`PERCY.from_config(config, model=..., inputs=..., targets=...)`; "
+                        "`copy.deepcopy(metric)` copies it in memory")
+
     def _check_explanations(self, explanations: Any) -> List[Optional[np.ndarray]]:
         if hasattr(explanations, "to_list") and not isinstance(explanations, list):
             explanations = explanations.to_list()  # tf.RaggedTensor / pandas Series
-        elif hasattr(explanations, "numpy") and callable(explanations.numpy):
+        elif callable(getattr(explanations, "numpy", None)):
             explanations = explanations.numpy()
         if isinstance(explanations, (str, bytes)) or not hasattr(explanations, "__len__"):
-            raise TypeError(
-                "`explanations` must be a sequence of per-token attribution arrays, got "
-                f"{type(explanations).__name__}"
-            )
-        if len(explanations) != self.n_inputs:
-            raise ValueError(
-                "`explanations` must hold one attribution array per sentence: got "
-                f"{len(explanations)} for {self.n_inputs} sentences"
-            )
+            raise TypeError("`explanations` must be a sequence of per-token attribution arrays, "
+                            f"got {type(explanations).__name__}")
+        if len(explanations) != len(self.sentences):
+            raise ValueError("`explanations` must hold one attribution array per sentence: got "
+                             f"{len(explanations)} for {len(self.sentences)} sentences")
         out: List[Optional[np.ndarray]] = []
         for i, (e, toks) in enumerate(zip(explanations, self.tokens)):
-            if e is None:
-                if self.keyword_indices[i] is not None:
-                    raise ValueError(
-                        f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                        f"{self.keywords[i]!r}; only sentences without keyword may be None"
-                    )
-                out.append(None)
-                continue
-            arr = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
-            if arr.ndim == 2 and 1 in arr.shape:
-                arr = arr.reshape(-1)
-            if arr.ndim != 1:
-                raise ValueError(
-                    f"`explanations[{i}]` must be a 1-D array of per-token attributions, "
-                    f"got shape {arr.shape}"
-                )
-            if len(arr) != len(toks):
-                raise ValueError(
-                    f"`explanations[{i}]` must have one value per whitespace token of "
-                    f"sentence {i}: got {len(arr)} values for {len(toks)} tokens"
-                )
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"`explanations[{i}]` must hold finite values only")
-            out.append(arr)
+            if e is None and self.keywords[i] is not None:
+                raise ValueError(f"`explanations[{i}]` is None but sentence {i} holds the keyword "
+                                 f"{self.keywords[i]!r}; only sentences without keyword may be "
+                                 "None")
+            if e is not None:
+                e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
+                e = e.reshape(-1) if e.ndim == 2 and 1 in e.shape else e
+                if e.shape != (len(toks),):
+                    raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
+                                     f"whitespace token of sentence {i}: got shape {e.shape} "
+                                     f"for {len(toks)} tokens")
+            out.append(e)
         return out
 
-    # ------------------------------------------------------------------ scoring
     def _select(self, values: np.ndarray) -> np.ndarray:
         """The contributions of a conjunct that enter the comparison and the test."""
-        if self.top_k is None:
-            return values
-        return np.sort(values)[::-1][: self.top_k]
+        return values if self.top_k is None else np.sort(values)[::-1][: self.top_k]
 
     def details(self, explanations: Any):
         """One row per structure (sentence, keyword position) with every quantity of
@@ -540,120 +455,51 @@ class PERCY(BaseAttributionMetric):
         import pandas as pd
 
         expl = self._check_explanations(explanations)
-        rows_sentence: List[int] = []
-        rows_keyword: List[Optional[str]] = []
-        rows_position: List[Optional[int]] = []
-        by_sentence: dict = {}
-        for i, k, kw in self.structures:
-            by_sentence.setdefault(i, []).append((k, kw))
-        a_groups, b_groups, alts, structure_rows = [], [], [], []
-        for i in range(self.n_inputs):
-            found = by_sentence.get(i)
-            if not found:
-                rows_sentence.append(i)
-                rows_keyword.append(None)
-                rows_position.append(None)
-                continue
-            c = conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
-            for k, kw in found:
-                structure_rows.append(len(rows_sentence))
-                rows_sentence.append(i)
-                rows_keyword.append(kw)
-                rows_position.append(k)
-                a_groups.append(self._select(c[:k]))
-                b_groups.append(self._select(c[k + 1 :]))
-                if self.alternative == "two-sided":
-                    alts.append("two-sided")
-                else:
-                    alts.append("less" if self.rules[kw] == "B" else "greater")
-        n_rows = len(rows_sentence)
-        idx = np.asarray(rows_sentence, dtype=np.int64)
-        e_a = np.full(n_rows, np.nan)
-        e_b = np.full(n_rows, np.nan)
-        n_a = np.zeros(n_rows, dtype=np.int64)
-        n_b = np.zeros(n_rows, dtype=np.int64)
-        p_values = np.full(n_rows, np.nan)
-        score = np.full(n_rows, np.nan)
-        conj: List[Optional[str]] = [None if kw is None else self.rules[kw] for kw in rows_keyword]
+        rows = [(i, k, kw) for i, f in enumerate(self._found) for k, kw in (f or [(None, None)])]
+        idx = np.array([i for i, _, _ in rows], dtype=np.int64)
+        conj = [None if kw is None else self.rules[kw] for _, _, kw in rows]
+        scored = [r for r, c in enumerate(conj) if c is not None]
+        contrib = {i: conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
+                   for i in set(idx[scored].tolist())}
+        a_groups = [self._select(contrib[rows[r][0]][: rows[r][1]]) for r in scored]
+        b_groups = [self._select(contrib[rows[r][0]][rows[r][1] + 1 :]) for r in scored]
+        alts = [self.alternative if self.alternative == "two-sided"
+                else ("less" if conj[r] == "B" else "greater") for r in scored]
+        e_a, e_b, p_values, score = (np.full(len(rows), np.nan) for _ in range(4))
+        n_a, n_b = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
+        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
         correct = self.predictions == self.targets
-        if structure_rows:
-            rows = np.asarray(structure_rows, dtype=np.int64)
-            p_values[rows] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
-            for r, a, b in zip(rows, a_groups, b_groups):
-                n_a[r], n_b[r] = len(a), len(b)
-                if len(a):
-                    e_a[r] = a.mean()
-                if len(b):
-                    e_b[r] = b.mean()
-                if not (len(a) and len(b)):
-                    score[r] = 0.0
-                    continue
-                direction = e_a[r] < e_b[r] if conj[r] == "B" else e_a[r] > e_b[r]
-                p = p_values[r]
-                if self.test is None:
-                    significant = True
-                elif self.strict_alpha:
-                    significant = bool(p < self.alpha)  # NaN: False
-                else:
-                    significant = bool(p <= self.alpha)
-                score[r] = float(bool(correct[idx[r]] and direction and significant))
-        return pd.DataFrame(
-            {
-                "sentence_index": idx,
-                "sentence": [self.sentences[i] for i in idx],
-                "keyword": rows_keyword,
-                "keyword_index": pd.array(rows_position, dtype="Int64"),
-                "rule_conjunct": conj,
-                "target": self.targets[idx],
-                "prediction": self.predictions[idx],
-                "p_positive": self.p_positive[idx],
-                "correct": correct[idx],
-                "E_a": e_a,
-                "E_b": e_b,
-                "n_a": n_a,
-                "n_b": n_b,
-                "p_value": p_values,
-                "score": score,
-            }
-        )
+        for r, a, b in zip(scored, a_groups, b_groups):
+            n_a[r], n_b[r] = len(a), len(b)
+            e_a[r], e_b[r] = (a.mean() if len(a) else np.nan), (b.mean() if len(b) else np.nan)
+            direction = e_a[r] < e_b[r] if conj[r] == "B" else e_a[r] > e_b[r]  # NaN: False
+            # p < alpha as the authors' code under their preset, p <= alpha as the paper
+            p = p_values[r]
+            significant = self.test is None or (p < self.alpha if self.preset else p <= self.alpha)
+            score[r] = float(bool(correct[idx[r]] and direction and significant))
+        return pd.DataFrame({
+            "sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
+            "keyword": [kw for _, _, kw in rows],
+            "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
+            "rule_conjunct": conj, "target": self.targets[idx],
+            "prediction": self.predictions[idx], "p_positive": self.p_positive[idx],
+            "correct": correct[idx], "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
+            "p_value": p_values, "score": score,
+        })
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """PERCY(s) per sentence (Eq. 5-6), shape (N,): the mean of the scores of the
         sentence's structures (1.0 or 0.0 for a one-keyword sentence, e.g. 0.5 when one
-        of two structures is consistent); NaN for a sentence without keyword."""
-        d = self.details(explanations)
-        scored = d[d.keyword.notna()]
-        out = np.full(self.n_inputs, np.nan)
-        if len(scored):
-            sums = np.bincount(
-                scored.sentence_index.to_numpy(), scored.score.to_numpy(), self.n_inputs
-            )
-            counts = np.bincount(scored.sentence_index.to_numpy(), minlength=self.n_inputs)
-            has = counts > 0
-            out[has] = sums[has] / counts[has]
-        return out
+        of two structures is consistent); NaN for a sentence without keyword.
 
-    def evaluate(self, explanations: Any) -> float:
-        """PERCY(S) of Eq. 7: the mean of :meth:`detailed_evaluate` over the sentences
-        holding a keyword (each sentence weighs 1, whatever its number of structures).
-        A :class:`NoRuleKeywordWarning` reports how many sentences hold none (they are
+        :meth:`evaluate` (the base's NaN-aware mean) is PERCY(S) of Eq. 7: the mean over
+        the sentences holding a keyword, each weighing 1 whatever its number of
+        structures; a :class:`NoRuleKeywordWarning` says how many hold none (they are
         counted, not scored)."""
-        scores = self.detailed_evaluate(explanations)
-        missing = int(np.isnan(scores).sum())
-        if missing == len(scores):
-            warn(
-                f"PERCY: none of the {len(scores)} sentences holds a rule keyword "
-                f"({', '.join(sorted(self.rules))}); the score is NaN.",
-                NoRuleKeywordWarning,
-            )
-            return float("nan")
-        if missing:
-            warn(
-                f"PERCY: {missing} of {len(scores)} sentences hold no rule keyword and are "
-                f"not scored; PERCY averages the {len(scores) - missing} that do.",
-                NoRuleKeywordWarning,
-            )
-        return float(np.nanmean(scores))
+        d = self.details(explanations)
+        index, n = d.sentence_index.to_numpy(), len(self.sentences)
+        # every sentence has at least one row; a sentence without keyword sums a NaN
+        return np.bincount(index, d.score.to_numpy(), n) / np.bincount(index, minlength=n)
 
     def explain(self, explainer: Any) -> List[Optional[np.ndarray]]:
         """Run a token explainer on the sentences that hold a keyword only.
@@ -670,10 +516,9 @@ class PERCY(BaseAttributionMetric):
             N entries, None for the sentences without keyword: ready for
             :meth:`evaluate`.
         """
-        idx = [i for i, k in enumerate(self.keyword_indices) if k is not None]
-        got = explainer([self.sentences[i] for i in idx]) if idx else []
-        out: List[Optional[np.ndarray]] = [None] * self.n_inputs
-        for i, e in zip(idx, got):
+        idx = [i for i, k in enumerate(self.keywords) if k is not None]
+        out: List[Optional[np.ndarray]] = [None] * len(self.sentences)
+        for i, e in zip(idx, explainer([self.sentences[i] for i in idx]) if idx else []):
             out[i] = np.asarray(e, dtype=np.float64)
         return out
 
@@ -686,4 +531,27 @@ class PERCY(BaseAttributionMetric):
     @property
     def accuracy(self) -> float:
         """Accuracy of the classifier on all N sentences (to report next to PERCY)."""
-        return float(np.mean(self.predictions == self.targets)) if self.n_inputs else float("nan")
+        return float(np.mean(self.predictions == self.targets)) if self.sentences else np.nan
+
+
+def _binary_labels(targets: Any, n: int) -> np.ndarray:
+    """N binary labels 0/1 from (N,), (N, 1) or one-hot (N, 2) targets."""
+    if targets is None:
+        raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, got None")
+    y = np.asarray(targets.numpy() if hasattr(targets, "numpy") else targets)
+    if y.dtype.kind not in "biuf":
+        raise TypeError(f"`targets` must be binary labels 0/1, got dtype {y.dtype}")
+    if y.ndim == 2 and y.shape[1] == 2:
+        if not (np.isin(y, (0, 1)).all() and (y.sum(axis=1) == 1).all()):
+            raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
+        y = y.argmax(axis=1)
+    if y.ndim != 1 and y.shape[1:] != (1,):
+        raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
+    y = y.reshape(-1)
+    if len(y) != n:
+        raise ValueError(f"`targets` must hold one label per sentence: got {len(y)} targets for "
+                         f"{n} sentences")
+    if not np.isin(y, (0, 1)).all():
+        values = np.unique(y[~np.isin(y, (0, 1))])[:5].tolist()
+        raise ValueError(f"`targets` must be binary labels 0/1, got values {values}")
+    return y.astype(np.int64)

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Mapping
 
 import numpy as np
@@ -18,19 +17,6 @@ from ..commons.params import InstanceOf, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 
 __all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
-
-
-def _as_table(scores: Any, name: str):
-
-    if isinstance(scores, pd.DataFrame):
-        table = scores.copy()
-    else:  # a mapping (declared)
-        table = pd.DataFrame({str(k): list(v) for k, v in scores.items()})
-    if table.shape[1] < 2:
-        raise ValueError(
-            f"`{name}` must hold at least two frameworks (columns), got {table.shape[1]}"
-        )
-    return table
 
 
 @validate_params({"scores": [InstanceOf(
@@ -62,36 +48,28 @@ def percy_rank_agreement(scores: Any):
     >>> float(t.loc["L", "S"])
     1.0
     """
-    import pandas as pd
+    table = (scores.copy() if isinstance(scores, pd.DataFrame)
+             else pd.DataFrame({str(k): list(v) for k, v in scores.items()})).astype(float)
+    if table.shape[1] < 2 or len(table) < 2:
+        raise ValueError("`scores` must hold at least two frameworks (columns) and two models "
+                         f"(rows), got {table.shape[1]} columns and {len(table)} rows")
+    # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are finite
+    return _correlation(table, "kendall", "Kendall tau is undefined (constant ranking)")
 
-    table = _as_table(scores, "scores").astype(float)
-    if len(table) < 2:
-        raise ValueError(f"`scores` must hold at least two models (rows), got {len(table)}")
-    # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are
-    # finite; NaN where fewer than two rows remain or a column is constant
-    out = table.replace([np.inf, -np.inf], np.nan).corr(method="kendall", min_periods=2)
+
+def _correlation(table: pd.DataFrame, method: str, what: str) -> pd.DataFrame:
+    """pandas' correlation matrix of the columns (on the rows where both are finite), 1 on
+    the diagonal, NaN where fewer than two rows remain or a column is constant, with one
+    UndefinedScoreWarning naming the pairs whose coefficient is NaN."""
+    out = table.replace([np.inf, -np.inf], np.nan).corr(method=method, min_periods=2)
     values = out.to_numpy(copy=True)
     np.fill_diagonal(values, 1.0)  # a ranking agrees with itself, even with < 2 values
-    out = pd.DataFrame(values, index=out.index, columns=out.columns)
-    _warn_undefined(out, "Kendall tau is undefined (constant ranking)")
-    return out
-
-
-def _warn_undefined(matrix, what: str) -> None:
-    """One UndefinedScoreWarning naming the pairs whose coefficient is NaN."""
-    cols = list(matrix.columns)
-    values = matrix.to_numpy()
-    undefined = [
-        f"{a}/{cols[j]}"
-        for i, a in enumerate(cols)
-        for j in range(i + 1, len(cols))
-        if np.isnan(values[i, j])
-    ]
+    cols = list(out.columns)
+    i, j = np.triu_indices(len(cols), k=1)
+    undefined = [f"{cols[a]}/{cols[b]}" for a, b in zip(i, j) if np.isnan(values[a, b])]
     if undefined:
-        warn(
-            f"{what} for {', '.join(undefined)}; set to NaN.",
-            UndefinedScoreWarning,
-        )
+        warn(f"{what} for {', '.join(undefined)}; set to NaN.", UndefinedScoreWarning)
+    return pd.DataFrame(values, index=out.index, columns=out.columns)
 
 
 @validate_params({"per_sentence": [InstanceOf(
@@ -119,38 +97,18 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     >>> round(float(r.loc["L", "I"]), 3)
     0.577
     """
-    import pandas as pd
-
     if len(per_sentence) < 2:
         raise ValueError(
-            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}"
-        )
-    vectors = {}
-    for name, value in per_sentence.items():
-        if isinstance(value, (list, tuple)) and value and np.ndim(value[0]) == 1:
-            arr = np.concatenate([np.asarray(v, dtype=np.float64) for v in value])
-        else:
-            arr = np.asarray(value, dtype=np.float64).reshape(-1)
-        vectors[str(name)] = arr
+            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
+    vectors = {  # one array, or one per model, concatenated
+        str(name): np.concatenate([np.asarray(v, dtype=np.float64) for v in value])
+        if isinstance(value, (list, tuple)) and value and np.ndim(value[0]) == 1
+        else np.asarray(value, dtype=np.float64).reshape(-1)
+        for name, value in per_sentence.items()}
     lengths = {k: len(v) for k, v in vectors.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(
-            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}"
-        )
-    from scipy import stats
-
-    stack = np.stack(list(vectors.values()))
-    stack = stack[:, np.all(np.isfinite(stack), axis=0)]
-    names = list(vectors)
-    out = np.eye(len(names))
-    i, j = np.triu_indices(len(names), k=1)
-    if stack.shape[1] >= 2:
-        with warnings.catch_warnings():  # a constant vector: ours below names the pair
-            warnings.simplefilter("ignore", stats.ConstantInputWarning)
-            r = stats.pearsonr(stack[i], stack[j], axis=1).statistic
-    else:
-        r = np.full(len(i), np.nan)
-    out[i, j] = out[j, i] = r
-    out = pd.DataFrame(out, index=names, columns=names)
-    _warn_undefined(out, "Pearson r is undefined (constant PERCY vector)")
-    return out
+            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}")
+    # the sentences scored by every framework
+    table = pd.DataFrame(vectors).replace([np.inf, -np.inf], np.nan).dropna()
+    return _correlation(table, "pearson", "Pearson r is undefined (constant PERCY vector)")

@@ -23,36 +23,27 @@ from __future__ import annotations
 import abc
 import hashlib
 import numbers
-from typing import Any, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..commons.params import Boolean, Callable_, Interval, Options, Word, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
-from ..commons.validation import check_int
 from ..commons.warnings import XpliqueExtWarning, warn
-from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier
+from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier, pad_shifts
 from .tokens import as_sentences, whitespace_tokens
 
-__all__ = [
-    "TokenAttributionExplainer",
-    "LimeTokenExplainer",
-    "ShapTokenExplainer",
-    "IntegratedGradientsTokenExplainer",
-    "sentence_seed",
-]
+__all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
+           "IntegratedGradientsTokenExplainer", "sentence_seed"]
 
 
 #: The parameters every token explainer declares (its classifier's and its own).
 EXPLAINER_PARAMETERS = {
-    "model": [Callable_()],
-    "tokenizer": "no_validation",  # checked by as_tokenizer
-    "batch_size": [Interval(numbers.Integral, 1, None), None],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "progress": [Boolean()],
+    "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
     "mask_string": [Word()],
-    "strategy": "no_validation",  # checked by resolve_strategy
+    "tokenizer": "no_validation", "strategy": "no_validation",  # as_tokenizer, resolve_strategy
 }
 
 
@@ -66,25 +57,6 @@ def sentence_seed(seed: int, sentence: str) -> int:
     h = int.from_bytes(digest, "little")
     ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF, h])
     return int(ss.generate_state(1, dtype=np.uint32)[0])
-
-
-def _progress(progress: bool, total: int, desc: str):
-    """A bar over ``total`` model inputs when ``progress``, else a silent stand-in (no tqdm)."""
-    return progress_bar(enabled=progress, total=total, desc=desc, unit="input")
-
-
-def _sentence_chunks(sizes: Sequence[int], limit: int) -> List[List[int]]:
-    """Group consecutive sentence indices so that each group has about ``limit`` rows."""
-    groups, current, rows = [], [], 0
-    for i, size in enumerate(sizes):
-        current.append(i)
-        rows += size
-        if rows >= limit:
-            groups.append(current)
-            current, rows = [], 0
-    if current:
-        groups.append(current)
-    return groups
 
 
 class TokenAttributionExplainer(abc.ABC):
@@ -121,24 +93,13 @@ class TokenAttributionExplainer(abc.ABC):
     short_name = "?"
 
     @validate_params(EXPLAINER_PARAMETERS)
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 seed: Optional[int] = 0, progress: bool = False, mask_string: str = "UNKWORDZ",
+                 strategy: Any = None):
         self.classifier: TextClassifier = as_text_classifier(
-            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
-        )
-        self.model = self.classifier.model
-        self.batch_size = self.classifier.batch_size
-        self.seed = seed
-        self.progress = progress
+            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy)
+        self.model, self.batch_size = self.classifier.model, self.classifier.batch_size
+        self.seed, self.progress = seed, progress
 
     def explain(self, sentences: Any) -> List[np.ndarray]:
         """Token attributions of each sentence.
@@ -166,31 +127,32 @@ class TokenAttributionExplainer(abc.ABC):
     ) -> List[np.ndarray]:
         """Attributions for prepared sentences (``shifts``: embedding shifts or None)."""
 
-    def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
-        """Model outputs on each sentence's perturbations, pooled across sentences.
-
-        Sentences are grouped into chunks of about ``CHUNK_ROWS`` perturbed rows; for each
-        sentence ``i`` with ``sizes[i] > 0``, ``draw(i)`` gives its perturbations (a binary
-        mask per row) and the generator yields ``(i, masks, proba)``, in sentence order
-        within a chunk. The progress bar counts ``sum(sizes)`` rows.
-        """
-        bar = _progress(self.progress, int(sum(sizes)), desc)
+    def _chunks(self, sizes: Sequence[int], desc: str) -> Iterator[Tuple[List[int], Any]]:
+        """Groups of consecutive sentences (those with ``sizes[i] > 0`` model inputs) of
+        about ``CHUNK_ROWS`` inputs each, with the progress bar over ``sum(sizes)``
+        inputs: the one batching path of the three explainers."""
+        bar = progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc, unit="input")
+        group, rows = [], 0
         try:
-            for group in _sentence_chunks(sizes, CHUNK_ROWS):
-                group = [i for i in group if sizes[i]]
-                if not group:
-                    continue
-                masks = [draw(i) for i in group]
-                probas = self.classifier.masked_proba(
-                    prep,
-                    group,
-                    masks,
-                    shifts=None if shifts is None else [shifts[i] for i in group],
-                    progress=bar,
-                )
-                yield from zip(group, masks, probas)
+            for i, size in enumerate(sizes):
+                group += [i] if size else []
+                rows += size
+                if group and (rows >= CHUNK_ROWS or i == len(sizes) - 1):
+                    yield group, bar
+                    group, rows = [], 0
         finally:
             bar.close()
+
+    def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
+        """Model outputs on each sentence's perturbations, pooled across sentences: for
+        each sentence ``i`` with ``sizes[i] > 0``, ``draw(i)`` gives its perturbations (a
+        binary mask per row) and the generator yields ``(i, masks, proba)``."""
+        for group, bar in self._chunks(sizes, desc):
+            masks = [draw(i) for i in group]
+            probas = self.classifier.masked_proba(
+                prep, group, masks, shifts=None if shifts is None else [shifts[i] for i in group],
+                progress=bar)
+            yield from zip(group, masks, probas)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_size={self.batch_size}, seed={self.seed})"
@@ -246,37 +208,12 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     @validate_params({**EXPLAINER_PARAMETERS,
                       "nb_samples": [Interval(numbers.Integral, 2, None)],
                       "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        nb_samples: int = 1000,
-        kernel_width: float = 25.0,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
-            strategy=strategy,
-        )
-        self.nb_samples = nb_samples
-        self.kernel_width = kernel_width
-
-    def _lime(self, seed: int):
-        from lime.lime_text import LimeTextExplainer
-
-        return LimeTextExplainer(
-            kernel_width=self.kernel_width,
-            bow=False,
-            split_expression=whitespace_tokens,
-            mask_string=self.classifier.mask_string,
-            feature_selection="none",
-            random_state=seed,
-        )
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 nb_samples: int = 1000, kernel_width: float = 25.0, seed: Optional[int] = 0,
+                 progress: bool = False, mask_string: str = "UNKWORDZ", strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         mask_string=mask_string, strategy=strategy)
+        self.nb_samples, self.kernel_width = nb_samples, kernel_width
 
     @staticmethod
     def neighbourhood(n: int, nb_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -303,16 +240,18 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
-        )
+            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none")
         w = np.zeros(n)
-        for j, value in exp:
-            w[j] = value
+        w[[j for j, _ in exp]] = [value for _, value in exp]
         return w, float(np.ravel(intercept)[0]), float(score)
 
     def _explain(self, prep, seed, shifts):
-        lime = self._lime(seed % (2**32))
-        base = lime.base
+        from lime.lime_text import LimeTextExplainer
+
+        base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
+            kernel_width=self.kernel_width, bow=False, split_expression=whitespace_tokens,
+            mask_string=self.classifier.mask_string, feature_selection="none",
+            random_state=seed % (2**32)).base
         sizes = [self.nb_samples if len(w) else 0 for w in prep.words]
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
         self.intercepts_ = np.full(len(prep.words), np.nan)
@@ -344,18 +283,15 @@ class _TokenMasker:
         self.n = n
 
     def __call__(self, mask, x):
-        mask = np.asarray(mask)
-        if mask.dtype == bool:  # a full mask (shap's non-delta path)
-            return mask.reshape(1, -1).copy()
-        return self._from_delta(mask)
-
-    def _from_delta(self, delta: np.ndarray):
-        """Decode shap's delta masks: a value v >= 0 flips token v and ends a row, a
-        negative value flips token -v-1 and continues the row, the no-op value flips
-        nothing; rows start from "every token masked"."""
+        """A full mask (shap's non-delta path) as it is; delta masks decoded: a value
+        v >= 0 flips token v and ends a row, a negative value flips token -v-1 and
+        continues the row, the no-op value flips nothing; rows start from "every token
+        masked"."""
         from shap.utils import MaskedModel
 
-        delta = np.asarray(delta, dtype=np.int64)
+        if np.asarray(mask).dtype == bool:
+            return np.asarray(mask).reshape(1, -1).copy()
+        delta = np.asarray(mask, dtype=np.int64)
         ends = delta >= 0
         row = np.concatenate([[0], np.cumsum(ends)[:-1]])
         flip = np.where(ends, delta, -delta - 1)
@@ -364,18 +300,6 @@ class _TokenMasker:
         np.add.at(toggles, (row[real], flip[real]), 1)
         masks = (np.cumsum(toggles, axis=0) % 2).astype(bool)
         return (masks,), np.ones((len(masks), 1), dtype=bool)
-
-
-class _Recorder:
-    """Model function for shap that records the masks it is asked to evaluate."""
-
-    def __init__(self):
-        self.blocks: List[np.ndarray] = []
-
-    def __call__(self, masks):
-        masks = np.asarray(masks, dtype=bool)
-        self.blocks.append(masks)
-        return np.zeros(len(masks))
 
 
 class ShapTokenExplainer(TokenAttributionExplainer):
@@ -425,44 +349,32 @@ class ShapTokenExplainer(TokenAttributionExplainer):
 
     @validate_params({**EXPLAINER_PARAMETERS,
                       "n_permutations": [Interval(numbers.Integral, 1, None)]})
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        n_permutations: int = 10,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        mask_string: str = "UNKWORDZ",
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, mask_string=mask_string,
-            strategy=strategy,
-        )
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 n_permutations: int = 10, seed: Optional[int] = 0, progress: bool = False,
+                 mask_string: str = "UNKWORDZ", strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         mask_string=mask_string, strategy=strategy)
         self.n_permutations = n_permutations
 
     def _record(self, n: int, seed: int) -> np.ndarray:
         import shap
 
-        recorder = _Recorder()
+        blocks, evals = [], self.n_permutations * (2 * n + 1)
+
+        def record(masks):  # the model for shap: records the masks it is asked to evaluate
+            blocks.append(np.asarray(masks, dtype=bool))
+            return np.zeros(len(masks))
+
         state = np.random.get_state()
         try:
-            explainer = shap.PermutationExplainer(recorder, _TokenMasker(n), seed=seed)
-            explainer(
-                np.zeros((1, n)),
-                max_evals=self.n_permutations * (2 * n + 1),
-                silent=True,
-            )
+            explainer = shap.PermutationExplainer(record, _TokenMasker(n), seed=seed)
+            explainer(np.zeros((1, n)), max_evals=evals, silent=True)
         finally:
             np.random.set_state(state)
-        masks = np.concatenate(recorder.blocks)
-        if len(masks) != self.n_permutations * (2 * n + 1):  # pragma: no cover
-            raise RuntimeError(
-                "shap's PermutationExplainer asked for an unexpected number of masks "
-                f"({len(masks)} instead of {self.n_permutations * (2 * n + 1)})"
-            )
+        masks = np.concatenate(blocks)
+        if len(masks) != evals:  # pragma: no cover
+            raise RuntimeError("shap's PermutationExplainer asked for an unexpected number of "
+                               f"masks ({len(masks)} instead of {evals})")
         return masks
 
     def _combine(self, masks: np.ndarray, y: np.ndarray, n: int):
@@ -573,36 +485,24 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
 
     short_name = "I"
 
-    @validate_params({
-        **{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
-        "steps": [Interval(numbers.Integral, 1, None)],
-        "method": [Options(["trapezoid", "gausslegendre"])],
-        "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "max_steps": [Interval(numbers.Integral, 1, None)],  # and >= steps, checked below
-    })
-    def __init__(
-        self,
-        model: Any,
-        tokenizer: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        steps: int = 64,
-        method: str = "trapezoid",
-        tolerance: Optional[float] = 1e-3,
-        max_steps: int = 1024,
-        seed: Optional[int] = 0,
-        progress: bool = False,
-        strategy: Any = None,
-    ):
-        super().__init__(
-            model, tokenizer, batch_size, seed=seed, progress=progress, strategy=strategy
-        )
+    @validate_params({**{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
+                      "steps": [Interval(numbers.Integral, 1, None)],
+                      "method": [Options(["trapezoid", "gausslegendre"])],
+                      "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
+                      "max_steps": [Interval(numbers.Integral, 1, None)]})  # >= steps: below
+    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
+                 steps: int = 64, method: str = "trapezoid", tolerance: Optional[float] = 1e-3,
+                 max_steps: int = 1024, seed: Optional[int] = 0, progress: bool = False,
+                 strategy: Any = None):
+        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
+                         strategy=strategy)
         self.steps, self.method, self.tolerance = steps, method, tolerance
-        self.max_steps = check_int(max_steps, "max_steps", minimum=self.steps)
+        if max_steps < steps:
+            raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
+        self.max_steps = max_steps
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):
-        clf = self.classifier
         if not prep.compositional:
             raise ValueError(
                 "Integrated Gradients needs a tokenizer whose ids of a sentence are the "
@@ -610,120 +510,84 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                 "the given tokenizer is not compositional on these sentences"
             )
         nodes, weights = _quadrature(self.steps, self.method)
-        k = len(nodes)
-        n_sent = len(prep.words)
-        dim = clf.embedding_dim()
+        n = len(prep.words)
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
-        self.convergence_delta_ = np.zeros(n_sent)
-        self.baseline_proba_ = np.full(n_sent, np.nan)
-        self.proba_ = np.full(n_sent, np.nan)
-        self.steps_used_ = np.zeros(n_sent, dtype=np.int64)
-        active = [i for i in range(n_sent) if len(prep.words[i])]
-        # one input per sentence, with the owner of each position
-        inputs, owners = {}, {}
-        for i in active:
-            x, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), bool))
-            inputs[i], owners[i] = x, owner[0]
-        bar = _progress(self.progress, len(active) * k, "IG")
-        per_chunk = max(1, CHUNK_ROWS // k)
-        try:
-            for c in range(0, len(active), per_chunk):
-                group = active[c : c + per_chunk]
-                width = max(owners[i].shape[0] for i in group)
-                own = np.full((len(group), width), -1, dtype=np.int64)
-                for g, i in enumerate(group):
-                    own[g, : owners[i].shape[0]] = owners[i]
-                shift = np.zeros((len(group), width, dim), dtype=np.float32)
-                if shifts is not None:
-                    for g, i in enumerate(group):
-                        w = min(width, shifts[i].shape[0])
-                        shift[g, :w] = shifts[i][:w]
-                if clf.takes_ids:
-                    x_group = np.zeros((len(group), width), dtype=np.int64)
-                    for g, i in enumerate(group):
-                        x_group[g, : inputs[i].shape[1]] = inputs[i][0]
-                else:
-                    x_group = [inputs[i][0] for i in group]
-
-                def integrate(
-                    sent_of_row,
-                    alpha,
-                    weight,
-                    p_end=None,
-                    group=group,
-                    width=width,
-                    x_group=x_group,
-                    own=own,
-                    shift=shift,
-                ):
-                    """Sum of weight * contribution over rows, per sentence of the group."""
-                    acc = np.zeros((len(group), width))
-                    for sl in clf._batches(len(sent_of_row)):
-                        rows = sent_of_row[sl]
-                        if clf.takes_ids:
-                            xb, w_b = x_group[rows], width
-                        else:
-                            xb = [x_group[r] for r in rows]
-                            w_b = int((own[rows] >= 0).sum(axis=1).max())
-                            if clf.align_tokenizer.sequence_length:
-                                w_b = width
-                        wm = (own[rows, :w_b] >= 0).astype(np.float32)
-                        contrib, p1 = clf.ig_batch(xb, alpha[sl], wm, shift[rows, :w_b])
-                        np.add.at(acc[:, :w_b], rows, weight[sl, None] * contrib[:, :w_b])
-                        if p_end is not None:
-                            a = alpha[sl]
-                            first, last = np.flatnonzero(a == 0.0), np.flatnonzero(a == 1.0)
-                            p_end[rows[first], 0] = p1[first]
-                            p_end[rows[last], 1] = p1[last]
-                        bar.update(len(rows))
-                    return acc
-
-                p_end = np.zeros((len(group), 2))
-                pos_attr = integrate(
-                    np.repeat(np.arange(len(group)), k),
-                    np.tile(nodes, len(group)),
-                    np.tile(weights, len(group)),
-                    p_end,
-                )
-                target = p_end[:, 1] - p_end[:, 0]
-                steps = np.full(len(group), self.steps, dtype=np.int64)
-                while self.method == "trapezoid" and self.tolerance is not None:
-                    gap = np.abs(pos_attr.sum(axis=1) - target)
-                    todo = np.flatnonzero((gap > self.tolerance) & (steps < self.max_steps))
-                    if not len(todo):
-                        break
-                    # halve the step: T_2n = T_n / 2 + h/2 * sum of f at the midpoints
-                    sent_rows, alphas, wts = [], [], []
-                    for g in todo:
-                        n = int(steps[g])
-                        sent_rows.append(np.full(n, g))
-                        alphas.append((2 * np.arange(n) + 1) / (2.0 * n))
-                        wts.append(np.full(n, 1.0 / (2 * n)))
-                    if self.progress:  # the silent stand-in has no total
-                        bar.total += int(sum(len(r) for r in sent_rows))
-                    extra = integrate(
-                        np.concatenate(sent_rows), np.concatenate(alphas), np.concatenate(wts)
-                    )
-                    pos_attr[todo] = pos_attr[todo] / 2 + extra[todo]
-                    steps[todo] *= 2
-                for g, i in enumerate(group):
-                    n = len(prep.words[i])
-                    ok = own[g] >= 0
-                    out[i] = np.bincount(own[g][ok], weights=pos_attr[g][ok], minlength=n)[:n]
-                    self.baseline_proba_[i] = p_end[g, 0]
-                    self.proba_[i] = p_end[g, 1]
-                    self.convergence_delta_[i] = out[i].sum() - target[g]
-                    self.steps_used_[i] = steps[g]
-        finally:
-            bar.close()
-        if self.tolerance is not None:
-            bad = int(np.sum(np.abs(self.convergence_delta_) > self.tolerance))
-            if bad:
-                warn(
-                    f"Integrated Gradients: for {bad} of {n_sent} sentences the attributions "
-                    f"miss p(s) - p(baseline) by more than tolerance={self.tolerance:g} "
-                    f"(max {np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
-                    + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
-                    XpliqueExtWarning,
-                )
+        self.convergence_delta_, self.steps_used_ = np.zeros(n), np.zeros(n, dtype=np.int64)
+        self.baseline_proba_, self.proba_ = np.full(n, np.nan), np.full(n, np.nan)
+        for group, bar in self._chunks([len(nodes) if len(w) else 0 for w in prep.words], "IG"):
+            x, own, shift = self._group_inputs(prep, group, shifts)
+            g = np.arange(len(group))
+            p_end = np.zeros((len(group), 2))  # p(baseline), p(s)
+            pos = self._integrate(x, own, shift, (np.repeat(g, len(nodes)),
+                                  np.tile(nodes, len(group)), np.tile(weights, len(group))),
+                                  bar, p_end)
+            target = p_end[:, 1] - p_end[:, 0]
+            steps = self._refine(pos, target, x, own, shift, bar)
+            for j, i in zip(g, group):
+                ok, size = own[j] >= 0, len(prep.words[i])
+                out[i] = np.bincount(own[j][ok], weights=pos[j][ok], minlength=size)[:size]
+                self.baseline_proba_[i], self.proba_[i] = p_end[j]
+                self.convergence_delta_[i], self.steps_used_[i] = out[i].sum() - target[j], steps[j]
+        bad = int(np.sum(np.abs(self.convergence_delta_) > (self.tolerance or np.inf)))
+        if bad:
+            warn(
+                f"Integrated Gradients: for {bad} of {n} sentences the attributions "
+                f"miss p(s) - p(baseline) by more than tolerance={self.tolerance:g} "
+                f"(max {np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
+                + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
+                XpliqueExtWarning,
+            )
         return out
+
+    def _group_inputs(self, prep: Prepared, group: List[int], shifts):
+        """Model inputs (ids (G, L) or G strings), token of each position (G, L) (-1 for
+        padding) and embedding shifts (G, L, D) of the sentences ``group``."""
+        clf = self.classifier
+        x, own = clf.stacked_inputs(prep, group, [np.ones((1, len(prep.words[i])), bool)
+                                                  for i in group])
+        if shifts is None:
+            return x, own, np.zeros(own.shape + (clf.embedding_dim(),), dtype=np.float32)
+        return x, own, pad_shifts([shifts[i] for i in group], own.shape[1])
+
+    def _integrate(self, x, own, shift, path, bar, p_end=None) -> np.ndarray:
+        """Sum of weight * contribution per position (G, L) over the rows ``path = (sentence
+        of the row, alpha, weight)``; ``p_end`` gets p1 at alpha = 0 and 1."""
+        clf = self.classifier
+        sentence, alpha, weight = path
+        acc = np.zeros(own.shape)
+        for sl in clf._batches(len(sentence)):
+            rows, a = sentence[sl], alpha[sl]
+            if clf.takes_ids:
+                xb, w = x[rows], own.shape[1]
+            else:
+                xb = [x[r] for r in rows]
+                w = own.shape[1] if clf.align_tokenizer.sequence_length else int(
+                    (own[rows] >= 0).sum(axis=1).max())
+            mask = (own[rows, :w] >= 0).astype(np.float32)
+            contrib, p1 = clf.ig_batch(xb, a, mask, shift[rows, :w])
+            np.add.at(acc[:, :w], rows, weight[sl, None] * contrib[:, :w])
+            if p_end is not None:
+                p_end[rows[a == 0.0], 0] = p1[a == 0.0]
+                p_end[rows[a == 1.0], 1] = p1[a == 1.0]
+            bar.update(len(rows))
+        return acc
+
+    def _refine(self, pos, target, x, own, shift, bar) -> np.ndarray:
+        """Halve the trapezoid step of the sentences whose completeness gap exceeds the
+        tolerance (only the new midpoints are evaluated: T_2n = T_n / 2 + h/2 * sum of f
+        at the midpoints), until they meet it or reach ``max_steps``; updates ``pos`` and
+        returns the number of intervals of each sentence."""
+        steps = np.full(len(pos), self.steps, dtype=np.int64)
+        while self.method == "trapezoid" and self.tolerance is not None:
+            gap = np.abs(pos.sum(axis=1) - target)
+            todo = np.flatnonzero((gap > self.tolerance) & (steps < self.max_steps))
+            if not len(todo):
+                break
+            n = np.repeat(steps[todo], steps[todo])
+            within = np.concatenate([np.arange(k) for k in steps[todo]])
+            if self.progress:  # the silent stand-in has no total
+                bar.total += len(n)
+            path = (np.repeat(todo, steps[todo]), (2 * within + 1) / (2.0 * n), 1.0 / (2 * n))
+            pos[todo] = pos[todo] / 2 + self._integrate(x, own, shift, path, bar)[todo]
+            steps[todo] *= 2
+        return steps

@@ -36,9 +36,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import ArrayLike, Interval, validate_params
+from ..commons.params import ArrayLike, Callable_, Interval, validate_params
 from ..commons.random import seed_to_int
-from .classifier import Prepared
 from .tokens import as_sentences
 
 __all__ = ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate", "sample_ball"]
@@ -99,66 +98,41 @@ class LocalLipschitzEstimate(BaseMetric):
         "nb_samples": [Interval(numbers.Integral, 1, None)],
         "seed": [Interval(numbers.Integral, 0, None), None],
     })
-    def __init__(
-        self,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        epsilon: float = 0.1,
-        nb_samples: int = 10,
-        seed: Optional[int] = 0,
-    ):
-        self.inputs = inputs
-        self.targets = targets
-        if self.targets is not None and len(self.targets) != len(self.inputs):
-            raise ValueError(
-                f"`targets` must hold one target per input: got {len(self.targets)} targets "
-                f"for {len(self.inputs)} inputs"
-            )
-        self.batch_size, self.epsilon = batch_size, epsilon
-        self.nb_samples, self.seed = nb_samples, seed
+    def __init__(self, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64, *,
+                 epsilon: float = 0.1, nb_samples: int = 10, seed: Optional[int] = 0):
+        if targets is not None and len(targets) != len(inputs):
+            raise ValueError(f"`targets` must hold one target per input: got {len(targets)} "
+                             f"targets for {len(inputs)} inputs")
+        self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
+        self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
     def _explain(self, explainer, x, y):
         size = self.batch_size or len(x)
-        parts = []
-        for s in range(0, len(x), size):
-            xb = x[s : s + size]
-            out = explainer(xb) if y is None else explainer(xb, y[s : s + size])
-            parts.append(np.asarray(out.numpy() if hasattr(out, "numpy") else out))
+        parts = [explainer(x[s : s + size]) if y is None else explainer(x[s : s + size],
+                                                                        y[s : s + size])
+                 for s in range(0, len(x), size)]
+        parts = [np.asarray(p.numpy() if hasattr(p, "numpy") else p) for p in parts]
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
+    @validate_params({"explainer": [Callable_()]})
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each input, shape (N,)."""
-        if not callable(explainer):
-            raise TypeError(f"`explainer` must be callable, got {type(explainer).__name__}")
-        n, k = len(self.inputs), self.nb_samples
-        seed = seed_to_int(self.seed)
+        n, k, seed = len(self.inputs), self.nb_samples, seed_to_int(self.seed)
+        if not n:
+            return np.zeros(0)
         dim = int(np.prod(self.inputs.shape[1:]))
-        deltas = (
-            np.concatenate(
-                [
-                    sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon)
-                    for i in range(n)
-                ]
-            )
-            if n
-            else np.zeros((0, dim))
-        )
+        deltas = np.concatenate([sample_ball(np.random.default_rng([seed, i]), k, dim,
+                                             self.epsilon) for i in range(n)])
         z = np.repeat(self.inputs, k, axis=0) + deltas.reshape(
-            (n * k,) + self.inputs.shape[1:]
-        ).astype(np.float32)
+            (n * k,) + self.inputs.shape[1:]).astype(np.float32)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
-        e_z = self._explain(explainer, z, y_rep)
-        num = np.linalg.norm(np.repeat(e_x, k, axis=0) - e_z, axis=1)
+        num = np.linalg.norm(np.repeat(e_x, k, axis=0) - self._explain(explainer, z, y_rep), axis=1)
         # the actual distance of the (float32) perturbed inputs
-        diff = z.reshape(n * k, -1).astype(np.float64) - np.repeat(
-            self.inputs.reshape(n, -1).astype(np.float64), k, axis=0
-        )
-        den = np.linalg.norm(diff, axis=1)
-        ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-        return ratio.reshape(n, k).max(axis=1) if n else np.zeros(0)
+        den = np.linalg.norm(z.reshape(n * k, -1).astype(np.float64) - np.repeat(
+            self.inputs.reshape(n, -1).astype(np.float64), k, axis=0), axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(den > 0, num / den, np.nan).reshape(n, k).max(axis=1)
 
 
 
@@ -204,14 +178,8 @@ class TextLocalLipschitzEstimate(BaseMetric):
         "nb_samples": [Interval(numbers.Integral, 1, None)],
         "seed": [Interval(numbers.Integral, 0, None), None],
     })
-    def __init__(
-        self,
-        sentences: Any,
-        *,
-        epsilon: float = 0.1,
-        nb_samples: int = 5,
-        seed: Optional[int] = 0,
-    ):
+    def __init__(self, sentences: Any, *, epsilon: float = 0.1, nb_samples: int = 5,
+                 seed: Optional[int] = 0):
         self.sentences = as_sentences(sentences, "sentences")
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
@@ -220,53 +188,35 @@ class TextLocalLipschitzEstimate(BaseMetric):
         from .explainers import TokenAttributionExplainer
 
         if not isinstance(explainer, TokenAttributionExplainer):
-            raise TypeError(
-                "`explainer` must be a token explainer of xplique_ext.text (LIME, SHAP or "
-                f"IG adapter), got {type(explainer).__name__}"
-            )
+            raise TypeError("`explainer` must be a token explainer of xplique_ext.text (LIME, SHAP "
+                            f"or IG adapter), got {type(explainer).__name__}")
         clf = explainer.classifier
         clf._require_embedding("Text Lipschitz estimates")
         prep = clf.prepare(self.sentences)
         if not prep.compositional:
-            raise ValueError(
-                "Text Lipschitz estimates need a tokenizer that composes over whitespace "
-                "tokens (see xplique_ext.text.tokens)"
-            )
-        dim = clf.embedding_dim()
-        n, k = len(self.sentences), self.nb_samples
-        seed = seed_to_int(self.seed)
+            raise ValueError("Text Lipschitz estimates need a tokenizer that composes over "
+                             "whitespace tokens (see xplique_ext.text.tokens)")
+        dim, n, k, seed = clf.embedding_dim(), len(self.sentences), self.nb_samples, seed_to_int(
+            self.seed)
         shifts, norms = [], np.zeros((n, k))
         for i in range(n):
-            ones = np.ones((1, len(prep.words[i])), dtype=bool)
-            _, owner = clf.masked_inputs(prep, i, ones)
+            _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
             positions = np.flatnonzero(owner[0] >= 0)
-            rng = np.random.default_rng([seed, i])
-            delta = sample_ball(rng, k, len(positions) * dim, self.epsilon)
+            delta = sample_ball(np.random.default_rng([seed, i]), k, len(positions) * dim,
+                                self.epsilon)
             norms[i] = np.linalg.norm(delta, axis=1)
             for j in range(k):
-                s = np.zeros((owner.shape[1], dim), dtype=np.float32)
-                s[positions] = delta[j].reshape(len(positions), dim)
-                shifts.append(s)
-        reps = [i for i in range(n) for _ in range(k)]
-        rep = Prepared(
-            sentences=[prep.sentences[i] for i in reps],
-            words=[prep.words[i] for i in reps],
-            pieces=[prep.pieces[i] for i in reps],
-            mask_pieces=prep.mask_pieces,
-            compositional=True,
-        )
+                shifts.append(np.zeros((owner.shape[1], dim), dtype=np.float32))
+                shifts[-1][positions] = delta[j].reshape(len(positions), dim)
         run_seed = seed_to_int(explainer.seed)
         e_s = explainer._explain(prep, run_seed, shifts=None)
-        e_z = explainer._explain(rep, run_seed, shifts=shifts)
+        e_z = explainer._explain(prep.repeat(np.repeat(np.arange(n), k)), run_seed, shifts=shifts)
+        dist = np.array([[np.linalg.norm(e_s[i] - e_z[i * k + j]) for j in range(k)]
+                         for i in range(n)]).reshape(n, k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(norms > 0, dist / norms, np.nan)
+        # NaN for a sentence without tokens, or whose perturbations all have a zero norm
+        has = np.array([len(w) > 0 for w in prep.words], dtype=bool) & (norms > 0).any(axis=1)
         out = np.full(n, np.nan)
-        for i in range(n):
-            if not len(prep.words[i]):
-                continue
-            ratios = [
-                np.linalg.norm(e_s[i] - e_z[i * k + j]) / norms[i, j]
-                for j in range(k)
-                if norms[i, j] > 0
-            ]
-            out[i] = max(ratios) if ratios else np.nan
+        out[has] = np.nanmax(ratios[has], axis=1)
         return out
-

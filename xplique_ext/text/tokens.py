@@ -41,17 +41,8 @@ import numpy as np
 from ..commons.params import STRING, InstanceOf, validate_params
 from ..runtime import check_finite_dataset
 
-__all__ = [
-    "whitespace_tokens",
-    "normalize_token",
-    "find_keyword",
-    "find_keywords",
-    "Tokenizer",
-    "as_tokenizer",
-    "find_text_vectorization",
-    "as_sentences",
-    "read_sentences",
-]
+__all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
+           "as_tokenizer", "as_sentences", "read_sentences"]
 
 _ASCII_PUNCT = set(string.punctuation)
 
@@ -83,17 +74,12 @@ def normalize_token(token: str) -> str:
     >>> normalize_token("(yet)")
     'yet'
     """
-    start, end = 0, len(token)
-    while start < end and _is_punct(token[start]):
-        start += 1
-    while end > start and _is_punct(token[end - 1]):
-        end -= 1
-    return token[start:end].lower()
+    kept = [i for i, ch in enumerate(token) if not _is_punct(ch)]
+    return token[kept[0] : kept[-1] + 1].lower() if kept else ""
 
 
-#: The unchecked bodies, for loops over strings already checked.
+#: The unchecked body, for loops over strings already checked.
 _normalize_token = normalize_token.__wrapped__
-_whitespace_tokens = whitespace_tokens.__wrapped__
 
 
 @validate_params({
@@ -116,11 +102,8 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
     index, keyword
         ``(None, None)`` when no token matches.
     """
-    for i, tok in enumerate(tokens):
-        norm = _normalize_token(tok)
-        if norm in keywords:
-            return i, norm
-    return None, None
+    found = find_keywords(tokens, keywords)
+    return found[0] if found else (None, None)
 
 
 def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]:
@@ -144,45 +127,23 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
     >>> find_keywords("Even though we can't travel yet we can enjoy".split(), {"though", "yet"})
     [(1, 'though'), (5, 'yet')]
     """
-    out = []
-    for i, tok in enumerate(tokens):
-        norm = _normalize_token(tok)
-        if norm in keywords:
-            out.append((i, norm))
-    return out
+    norms = [_normalize_token(tok) for tok in tokens]
+    return [(i, norm) for i, norm in enumerate(norms) if norm in keywords]
 
 
 # --------------------------------------------------------------------------- tokenizers
 def find_layer(model: Any, layer_type: Any) -> Any:
     """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
     nested models), or None."""
-    seen = set()
-    stack = [model]
-    while stack:
-        obj = stack.pop(0)
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
+    seen, queue = set(), [model]
+    while queue:
+        obj = queue.pop(0)
         if isinstance(obj, layer_type):
             return obj
-        stack.extend(getattr(obj, "layers", []) or [])
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            queue.extend(getattr(obj, "layers", []) or [])
     return None
-
-
-def find_text_vectorization(model: Any) -> Any:
-    """The first Keras ``TextVectorization`` layer inside ``model`` (searching nested
-    models), or None."""
-    import keras
-
-    return find_layer(model, keras.layers.TextVectorization)
-
-
-def _pad(rows: Sequence[Sequence[int]]) -> np.ndarray:
-    width = max((len(r) for r in rows), default=0)
-    out = np.zeros((len(rows), width), dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : len(r)] = r
-    return out
 
 
 class Tokenizer:
@@ -202,22 +163,16 @@ class Tokenizer:
 
         self.raw = tokenizer
         self.is_text_vectorization = isinstance(tokenizer, keras.layers.TextVectorization)
-        if self.is_text_vectorization:
-            mode = getattr(tokenizer, "_output_mode", "int")
-            if mode != "int":
-                raise ValueError(
-                    "`tokenizer` must be a TextVectorization layer with output_mode='int', "
-                    f"got output_mode={mode!r}"
-                )
-            length = getattr(tokenizer, "_output_sequence_length", None)
-            self.sequence_length = int(length) if length else None
-        elif callable(tokenizer):
-            self.sequence_length = None
-        else:
-            raise TypeError(
-                "`tokenizer` must be a keras TextVectorization layer or a callable mapping "
-                f"a list of strings to token ids, got {type(tokenizer).__name__}"
-            )
+        if not (self.is_text_vectorization or callable(tokenizer)):
+            raise TypeError("`tokenizer` must be a keras TextVectorization layer or a callable "
+                            "mapping a list of strings to token ids, got "
+                            f"{type(tokenizer).__name__}")
+        mode = getattr(tokenizer, "_output_mode", "int") if self.is_text_vectorization else "int"
+        if mode != "int":
+            raise ValueError("`tokenizer` must be a TextVectorization layer with "
+                             f"output_mode='int', got output_mode={mode!r}")
+        length = getattr(tokenizer, "_output_sequence_length", None)
+        self.sequence_length = int(length) if self.is_text_vectorization and length else None
         self._piece_cache: Dict[str, np.ndarray] = {}
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
@@ -227,23 +182,18 @@ class Tokenizer:
         if self.is_text_vectorization:
             import tensorflow as tf
 
-            out = self.raw(tf.constant(texts))
-        else:
-            out = self.raw(texts)
-        if hasattr(out, "to_list"):  # tf.RaggedTensor
-            return _pad(out.to_list())
-        if hasattr(out, "numpy"):
-            out = out.numpy()
+            texts = tf.constant(texts)
+        out = self.raw(texts)
+        out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
+        out = out.numpy() if hasattr(out, "numpy") else out
         if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
-            return _pad(out)
+            out = np.array([list(r) + [0] * (max(map(len, out)) - len(r)) for r in out],
+                           dtype=np.int64)  # ragged rows, padded with 0
         arr = np.asarray(out)
-        if arr.ndim == 1 and len(texts) == 1:
-            arr = arr[None, :]
+        arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
         if arr.ndim != 2 or arr.dtype.kind not in "iu":
-            raise ValueError(
-                "`tokenizer` must return integer ids of shape (N, L) for N strings, got "
-                f"an array of shape {arr.shape} and dtype {arr.dtype}"
-            )
+            raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
+                             f"got an array of shape {arr.shape} and dtype {arr.dtype}")
         return arr.astype(np.int64, copy=False)
 
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
@@ -327,17 +277,12 @@ def is_compositional(
 ) -> Tuple[bool, Optional[int]]:
     """Whether tokenizing each whitespace token alone and concatenating gives the ids of
     the whole sentence, for every sentence. Returns (ok, index of first failure)."""
-    if not sentences:
-        return True, None
-    full = tokenizer(list(sentences))
-    for i, (row, ws) in enumerate(zip(full, words)):
+    for i, (row, ws) in enumerate(zip(tokenizer(list(sentences)), words)):
         got = row[row != 0]
-        pieces = tokenizer.pieces(ws)
-        expect = np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
-        n = len(got)
-        if tokenizer.sequence_length is not None and len(expect) > n:
-            expect = expect[:n]  # the tokenizer truncated the sentence
-        if len(expect) != n or not np.array_equal(expect, got):
+        expect = np.concatenate([np.zeros(0, np.int64), *tokenizer.pieces(ws)])
+        if tokenizer.sequence_length is not None:
+            expect = expect[: len(got)]  # the tokenizer truncated the sentence
+        if not np.array_equal(expect, got):
             return False, i
     return True, None
 
@@ -355,54 +300,43 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
     ``(sentence, label)`` pairs (None for any other input)."""
     labels = None
     if isinstance(inputs, (str, bytes)):
-        raise TypeError(
-            f"`{name}` must be a sequence of sentences, got a single {type(inputs).__name__}; "
-            "wrap it in a list"
-        )
+        raise TypeError(f"`{name}` must be a sequence of sentences, got a single "
+                        f"{type(inputs).__name__}; wrap it in a list")
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
-        check_finite_dataset(inputs, name)
-        items, label_parts = [], []
-        batched = False
-        for element in inputs:
-            label = None
-            if isinstance(element, (tuple, list)):
-                if len(element) not in (1, 2):
-                    raise ValueError(
-                        f"`{name}` dataset elements must be `sentence` or `(sentence, label)`,"
-                        f" got tuples of {len(element)}"
-                    )
-                if len(element) == 2:
-                    label = np.asarray(element[1].numpy())
-                element = element[0]
-            arr = np.asarray(element.numpy())
-            batched = arr.ndim > 0
-            items.extend(arr.reshape(-1).tolist())
-            if label is not None:
-                label_parts.append(label)
-        if label_parts:
-            labels = np.concatenate(label_parts) if batched else np.stack(label_parts)
-        inputs = items
-    elif hasattr(inputs, "numpy") and callable(inputs.numpy):
+        inputs, labels = _read_dataset(inputs, name)
+    elif callable(getattr(inputs, "numpy", None)):
         inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
-    elif isinstance(inputs, np.ndarray):
-        inputs = (
-            inputs.reshape(-1).tolist()
-            if inputs.ndim > 1 and inputs.shape[-1] == 1
-            else (inputs.tolist())
-        )
+    elif isinstance(inputs, np.ndarray) and inputs.ndim > 1 and inputs.shape[-1] == 1:
+        inputs = inputs.reshape(-1).tolist()
     elif hasattr(inputs, "tolist") and not isinstance(inputs, (list, tuple)):
-        inputs = inputs.tolist()  # pandas Series / Index
+        inputs = inputs.tolist()  # NumPy array, pandas Series / Index
     try:
         items = list(inputs)
     except TypeError:
-        raise TypeError(
-            f"`{name}` must be a sequence of sentences (str), got {type(inputs).__name__}"
-        ) from None
-    out = []
+        raise TypeError(f"`{name}` must be a sequence of sentences (str), got "
+                        f"{type(inputs).__name__}") from None
+    items = [s.decode("utf-8") if isinstance(s, bytes) else s for s in items]
     for i, s in enumerate(items):
-        if isinstance(s, bytes):
-            s = s.decode("utf-8")
         if not isinstance(s, str):
             raise TypeError(f"`{name}[{i}]` must be a str, got {type(s).__name__}")
-        out.append(s)
-    return out, labels
+    return items, labels
+
+
+def _read_dataset(dataset: Any, name: str) -> Tuple[List[Any], Optional[np.ndarray]]:
+    """The sentences of a finite ``tf.data.Dataset`` (batched or not) of sentences or of
+    ``(sentence, label)`` pairs, and the labels (None without), read once."""
+    check_finite_dataset(dataset, name)
+    items, labels, batched = [], [], False
+    for element in dataset:
+        if isinstance(element, (tuple, list)):
+            if len(element) not in (1, 2):
+                raise ValueError(f"`{name}` dataset elements must be `sentence` or "
+                                 f"`(sentence, label)`, got tuples of {len(element)}")
+            labels += [np.asarray(element[1].numpy())] if len(element) == 2 else []
+            element = element[0]
+        arr = np.asarray(element.numpy())
+        batched = arr.ndim > 0
+        items.extend(arr.reshape(-1).tolist())
+    if not labels:
+        return items, None
+    return items, np.concatenate(labels) if batched else np.stack(labels)
