@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.data import check_finite_dataset
 from ..commons.params import STRING, InstanceOf, validate_params
+from ..runtime import check_finite_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
            "as_tokenizer", "as_sentences", "read_sentences"]
