@@ -228,9 +228,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     @staticmethod
     def distances(data: np.ndarray) -> np.ndarray:
         """LIME's distances: cosine distance to the all-ones first row, times 100."""
-        n = data.shape[1]
-        kept = data.sum(axis=1).astype(np.float64)
-        return (1.0 - np.sqrt(kept / max(n, 1))) * 100.0
+        return (1.0 - np.sqrt(data.sum(axis=1) / max(data.shape[1], 1))) * 100.0
 
     def fit(self, base: Any, data: np.ndarray, proba: np.ndarray):
         """LIME's weighted ridge fit (``LimeBase.explain_instance_with_data``) of p(y=1)

@@ -127,8 +127,7 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
     >>> find_keywords("Even though we can't travel yet we can enjoy".split(), {"though", "yet"})
     [(1, 'though'), (5, 'yet')]
     """
-    norms = [_normalize_token(tok) for tok in tokens]
-    return [(i, norm) for i, norm in enumerate(norms) if norm in keywords]
+    return [(i, norm) for i, norm in enumerate(map(_normalize_token, tokens)) if norm in keywords]
 
 
 # --------------------------------------------------------------------------- tokenizers
