@@ -39,9 +39,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
-from .checking import check_rules
 from .errors import RuleParseError
-from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
 
 __all__ = [
@@ -110,8 +108,7 @@ class Condition:
                  else _quote(self.value))
         return f"{left} {self.operator} {right}"
 
-    def __str__(self) -> str:
-        return self.to_string()
+    __str__ = to_string
 
 
 Condition.__init__ = validate_params({
@@ -309,24 +306,6 @@ class RuleSet:
         """Heads of the rules (DEFAULT excluded)."""
         return tuple(r.head for r in self.rules)
 
-    def n_rules(self, count_default: bool = False) -> int:
-        """Number of rules, counting the DEFAULT rule or not."""
-        return len(self.rules) + int(count_default and self.default is not None)
-
-    def validate(self, names: Names) -> None:
-        """Check the rules against ``.names`` declarations; nothing is evaluated otherwise.
-
-        Raises
-        ------
-        RuleParseError
-            For an attribute missing from ``names`` (the message names the rule and the
-            attribute), a derived, ignored or class attribute in a body, an ordering test
-            on an unordered attribute, a value outside a nominal domain, a non-numeric
-            value for a numeric attribute, a linear combination of non-numeric attributes,
-            or a head outside the class domain.
-        """
-        check_rules(self, names)
-
     @validate_params({"evaluation": "no_validation", "names_file": [STRING, None],
                       "data_file": [STRING, None], "precision": _PRECISION,
                       "header": [InstanceOf(PBMHeader), None]})
@@ -367,11 +346,6 @@ class RuleSet:
         if self.default is not None:
             blocks.append(self.default.to_string())
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
-
-    def write(self, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
-        """Write :meth:`to_string` to ``path``."""
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(self.to_string(evaluation, **kwargs))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -634,5 +608,6 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
 @validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")], "path": [PATH],
                   "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
-    """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
-    rules.write(path, evaluation, **kwargs)
+    """Write :meth:`RuleSet.to_string` (with ``evaluation``, the frequencies) to ``path``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(rules.to_string(evaluation, **kwargs))

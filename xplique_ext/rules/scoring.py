@@ -146,7 +146,7 @@ def score_rules(
     reference = np.asarray(reference if given else data.labels())
     if reference.shape != (data.n_examples,):
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
-    r = float(rules.n_rules(count_default))
+    r = float(len(rules.all_rules if count_default else rules.rules))
     if r < 1:
         raise ValueError(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
