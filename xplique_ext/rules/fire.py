@@ -337,9 +337,6 @@ class QsScore(BaseMetric):
 
     higher_is_better = False
 
-    def __init__(self) -> None:
-        pass
-
     def detailed_evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
     ) -> np.ndarray:

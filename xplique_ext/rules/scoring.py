@@ -63,12 +63,6 @@ RuleSetScore.__init__ = validate_params({
 })(RuleSetScore.__init__)
 
 
-def _missing(values: np.ndarray) -> np.ndarray:
-    """Where labels are missing (None or NaN)."""
-    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values.tolist()],
-                    dtype=bool)
-
-
 def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
     if isinstance(data, (Dataset, pd.DataFrame)):
         return data if isinstance(data, Dataset) else Dataset.from_frame(data)
@@ -160,7 +154,7 @@ def score_rules(
         predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
         errors = np.abs(predictions - reference)
     else:
-        predicted, known = ~_missing(predictions), ~_missing(reference)
+        predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
             check_label_classes([rule.head for rule in rules.all_rules], reference[known],
                                 "reference")
