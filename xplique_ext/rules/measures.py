@@ -12,9 +12,9 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import Interval, Options, check_param, validate_params
+from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .validation import REAL_ARRAY, broadcast_shape
+from .validation import broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
@@ -80,7 +80,8 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
-_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [REAL_ARRAY])
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
+    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))])
 
 
 @validate_params(
@@ -160,9 +161,6 @@ def rule_measures(
     """
     arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
-    for name, cell in arrays.items():
-        if not np.all(np.isfinite(cell)) or np.any(cell < 0):
-            raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
     out, undefined = _formulas(*np.broadcast_arrays(*arrays.values()), n_classes)
     counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
               if np.any(undefined[name])}
