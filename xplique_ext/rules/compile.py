@@ -127,9 +127,8 @@ def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     return CompiledCondition(key, (attribute.name,), condition.operator, value)
 
 
-def compile_rules(
-    rules: RuleSet, names: Names
-) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
+def compile_rules(rules: RuleSet,
+                  names: Names) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
     """Check ``rules`` against ``names`` and compile them.
 
     Returns the compiled rules (DEFAULT excluded) and the typed DEFAULT head (or None).

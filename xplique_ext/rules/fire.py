@@ -68,9 +68,8 @@ def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[
 
 
 @validate_params({"psi": [PSI], **_LOSSES})
-def fire_score(
-    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
-) -> Union[float, np.ndarray]:
+def fire_score(psi: float, predictive_loss: ArrayLike,
+               readability_loss: ArrayLike) -> Union[float, np.ndarray]:
     """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
 
     Parameters
@@ -103,9 +102,8 @@ def fire_score(
 
 
 @validate_params({**_LOSSES, "coverage": [REAL_ARRAY]})
-def qs_score(
-    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
-) -> Union[float, np.ndarray]:
+def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
+             coverage: ArrayLike) -> Union[float, np.ndarray]:
     """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
 
     Parameters
@@ -137,9 +135,8 @@ def qs_score(
 
 
 @validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
-def fire_equilibrium_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
+def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
+                           psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
 
     ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
@@ -169,9 +166,8 @@ def fire_equilibrium_alpha(
 
 
 @validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
-def fire_compensation_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
+def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
+                            psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
 
     ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
@@ -189,9 +185,8 @@ def fire_compensation_alpha(
 
 
 @validate_params({"psi": [PSI], **_LOSSES, "readability_grid": [REAL_ARRAY]})
-def fire_isoline(
-    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
-) -> np.ndarray:
+def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
+                 readability_grid: ArrayLike) -> np.ndarray:
     """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
     the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
 
@@ -270,9 +265,8 @@ class FiRe(BaseMetric):
     def __init__(self, psi: float = 1.0) -> None:
         self.psi = psi
 
-    def detailed_evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
-    ) -> np.ndarray:
+    def detailed_evaluate(self, predictive_loss: ArrayLike,
+                          readability_loss: ArrayLike) -> np.ndarray:
         """Eq. 2 for each pair: a float ndarray (N,), broadcast of ``predictive_loss``
         and ``readability_loss`` (scalars or 1-D arrays; scalars alone give (1,)).
 
@@ -337,9 +331,8 @@ class QsScore(BaseMetric):
 
     higher_is_better = False
 
-    def detailed_evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
-    ) -> np.ndarray:
+    def detailed_evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike,
+                          coverage: ArrayLike = 1.0) -> np.ndarray:
         """Qs for each triple: a float ndarray (N,), broadcast of the three inputs
         (scalars or 1-D arrays)."""
         return _per_sample(

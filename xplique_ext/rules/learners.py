@@ -118,12 +118,8 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
                                   description="a class label (str, number or bool)"), None],
     "feature_names": _FEATURE_NAMES,
 })
-def ripper_to_rules(
-    model: Any,
-    negative_class: Any = None,
-    *,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSet:
+def ripper_to_rules(model: Any, negative_class: Any = None, *,
+                    feature_names: Optional[Sequence[str]] = None) -> RuleSet:
     """The rule set of a fitted ``wittgenstein`` RIPPER (or IREP) classifier.
 
     RIPPER learns rules for one class, ``pos_class``: an example is predicted positive
@@ -209,11 +205,7 @@ def ripper_to_rules(
     "model": "no_validation",  # an instance of the optional package's classes, checked below
     "feature_names": _FEATURE_NAMES,
 })
-def rule_list_to_rules(
-    model: Any,
-    *,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSet:
+def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = None) -> RuleSet:
     """The decision list of a fitted ``imodels`` ``GreedyRuleListClassifier`` or
     ``OneRClassifier``, as ordered rules.
 

@@ -87,15 +87,8 @@ _CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
 @validate_params(
     {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": ZERO_DIVISION}
 )
-def rule_measures(
-    bh,
-    bhbar,
-    bbarh,
-    bbarhbar,
-    *,
-    n_classes: int = 2,
-    zero_division: ZeroDivision = "warn",
-) -> Dict[str, np.ndarray]:
+def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
+                  zero_division: ZeroDivision = "warn") -> Dict[str, np.ndarray]:
     """All rule measures from the four cells of contingency tables.
 
     Parameters

@@ -47,15 +47,9 @@ _POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
     "ax": "no_validation",
     "hatch": [Boolean()],
 })
-def plot_fire_isolines(
-    reference: Tuple[float, float],
-    psi: Union[float, Sequence[float]] = 1.0,
-    extractors: Optional[Extractors] = None,
-    *,
-    r_max: Optional[float] = None,
-    ax=None,
-    hatch: bool = True,
-):
+def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequence[float]] = 1.0,
+                       extractors: Optional[Extractors] = None, *, r_max: Optional[float] = None,
+                       ax=None, hatch: bool = True):
     """Isolines of psi-FiRe through a reference extractor (Fig. 3 and 5 of the FiRe paper).
 
     Parameters
@@ -121,14 +115,9 @@ def plot_fire_isolines(
     "log": [Boolean()],
     "ax": "no_validation",
 })
-def plot_alpha_beta(
-    readability_losses: Sequence[float] = (1, 4, 16),
-    psis: Sequence[float] = (1, 4),
-    betas: Optional[Sequence[float]] = None,
-    *,
-    log: bool = True,
-    ax=None,
-):
+def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
+                    psis: Sequence[float] = (1, 4), betas: Optional[Sequence[float]] = None, *,
+                    log: bool = True, ax=None):
     """Equilibrium curves alpha(beta) of Eq. 10 (Fig. 4 of the FiRe paper): the factor on the
     predictive loss that balances a factor ``beta`` on the readability loss, for each
     readability loss ``r`` and trade-off ``psi`` (log-log axes unless ``log=False``).
@@ -163,9 +152,8 @@ def plot_alpha_beta(
     "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
     "ax": "no_validation",
 })
-def plot_rule_measures(
-    frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None
-):
+def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *,
+                       ax=None):
     """Grouped bars of some measures per rule, from
     :meth:`~xplique_ext.rules.RuleEvaluation.to_frame`.
 

@@ -81,16 +81,9 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
     "rules": RULES, "data": "no_validation", "reference": [ArrayLike(kind="any"), None],
     "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
 })
-def score_rules(
-    rules: RuleSet,
-    data: Any,
-    reference: Any = None,
-    *,
-    psi: float = 1.0,
-    mode: str = "ordered",
-    count_default: bool = False,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSetScore:
+def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float = 1.0,
+                mode: str = "ordered", count_default: bool = False,
+                feature_names: Optional[Sequence[str]] = None) -> RuleSetScore:
     """Score a rule set with FiRe and Qs against a black box (fidelity) or true labels.
 
     Parameters

@@ -27,13 +27,8 @@ NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
 PBM_WORD = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-def quote(
-    text: str,
-    *,
-    word: Pattern[str] = NAMES_WORD,
-    reserved: Collection[str] = (),
-    reserved_any_case: Collection[str] = (),
-) -> str:
+def quote(text: str, *, word: Pattern[str] = NAMES_WORD, reserved: Collection[str] = (),
+          reserved_any_case: Collection[str] = ()) -> str:
     """``text`` as written in a ``.names`` or PBM file.
 
     Plain words are written as they are; anything else (spaces, punctuation, an empty

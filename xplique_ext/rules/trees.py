@@ -65,13 +65,8 @@ _TREE = "no_validation"
 
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "class_name": [STRING]})
-def tree_names(
-    tree,
-    feature_names: Optional[Sequence[str]] = None,
-    class_names: Optional[Sequence[str]] = None,
-    *,
-    class_name: str = "class",
-) -> Names:
+def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
+               class_names: Optional[Sequence[str]] = None, *, class_name: str = "class") -> Names:
     """``.names`` declarations for the data of a tree: ``real`` features and a nominal
     class (``real`` for a regressor).
 
@@ -96,13 +91,9 @@ def tree_names(
 
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "decimals": [Interval(numbers.Integral, 0, None), None]})
-def tree_to_rules(
-    tree,
-    feature_names: Optional[Sequence[str]] = None,
-    class_names: Optional[Sequence[str]] = None,
-    *,
-    decimals: Optional[int] = None,
-) -> RuleSet:
+def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
+                  class_names: Optional[Sequence[str]] = None, *,
+                  decimals: Optional[int] = None) -> RuleSet:
     """One rule per leaf of a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
 
     Parameters
