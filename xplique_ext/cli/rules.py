@@ -26,15 +26,13 @@ __all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTI
 
 #: the rule measures that are proportions k / m of the known contingency table (Tab. 1
 #: of the spec): measure -> (successes, trials) as sums of its cells
-PROPORTION_MEASURES = {
-    "Acc": (("bh",), ("bh", "bhbar")),
-    "Err": (("bhbar",), ("bh", "bhbar")),
-    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
-    "Sens": (("bh",), ("bh", "bbarh")),
-    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
-    "Cov": (("bh", "bhbar"), ("n",)),
-    "Sup": (("bh",), ("n",)),
-}
+PROPORTION_MEASURES = {"Acc": (("bh",), ("bh", "bhbar")),
+                       "Err": (("bhbar",), ("bh", "bhbar")),
+                       "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
+                       "Sens": (("bh",), ("bh", "bbarh")),
+                       "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
+                       "Cov": (("bh", "bhbar"), ("n",)),
+                       "Sup": (("bh",), ("n",))}
 
 _DASK_HELP = (
     "evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
@@ -170,12 +168,10 @@ def with_wilson_columns(frame, confidence: float = 0.95):
 
 def _usage_error(args: argparse.Namespace) -> Optional[str]:
     """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
-    checks = (
-        (args.data, "the data file is required (-d DATA)"),
-        (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
-        (args.chunksize is None or args.chunksize >= 1,
-         f"--chunksize must be a positive integer, got {args.chunksize}"),
-    )
+    checks = ((args.data, "the data file is required (-d DATA)"),
+              (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
+              (args.chunksize is None or args.chunksize >= 1,
+               f"--chunksize must be a positive integer, got {args.chunksize}"))
     return next((message for ok, message in checks if not ok), None)
 
 

@@ -24,14 +24,8 @@ from .pbm import Condition, Rule, RuleSet
 __all__ = ["COMPARISONS", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 #: The comparison of each PBM operator but ``in`` (elementwise on arrays).
-COMPARISONS = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+               ">": operator.gt, ">=": operator.ge}
 
 
 def typed_head(names: Optional[Names], head: str) -> Union[str, float]:

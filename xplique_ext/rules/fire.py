@@ -26,10 +26,8 @@ from ..commons.params import validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import PSI, REAL_ARRAY, broadcast_shape
 
-__all__ = [
-    "FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
-    "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT",
-]
+__all__ = ["FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
+           "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT"]
 
 #: The exponent of the readability term of Eq. 2.
 FIRE_EXPONENT = 0.05
@@ -58,11 +56,9 @@ def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[
     when every input is a scalar."""
     bad = ~np.isfinite(values)
     if np.any(bad):
-        warn(
-            f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
-            "the inputs are too large to be scored and the scores are set to NaN",
-            UndefinedScoreWarning,
-        )
+        warn(f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
+             "the inputs are too large to be scored and the scores are set to NaN",
+             UndefinedScoreWarning)
         values = np.where(bad, np.nan, values)
     return float(values) if all(np.ndim(x) == 0 for x in inputs) else values
 
@@ -213,11 +209,9 @@ def _per_sample(values: Any, what: str) -> np.ndarray:
     """Scores as a float ndarray (N,): a scalar gives (1,), a grid is refused."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim > 1:
-        raise ValueError(
-            f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
-            f"arrays, which broadcast here to shape {values.shape}; use the functions "
-            "fire_score / qs_score for grids"
-        )
+        raise ValueError(f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
+                         f"arrays, which broadcast here to shape {values.shape}; use the functions "
+                         "fire_score / qs_score for grids")
     return values.reshape(-1)
 
 
@@ -294,10 +288,8 @@ class FiRe(BaseMetric):
         import pandas as pd
 
         score = self.detailed_evaluate(predictive_loss, readability_loss)
-        p, r = np.broadcast_arrays(
-            np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
-            np.asarray(readability_loss, dtype=np.float64).reshape(-1),
-        )
+        p, r = np.broadcast_arrays(np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
+                                   np.asarray(readability_loss, dtype=np.float64).reshape(-1))
         return pd.DataFrame(
             {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
         )

@@ -19,11 +19,9 @@ from .validation import broadcast_shape
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
 #: Names of the measures returned by :func:`rule_measures`, in order.
-MEASURES = (
-    "Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
-    "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
-    "Laplace", "Lift", "Chi2", "Chi2_p",
-)
+MEASURES = ("Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
+            "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
+            "Laplace", "Lift", "Chi2", "Chi2_p")
 
 ZeroDivision = Union[str, float]
 #: What an undefined measure becomes: ``"warn"`` (NaN and a warning), ``"nan"`` or a number.
@@ -159,12 +157,10 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
               if np.any(undefined[name])}
     if counts and zero_division == "warn":
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-        warn(
-            "some rule measures are undefined (a zero denominator: a rule that covers no "
-            f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-            "`zero_division` to choose another value.",
-            UndefinedScoreWarning,
-        )
+        warn("some rule measures are undefined (a zero denominator: a rule that covers no "
+             f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+             "`zero_division` to choose another value.",
+             UndefinedScoreWarning)
     elif counts and zero_division != "nan":
         out = {name: np.where(undefined[name], zero_division, out[name]) for name in out}
     return {name: out[name] for name in MEASURES}

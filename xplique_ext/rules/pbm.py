@@ -42,19 +42,15 @@ from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Option
 from .errors import RuleParseError
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
 
-__all__ = [
-    "Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
-    "OPERATORS", "EVALUATION_MODES",
-]
+__all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
+           "OPERATORS", "EVALUATION_MODES"]
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
-EVALUATION_MODES = {
-    "unordered": "UNORDERED",
-    "ordered": "ORDERED",
-    "inter-class": "INTER-CLASS ORDERED",
-}
+EVALUATION_MODES = {"unordered": "UNORDERED",
+                    "ordered": "ORDERED",
+                    "inter-class": "INTER-CLASS ORDERED"}
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")

@@ -39,14 +39,9 @@ _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
 _POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
 
 
-@validate_params({
-    "reference": [_POINT],
-    "psi": [PSI, _POSITIVE],
-    "extractors": "no_validation",  # a mapping or a list of pairs: each pair checked below
-    "r_max": [_AT_LEAST_ONE, None],
-    "ax": "no_validation",
-    "hatch": [Boolean()],
-})
+@validate_params({  # extractors, a mapping or a list of pairs: each pair checked below
+    "reference": [_POINT], "psi": [PSI, _POSITIVE], "extractors": "no_validation",
+    "r_max": [_AT_LEAST_ONE, None], "ax": "no_validation", "hatch": [Boolean()]})
 def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequence[float]] = 1.0,
                        extractors: Optional[Extractors] = None, *, r_max: Optional[float] = None,
                        ax=None, hatch: bool = True):
@@ -110,11 +105,7 @@ def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequenc
 
 @validate_params({
     "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
-    "psis": [_POSITIVE],
-    "betas": [_POSITIVE, None],
-    "log": [Boolean()],
-    "ax": "no_validation",
-})
+    "psis": [_POSITIVE], "betas": [_POSITIVE, None], "log": [Boolean()], "ax": "no_validation"})
 def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
                     psis: Sequence[float] = (1, 4), betas: Optional[Sequence[float]] = None, *,
                     log: bool = True, ax=None):
@@ -150,8 +141,7 @@ def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
 @validate_params({
     "frame": [InstanceOf(pd.DataFrame, description="a DataFrame (RuleEvaluation.to_frame)")],
     "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
-    "ax": "no_validation",
-})
+    "ax": "no_validation"})
 def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *,
                        ax=None):
     """Grouped bars of some measures per rule, from

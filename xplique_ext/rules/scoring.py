@@ -156,11 +156,9 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
     scored = predicted & known
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     if not scored.any():
-        warn(
-            "no example gets both a prediction and a reference value: the predictive loss "
-            "is undefined (NaN)",
-            UndefinedScoreWarning,
-        )
+        warn("no example gets both a prediction and a reference value: the predictive loss "
+             "is undefined (NaN)",
+             UndefinedScoreWarning)
         return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
     return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,

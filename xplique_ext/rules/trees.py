@@ -21,10 +21,8 @@ def _check_tree(tree) -> bool:
     from sklearn.tree import BaseDecisionTree
 
     if not isinstance(tree, BaseDecisionTree):
-        raise TypeError(
-            "`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
-            f"DecisionTreeRegressor, got {type(tree).__name__}"
-        )
+        raise TypeError("`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
+                        f"DecisionTreeRegressor, got {type(tree).__name__}")
     if not hasattr(tree, "tree_"):
         raise ValueError("`tree` is not fitted: call its fit method first")
     if tree.n_outputs_ != 1:
