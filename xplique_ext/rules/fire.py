@@ -278,9 +278,8 @@ class FiRe(BaseMetric):
         UndefinedScoreWarning
             Where the score overflows float64; it is NaN there.
         """
-        return _per_sample(
-            fire_score(self.psi, predictive_loss, readability_loss), "FiRe.detailed_evaluate"
-        )
+        return _per_sample(fire_score(self.psi, predictive_loss, readability_loss),
+                           "FiRe.detailed_evaluate")
 
     def details(self, predictive_loss: ArrayLike, readability_loss: ArrayLike):
         """Table of the scored pairs: ``predictive_loss``, ``readability_loss``, ``psi``
@@ -327,6 +326,5 @@ class QsScore(BaseMetric):
                           coverage: ArrayLike = 1.0) -> np.ndarray:
         """Qs for each triple: a float ndarray (N,), broadcast of the three inputs
         (scalars or 1-D arrays)."""
-        return _per_sample(
-            qs_score(predictive_loss, readability_loss, coverage), "QsScore.detailed_evaluate"
-        )
+        return _per_sample(qs_score(predictive_loss, readability_loss, coverage),
+                           "QsScore.detailed_evaluate")

@@ -582,9 +582,8 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     except RuleParseError as err:
         if err.line is None:
             raise
-        raise RuleParseError(
-            err.message, file=file, line=err.line, text=by_number.get(err.line, err.text)
-        ) from None
+        raise RuleParseError(err.message, file=file, line=err.line,
+                             text=by_number.get(err.line, err.text)) from None
 
 
 @validate_params({"path": [PATH]})
