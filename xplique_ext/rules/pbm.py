@@ -337,10 +337,8 @@ class RuleSet:
                        "data_file": evaluation.data_file if data_file is None else data_file}
         header = dataclasses.replace(
             header, **{key: value for key, value in changes.items() if value is not None})
-        blocks = [rule.to_string(known, unknown, precision)
-                  for rule, (known, unknown) in zip(self.rules, frequencies)]
-        if self.default is not None:
-            blocks.append(self.default.to_string())
+        blocks = [rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
+                  for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])]
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
 
 
@@ -377,15 +375,13 @@ def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
 class _RuleParser:
     """A recursive-descent parser of one rule's tokens."""
 
-    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str, start: int) -> None:
-        self.tokens, self.pos, self.lines, self.file, self.start = tokens, 0, lines, file, start
+    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str) -> None:
+        self.tokens, self.pos, self.lines, self.file = tokens, 0, lines, file  # tokens[0]: the id
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
-        if token is None and self.tokens:
-            token = self.tokens[min(self.pos, len(self.tokens) - 1)]
-        if token is None or self.pos >= len(self.tokens):
+        if self.pos >= len(self.tokens):
             message += " (the rule ends too early)"
-        line = token.line if token is not None else self.start
+        line = (token or self.tokens[min(self.pos, len(self.tokens) - 1)]).line
         return RuleParseError(message, file=self.file, line=line, text=self.lines.get(line, ""))
 
     def peek(self, offset: int = 0) -> Optional[Token]:
@@ -417,8 +413,8 @@ class _RuleParser:
         if number:
             ok = word and _NUMBER.match(token.value)
         else:
-            ok = (word and token.value not in _KEYWORDS) or (
-                token is not None and token.kind == "quoted")
+            keyword = word and token.value in _KEYWORDS
+            ok = token is not None and (token.kind == "quoted" or (word and not keyword))
         if not ok:
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
@@ -573,7 +569,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file, chunk[0][0]).rule()
+    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule()
              for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
