@@ -34,11 +34,6 @@ PROPORTION_MEASURES = {"Acc": (("bh",), ("bh", "bhbar")),
                        "Cov": (("bh", "bhbar"), ("n",)),
                        "Sup": (("bh",), ("n",))}
 
-_DASK_HELP = (
-    "evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
-    "cluster of worker processes when no address is given; DATA is read with "
-    "dask.dataframe.read_csv (needs the [distributed] extra)"
-)
 #: The options of ``xplique-ext rules`` besides the modes, the data source and the scale:
 #: (flags, add_argument keywords).
 _RULES_OPTIONS = (
@@ -102,7 +97,10 @@ def register(subparsers) -> None:
     scale.add_argument("--chunksize", type=int, metavar="N", help="read and evaluate DATA N "
                        "examples at a time: a file of any size in bounded memory, in one process "
                        "(same counts as reading it whole)")
-    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help=_DASK_HELP)
+    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help="evaluate on a Dask "
+                       "cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
+                       "cluster of worker processes when no address is given; DATA is read with "
+                       "dask.dataframe.read_csv (needs the [distributed] extra)")
     rules.set_defaults(func=run_rules, mode="unordered")
 
     fire = subparsers.add_parser(

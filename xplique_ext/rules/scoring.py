@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -50,9 +50,6 @@ class RuleSetScore:
     psi: float
     task: str
     n_examples: int
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 _REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where undefined)")]
