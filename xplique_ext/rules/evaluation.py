@@ -28,6 +28,7 @@ Semantics (section 3 and the worked example of section 5 of the report)
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -180,9 +181,8 @@ class RuleEvaluation:
         measures = self.measures(table, zero_division).reset_index(drop=True)
         return pd.concat([pd.DataFrame(rows), measures], axis=1)
 
-    def to_pbm(
-        self, names_file: Optional[str] = None, data_file: Optional[str] = None, precision: int = 3
-    ) -> str:
+    def to_pbm(self, names_file: Optional[str] = None, data_file: Optional[str] = None,
+               precision: int = 3) -> str:
         """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
         return self.rules.to_string(self, names_file=names_file, data_file=data_file,
                                     precision=precision)
@@ -251,23 +251,13 @@ def _labelled(data: Dataset, labels: Any = None):
     return data, y, 0 if keep is None else known.size - keep.size
 
 
-def _label_values(y: Any) -> np.ndarray:
-    """The labels as an array (a categorical's decoded)."""
-    return np.asarray(y, dtype=object) if isinstance(y, pd.Categorical) else y
-
-
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head (compared as text, or
-    as numbers for numeric labels)."""
+    as numbers for numeric labels; a categorical compares its codes)."""
     masks: Dict[Any, np.ndarray] = {}
-    coded = isinstance(y, pd.Categorical)
-    code_of = {c: i for i, c in enumerate(y.categories)} if coded else {}
     for head in dict.fromkeys(rule.head for rule in compiled):
         text = head if isinstance(head, str) else label_text(head)
-        if coded:
-            code = code_of.get(text)
-            masks[head] = np.zeros(len(y), bool) if code is None else y.codes == code
-        elif y.dtype.kind in "fiub":
+        if y.dtype.kind in "fiub":
             try:
                 masks[head] = y == float(head)
             except (TypeError, ValueError):
@@ -280,16 +270,10 @@ def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarra
 # -- evaluation ---------------------------------------------------------------------------
 def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     """The rules' blocks: one (unordered), one per rule (ordered), runs of one head."""
-    if mode != "inter-class":
-        k = range(len(compiled))
-        return [list(k)] if mode == "unordered" else [[i] for i in k]
-    blocks: List[List[int]] = []
-    for k, rule in enumerate(compiled):
-        if blocks and compiled[blocks[-1][-1]].head == rule.head:
-            blocks[-1].append(k)
-        else:
-            blocks.append([k])
-    return blocks
+    k = range(len(compiled))
+    if mode == "inter-class":
+        return [list(block) for _, block in itertools.groupby(k, lambda i: compiled[i].head)]
+    return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
 @validate_params({
@@ -533,8 +517,7 @@ def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) 
 
 def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
     """The predictions of a DataFrame partition (a Dask task), on its index."""
-    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights,
-                           missing=missing)
+    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights, missing=missing)
     return pd.Series(values, index=frame.index, dtype=values.dtype)
 
 
