@@ -21,14 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .commons import uncertainty
-from .commons.params import (
-    NO_VALIDATION,
-    Boolean,
-    InstanceOf,
-    Options,
-    check_param,
-    validate_params,
-)
+from .commons.params import Boolean, InstanceOf, Options, check_param, validate_params
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
@@ -187,7 +180,7 @@ def _check_metric(metric: Any) -> None:
 
 
 @validate_params({
-    "metric": NO_VALIDATION,  # duck-typed: detailed_evaluate and higher_is_better, below
+    "metric": "no_validation",  # duck-typed: detailed_evaluate and higher_is_better, below
     "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
     **_COMMON,
 })
@@ -405,8 +398,7 @@ def _pair_rows(arrays, interval, test, name, options):
         row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, d if d.size else np.full(1, np.nan),
                    interval, name=f"{name} of {key_a} - {key_b}", **options)
         statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
-        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic,
-                   p_value=p_value)
+        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic, p_value=p_value)
         rows.append(row)
     return rows
 

@@ -365,9 +365,8 @@ def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
     return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan)), message
 
 
-def _number_rules(
-    attribute: Attribute, values: np.ndarray, missing: np.ndarray
-) -> Tuple[Optional[np.ndarray], str]:
+def _number_rules(attribute: Attribute, values: np.ndarray,
+                  missing: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
     """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
     changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
     the values that break the first broken rule and its message, or ``(None, "")``."""

@@ -137,10 +137,8 @@ class Names:
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
         "class_name": [STRING, None], "file": [STRING, None],
     })
-    def __init__(
-        self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
-        file: Optional[str] = None,
-    ) -> None:
+    def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
+                 file: Optional[str] = None) -> None:
         self.attributes: Tuple[Attribute, ...] = tuple(attributes)
         self.class_name = class_name
         self.file = file
