@@ -356,7 +356,8 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
-            parts, names, file = dask_counts(rules, data, mode, names, _frame_counts)
+            parts, names, file = dask_counts(rules, data, mode, _names_required(names),
+                                             _frame_counts)
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
@@ -479,13 +480,15 @@ def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(
             f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}")
+    return Dataset.from_frame(chunk, _names_required(names))
+
+
+def _names_required(names: Optional[Names]) -> Names:
     if names is None:
-        raise ValueError(
-            "`names` is required to evaluate rules on pandas DataFrame chunks or Dask "
-            "partitions (read it with read_names, or build it with Names.infer on a "
-            "sample): the domains must be the same in every chunk"
-        )
-    return Dataset.from_frame(chunk, names)
+        raise ValueError("`names` is required with a Dask DataFrame or pandas DataFrame chunks "
+                         "(read it with read_names, or build it with Names.infer on a sample): "
+                         "the domains must be the same in every chunk or partition")
+    return names
 
 
 def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[Names]):
@@ -595,7 +598,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
 
-            return dask_predictions(_frame_predictions, data, rules, names, mode, weights, missing)
+            return dask_predictions(_frame_predictions, data, rules, _names_required(names), mode,
+                                    weights, missing)
         return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
                               missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
