@@ -428,9 +428,7 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     c45_values = None
     if len(head) == 1 and _is_identifier(head[0]):
         class_name = None if (head[0].kind == "word" and head[0].value == "null") else head[0].value
-    elif len(head) >= 3 and all(_is_identifier(t) for t in head[::2]) and all(
-        t.value == "," for t in head[1::2]
-    ):
+    elif len(head) >= 2 and _is(head[1], ","):  # C4.5: the class values
         c45_values, class_name = _parse_list(head, file, head), "class"
     else:
         raise _error("the first statement must name the class attribute ('name.' or 'null.')",
