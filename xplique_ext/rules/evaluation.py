@@ -233,7 +233,8 @@ def _labelled(data: Dataset, labels: Any = None):
     out."""
     if labels is None:
         if not data.has_labels:
-            raise ValueError("`data` has no class column: pass `labels`")
+            raise ValueError("`data` (or a chunk or partition of it) has no class column: pass "
+                             "`labels` with a Dataset, or give chunks and partitions a class column")
         column = data.column(data.names.class_name)
         known, y = column.valid, column.values
     else:
@@ -499,8 +500,6 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
         if compiled is None:
             names, file = data.names, data.file
             compiled, _ = compile_rules(rules, names)
-        if not data.has_labels:
-            raise ValueError("a chunk of `data` has no class column")
         parts.append(_partition_counts(compiled, data, mode))
         del data, chunk
     if compiled is None:
@@ -512,10 +511,7 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
 
 def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) -> dict:
     """The counts of a DataFrame partition (a Dask task), encoded against ``names``."""
-    data = _as_dataset(frame, names)
-    if not data.has_labels:
-        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
-    return _partition_counts(compile_rules(rules, names)[0], data, mode)
+    return _partition_counts(compile_rules(rules, names)[0], _as_dataset(frame, names), mode)
 
 
 def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
