@@ -727,9 +727,8 @@ class RuleMetrics(BaseMetric):
         undefined = np.isnan(values)
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
-            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
             warn(f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
-                 f"({shown}): a denominator of the measure is 0 in their known contingency "
+                 f"{_shown(ids, 5)}: a denominator of the measure is 0 in their known contingency "
                  "table", UndefinedScoreWarning)
         return values
 
