@@ -89,7 +89,6 @@ class ScoreSummary:
 
 def is_binary(values: np.ndarray) -> bool:
     """Whether every value is exactly 0 or 1 (a proportion's per-input outcomes)."""
-    values = np.asarray(values)
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 

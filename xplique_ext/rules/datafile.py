@@ -431,7 +431,7 @@ def _format_value(kind: str, value: Any, number: bool) -> str:
     if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    text = model._number_text(float(value)) if number else str(value)
+    text = model.label_text(float(value)) if number else str(value)
     special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
     if special or any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'

@@ -39,7 +39,7 @@ from ..commons.metric import BaseMetric
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset
+from .dataset import Dataset, label_text
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -218,13 +218,6 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
 def _shown(classes: Sequence[str], most: int = 10) -> str:
     shown = ", ".join(repr(c) for c in classes[:most])
     return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
-
-
-def label_text(value: Any) -> str:
-    """A label as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(int(value)) if isinstance(value, np.integer) else str(value)
 
 
 def _labelled(data: Dataset, labels: Any = None):

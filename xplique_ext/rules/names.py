@@ -230,8 +230,7 @@ class Names:
             elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
                 attributes.append(Attribute(name, "integer" if dtype.kind in "iu" else "real"))
             else:
-                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str)
-                values = values.str.strip()
+                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str).str.strip()
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
