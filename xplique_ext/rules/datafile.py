@@ -413,8 +413,7 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
             texts[column.unknown] = UNKNOWN
             texts[column.not_applicable] = NOT_APPLICABLE
             columns.append(texts)
-    lines = [",".join(column[k] for column in columns) for k in range(dataset.n_examples)]
-    text = "\n".join(lines) + ("\n" if lines else "")
+    text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)

@@ -602,12 +602,12 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     heads = [r.head for r in compiled] + ([] if default is None else [default])
     attribute = data.names.class_attribute
     numeric = attribute is not None and attribute.is_numeric and bool(heads)
+    fill = missing if default is None else default
     if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
-        fill = np.nan if missing is None else float(missing)
-        out = np.full(len(data), fill if default is None else float(default), dtype=np.float64)
+        out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
     else:
         numeric, out = False, np.empty(len(data), dtype=object)
-        out.fill(missing if default is None else default)
+        out.fill(fill)
     if mode == "unordered":
         return _vote(compiled, masks, weights, out, numeric)
     return _first(compiled, masks, out)
