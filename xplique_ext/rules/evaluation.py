@@ -355,9 +355,7 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
-    if names is not None and names != data.names:
-        raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
-    compiled, _ = compile_rules(rules, data.names)
+    compiled, _ = compile_rules(rules, _as_dataset(data, names).names)
     part = _partition_counts(compiled, data, mode, labels)
     return _summed(rules, mode, [part], n_classes, data.names, data.file, data.has_labels)
 
@@ -468,8 +466,8 @@ def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
         if names is not None and chunk.names != names:
-            raise ValueError("every chunk must have the same declarations (`names`), got "
-                             f"{chunk.names!r} after {names!r}")
+            raise ValueError("`data` (every chunk of it) must have the same declarations as "
+                             f"`names` (or the first chunk), got {chunk.names!r} for {names!r}")
         return chunk
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(
