@@ -186,7 +186,7 @@ def test_ground_truth_instances_are_quiet_and_each_uses_its_model(data, tf_messa
     x, y, phi, _ = data
     models = [tiny_cnn(SHAPE, seed=10 + s) for s in range(6)]
     truth = (np.abs(phi) > 1).astype(np.float64)
-    kw = dict(ground_truth=truth, progress=False, min_accuracy=0.0)
+    kw = dict(ground_truth=truth, min_accuracy=0.0)
     accuracies = [GroundTruthSaliency(m, x, y, activation=a, **kw).model_accuracy
                   for m, a in zip(models, [None, "softmax"] * 3)]
     no_retracing(tf_messages)

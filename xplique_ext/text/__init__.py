@@ -12,7 +12,6 @@ and keras-hub transformers (see :mod:`.hub`). The metric itself is
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
-from .distillation import distillation_pi, rule_conjuncts, rule_teacher
 from .embeddings import load_word_vectors, set_embedding
 from .explainers import (
     IntegratedGradientsTokenExplainer,
@@ -43,54 +42,27 @@ from .rules import DEFAULT_RULES, RuleTable, resolve_rules
 from .tokens import find_keyword, normalize_token, whitespace_tokens
 
 __all__ = [
-    "BagOfWordsModel",
-    "DEFAULT_RULES",
-    "HighlightedText",
-    "IntegratedGradientsTokenExplainer",
-    "Lexicon",
-    "LimeTokenExplainer",
-    "LocalLipschitzEstimate",
-    "RuleDistillation",
-    "RuleTable",
-    "ShapTokenExplainer",
-    "TextClassifier",
-    "TextLocalLipschitzEstimate",
-    "TokenAttributionExplainer",
-    "adapt_text_model",
-    "build_cnn_classifier",
-    "build_hub_classifier",
-    "build_lstm_classifier",
-    "distillation_pi",
-    "find_keyword",
-    "generate_sentences",
-    "highlight_html",
-    "load_hub_backbone",
-    "load_lexicon",
-    "load_sentiment_dataset",
-    "load_word_vectors",
-    "make_vectorizer",
-    "normalize_token",
-    "percy_examples_html",
-    "percy_pearson_agreement",
-    "percy_rank_agreement",
-    "plot_agreement",
-    "plot_highlight",
-    "plot_lipschitz",
-    "plot_percy_scores",
-    "resolve_rules",
-    "rule_conjuncts",
-    "rule_teacher",
-    "set_embedding",
-    "train_classifier",
-    "whitespace_tokens",
+    "BagOfWordsModel", "DEFAULT_RULES", "HighlightedText", "IntegratedGradientsTokenExplainer",
+    "Lexicon", "LimeTokenExplainer", "LocalLipschitzEstimate", "RuleDistillation", "RuleTable",
+    "ShapTokenExplainer", "TextClassifier", "TextLocalLipschitzEstimate",
+    "TokenAttributionExplainer", "adapt_text_model", "build_cnn_classifier",
+    "build_hub_classifier", "build_lstm_classifier", "distillation_pi", "find_keyword",
+    "generate_sentences", "highlight_html", "load_hub_backbone", "load_lexicon",
+    "load_sentiment_dataset", "load_word_vectors", "make_vectorizer", "normalize_token",
+    "percy_examples_html", "percy_pearson_agreement", "percy_rank_agreement", "plot_agreement",
+    "plot_highlight", "plot_lipschitz", "plot_percy_scores", "resolve_rules", "rule_conjuncts",
+    "rule_teacher", "set_embedding", "train_classifier", "whitespace_tokens"
 ]
 
 
+#: names of :mod:`.distillation`, which subclasses keras.Model: resolved on first use, so
+#: that ``import xplique_ext.text`` loads no TensorFlow
+_DISTILLATION = ("RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher")
+
+
 def __getattr__(name: str):
-    # RuleDistillation subclasses keras.Model: resolved on first use, so that
-    # ``import xplique_ext.text`` loads no TensorFlow.
-    if name == "RuleDistillation":
+    if name in _DISTILLATION:
         from . import distillation
 
-        return distillation.RuleDistillation
+        return getattr(distillation, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,28 +28,20 @@ __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
 #: lifeless mess").
 CLAUSE_STYLES = ("mixed", "sentiment")
 
-_MIXED = (
-    "the {noun} was {adj}",
-    "the {noun} was {int} {adj}",
-    "the {noun} is {adj}",
-    "{adj} {noun}",
-    "i {verb} the {noun}",
-    "the {noun} felt {int} {adj}",
-    "it was a {snoun}",
-    "the {noun} and the {noun2} were {adj}",
-    "the {noun} was {adj} and {adj2}",
-    "the {noun} was {adv} done",
-    "we found the {noun} {adj}",
-    "this {noun} is a {snoun}",
-)
-_SENTIMENT = (
-    "{adj} {adj2}",
-    "{adj} {adj2} {adj3}",
-    "{adv} {adj}",
-    "{adj} {snoun}",
-    "{adv} {adj} {snoun}",
-    "{adj} {adj2} {snoun}",
-)
+_TEMPLATES = {
+    "mixed": (
+        "the {noun} was {adj}", "the {noun} was {int} {adj}", "the {noun} is {adj}",
+        "{adj} {noun}", "i {verb} the {noun}", "the {noun} felt {int} {adj}", "it was a {snoun}",
+        "the {noun} and the {noun2} were {adj}", "the {noun} was {adj} and {adj2}",
+        "the {noun} was {adv} done", "we found the {noun} {adj}", "this {noun} is a {snoun}",
+    ),
+    "sentiment": (
+        "{adj} {adj2}", "{adj} {adj2} {adj3}", "{adv} {adj}", "{adj} {snoun}",
+        "{adv} {adj} {snoun}", "{adj} {adj2} {snoun}",
+    ),
+}
+_COLUMNS = ["sentence", "label", "structured", "keyword", "rule_conjunct", "a_text", "b_text",
+            "a_sentiment", "b_sentiment", "contrastive", "n_tokens"]
 
 
 @dataclass(frozen=True)
@@ -65,18 +57,16 @@ class Lexicon:
 
     def weight(self, word: str) -> float:
         """Signed strength polarity * strength of a word (0 for unknown/neutral words)."""
-        entry = self.entries.get(word)
-        return 0.0 if entry is None else float(entry[1] * entry[2])
+        kind, polarity, strength = self.entries.get(word, ("", 0, 0.0))
+        return float(polarity * strength)
 
     def weights(self) -> Dict[str, float]:
         """Signed strengths of every sentiment word: a ready-made bag-of-words model."""
         return {w: float(p * s) for w, (_, p, s) in self.entries.items() if p != 0}
 
 
-Lexicon.__init__ = validate_params({
-    "entries": [InstanceOf(dict, Mapping, description="a mapping word -> (kind, polarity, "
-                                                      "strength)")],
-})(Lexicon.__init__)
+Lexicon.__init__ = validate_params({"entries": [InstanceOf(
+    dict, Mapping, description="a mapping word -> (kind, polarity, strength)")]})(Lexicon.__init__)
 
 
 @lru_cache(maxsize=1)
@@ -89,88 +79,83 @@ def load_lexicon() -> Lexicon:
     >>> lex.weight("superb") > 0 > lex.weight("dull"), lex.weight("movie")
     (True, 0.0)
     """
-    text = (
-        resources.files("xplique_ext.text")
-        .joinpath("data/sentiment_lexicon.tsv")
-        .read_text(encoding="utf-8")
-    )
+    text = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv").read_text(
+        encoding="utf-8")
     entries = {}
     for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        word, kind, polarity, strength = line.split("\t")
-        entries[word] = (kind, int(polarity), float(strength))
+        if line.strip() and not line.startswith("#"):
+            word, kind, polarity, strength = line.split("\t")
+            entries[word] = (kind, int(polarity), float(strength))
     return Lexicon(entries)
 
 
-class _ClauseMaker:
-    def __init__(self, lexicon: Lexicon, rng: np.random.Generator):
-        self.rng = rng
-        self.pools = {
-            pol: {
-                "adj": lexicon.words("adj", pol),
-                "snoun": lexicon.words("noun", pol),
-                "verb": lexicon.words("verb", pol),
-                "adv": lexicon.words("adv", pol),
-            }
-            for pol in (-1, 1)
-        }
+class _Generator:
+    """Draws clauses and labelled rows from a lexicon with one local generator."""
+
+    def __init__(self, lexicon: Lexicon, rng: np.random.Generator, table: Mapping[str, str]):
+        self.rng, self.table, self.keywords = rng, table, sorted(table)
+        self.pools = {pol: {kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
+                            for kind in ("adj", "snoun", "verb", "adv")} for pol in (-1, 1)}
         self.subjects = lexicon.words("subject", 0)
         self.intensifiers = lexicon.words("intensifier", 0)
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
-        idx = self.rng.choice(len(pool), size=k, replace=False)
-        return [pool[i] for i in idx]
+        return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]
 
     def clause(self, polarity: int, style: str) -> str:
-        templates = _MIXED if style == "mixed" else _SENTIMENT
+        templates = _TEMPLATES[style]
         template = templates[int(self.rng.integers(len(templates)))]
         pool = self.pools[polarity]
-        adjs = self._pick(pool["adj"], 3)
-        nouns = self._pick(self.subjects, 2)
+        adjs, nouns = self._pick(pool["adj"], 3), self._pick(self.subjects, 2)
         return template.format(
-            adj=adjs[0],
-            adj2=adjs[1],
-            adj3=adjs[2],
-            noun=nouns[0],
-            noun2=nouns[1],
-            int=self._pick(self.intensifiers, 1)[0],
-            snoun=self._pick(pool["snoun"], 1)[0],
-            verb=self._pick(pool["verb"], 1)[0],
-            adv=self._pick(pool["adv"], 1)[0],
-        )
+            adj=adjs[0], adj2=adjs[1], adj3=adjs[2], noun=nouns[0], noun2=nouns[1],
+            int=self._pick(self.intensifiers, 1)[0], snoun=self._pick(pool["snoun"], 1)[0],
+            verb=self._pick(pool["verb"], 1)[0], adv=self._pick(pool["adv"], 1)[0])
+
+    def polarity(self) -> int:
+        return 1 if self.rng.random() < 0.5 else -1
+
+    def structured(self, p_contrast, label_by, a_style, b_style, comma) -> Dict[str, Any]:
+        """An ``A keyword B`` row."""
+        kw = self.keywords[int(self.rng.integers(len(self.keywords)))]
+        a_pol = self.polarity()
+        contrastive = bool(self.rng.random() < p_contrast)
+        b_pol = -a_pol if contrastive else a_pol
+        a_text, b_text = self.clause(a_pol, a_style), self.clause(b_pol, b_style)
+        sep = " , " if self.rng.random() < comma else " "
+        conj = self.table[kw]
+        by = {"rule": conj, "anti": "A" if conj == "B" else "B"}.get(label_by, label_by)
+        return dict(sentence=f"{a_text}{sep}{kw} {b_text}",
+                    label=int((a_pol if by == "A" else b_pol) > 0), structured=True, keyword=kw,
+                    rule_conjunct=conj, a_text=a_text, b_text=b_text,
+                    a_sentiment=int(a_pol > 0), b_sentiment=int(b_pol > 0),
+                    contrastive=contrastive)
+
+    def unstructured(self) -> Dict[str, Any]:
+        """One clause, or two of the same sentiment joined by ``and``."""
+        pol = self.polarity()
+        sentence = self.clause(pol, "mixed")
+        if self.rng.random() < 0.5:
+            sentence = f"{sentence} and {self.clause(pol, 'mixed')}"
+        return {**dict.fromkeys(_COLUMNS), "sentence": sentence, "label": int(pol > 0),
+                "structured": False, "contrastive": False}
 
 
 _UNIT = Interval(numbers.Real, 0, 1)
 
 
 @validate_params({
-    "n": [Interval(numbers.Integral, 0, None)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
+    "n": [Interval(numbers.Integral, 0, None)], "seed": [Interval(numbers.Integral, 0, None), None],
     "rules": "no_validation",  # checked by resolve_rules
-    "structured": [_UNIT],
-    "contrastive": [Boolean(), _UNIT],
-    "label_by": [Options(["rule", "anti", "A", "B"])],
-    "a_style": [Options(CLAUSE_STYLES)],
-    "b_style": [Options(CLAUSE_STYLES)],
-    "comma": [_UNIT],
-    "max_tokens": [Interval(numbers.Integral, 7, None)],
-    "lexicon": [InstanceOf(Lexicon), None],
-})
-def generate_sentences(
-    n: int,
-    *,
-    seed: Optional[int] = 0,
-    rules: Any = None,
-    structured: float = 0.75,
-    contrastive: Union[bool, float] = True,
-    label_by: str = "rule",
-    a_style: str = "mixed",
-    b_style: str = "mixed",
-    comma: float = 0.25,
-    max_tokens: int = 24,
-    lexicon: Optional[Lexicon] = None,
-):
+    "structured": [_UNIT], "contrastive": [Boolean(), _UNIT], "comma": [_UNIT],
+    "label_by": [Options(["rule", "anti", "A", "B"])], "a_style": [Options(CLAUSE_STYLES)],
+    "b_style": [Options(CLAUSE_STYLES)], "max_tokens": [Interval(numbers.Integral, 7, None)],
+    "lexicon": [InstanceOf(Lexicon), None]})
+def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
+                       structured: float = 0.75, contrastive: Union[bool, float] = True,
+                       label_by: str = "rule", a_style: str = "mixed", b_style: str = "mixed",
+                       comma: float = 0.25, max_tokens: int = 24,
+                       lexicon: Optional[Lexicon] = None):
     """Generate labelled sentences, with and without an ``A keyword B`` structure.
 
     Parameters
@@ -224,72 +209,16 @@ def generate_sentences(
     """
     import pandas as pd
 
-    p_contrast = float(contrastive)  # True: 1.0, False: 0.0
-    table = resolve_rules(rules)
-    keywords = sorted(table)
-    rng = np.random.default_rng(seed)
-    maker = _ClauseMaker(lexicon or load_lexicon(), rng)
-
+    gen = _Generator(lexicon or load_lexicon(), np.random.default_rng(seed), resolve_rules(rules))
     rows: List[Dict[str, Any]] = []
     for _ in range(n):
-        for _attempt in range(200):
-            if rng.random() < structured:
-                kw = keywords[int(rng.integers(len(keywords)))]
-                a_pol = 1 if rng.random() < 0.5 else -1
-                is_contrast = bool(rng.random() < p_contrast)
-                b_pol = -a_pol if is_contrast else a_pol
-                a_text = maker.clause(a_pol, a_style)
-                b_text = maker.clause(b_pol, b_style)
-                sep = " , " if rng.random() < comma else " "
-                sentence = f"{a_text}{sep}{kw} {b_text}"
-                conj = table[kw]
-                other = "A" if conj == "B" else "B"
-                by = {"rule": conj, "anti": other}.get(label_by, label_by)
-                label = int((a_pol if by == "A" else b_pol) > 0)
-                row = dict(
-                    sentence=sentence,
-                    label=label,
-                    structured=True,
-                    keyword=kw,
-                    rule_conjunct=conj,
-                    a_text=a_text,
-                    b_text=b_text,
-                    a_sentiment=int(a_pol > 0),
-                    b_sentiment=int(b_pol > 0),
-                    contrastive=is_contrast,
-                )
+        for _attempt in range(200):  # redrawn while longer than max_tokens
+            if gen.rng.random() < structured:
+                row = gen.structured(float(contrastive), label_by, a_style, b_style, comma)
             else:
-                pol = 1 if rng.random() < 0.5 else -1
-                sentence = maker.clause(pol, "mixed")
-                if rng.random() < 0.5:
-                    sentence = f"{sentence} and {maker.clause(pol, 'mixed')}"
-                row = dict(
-                    sentence=sentence,
-                    label=int(pol > 0),
-                    structured=False,
-                    keyword=None,
-                    rule_conjunct=None,
-                    a_text=None,
-                    b_text=None,
-                    a_sentiment=None,
-                    b_sentiment=None,
-                    contrastive=False,
-                )
+                row = gen.unstructured()
             row["n_tokens"] = len(row["sentence"].split())
             if row["n_tokens"] <= max_tokens:
                 break
         rows.append(row)
-    columns = [
-        "sentence",
-        "label",
-        "structured",
-        "keyword",
-        "rule_conjunct",
-        "a_text",
-        "b_text",
-        "a_sentiment",
-        "b_sentiment",
-        "contrastive",
-        "n_tokens",
-    ]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=_COLUMNS)

@@ -75,9 +75,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
+import keras
 import numpy as np
+import tensorflow as tf
+from keras import ops
 
 from ..commons.params import (
     NO_VALIDATION,
@@ -86,20 +89,14 @@ from ..commons.params import (
     Interval,
     Options,
     check_param,
+    describe,
     validate_params,
 )
 from .rules import resolve_rules
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
-__all__ = [
-    "HU_C",
-    "HU_ALPHA",
-    "LOGICS",
-    "rule_teacher",
-    "rule_conjuncts",
-    "distillation_pi",
-    "RuleDistillation",  # noqa: F822 (module __getattr__, built on first use)
-]
+__all__ = ["HU_C", "HU_ALPHA", "LOGICS", "rule_teacher", "rule_conjuncts", "distillation_pi",
+           "RuleDistillation"]
 
 #: Hu et al.'s regularisation strength C (``logicnn_sentiment.py``: ``C=6.``).
 HU_C = 6.0
@@ -109,54 +106,18 @@ HU_ALPHA = 0.95
 #: code they ran); 'average' r = (1 + p(y|B)) / 2 (their generic ``FOL.value_single``).
 LOGICS = ("lukasiewicz", "average")
 
+_UNIT = Interval(numbers.Real, 0.0, 1.0)
+_LOGIC = Options(LOGICS)
+_C = [Interval(numbers.Real, 0.0, None)]
+_PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within=_UNIT,
+                            batch_hint=False)]
+
 
 # --------------------------------------------------------------------------- teacher
-def _probabilities(arr: np.ndarray, name: str) -> np.ndarray:
-    """What the declaration leaves to check: K >= 2 classes, values in [0, 1], rows
-    summing to 1 (``arr`` arrives as a finite real array of rank 1 or 2)."""
-    arr = np.asarray(arr, dtype=np.float64)
-    if arr.shape[-1] < 2:
-        raise ValueError(
-            f"`{name}` must hold K >= 2 class probabilities per sentence (for a sigmoid "
-            f"output p, pass [1 - p, p]), got shape {arr.shape}"
-        )
-    if arr.size and (arr.min() < 0 or arr.max() > 1):
-        raise ValueError(
-            f"`{name}` must hold probabilities in [0, 1], got values in "
-            f"[{arr.min():g}, {arr.max():g}]"
-        )
-    sums = arr.sum(axis=-1)
-    bad = np.abs(sums - 1.0) > 1e-5
-    if bad.any():
-        raise ValueError(
-            f"`{name}` rows must sum to 1 (a distribution over the K classes), got a row "
-            f"summing to {sums[bad].ravel()[0]:.6g}"
-        )
-    return arr
-
-
-_PROBABILITIES = [
-    ArrayLike(kind="real", ndim=(1, 2), shapes="(K,) or (N, K)", finite=True, batch_hint=False)
-]
-
-
-@validate_params(
-    {
-        "p": _PROBABILITIES,
-        "p_rule": _PROBABILITIES,
-        "C": [Interval(numbers.Real, 0.0, None)],
-        "has_rule": [ArrayLike(kind="numeric", ndim=(0, 1)), None],
-        "logic": [Options(LOGICS)],
-    }
-)
-def rule_teacher(
-    p: Any,
-    p_rule: Any,
-    C: float = HU_C,
-    *,
-    has_rule: Any = None,
-    logic: str = "lukasiewicz",
-) -> np.ndarray:
+@validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C, "logic": [_LOGIC],
+                  "has_rule": [ArrayLike("numeric", ndim=(0, 1)), None]})
+def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
+                 logic: str = "lukasiewicz") -> np.ndarray:
     """The rule-regularised teacher q of iterative rule knowledge distillation (Eq. 2).
 
     q(y|x) = p(y|x) exp(-C (1 - r(x, y))) / Z(x), with r(x, y) = p_rule(y) (Eq. 3, the
@@ -193,40 +154,42 @@ def rule_teacher(
     >>> rule_teacher([[0.3, 0.7]], [[0.9, 0.1]], C=6, has_rule=[False]).round(3)
     array([[0.3, 0.7]])
     """
-    p_arr = _probabilities(p, "p")
-    pr_arr = _probabilities(p_rule, "p_rule")
-    if p_arr.shape != pr_arr.shape:
-        raise ValueError(
-            f"`p` and `p_rule` must have the same shape, got {p_arr.shape} and {pr_arr.shape}"
-        )
-    C = float(C)
-    single = p_arr.ndim == 1
-    p2, pr2 = np.atleast_2d(p_arr), np.atleast_2d(pr_arr)
-    n = p2.shape[0]
-    if has_rule is None:
-        mask = np.ones(n, dtype=bool)
-    else:
-        raw = np.asarray(has_rule)
-        if raw.dtype.kind not in "biu" or (
-            raw.dtype.kind in "iu" and raw.size and not np.isin(raw, (0, 1)).all()
-        ):
-            raise TypeError(
-                f"`has_rule` must be booleans (or 0/1), got an array of dtype {raw.dtype}"
-                + ("" if raw.dtype.kind not in "iu" else " with values other than 0/1")
-            )
-        mask = raw.astype(bool).reshape(-1) if raw.ndim <= 1 else None
-        if mask is None or mask.shape[0] != n:
-            raise ValueError(
-                f"`has_rule` must have shape ({n},), one flag per sentence, got shape {raw.shape}"
-            )
-    r = pr2 if logic == "lukasiewicz" else 0.5 * (1.0 + pr2)
-    with np.errstate(divide="ignore"):
-        logits = np.log(p2) - C * (1.0 - r) * mask[:, None]
-    logits -= logits.max(axis=1, keepdims=True)
-    q = np.exp(logits)
+    for name, arr in (("p", p), ("p_rule", p_rule)):
+        if arr.shape[-1] < 2:
+            raise ValueError(f"`{name}` must hold K >= 2 class probabilities per sentence (for "
+                             f"a sigmoid output p, pass [1 - p, p]), got shape {arr.shape}")
+        sums = arr.sum(axis=-1).ravel()
+        if (np.abs(sums - 1.0) > 1e-5).any():
+            raise ValueError(f"`{name}` rows must sum to 1 (a distribution over the K classes),"
+                             f" got a row summing to {sums[np.abs(sums - 1) > 1e-5][0]:.6g}")
+    if p.shape != p_rule.shape:
+        raise ValueError(f"`p` and `p_rule` must have the same shape, got {p.shape} and "
+                         f"{p_rule.shape}")
+    p2, r = np.atleast_2d(p).astype(np.float64), np.atleast_2d(p_rule).astype(np.float64)
+    mask = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
+    if mask.dtype.kind == "f" or not np.isin(mask, (0, 1)).all():
+        raise TypeError(f"`has_rule` must be booleans (or 0/1), got {describe(has_rule)}")
+    if mask.shape != (len(p2),):
+        raise ValueError(f"`has_rule` must have shape ({len(p2)},), one flag per sentence, "
+                         f"got shape {has_rule.shape}")
+    keep = mask.astype(bool)
+    with np.errstate(divide="ignore"):  # log 0 = -inf: q = 0 where p = 0
+        logits = np.log(p2) - _penalty(r, keep[:, None], float(C), logic)
+    q = np.exp(logits - logits.max(axis=1, keepdims=True))
     q /= q.sum(axis=1, keepdims=True)
-    q[~mask] = p2[~mask]
-    return q[0] if single else q
+    q[~keep] = p2[~keep]
+    return q[0] if p.ndim == 1 else q
+
+
+def _penalty(p_rule, mask, C, logic):
+    """C (1 - r(x, y)) of Eq. (2), 0 where ``mask`` (N, 1) is 0 (no rule keyword)."""
+    r = p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule)
+    return C * (1.0 - r) * mask
+
+
+def _teacher_ops(p2, pr2, mask, C, logic):
+    """Eq. (2) in keras.ops on (N, K) tensors, mask (N, 1) float (the training step)."""
+    return ops.softmax(ops.log(ops.maximum(p2, 1e-30)) - _penalty(pr2, mask, C, logic), -1)
 
 
 # --------------------------------------------------------------------------- conjuncts
@@ -259,26 +222,17 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     (['great cast', ''], array([ True, False]))
     """
     table = resolve_rules(rules)
-    texts = as_sentences(sentences, "sentences")
-    out, flags = [], np.zeros(len(texts), dtype=bool)
-    for i, s in enumerate(texts):
+    out = []
+    for s in as_sentences(sentences, "sentences"):
         tokens = whitespace_tokens(s)
         k, kw = find_keyword(tokens, table)
-        part: Sequence[str] = ()
-        if k is not None:
-            part = tokens[k + 1 :] if table[kw] == "B" else tokens[:k]
+        part = () if k is None else tokens[k + 1:] if table[kw] == "B" else tokens[:k]
         out.append(" ".join(part))
-        flags[i] = bool(part)
-    return out, flags
+    return out, np.array([bool(c) for c in out], dtype=bool)
 
 
-@validate_params(
-    {
-        "t": [ArrayLike(kind="real", finite=True)],
-        "alpha": [Interval(numbers.Real, 0.0, 1.0)],
-        "pi_max": [Interval(numbers.Real, 0.0, 1.0)],
-    }
-)
+@validate_params({"t": [ArrayLike(kind="real", finite=True)], "alpha": [_UNIT],
+                  "pi_max": [_UNIT]})
 def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any:
     """Hu et al.'s imitation weight pi_t = min(pi_max, 1 - alpha^t) (Eq. 4).
 
@@ -290,372 +244,260 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
     >>> round(distillation_pi(1.0), 4), round(distillation_pi(10.0), 4)
     (0.05, 0.4013)
     """
-    t_arr = np.asarray(t, dtype=np.float64)
-    if not np.isfinite(t_arr).all() or (t_arr < 0).any():
-        raise ValueError(f"`t` must be finite and >= 0 (epochs done), got {t!r}")
-    out = np.minimum(pi_max, 1.0 - alpha**t_arr)
+    if (t < 0).any():
+        raise ValueError(f"`t` must be >= 0 (epochs done), got {t!r}")
+    out = np.minimum(pi_max, 1.0 - alpha ** t.astype(np.float64))
     return float(out) if out.ndim == 0 else out
 
 
 # --------------------------------------------------------------------------- training
-def _teacher_ops(p2, pr2, mask, C, logic):
-    """Eq. (2) in keras.ops on (N, K) tensors, mask (N, 1) float."""
-    from keras import ops
+def _student_inputs(student: Any, tokenizer: Any) -> Tuple[Optional[List[str]], bool]:
+    """(names of a dict input or None, whether the student takes raw strings), checked
+    against its output and against ``tokenizer``."""
+    out_shape = tuple(student.outputs[0].shape)
+    if len(out_shape) != 2 or out_shape[-1] not in (1, 2):
+        raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
+                         f"two-class softmax (N, 2) output, got output shape {out_shape}")
+    spec = student.input
+    if isinstance(spec, dict):  # a keras-hub backbone's token_ids / padding_mask / ...
+        if not callable(tokenizer):
+            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
+                             f"{sorted(spec)}: pass the callable that packs sentences into "
+                             f"that dict (e.g. its keras-hub preprocessor), got "
+                             f"{type(tokenizer).__name__}")
+        return sorted(spec), False
+    if len(student.inputs) != 1:
+        raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
+                         f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
+    raw = "string" in str(student.inputs[0].dtype)
+    if raw != (tokenizer is None):
+        raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
+                         "string), and is needed for a student on token ids (pass the "
+                         "TextVectorization layer or callable that made its inputs), got "
+                         f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
+    return None, raw
 
-    r = pr2 if logic == "lukasiewicz" else 0.5 * (1.0 + pr2)
-    logits = ops.log(ops.maximum(p2, 1e-30)) - C * (1.0 - r) * mask
-    return ops.softmax(logits, axis=-1)
 
+class RuleDistillation(keras.Model):
+    """Train a binary text classifier by iterative rule knowledge distillation.
 
-def _build_class():
-    import keras
-    from keras import ops
+    A ``keras.Model`` that wraps the *student* (any binary Keras text classifier on
+    raw strings (N, 1), on token ids (N, L), or on a dict of token arrays such as a
+    keras-hub backbone's ``token_ids`` / ``padding_mask`` / ``segment_ids``, with a
+    sigmoid (N, 1) or two-class softmax (N, 2) output; e.g.
+    :func:`build_cnn_classifier`, :func:`build_lstm_classifier` or
+    :func:`~xplique_ext.text.hub.build_hub_classifier`) and trains it on Eq. (1): on each
+    batch the teacher q (Eq. 2) is recomputed from the student's current predictions on
+    the sentences (with dropout, as the training forward pass) and on their rule
+    conjuncts (without dropout; gradient stopped), and pi_t follows Eq. (4). The
+    student's weights are trained in place: use the student itself afterwards
+    (explainers, PERCY).
 
-    class _RuleDistillation(keras.Model):
-        """Train a binary text classifier by iterative rule knowledge distillation.
+    ``fit`` takes raw sentences and labels; it builds the conjunct inputs itself
+    (:meth:`prepare`). A ``tf.data.Dataset`` of ``(prepare(...) dict, label)`` batches
+    works too.
 
-        A ``keras.Model`` that wraps the *student* (any binary Keras text classifier on
-        raw strings (N, 1), on token ids (N, L), or on a dict of token arrays such as a
-        keras-hub backbone's ``token_ids`` / ``padding_mask`` / ``segment_ids``, with a
-        sigmoid (N, 1) or two-class softmax (N, 2) output; e.g.
-        :func:`build_cnn_classifier`, :func:`build_lstm_classifier` or
-        :func:`~xplique_ext.text.hub.build_hub_classifier`) and trains it on Eq. (1): on each batch the
-        teacher q (Eq. 2) is recomputed from the student's current predictions on the
-        sentences (with dropout, as the training forward pass) and on their rule
-        conjuncts (without dropout; gradient stopped), and pi_t follows Eq. (4). The
-        student's weights are trained in place: use the student itself afterwards
-        (explainers, PERCY).
+    Parameters
+    ----------
+    student
+        The classifier to train (a ``keras.Model`` with one input, or with a dict
+        input).
+    rules
+        Rule table for the conjuncts (default but/yet -> B, though/while -> A; Hu et
+        al.: ``RuleTable({'but': 'B'})``).
+    C
+        Regularisation strength of the teacher (Hu et al.: 6).
+    alpha, pi_max
+        pi_t = min(pi_max, 1 - alpha^t) (Hu et al.: 0.95, 1).
+    pi
+        None: the schedule; a number in [0, 1]: a constant pi (0 is plain
+        cross-entropy training).
+    tokenizer
+        For a student on token ids: the ``TextVectorization`` layer or callable
+        (list of str -> ids) that made its inputs. For a dict student: the callable
+        that packs a string tensor (N,) into that dict (its keras-hub preprocessor,
+        e.g. ``BertTextClassifierPreprocessor``). None for a student on raw strings.
+    logic
+        'lukasiewicz' or 'average' (see :func:`rule_teacher`).
 
-        ``fit`` takes raw sentences and labels; it builds the conjunct inputs itself
-        (:meth:`prepare`). A ``tf.data.Dataset`` of ``(prepare(...) dict, label)`` batches
-        works too.
+    Examples
+    --------
+    See the module's docstring.
+    """
 
-        Parameters
-        ----------
-        student
-            The classifier to train (a ``keras.Model`` with one input, or with a dict
-            input).
-        rules
-            Rule table for the conjuncts (default but/yet -> B, though/while -> A; Hu et
-            al.: ``RuleTable({'but': 'B'})``).
-        C
-            Regularisation strength of the teacher (Hu et al.: 6).
-        alpha, pi_max
-            pi_t = min(pi_max, 1 - alpha^t) (Hu et al.: 0.95, 1).
-        pi
-            None: the schedule; a number in [0, 1]: a constant pi (0 is plain
-            cross-entropy training).
-        tokenizer
-            For a student on token ids: the ``TextVectorization`` layer or callable
-            (list of str -> ids) that made its inputs. For a dict student: the callable
-            that packs a string tensor (N,) into that dict (its keras-hub preprocessor,
-            e.g. ``BertTextClassifierPreprocessor``). None for a student on raw strings.
-        logic
-            'lukasiewicz' or 'average' (see :func:`rule_teacher`).
+    @validate_params({
+        "student": [InstanceOf(keras.Model)],  # one input or a dict, binary: checked below
+        "tokenizer": NO_VALIDATION,  # checked against the student's input dtype
+        "rules": NO_VALIDATION,  # resolve_rules
+        "C": _C, "alpha": [_UNIT], "pi_max": [_UNIT], "pi": [_UNIT, None],
+        "logic": [_LOGIC], "name": [InstanceOf(str)]})
+    def __init__(self, student: Any, *, rules: Any = None, C: float = HU_C,
+                 alpha: float = HU_ALPHA, pi_max: float = 1.0, pi: Optional[float] = None,
+                 tokenizer: Any = None, logic: str = "lukasiewicz",
+                 name: str = "rule_distillation"):
+        input_names, raw_strings = _student_inputs(student, tokenizer)
+        super().__init__(name=name)
+        self.input_names, self.raw_strings = input_names, raw_strings
+        self.student, self.rules, self.logic = student, resolve_rules(rules), logic
+        self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
+        self.sigmoid = student.outputs[0].shape[-1] == 1
+        self.packer = tokenizer if self.input_names else None
+        self.tokenizer = None if input_names or tokenizer is None else Tokenizer(tokenizer)
+        shape = tuple(student.inputs[0].shape)
+        self._length = shape[1] if self.tokenizer is not None and len(shape) == 2 else None
+        # a variable, not a Python number: a traced train step sees the value fit() sets
+        self._steps_per_epoch = keras.Variable(1.0, dtype="float32", trainable=False,
+                                               name="steps_per_epoch")
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+        self.pi_tracker = keras.metrics.Mean(name="pi")
+        self.acc_tracker = keras.metrics.BinaryAccuracy(name="accuracy")
 
-        Examples
-        --------
-        See the module's docstring.
-        """
+    # ------------------------------------------------------------ inputs
+    def _encode(self, texts: List[str]) -> Any:
+        if self.packer is not None:
+            packed = self.packer(tf.constant(texts, dtype=tf.string, shape=(len(texts),)))
+            if not isinstance(packed, dict) or set(self.input_names) - set(packed):
+                raise ValueError(f"`tokenizer` must pack sentences into the student's inputs "
+                                 f"{self.input_names}, got {describe(packed)}")
+            return {k: np.asarray(packed[k]) for k in self.input_names}
+        if self.raw_strings:
+            return np.asarray(texts, dtype=object).reshape(-1, 1)
+        ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
+        length = self._length or ids.shape[1]
+        out = np.zeros((len(texts), length), dtype=np.int32)
+        out[:, :min(length, ids.shape[1])] = ids[:, :length]
+        return out
 
-        @validate_params(
-            {
-                "student": NO_VALIDATION,  # a keras.Model with one input, binary output
-                "rules": NO_VALIDATION,  # resolve_rules
-                "C": [Interval(numbers.Real, 0.0, None)],
-                "alpha": [Interval(numbers.Real, 0.0, 1.0)],
-                "pi_max": [Interval(numbers.Real, 0.0, 1.0)],
-                "pi": [Interval(numbers.Real, 0.0, 1.0), None],
-                "tokenizer": NO_VALIDATION,  # checked against the student's input dtype
-                "logic": [Options(LOGICS)],
-                "name": [InstanceOf(str)],
-            }
-        )
-        def __init__(
-            self,
-            student: Any,
-            *,
-            rules: Any = None,
-            C: float = HU_C,
-            alpha: float = HU_ALPHA,
-            pi_max: float = 1.0,
-            pi: Optional[float] = None,
-            tokenizer: Any = None,
-            logic: str = "lukasiewicz",
-            name: str = "rule_distillation",
-        ):
-            if not isinstance(student, keras.Model):
-                raise TypeError(f"`student` must be a keras.Model, got {type(student).__name__}")
-            try:
-                spec = student.input
-            except (AttributeError, ValueError, TypeError):
-                spec = None
-            self.input_names = sorted(spec) if isinstance(spec, dict) else None
-            if self.input_names is None and len(student.inputs or []) != 1:
-                raise ValueError(
-                    "`student` must take one input (raw strings (N, 1) or token ids "
-                    f"(N, L)) or a dict of token arrays, got {len(student.inputs or [])} inputs"
-                )
-            out_shape = tuple(student.outputs[0].shape)
-            if len(out_shape) != 2 or out_shape[-1] not in (1, 2):
-                raise ValueError(
-                    "`student` must be a binary classifier with a sigmoid (N, 1) or "
-                    f"two-class softmax (N, 2) output, got output shape {out_shape}"
-                )
-            self.sigmoid = out_shape[-1] == 1
-            if self.input_names is not None:
-                # a dict student (a keras-hub backbone's token_ids / padding_mask / ...):
-                # its preprocessor packs the sentences
-                if tokenizer is None or not callable(tokenizer):
-                    raise ValueError(
-                        "`tokenizer` is needed for a student on a dict of inputs "
-                        f"{self.input_names}: pass the callable that packs sentences into "
-                        "that dict (e.g. its keras-hub preprocessor), got "
-                        f"{type(tokenizer).__name__}"
-                    )
-                super().__init__(name=name)
-                self._setup(student, rules, C, alpha, pi_max, pi, logic)
-                self.raw_strings = False
-                self.tokenizer = None
-                self.packer = tokenizer
-                self._length = None
-                return
-            in_spec = student.inputs[0]
-            self.raw_strings = "string" in str(in_spec.dtype)
-            if self.raw_strings and tokenizer is not None:
-                raise ValueError(
-                    "`tokenizer` must be None for a student on raw strings (its input "
-                    "dtype is string), got a tokenizer"
-                )
-            if not self.raw_strings and tokenizer is None:
-                raise ValueError(
-                    "`tokenizer` is needed for a student on token ids (input dtype "
-                    f"{in_spec.dtype}): pass the TextVectorization layer or callable that "
-                    "made its inputs"
-                )
-            super().__init__(name=name)
-            self._setup(student, rules, C, alpha, pi_max, pi, logic)
-            self.packer = None
-            self.tokenizer = None if tokenizer is None else Tokenizer(tokenizer)
-            shape = tuple(in_spec.shape)
-            self._length = shape[1] if len(shape) == 2 and not self.raw_strings else None
+    def prepare(self, sentences: Any) -> Dict[str, np.ndarray]:
+        """Inputs of :meth:`fit` for ``sentences``: ``{'x': student inputs,
+        'x_rule': student inputs of the rule conjuncts, 'has_rule': (N, 1) float}``."""
+        texts = as_sentences(sentences, "x")
+        conj, flags = rule_conjuncts(texts, self.rules)
+        return {"x": self._encode(texts), "x_rule": self._encode(conj),
+                "has_rule": flags.astype(np.float32).reshape(-1, 1)}
 
-        def _setup(self, student, rules, C, alpha, pi_max, pi, logic):
-            self.student = student
-            self.rules = resolve_rules(rules)
-            self.C, self.alpha, self.pi_max = float(C), float(alpha), float(pi_max)
-            self.pi = None if pi is None else float(pi)
-            self.logic = logic
-            # a variable, not a Python number: a traced train step must see the value
-            # each fit() sets
-            self._steps_per_epoch = keras.Variable(
-                1.0, dtype="float32", trainable=False, name="steps_per_epoch"
-            )
-            self.loss_tracker = keras.metrics.Mean(name="loss")
-            self.pi_tracker = keras.metrics.Mean(name="pi")
-            self.acc_tracker = keras.metrics.BinaryAccuracy(name="accuracy")
+    def _tensors(self, x, y, x_name="x", y_name="y"):
+        """(prepare()'s dict as tensors, labels (N, 1) float32) from sentences or a
+        prepare() dict and binary labels, checked."""
+        if not isinstance(x, dict):
+            x = self.prepare(x)
+        elif {"x", "x_rule", "has_rule"} - set(x):
+            raise ValueError(f"`{x_name}` as a dict must hold the keys of prepare(): missing "
+                             f"{sorted({'x', 'x_rule', 'has_rule'} - set(x))}")
+        n = len(x["has_rule"])
+        y = check_param(y, y_name, [ArrayLike("numeric", ndim=(1, 2), batch_hint=False)])
+        if y.size != n or not np.isin(y, (0, 1)).all():
+            raise ValueError(f"`{y_name}` must hold {n} binary labels 0/1 (one per sentence), "
+                             f"got {describe(y)}")
+        # tensors: Keras' array adapter rejects NumPy object arrays of strings
+        x = tf.nest.map_structure(lambda v: tf.convert_to_tensor(np.asarray(v)), x)
+        return x, y.astype(np.float32).reshape(-1, 1)
 
-        # ------------------------------------------------------------ inputs
-        def _encode(self, texts: List[str]) -> Any:
-            if self.packer is not None:
-                import tensorflow as tf
+    def evaluate(self, x=None, y=None, **kwargs):
+        """Keras ``evaluate`` (cross-entropy to the labels and accuracy) on raw
+        sentences or :meth:`prepare`'s dict, or a ``tf.data.Dataset``."""
+        if not isinstance(x, tf.data.Dataset):
+            x, y = self._tensors(x, y)
+        return super().evaluate(x, y, **kwargs)
 
-                packed = self.packer(tf.constant(texts, dtype=tf.string, shape=(len(texts),)))
-                if not isinstance(packed, dict) or set(self.input_names) - set(packed):
-                    got = sorted(packed) if isinstance(packed, dict) else type(packed).__name__
-                    raise ValueError(
-                        f"`tokenizer` must pack sentences into the student's inputs "
-                        f"{self.input_names}, got {got}"
-                    )
-                return {k: np.asarray(packed[k]) for k in self.input_names}
-            if self.raw_strings:
-                return np.asarray(texts, dtype=object).reshape(-1, 1)
-            ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
-            length = self._length or ids.shape[1]
-            out = np.zeros((len(texts), length), dtype=np.int32)
-            width = min(length, ids.shape[1])
-            out[:, :width] = ids[:, :width]
-            return out
-
-        def prepare(self, sentences: Any) -> Dict[str, np.ndarray]:
-            """Inputs of :meth:`fit` for ``sentences``: ``{'x': student inputs,
-            'x_rule': student inputs of the rule conjuncts, 'has_rule': (N, 1) float}``."""
-            texts = as_sentences(sentences, "x")
-            conj, flags = rule_conjuncts(texts, self.rules)
-            return {
-                "x": self._encode(texts),
-                "x_rule": self._encode(conj),
-                "has_rule": flags.astype(np.float32).reshape(-1, 1),
-            }
-
-        def _tensors(self, x, y, x_name, y_name):
-            """(prepare()'s dict as tensors, labels (N, 1) float32) from sentences or a
-            prepare() dict and binary labels, checked."""
-            import tensorflow as tf
-
-            if not isinstance(x, dict):
-                x = self.prepare(x)
-            else:
-                missing = {"x", "x_rule", "has_rule"} - set(x)
-                if missing:
-                    raise ValueError(
-                        f"`{x_name}` as a dict must hold the keys of prepare(): missing "
-                        f"{sorted(missing)}"
-                    )
-            n = len(x["has_rule"])
-            if y is None:
-                raise ValueError(f"`{y_name}` must hold the N binary labels, got None")
-            y_arr = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-            if y_arr.dtype.kind not in "biuf":
-                raise TypeError(f"`{y_name}` must hold binary labels 0/1, got dtype {y_arr.dtype}")
-            y_arr = y_arr.astype(np.float32).reshape(-1, 1)
-            if y_arr.shape[0] != n:
-                raise ValueError(
-                    f"`{y_name}` must hold {n} labels (one per sentence), got {y_arr.shape[0]}"
-                )
-            if not np.isin(y_arr, (0.0, 1.0)).all():
-                raise ValueError(f"`{y_name}` must hold binary labels 0/1, got other values")
-            # tensors: Keras' array adapter rejects NumPy object arrays of strings
-            return tf.nest.map_structure(lambda v: tf.convert_to_tensor(np.asarray(v)), x), y_arr
-
-        def evaluate(self, x=None, y=None, **kwargs):
-            """Keras ``evaluate`` (cross-entropy to the labels and accuracy) on raw
-            sentences or :meth:`prepare`'s dict, or a ``tf.data.Dataset``."""
-            import tensorflow as tf
-
-            if not isinstance(x, tf.data.Dataset):
-                x, y = self._tensors(x, y, "x", "y")
-            return super().evaluate(x, y, **kwargs)
-
-        def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
-            """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a
-            ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
-            import tensorflow as tf
-
-            for unsupported in ("sample_weight", "class_weight"):
-                if kwargs.get(unsupported) is not None:
-                    raise ValueError(
-                        f"`{unsupported}` is not supported by RuleDistillation.fit (Hu et "
-                        f"al.'s objective weighs every sentence alike), got {unsupported}="
-                        f"{type(kwargs[unsupported]).__name__}"
-                    )
-            batch_size = check_param(batch_size, "batch_size",
-                                     [Interval(numbers.Integral, 1, None), None])
-            if isinstance(x, tf.data.Dataset):
-                spec = x.element_spec
-                features = spec[0] if isinstance(spec, tuple) else spec
-                if not (isinstance(features, dict) and {"x", "x_rule"} <= set(features)):
-                    raise TypeError(
-                        "`x` must be a tf.data.Dataset of (dict, label) batches, the dict "
-                        "from RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), "
-                        f"got elements {spec}"
-                    )
-                n_steps = int(x.cardinality())
-                if n_steps == 0:
-                    raise ValueError("`x` must hold at least one batch, got an empty "
-                                     "tf.data.Dataset")
-                if n_steps < 0:
-                    raise ValueError(
-                        "`x` must be a tf.data.Dataset of known, finite length (the pi "
-                        "schedule counts epochs in batches), got cardinality "
-                        f"{n_steps}"
-                    )
-                self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or n_steps))
-                kwargs.setdefault("shuffle", False)  # a dataset is shuffled by its pipeline
-                return super().fit(x, y, epochs=epochs, **kwargs)
-            x, y_arr = self._tensors(x, y, "x", "y")
-            n = int(y_arr.shape[0])
-            if n == 0:
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
+        """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a
+        ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
+        for unsupported in ("sample_weight", "class_weight"):
+            if kwargs.get(unsupported) is not None:
+                raise ValueError(f"`{unsupported}` is not supported by RuleDistillation.fit "
+                                 "(Hu et al.'s objective weighs every sentence alike), got "
+                                 f"{describe(kwargs[unsupported])}")
+        batch_size = check_param(batch_size, "batch_size",
+                                 [Interval(numbers.Integral, 1, None), None]) or 32
+        if isinstance(x, tf.data.Dataset):
+            steps = _dataset_steps(x)
+            kwargs.setdefault("shuffle", False)  # a dataset is shuffled by its pipeline
+        else:
+            x, y = self._tensors(x, y)
+            if len(y) == 0:
                 raise ValueError("`x` must hold at least one sentence, got 0")
+            steps, kwargs["batch_size"] = math.ceil(len(y) / batch_size), batch_size
             val = kwargs.get("validation_data")
             if isinstance(val, (tuple, list)) and len(val) == 2:
-                kwargs["validation_data"] = self._tensors(
-                    val[0], val[1], "validation_data[0]", "validation_data[1]"
-                )
-            bs = 32 if batch_size is None else int(batch_size)
-            self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or math.ceil(n / bs)))
-            return super().fit(x, y_arr, batch_size=bs, epochs=epochs, **kwargs)
+                kwargs["validation_data"] = self._tensors(*val, "validation_data[0]",
+                                                          "validation_data[1]")
+        self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or steps))
+        return super().fit(x, y, epochs=epochs, **kwargs)
 
-        # ------------------------------------------------------------ model
-        def call(self, inputs, training=None):
-            x = inputs["x"] if isinstance(inputs, dict) else inputs
-            return self.student(x, training=training)
+    # ------------------------------------------------------------ model
+    def call(self, inputs, training=None):
+        return self.student(inputs["x"] if isinstance(inputs, dict) else inputs,
+                            training=training)
 
-        def _two_class(self, p):
-            return ops.concatenate([1.0 - p, p], axis=-1) if self.sigmoid else p
+    def _two_class(self, p):
+        return ops.concatenate([1.0 - p, p], axis=-1) if self.sigmoid else p
 
-        def _data_loss(self, y, p):
-            if self.sigmoid:
-                return ops.mean(keras.losses.binary_crossentropy(y, p))
-            return ops.mean(keras.losses.sparse_categorical_crossentropy(y, p))
+    def _cross_entropy(self, target, p):
+        """Mean cross-entropy from the student's output p to a two-class target (N, 2)."""
+        if self.sigmoid:
+            return ops.mean(keras.losses.binary_crossentropy(target[:, 1:], p))
+        return ops.mean(keras.losses.categorical_crossentropy(target, p))
 
-        def _rule_loss(self, q, p):
-            if self.sigmoid:
-                return ops.mean(keras.losses.binary_crossentropy(q[:, 1:2], p))
-            return ops.mean(keras.losses.categorical_crossentropy(q, p))
+    def current_pi(self):
+        """pi of the coming step (Eq. 4 with t = (step + 1) / steps per epoch)."""
+        if self.pi is not None:
+            return ops.convert_to_tensor(self.pi, dtype="float32")
+        t = ops.cast(self.optimizer.iterations + 1, "float32") / self._steps_per_epoch
+        return ops.minimum(self.pi_max, 1.0 - ops.power(self.alpha, t))
 
-        def current_pi(self):
-            """pi of the coming step (Eq. 4 with t = (step + 1) / steps per epoch)."""
-            if self.pi is not None:
-                return ops.convert_to_tensor(self.pi, dtype="float32")
-            t = ops.cast(self.optimizer.iterations + 1, "float32") / self._steps_per_epoch
-            return ops.minimum(self.pi_max, 1.0 - ops.power(self.alpha, t))
+    def train_step(self, data):
+        x, y = data[0], _one_hot(data[1])
+        pi = self.current_pi()
+        p_rule = ops.stop_gradient(self.student(x["x_rule"], training=False))
+        with tf.GradientTape() as tape:
+            p = self.student(x["x"], training=True)
+            q = ops.stop_gradient(_teacher_ops(
+                self._two_class(p), self._two_class(p_rule), ops.cast(x["has_rule"], p.dtype),
+                self.C, self.logic))
+            loss = (1.0 - pi) * self._cross_entropy(y, p) + pi * self._cross_entropy(q, p)
+            if self.student.losses:
+                loss = loss + ops.sum(self.student.losses)
+        # variables the output does not depend on (a keras-hub backbone's pooler under a
+        # head on its sequence output) get no gradient: left as they are
+        pairs = [(g, v) for g, v in zip(tape.gradient(loss, self.student.trainable_variables),
+                                        self.student.trainable_variables) if g is not None]
+        if pairs:
+            self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
+        self.pi_tracker.update_state(pi)
+        return self._track(loss, y, p, self.metrics)
 
-        def train_step(self, data):
-            import tensorflow as tf
+    def test_step(self, data):
+        x, y = data[0], _one_hot(data[1])
+        p = self.student(x["x"] if isinstance(x, dict) else x, training=False)
+        return self._track(self._cross_entropy(y, p), y, p, (self.loss_tracker, self.acc_tracker))
 
-            x, y = data[0], data[1]
-            y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
-            pi = self.current_pi()
-            p_rule = ops.stop_gradient(self.student(x["x_rule"], training=False))
-            with tf.GradientTape() as tape:
-                p = self.student(x["x"], training=True)
-                q = ops.stop_gradient(
-                    _teacher_ops(
-                        self._two_class(p),
-                        self._two_class(p_rule),
-                        ops.cast(x["has_rule"], p.dtype),
-                        self.C,
-                        self.logic,
-                    )
-                )
-                loss = (1.0 - pi) * self._data_loss(y, p) + pi * self._rule_loss(q, p)
-                if self.student.losses:
-                    loss = loss + ops.sum(self.student.losses)
-            variables = self.student.trainable_variables
-            grads = tape.gradient(loss, variables)
-            # variables the output does not depend on (a keras-hub backbone's pooler
-            # under a head on its sequence output) get no gradient: left as they are
-            pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
-            if pairs:
-                self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
-            self.loss_tracker.update_state(loss)
-            self.pi_tracker.update_state(pi)
-            self.acc_tracker.update_state(y, p if self.sigmoid else p[:, 1:2])
-            return {m.name: m.result() for m in self.metrics}
+    def _track(self, loss, y, p, metrics):
+        self.loss_tracker.update_state(loss)
+        self.acc_tracker.update_state(y[:, 1:], p if self.sigmoid else p[:, 1:2])
+        return {m.name: m.result() for m in metrics}
 
-        def test_step(self, data):
-            x, y = data[0], data[1]
-            y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
-            p = self.student(x["x"] if isinstance(x, dict) else x, training=False)
-            self.loss_tracker.update_state(self._data_loss(y, p))
-            self.acc_tracker.update_state(y, p if self.sigmoid else p[:, 1:2])
-            return {m.name: m.result() for m in (self.loss_tracker, self.acc_tracker)}
-
-        @property
-        def metrics(self):
-            return [self.loss_tracker, self.pi_tracker, self.acc_tracker]
-
-    _RuleDistillation.__name__ = _RuleDistillation.__qualname__ = "RuleDistillation"
-    _RuleDistillation.__module__ = __name__
-    return _RuleDistillation
+    @property
+    def metrics(self):
+        return [self.loss_tracker, self.pi_tracker, self.acc_tracker]
 
 
-def __getattr__(name: str):
-    # RuleDistillation subclasses keras.Model: built on first access, so that importing
-    # xplique_ext.text stays free of TensorFlow.
-    if name == "RuleDistillation":
-        cls = _build_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _one_hot(y):
+    """Binary labels as two-class distributions (N, 2)."""
+    y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
+    return ops.concatenate([1.0 - y, y], axis=-1)
+
+
+def _dataset_steps(x: Any) -> int:
+    """Batches per epoch of a tf.data.Dataset of (prepare() dict, label) batches."""
+    spec = x.element_spec
+    features = spec[0] if isinstance(spec, tuple) else spec
+    if not (isinstance(features, dict) and {"x", "x_rule"} <= set(features)):
+        raise TypeError("`x` must be a tf.data.Dataset of (dict, label) batches, the dict from "
+                        "RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), got "
+                        f"elements {spec}")
+    steps = int(x.cardinality())
+    if steps <= 0:  # empty (0), infinite (-1) or unknown (-2)
+        raise ValueError("`x` must hold at least one batch and be of known, finite length (the "
+                         f"pi schedule counts epochs in batches), got cardinality {steps}")
+    return steps

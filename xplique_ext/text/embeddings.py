@@ -21,7 +21,6 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from ..commons.params import (
-    NO_VALIDATION,
     ArrayLike,
     Boolean,
     InstanceOf,
@@ -35,21 +34,12 @@ from ..commons.warnings import XpliqueExtWarning, warn
 __all__ = ["load_word_vectors", "set_embedding"]
 
 
-@validate_params(
-    {
-        "path": NO_VALIDATION,  # a file: FileNotFoundError names it
-        "vocabulary": [Strings(what="tokens")],
-        "seed": [Interval(numbers.Integral, 0, None), None],
-        "oov_scale": [Interval(numbers.Real, 0.0, None)],
-    }
-)
-def load_word_vectors(
-    path: Any,
-    vocabulary: Sequence[str],
-    *,
-    seed: int = 0,
-    oov_scale: float = 0.25,
-) -> Tuple[np.ndarray, int]:
+@validate_params({"path": "no_validation",  # a file: FileNotFoundError names it
+                  "vocabulary": [Strings(what="tokens")],
+                  "seed": [Interval(numbers.Integral, 0, None), None],
+                  "oov_scale": [Interval(numbers.Real, 0.0, None)]})
+def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
+                      oov_scale: float = 0.25) -> Tuple[np.ndarray, int]:
     """Embedding matrix (V, D) of ``vocabulary`` from a word2vec / GloVe text file.
 
     Parameters
@@ -81,86 +71,67 @@ def load_word_vectors(
     >>> m.shape, found, m[2].tolist(), m[0].tolist()
     ((4, 3), 1, [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     """
-    oov_scale = float(oov_scale)
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"`path`: no word-vector file at {str(p)!r}")
-    vocab = vocabulary  # a non-empty list of distinct str (@validate_params)
-    index = {w: i for i, w in enumerate(vocab)}
-    vectors = {}
-    dim = None
-    with p.open(encoding="utf-8") as fh:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"`path`: no word-vector file at {str(path)!r}")
+    index = {w: i for i, w in enumerate(vocabulary)}  # distinct str (@validate_params)
+    vectors, dim = {}, None
+    with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
-            parts = line.rstrip("\n").rstrip().split(" ")
+            parts = line.rstrip().split(" ")
             if lineno == 1 and len(parts) == 2 and all(x.isdigit() for x in parts):
                 dim = int(parts[1])  # word2vec header
-                continue
-            if len(parts) < 2:
-                continue
-            if dim is None:
-                dim = len(parts) - 1
-            if len(parts) - 1 != dim:
-                raise ValueError(
-                    f"`path` line {lineno}: expected a word and {dim} numbers, got "
-                    f"{len(parts) - 1} numbers"
-                )
-            word = parts[0]
-            if word in index and word not in vectors:
-                try:
-                    vectors[word] = np.array(parts[1:], dtype=np.float32)
-                except ValueError:
-                    raise ValueError(
-                        f"`path` line {lineno}: the vector of {word!r} holds a non-number"
-                    ) from None
+            elif len(parts) >= 2:
+                dim = dim or len(parts) - 1
+                if len(parts) - 1 != dim:
+                    raise ValueError(f"`path` line {lineno}: expected a word and {dim} numbers, "
+                                     f"got {len(parts) - 1} numbers")
+                if parts[0] in index and parts[0] not in vectors:
+                    try:
+                        vectors[parts[0]] = np.array(parts[1:], dtype=np.float32)
+                    except ValueError:
+                        raise ValueError(f"`path` line {lineno}: the vector of {parts[0]!r} "
+                                         "holds a non-number") from None
     if dim is None:
-        raise ValueError(f"`path` {str(p)!r} holds no vector")
+        raise ValueError(f"`path` {str(path)!r} holds no vector")
     rng = np.random.default_rng(seed)
-    matrix = rng.uniform(-oov_scale, oov_scale, size=(len(vocab), dim)).astype(np.float32)
+    matrix = rng.uniform(-oov_scale, oov_scale, size=(len(index), dim)).astype(np.float32)
     for word, vec in vectors.items():
         matrix[index[word]] = vec
     if "" in index:
         matrix[index[""]] = 0.0
     if not np.isfinite(matrix).all():
-        raise ValueError(f"`path` {str(p)!r} holds NaN or infinite vector values")
+        raise ValueError(f"`path` {str(path)!r} holds NaN or infinite vector values")
     if not vectors:
-        warn(f"load_word_vectors: no word of `vocabulary` ({len(vocab)} tokens) is in "
-             f"{str(p)!r}: every row is random (uniform in +-{oov_scale:g}); check the file "
+        warn(f"load_word_vectors: no word of `vocabulary` ({len(index)} tokens) is in "
+             f"{str(path)!r}: every row is random (uniform in +-{oov_scale:g}); check the file "
              "and the tokenizer's casing", XpliqueExtWarning)
     return matrix, len(vectors)
 
 
-@validate_params(
-    {
-        "model": NO_VALIDATION,  # a Keras model with an embedding layer called `name`
-        "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
-        "trainable": [Boolean()],
-        "name": [InstanceOf(str)],
-    }
-)
+@validate_params({"model": "no_validation",  # a Keras model with an embedding layer `name`
+                  "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
+                  "trainable": [Boolean()], "name": [InstanceOf(str)]})
 def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
     """Set the weights of ``model``'s embedding layer (``name``) to ``matrix`` (None
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
 
     Returns the model."""
     if not callable(getattr(model, "get_layer", None)):
-        raise TypeError(
-            f"`model` must be a Keras model with an embedding layer, got {describe(model)}"
-        )
-    layers = [layer.name for layer in getattr(model, "layers", [])]
+        raise TypeError(f"`model` must be a Keras model with an embedding layer, got "
+                        f"{describe(model)}")
+    layers = {layer.name: layer for layer in model.layers}
     if name not in layers:
-        raise ValueError(f"`name` must be the name of a layer of `model` (one of {layers}), "
-                         f"got {name!r}")
-    layer = model.get_layer(name)
-    if not hasattr(layer, "embeddings"):
+        raise ValueError(f"`name` must be the name of a layer of `model` (one of "
+                         f"{list(layers)}), got {name!r}")
+    if not hasattr(layers[name], "embeddings"):
         raise ValueError(f"`name` must name an embedding layer, got {name!r}, a "
-                         f"{type(layer).__name__} layer")
+                         f"{type(layers[name]).__name__} layer")
+    layer = layers[name]
     if matrix is not None:
-        matrix = np.asarray(matrix, dtype=np.float32)
-        expected = tuple(layer.get_weights()[0].shape)
-        if matrix.shape != expected:
-            raise ValueError(
-                f"`matrix` must have the embedding's shape {expected}, got {matrix.shape}"
-            )
-        layer.set_weights([matrix])
-    layer.trainable = bool(trainable)
+        if matrix.shape != tuple(layer.embeddings.shape):
+            raise ValueError(f"`matrix` must have the embedding's shape "
+                             f"{tuple(layer.embeddings.shape)}, got {matrix.shape}")
+        layer.set_weights([matrix.astype(np.float32)])
+    layer.trainable = trainable
     return model

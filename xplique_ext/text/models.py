@@ -26,47 +26,35 @@ from ..commons.params import (
     InstanceOf,
     Interval,
     Options,
+    check_param,
     validate_params,
 )
-from ..commons.validation import check_float, check_int
 from .rules import resolve_rules
 from .tokens import normalize_token, whitespace_tokens
 
-__all__ = [
-    "make_vectorizer",
-    "build_cnn_classifier",
-    "build_lstm_classifier",
-    "train_classifier",
-    "BagOfWordsModel",
-]
+__all__ = ["make_vectorizer", "build_cnn_classifier", "build_lstm_classifier",
+           "train_classifier", "BagOfWordsModel"]
 
-
-def _at_least(low):
-    return [Interval(numbers.Integral, low, None)]
-
-
-_SEED = _at_least(0)
+_POSITIVE = [Interval(numbers.Integral, 1, None)]
+_SEED = [Interval(numbers.Integral, 0, None)]
 _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
-#: the CNN head's parallel kernel sizes (its own builder and build_hub_classifier)
-_KERNEL_SIZES = [ArrayLike("integer", ndim=1, batch_hint=False,
-                           within=Interval(numbers.Integral, 1, None))]
-#: The model builders' shared parameters (the vectorizer is a vocabulary size or a
+_REAL = Interval(numbers.Real, None, None)
+#: The heads' parameters (the CNN/LSTM builders and build_hub_classifier).
+_HEAD_PARAMETERS = {"filters": _POSITIVE, "units": _POSITIVE, "dropout": _DROPOUT, "seed": _SEED,
+                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
+                                               within=Interval(numbers.Integral, 1, None))]}
+#: The word-embedding builders' parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
-_BUILDER_PARAMETERS = {
-    "vectorizer": "no_validation",
-    "sequence_length": [Interval(numbers.Integral, 1, None), None],
-    "raw_strings": [Boolean()],
-    "embedding_dim": _at_least(1),
-    "dropout": _DROPOUT,
-    "seed": _SEED,
-}
+_BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSITIVE, None],
+                       "raw_strings": [Boolean()], "embedding_dim": _POSITIVE, "dropout": _DROPOUT,
+                       "seed": _SEED}
 
 
 @validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
-                  "max_tokens": _at_least(3), "sequence_length": _at_least(1)})
-def make_vectorizer(
-    sentences: Sequence[str], *, max_tokens: int = 20000, sequence_length: int = 24
-):
+                  "max_tokens": [Interval(numbers.Integral, 3, None)],
+                  "sequence_length": _POSITIVE})
+def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
+                    sequence_length: int = 24):
     """A ``TextVectorization`` layer (whitespace split, lower case, punctuation stripped,
     ids padded/truncated to ``sequence_length``) adapted on ``sentences``.
 
@@ -79,56 +67,65 @@ def make_vectorizer(
     import keras
     import tensorflow as tf
 
-    tv = keras.layers.TextVectorization(
-        max_tokens=max_tokens, output_sequence_length=sequence_length
-    )
+    tv = keras.layers.TextVectorization(max_tokens=max_tokens,
+                                        output_sequence_length=sequence_length)
     tv.adapt(tf.constant(sentences.tolist()))
     return tv
 
 
-def _vocab_and_length(vectorizer: Any, sequence_length: Optional[int]):
+def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **options):
+    """A word-embedding classifier: input (token ids, or raw strings through the
+    vectorizer), trainable embedding (padding masked for the LSTM), then ``head``."""
     import keras
 
     if isinstance(vectorizer, keras.layers.TextVectorization):
         vocab = int(vectorizer.vocabulary_size())
-        length = getattr(vectorizer, "_output_sequence_length", None)
-        if length is None:
-            length = sequence_length
-        return vocab, length, vectorizer
-    vocab = check_int(vectorizer, "vectorizer", minimum=2)
-    return vocab, sequence_length, None
+        sequence_length = vectorizer._output_sequence_length or sequence_length
+    else:
+        vocab = check_param(vectorizer, "vectorizer", [Interval(numbers.Integral, 2, None)])
+        if raw_strings:
+            raise ValueError("`raw_strings=True` needs `vectorizer` to be a TextVectorization "
+                             "layer, got a vocabulary size")
+    if raw_strings:
+        inp = keras.Input(shape=(1,), dtype="string", name="sentence")
+        ids = vectorizer(inp)
+    elif sequence_length is None:
+        raise ValueError("`sequence_length` is needed when the vectorizer has no fixed length")
+    else:
+        inp = ids = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
+    init = keras.initializers.RandomUniform(-0.05, 0.05, seed=options["seed"])
+    emb = keras.layers.Embedding(vocab, embedding_dim, mask_zero=head == "lstm",
+                                 embeddings_initializer=init, name="embedding")(ids)
+    return keras.Model(inp, _head(head, emb, **options), name=f"{head}_classifier")
 
 
-def _inputs(vocab, length, tv, raw_strings):
+def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units=128,
+          mask=None):
+    """The paper's heads on token vectors (N, L, D): Fig. 2a's parallel convolutions,
+    max-pooled over time and concatenated, or Fig. 2b's LSTM (masked by the embedding, or
+    by ``mask`` (N, L) bool) read at its last real step; then dropout and a sigmoid unit."""
     import keras
 
-    if raw_strings:
-        if tv is None:
-            raise ValueError(
-                "`raw_strings=True` needs `vectorizer` to be a TextVectorization layer, got "
-                "a vocabulary size"
-            )
-        inp = keras.Input(shape=(1,), dtype="string", name="sentence")
-        return inp, tv(inp)
-    if length is None:
-        raise ValueError("`sequence_length` is needed when the vectorizer has no fixed length")
-    inp = keras.Input(shape=(int(length),), dtype="int32", name="token_ids")
-    return inp, inp
+    init = keras.initializers.GlorotUniform(seed=seed)
+    if head == "cnn":
+        branches = [keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(keras.layers.Conv1D(
+            filters, int(k), activation="relu", padding="same", kernel_initializer=init,
+            name=f"conv{k}")(emb)) for k in kernel_sizes]
+        h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
+    else:
+        lstm = keras.layers.LSTM(units, kernel_initializer=init, name="lstm",
+                                 recurrent_initializer=keras.initializers.Orthogonal(seed=seed))
+        h = lstm(emb) if mask is None else lstm(emb, mask=mask)
+    h = keras.layers.Dropout(dropout, seed=seed)(h)
+    return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
 
 
-@validate_params({**_BUILDER_PARAMETERS, "filters": _at_least(1),
-                  "kernel_sizes": _KERNEL_SIZES})
-def build_cnn_classifier(
-    vectorizer: Union[int, Any],
-    *,
-    sequence_length: Optional[int] = None,
-    raw_strings: bool = False,
-    embedding_dim: int = 64,
-    filters: int = 64,
-    kernel_sizes: Sequence[int] = (3, 4, 5),
-    dropout: float = 0.5,
-    seed: int = 0,
-):
+@validate_params({**_BUILDER_PARAMETERS, "filters": _POSITIVE,
+                  "kernel_sizes": _HEAD_PARAMETERS["kernel_sizes"]})
+def build_cnn_classifier(vectorizer: Union[int, Any], *, sequence_length: Optional[int] = None,
+                         raw_strings: bool = False, embedding_dim: int = 64, filters: int = 64,
+                         kernel_sizes: Sequence[int] = (3, 4, 5), dropout: float = 0.5,
+                         seed: int = 0):
     """The 1D-CNN backbone of the PERCY paper (Fig. 2a), in Keras 3.
 
     Parameters
@@ -158,54 +155,14 @@ def build_cnn_classifier(
     >>> cnn.output_shape
     (None, 1)
     """
-    import keras
-
-    vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
-    inp, ids = _inputs(vocab, length, tv, raw_strings)
-    kernel_sizes = [int(k) for k in kernel_sizes]
-    emb = keras.layers.Embedding(
-        vocab,
-        embedding_dim,
-        embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
-        name="embedding",
-    )(ids)
-    out = _cnn_head(emb, filters, kernel_sizes, dropout, seed)
-    return keras.Model(inp, out, name="cnn_classifier")
+    return _build("cnn", vectorizer, sequence_length, raw_strings, embedding_dim,
+                  filters=filters, kernel_sizes=kernel_sizes, dropout=dropout, seed=seed)
 
 
-def _cnn_head(emb, filters, kernel_sizes, dropout, seed):
-    """Fig. 2a's head on token vectors (N, L, D): the parallel convolutions, max-pooled
-    over time, concatenated, dropout, sigmoid unit (N, 1)."""
-    import keras
-
-    init = keras.initializers.GlorotUniform(seed=seed)
-    branches = []
-    for k in kernel_sizes:
-        conv = keras.layers.Conv1D(
-            filters,
-            int(k),
-            activation="relu",
-            padding="same",
-            kernel_initializer=init,
-            name=f"conv{k}",
-        )(emb)
-        branches.append(keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(conv))
-    h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
-    h = keras.layers.Dropout(dropout, seed=seed)(h)
-    return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
-
-
-@validate_params({**_BUILDER_PARAMETERS, "units": _at_least(1)})
-def build_lstm_classifier(
-    vectorizer: Union[int, Any],
-    *,
-    sequence_length: Optional[int] = None,
-    raw_strings: bool = False,
-    embedding_dim: int = 64,
-    units: int = 128,
-    dropout: float = 0.5,
-    seed: int = 0,
-):
+@validate_params({**_BUILDER_PARAMETERS, "units": _POSITIVE})
+def build_lstm_classifier(vectorizer: Union[int, Any], *, sequence_length: Optional[int] = None,
+                          raw_strings: bool = False, embedding_dim: int = 64, units: int = 128,
+                          dropout: float = 0.5, seed: int = 0):
     """The LSTM backbone of the PERCY paper (Fig. 2b), in Keras 3: trainable embedding
     (padding id 0 masked, so the LSTM's output is the one of the last real token),
     LSTM(``units``=128), dropout and a sigmoid unit.
@@ -218,59 +175,16 @@ def build_lstm_classifier(
     >>> lstm.output_shape
     (None, 1)
     """
-    import keras
-
-    vocab, length, tv = _vocab_and_length(vectorizer, sequence_length)
-    inp, ids = _inputs(vocab, length, tv, raw_strings)
-    emb = keras.layers.Embedding(
-        vocab,
-        embedding_dim,
-        mask_zero=True,
-        embeddings_initializer=keras.initializers.RandomUniform(-0.05, 0.05, seed=seed),
-        name="embedding",
-    )(ids)
-    out = _lstm_head(emb, units, dropout, seed)
-    return keras.Model(inp, out, name="lstm_classifier")
+    return _build("lstm", vectorizer, sequence_length, raw_strings, embedding_dim,
+                  units=units, dropout=dropout, seed=seed)
 
 
-def _lstm_head(emb, units, dropout, seed, mask=None):
-    """Fig. 2b's head on token vectors (N, L, D) (masked by the embedding, or by
-    ``mask`` (N, L) bool): LSTM whose last real step feeds dropout and a sigmoid unit."""
-    import keras
-
-    init = keras.initializers.GlorotUniform(seed=seed)
-    lstm = keras.layers.LSTM(
-        units,
-        kernel_initializer=init,
-        recurrent_initializer=keras.initializers.Orthogonal(seed=seed),
-        name="lstm",
-    )
-    h = lstm(emb) if mask is None else lstm(emb, mask=mask)
-    h = keras.layers.Dropout(dropout, seed=seed)(h)
-    return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
-
-
-@validate_params({
-    "model": [Callable_()],
-    "x": [ArrayLike("any")],
-    "y": [ArrayLike("numeric", finite=True)],
-    "epochs": _at_least(1),
-    "batch_size": _at_least(1),
-    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-    "seed": _SEED,
-    "verbose": [Interval(numbers.Integral, 0, 2)],
-})
-def train_classifier(
-    model: Any,
-    x: Any,
-    y: Any,
-    *,
-    epochs: int = 3,
-    batch_size: int = 32,
-    learning_rate: float = 1e-3,
-    seed: int = 0,
-    verbose: int = 0,
-):
+@validate_params({"model": [Callable_()], "x": [ArrayLike("any")], "epochs": _POSITIVE,
+                  "y": [ArrayLike("numeric", finite=True)], "batch_size": _POSITIVE, "seed": _SEED,
+                  "verbose": [Interval(numbers.Integral, 0, 2)],
+                  "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")]})
+def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size: int = 32,
+                     learning_rate: float = 1e-3, seed: int = 0, verbose: int = 0):
     """Compile (Adam, binary cross-entropy) and train ``model``; the training order is
     shuffled each epoch by a local generator seeded with ``seed``.
 
@@ -287,24 +201,30 @@ def train_classifier(
     if x.dtype.kind in "OU" and x.ndim == 1:
         x = x.astype(object).reshape(-1, 1)
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
-    model.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss="binary_crossentropy",
-        metrics=["accuracy"],
-    )
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
+                  metrics=["accuracy"])
     rng = np.random.default_rng(seed)
     history: Dict[str, list] = {"loss": [], "accuracy": []}
     for _ in range(epochs):
         order = rng.permutation(len(x))
-        h = model.fit(
-            x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False, verbose=verbose
-        )
-        history["loss"].append(float(h.history["loss"][-1]))
-        history["accuracy"].append(float(h.history["accuracy"][-1]))
+        h = model.fit(x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False,
+                      verbose=verbose)
+        for key in history:
+            history[key].append(float(h.history[key][-1]))
     return history
 
 
 # =========================================================================== bag of words
+def _part_mask(ids, keyword_ids, part, xp):
+    """(B, L) float mask of the positions a bag of words on ``part`` reads, in NumPy or
+    keras.ops (``xp``): all, those before the first keyword (A) or after it (B)."""
+    if part == "all":
+        return xp.ones_like(ids, dtype="float32" if xp is not np else np.float64)
+    is_kw = xp.where(xp.any(xp.equal(xp.expand_dims(ids, -1), keyword_ids), axis=-1), 1.0, 0.0)
+    seen = xp.cumsum(is_kw, axis=1)
+    return xp.where(xp.equal(seen, 0.0) if part == "A" else seen - is_kw >= 1.0, 1.0, 0.0)
+
+
 class BagOfWordsModel:
     """Bag-of-words logistic model with exactly known token contributions.
 
@@ -343,54 +263,34 @@ class BagOfWordsModel:
 
     @validate_params({
         "weights": [InstanceOf(dict, Mapping, description="a mapping word -> weight")],
-        "bias": [Interval(numbers.Real, None, None)],
-        "part": [Options(["all", "A", "B"])],
-        "rules": "no_validation",  # checked by resolve_rules
-        "sequence_length": _at_least(1),
-    })
-    def __init__(
-        self,
-        weights: Mapping[str, float],
-        bias: float = 0.0,
-        *,
-        part: str = "all",
-        rules: Any = None,
-        sequence_length: int = 64,
-    ):
+        "bias": [_REAL], "part": [Options(["all", "A", "B"])], "sequence_length": _POSITIVE,
+        "rules": "no_validation"})  # checked by resolve_rules
+    def __init__(self, weights: Mapping[str, float], bias: float = 0.0, *, part: str = "all",
+                 rules: Any = None, sequence_length: int = 64):
         import keras
 
         if not weights:
             raise ValueError("`weights` must be a non-empty mapping word -> weight, got {}")
         self.part, self.bias, self.sequence_length = part, bias, sequence_length
         self.rules = resolve_rules(rules)
-        clean: Dict[str, float] = {}
+        self.weights: Dict[str, float] = {}
         for word, w in weights.items():
             norm = normalize_token(str(word))
             if not norm or len(norm.split()) != 1:
                 raise ValueError(f"`weights` keys must be single words, got {word!r}")
-            clean[norm] = check_float(w, f"weights[{word!r}]")
-        self.weights = clean
-        vocab = sorted(set(clean) | set(self.rules))
+            self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
-            vocabulary=vocab, output_sequence_length=self.sequence_length
-        )
-        table = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
-        self.vocabulary = table
-        self.id_weights = np.array([clean.get(t, 0.0) for t in table], dtype=np.float64)
-        self.id_weights[:2] = 0.0
-        self.keyword_ids = np.array([table.index(k) for k in self.rules], dtype=np.int64)
+            vocabulary=sorted(set(self.weights) | set(self.rules)),
+            output_sequence_length=sequence_length)
+        self.vocabulary = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
+        self.id_weights = np.array([0.0, 0.0] + [self.weights.get(t, 0.0)
+                                                 for t in self.vocabulary[2:]])
+        self.keyword_ids = np.array([self.vocabulary.index(k) for k in self.rules])
 
     # ---------------------------------------------------------------- the function
     def part_mask(self, ids: np.ndarray) -> np.ndarray:
         """(B, L) float mask of the positions the model reads."""
-        ids = np.asarray(ids)
-        if self.part == "all":
-            return np.ones(ids.shape, dtype=np.float64)
-        is_kw = np.isin(ids, self.keyword_ids)
-        seen = np.cumsum(is_kw, axis=1)
-        if self.part == "A":
-            return (seen == 0).astype(np.float64)
-        return ((seen - is_kw) >= 1).astype(np.float64)
+        return _part_mask(np.asarray(ids), self.keyword_ids, self.part, np)
 
     def logits(self, ids: Any) -> np.ndarray:
         """b + sum of the weights of the read tokens, shape (B,)."""
@@ -408,19 +308,12 @@ class BagOfWordsModel:
     def logit_contributions(self, sentence: str) -> np.ndarray:
         """Exact contribution of each whitespace token to the logit, shape (n,)."""
         words = whitespace_tokens(sentence)
-        if not words:
-            return np.zeros(0)
-        ids = self.tokenizer(words).numpy()
-        # position of each token's (single) id in the sentence, as the model sees it
-        first = ids[:, 0]
-        has = (ids != 0).any(axis=1)
-        seq = first[has]
-        mask_seq = self.part_mask(seq[None, :])[0]
         out = np.zeros(len(words))
-        pos = np.cumsum(has) - 1
-        for i in range(len(words)):
-            if has[i] and pos[i] < self.sequence_length:
-                out[i] = self.id_weights[first[i]] * mask_seq[pos[i]]
+        if words:
+            # each word's (single) id; the words without one (punctuation) are not seen
+            ids = self.tokenizer(words).numpy()[:, 0]
+            pos = np.flatnonzero(ids)[: self.sequence_length]
+            out[pos] = self.id_weights[ids[pos]] * self.part_mask(ids[pos][None, :])[0]
         return out
 
     # ---------------------------------------------------------------- Keras twin
@@ -430,8 +323,7 @@ class BagOfWordsModel:
         import keras
         from keras import ops
 
-        length = self.sequence_length
-        inp = keras.Input(shape=(length,), dtype="int32", name="token_ids")
+        inp = keras.Input(shape=(self.sequence_length,), dtype="int32", name="token_ids")
         emb = keras.layers.Embedding(len(self.id_weights), 1, trainable=False, name="embedding")
         e = emb(inp)
         emb.set_weights([self.id_weights[:, None].astype(np.float32)])
@@ -439,18 +331,7 @@ class BagOfWordsModel:
 
         def head(args):
             values, ids = args
-            values = ops.squeeze(values, -1)
-            if part != "all":
-                is_kw = ops.cast(
-                    ops.any(ops.equal(ops.expand_dims(ids, -1), kw), axis=-1), "float32"
-                )
-                seen = ops.cumsum(is_kw, axis=1)
-                mask = (
-                    ops.cast(ops.equal(seen, 0.0), "float32")
-                    if part == "A"
-                    else (ops.cast(ops.greater_equal(seen - is_kw, 1.0), "float32"))
-                )
-                values = values * mask
+            values = ops.squeeze(values, -1) * _part_mask(ids, kw, part, ops)
             return ops.sigmoid(ops.sum(values, axis=1, keepdims=True) + self.bias)
 
         out = keras.layers.Lambda(head, output_shape=(1,), name="bow_head")([e, inp])

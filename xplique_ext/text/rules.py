@@ -33,24 +33,19 @@ _TABLE = InstanceOf(dict, Mapping, description="a mapping keyword -> 'A' or 'B' 
 def _check_table(mapping: Any, name: str, allow_none: bool) -> Dict[str, Any]:
     table: Dict[str, Any] = {}
     for key, value in mapping.items():
-        if not isinstance(key, str) or not key.strip():
-            raise ValueError(f"`{name}` keys must be non-empty strings, got {key!r}")
-        if len(key.split()) != 1:
-            raise ValueError(f"`{name}` keys must be single words without whitespace, got {key!r}")
+        if not isinstance(key, str) or len(key.split()) != 1:
+            raise ValueError(f"`{name}` keys must be non-empty single words without whitespace, "
+                             f"got {key!r}")
         if isinstance(value, str) and value.upper() in ("A", "B"):
             value = value.upper()
         elif not (allow_none and value is None):
             allowed = "'A', 'B' or None" if allow_none else "'A' or 'B'"
-            raise ValueError(
-                f"`{name}[{key!r}]` must be {allowed} (the conjunct the rule expects), "
-                f"got {value!r}"
-            )
+            raise ValueError(f"`{name}[{key!r}]` must be {allowed} (the conjunct the rule "
+                             f"expects), got {value!r}")
         norm = key.strip().lower()
-        if norm in table and table[norm] != value:
-            raise ValueError(
-                f"`{name}` maps {norm!r} to both {table[norm]!r} and {value!r} "
-                "(keywords are case-insensitive)"
-            )
+        if table.get(norm, value) != value:
+            raise ValueError(f"`{name}` maps {norm!r} to both {table[norm]!r} and {value!r} "
+                             "(keywords are case-insensitive)")
         table[norm] = value
     return table
 
@@ -111,11 +106,5 @@ def resolve_rules(rules: Any = None) -> RuleTable:
         return RuleTable(DEFAULT_RULES)
     if isinstance(rules, RuleTable):
         return rules
-    extra = _check_table(rules, "rules", allow_none=True)
-    table = dict(DEFAULT_RULES)
-    for key, value in extra.items():
-        if value is None:
-            table.pop(key, None)
-        else:
-            table[key] = value
-    return RuleTable(table)
+    table = {**DEFAULT_RULES, **_check_table(rules, "rules", allow_none=True)}
+    return RuleTable({key: value for key, value in table.items() if value is not None})
