@@ -449,10 +449,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
                 b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
                 bh_u = int(np.count_nonzero(possible & h_u))
                 counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
-            if mode == "ordered":
-                np.logical_xor(alive, counted, out=alive)
-                n_alive -= b_all
-            elif alive is not None:
+            if alive is not None:  # ordered: blocks of one rule
                 fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain, counted
         if fired is not None:
