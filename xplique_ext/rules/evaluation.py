@@ -726,5 +726,3 @@ class RuleMetrics(BaseMetric):
         frame = self.contingency(data, labels).to_frame(self.zero_division)
         frame["score"] = frame[self.measure]
         return frame
-
-    to_frame = details
