@@ -168,12 +168,10 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
 
 def _check_metric(metric: Any) -> None:
     """A metric instance with ``detailed_evaluate`` and a bool ``higher_is_better``."""
-    if isinstance(metric, type):
-        raise TypeError("`metric` must be a metric instance, built on the inputs (e.g. "
-                        f"MuFidelity(model, inputs, targets)), got the class {metric.__name__}")
-    if not callable(getattr(metric, "detailed_evaluate", None)):
-        raise TypeError("`metric` must be a metric with a `detailed_evaluate` method (e.g. "
-                        f"xplique_ext.metrics.MuFidelity), got {type(metric).__name__}")
+    if isinstance(metric, type) or not callable(getattr(metric, "detailed_evaluate", None)):
+        got = f"the class {metric.__name__}" if isinstance(metric, type) else type(metric).__name__
+        raise TypeError("`metric` must be a metric instance with a `detailed_evaluate` method, "
+                        f"built on the inputs (e.g. MuFidelity(model, inputs, targets)), got {got}")
     direction = getattr(metric, "higher_is_better", None)
     if not isinstance(direction, (bool, np.bool_)):
         raise TypeError(f"`metric` must declare `higher_is_better` as a bool, got {direction!r}")
