@@ -338,8 +338,7 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
     if interval in ("wilson", "exact") and not binary:
         raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
                          f"{name} hold other values: use 'bca' or 'percentile'")
-    auto_proportion = interval == "auto" and proportion
-    note = "; scores not all 0/1, so no Wilson interval" if auto_proportion else ""
+    note = "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
     if interval == "auto":
         interval = "wilson" if (proportion and binary) else "bca"
     if interval in ("wilson", "exact"):
