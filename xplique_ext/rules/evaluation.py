@@ -490,10 +490,8 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
             compiled, _ = compile_rules(rules, names)
         parts.append(_partition_counts(compiled, data, mode))
         del data, chunk
-    if compiled is None:
-        if names is None:
-            raise ValueError("`data` holds no chunk, and no `names` were given")
-        compile_rules(rules, names)  # a rule that does not fit the names fails here too
+    if compiled is None and names is None:  # no chunk: the rules are checked by _summed
+        raise ValueError("`data` holds no chunk, and no `names` were given")
     return parts, names, file
 
 
