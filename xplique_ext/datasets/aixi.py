@@ -842,14 +842,13 @@ def _check_memory(n_samples: int, image_size: int) -> None:
     except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
         return
     if need > have:
-        raise ValueError(
-            f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
-            f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object labels in "
-            f"uint8), more than this machine's {have / 2**30:,.1f} GiB of memory; generate "
-            f"at most {max(have // (image_size * image_size * 9), 1):,} images per call (the "
-            "first images of a call do not depend on `n_samples`, so parts drawn with "
-            "different seeds can be generated and saved one by one)"
-        )
+        raise ValueError(f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
+                         f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object "
+                         f"labels in uint8), more than this machine's {have / 2**30:,.1f} GiB of "
+                         "memory; generate at most "
+                         f"{max(have // (image_size * image_size * 9), 1):,} images per call (the "
+                         "first images of a call do not depend on `n_samples`, so parts drawn "
+                         "with different seeds can be generated and saved one by one)")
 
 
 _MAKE = {
