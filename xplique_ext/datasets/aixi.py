@@ -65,10 +65,7 @@ CLASS_WEIGHTS: Tuple[float, float] = (1.0, 0.5)
 #: ignores pattern 3; the sign says the direction of the effect (with ``sign='abs'``, the
 #: default of :func:`~xplique_ext.metrics.emd` and ``kl_divergence``, it is (1, 0.5, 0)).
 PAPER_WEIGHTS: Dict[str, Tuple[float, float, float]] = {
-    "ssin": WEIGHTS,
-    "suum": WEIGHTS,
-    "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0),
-}
+    "ssin": WEIGHTS, "suum": WEIGHTS, "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0)}
 #: Pattern names of AIXI-Shape, in the order of the weights.
 SHAPE_PATTERNS: Tuple[str, str, str] = ("circle", "square", "cross")
 #: Pattern names of AIXI-Color, in the order of the weights.
@@ -107,6 +104,16 @@ _SEED = [Interval(numbers.Integral, 0, None), None]
 _FUNCTION = [Options(["ssin", "suum", "class"]), Callable_()]
 #: Normalised counts: finite (a model built on F meets g > 1 on perturbed images).
 _G = [ArrayLike("real", dtype=np.float64, finite=True)]
+#: The parameters of the generators (the recipe part is shared with AIXIData).
+_MAKE = {
+    "n_samples": [Interval(numbers.Integral, 1, None)],
+    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
+    "function": _FUNCTION,
+    "seed": _SEED,
+    "convention": _CONVENTION,
+    "layout": _LAYOUT,
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+}
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
@@ -193,10 +200,7 @@ def class_function(g: Any) -> np.ndarray:
 
 #: The paper's functions of the normalised counts, by name.
 FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
-    "ssin": ssin,
-    "suum": suum,
-    "class": class_function,
-}
+    "ssin": ssin, "suum": suum, "class": class_function}
 
 
 @validate_params({"function": _FUNCTION})
@@ -244,10 +248,9 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     try:
         out = np.asarray(fn(g), dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to N real "
-            f"values; calling it on g of shape {g.shape} failed: {err}"
-        ) from None
+        raise ValueError(f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
+                         f"N real values; calling it on g of shape {g.shape} failed: {err}"
+                         ) from None
     if out.shape not in ((n,), (n, 1)):
         raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
                          f"shape {g.shape}, got shape {out.shape}")
@@ -364,9 +367,6 @@ class ObjectMasks:
             raise TypeError(f"`index` must be an integer, got {type(index).__name__}")
         return self.labels[index][None] == np.arange(1, self.n_objects[index] + 1)[:, None, None]
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
     def to_array(self) -> np.ndarray:
         """Masks padded with empty ones to shape (N, 6, H, W)."""
         return self.labels[:, None] == np.arange(1, MAX_OBJECTS + 1)[None, :, None, None]
@@ -444,12 +444,7 @@ class AIXIData:
         "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
         "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})")],
         "dataset": _DATASET,
-        "function": _FUNCTION,
-        "convention": _CONVENTION,
-        "layout": _LAYOUT,
-        "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-        "seed": _SEED,
-    })
+        **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
@@ -849,17 +844,6 @@ def _check_memory(n_samples: int, image_size: int) -> None:
                          f"{max(have // (image_size * image_size * 9), 1):,} images per call (the "
                          "first images of a call do not depend on `n_samples`, so parts drawn "
                          "with different seeds can be generated and saved one by one)")
-
-
-_MAKE = {
-    "n_samples": [Interval(numbers.Integral, 1, None)],
-    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
-    "function": _FUNCTION,
-    "seed": _SEED,
-    "convention": _CONVENTION,
-    "layout": _LAYOUT,
-    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-}
 
 
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):

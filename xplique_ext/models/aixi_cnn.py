@@ -72,10 +72,9 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
     if input_shape.shape != (3,):
         raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape.tolist())}")
     input_shape = tuple(input_shape.tolist())
-    for name, v in zip(("H", "W"), input_shape[:2]):
-        if v < 10:
-            raise ValueError(f"`input_shape` {name} must be >= 10 for two conv + pool blocks, "
-                             f"got {v}")
+    if min(input_shape[:2]) < 10:
+        raise ValueError("`input_shape` H and W must be >= 10 for two conv + pool blocks, got "
+                         f"{input_shape}")
 
     def init(k):
         return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)

@@ -65,8 +65,8 @@ def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarr
 
     measures = list(measures or per_sample)
     n_methods = max(len(per_sample[m]) for m in measures)
-    size = (4.2 * len(measures), 0.45 * n_methods + 1.2)
-    fig, axes = plt.subplots(1, len(measures), figsize=size, squeeze=False)
+    fig, axes = plt.subplots(1, len(measures), figsize=(4.2 * len(measures), 0.45 * n_methods + 1.2),
+                             squeeze=False)
     for ax, measure in zip(axes[0], measures):
         plot_scores(per_sample[measure], metric_name=measure,
                     higher_is_better=measure not in ("EMD", "KL"), ax=ax)
