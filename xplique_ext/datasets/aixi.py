@@ -612,8 +612,7 @@ class AIXIData:
         """Save to a compressed ``.npz`` file (the extension is added when missing): the
         drawing and the recipe, from which :meth:`load` derives the rest."""
         path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_suffix(path.suffix + ".npz")
+        path = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
         if not isinstance(self.function, str):
             raise ValueError("`function` must be one of 'ssin', 'suum', 'class' to save the "
                              f"dataset, got the callable {self.function_name!r}")
@@ -1033,8 +1032,6 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     for i, img in enumerate(images):
         binary = (img > 1e-6).astype(np.uint8)
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-        if n <= 1:
-            continue
         left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
