@@ -659,12 +659,10 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     """Flat indices (over the valid top-left range) of the positions where a box of side
     ``s`` plus the gap touches no occupied pixel."""
     size = occ.shape[0]
-    padded = np.pad(occ, _GAP)
-    integral = cv2.integral(padded)
+    integral = cv2.integral(np.pad(occ, _GAP))
     w = s + 2 * _GAP
     lo, hi = _MARGIN, size - _MARGIN - s  # valid top-left coordinates (inclusive)
-    ys = slice(lo, hi + 1)
-    ye = slice(lo + w, hi + 1 + w)
+    ys, ye = slice(lo, hi + 1), slice(lo + w, hi + 1 + w)
     window = integral[ye, ye] - integral[ys, ye] - integral[ye, ys] + integral[ys, ys]
     return np.flatnonzero(window == 0)
 
@@ -756,8 +754,7 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
                 m = max(dx, dy)
                 r0, c0 = gx + dx, gy + dy
                 if p == 0:  # circle
-                    radius = pick(u[i, k, 2], a, max((cell - m) // 2, b))
-                    radius = min(radius, (cell - m) // 2)
+                    radius = min(pick(u[i, k, 2], a, max((cell - m) // 2, b)), (cell - m) // 2)
                     cv2.circle(label, (c0 + radius, r0 + radius), radius, k + 1, -1)
                 elif p == 1:  # square
                     side = pick(u[i, k, 2], a, max(cell - m, b))
@@ -792,11 +789,11 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
     size = labels.shape[1]
     r_low, r_high = max(2, (10 * size + 64) // 128), size // 4
     for i in range(len(labels)):
-        label = labels[i]
-        label[:], patterns[i] = 0, -1
-        occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
-        placed, attempts = 0, 0
+        label, placed, attempts = labels[i], 0, _MAX_ATTEMPTS
         while placed < N_COLOR_CIRCLES:
+            if attempts >= _MAX_ATTEMPTS:  # the start, or a dead end (never met): start again
+                label[:], patterns[i], placed, attempts = 0, -1, 0, 0
+                occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of circles
             values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
             radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
             centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
@@ -812,11 +809,6 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
                         break
                     occupied = cv2.integral((label > 0).astype(np.uint8))
             attempts += _ATTEMPTS
-            if placed < N_COLOR_CIRCLES and attempts >= _MAX_ATTEMPTS:  # pragma: no cover
-                label[:] = 0  # a dead end: start the image again
-                patterns[i] = -1
-                occupied[:] = 0
-                placed, attempts = 0, 0
 
 
 _DRAWERS = {

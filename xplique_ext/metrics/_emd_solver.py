@@ -303,8 +303,7 @@ class _Problem:
 
     def __init__(self, p, q, xs, xt, metric):
         self.metric = metric
-        self.xs = np.ascontiguousarray(xs, np.float64)
-        self.xt = np.ascontiguousarray(xt, np.float64)
+        self.xs, self.xt = (np.ascontiguousarray(x, np.float64) for x in (xs, xt))
         self.ns_real, self.nt_real = len(p), len(q)
         diff = float(p.sum() - q.sum())
         self.dummy = None

@@ -915,9 +915,9 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
             comparisons[m.label] = compare_scores(
                 scores, higher_is_better=m.higher_is_better, confidence=confidence, seed=seed,
                 proportion=m.name == "pointing_game", name=m.label)
-        direction = "higher" if m.higher_is_better else "lower"
-        table[f"{m.label} ({direction} is better)"] = [
-            float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in scores.values()]
+            direction = "higher" if m.higher_is_better else "lower"
+            # NaN scores are skipped; all-NaN scores give a NaN mean (its warning is ignored)
+            table[f"{m.label} ({direction} is better)"] = [np.nanmean(s) for s in scores.values()]
     for label, frame in comparisons.items():
         table[f"{label} ci_low"] = frame.explainers["ci_low"]
         table[f"{label} ci_high"] = frame.explainers["ci_high"]
