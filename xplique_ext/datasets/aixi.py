@@ -371,10 +371,6 @@ class ObjectMasks:
         """Masks padded with empty ones to shape (N, 6, H, W)."""
         return self.labels[:, None] == np.arange(1, MAX_OBJECTS + 1)[None, :, None, None]
 
-    def union(self) -> np.ndarray:
-        """Union of each image's objects, shape (N, H, W)."""
-        return self.labels > 0
-
 
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
@@ -748,8 +744,7 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         k = 0
         for p in range(N_PATTERNS):
             for _ in range(int(counts[i, p])):
-                index = int(cells[i, k])
-                gx, gy = (index % GRID_SIDE) * cell, (index // GRID_SIDE) * cell
+                gy, gx = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
                 dx, dy = pick(u[i, k, 0], a, d_high), pick(u[i, k, 1], a, d_high)
                 m = max(dx, dy)
                 r0, c0 = gx + dx, gy + dy

@@ -627,10 +627,9 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
-        spec = None
         if self.dataset is not None:
             check_finite_dataset(self.dataset, "inputs")
-            spec = self.dataset.element_spec
+        spec = getattr(self.dataset, "element_spec", None)
         self.reference, _ = _as_maps(reference, self._reference_name)
         if self.n_inputs is not None and len(self.reference) != self.n_inputs:
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "

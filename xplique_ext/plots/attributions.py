@@ -87,8 +87,7 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
             ax.imshow(shown, cmap="gray" if shown.ndim == 2 else None)
             phi = to_map(np.asarray(explanations[name])[i])
             lim = symmetric_limit(phi)
-            shown_map = ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha)
-            add_colorbar(ax, shown_map)
+            add_colorbar(ax, ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha))
             title = name if i == 0 else ""
             value = None if scores is None else scores.get(name)
             if value is not None and np.ndim(value) == 0 and i == 0:
