@@ -562,8 +562,7 @@ class GroundTruthMeasure:
             raise TypeError(f"`options` of {name!r} must be among {sorted(declared)}, got "
                             f"{unknown}")
         self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
-        self.higher_is_better = name in LOCALISATION
-        self.label = LABELS[name]
+        self.higher_is_better, self.label = name in LOCALISATION, LABELS[name]
 
     def __call__(self, explanations: Any, reference: Any) -> Score:
         """The measure of each explanation against its reference (ground truth or mask)."""

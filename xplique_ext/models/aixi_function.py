@@ -8,8 +8,8 @@ from typing import Any, Callable, Optional, Union
 import keras
 import numpy as np
 
-from ..commons.params import Interval, Options, check_param
-from ..datasets.aixi import LAYOUTS, apply_function, count_patterns, max_count, resolve_function
+from ..commons.params import Interval, check_param
+from ..datasets.aixi import apply_function, count_patterns, max_count, resolve_function
 
 __all__ = ["AIXIFunctionModel"]
 
@@ -75,8 +75,7 @@ class AIXIFunctionModel(keras.Model):
                  image_size: Optional[int] = None, *, layout: str = "authors"):
         # checked in the body: Keras reads this signature, a decorator's would hide it
         name, fn = resolve_function(function)
-        check_param(dataset, "dataset", [Options(["shape", "color"])])
-        check_param(layout, "layout", [Options(LAYOUTS)])
+        max_count(dataset, layout)  # checks both
         image_size = check_param(image_size, "image_size",
                                  [Interval(numbers.Integral, 1, None), None])
         inputs = keras.Input((image_size, image_size, 1))
