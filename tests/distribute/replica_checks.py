@@ -215,7 +215,7 @@ def object_lime_checks():
 
 
 def runner_checks():
-    from xplique_ext.commons.distribute import ReplicaRunner
+    from xplique_ext.runtime import ReplicaRunner
 
     strategy = STRATEGIES[3]
     runner = ReplicaRunner(lambda a, b, k: {"sum": a + b * k, "row": tf.reduce_sum(a, 1)},

@@ -39,7 +39,6 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..commons.data import check_finite_dataset
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -55,6 +54,7 @@ from ..commons.params import (
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
+from ..runtime import check_finite_dataset
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
