@@ -55,7 +55,7 @@ def test_cnn_errors():
         build_aixi_cnn((32, 32, 1), "regression")
     with pytest.raises(ValueError, match=r"`input_shape` must be \(H, W, C\)"):
         build_aixi_cnn((32, 32))
-    with pytest.raises(ValueError, match="`input_shape` H must be >= 10"):
+    with pytest.raises(ValueError, match="`input_shape` H and W must be >= 10"):
         build_aixi_cnn((8, 32, 1))
 
 

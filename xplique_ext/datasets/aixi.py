@@ -65,10 +65,7 @@ CLASS_WEIGHTS: Tuple[float, float] = (1.0, 0.5)
 #: ignores pattern 3; the sign says the direction of the effect (with ``sign='abs'``, the
 #: default of :func:`~xplique_ext.metrics.emd` and ``kl_divergence``, it is (1, 0.5, 0)).
 PAPER_WEIGHTS: Dict[str, Tuple[float, float, float]] = {
-    "ssin": WEIGHTS,
-    "suum": WEIGHTS,
-    "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0),
-}
+    "ssin": WEIGHTS, "suum": WEIGHTS, "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0)}
 #: Pattern names of AIXI-Shape, in the order of the weights.
 SHAPE_PATTERNS: Tuple[str, str, str] = ("circle", "square", "cross")
 #: Pattern names of AIXI-Color, in the order of the weights.
@@ -107,6 +104,16 @@ _SEED = [Interval(numbers.Integral, 0, None), None]
 _FUNCTION = [Options(["ssin", "suum", "class"]), Callable_()]
 #: Normalised counts: finite (a model built on F meets g > 1 on perturbed images).
 _G = [ArrayLike("real", dtype=np.float64, finite=True)]
+#: The parameters of the generators (the recipe part is shared with AIXIData).
+_MAKE = {
+    "n_samples": [Interval(numbers.Integral, 1, None)],
+    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
+    "function": _FUNCTION,
+    "seed": _SEED,
+    "convention": _CONVENTION,
+    "layout": _LAYOUT,
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+}
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
@@ -193,10 +200,7 @@ def class_function(g: Any) -> np.ndarray:
 
 #: The paper's functions of the normalised counts, by name.
 FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
-    "ssin": ssin,
-    "suum": suum,
-    "class": class_function,
-}
+    "ssin": ssin, "suum": suum, "class": class_function}
 
 
 @validate_params({"function": _FUNCTION})
@@ -244,10 +248,9 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     try:
         out = np.asarray(fn(g), dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to N real "
-            f"values; calling it on g of shape {g.shape} failed: {err}"
-        ) from None
+        raise ValueError(f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
+                         f"N real values; calling it on g of shape {g.shape} failed: {err}"
+                         ) from None
     if out.shape not in ((n,), (n, 1)):
         raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
                          f"shape {g.shape}, got shape {out.shape}")
@@ -364,16 +367,9 @@ class ObjectMasks:
             raise TypeError(f"`index` must be an integer, got {type(index).__name__}")
         return self.labels[index][None] == np.arange(1, self.n_objects[index] + 1)[:, None, None]
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
     def to_array(self) -> np.ndarray:
         """Masks padded with empty ones to shape (N, 6, H, W)."""
         return self.labels[:, None] == np.arange(1, MAX_OBJECTS + 1)[None, :, None, None]
-
-    def union(self) -> np.ndarray:
-        """Union of each image's objects, shape (N, H, W)."""
-        return self.labels > 0
 
 
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
@@ -444,12 +440,7 @@ class AIXIData:
         "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
         "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})")],
         "dataset": _DATASET,
-        "function": _FUNCTION,
-        "convention": _CONVENTION,
-        "layout": _LAYOUT,
-        "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-        "seed": _SEED,
-    })
+        **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
@@ -617,8 +608,7 @@ class AIXIData:
         """Save to a compressed ``.npz`` file (the extension is added when missing): the
         drawing and the recipe, from which :meth:`load` derives the rest."""
         path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_suffix(path.suffix + ".npz")
+        path = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
         if not isinstance(self.function, str):
             raise ValueError("`function` must be one of 'ssin', 'suum', 'class' to save the "
                              f"dataset, got the callable {self.function_name!r}")
@@ -665,12 +655,10 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     """Flat indices (over the valid top-left range) of the positions where a box of side
     ``s`` plus the gap touches no occupied pixel."""
     size = occ.shape[0]
-    padded = np.pad(occ, _GAP)
-    integral = cv2.integral(padded)
+    integral = cv2.integral(np.pad(occ, _GAP))
     w = s + 2 * _GAP
     lo, hi = _MARGIN, size - _MARGIN - s  # valid top-left coordinates (inclusive)
-    ys = slice(lo, hi + 1)
-    ye = slice(lo + w, hi + 1 + w)
+    ys, ye = slice(lo, hi + 1), slice(lo + w, hi + 1 + w)
     window = integral[ye, ye] - integral[ys, ye] - integral[ye, ys] + integral[ys, ys]
     return np.flatnonzero(window == 0)
 
@@ -756,14 +744,12 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         k = 0
         for p in range(N_PATTERNS):
             for _ in range(int(counts[i, p])):
-                index = int(cells[i, k])
-                gx, gy = (index % GRID_SIDE) * cell, (index // GRID_SIDE) * cell
+                gy, gx = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
                 dx, dy = pick(u[i, k, 0], a, d_high), pick(u[i, k, 1], a, d_high)
                 m = max(dx, dy)
                 r0, c0 = gx + dx, gy + dy
                 if p == 0:  # circle
-                    radius = pick(u[i, k, 2], a, max((cell - m) // 2, b))
-                    radius = min(radius, (cell - m) // 2)
+                    radius = min(pick(u[i, k, 2], a, max((cell - m) // 2, b)), (cell - m) // 2)
                     cv2.circle(label, (c0 + radius, r0 + radius), radius, k + 1, -1)
                 elif p == 1:  # square
                     side = pick(u[i, k, 2], a, max(cell - m, b))
@@ -798,11 +784,11 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
     size = labels.shape[1]
     r_low, r_high = max(2, (10 * size + 64) // 128), size // 4
     for i in range(len(labels)):
-        label = labels[i]
-        label[:], patterns[i] = 0, -1
-        occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
-        placed, attempts = 0, 0
+        label, placed, attempts = labels[i], 0, _MAX_ATTEMPTS
         while placed < N_COLOR_CIRCLES:
+            if attempts >= _MAX_ATTEMPTS:  # the start, or a dead end (never met): start again
+                label[:], patterns[i], placed, attempts = 0, -1, 0, 0
+                occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of circles
             values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
             radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
             centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
@@ -818,11 +804,6 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
                         break
                     occupied = cv2.integral((label > 0).astype(np.uint8))
             attempts += _ATTEMPTS
-            if placed < N_COLOR_CIRCLES and attempts >= _MAX_ATTEMPTS:  # pragma: no cover
-                label[:] = 0  # a dead end: start the image again
-                patterns[i] = -1
-                occupied[:] = 0
-                placed, attempts = 0, 0
 
 
 _DRAWERS = {
@@ -842,25 +823,13 @@ def _check_memory(n_samples: int, image_size: int) -> None:
     except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
         return
     if need > have:
-        raise ValueError(
-            f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
-            f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object labels in "
-            f"uint8), more than this machine's {have / 2**30:,.1f} GiB of memory; generate "
-            f"at most {max(have // (image_size * image_size * 9), 1):,} images per call (the "
-            "first images of a call do not depend on `n_samples`, so parts drawn with "
-            "different seeds can be generated and saved one by one)"
-        )
-
-
-_MAKE = {
-    "n_samples": [Interval(numbers.Integral, 1, None)],
-    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
-    "function": _FUNCTION,
-    "seed": _SEED,
-    "convention": _CONVENTION,
-    "layout": _LAYOUT,
-    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-}
+        raise ValueError(f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
+                         f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object "
+                         f"labels in uint8), more than this machine's {have / 2**30:,.1f} GiB of "
+                         "memory; generate at most "
+                         f"{max(have // (image_size * image_size * 9), 1):,} images per call (the "
+                         "first images of a call do not depend on `n_samples`, so parts drawn "
+                         "with different seeds can be generated and saved one by one)")
 
 
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
@@ -1050,8 +1019,6 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     for i, img in enumerate(images):
         binary = (img > 1e-6).astype(np.uint8)
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-        if n <= 1:
-            continue
         left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]

@@ -64,15 +64,14 @@ __all__ = [
     "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS",
 ]
 
-SIGNS = ("abs", "positive")
-SOLVERS = ("auto", "dense", "column_generation")
-LOCALISATION_SIGNS = ("abs", "positive", "raw")
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
           "rank_accuracy": "rank accuracy", "pointing_game": "pointing game"}
 DISTANCES = ("emd", "kl")
 LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
 
+#: A float for one (H, W) map, else one score per map (N,).
+Score = Union[float, np.ndarray]
 _MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
 #: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
@@ -96,13 +95,11 @@ def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
     arr = np.asarray(check_param(x, name, _MAPS), dtype=np.float64)
     if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and arr.shape[2] < min(arr.shape[:2]):
         a, b, c = arr.shape
-        raise ValueError(
-            f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with "
-            f"{c} channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass "
-            f"the batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map "
-            "with channels, or (N, H, W); a single map without its batch axis is "
-            "accepted only as (H, W)"
-        )
+        raise ValueError(f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with {c} "
+                         f"channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass the "
+                         f"batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map with "
+                         "channels, or (N, H, W); a single map without its batch axis is accepted "
+                         "only as (H, W)")
     return (arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr,
             arr.ndim == 2)
 
@@ -111,11 +108,9 @@ def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
     phi, single_phi = _as_maps(explanations, "explanations")
     gt, single_gt = _as_maps(ground_truth, gt_name)
     if phi.shape != gt.shape:
-        raise ValueError(
-            f"`explanations` and `{gt_name}` must have the same shape once channels are "
-            f"summed, got {phi.shape[1:] if single_phi else phi.shape} and "
-            f"{gt.shape[1:] if single_gt else gt.shape}"
-        )
+        raise ValueError(f"`explanations` and `{gt_name}` must have the same shape once channels "
+                         f"are summed, got {phi.shape[1:] if single_phi else phi.shape} and "
+                         f"{gt.shape[1:] if single_gt else gt.shape}")
     return phi, gt, single_phi and single_gt
 
 
@@ -150,13 +145,11 @@ def _distributions(name, explanations, ground_truth, sign, resize, normalize=Tru
     size = fit_size(extent, resize)
     collapsed = [a for a in (0, 1) if size[a] == 1 and extent[a] > 1]
     if collapsed:
-        raise ValueError(
-            f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
-            f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
-            f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a single "
-            "cell, along which every displacement is free; pass a larger `resize` (e.g. "
-            "(32, 32)) or None"
-        )
+        raise ValueError(f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
+                         f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
+                         f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a "
+                         "single cell, along which every displacement is free; pass a larger "
+                         "`resize` (e.g. (32, 32)) or None")
     phi, gt = area_downsample(phi, size), area_downsample(gt, size)
     mass_phi, mass_gt = phi.sum(axis=(1, 2)), gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
@@ -180,24 +173,23 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
         sup, dem = (gt[k] - phi[k], phi[k] - gt[k]) if metric != "sqeuclidean" else (gt[k], phi[k])
         arcs = int((sup > 0).sum()) * int((dem > 0).sum())
         if arcs > EMD_MAX_ARCS:
-            raise ValueError(
-                f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} pixels: map "
-                f"{k} is a transport problem of {arcs:.2e} arcs (supply x demand pixels), "
-                f"beyond the limit of {EMD_MAX_ARCS:.0e} solved exactly in bounded time (two "
-                "dense 128x128 maps); pass resize=(128, 128) or smaller (the default (32, 32) "
-                "takes milliseconds)"
-            )
+            raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
+                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply "
+                             f"x demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+                             "exactly in bounded time (two dense 128x128 maps); pass "
+                             "resize=(128, 128) or smaller (the default (32, 32) takes "
+                             "milliseconds)")
 
 
 # --------------------------------------------------------------------------- EMD / KL
 _EMD_PARAMETERS = {
     "explanations": _MAPS,
     "ground_truth": _MAPS,
-    "sign": [Options(SIGNS)],
+    "sign": [Options(["abs", "positive"])],
     "resize": _RESIZE,
     "ground_distance": [Options(METRICS)],
     "normalize": [Boolean()],
-    "solver": [Options(SOLVERS)],
+    "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
     "progress": [Boolean()],
 }
@@ -207,7 +199,7 @@ _EMD_PARAMETERS = {
 def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         resize: Optional[Tuple[int, int]] = (32, 32), ground_distance: str = "euclidean",
         normalize: bool = True, solver: str = "auto", n_jobs: int = 1,
-        progress: bool = False) -> Union[float, np.ndarray]:
+        progress: bool = False) -> Score:
     """Earth Mover's Distance between explanations and ground-truth maps (Eq. 5), exact.
 
     Lower is better: 0 for identical distributions, at most 1 with ``normalize=True``.
@@ -304,21 +296,12 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
     return float(out[0]) if single else out
 
 
-@validate_params({
-    "explanations": _MAPS,
-    "ground_truth": _MAPS,
-    "sign": [Options(SIGNS)],
-    "resize": _RESIZE,
-    "epsilon": [Interval(numbers.Real, 0.0, None, closed="neither")],
-})
-def kl_divergence(
-    explanations: Any,
-    ground_truth: Any,
-    *,
-    sign: str = "abs",
-    resize: Optional[Tuple[int, int]] = None,
-    epsilon: float = float(np.finfo(np.float64).eps),
-) -> Union[float, np.ndarray]:
+@validate_params({**{k: _EMD_PARAMETERS[k] for k in ("explanations", "ground_truth", "sign",
+                                                       "resize")},
+                  "epsilon": [Interval(numbers.Real, 0.0, None, closed="neither")]})
+def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
+                  resize: Optional[Tuple[int, int]] = None,
+                  epsilon: float = float(np.finfo(np.float64).eps)) -> Score:
     """Kullback-Leibler divergence KL(ground truth || explanation) of Eq. 6.
 
     Lower is better: 0 for identical distributions, unbounded above.
@@ -391,13 +374,15 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
         other = (arr != 0) & (arr != 1)
         if other.any():
             bad = arr[other]
-            raise ValueError(
-                f"`{name}` must be boolean masks (or numbers that are all 0 or 1), got "
-                f"{int(other.sum())} value(s) other than 0 and 1 (from {bad.min()!r} to "
-                f"{bad.max()!r}): soft masks are not read as 'non-zero = inside'; binarise "
-                f"them first, e.g. `{name} > 0.5`"
-            )
+            raise ValueError(f"`{name}` must be boolean masks (or numbers that are all 0 or 1), "
+                             f"got {int(other.sum())} value(s) other than 0 and 1 (from "
+                             f"{bad.min()!r} to {bad.max()!r}): soft masks are not read as "
+                             f"'non-zero = inside'; binarise them first, e.g. `{name} > 0.5`")
     return arr.astype(bool)
+
+
+_LOCALISATION_PARAMETERS = {"explanations": _MAPS, "masks": _MAPS,
+                            "sign": [Options(["abs", "positive", "raw"])]}
 
 
 def _localisation_inputs(explanations, masks, sign):
@@ -410,11 +395,8 @@ def _localisation_inputs(explanations, masks, sign):
     return phi.reshape(len(phi), -1), m.reshape(len(m), -1) != 0, single
 
 
-@validate_params({"explanations": _MAPS, "masks": _MAPS,
-                  "sign": [Options(LOCALISATION_SIGNS)]})
-def relevance_mass_accuracy(
-    explanations: Any, masks: Any, *, sign: str = "abs"
-) -> Union[float, np.ndarray]:
+@validate_params(_LOCALISATION_PARAMETERS)
+def relevance_mass_accuracy(explanations: Any, masks: Any, *, sign: str = "abs") -> Score:
     """Share of the relevance that falls inside the ground-truth mask (Arras et al.).
 
     Higher is better, in [0, 1] for non-negative maps.
@@ -461,11 +443,8 @@ def relevance_mass_accuracy(
     return float(out[0]) if single else out
 
 
-@validate_params({"explanations": _MAPS, "masks": _MAPS,
-                  "sign": [Options(LOCALISATION_SIGNS)]})
-def relevance_rank_accuracy(
-    explanations: Any, masks: Any, *, sign: str = "abs"
-) -> Union[float, np.ndarray]:
+@validate_params(_LOCALISATION_PARAMETERS)
+def relevance_rank_accuracy(explanations: Any, masks: Any, *, sign: str = "abs") -> Score:
     """Share of the K most relevant pixels that lie in the mask, K = mask size
     (Arras et al.). Higher is better, in [0, 1].
 
@@ -506,9 +485,8 @@ def relevance_rank_accuracy(
     return float(out[0]) if single else out
 
 
-@validate_params({"explanations": _MAPS, "masks": _MAPS,
-                  "sign": [Options(LOCALISATION_SIGNS)]})
-def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[float, np.ndarray]:
+@validate_params(_LOCALISATION_PARAMETERS)
+def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Score:
     """1.0 when the most relevant pixel lies in the ground-truth mask, else 0.0
     (Zhang et al.). Higher is better; its mean is the hit rate.
 
@@ -584,10 +562,9 @@ class GroundTruthMeasure:
             raise TypeError(f"`options` of {name!r} must be among {sorted(declared)}, got "
                             f"{unknown}")
         self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
-        self.higher_is_better = name in LOCALISATION
-        self.label = LABELS[name]
+        self.higher_is_better, self.label = name in LOCALISATION, LABELS[name]
 
-    def __call__(self, explanations: Any, reference: Any) -> Union[float, np.ndarray]:
+    def __call__(self, explanations: Any, reference: Any) -> Score:
         """The measure of each explanation against its reference (ground truth or mask)."""
         return self.function(explanations, reference, **self.options)
 
@@ -649,30 +626,24 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
-        spec = None
         if self.dataset is not None:
             check_finite_dataset(self.dataset, "inputs")
-            spec = self.dataset.element_spec
+        spec = getattr(self.dataset, "element_spec", None)
         self.reference, _ = _as_maps(reference, self._reference_name)
         if self.n_inputs is not None and len(self.reference) != self.n_inputs:
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
                              f"{len(self.reference)} maps for {self.n_inputs} inputs")
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
         if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
-            batches = [(self.model_outputs(x), np.asarray(y, np.float64))
-                       for _, x, y in self.iter_batches()]
-            pred = np.concatenate([p for p, _ in batches]).astype(np.float64)
-            pred = pred.reshape(len(pred), -1)
-            y = np.concatenate([t for _, t in batches]).reshape(len(pred), -1)
-            self.model_accuracy = _agreement(y, pred, task)
+            outputs, ys = zip(*[(self.model_outputs(x), y) for _, x, y in self.iter_batches()])
+            pred = np.concatenate(outputs).astype(np.float64)
+            y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
+            self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
-            warn(
-                f"{type(self).__name__}: the model reproduces the targets with an "
-                f"agreement of {self.model_accuracy:.3f} (accuracy, or R^2 for regression) "
-                f"< min_accuracy={min_accuracy:g}; the ground truth describes F and "
-                "holds only for a model that learned F (the paper requires > 0.93).",
-                LowModelAccuracyWarning,
-            )
+            warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
+                 f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
+                 f"{min_accuracy:g}; the ground truth describes F and holds only for a model that "
+                 "learned F (the paper requires > 0.93).", LowModelAccuracyWarning)
 
     @property
     def measure_config(self) -> Union[str, dict]:
@@ -682,10 +653,9 @@ class _GroundTruthBase(BaseAttributionMetric):
         """Score of each explanation (N, H, W[, C]) against its reference, shape (N,)."""
         maps, _ = _as_maps(explanations, "explanations")
         if maps.shape != self.reference.shape:
-            raise ValueError(
-                f"`explanations` must have shape {self.reference.shape} (N, H, W) like "
-                f"`{self._reference_name}` once channels are summed, got {maps.shape}"
-            )
+            raise ValueError(f"`explanations` must have shape {self.reference.shape} (N, H, W) "
+                             f"like `{self._reference_name}` once channels are summed, got "
+                             f"{maps.shape}")
         return self.measure(maps, self.reference)
 
 
@@ -943,9 +913,9 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
             comparisons[m.label] = compare_scores(
                 scores, higher_is_better=m.higher_is_better, confidence=confidence, seed=seed,
                 proportion=m.name == "pointing_game", name=m.label)
-        direction = "higher" if m.higher_is_better else "lower"
-        table[f"{m.label} ({direction} is better)"] = [
-            float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in scores.values()]
+            direction = "higher" if m.higher_is_better else "lower"
+            # NaN scores are skipped; all-NaN scores give a NaN mean (its warning is ignored)
+            table[f"{m.label} ({direction} is better)"] = [np.nanmean(s) for s in scores.values()]
     for label, frame in comparisons.items():
         table[f"{label} ci_low"] = frame.explainers["ci_low"]
         table[f"{label} ci_high"] = frame.explainers["ci_high"]

@@ -17,11 +17,10 @@ __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
     "seed": [Interval(numbers.Integral, 0, None), None],
     "compile": [Boolean()],
     "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")],
-    "padding": [Options(["same", "valid"])],
 })
 def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "ssin", *,
                    seed: Optional[int] = None, compile: bool = True,
-                   learning_rate: float = 1e-3, padding: str = "same") -> Any:
+                   learning_rate: float = 1e-3) -> Any:
     """The paper's compact CNN (Fig. 4), as in the authors' network.
 
     conv 25 3x3 (``padding='same'``) + ReLU + max-pool 2; conv 50 3x3 (same) + ReLU +
@@ -43,9 +42,6 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
         'accuracy').
     learning_rate
         Adam's learning rate, > 0.
-    padding
-        Padding of the convolutions: 'same' (default, the authors' network) or 'valid'
-        (this package's earlier default).
 
     Returns
     -------
@@ -72,10 +68,9 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
     if input_shape.shape != (3,):
         raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape.tolist())}")
     input_shape = tuple(input_shape.tolist())
-    for name, v in zip(("H", "W"), input_shape[:2]):
-        if v < 10:
-            raise ValueError(f"`input_shape` {name} must be >= 10 for two conv + pool blocks, "
-                             f"got {v}")
+    if min(input_shape[:2]) < 10:
+        raise ValueError("`input_shape` H and W must be >= 10 for two conv + pool blocks, got "
+                         f"{input_shape}")
 
     def init(k):
         return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)
@@ -83,9 +78,9 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
     layers = keras.layers
     model = keras.Sequential([
         keras.Input(input_shape),
-        layers.Conv2D(25, 3, activation="relu", padding=padding, kernel_initializer=init(0)),
+        layers.Conv2D(25, 3, activation="relu", padding="same", kernel_initializer=init(0)),
         layers.MaxPooling2D(2),
-        layers.Conv2D(50, 3, activation="relu", padding=padding, kernel_initializer=init(1)),
+        layers.Conv2D(50, 3, activation="relu", padding="same", kernel_initializer=init(1)),
         layers.MaxPooling2D(2),
         layers.Flatten(),
         layers.Dense(25, activation="relu", kernel_initializer=init(2)),

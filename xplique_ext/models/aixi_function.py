@@ -5,21 +5,16 @@ from __future__ import annotations
 import numbers
 from typing import Any, Callable, Optional, Union
 
+import keras
 import numpy as np
 
-from ..commons.params import Interval, Options, check_param
-from ..datasets.aixi import LAYOUTS, apply_function, count_patterns, max_count, resolve_function
+from ..commons.params import Interval, check_param
+from ..datasets.aixi import apply_function, count_patterns, max_count, resolve_function
 
 __all__ = ["AIXIFunctionModel"]
 
 
-def _keras():
-    import keras
-
-    return keras
-
-
-class _FunctionLayer(_keras().layers.Layer):
+class _FunctionLayer(keras.layers.Layer):
     """Counts the patterns with OpenCV and applies F (through ``tf.numpy_function``)."""
 
     def __init__(self, fn: Callable, dataset: str, layout: str = "authors", **kwargs: Any):
@@ -43,7 +38,7 @@ class _FunctionLayer(_keras().layers.Layer):
         return (input_shape[0], 1)
 
 
-class AIXIFunctionModel(_keras().Model):
+class AIXIFunctionModel(keras.Model):
     """F(I) computed from the pixels: the objects of each pattern are counted
     (:func:`~xplique_ext.datasets.count_patterns`) and F is applied to the normalised
     counts. A perfect "model" of the AIXI labels (experiment 2 of the paper), as a
@@ -79,10 +74,8 @@ class AIXIFunctionModel(_keras().Model):
     def __init__(self, function: Union[str, Callable] = "ssin", dataset: str = "shape",
                  image_size: Optional[int] = None, *, layout: str = "authors"):
         # checked in the body: Keras reads this signature, a decorator's would hide it
-        keras = _keras()
         name, fn = resolve_function(function)
-        check_param(dataset, "dataset", [Options(["shape", "color"])])
-        check_param(layout, "layout", [Options(LAYOUTS)])
+        max_count(dataset, layout)  # checks both
         image_size = check_param(image_size, "image_size",
                                  [Interval(numbers.Integral, 1, None), None])
         inputs = keras.Input((image_size, image_size, 1))

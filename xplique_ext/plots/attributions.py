@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -20,10 +20,8 @@ def to_map(phi: np.ndarray) -> np.ndarray:
 def symmetric_limit(values: np.ndarray) -> float:
     """The largest finite absolute value (1 for an all-zero or empty map): colour limits
     ``(-lim, lim)`` centre signed attributions on 0."""
-    values = np.asarray(values, dtype=np.float64)
-    finite = np.abs(values[np.isfinite(values)])
-    lim = float(finite.max()) if finite.size else 0.0
-    return lim if lim > 0 else 1.0
+    values = np.abs(np.asarray(values, dtype=np.float64))
+    return float(values[np.isfinite(values)].max(initial=0.0)) or 1.0
 
 
 def add_colorbar(ax, mappable, *, label: Optional[str] = None):
@@ -89,8 +87,7 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
             ax.imshow(shown, cmap="gray" if shown.ndim == 2 else None)
             phi = to_map(np.asarray(explanations[name])[i])
             lim = symmetric_limit(phi)
-            shown_map = ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha)
-            add_colorbar(ax, shown_map)
+            add_colorbar(ax, ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha))
             title = name if i == 0 else ""
             value = None if scores is None else scores.get(name)
             if value is not None and np.ndim(value) == 0 and i == 0:
@@ -113,13 +110,11 @@ def plot_scores(scores: Mapping[str, Union[float, Sequence[float]]], *,
     """
     import matplotlib.pyplot as plt
 
-    means: Dict[str, float] = {}
-    errors: Dict[str, float] = {}
-    for name, value in scores.items():
-        arr = np.asarray(value, dtype=np.float64).ravel()
-        arr = arr[~np.isnan(arr)]
-        means[name] = float(arr.mean()) if arr.size else np.nan
-        errors[name] = float(arr.std(ddof=1) / np.sqrt(arr.size)) if arr.size > 1 else 0.0
+    arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in scores.items()}
+    arrays = {k: a[~np.isnan(a)] for k, a in arrays.items()}
+    means = {k: float(a.mean()) if a.size else np.nan for k, a in arrays.items()}
+    errors = {k: float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0
+              for k, a in arrays.items()}
     # barh draws the first entry at the bottom: the best comes last, on top
     order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)
     if ax is None:

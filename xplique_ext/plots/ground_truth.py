@@ -39,13 +39,12 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
         counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], names) if c)
         axes[0, i].set_title(f"{counts or 'empty'}\nF = {data.targets[i]:.3f}", fontsize=7)
         for r, (label, maps) in enumerate(rows, start=1):
-            m = to_map(maps[i])
+            m, ax = to_map(maps[i]), axes[r, i]
             lim = symmetric_limit(m)
-            axes[r, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
-            shown = axes[r, i].imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75)
-            add_colorbar(axes[r, i], shown)
+            ax.imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
+            add_colorbar(ax, ax.imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75))
             if i == 0:
-                axes[r, i].set_ylabel(label, fontsize=8)
+                ax.set_ylabel(label, fontsize=8)
     return finish_image_grid(fig, axes)
 
 
