@@ -115,7 +115,7 @@ _PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within
 
 # --------------------------------------------------------------------------- teacher
 @validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C, "logic": [_LOGIC],
-                  "has_rule": [ArrayLike("numeric", ndim=(0, 1)), None]})
+                  "has_rule": [ArrayLike("bool", ndim=(0, 1)), None]})
 def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
                  logic: str = "lukasiewicz") -> np.ndarray:
     """The rule-regularised teacher q of iterative rule knowledge distillation (Eq. 2).
@@ -136,7 +136,7 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
         Regularisation strength C >= 0 (Hu et al.: 6). C = 0 gives q = p; a larger C
         moves q towards the conjunct's prediction.
     has_rule
-        Boolean (N,) (a bool for a single sentence): whether the sentence holds a rule
+        Booleans (N,) (a bool for a single sentence): whether the sentence holds a rule
         keyword. None: every sentence does.
     logic
         'lukasiewicz' (default): r = p_rule(y); 'average': r = (1 + p_rule(y)) / 2 (Hu
@@ -166,13 +166,10 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
         raise ValueError(f"`p` and `p_rule` must have the same shape, got {p.shape} and "
                          f"{p_rule.shape}")
     p2, r = np.atleast_2d(p).astype(np.float64), np.atleast_2d(p_rule).astype(np.float64)
-    mask = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
-    if mask.dtype.kind == "f" or not np.isin(mask, (0, 1)).all():
-        raise TypeError(f"`has_rule` must be booleans (or 0/1), got {describe(has_rule)}")
-    if mask.shape != (len(p2),):
+    keep = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
+    if keep.shape != (len(p2),):
         raise ValueError(f"`has_rule` must have shape ({len(p2)},), one flag per sentence, "
                          f"got shape {has_rule.shape}")
-    keep = mask.astype(bool)
     with np.errstate(divide="ignore"):  # log 0 = -inf: q = 0 where p = 0
         logits = np.log(p2) - _penalty(r, keep[:, None], float(C), logic)
     q = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -363,10 +360,8 @@ class RuleDistillation(keras.Model):
         if self.raw_strings:
             return np.asarray(texts, dtype=object).reshape(-1, 1)
         ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
-        length = self._length or ids.shape[1]
-        out = np.zeros((len(texts), length), dtype=np.int32)
-        out[:, :min(length, ids.shape[1])] = ids[:, :length]
-        return out
+        return keras.utils.pad_sequences(ids, maxlen=self._length or ids.shape[1], dtype="int32",
+                                         padding="post", truncating="post")
 
     def prepare(self, sentences: Any) -> Dict[str, np.ndarray]:
         """Inputs of :meth:`fit` for ``sentences``: ``{'x': student inputs,
@@ -431,7 +426,7 @@ class RuleDistillation(keras.Model):
                             training=training)
 
     def _two_class(self, p):
-        return ops.concatenate([1.0 - p, p], axis=-1) if self.sigmoid else p
+        return _one_hot(p) if self.sigmoid else p
 
     def _cross_entropy(self, target, p):
         """Mean cross-entropy from the student's output p to a two-class target (N, 2)."""
@@ -468,8 +463,7 @@ class RuleDistillation(keras.Model):
         return self._track(loss, y, p, self.metrics)
 
     def test_step(self, data):
-        x, y = data[0], _one_hot(data[1])
-        p = self.student(x["x"] if isinstance(x, dict) else x, training=False)
+        p, y = self(data[0], training=False), _one_hot(data[1])
         return self._track(self._cross_entropy(y, p), y, p, (self.loss_tracker, self.acc_tracker))
 
     def _track(self, loss, y, p, metrics):
@@ -483,7 +477,7 @@ class RuleDistillation(keras.Model):
 
 
 def _one_hot(y):
-    """Binary labels as two-class distributions (N, 2)."""
+    """Binary labels or p(y=1) as two-class distributions (N, 2)."""
     y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
     return ops.concatenate([1.0 - y, y], axis=-1)
 

@@ -17,7 +17,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
-from .tokens import Tokenizer, _pad, find_layer
+from .tokens import Tokenizer, find_layer
 
 _NAMES = ("token_ids", "padding_mask", "segment_ids")
 #: adapters in use, by (id(model), id(tokenizer source), mask_string, activation kind)
@@ -64,9 +64,10 @@ class _HubTokenizer(Tokenizer):
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        mask = [self.mask_id]
-        return _pad([[p + 1 for k in layout for p in (mask if k is None else ids[k])]
-                     for layout in layouts])
+        rows = [[p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
+                for layout in layouts]
+        return keras.utils.pad_sequences(rows, maxlen=max(map(len, rows), default=0),
+                                         dtype="int64", padding="post")
 
 
 class PieceEmbedding(keras.layers.Embedding):
@@ -114,15 +115,13 @@ class KerasHubTextModel(keras.Model):
 
     def _packed(self, ids):
         """The backbone's dict for word-piece ids: ``[CLS] pieces [SEP]``, padding."""
-        real = ids > 0
-        n = tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
-        batch, width = tf.shape(ids)[0], tf.shape(ids)[1]
-        pieces = tf.where(real, ids - 1, tf.fill(tf.shape(ids), self.pad_id))
-        token_ids = tf.concat(
-            [tf.fill([batch, 1], self.start_id), pieces, tf.fill([batch, 1], self.pad_id)], 1)
-        pos = tf.range(width + 2)[None, :]
-        token_ids = tf.where(pos == (n + 1)[:, None], self.end_id, token_ids)
-        inputs = {"token_ids": token_ids, "padding_mask": tf.cast(pos < (n + 2)[:, None], tf.int32),
+        n = tf.reduce_sum(tf.cast(ids > 0, tf.int32), axis=1)[:, None]
+        token_ids = tf.pad(tf.where(ids > 0, ids - 1, self.pad_id), [[0, 0], [1, 1]],
+                           constant_values=self.pad_id)
+        pos = tf.range(tf.shape(ids)[1] + 2)[None, :]
+        token_ids = tf.where(pos == 0, self.start_id,
+                             tf.where(pos == n + 1, self.end_id, token_ids))
+        inputs = {"token_ids": token_ids, "padding_mask": tf.cast(pos < n + 2, tf.int32),
                   "segment_ids": tf.zeros_like(token_ids)}
         return {k: inputs[k] for k in self.input_names}
 
@@ -220,8 +219,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
         raise ValueError("`model` must contain a keras-hub Backbone with a token embedding "
                          f"(e.g. keras_hub.models.BertBackbone), found none in "
                          f"{type(model).__name__}")
-    limit = getattr(backbone, "max_sequence_length", None)
-    max_len = limit if max_len is None or (limit is not None and limit < max_len) else max_len
+    limits = (max_len, getattr(backbone, "max_sequence_length", None))
+    max_len = min((v for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "
                          "of a keras-hub backbone, got the extra inputs "

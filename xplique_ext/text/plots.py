@@ -204,11 +204,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
                 ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
                         color="#555", va="center")
             x += len(tokens[i]) + 1.2
-    bar = fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03,
-                       pad=0.01)
-    bar.set_ticks([-scale, 0.0, scale], labels=[f"{t:.2g}" for t in (-scale, 0.0, scale)])
-    bar.ax.tick_params(labelsize=7)
-    bar.set_label("attribution", fontsize=7)
+    fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03, pad=0.01,
+                 label="attribution")
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")
