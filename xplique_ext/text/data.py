@@ -79,14 +79,13 @@ def load_lexicon() -> Lexicon:
     >>> lex.weight("superb") > 0 > lex.weight("dull"), lex.weight("movie")
     (True, 0.0)
     """
-    text = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv").read_text(
-        encoding="utf-8")
-    entries = {}
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            word, kind, polarity, strength = line.split("\t")
-            entries[word] = (kind, int(polarity), float(strength))
-    return Lexicon(entries)
+    import pandas as pd
+
+    source = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv")
+    with source.open(encoding="utf-8") as handle:
+        table = pd.read_csv(handle, sep="\t", comment="#", header=None, dtype={0: str, 1: str},
+                            keep_default_na=False)
+    return Lexicon({w: (k, int(p), float(s)) for w, k, p, s in table.itertuples(index=False)})
 
 
 class _Generator:

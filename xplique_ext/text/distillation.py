@@ -422,8 +422,7 @@ class RuleDistillation(keras.Model):
 
     # ------------------------------------------------------------ model
     def call(self, inputs, training=None):
-        return self.student(inputs["x"] if isinstance(inputs, dict) else inputs,
-                            training=training)
+        return self.student(inputs["x"] if isinstance(inputs, dict) else inputs, training=training)
 
     def _two_class(self, p):
         return _one_hot(p) if self.sigmoid else p

@@ -88,9 +88,6 @@ class PieceEmbedding(keras.layers.Embedding):
         base = emb(tf.fill([1, 1], tf.constant(self.baseline_id, inputs.dtype)))
         return emb(tf.where(inputs > 0, inputs - 1, tf.zeros_like(inputs))) - base
 
-    def compute_mask(self, inputs, mask=None):
-        return None
-
 
 class KerasHubTextModel(keras.Model):
     """A keras-hub text classifier as a model on word-piece ids (N, L), 0 = padding
@@ -166,21 +163,18 @@ def _is_logits(model: Any, activation: str) -> bool:
     act = getattr(model, "activation", None) or getattr(layers[-1], "activation", None)
     name = getattr(act, "__name__", str(act))
     if act is None or name not in ("linear", "softmax", "sigmoid"):
-        how = "cannot be read" if act is None else f"is {name!r}"
         raise ValueError(
-            f"the model's output activation must be linear (logits), softmax or sigmoid: "
-            f"it {how} ({type(model).__name__}); if its outputs are logits or probabilities "
-            "all the same, adapt it with xplique_ext.text.adapt_text_model(model, tokenizer, "
-            "activation='logits', 'softmax' or 'sigmoid') and pass the adapted model and "
-            "tokenizer")
+            "the model's output activation must be linear (logits), softmax or sigmoid, got "
+            f"{'none readable' if act is None else repr(name)} ({type(model).__name__}); for "
+            "logits or probabilities all the same, pass the model and tokenizer of "
+            "xplique_ext.text.adapt_text_model(model, tokenizer, activation='logits', ...)")
     return name == "linear"
 
 
 def _hub_tokenizer(source: Any) -> tuple:
     """(keras-hub tokenizer, sequence length or None) of a preprocessor or tokenizer."""
     if isinstance(source, keras_hub.models.Preprocessor):
-        tokenizer = getattr(source, "tokenizer", None)
-        length = getattr(source, "sequence_length", None)
+        tokenizer, length = getattr(source, "tokenizer", None), getattr(source, "sequence_length", None)
     elif isinstance(source, keras_hub.tokenizers.Tokenizer):
         tokenizer, length = source, None
     else:
@@ -212,9 +206,7 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
                          "BertTextClassifierPreprocessor) or tokenizer (e.g. BertTokenizer) "
                          "as `tokenizer=`")
     hub_tok, max_len = _hub_tokenizer(source)
-    backbone = getattr(model, "backbone", None)
-    if not isinstance(backbone, keras_hub.models.Backbone):
-        backbone = find_layer(model, keras_hub.models.Backbone)
+    backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:
         raise ValueError("`model` must contain a keras-hub Backbone with a token embedding "
                          f"(e.g. keras_hub.models.BertBackbone), found none in "
@@ -231,7 +223,7 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
     # user's model is left untouched (the adapter holds it, so its id cannot be reused)
     key = (id(model), id(source), mask_string, logits)
     adapted = _ADAPTERS.get(key)
-    if adapted is None or adapted.net is not model or adapted.source_.value is not source:
+    if adapted is None:
         adapted = KerasHubTextModel(
             model, backbone, hub_tok, max_pieces=None if max_len is None else int(max_len) - 2,
             logits=logits, input_names=names or _NAMES, mask_string=mask_string)

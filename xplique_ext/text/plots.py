@@ -186,9 +186,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
         width += len(tok) + 1
     height = 0.5 * len(lines) + (0.6 if details is not None else 0.2) + (0.3 if title else 0)
     fig, ax = _figure(ax, (min(12, 0.13 * max_width + 1), max(1.2, height)))
+    ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))
     ax.set_axis_off()
-    ax.set_xlim(0, max_width)
-    ax.set_ylim(-len(lines) - 1.2, 0.8)
     # RdYlGn without its darkest ends (the token text stays readable), centred on 0
     cmap = ListedColormap(plt.get_cmap("RdYlGn")(np.linspace(0.05, 0.95, 256)))
     for row, idx in enumerate(lines):
@@ -209,8 +208,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")
-    if title:
-        ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(title or "", fontsize=10, loc="left")
     return fig
 
 
@@ -237,7 +235,6 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     data.astype(float).plot.bar(ax=ax, rot=0, width=0.8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("score (higher is better)")
-    ax.legend(fontsize=8, ncol=len(data.columns))
     fig.tight_layout()
     return fig
 
@@ -281,7 +278,6 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
         ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center",
                 fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    if title:
-        ax.set_title(title)
+    ax.set_title(title or "")
     fig.tight_layout()
     return fig
