@@ -228,8 +228,8 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     return out, np.array([bool(c) for c in out], dtype=bool)
 
 
-@validate_params({"t": [ArrayLike(kind="real", finite=True)], "alpha": [_UNIT],
-                  "pi_max": [_UNIT]})
+@validate_params({"t": [ArrayLike(kind="real", within=Interval(numbers.Real, 0.0, None))],
+                  "alpha": [_UNIT], "pi_max": [_UNIT]})
 def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any:
     """Hu et al.'s imitation weight pi_t = min(pi_max, 1 - alpha^t) (Eq. 4).
 
@@ -241,8 +241,6 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
     >>> round(distillation_pi(1.0), 4), round(distillation_pi(10.0), 4)
     (0.05, 0.4013)
     """
-    if (t < 0).any():
-        raise ValueError(f"`t` must be >= 0 (epochs done), got {t!r}")
     out = np.minimum(pi_max, 1.0 - alpha ** t.astype(np.float64))
     return float(out) if out.ndim == 0 else out
 
@@ -258,10 +256,9 @@ def _student_inputs(student: Any, tokenizer: Any) -> Tuple[Optional[List[str]], 
     spec = student.input
     if isinstance(spec, dict):  # a keras-hub backbone's token_ids / padding_mask / ...
         if not callable(tokenizer):
-            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
-                             f"{sorted(spec)}: pass the callable that packs sentences into "
-                             f"that dict (e.g. its keras-hub preprocessor), got "
-                             f"{type(tokenizer).__name__}")
+            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs {sorted(spec)}"
+                             ": pass the callable that packs sentences into that dict (e.g. its "
+                             f"keras-hub preprocessor), got {type(tokenizer).__name__}")
         return sorted(spec), False
     if len(student.inputs) != 1:
         raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "

@@ -201,10 +201,9 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
         return model, tok
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
-        raise ValueError("`tokenizer` is required for this keras-hub model: it has no "
-                         "preprocessor; pass its keras-hub preprocessor (e.g. "
-                         "BertTextClassifierPreprocessor) or tokenizer (e.g. BertTokenizer) "
-                         "as `tokenizer=`")
+        raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
+                         " pass its keras-hub preprocessor (e.g. BertTextClassifierPreprocessor)"
+                         " or tokenizer (e.g. BertTokenizer) as `tokenizer=`")
     hub_tok, max_len = _hub_tokenizer(source)
     backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:

@@ -199,10 +199,9 @@ def _load_remote(name: str, split: str) -> tuple:
         texts = [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in texts]
         return texts, raw, None, source
     raise ImportError(
-        f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or "
-        "Hugging Face datasets: pip install \"xplique_ext[datasets]\" (or pip install "
-        f"tensorflow-datasets); or download {_DOWNLOAD[name]} and pass the file or its "
-        "folder as `path=`")
+        f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or Hugging Face "
+        'datasets: pip install "xplique_ext[datasets]" (or pip install tensorflow-datasets); or '
+        f"download {_DOWNLOAD[name]} and pass the file or its folder as `path=`")
 
 
 def _labelled(name: str, texts: List[str], raw: List[Any], lines: Optional[List[int]],

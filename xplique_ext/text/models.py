@@ -51,8 +51,7 @@ _BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSI
 
 
 @validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
-                  "max_tokens": [Interval(numbers.Integral, 3, None)],
-                  "sequence_length": _POSITIVE})
+                  "max_tokens": [Interval(numbers.Integral, 3, None)], "sequence_length": _POSITIVE})
 def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
                     sequence_length: int = 24):
     """A ``TextVectorization`` layer (whitespace split, lower case, punctuation stripped,

@@ -143,9 +143,7 @@ def highlight_html(sentence: str, attributions: Any, *, rules: Any = None, detai
 @validate_params({
     "percy": "no_validation",  # a PERCY metric, read through its details and sentences
     "explanations": "no_validation",  # one attribution vector per sentence, ragged
-    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)],
-    "title": [STRING, None],
-})
+    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)], "title": [STRING, None]})
 def percy_examples_html(percy: Any, explanations: Any, indices: Sequence[int],
                         title: Optional[str] = None) -> HighlightedText:
     """HTML highlighting of several sentences of a :class:`~xplique_ext.metrics.PERCY`
@@ -196,8 +194,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
             face = cmap(0.5 + 0.5 * np.clip(w[i] / scale, -1, 1))
             ax.text(x, -row, tokens[i], fontsize=11, family="monospace", va="center",
                     fontweight="bold" if i == k else "normal",
-                    bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black" if i == k else "none",
-                              lw=1.5 if i == k else 0))
+                    bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black", lw=1.5 * (i == k)))
             if k is not None and i != k:
                 conj = "A" if i < k else "B"
                 ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
