@@ -333,7 +333,7 @@ def _gt_saliency():
     from xplique_ext.metrics import GroundTruthSaliency
 
     data, model, phi, zero = _aixi("shape")
-    options = dict(ground_truth=data.ground_truth, measure="kl", progress=False)
+    options = dict(ground_truth=data.ground_truth, measure="kl")
     build = lambda seed: GroundTruthSaliency(  # noqa: E731  # nothing random: no seed
         model, data.images, data.targets, **options
     )

@@ -27,9 +27,12 @@ ROOT = Path(xplique_ext.__file__).resolve().parent
 
 # Floors, lowest first: a module may import its own sub-package, the floors below its own,
 # and the root package (which holds only ``__version__`` and lazy attributes).
-#   commons <- datasets, models, rules, plots <- explainers, text <- metrics <- cli
+#   commons <- runtime, datasets, models, rules, plots <- explainers, text <- metrics <- cli
+# ``commons`` imports no TensorFlow; ``runtime`` is the TensorFlow floor (strategies, compiled
+# and replicated functions, model-output and dataset checks).
 FLOOR = {
     "commons": 0,
+    "runtime": 1,  # the TensorFlow runtime: imported by explainers, text and metrics
     "datasets": 1,
     "models": 1,
     "rules": 1,  # model-free rule metrics: pandas, no TensorFlow
@@ -377,6 +380,14 @@ def test_model_free_entry_points_load_no_tensorflow(code):
     assert not any(
         m.startswith("xplique_ext.metrics.") for m in loaded["ours"]
     ), loaded["ours"]
+
+
+def test_commons_loads_no_tensorflow():
+    """Every module of ``commons`` imports without TensorFlow (the runtime floor has it)."""
+    names = sorted(m for m in MODULES if m.startswith(f"{PACKAGE}.commons"))
+    loaded = _loaded_after("; ".join(f"import {m}" for m in names))
+    assert loaded["heavy"] == [], loaded
+    assert f"{PACKAGE}.commons.metric" in loaded["ours"]
 
 
 def test_model_based_metric_still_imports():

@@ -183,7 +183,8 @@ RUN_WITHOUT_BARS = textwrap.dedent(
     from tests.conftest import linear_model
     from xplique_ext.datasets import make_aixi_shape
     from xplique_ext.explainers import ObjectLime
-    from xplique_ext.metrics import PERCY, GroundTruthSaliency, MuFidelity, emd
+    from xplique_ext.metrics import (PERCY, GroundTruthMeasure, GroundTruthSaliency,
+                                     MuFidelity, emd)
     from xplique_ext.models import AIXIFunctionModel
     from xplique_ext.text import (BagOfWordsModel, IntegratedGradientsTokenExplainer,
                                   LimeTokenExplainer, ShapTokenExplainer,
@@ -207,8 +208,9 @@ RUN_WITHOUT_BARS = textwrap.dedent(
     model = AIXIFunctionModel("suum", dataset="shape")
     maps = ObjectLime(model, progress=False).explain(data.images,
                                                      object_labels=data.object_labels)
+    emd_measure = GroundTruthMeasure("emd", progress=False)
     GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth,
-                        progress=False).detailed_evaluate(maps)
+                        measure=emd_measure).detailed_evaluate(maps)
     emd(maps, data.ground_truth, progress=False)
     print("tqdm imported:", "tqdm" in sys.modules)
 

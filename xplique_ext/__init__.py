@@ -22,15 +22,18 @@ compare
 explainers, models, plots
     Object-level LIME, the papers' Keras models, plot helpers.
 commons
-    Validation, streaming, randomness, correlations and warning classes.
+    Validation, randomness, correlations and warning classes (no TensorFlow).
+runtime
+    The TensorFlow floor: strategies, compiled and replicated model functions (shared
+    between metrics), model-output and dataset checks.
 
 Sub-packages are imported on demand (``from xplique_ext.metrics import MuFidelity``, or
 ``xplique_ext.metrics`` after ``import xplique_ext``, PEP 562), so that ``xplique_ext.rules``
 and the model-free ``xplique_ext.metrics.FiRe`` work without loading TensorFlow.
 
-Imports point one way (a test checks it): ``commons`` <- ``datasets``, ``models``,
-``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <- ``cli``,
-``callbacks``.
+Imports point one way (a test checks it): ``commons`` <- ``runtime``, ``datasets``,
+``models``, ``rules``, ``plots`` <- ``explainers``, ``text``, ``compare`` <- ``metrics`` <-
+``cli``, ``callbacks``.
 """
 
 from typing import TYPE_CHECKING
@@ -48,12 +51,13 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on f
     from . import models as models
     from . import plots as plots
     from . import rules as rules
+    from . import runtime as runtime
     from . import text as text
 
 __version__ = "0.1.0"
 
 _SUBMODULES = ("callbacks", "cli", "commons", "compare", "datasets", "explainers", "metrics",
-               "models", "plots", "rules", "text")
+               "models", "plots", "rules", "runtime", "text")
 __getattr__, __dir__ = lazy_exports(__name__, {}, submodules=_SUBMODULES)
 
 __all__ = ["__version__"]

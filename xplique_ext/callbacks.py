@@ -15,11 +15,19 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 import keras
 import numpy as np
 
-from .commons.data import is_dataset, split_element
-from .commons.outputs import check_outputs
-from .commons.params import ArrayLike, Boolean, Callable_, InstanceOf, Interval, validate_params
-from .commons.validation import check_int, to_numpy
+from . import runtime
+from .commons.params import (
+    ArrayLike,
+    Boolean,
+    Callable_,
+    InstanceOf,
+    Interval,
+    check_param,
+    validate_params,
+)
+from .commons.validation import to_numpy
 from .commons.warnings import warn
+from .metrics.base import as_model_targets, predicted_targets
 
 __all__ = ["ExplanationMetrics"]
 
@@ -40,23 +48,62 @@ def _named(specs: Any, what: str) -> Dict[str, Any]:
     """``{name: spec}`` from a mapping, a single spec or a list / tuple of specs."""
     if isinstance(specs, Mapping):
         named = dict(specs)
-        for key in named:
-            if not isinstance(key, str) or not key:
-                raise TypeError(f"`{what}` keys must be non-empty strings, got {key!r}")
+        bad = [key for key in named if not (isinstance(key, str) and key)]
+        if bad:
+            raise TypeError(f"`{what}` keys must be non-empty strings, got {bad[0]!r}")
     else:
-        items = list(specs) if isinstance(specs, (list, tuple)) else [specs]
         named = {}
-        for spec in items:
+        for spec in specs if isinstance(specs, (list, tuple)) else [specs]:
             name = _spec_name(spec)
             if name in named:
-                raise ValueError(
-                    f"`{what}` holds two entries named {name!r}: pass a dict "
-                    "{name: entry} to name them apart"
-                )
+                raise ValueError(f"`{what}` holds two entries named {name!r}: pass a dict "
+                                 "{name: entry} to name them apart")
             named[name] = spec
     if not named:
         raise ValueError(f"`{what}` must hold at least one entry, got none")
     return named
+
+
+Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=True)]
+
+
+def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """The probe inputs (a copy) and the targets an ``(x, y)`` dataset holds (or None)."""
+    y = None
+    if runtime.is_dataset(x_probe):
+        if int(x_probe.cardinality()) < 0:
+            raise ValueError(
+                "`x_probe` must be a finite dataset (a probe set is read whole once), "
+                "got a dataset of infinite or unknown cardinality; use .take(n)"
+            )
+        elements = [runtime.split_element(e, "x_probe") for e in x_probe]
+        if not elements:
+            raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
+        join = np.concatenate if runtime.dataset_is_batched(x_probe) else np.stack
+        x = join([np.asarray(e[0]) for e in elements], axis=0)
+        if elements[0][1] is not None:
+            y = join([np.asarray(e[1]) for e in elements], axis=0)
+    else:
+        x = np.array(to_numpy(x_probe, "x_probe"), copy=True)
+    if x.ndim < 2 or len(x) == 0:
+        raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
+                         f"one input, got shape {x.shape}")
+    return x, y
+
+
+def _explainers(explainer_factory: Any) -> Dict[str, Callable]:
+    """``{name: factory}`` ('' for a single factory), each a callable."""
+    if isinstance(explainer_factory, Mapping):
+        factories = _named(explainer_factory, "explainer_factory")
+    else:
+        factories = {"": explainer_factory}
+    for factory in factories.values():
+        if not callable(factory):
+            raise TypeError(
+                "`explainer_factory` must be a callable factory(model) -> explainer "
+                f"(or a dict of them), got {type(factory).__name__}"
+            )
+    return factories
 
 
 class ExplanationMetrics(keras.callbacks.Callback):
@@ -182,8 +229,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
             "a dict name -> factory"))],  # each factory checked below
         "metrics": "no_validation",  # classes, factories or built metrics: checked below
         "x_probe": "no_validation",  # an array or a finite dataset: read below
-        "y_probe": [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=True),
-                    None],  # one per probe input: checked below
+        "y_probe": Y_PROBE + [None],  # one per probe input: checked below
         "every": [Interval(numbers.Integral, 1, None),
                   InstanceOf(list, tuple, set, frozenset, range, np.ndarray,
                              description="a collection of epoch numbers")],
@@ -191,34 +237,12 @@ class ExplanationMetrics(keras.callbacks.Callback):
         "interval_resamples": [Interval(numbers.Integral, 100, None)],
     })
     def __init__(
-        self,
-        explainer_factory: Union[Callable, Mapping[str, Callable]],
-        metrics: Any,
-        x_probe: Any,
-        y_probe: Any = None,
-        every: Union[int, Iterable[int]] = 1,
-        *,
-        log_interval: Union[bool, float] = False,
-        interval_resamples: int = 999,
+            self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
+            x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1,
+            *, log_interval: Union[bool, float] = False, interval_resamples: int = 999,
     ):
         super().__init__()
-        factories = (
-            dict(explainer_factory) if isinstance(explainer_factory, Mapping)
-            else {"": explainer_factory}
-        )
-        if not factories:
-            raise ValueError("`explainer_factory` must hold at least one factory, got none")
-        for name, factory in factories.items():
-            if isinstance(explainer_factory, Mapping) and not (isinstance(name, str) and name):
-                raise TypeError(
-                    f"`explainer_factory` keys must be non-empty strings, got {name!r}"
-                )
-            if not callable(factory):
-                raise TypeError(
-                    "`explainer_factory` must be a callable factory(model) -> explainer "
-                    f"(or a dict of them), got {type(factory).__name__}"
-                )
-        self._factories = factories
+        self._factories = _explainers(explainer_factory)
         self._metric_specs = _named(metrics, "metrics")
         for key, spec in self._metric_specs.items():
             if not (callable(spec) or hasattr(spec, "evaluate")):
@@ -227,46 +251,28 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     "f(model, x_probe, y_probe) or a built metric with .evaluate, got "
                     f"{type(spec).__name__}"
                 )
-
-        self.x_probe, y_from_data = self._read_probe(x_probe)
+        self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(
                 "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs"
             )
         y_probe = y_from_data if y_probe is None else y_probe
-        if y_probe is None:
-            self.y_probe = None
-        else:
-            y = np.array(to_numpy(y_probe, "y_probe"), copy=True)  # declared, or from x_probe
-            if y.ndim not in (1, 2):
-                raise ValueError(
-                    f"`y_probe` must have shape (N,) or (N, K), got shape {y.shape}"
-                )
-            if len(y) != len(self.x_probe):
-                raise ValueError(
-                    f"`y_probe` must hold one target per probe input: got {len(y)} targets "
-                    f"for {len(self.x_probe)} inputs"
-                )
-            if not np.all(np.isfinite(y.astype(np.float64, copy=False))):
-                raise ValueError("`y_probe` must hold finite values only, got NaN or inf")
-            self.y_probe = y
-
-        if not isinstance(every, int):  # a collection (declared)
-            epochs = [check_int(e, "every", minimum=0) for e in np.asarray(list(every)).tolist()]
-            if not epochs:
-                raise ValueError("`every` must name at least one epoch, got an empty collection")
-            self.every: Union[int, frozenset] = frozenset(epochs)
-        else:
-            self.every = every
-
+        self.y_probe = None if y_probe is None else np.array(
+            check_param(y_probe, "y_probe", Y_PROBE))  # a copy: the probe set stays fixed
+        if self.y_probe is not None and len(self.y_probe) != len(self.x_probe):
+            raise ValueError(
+                f"`y_probe` must hold one target per probe input: got {len(self.y_probe)} "
+                f"targets for {len(self.x_probe)} inputs"
+            )
+        self.every: Union[int, frozenset] = every if isinstance(every, int) else frozenset(
+            check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
+        if not self.every:
+            raise ValueError("`every` must name at least one epoch, got an empty collection")
         if isinstance(log_interval, bool):  # True: the 95% interval (declared above)
-            self.log_interval: Optional[float] = 0.95 if log_interval else None
-        else:
-            self.log_interval = log_interval
+            log_interval = 0.95 if log_interval else None
+        self.log_interval: Optional[float] = log_interval
         self.interval_resamples = interval_resamples
-        keys = [
-            f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs
-        ]
+        keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:
             keys = [k + suffix for k in keys for suffix in ("", "_ci_low", "_ci_high")]
         self.log_keys: List[str] = keys
@@ -276,80 +282,16 @@ class ExplanationMetrics(keras.callbacks.Callback):
         self._built_for: Any = None
         self._y_formatted: Optional[np.ndarray] = None
 
-    # ------------------------------------------------------------------ inputs
-    @staticmethod
-    def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-        if is_dataset(x_probe):
-            card = int(x_probe.cardinality())
-            if card < 0:
-                raise ValueError(
-                    "`x_probe` must be a finite dataset (a probe set is read whole once), "
-                    "got a dataset of infinite or unknown cardinality; use .take(n)"
-                )
-            xs, ys = [], []
-            for element in x_probe:
-                x_el, y_el = split_element(element, "x_probe")
-                xs.append(np.asarray(x_el))
-                if y_el is not None:
-                    ys.append(np.asarray(y_el))
-            if not xs:
-                raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
-            spec = x_probe.element_spec
-            spec = spec[0] if isinstance(spec, (tuple, list)) else spec
-            batched = spec.shape.rank is None or (spec.shape.rank > 0 and spec.shape[0] is None)
-            join = np.concatenate if batched else np.stack
-            x = join(xs, axis=0)
-            y = join(ys, axis=0) if ys else None
-        else:
-            x = np.array(to_numpy(x_probe, "x_probe"), copy=True)
-            y = None
-        if x.ndim < 2:
-            raise ValueError(
-                "`x_probe` must have a batch axis and at least one feature axis, got shape "
-                f"{x.shape}"
-            )
-        if len(x) == 0:
-            raise ValueError("`x_probe` must hold at least one input, got 0")
-        return x, y
-
-    def _format_targets(self, model: Any) -> Optional[np.ndarray]:
-        """``y_probe`` as (N, K): class ids become one-hot rows, single-output regression
-        targets a column."""
-        if self.y_probe is None:
-            return None
-        y = self.y_probe
-        outputs = check_outputs(model(self.x_probe[:1], training=False), 1)
-        k = int(np.prod(outputs.shape[1:])) if outputs.ndim > 1 else 1
-        if y.ndim == 2:
-            if y.shape[1] != k:
-                raise ValueError(
-                    f"`y_probe` of shape (N, K) must have K = {k} columns to match the "
-                    f"model's outputs, got {y.shape[1]}"
-                )
-            return y.astype(np.float32)
-        if k == 1:
-            return y.reshape(-1, 1).astype(np.float32)
-        if y.dtype.kind == "f" and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        if y.dtype.kind not in "iu":
-            raise TypeError(
-                f"`y_probe` of shape (N,) must be integer class ids for a model with {k} "
-                f"outputs, got dtype {self.y_probe.dtype}"
-            )
-        if y.min() < 0 or y.max() >= k:
-            raise ValueError(
-                f"`y_probe` class ids must be in [0, {k - 1}], got values in "
-                f"[{y.min()}, {y.max()}]"
-            )
-        return np.eye(k, dtype=np.float32)[y]
-
     # ------------------------------------------------------------------ building
     def _build(self) -> None:
         """Build the explainers and the metrics once for the model being trained."""
         model = self.model
         if self._built_for is model:
             return
-        self._y_formatted = self._format_targets(model)
+        if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
+            outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
+            k = int(np.prod(outputs.shape[1:]))
+            self._y_formatted = as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
         self.explainers_ = {}
         for name, factory in self._factories.items():
             explainer = factory(model)
@@ -401,12 +343,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explain if callable(explain) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            outputs = check_outputs(self.model.predict(self.x_probe, verbose=0),
-                                    len(self.x_probe), finite=True)
-            outputs = outputs.reshape(len(outputs), -1)
-            k = outputs.shape[1]
-            targets = (np.ones((len(outputs), 1), np.float32) if k == 1
-                       else np.eye(k, dtype=np.float32)[np.argmax(outputs, axis=-1)])
+            targets = predicted_targets(runtime.check_outputs(
+                self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
         return to_numpy(explain(self.x_probe, targets), "explanations")
 
     def evaluate(self) -> Dict[str, float]:

@@ -99,7 +99,11 @@ def mufidelity_checks():
 
 def ground_truth_checks():
     from xplique_ext.datasets import make_aixi_shape
-    from xplique_ext.metrics import GroundTruthLocalisation, GroundTruthSaliency
+    from xplique_ext.metrics import (
+        GroundTruthLocalisation,
+        GroundTruthMeasure,
+        GroundTruthSaliency,
+    )
 
     data = make_aixi_shape(5, image_size=64, function="suum", seed=1)
     model = tiny_cnn((64, 64, 1), classes=2)
@@ -109,8 +113,8 @@ def ground_truth_checks():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             metric = GroundTruthSaliency(model, data.images, None, batch_size=3,
-                                         ground_truth=data.ground_truth, progress=False,
-                                         resize=None)
+                                         ground_truth=data.ground_truth,
+                                         measure=GroundTruthMeasure("emd", resize=None))
             return (metric.model_outputs(data.images), metric.detailed_evaluate(phi),
                     metric.scores(data.images, metric.format_targets(data.images, None)))
 
@@ -211,7 +215,7 @@ def object_lime_checks():
 
 
 def runner_checks():
-    from xplique_ext.commons.distribute import ReplicaRunner
+    from xplique_ext.runtime import ReplicaRunner
 
     strategy = STRATEGIES[3]
     runner = ReplicaRunner(lambda a, b, k: {"sum": a + b * k, "row": tf.reduce_sum(a, 1)},

@@ -68,8 +68,8 @@ def test_mufidelity_scores_are_identical(replica_results):
 
 
 def test_strategy_must_be_a_strategy():
-    from xplique_ext.commons.distribute import resolve_strategy
     from xplique_ext.metrics import MuFidelity
+    from xplique_ext.runtime import resolve_strategy
 
     with pytest.raises(TypeError, match="`strategy` must be a tf.distribute.Strategy"):
         resolve_strategy("mirrored")
@@ -82,16 +82,16 @@ def test_default_strategy_keeps_the_single_device_path():
     import tensorflow as tf
 
     from tests.conftest import linear_model
-    from xplique_ext.commons.distribute import ReplicaRunner, is_default_strategy
     from xplique_ext.metrics import MuFidelity
     from xplique_ext.metrics.base import BaseAttributionMetric
+    from xplique_ext.runtime import ReplicaRunner, is_default_strategy
 
     metric = MuFidelity(linear_model((4,)), np.ones((2, 4), np.float32), np.ones(2),
                         progress=False)
     assert is_default_strategy(metric.strategy)
     assert metric.strategy is tf.distribute.get_strategy()
     assert not isinstance(metric._score_fn, ReplicaRunner)
-    assert not hasattr(metric, "_replica_runner")
+    assert not isinstance(metric._perturbed_fn, ReplicaRunner)
     assert isinstance(metric, BaseAttributionMetric)
 
 
@@ -101,8 +101,8 @@ def test_one_device_strategy_in_process():
     import tensorflow as tf
 
     from tests.conftest import tiny_cnn
-    from xplique_ext.commons.distribute import ReplicaRunner
     from xplique_ext.metrics import MuFidelity
+    from xplique_ext.runtime import ReplicaRunner
 
     rng = np.random.default_rng(0)
     model = tiny_cnn()
@@ -114,14 +114,15 @@ def test_one_device_strategy_in_process():
     with strategy.scope():
         metric = MuFidelity(model, x, None, **kw)
     assert isinstance(metric._score_fn, ReplicaRunner)
+    assert isinstance(metric._perturbed_fn, ReplicaRunner)
     np.testing.assert_allclose(metric.detailed_evaluate(phi), ref, atol=1e-6)
 
 
 def test_replica_runner_errors_and_fallbacks():
     import tensorflow as tf
 
-    from xplique_ext.commons.distribute import ReplicaRunner
     from xplique_ext.commons.warnings import XpliqueExtWarning
+    from xplique_ext.runtime import ReplicaRunner
 
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     runner = ReplicaRunner(lambda a, b: a + b, strategy, fallback=lambda a, b: a + b)

@@ -109,11 +109,11 @@ def test_object_lime_rejects_the_old_name_sample_size(aixi):
 # --------------------------------------------------------------------------- progress
 def test_progress_is_off_by_default_and_needs_no_tqdm(aixi, monkeypatch):
     data, model, phi = aixi
-    assert inspect.signature(GroundTruthSaliency.__init__).parameters["progress"].default is False
+    assert inspect.signature(emd).parameters["progress"].default is False
     assert inspect.signature(ObjectLime.__init__).parameters["progress"].default is False
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # importing tqdm would now fail
     metric = GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth)
-    assert metric.progress is False
+    assert metric.measure.options == {}  # emd's defaults: progress=False
     metric.evaluate(phi)
     emd(phi, data.ground_truth, n_jobs=2)
     ObjectLime(model).explain(data.images, object_labels=data.object_labels)

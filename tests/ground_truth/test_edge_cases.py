@@ -96,7 +96,6 @@ def test_infinite_dataset_is_refused_by_ground_truth_saliency():
     finite = tf.data.Dataset.from_tensor_slices((data.images, data.targets)).batch(2)
     metric = GroundTruthSaliency(
         AIXIFunctionModel("suum", "color"), finite, ground_truth=data.ground_truth,
-        progress=False,
     )
     assert metric.evaluate(data.ground_truth) == 0.0
 

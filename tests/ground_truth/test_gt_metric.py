@@ -11,6 +11,7 @@ from xplique_ext.datasets import make_aixi_color, make_aixi_shape
 from xplique_ext.metrics import (
     BaseAttributionMetric,
     GroundTruthLocalisation,
+    GroundTruthMeasure,
     GroundTruthSaliency,
     LowModelAccuracyWarning,
     emd,
@@ -42,7 +43,7 @@ def test_declares_direction_and_base(data, model):
     assert GroundTruthSaliency.higher_is_better is False
     assert GroundTruthLocalisation.higher_is_better is True
     metric = GroundTruthSaliency(
-        model, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+        model, data.images, data.targets, ground_truth=data.ground_truth
     )
     assert isinstance(metric, BaseAttributionMetric)
     assert metric.model_accuracy == pytest.approx(1.0)
@@ -58,7 +59,6 @@ def test_scores_equal_the_functions(data, model, measure):
         batch_size=5,
         ground_truth=data.ground_truth,
         measure=measure,
-        progress=False,
     )
     detailed = metric.detailed_evaluate(phi)
     expected = (
@@ -76,7 +76,7 @@ def test_scores_equal_the_functions(data, model, measure):
 def test_invariances_batch_size_inputs_and_channels(data, model):
     phi = _explanations(data)
     ref = GroundTruthSaliency(
-        model, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+        model, data.images, data.targets, ground_truth=data.ground_truth
     )
     expected = ref.detailed_evaluate(phi)
     for kwargs in (dict(batch_size=None), dict(batch_size=3)):
@@ -85,17 +85,16 @@ def test_invariances_batch_size_inputs_and_channels(data, model):
             data.images,
             data.targets,
             ground_truth=data.ground_truth,
-            progress=False,
             **kwargs,
         )
         np.testing.assert_allclose(m.detailed_evaluate(phi), expected)
     ds = tf.data.Dataset.from_tensor_slices((data.images, data.targets)).batch(7)
-    m = GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[..., None], progress=False)
+    m = GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[..., None])
     assert m.model_accuracy == pytest.approx(1.0)
     np.testing.assert_allclose(m.detailed_evaluate(tf.constant(phi[..., None])), expected)
     three = np.repeat(phi[..., None], 3, axis=-1) / 3
     np.testing.assert_allclose(ref.detailed_evaluate(three), expected, atol=1e-12)
-    data_only = GroundTruthSaliency.from_aixi(model, data, progress=False)
+    data_only = GroundTruthSaliency.from_aixi(model, data)
     np.testing.assert_allclose(data_only.detailed_evaluate(phi), expected)
 
 
@@ -103,10 +102,10 @@ def test_from_aixi_uses_the_papers_ground_truth_unless_told_otherwise():
     d = make_aixi_shape(12, image_size=64, function="ssin", seed=4, convention="object")
     d = d[d.counts.sum(1) > 0]
     model = AIXIFunctionModel("ssin")
-    paper = GroundTruthSaliency.from_aixi(model, d, progress=False)
+    paper = GroundTruthSaliency.from_aixi(model, d)
     np.testing.assert_array_equal(paper.ground_truth, d.get_ground_truth("paper"))
     assert paper.evaluate(d.get_ground_truth("paper")) == 0.0
-    shapley = GroundTruthSaliency.from_aixi(model, d, convention="object", progress=False)
+    shapley = GroundTruthSaliency.from_aixi(model, d, convention="object")
     np.testing.assert_array_equal(shapley.ground_truth, d.ground_truth)
     # ssin: the Shapley values are not proportional to w_i, so the two maps differ
     assert paper.evaluate(d.ground_truth) > 0.0
@@ -120,7 +119,7 @@ def test_warns_when_the_model_does_not_reproduce_the_targets(data):
 
     with pytest.warns(LowModelAccuracyWarning, match="min_accuracy=0.93"):
         m = GroundTruthSaliency(
-            constant, data.images, data.targets, ground_truth=data.ground_truth, progress=False
+            constant, data.images, data.targets, ground_truth=data.ground_truth
         )
     assert m.model_accuracy < 0.93
     assert issubclass(LowModelAccuracyWarning, XpliqueExtWarning)
@@ -132,14 +131,12 @@ def test_warns_when_the_model_does_not_reproduce_the_targets(data):
             data.targets,
             min_accuracy=-1e9,
             ground_truth=data.ground_truth,
-            progress=False,
         )
         GroundTruthSaliency(
             constant,
             data.images,
             None,  # no targets: no check
             ground_truth=data.ground_truth,
-            progress=False,
         )
 
 
@@ -147,7 +144,7 @@ def test_classification_agreement_is_accuracy():
     d = make_aixi_color(40, image_size=32, function="class", seed=2)
     perfect = AIXIFunctionModel("class", dataset="color")
     m = GroundTruthSaliency(
-        perfect, d.images, d.targets, ground_truth=d.ground_truth, progress=False
+        perfect, d.images, d.targets, ground_truth=d.ground_truth
     )
     assert m.model_accuracy == 1.0
 
@@ -155,13 +152,13 @@ def test_classification_agreement_is_accuracy():
     wrong[:10] = 1 - wrong[:10]  # the model disagrees with 10 of the 40 labels
     with pytest.warns(LowModelAccuracyWarning):
         m = GroundTruthSaliency(
-            perfect, d.images, wrong, ground_truth=d.ground_truth, progress=False
+            perfect, d.images, wrong, ground_truth=d.ground_truth
         )
     assert m.model_accuracy == pytest.approx(0.75)
     # two-column logits with integer ids: argmax accuracy
     two = lambda x: tf.concat([1 - perfect(x), perfect(x)], axis=1)  # noqa: E731
     m = GroundTruthSaliency(
-        two, d.images, d.targets.astype(int), ground_truth=d.ground_truth, progress=False
+        two, d.images, d.targets.astype(int), ground_truth=d.ground_truth
     )
     assert m.model_accuracy == 1.0
 
@@ -170,7 +167,7 @@ def test_nan_for_all_zero_ground_truth_is_skipped_with_warning():
     d = make_aixi_shape(30, image_size=64, function="class", seed=0)
     assert (~d.has_ground_truth).any()
     m = GroundTruthSaliency(
-        AIXIFunctionModel("class"), d.images, d.targets, ground_truth=d.ground_truth, progress=False
+        AIXIFunctionModel("class"), d.images, d.targets, ground_truth=d.ground_truth
     )
     phi = np.random.default_rng(0).random(d.ground_truth.shape)
     with pytest.warns(UndefinedScoreWarning):
@@ -183,14 +180,22 @@ def test_nan_for_all_zero_ground_truth_is_skipped_with_warning():
 
 
 def test_metric_errors(data, model):
-    kw = dict(ground_truth=data.ground_truth, progress=False)
+    kw = dict(ground_truth=data.ground_truth)
     with pytest.raises(ValueError, match="`measure` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, measure="l2", **kw)
     with pytest.raises(ValueError, match="`ground_distance` must be one of"):
-        GroundTruthSaliency(model, data.images, data.targets, ground_distance="cosine", **kw)
+        GroundTruthSaliency(model, data.images, data.targets,
+                            measure=GroundTruthMeasure("emd", ground_distance="cosine"), **kw)
+    with pytest.raises(TypeError, match=r"`options` of 'kl' must be among \['epsilon'"):
+        GroundTruthMeasure("kl", solver="dense")  # an EMD option given to KL
+    with pytest.raises(ValueError, match="`measure` must be one of \\['emd', 'kl'\\]"):
+        GroundTruthSaliency(model, data.images, data.targets,
+                            measure=GroundTruthMeasure("pointing_game"), **kw)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'resize'"):
+        GroundTruthSaliency(model, data.images, data.targets, resize=None, **kw)  # on measure
     with pytest.raises(ValueError, match="`ground_truth` must hold one map per input"):
         GroundTruthSaliency(
-            model, data.images, data.targets, ground_truth=data.ground_truth[:-1], progress=False
+            model, data.images, data.targets, ground_truth=data.ground_truth[:-1]
         )
     with pytest.raises(ValueError, match="`task` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, task="ranking", **kw)
@@ -204,7 +209,7 @@ def test_metric_errors(data, model):
     with pytest.raises(ValueError, match="finite"):
         m.evaluate(bad)
     with pytest.raises(ValueError, match="`ground_truth` must be an array of finite values only"):
-        GroundTruthSaliency(model, data.images, data.targets, ground_truth=bad, progress=False)
+        GroundTruthSaliency(model, data.images, data.targets, ground_truth=bad)
 
 
 # ---------------------------------------------------------------- localisation
@@ -266,3 +271,27 @@ def test_localisation_metric_on_aixi():
             masks=d.relevant_masks,
             measure="emd",
         )
+
+
+def test_measure_options_live_on_the_measure(data, model):
+    phi = _explanations(data)
+    measure = GroundTruthMeasure("emd", resize=None, ground_distance="manhattan", n_jobs=2)
+    metric = GroundTruthSaliency(model, data.images, data.targets,
+                                 ground_truth=data.ground_truth, measure=measure)
+    expected = emd(phi, data.ground_truth, resize=None, ground_distance="manhattan")
+    np.testing.assert_array_equal(metric.detailed_evaluate(phi), expected)
+    np.testing.assert_array_equal(measure(phi, data.ground_truth), expected)
+    assert not np.allclose(expected, emd(phi, data.ground_truth))  # the options are used
+    config = metric.get_config()["measure"]
+    assert config == {"name": "emd", "resize": None, "ground_distance": "manhattan",
+                      "n_jobs": 2}
+    clone = GroundTruthSaliency(model, data.images, data.targets,
+                                ground_truth=data.ground_truth, measure=config)
+    np.testing.assert_array_equal(clone.detailed_evaluate(phi), expected)
+    kl = GroundTruthMeasure("kl", epsilon=1e-3, resize=(16, 16))
+    np.testing.assert_array_equal(kl(phi, data.ground_truth),
+                                  kl_divergence(phi, data.ground_truth, epsilon=1e-3,
+                                                resize=(16, 16)))
+    assert (kl.label, kl.higher_is_better) == ("KL", False)
+    assert repr(kl) == "GroundTruthMeasure('kl', epsilon=0.001, resize=(16, 16))"
+    assert GroundTruthMeasure("pointing_game").higher_is_better

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from xplique_ext.datasets import make_aixi_shape  # noqa: E402
-from xplique_ext.metrics import emd, ground_truth_leaderboard  # noqa: E402
+from xplique_ext.metrics import GroundTruthMeasure, emd, ground_truth_leaderboard  # noqa: E402
 from xplique_ext.plots import (  # noqa: E402
     plot_aixi_samples,
     plot_ground_truth_leaderboard,
@@ -58,6 +58,18 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
     pd.testing.assert_frame_equal(table2, table)
     shapley, _ = ground_truth_leaderboard(explanations, data, convention="object")
     assert shapley.loc["truth", "EMD (lower is better)"] > 0  # truth is the paper's map
+    # measures with their options, in the order given
+    chosen, scores = ground_truth_leaderboard(
+        explanations, data, measures=["pointing_game", GroundTruthMeasure("emd", resize=None)])
+    assert list(scores) == ["pointing game", "EMD"] and chosen.columns[0].startswith("pointing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = np.nanmean(emd(explanations["noisy"], data.ground_truth, resize=None))
+    assert chosen.loc["noisy", "EMD (lower is better)"] == pytest.approx(full)
+    with pytest.raises(ValueError, match="`measures` must have distinct labels"):
+        ground_truth_leaderboard(explanations, data, measures=["emd", GroundTruthMeasure("emd")])
+    with pytest.raises(ValueError, match="`measures` must be one of \\['emd', 'kl'\\]"):
+        ground_truth_leaderboard(explanations, data.ground_truth, measures=["pointing_game"])
 
 
 def test_plots_draw(data):

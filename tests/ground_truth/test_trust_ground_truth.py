@@ -20,6 +20,7 @@ from xplique_ext.datasets import make_aixi_color, make_aixi_shape
 from xplique_ext.explainers import ObjectLime
 from xplique_ext.metrics import (
     GroundTruthLocalisation,
+    GroundTruthMeasure,
     GroundTruthSaliency,
     emd,
     ground_truth_leaderboard,
@@ -111,9 +112,10 @@ def test_degenerate_resize_is_refused_everywhere(resize):
     for call in (
         lambda: emd(a, b, resize=resize),
         lambda: kl_divergence(a, b, resize=resize),
-        lambda: _saliency(b[None], resize=resize),
-        lambda: _saliency(b[None], measure="kl", resize=resize),
-        lambda: ground_truth_leaderboard({"x": a[None]}, b[None], resize=resize),
+        lambda: _saliency(b[None], measure=GroundTruthMeasure("emd", resize=resize)),
+        lambda: _saliency(b[None], measure=GroundTruthMeasure("kl", resize=resize)),
+        lambda: ground_truth_leaderboard({"x": a[None]}, b[None],
+                                         measures=[GroundTruthMeasure("emd", resize=resize)]),
     ):
         with pytest.raises(ValueError, match=r"`resize` must be None or a pair of integers >= 2"):
             call()

@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from tests.conftest import tiny_cnn
-from xplique_ext.commons import distribute
+from xplique_ext import runtime
 from xplique_ext.metrics import GroundTruthSaliency, MuFidelity
 
 RETRACING = "triggered tf.function retracing"
@@ -112,7 +112,7 @@ def test_eight_mufidelity_instances_are_quiet_and_each_keeps_its_options(data, t
 
     # each instance against an isolated computation: a copy of its model (a new
     # object: nothing compiled is shared with the runs above), an empty cache
-    distribute._SHARED.clear()
+    runtime._SHARED.clear()
     for (index, options), scores in zip(CASES, shared):
         alone = MuFidelity(clone(models[index]), x, y, **{**BASE, **options})
         np.testing.assert_allclose(scores, alone.detailed_evaluate(phi), rtol=1e-6,
@@ -131,8 +131,8 @@ def test_instances_on_one_model_share_their_compiled_functions(data):
     # part of the graph: the compiled functions are the same objects
     b = MuFidelity(model, x, y, **{**BASE, "nb_samples": 50, "baseline_mode": 1.0,
                                    "seed": 3, "subset_percent": 0.5, "batch_size": 2})
-    assert a._all_scores_fn is b._all_scores_fn
-    assert a._chunk_scores_fn is b._chunk_scores_fn
+    assert a._perturbed_fn is b._perturbed_fn
+    assert a._chunk_fn is b._chunk_fn
     assert a._score_fn is b._score_fn and a._output_fn is b._output_fn
     # what the graph depends on gives other functions
     for other in (
@@ -141,7 +141,7 @@ def test_instances_on_one_model_share_their_compiled_functions(data):
         MuFidelity(model, x, y, **{**BASE, "operator": negated}),
         MuFidelity(models[1], x, y, **BASE),
     ):
-        assert other._all_scores_fn is not a._all_scores_fn
+        assert other._perturbed_fn is not a._perturbed_fn
     assert MuFidelity(model, x, y, **{**BASE, "grid_size": 6})._score_fn is a._score_fn
     assert MuFidelity(models[1], x, y, **BASE)._score_fn is not a._score_fn
 
@@ -152,16 +152,16 @@ def test_shared_functions_let_models_be_garbage_collected(data):
     metric = MuFidelity(model, x, y, **BASE)
     metric.detailed_evaluate(phi)
     ref = weakref.ref(model)
-    n_entries = len(distribute._SHARED)
+    n_entries = len(runtime._SHARED)
     del metric, model
     gc.collect()
     assert ref() is None
-    assert len(distribute._SHARED) < n_entries  # its entries went with it
+    assert len(runtime._SHARED) < n_entries  # its entries went with it
 
 
 def test_shared_cache_is_bounded_and_keyed_on_identity(monkeypatch):
-    monkeypatch.setattr(distribute, "MAX_SHARED_FUNCTIONS", 3)
-    monkeypatch.setattr(distribute, "_SHARED", type(distribute._SHARED)())
+    monkeypatch.setattr(runtime, "MAX_SHARED_FUNCTIONS", 3)
+    monkeypatch.setattr(runtime, "_SHARED", type(runtime._SHARED)())
     calls = []
 
     def build(live):
@@ -169,15 +169,15 @@ def test_shared_cache_is_bounded_and_keyed_on_identity(monkeypatch):
         return object()
 
     objs = [lambda i=i: i for i in range(5)]
-    first = distribute.shared_functions((objs[0], None), ("a",), build)
-    assert distribute.shared_functions((objs[0], None), ("a",), build) is first
-    assert distribute.shared_functions((objs[0], None), ("b",), build) is not first
+    first = runtime.shared_functions((objs[0], None), ("a",), build)
+    assert runtime.shared_functions((objs[0], None), ("a",), build) is first
+    assert runtime.shared_functions((objs[0], None), ("b",), build) is not first
     assert calls == [(objs[0], None), (objs[0], None)]
     for o in objs:
-        distribute.shared_functions((o,), (), build)
-    assert len(distribute._SHARED) == 3
+        runtime.shared_functions((o,), (), build)
+    assert len(runtime._SHARED) == 3
     # objects that cannot be weakly referenced are never shared
-    assert distribute.shared_functions((1,), (), build) is not distribute.shared_functions(
+    assert runtime.shared_functions((1,), (), build) is not runtime.shared_functions(
         (1,), (), build)
 
 
@@ -186,11 +186,11 @@ def test_ground_truth_instances_are_quiet_and_each_uses_its_model(data, tf_messa
     x, y, phi, _ = data
     models = [tiny_cnn(SHAPE, seed=10 + s) for s in range(6)]
     truth = (np.abs(phi) > 1).astype(np.float64)
-    kw = dict(ground_truth=truth, progress=False, min_accuracy=0.0)
+    kw = dict(ground_truth=truth, min_accuracy=0.0)
     accuracies = [GroundTruthSaliency(m, x, y, activation=a, **kw).model_accuracy
                   for m, a in zip(models, [None, "softmax"] * 3)]
     no_retracing(tf_messages)
-    distribute._SHARED.clear()
+    runtime._SHARED.clear()
     for m, a, acc in zip(models, [None, "softmax"] * 3, accuracies):
         metric = GroundTruthSaliency(clone(m), x, y, activation=a, **kw)
         assert metric.model_accuracy == acc
@@ -224,7 +224,7 @@ def test_instances_under_a_strategy_are_quiet_and_match_the_default(data, tf_mes
              (2, dict(activation="softmax"))]
     distributed = [MuFidelity(models[i], x, y, strategy=strategy, **{**BASE, **o})
                    for i, o in cases]
-    assert distributed[0]._replica_runner is not distributed[1]._replica_runner
+    assert distributed[0]._perturbed_fn is not distributed[1]._perturbed_fn
     scores = [m.detailed_evaluate(phi) for m in distributed]
     no_retracing(tf_messages)
     for (i, o), s in zip(cases, scores):

@@ -7,6 +7,7 @@ import pytest
 
 from xplique_ext.metrics import (
     PERCY,
+    GroundTruthMeasure,
     GroundTruthSaliency,
     MuFidelity,
     emd,
@@ -70,8 +71,8 @@ def test_percy_options_use_the_layer():
         PERCY(_model, ["a but b"], [1], top_k=2.5)
 
 
-def test_ground_truth_saliency_resize_default_sentinel_is_declared():
-    with pytest.raises(ValueError, match=r"`resize` must be None or a pair of integers "
-                                         r">= 2 \(height, width\) or 'default'"):
+def test_ground_truth_measure_options_are_declared():
+    with pytest.raises(TypeError, match=r"`resize` must be None or a pair of integers "
+                                        r">= 2 \(height, width\), got 'small'"):
         GroundTruthSaliency(_model, np.zeros((2, 4, 4, 1)), ground_truth=np.ones((2, 4, 4)),
-                            resize="small")
+                            measure=GroundTruthMeasure("kl", resize="small"))

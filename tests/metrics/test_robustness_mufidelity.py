@@ -326,7 +326,7 @@ def test_operator_forms_for_every_model_based_metric(case, form):
     data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     aixi_model = AIXIFunctionModel("suum", dataset="shape")
     for cls, extra in (
-        (GroundTruthSaliency, dict(ground_truth=data.ground_truth, measure="kl", progress=False)),
+        (GroundTruthSaliency, dict(ground_truth=data.ground_truth, measure="kl")),
         (GroundTruthLocalisation, dict(masks=data.ground_truth > 0)),
     ):
         with pytest.raises(TypeError, match="unexpected keyword argument 'operator'"):

@@ -1,5 +1,5 @@
 """Issue 15, design points 2-4, for the model-based metrics: every model output checked on
-every batch (one mechanism: ``xplique_ext.commons.outputs``, called by the metric base,
+every batch (one mechanism: ``xplique_ext.runtime``, called by the metric base,
 its compiled graphs, ObjectLime and the callbacks), scores never cast down to float32,
 correlations and attribution sums that do not depend on the explanation's scale, warnings
 and errors that name the true cause, copies, and Hypothesis property tests.
@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from xplique_ext.commons import UndefinedScoreWarning, batched_pearson, batched_spearman
-from xplique_ext.commons.outputs import check_outputs, single_output
 from xplique_ext.metrics import GroundTruthSaliency, MuFidelity
+from xplique_ext.runtime import check_outputs, single_output
 
 FAST = dict(grid_size=None, nb_samples=30, seed=0, progress=False)
 

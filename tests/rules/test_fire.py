@@ -71,7 +71,7 @@ def test_figure3_isoline():
     np.testing.assert_allclose(
         fire_isoline(1.0, 40.0, 1, [2, 4, 6, 8]), [19.3, 9.3, 6.1, 4.5], atol=0.05
     )
-    assert FiRe(1.0).isoline(40.0, 1, [1.0])[0] == pytest.approx(40.0)
+    assert fire_isoline(1.0, 40.0, 1, [1.0])[0] == pytest.approx(40.0)
 
 
 def test_scalar_and_array_returns():
@@ -230,3 +230,19 @@ def test_plots_run():
     ax = plot_alpha_beta((1, 4, 16), (1, 4))
     assert len(ax.get_lines()) == 7  # 6 curves and alpha = 1
     plt.close("all")
+
+
+def test_plot_rule_measures_draws_one_bar_per_rule_and_measure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from xplique_ext.rules import RuleMetrics, load_voyage, plot_rule_measures
+
+    rules, data = load_voyage("unordered")
+    frame = RuleMetrics(rules).details(data)
+    ax = plot_rule_measures(frame, ["Acc", "Cov"])
+    heights = [patch.get_height() for patch in ax.patches]
+    assert heights == pytest.approx(frame["Acc"].tolist() + frame["Cov"].tolist())
+    assert [t.get_text() for t in ax.get_xticklabels()] == frame["rule"].tolist()
+    with pytest.raises(ValueError, match="`measures` not in the table: \\['Nope'\\]"):
+        plot_rule_measures(frame, ["Acc", "Nope"])

@@ -254,3 +254,11 @@ def test_rule_list_hostile_inputs():
     # imodels itself refuses a multi-class target
     with pytest.raises(ValueError):
         imodels.GreedyRuleListClassifier().fit(*load_iris(return_X_y=True))
+
+
+@pytest.mark.parametrize("nan", [float("nan"), np.float32("nan"), np.nan])
+def test_ripper_refuses_a_nan_negative_class(cancer_ripper, nan):
+    # a NaN head would never equal a label: every example would count as misclassified
+    _, _, model = cancer_ripper
+    with pytest.raises(ValueError, match=r"`negative_class` .* got nan"):
+        ripper_to_rules(model, nan)

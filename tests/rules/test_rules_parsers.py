@@ -305,6 +305,7 @@ def test_extended_format_round_trip():
         ("R0001 IF a ! 1 THEN CLASS = yes", 1, "unexpected character '!'"),
         ("R0001 IF 2 x a + b <= 1 THEN CLASS = yes", 1, "expected a numeric coefficient"),
         ("R0001 IF a in {1, 2 THEN CLASS = yes", 1, "expected '}'"),
+        ("R0001 IF a = = THEN CLASS = yes", 1, "expected a value, got '='"),  # not a value
         ("R0001 IF a = 1 THEN CLASS = yes [1,0,0,0,1e999]", 1, "non-negative integer"),
     ],
 )

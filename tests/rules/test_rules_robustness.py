@@ -19,6 +19,7 @@ from scipy.stats import chi2_contingency
 
 import xplique_ext.rules as xr
 from xplique_ext.cli import main as cli_main
+from xplique_ext.commons.params import check_param
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.metrics import (
     FiRe,
@@ -30,8 +31,8 @@ from xplique_ext.metrics import (
     qs_score,
 )
 from xplique_ext.rules import load_voyage, rule_measures, score_rules
-from xplique_ext.rules.fire_functions import check_psi
 from xplique_ext.rules.measures import chi_square
+from xplique_ext.rules.validation import PSI
 
 # -- point 8: booleans (and strings) are never numbers ---------------------------------
 
@@ -89,7 +90,7 @@ BOOLEAN_CASES = {
         "readability_grid",
     ),
     "isoline psi=True": (lambda: fire_isoline(True, 40.0, 1, [2]), "psi"),
-    "FiRe(1).isoline(p=True)": (lambda: FiRe(1).isoline(True, 1, [2]), "predictive_loss"),
+    "fire_isoline(p=True)": (lambda: fire_isoline(1.0, True, 1, [2]), "predictive_loss"),
     "score_rules(psi=True)": (lambda: _score_voyage(True), "psi"),
     "rule_measures(bh=True)": (lambda: rule_measures(True, 1, 2, 3), "bh"),
     "rule_measures bool array": (
@@ -402,10 +403,10 @@ def test_property_booleans_never_score(psi, value):
         qs_score(0.1, value, 1.0)
 
 
-def test_check_psi_is_public_and_names_the_parameter():
-    assert check_psi(3) == 3.0
+def test_the_psi_constraint_names_the_parameter():
+    assert check_param(3, "psi", [PSI]) == 3.0
     with pytest.raises(TypeError, match="`psi`"):
-        check_psi(False)
+        check_param(False, "psi", [PSI])
 
 
 # -- chi-square: ours against scipy.stats.chi2_contingency ---------------------------------

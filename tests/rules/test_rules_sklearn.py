@@ -117,7 +117,7 @@ def test_fire_paper_protocol(iris):
     assert fidelity.readability_loss == 3 and fidelity.coverage == 1.0
     assert fidelity.fire == pytest.approx(FiRe(1.0).evaluate(1 - agreement, 3))
     assert fidelity.qs == pytest.approx((1 - agreement) * 1.0 * 3)
-    truth = FiRe(psi=3).score_rules(rules, x, y, feature_names=FEATURES)
+    truth = score_rules(rules, x, y, psi=3, feature_names=FEATURES)
     assert truth.psi == 3.0
     assert truth.predictive_loss == pytest.approx(1 - (tree.predict(x) == y).mean())
     # counting a DEFAULT rule

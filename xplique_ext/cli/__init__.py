@@ -38,18 +38,11 @@ class HelpFormatter(argparse.HelpFormatter):
         return plain(super()._expand_help(action))
 
     def _get_help_string(self, action):
-        text = action.help or ""
-        default = action.default
-        if (
-            "default" in text
-            or default is None
-            or default is argparse.SUPPRESS
-            or isinstance(default, bool)
-            or not action.option_strings
-            or action.nargs == 0
-        ):
-            return text
-        return f"{text} (default: %(default)s)"
+        text, default = action.help or "", action.default
+        shown = not ("default" in text or default is None or default is argparse.SUPPRESS
+                     or isinstance(default, bool) or not action.option_strings
+                     or action.nargs == 0)
+        return f"{text} (default: %(default)s)" if shown else text
 
 
 class _Parser(argparse.ArgumentParser):
@@ -65,10 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from . import demo, rules
 
-    parser = _Parser(
-        prog="xplique-ext",
-        description="Measure how good explanations are (xplique_ext).",
-    )
+    parser = _Parser(prog="xplique-ext",
+                     description="Measure how good explanations are (xplique_ext).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND",
                                        parser_class=_Parser)
@@ -83,10 +74,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # keep TensorFlow's C++ start-up chatter (CPU features, absent CUDA devices) out of the
     # command's output; Python errors still surface
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    code = args.func(args)
-    return int(code or 0)
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,7 +15,7 @@ the extended PBM file of Fig. 8 (standard output when ``-s`` is missing). ``-u``
 from __future__ import annotations
 
 import argparse
-import io
+import contextlib
 import os
 import re
 import sys
@@ -23,136 +23,98 @@ from typing import List, Optional, Sequence, Tuple
 
 __all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTION_MEASURES"]
 
+#: the rule measures that are proportions k / m of the known contingency table (Tab. 1
+#: of the spec): measure -> (successes, trials) as sums of its cells
+PROPORTION_MEASURES = {
+    "Acc": (("bh",), ("bh", "bhbar")),
+    "Err": (("bhbar",), ("bh", "bhbar")),
+    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
+    "Sens": (("bh",), ("bh", "bbarh")),
+    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
+    "Cov": (("bh", "bhbar"), ("n",)),
+    "Sup": (("bh",), ("n",)),
+}
+
+_DASK_HELP = (
+    "evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
+    "cluster of worker processes when no address is given; DATA is read with "
+    "dask.dataframe.read_csv (needs the [distributed] extra)"
+)
+#: The options of ``xplique-ext rules`` besides the modes, the data source and the scale:
+#: (flags, add_argument keywords).
+_RULES_OPTIONS = (
+    (("-n",), dict(dest="names", metavar="NAMES",
+                   help="names file (default: DATA with the extension .names)")),
+    (("-f",), dict(dest="rules", metavar="RULES", help="PBM rule file (default: standard input)")),
+    (("--precision",), dict(type=int, default=3, help="decimals of the frequencies")),
+    (("--csv",), dict(metavar="FILE", help="also write the tidy table of counts and measures as "
+                      "CSV, with a Wilson confidence interval (columns MEASURE_ci_low, "
+                      "MEASURE_ci_high) for each measure that is a proportion: "
+                      + ", ".join(PROPORTION_MEASURES))),
+    (("--ci-level",), dict(type=float, default=0.95, metavar="LEVEL",
+                           help="confidence level of the --csv intervals, in (0, 1)")),
+    (("--format",), dict(choices=("pbm", "csv", "json"), default="pbm",
+                         help="output format: the extended PBM file, or the tidy table of "
+                         "counts and measures (one row per rule) as CSV or JSON")),
+)
+_FIRE_OPTIONS = (
+    (("pairs",), dict(nargs="*", metavar="P,R[,COVERAGE]",
+                      help="predictive loss, readability loss and optional coverage")),
+    (("--psi",), dict(action="append", metavar="PSI[,PSI...]",
+                      help="trade-off values psi > 0, comma-separated or repeated (default: 1)")),
+    (("-f",), dict(dest="input", metavar="FILE",
+                   help="read the pairs from FILE (default: the arguments, else stdin)")),
+    (("--precision",), dict(type=int, default=2, help="decimals printed")),
+)
+
+
+def _add(parser, options) -> None:
+    for flags, keywords in options:
+        parser.add_argument(*flags, **keywords)
+
 
 def register(subparsers) -> None:
     """Add the ``rules`` and ``fire`` sub-commands to an argparse ``subparsers`` object."""
+    output = argparse.ArgumentParser(add_help=False)  # -s, shared by both commands
+    output.add_argument("-s", dest="output", metavar="OUT",
+                        help="output file (default: standard output)")
     rules = subparsers.add_parser(
-        "rules",
-        help="evaluate PBM rules on a data set (std_info.pl)",
-        description=(
-            "Evaluate a PBM rule set on the examples of a .data file and print the rules "
-            "with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] "
-            "?[... for examples with unknown values] (extended PBM format)."
-        ),
-        epilog=(
-            "example: xplique-ext rules --copy-examples . && "
-            "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm"
-        ),
+        "rules", parents=[output], help="evaluate PBM rules on a data set (std_info.pl)",
+        description="Evaluate a PBM rule set on the examples of a .data file and print the "
+        "rules with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] ?[... for "
+        "examples with unknown values] (extended PBM format).",
+        epilog="example: xplique-ext rules --copy-examples . && "
+        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm",
     )
     modes = rules.add_mutually_exclusive_group()
-    modes.add_argument(
-        "-u",
-        dest="mode",
-        action="store_const",
-        const="unordered",
-        help="evaluate the rules as unordered (default)",
-    )
-    modes.add_argument(
-        "-o",
-        dest="mode",
-        action="store_const",
-        const="ordered",
-        help="evaluate the rules as ordered",
-    )
-    modes.add_argument(
-        "-i",
-        dest="mode",
-        action="store_const",
-        const="inter-class",
-        help="evaluate the rules as ordered between classes",
-    )
+    for flag, mode, text in (("-u", "unordered", "unordered (default)"),
+                             ("-o", "ordered", "ordered"),
+                             ("-i", "inter-class", "ordered between classes")):
+        modes.add_argument(flag, dest="mode", action="store_const", const=mode,
+                           help=f"evaluate the rules as {text}")
     source = rules.add_mutually_exclusive_group(required=True)
     source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
-    source.add_argument(
-        "--copy-examples",
-        metavar="DIR",
-        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
-    )
-    rules.add_argument(
-        "-n",
-        dest="names",
-        metavar="NAMES",
-        help="names file (default: DATA with the extension .names)",
-    )
-    rules.add_argument(
-        "-f", dest="rules", metavar="RULES", help="PBM rule file (default: standard input)"
-    )
-    rules.add_argument(
-        "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
-    )
-    rules.add_argument(
-        "--precision", type=int, default=3, help="decimals of the frequencies (default: 3)"
-    )
-    rules.add_argument(
-        "--csv", metavar="FILE",
-        help="also write the tidy table of counts and measures as CSV, with a Wilson "
-        "confidence interval (columns MEASURE_ci_low, MEASURE_ci_high) for each measure "
-        "that is a proportion: " + ", ".join(PROPORTION_MEASURES),
-    )
-    rules.add_argument(
-        "--ci-level", type=float, default=0.95, metavar="LEVEL",
-        help="confidence level of the --csv intervals, in (0, 1) (default: 0.95)",
-    )
+    source.add_argument("--copy-examples", metavar="DIR", help="copy the voyage example files "
+                        "(names, data, test, rules) into DIR and exit")
+    _add(rules, _RULES_OPTIONS)
     scale = rules.add_mutually_exclusive_group()
-    scale.add_argument(
-        "--chunksize",
-        type=int,
-        metavar="N",
-        help="read and evaluate DATA N examples at a time: a file of any size in bounded "
-        "memory, in one process (same counts as reading it whole)",
-    )
-    scale.add_argument(
-        "--dask",
-        nargs="?",
-        const="",
-        metavar="ADDRESS",
-        help="evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or "
-        "on a local cluster of worker processes when no address is given; DATA is read with "
-        "dask.dataframe.read_csv (needs the [distributed] extra)",
-    )
-    rules.add_argument(
-        "--format",
-        choices=("pbm", "csv", "json"),
-        default="pbm",
-        help="output format: the extended PBM file, or the tidy table of counts and "
-        "measures (one row per rule) as CSV or JSON",
-    )
-    rules.set_defaults(func=run_rules, mode=None)
+    scale.add_argument("--chunksize", type=int, metavar="N", help="read and evaluate DATA N "
+                       "examples at a time: a file of any size in bounded memory, in one process "
+                       "(same counts as reading it whole)")
+    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help=_DASK_HELP)
+    rules.set_defaults(func=run_rules, mode="unordered")
 
     fire = subparsers.add_parser(
-        "fire",
+        "fire", parents=[output],
         help="score (predictive loss, readability loss) pairs with FiRe and Qs",
-        description=(
-            "Score extracted knowledge with psi-FiRe = p * ceil(r / psi) * r^0.05 and, when "
-            "a coverage is given, Qs = p * (2 - coverage) * r. Pairs are given as "
-            "arguments P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per "
-            "line from a file or standard input as 'p r [coverage] [label]' (separated "
-            "by commas or white space; # starts a comment)."
-        ),
+        description="Score extracted knowledge with psi-FiRe = p * ceil(r / psi) * r^0.05 and, "
+        "when a coverage is given, Qs = p * (2 - coverage) * r. Pairs are given as arguments "
+        "P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per line from a file or "
+        "standard input as 'p r [coverage] [label]' (separated by commas or white space; # "
+        "starts a comment).",
         epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
     )
-    fire.add_argument(
-        "pairs",
-        nargs="*",
-        metavar="P,R[,COVERAGE]",
-        help="predictive loss, readability loss and optional coverage",
-    )
-    fire.add_argument(
-        "--psi",
-        action="append",
-        metavar="PSI[,PSI...]",
-        help="trade-off values psi > 0, comma-separated or repeated (default: 1)",
-    )
-    fire.add_argument(
-        "-f",
-        dest="input",
-        metavar="FILE",
-        help="read the pairs from FILE (default: the arguments, else stdin)",
-    )
-    fire.add_argument(
-        "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
-    )
-    fire.add_argument("--precision", type=int, default=2, help="decimals printed (default: 2)")
+    _add(fire, _FIRE_OPTIONS)
     # a pair that starts with a minus sign (-0.1,3) is a value, not an unknown option, so
     # that FiRe's domain error reaches the user; Python 3.13's argparse does this already
     if hasattr(fire, "_negative_number_matcher"):
@@ -172,19 +134,6 @@ def _write(path: Optional[str], text: str) -> None:
     else:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
-
-
-#: the rule measures that are proportions k / m of the known contingency table (Tab. 1
-#: of the spec): measure -> (successes, trials) as sums of its cells
-PROPORTION_MEASURES = {
-    "Acc": (("bh",), ("bh", "bhbar")),
-    "Err": (("bhbar",), ("bh", "bhbar")),
-    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
-    "Sens": (("bh",), ("bh", "bbarh")),
-    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
-    "Cov": (("bh", "bhbar"), ("n",)),
-    "Sup": (("bh",), ("n",)),
-}
 
 
 def with_wilson_columns(frame, confidence: float = 0.95):
@@ -208,14 +157,24 @@ def with_wilson_columns(frame, confidence: float = 0.95):
 
     out = frame.copy()
     for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
-        if measure not in frame.columns:
-            continue
-        k = sum(frame[c].to_numpy(np.int64) for c in numerator)
-        m = sum(frame[c].to_numpy(np.int64) for c in denominator)
-        low, high = wilson_interval(np.atleast_1d(k), np.atleast_1d(m), confidence)
-        out[f"{measure}_ci_low"] = low
-        out[f"{measure}_ci_high"] = high
+        if measure in frame.columns:
+            k = sum(frame[c].to_numpy(np.int64) for c in numerator)
+            m = sum(frame[c].to_numpy(np.int64) for c in denominator)
+            low, high = wilson_interval(np.atleast_1d(k), np.atleast_1d(m), confidence)
+            out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = low, high
     return out
+
+
+def _usage_error(args: argparse.Namespace) -> Optional[str]:
+    """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
+    checks = (
+        (args.data, "the data file is required (-d DATA)"),
+        (0 <= args.precision <= 12, f"--precision must be in [0, 12], got {args.precision}"),
+        (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
+        (args.chunksize is None or args.chunksize >= 1,
+         f"--chunksize must be a positive integer, got {args.chunksize}"),
+    )
+    return next((message for ok, message in checks if not ok), None)
 
 
 def run_rules(args: argparse.Namespace) -> int:
@@ -227,74 +186,52 @@ def run_rules(args: argparse.Namespace) -> int:
 
     if args.copy_examples:
         try:
-            paths = copy_examples(args.copy_examples)
+            _write(None, "".join(f"{p}\n" for p in copy_examples(args.copy_examples)))
         except OSError as err:
             return _fail("rules", str(err))
-        _write(None, "".join(f"{p}\n" for p in paths))
         return 0
-    if not args.data:
-        return _fail("rules", "the data file is required (-d DATA)", 2)
-    if args.precision < 0 or args.precision > 12:
-        return _fail("rules", f"--precision must be in [0, 12], got {args.precision}", 2)
-    if not 0 < args.ci_level < 1:
-        return _fail("rules", f"--ci-level must be in (0, 1), got {args.ci_level}", 2)
-    if args.chunksize is not None and args.chunksize < 1:
-        return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
-    mode = args.mode or "unordered"
-    names_path = args.names if args.names else default_names_path(args.data)
+    usage = _usage_error(args)
+    if usage:
+        return _fail("rules", usage, 2)
+    names_path = args.names or default_names_path(args.data)
     try:
         names = read_names(names_path)
         if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
             data = read_data(args.data, names, chunksize=args.chunksize)
-        if args.rules:
-            text, source = read_text(args.rules), args.rules
-        else:
-            text, source = sys.stdin.read(), "<stdin>"
-        rules = parse_rules(text, file=source)
+        text = read_text(args.rules) if args.rules else sys.stdin.read()
+        rules = parse_rules(text, file=args.rules or "<stdin>")
         if args.dask is not None:
-            evaluation = _evaluate_on_dask(rules, args.data, names, mode, args.dask)
+            evaluation = _evaluate_on_dask(rules, args.data, names, args.mode, args.dask)
         else:
             if args.chunksize is not None:  # a progress bar on a terminal
                 from tqdm.auto import tqdm
 
                 data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
-            evaluation = evaluate_rules(rules, data, mode, names=names)
+            evaluation = evaluate_rules(rules, data, args.mode, names=names)
         _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
-            with_wilson_columns(evaluation.to_frame(zero_division="nan"),
-                                args.ci_level).to_csv(args.csv, index=False)
-    except ParseError as err:
-        return _fail("rules", str(err))
-    except ImportError as err:
+            frame = evaluation.to_frame(zero_division="nan")
+            with_wilson_columns(frame, args.ci_level).to_csv(args.csv, index=False)
+    except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:
         return _fail("rules", _file_error(err, args, names_path))
     except ValueError as err:
-        if args.dask is None:
-            raise
         from ..rules.on_dask import SchedulerError
 
-        if not isinstance(err, SchedulerError):
+        if args.dask is None or not isinstance(err, SchedulerError):
             raise
         return _fail("rules", f"--dask: {err}")
     return 0
 
 
-def _json_value(value):
-    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
-    value = value.item() if hasattr(value, "item") else value
-    return None if isinstance(value, float) and value != value else value
-
-
 def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     """The evaluation in the format of ``--format``."""
-    fmt = getattr(args, "format", "pbm")
-    if fmt == "pbm":
-        return evaluation.to_pbm(
-            names_file=names_path, data_file=args.data, precision=args.precision
-        )
+    if args.format == "pbm":
+        return evaluation.to_pbm(names_file=names_path, data_file=args.data,
+                                 precision=args.precision)
     frame = evaluation.to_frame(zero_division="nan")
-    if fmt == "csv":
+    if args.format == "csv":
         return frame.to_csv(index=False)
     import json
 
@@ -305,31 +242,29 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     return json.dumps(document, indent=1) + "\n"
 
 
+def _json_value(value):
+    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and value != value else value
+
+
 def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     """An OSError of ``xplique-ext rules`` as a message naming the file's role and option."""
-    reason = err.strerror or str(err)
-    path = err.filename
-    if path is None:
-        return reason
+    reason, path = err.strerror or str(err), err.filename
     if path == names_path and not os.path.exists(args.data):
-        # the names are read first, but a missing data file is the first thing to fix
-        path = args.data
-    if path == args.data:
-        return f"cannot read the data file {path!r} (-d DATA): {reason}"
-    if path == names_path:
-        if args.names:
-            return f"cannot read the names file {path!r} (-n NAMES): {reason}"
-        return (
-            f"cannot read the names file {path!r}, the default for -d {args.data}: {reason}; "
-            "give it with -n NAMES"
-        )
-    if path == args.rules:
-        return f"cannot read the rule file {path!r} (-f RULES): {reason}"
-    if path == args.output:
-        return f"cannot write the output file {path!r} (-s OUT): {reason}"
-    if path == args.csv:
-        return f"cannot write the CSV file {path!r} (--csv FILE): {reason}"
-    return f"{reason}: {path}"
+        path = args.data  # the names are read first, but a missing data file is to fix first
+    if path == names_path and not args.names:
+        return (f"cannot read the names file {path!r}, the default for -d {args.data}: "
+                f"{reason}; give it with -n NAMES")
+    roles = ((args.data, "read the data file", "-d DATA"),
+             (names_path, "read the names file", "-n NAMES"),
+             (args.rules, "read the rule file", "-f RULES"),
+             (args.output, "write the output file", "-s OUT"),
+             (args.csv, "write the CSV file", "--csv FILE"))
+    for role_path, what, option in roles:
+        if path is not None and path == role_path:
+            return f"cannot {what} {path!r} ({option}): {reason}"
+    return reason if path is None else f"{reason}: {path}"
 
 
 #: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
@@ -339,11 +274,9 @@ _DASK_SECONDS = 5
 def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     """Evaluate on a Dask cluster: the one at ``address``, or a local one of worker
     processes (as many as cores) started for this command and closed after it."""
-    import os
-
     import pandas as pd
 
-    from ..rules import evaluate_rules, read_data_dask
+    from ..rules import DataParseError, evaluate_rules, read_data_dask
     from ..rules.on_dask import check_scheduler, import_dask
 
     dask = import_dask()
@@ -352,133 +285,120 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     if not os.path.exists(data_path):
         raise FileNotFoundError(2, "No such file or directory", data_path)
     frame = read_data_dask(data_path, names)
-    if address:
-        check_scheduler(address, _DASK_SECONDS)  # one clear error within seconds
-        with dask.config.set({"distributed.comm.timeouts.connect": f"{_DASK_SECONDS}s"}):
-            client = Client(address, timeout=_DASK_SECONDS)
-        with client:
-            return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
-    with LocalCluster(processes=True, dashboard_address=None) as cluster, Client(cluster):
-        return _compute(evaluate_rules, rules, frame, mode, names, data_path, pd)
+    with contextlib.ExitStack() as stack:
+        if address:
+            check_scheduler(address, _DASK_SECONDS)  # one clear error within seconds
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{_DASK_SECONDS}s"}):
+                client = Client(address, timeout=_DASK_SECONDS)
+        else:
+            client = Client(stack.enter_context(
+                LocalCluster(processes=True, dashboard_address=None)))
+        stack.enter_context(client)
+        try:
+            return evaluate_rules(rules, frame, mode, names=names)
+        except pd.errors.ParserError as err:  # extra fields, found by the CSV reader
+            raise DataParseError(str(err).strip(), file=data_path) from None
 
 
-def _compute(evaluate_rules, rules, frame, mode, names, data_path, pd):
-    from ..rules import DataParseError
+Row = Tuple[str, float, float, Optional[float]]
 
+
+def _float(text: str) -> Optional[float]:
     try:
-        return evaluate_rules(rules, frame, mode, names=names)
-    except pd.errors.ParserError as err:  # extra fields, found by the CSV reader
-        raise DataParseError(str(err).strip(), file=data_path) from None
-
-
-_PAIR = re.compile(r"^(?:(?P<label>[^=]+)=)?(?P<values>[^=]+)$")
-
-
-def _parse_pair(text: str) -> Tuple[str, float, float, Optional[float]]:
-    match = _PAIR.match(text.strip())
-    if not match:
-        raise ValueError(f"expected P,R[,COVERAGE] or LABEL=P,R[,COVERAGE], got {text!r}")
-    parts = [p for p in re.split(r"[,\s]+", match.group("values").strip()) if p]
-    if len(parts) not in (2, 3):
-        raise ValueError(f"expected P,R[,COVERAGE] or LABEL=P,R[,COVERAGE], got {text!r}")
-    try:
-        values = [float(p) for p in parts]
+        return float(text)
     except ValueError:
-        raise ValueError(f"expected numbers in {text!r}") from None
-    label = (match.group("label") or "").strip()
-    return label, values[0], values[1], values[2] if len(values) == 3 else None
+        return None
 
 
-def _parse_lines(text: str, source: str) -> List[Tuple[str, float, float, Optional[float]]]:
+def _row(text: str, where: str) -> Row:
+    """``p r [coverage] [label]`` (commas or white space between) as a row."""
+    parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
+    values: List[Optional[float]] = []
+    for value in map(_float, parts):
+        if value is None:  # the label starts here
+            break
+        values.append(value)
+    if len(values) not in (2, 3):
+        raise ValueError(f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
+                         f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}")
+    return " ".join(parts[len(values):]), values[0], values[1], (values + [None])[2]
+
+
+def _parse_pair(text: str) -> Row:
+    """An argument ``LABEL=P,R[,COVERAGE]`` (the label optional) as a row."""
+    label, _, values = text.rpartition("=")
+    row = _row(values, "")
+    if row[0]:
+        raise ValueError(f"expected numbers in {text!r}")
+    return (label.strip(),) + row[1:]
+
+
+def _parse_lines(text: str, source: str) -> List[Row]:
+    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment, a first line
+    that does not start with a number is a header)."""
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = [p for p in re.split(r"[,\s]+", line) if p]
-        numbers: List[float] = []
-        for part in parts:
-            try:
-                numbers.append(float(part))
-            except ValueError:
-                break
-        label = " ".join(parts[len(numbers) :])
-        if number == 1 and not numbers and rows == []:
-            continue  # a header line
-        if len(numbers) not in (2, 3):
-            raise ValueError(
-                f"{source}, line {number}: expected 'p r [coverage] [label]', got {line!r}"
-            )
-        rows.append((label, numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else None))
+        if line and (n > 1 or _float(re.split(r"[,\s]+", line)[0]) is not None):
+            rows.append(_row(line, f"{source}, line {n}: "))
     return rows
+
+
+def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
+    """The trade-offs of ``--psi`` and the (label, p, r, coverage) rows to score."""
+    psis = []
+    for part in ",".join(args.psi or ["1"]).split(","):
+        try:
+            psis.append(float(part))
+        except ValueError:
+            raise ValueError(f"--psi must be numbers > 0, got {part!r}") from None
+    if args.input and args.pairs:
+        raise ValueError("give the pairs either as arguments or with -f, not both")
+    if args.pairs:
+        rows = [_parse_pair(p) for p in args.pairs]
+    elif args.input:
+        with open(args.input, encoding="utf-8") as handle:
+            rows = _parse_lines(handle.read(), args.input)
+    else:
+        rows = _parse_lines(sys.stdin.read(), "<stdin>")
+    if not rows:
+        raise ValueError("no (p, r) pair given")
+    if not 0 <= args.precision <= 12:
+        raise ValueError(f"--precision must be in [0, 12], got {args.precision}")
+    return psis, rows
+
+
+def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> List[List[str]]:
+    """The header and one line per row: label, p, r, [coverage, Qs,] one FiRe per psi."""
+    from ..rules.fire import fire_score, qs_score
+
+    with_coverage = any(row[3] is not None for row in rows)
+    table = [["label", "p", "r"] + (["coverage", "Qs"] if with_coverage else [])
+             + [f"{psi:g}-FiRe" for psi in psis]]
+    for k, (label, p, r, coverage) in enumerate(rows):
+        line = [label or f"#{k + 1}", f"{p:g}", f"{r:g}"]
+        if with_coverage:
+            line += (["-", "-"] if coverage is None
+                     else [f"{coverage:g}", f"{qs_score(p, r, coverage):.{precision}f}"])
+        table.append(line + [f"{fire_score(psi, p, r):.{precision}f}" for psi in psis])
+    return table
 
 
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
-    from ..rules.fire import fire_score, qs_score
-
     try:
-        psis = []
-        for text in args.psi or ["1"]:
-            for part in text.split(","):
-                try:
-                    psis.append(float(part))
-                except ValueError:
-                    raise ValueError(f"--psi must be numbers > 0, got {part!r}") from None
-        if args.input and args.pairs:
-            raise ValueError("give the pairs either as arguments or with -f, not both")
-        if args.pairs:
-            rows = [_parse_pair(p) for p in args.pairs]
-        elif args.input:
-            with open(args.input, encoding="utf-8") as handle:
-                rows = _parse_lines(handle.read(), args.input)
-        else:
-            rows = _parse_lines(sys.stdin.read(), "<stdin>")
-        if not rows:
-            raise ValueError("no (p, r) pair given")
-        if args.precision < 0 or args.precision > 12:
-            raise ValueError(f"--precision must be in [0, 12], got {args.precision}")
-        with_coverage = any(r[3] is not None for r in rows)
-        header = ["label", "p", "r"] + (["coverage", "Qs"] if with_coverage else [])
-        header += [f"{psi:g}-FiRe" for psi in psis]
-        table = []
-        for k, (label, p, r, coverage) in enumerate(rows):
-            line = [label or f"#{k + 1}", f"{p:g}", f"{r:g}"]
-            if with_coverage:
-                if coverage is None:
-                    line += ["-", "-"]
-                else:
-                    line += [f"{coverage:g}", f"{qs_score(p, r, coverage):.{args.precision}f}"]
-            for psi in psis:
-                line.append(f"{fire_score(psi, p, r):.{args.precision}f}")
-            table.append(line)
+        table = _fire_table(*_fire_inputs(args), args.precision)
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail(
-            "fire", f"cannot read the pairs file {err.filename!r} (-f FILE): {err.strerror}"
-        )
-    widths = [max(len(str(row[j])) for row in [header] + table) for j in range(len(header))]
-    out = io.StringIO()
-    for row in [header] + table:
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-        out.write("  ".join(cells).rstrip() + "\n")
+        return _fail("fire", f"cannot read the pairs file {err.filename!r} (-f FILE): "
+                     f"{err.strerror}")
+    widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+    text = "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(
+        row[1:], widths[1:])]).rstrip() + "\n" for row in table)
     try:
-        _write(args.output, out.getvalue())
+        _write(args.output, text)
     except OSError as err:
-        return _fail(
-            "fire", f"cannot write the output file {err.filename!r} (-s OUT): {err.strerror}"
-        )
+        return _fail("fire", f"cannot write the output file {err.filename!r} (-s OUT): "
+                     f"{err.strerror}")
     return 0
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:  # pragma: no cover - manual use
-    """Stand-alone entry point (``python -m xplique_ext.cli.rules``)."""
-    parser = argparse.ArgumentParser(prog="xplique-ext")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

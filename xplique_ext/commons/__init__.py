@@ -1,5 +1,6 @@
-"""Helpers shared by every metric family: validation, data streaming, randomness,
-correlations, aggregation and warnings.
+"""Helpers shared by every metric family: validation, randomness, correlations,
+aggregation and warnings. No TensorFlow here: the TensorFlow runtime (strategies,
+compiled functions, model-output and dataset checks) is :mod:`xplique_ext.runtime`.
 
 Names load on first use (PEP 562), so that importing one helper module does not import
 the others (``commons`` is the floor every other sub-package stands on).
@@ -17,34 +18,16 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .validation import check_choice, check_finite, check_float, check_int, to_numpy
     from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
 
-__getattr__, __dir__ = lazy_exports(
-    __name__,
-    {
-        ".metric": ["BaseMetric", "nan_aware_mean"],
-        ".progress": ["progress_bar"],
-        ".correlations": ["batched_pearson", "batched_spearman"],
-        ".random": ["cell_permutations", "content_keys", "make_rng", "seed_to_int"],
-        ".validation": ["check_choice", "check_finite", "check_float", "check_int", "to_numpy"],
-        ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
-    },
-)
-
-__all__ = [
-    "batched_pearson",
-    "batched_spearman",
-    "cell_permutations",
-    "content_keys",
-    "make_rng",
-    "nan_aware_mean",
-    "BaseMetric",
-    "progress_bar",
-    "seed_to_int",
-    "check_choice",
-    "check_finite",
-    "check_float",
-    "check_int",
-    "to_numpy",
-    "DegenerateSettingWarning",
-    "UndefinedScoreWarning",
-    "XpliqueExtWarning",
-]
+_EXPORTS = {
+    ".metric": ["BaseMetric", "nan_aware_mean"],
+    ".progress": ["progress_bar"],
+    ".correlations": ["batched_pearson", "batched_spearman"],
+    ".random": ["cell_permutations", "content_keys", "make_rng", "seed_to_int"],
+    ".validation": ["check_choice", "check_finite", "check_float", "check_int", "to_numpy"],
+    ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = ["BaseMetric", "nan_aware_mean", "progress_bar", "batched_pearson", "batched_spearman",
+           "cell_permutations", "content_keys", "make_rng", "seed_to_int", "check_choice",
+           "check_finite", "check_float", "check_int", "to_numpy", "DegenerateSettingWarning",
+           "UndefinedScoreWarning", "XpliqueExtWarning"]

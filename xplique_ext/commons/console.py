@@ -25,6 +25,16 @@ __all__ = ["quiet_tensorflow", "quiet_console"]
 _LOGGERS = ("tensorflow", "absl")
 
 
+def _quiet_loggers() -> dict:
+    """``TF_CPP_MIN_LOG_LEVEL=3`` where not set; TensorFlow's and absl's loggers show
+    errors only. Returns their former levels."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return levels
+
+
 def _silence_fd2() -> Optional[int]:
     """Point file descriptor 2 at the null device; returns a duplicate of the old one
     (None where there is no descriptor 2). When ``sys.stderr`` writes to descriptor 2
@@ -68,13 +78,10 @@ def quiet_tensorflow(native: bool = True) -> None:
     >>> import logging; logging.getLogger("tensorflow").level == logging.ERROR
     True
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    for name in _LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
+    _quiet_loggers()
     warnings.filterwarnings("ignore", message=r"IProgress not found")
     if native and not getattr(quiet_tensorflow, "_fd2_silenced", False):
-        if _silence_fd2() is not None:
-            quiet_tensorflow._fd2_silenced = True  # type: ignore[attr-defined]
+        quiet_tensorflow._fd2_silenced = _silence_fd2() is not None  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager
@@ -85,10 +92,7 @@ def quiet_console(verbose: bool = False) -> Iterator[None]:
     if verbose:
         yield
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    levels = {name: logging.getLogger(name).level for name in _LOGGERS}
-    for name in _LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
+    levels = _quiet_loggers()
     stderr = sys.stderr
     saved = _silence_fd2()
     try:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["batched_pearson", "batched_spearman"]
+__all__ = ["batched_pearson", "batched_spearman", "unit_rows"]
 
 
-def _unit_rows(a: np.ndarray) -> np.ndarray:
-    """Each row divided by the power of two just above its largest magnitude (exact;
-    rows of zeros unchanged), so that sums and squares neither overflow nor underflow."""
+def unit_rows(a: np.ndarray) -> np.ndarray:
+    """Each row of ``a`` (N, M) divided by the power of two just above its largest
+    magnitude (exact; rows of zeros unchanged), so that sums and squares neither overflow
+    nor underflow, and every correlation is unchanged."""
     peak = np.abs(a).max(axis=1) if a.shape[1] else np.zeros(len(a))
     _, exponent = np.frexp(np.where((peak > 0) & np.isfinite(peak), peak, 1.0))
     return np.ldexp(a, -exponent[:, None])
@@ -49,9 +50,9 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # a correlation with an exactly constant row is undefined
     undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
-        a, b = _unit_rows(a), _unit_rows(b)
-        a = _unit_rows(a - a.mean(axis=1, keepdims=True))
-        b = _unit_rows(b - b.mean(axis=1, keepdims=True))
+        a, b = unit_rows(a), unit_rows(b)
+        a = unit_rows(a - a.mean(axis=1, keepdims=True))
+        b = unit_rows(b - b.mean(axis=1, keepdims=True))
         num = np.einsum("ij,ij->i", a, b)
         den = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
     undefined |= ~(den > 0)

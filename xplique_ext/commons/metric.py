@@ -76,10 +76,7 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
     if undefined == scores.size:
         what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
                 else "there is no sample to score (0 per-sample scores)")
-        warn(
-            f"{name}: {what}; the aggregate is NaN.{suffix}",
-            UndefinedScoreWarning,
-        )
+        warn(f"{name}: {what}; the aggregate is NaN.{suffix}", UndefinedScoreWarning)
         return float("nan")
     if undefined:
         warn(
@@ -225,13 +222,8 @@ class BaseMetric(abc.ABC):
         return False
 
     def summary(
-        self,
-        *args: Any,
-        confidence: float = 0.95,
-        interval: str = "auto",
-        n_resamples: int = 9999,
-        seed: Optional[int] = None,
-        **kwargs: Any,
+            self, *args: Any, confidence: float = 0.95, interval: str = "auto",
+            n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any,
     ):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
         interval over the inputs (same arguments as :meth:`evaluate`, which is
@@ -281,36 +273,28 @@ class BaseMetric(abc.ABC):
         'BCa bootstrap over inputs (9999 resamples)'
         """
         from .params import check_param
-        from .uncertainty import SUMMARY_PARAMETERS, summarize_scores
+        from .uncertainty import SUMMARY_PARAMETERS, ScoreSummary, summarize_scores
 
         # the settings first: a typo must not cost a whole evaluation
-        settings = dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
-                        seed=seed)
-        for key, value in settings.items():
-            settings[key] = check_param(value, key, SUMMARY_PARAMETERS[key])
-        confidence, interval = settings["confidence"], settings["interval"]
-        n_resamples, seed = settings["n_resamples"], settings["seed"]
+        confidence, interval, n_resamples, seed = (
+            check_param(value, key, SUMMARY_PARAMETERS[key]) for key, value in
+            dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
+                 seed=seed).items())
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
         name = type(self).__name__
         if scores.size == 0:  # as evaluate: NaN, with the true reason
-            from .uncertainty import ScoreSummary
-
             why = " ".join(reasons)
             warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
                  f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
             nan = float("nan")
-            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0,
-                                "none: no sample")
-        if seed is None:
-            seed = getattr(self, "seed", None)
-            seed = 0 if seed is None else seed
+            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0, "none: no sample")
+        if seed is None:  # the metric's seed, or 0: the same metric gives the same interval
+            seed = getattr(self, "seed", None) or 0
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = summarize_scores(
-                scores, confidence=confidence, interval=interval,
-                proportion=self._is_proportion(), n_resamples=n_resamples, seed=seed,
-                name=name,
-            )
+            result = summarize_scores(scores, confidence=confidence, interval=interval,
+                                      proportion=self._is_proportion(),
+                                      n_resamples=n_resamples, seed=seed, name=name)
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
         messages = []

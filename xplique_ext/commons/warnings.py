@@ -43,26 +43,20 @@ def _skipped_prefixes() -> tuple[str, ...]:
     return tuple(prefixes)
 
 
-def _is_internal(filename: str, prefixes: tuple[str, ...]) -> bool:
-    if filename in _WRAPPER_FILES or os.path.basename(filename).startswith(
-            "__autograph_generated_file"):
-        return True
-    return os.path.abspath(filename).startswith(prefixes)
-
-
 def _user_stacklevel() -> int:
     """The ``stacklevel``, counted from the caller of :func:`warn`, of the first frame
-    outside xplique_ext (the user's line), however deep the internal calls and whatever decorators (``validate_params``) wrap them. Frames of
+    outside xplique_ext (the user's line), however deep the internal calls and whatever
+    decorators (``validate_params``) wrap them. Frames of
     functools, contextlib, TensorFlow and Keras are skipped too; where no frame is
     outside (a worker thread, the CLI), the outermost frame is used."""
     prefixes = _skipped_prefixes()
     frame = sys._getframe(2)  # the caller of warn()
     level = 1
-    while frame is not None:
-        if not _is_internal(frame.f_code.co_filename, prefixes):
-            return level
-        if frame.f_back is None:
-            return level
+    while frame.f_back is not None:
+        name = frame.f_code.co_filename
+        if not (name in _WRAPPER_FILES or os.path.abspath(name).startswith(prefixes)
+                or os.path.basename(name).startswith("__autograph_generated_file")):
+            break
         frame = frame.f_back
         level += 1
     return level

@@ -22,6 +22,10 @@ each pattern the correct explanation", so every pixel of an object of pattern i 
 The exact Shapley value of each object for ``F`` is kept as a named option going beyond
 the paper (``convention='object'``: painted on the object; ``'pixel'``: spread over it).
 
+An :class:`AIXIData` holds the drawing (object labels and patterns) and the recipe
+(dataset, function, layout, convention, weights); the images, labels, counts, object
+values and ground truth are derived from them on first access.
+
 References
 ----------
 M. Miro-Nicolau, A. Jaume-i-Capo, G. Moya-Alcover. A novel approach to generate datasets
@@ -35,49 +39,21 @@ import json
 import math
 import numbers
 import os
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import cv2
 import numpy as np
 
-from ..commons.params import (
-    PATH,
-    STRING,
-    ArrayLike,
-    Callable_,
-    Interval,
-    Options,
-    validate_params,
-)
-from ..commons.validation import check_choice, check_int
+from ..commons.params import PATH, ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 
 __all__ = [
-    "AIXIData",
-    "ObjectMasks",
-    "make_aixi_shape",
-    "make_aixi_color",
-    "load_aixi",
-    "ssin",
-    "suum",
-    "class_function",
-    "FUNCTIONS",
-    "resolve_function",
-    "apply_function",
-    "WEIGHTS",
-    "CLASS_WEIGHTS",
-    "PAPER_WEIGHTS",
-    "SHAPE_PATTERNS",
-    "COLOR_PATTERNS",
-    "COLOR_INTENSITIES",
-    "LAYOUTS",
-    "CONVENTIONS",
-    "MIN_IMAGE_SIZE",
-    "MAX_PER_PATTERN",
-    "max_count",
-    "min_image_size",
-    "count_patterns",
-    "exact_object_shapley",
+    "AIXIData", "ObjectMasks", "make_aixi_shape", "make_aixi_color", "load_aixi", "ssin",
+    "suum", "class_function", "FUNCTIONS", "resolve_function", "apply_function", "WEIGHTS",
+    "CLASS_WEIGHTS", "PAPER_WEIGHTS", "SHAPE_PATTERNS", "COLOR_PATTERNS", "COLOR_INTENSITIES",
+    "LAYOUTS", "CONVENTIONS", "MIN_IMAGE_SIZE", "MAX_PER_PATTERN", "max_count",
+    "min_image_size", "count_patterns", "exact_object_shapley",
 ]
 
 #: Weights of ssin (Eq. 2) and suum (Eq. 3): the theoretical relative importances.
@@ -109,8 +85,6 @@ CONVENTIONS: Tuple[str, str, str] = ("paper", "object", "pixel")
 MAX_PER_PATTERN = 2
 #: Smallest image side of the free layout and of the authors' AIXI-Color.
 MIN_IMAGE_SIZE = 32
-#: Smallest image side of the authors' AIXI-Shape (grid cells of at least 10 pixels).
-MIN_AUTHORS_SHAPE_SIZE = 64
 N_PATTERNS = 3
 MAX_OBJECTS = 6  # objects per image in every layout
 N_COLOR_CIRCLES = 6  # the authors' AIXI-Color: exactly six circles
@@ -123,15 +97,14 @@ _CHUNK = 256  # images drawn from one generator: prefixes do not depend on n_sam
 _CANDIDATES = 16  # free layout: random positions tried before the exact search
 _FILL_CROSS_MAX = 0.52  # free layout: fill ratio crosses < 0.52 < circles
 _FILL_CIRCLE_MAX = 0.86  # free layout: circles < 0.86 < squares (1.0)
-_WORK_BYTES = 64 * 2**20  # temporary memory of one post-processing step
 _ATTEMPTS = 64  # authors' AIXI-Color: candidate circles drawn at once
 _MAX_ATTEMPTS = 20000  # ... before the image is started again (never reached in practice)
-
 
 _DATASET = [Options(["shape", "color"])]
 _LAYOUT = [Options(LAYOUTS)]
 _CONVENTION = [Options(CONVENTIONS)]
 _SEED = [Interval(numbers.Integral, 0, None), None]
+_FUNCTION = [Options(["ssin", "suum", "class"]), Callable_()]
 #: Normalised counts: finite (a model built on F meets g > 1 on perturbed images).
 _G = [ArrayLike("real", dtype=np.float64, finite=True)]
 
@@ -154,19 +127,14 @@ def max_count(dataset: str, layout: str = "authors") -> int:
 def min_image_size(dataset: str, layout: str = "authors") -> int:
     """Smallest image side a layout accepts: 64 for the authors' AIXI-Shape (its 5 x 5 grid
     needs cells of 10 pixels for the shapes to stay distinct), 32 otherwise."""
-    if (dataset, layout) == ("shape", "authors"):
-        return MIN_AUTHORS_SHAPE_SIZE
-    return MIN_IMAGE_SIZE
+    return 64 if (dataset, layout) == ("shape", "authors") else MIN_IMAGE_SIZE
 
 
 # --------------------------------------------------------------------------- functions
-def _as_g(g: Any) -> np.ndarray:
-    g = np.asarray(g, dtype=np.float64)
+def _as_g(g: np.ndarray) -> np.ndarray:
     if g.shape[-1:] != (N_PATTERNS,):
-        raise ValueError(
-            f"`g` must have a last axis of {N_PATTERNS} normalised pattern counts, got shape "
-            f"{g.shape}"
-        )
+        raise ValueError(f"`g` must have a last axis of {N_PATTERNS} normalised pattern "
+                         f"counts, got shape {g.shape}")
     return g
 
 
@@ -174,39 +142,44 @@ def _as_g(g: Any) -> np.ndarray:
 def ssin(g: Any) -> np.ndarray:
     """ssin (Eq. 2): ``sum_i w_i sin(pi/2 g_i)`` with w = (0.55, 0.27, 0.18).
 
-    {params}
+    Parameters
+    ----------
+    g
+        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
+
+    Returns
+    -------
+    F
+        Shape (...,), values in [0, 1].
 
     Examples
     --------
     >>> float(ssin([1.0, 0.0, 0.5]))  # 0.55 + 0.18 sin(pi/4)
     0.677279...
     """
-    g = _as_g(g)
-    return np.sin(0.5 * np.pi * g) @ np.asarray(WEIGHTS)
+    return np.sin(0.5 * np.pi * _as_g(g)) @ np.asarray(WEIGHTS)
 
 
 @validate_params({"g": _G})
 def suum(g: Any) -> np.ndarray:
     """suum (Eq. 3): ``sum_i w_i g_i`` with w = (0.55, 0.27, 0.18).
 
-    {params}
+    ``g`` (..., 3) and the values F (...,), in [0, 1], as in :func:`ssin`.
 
     Examples
     --------
     >>> float(suum([1.0, 0.5, 0.0]))
     0.685
     """
-    g = _as_g(g)
-    return g @ np.asarray(WEIGHTS)
+    return _as_g(g) @ np.asarray(WEIGHTS)
 
 
 @validate_params({"g": _G})
 def class_function(g: Any) -> np.ndarray:
     """class (Eq. 4): 1 when ``w1 g_1 - w2 g_2 >= 0`` (w1 = 1, w2 = 0.5), else 0.
 
-    Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``.
-
-    {params}
+    Only patterns 1 and 2 count; the third is ignored. Note ``F(empty image) = 1``. ``g``
+    (..., 3) as in :func:`ssin`; the values F (...,) are 0.0 or 1.0.
 
     Examples
     --------
@@ -218,27 +191,6 @@ def class_function(g: Any) -> np.ndarray:
     return (score >= -1e-12).astype(np.float64)
 
 
-def _fill_doc(func: Callable, params: str) -> None:
-    """Put the shared numpydoc text ``params`` at ``{params}`` in ``func``'s docstring
-    (nothing to do under ``python -OO``, which strips docstrings)."""
-    if func.__doc__:
-        func.__doc__ = func.__doc__.replace("{params}", params)
-
-
-_DOC_G = """Parameters
-    ----------
-    g
-        Normalised pattern counts ``count_i / max_count`` in [0, 1], shape (..., 3).
-
-    Returns
-    -------
-    F
-        Shape (...,), values {values}."""
-_fill_doc(ssin, _DOC_G.format(values="in [0, 1]"))
-_fill_doc(suum, _DOC_G.format(values="in [0, 1]"))
-_fill_doc(class_function, _DOC_G.format(values="0.0 or 1.0"))
-
-
 #: The paper's functions of the normalised counts, by name.
 FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
     "ssin": ssin,
@@ -247,7 +199,7 @@ FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
 }
 
 
-@validate_params({"function": [Options(["ssin", "suum", "class"]), Callable_()]})
+@validate_params({"function": _FUNCTION})
 def resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
     """The name and the callable of an AIXI function given by name or as a callable.
 
@@ -288,6 +240,7 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     >>> apply_function(suum, np.array([[1.0, 0.0, 0.0]])).shape
     (1,)
     """
+    n = len(g)
     try:
         out = np.asarray(fn(g), dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -295,55 +248,27 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
             f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to N real "
             f"values; calling it on g of shape {g.shape} failed: {err}"
         ) from None
-    n = len(g)
     if out.shape not in ((n,), (n, 1)):
-        raise ValueError(
-            f"`function` must return one value per image, shape ({n},) for g of shape "
-            f"{g.shape}, got shape {out.shape}"
-        )
-    out = out.reshape(n)
+        raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
+                         f"shape {g.shape}, got shape {out.shape}")
     if not np.isfinite(out).all():
-        raise ValueError(
-            f"`function` must return finite values, got {int((~np.isfinite(out)).sum())} "
-            f"non-finite values for {n} images"
-        )
-    return out
-
-
-def _resolve_weights(name: str, fn: Callable, weights: Any) -> Optional[np.ndarray]:
-    """The paper's weight of each pattern: ``weights`` when given, else the function's."""
-    if weights is not None:
-        w = np.asarray(weights, dtype=np.float64) if not isinstance(weights, str) else None
-        if w is None or w.shape != (N_PATTERNS,) or not np.isfinite(w).all():
-            raise ValueError(
-                f"`weights` must be {N_PATTERNS} finite numbers (the weight painted on each "
-                f"pattern's objects), got {weights!r}"
-            )
-        return w
-    if name in FUNCTIONS and fn is FUNCTIONS[name]:
-        return np.asarray(PAPER_WEIGHTS[name], dtype=np.float64)
-    return None
+        raise ValueError(f"`function` must return finite values, got "
+                         f"{int((~np.isfinite(out)).sum())} non-finite values for {n} images")
+    return out.reshape(n)
 
 
 # --------------------------------------------------------------------------- Shapley
-def _enumerated_shapley(fn: Callable, patterns: Sequence[int], divisor: int) -> np.ndarray:
+def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.ndarray:
     """Exact Shapley value of each object (player) of one image by enumerating all 2^m
     subsets; the value of a subset is F of the image where only those objects are drawn."""
     m = len(patterns)
-    if m == 0:
-        return np.zeros(0)
-    subsets = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
-    counts = subsets @ np.eye(N_PATTERNS)[np.asarray(patterns)]  # (2^m, 3)
-    values = apply_function(fn, counts / divisor)
-    size = subsets.sum(axis=1)
-    weight = np.array(
-        [
-            math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m) if s < m else 0.0
-            for s in range(m + 1)
-        ]
-    )
-    phi = np.zeros(m)
     index = np.arange(2**m)
+    subsets = (index[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
+    values = apply_function(fn, subsets @ np.eye(N_PATTERNS)[patterns] / divisor)
+    size = subsets.sum(axis=1)
+    weight = np.array([math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m)
+                       for s in range(m)] + [0.0])
+    phi = np.zeros(m)
     for i in range(m):
         without = index[(index >> i) & 1 == 0]
         phi[i] = np.sum(weight[size[without]] * (values[without | (1 << i)] - values[without]))
@@ -351,7 +276,7 @@ def _enumerated_shapley(fn: Callable, patterns: Sequence[int], divisor: int) -> 
 
 
 @validate_params({
-    "function": [Options(["ssin", "suum", "class"]), Callable_()],
+    "function": _FUNCTION,
     "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
                          within=Interval(numbers.Integral, 0, None))],
     "max_count": [Interval(numbers.Integral, 1, None)],
@@ -393,36 +318,26 @@ def exact_object_shapley(
     [[0.5, -0.5, 0.0]]
     """
     name, fn = resolve_function(function)
-    divisor = max_count
     if counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
-    if counts.size and (counts.min() < 0 or counts.max() > divisor):
-        raise ValueError(
-            f"`counts` must be integers in [0, {divisor}], got values in "
-            f"[{counts.min()}, {counts.max()}]"
-        )
+    if counts.size and counts.max() > max_count:
+        raise ValueError(f"`counts` must be integers in [0, {max_count}], got values in "
+                         f"[{counts.min()}, {counts.max()}]")
     if counts.size and counts.sum(axis=1).max() > 12:
-        raise ValueError(
-            "`counts` must describe at most 12 objects per image (2^m subsets are "
-            f"enumerated), got {int(counts.sum(axis=1).max())}"
-        )
+        raise ValueError("`counts` must describe at most 12 objects per image (2^m subsets are "
+                         f"enumerated), got {int(counts.sum(axis=1).max())}")
     counts = counts.astype(np.int64)
     if name in ("ssin", "suum") and fn is FUNCTIONS[name]:
-        g = counts / divisor
+        g = counts / max_count
         terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
-    if len(counts) == 0:
-        return np.zeros((0, N_PATTERNS))
+        return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
     # enumerate once per distinct count configuration
-    configs, inverse = np.unique(counts, axis=0, return_inverse=True)
+    configs, inverse = np.unique(counts.reshape(-1, N_PATTERNS), axis=0, return_inverse=True)
     table = np.zeros((len(configs), N_PATTERNS))
     for k, config in enumerate(configs):
         patterns = np.repeat(np.arange(N_PATTERNS), config)
-        phi = _enumerated_shapley(fn, patterns, divisor)
-        for p in range(N_PATTERNS):
-            if config[p]:
-                table[k, p] = phi[patterns == p][0]
+        phi = _enumerated_shapley(fn, patterns, max_count)
+        table[k, config > 0] = [phi[patterns == p][0] for p in np.flatnonzero(config)]
     return table[np.asarray(inverse).reshape(-1)]
 
 
@@ -439,8 +354,7 @@ class ObjectMasks:
     @validate_params({"labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
                       "n_objects": [ArrayLike("integer", ndim=1, batch_hint=False)]})
     def __init__(self, labels: np.ndarray, n_objects: np.ndarray):
-        self.labels = labels
-        self.n_objects = n_objects
+        self.labels, self.n_objects = labels, n_objects
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -448,12 +362,10 @@ class ObjectMasks:
     def __getitem__(self, index: int) -> np.ndarray:
         if not isinstance(index, numbers.Integral):
             raise TypeError(f"`index` must be an integer, got {type(index).__name__}")
-        m = int(self.n_objects[index])
-        return self.labels[index][None] == np.arange(1, m + 1)[:, None, None]
+        return self.labels[index][None] == np.arange(1, self.n_objects[index] + 1)[:, None, None]
 
     def __iter__(self):
-        for i in range(len(self)):
-            yield self[i]
+        return (self[i] for i in range(len(self)))
 
     def to_array(self) -> np.ndarray:
         """Masks padded with empty ones to shape (N, 6, H, W)."""
@@ -464,9 +376,46 @@ class ObjectMasks:
         return self.labels > 0
 
 
+def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
+    """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
+    look-up table: no temporary larger than one image)."""
+    lut_dtype = np.uint8 if dtype is bool else dtype
+    lut = np.zeros((len(labels), 256), lut_dtype)
+    lut[:, 1 : values.shape[1] + 1] = values
+    out = np.empty(labels.shape, lut_dtype)
+    for i in range(len(labels)):
+        out[i] = cv2.LUT(np.ascontiguousarray(labels[i]), lut[i])
+    return out.view(bool) if dtype is bool else out
+
+
 # --------------------------------------------------------------------------- result
 class AIXIData:
-    """A generated AIXI dataset: images, labels, objects and their ground truth.
+    """A generated AIXI dataset: the objects drawn, their images, labels and ground truth.
+
+    The drawing (``object_labels``, ``object_patterns``) and the recipe (``dataset``,
+    ``function``, ``layout``, ``convention``, ``weights``, ``seed``) define the dataset;
+    the other attributes are derived from them on first access.
+
+    Parameters
+    ----------
+    object_labels
+        (N, H, W) uint8: 0 on the background, k on the pixels of the k-th object.
+    object_patterns
+        (N, 6) int8: pattern of the k-th object (-1 where there is none).
+    dataset
+        'shape' or 'color'.
+    function
+        'ssin', 'suum', 'class' or a callable F(g).
+    convention
+        The ground truth held by ``ground_truth``: 'paper', 'object' or 'pixel' (see
+        :meth:`get_ground_truth`).
+    layout
+        'authors' or 'free' (how the images were drawn).
+    weights
+        (3,) the weight painted on each pattern's objects by the 'paper' convention, or
+        None (unknown for a callable ``function``).
+    seed
+        The seed the dataset was drawn with (kept for the record).
 
     Attributes
     ----------
@@ -476,10 +425,6 @@ class AIXIData:
         (N,) float32: ``F(g)`` with ``g = counts / max_count`` (0.0 / 1.0 for 'class').
     counts : np.ndarray
         (N, 3) int64: number of objects of each pattern.
-    object_labels : np.ndarray
-        (N, H, W) uint8: 0 on the background, k on the pixels of the k-th object.
-    object_patterns : np.ndarray
-        (N, 6) int8: pattern of the k-th object (-1 where there is none).
     object_values : np.ndarray
         (N, 6) float64: exact Shapley value of the k-th object (0 where there is none).
     object_weights : np.ndarray
@@ -489,73 +434,33 @@ class AIXIData:
         (N, 6) int64: number of pixels of the k-th object.
     object_masks : ObjectMasks
         One boolean mask per drawn object (see :class:`ObjectMasks`).
-    layout : str
-        'authors' or 'free' (how the images were drawn).
     max_count : int
         The divisor of the counts in ``g`` (6 for the authors' AIXI-Color, else 2).
-    weights : np.ndarray or None
-        (3,) the weight painted on each pattern's objects by the 'paper' convention.
     ground_truth : np.ndarray
-        (N, H, W) float32, in the convention chosen at generation (see
-        :meth:`get_ground_truth`; 'paper' by default).
+        (N, H, W) float32, in the dataset's ``convention`` (see :meth:`get_ground_truth`).
     """
 
     @validate_params({
-        "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, C)")],
-        "targets": [ArrayLike("real", ndim=1, batch_hint=False)],
-        "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})")],
         "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
-        "object_patterns": "no_validation",  # per-image arrays, ragged
-        "object_values": "no_validation",
-        "object_areas": "no_validation",
+        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})")],
         "dataset": _DATASET,
-        "function": "no_validation",  # a name or a callable, kept as given
+        "function": _FUNCTION,
         "convention": _CONVENTION,
-        "seed": _SEED,
-        "function_name": [STRING, None],
         "layout": _LAYOUT,
-        "max_count": [Interval(numbers.Integral, 1, None)],
         "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+        "seed": _SEED,
     })
-    def __init__(
-        self,
-        *,
-        images,
-        targets,
-        counts,
-        object_labels,
-        object_patterns,
-        object_values,
-        object_areas,
-        dataset,
-        function,
-        convention,
-        seed,
-        function_name=None,
-        layout: str = "free",
-        max_count: int = MAX_PER_PATTERN,
-        weights: Any = None,
-    ):
-        self.images = images
-        self.targets = targets
-        self.counts = counts
-        self.object_labels = object_labels
-        self.object_patterns = object_patterns
-        self.object_values = object_values
-        self.object_areas = object_areas
-        self.dataset = dataset
-        self.function = function
-        self.function_name = function_name or (
-            function if isinstance(function, str) else getattr(function, "__name__", "custom")
-        )
-        self.layout = layout
-        self.max_count = max_count
-        self.weights = None if weights is None else weights.astype(np.float64, copy=False)
-        self.convention = convention
-        self.seed = seed
-        self.ground_truth = self.get_ground_truth(convention)
+    def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
+                 function: Any, convention: str = "paper", layout: str = "authors",
+                 weights: Any = None, seed: Optional[int] = None):
+        self.object_labels = object_labels.astype(np.uint8, copy=False)
+        self.object_patterns = object_patterns.astype(np.int8, copy=False)
+        self.dataset, self.function, self.convention = dataset, function, convention
+        self.layout, self.seed = layout, seed
+        self.function_name, self._fn = resolve_function(function)
+        self.weights = None if weights is None else weights.astype(np.float64)
+        self.max_count = max_count(dataset, layout)
 
-    # ----------------------------------------------------------------- properties
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
         """Names of the three patterns, in the order of the weights."""
@@ -563,12 +468,38 @@ class AIXIData:
 
     @property
     def image_size(self) -> int:
-        return int(self.images.shape[1])
+        return int(self.object_labels.shape[1])
 
     @property
     def n_objects(self) -> np.ndarray:
         """(N,) number of objects in each image."""
         return (self.object_patterns >= 0).sum(axis=1)
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        return (self.object_patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
+
+    @cached_property
+    def images(self) -> np.ndarray:
+        level = np.ones(N_PATTERNS) if self.dataset == "shape" else np.asarray(COLOR_INTENSITIES)
+        values = np.where(self.object_patterns >= 0, level[self.object_patterns], 0)
+        return _per_object(self.object_labels, values)[..., None]
+
+    @cached_property
+    def targets(self) -> np.ndarray:
+        return apply_function(self._fn, self.counts / self.max_count).astype(np.float32)
+
+    @cached_property
+    def object_values(self) -> np.ndarray:
+        one = exact_object_shapley(self.function, self.counts, max_count=self.max_count)
+        pattern = np.maximum(self.object_patterns, 0).astype(np.int64)
+        return np.where(self.object_patterns >= 0, np.take_along_axis(one, pattern, 1), 0.0)
+
+    @cached_property
+    def object_areas(self) -> np.ndarray:
+        bins = [MAX_OBJECTS + 1]
+        return np.array([cv2.calcHist([lab], [0], None, bins, [0, bins[0]]).ravel()[1:]
+                         for lab in self.object_labels], np.int64).reshape(-1, MAX_OBJECTS)
 
     @property
     def object_masks(self) -> ObjectMasks:
@@ -578,95 +509,27 @@ class AIXIData:
     def object_weights(self) -> np.ndarray:
         """(N, 6) the paper's weight of each object's pattern (0 where there is none)."""
         w = np.full(N_PATTERNS, np.nan) if self.weights is None else self.weights
-        p = self.object_patterns.astype(np.int64)
-        return np.where(p >= 0, w[np.maximum(p, 0)], 0.0)
+        return np.where(self.object_patterns >= 0, w[self.object_patterns], 0.0)
 
+    @validate_params({"convention": [*_CONVENTION, None]})
     def object_ground_truth(self, convention: Optional[str] = None) -> np.ndarray:
         """(N, 6) the value painted on each object in a convention (default: the
         dataset's): its pattern's weight ('paper'), its Shapley value ('object'), or its
         Shapley value divided by its area ('pixel')."""
-        convention = self.convention if convention is None else convention
-        check_choice(convention, "convention", CONVENTIONS)
+        convention = convention or self.convention
+        if convention == "paper" and self.weights is None:
+            raise ValueError(
+                "`convention` 'paper' needs the weight of each pattern, unknown for the "
+                f"callable function {self.function_name!r}: generate with `weights=` "
+                "(w1, w2, w3), or use convention 'object' or 'pixel' (exact Shapley values)")
         if convention == "paper":
-            if self.weights is None:
-                raise ValueError(
-                    "`convention` 'paper' needs the weight of each pattern, unknown for the "
-                    f"callable function {self.function_name!r}: generate with `weights=` "
-                    "(w1, w2, w3), or use convention 'object' or 'pixel' (exact Shapley "
-                    "values)"
-                )
             return self.object_weights
-        values = self.object_values
-        if convention == "pixel":
-            values = np.where(self.object_areas > 0, values / np.maximum(self.object_areas, 1), 0.0)
-        return values
+        if convention == "object":
+            return self.object_values
+        areas = self.object_areas
+        return np.where(areas > 0, self.object_values / np.maximum(areas, 1), 0.0)
 
-    def _paint(self, values: np.ndarray, dtype=np.float32) -> np.ndarray:
-        """Paint per-object values (N, 6) on the object labels, one image at a time (a
-        look-up table: no temporary larger than one image)."""
-        n = len(self)
-        lut_dtype = np.uint8 if dtype is bool else dtype
-        out = np.empty(self.object_labels.shape, lut_dtype)
-        lut = np.zeros((n, 256), lut_dtype)
-        lut[:, 1 : values.shape[1] + 1] = values
-        for i in range(n):
-            out[i] = cv2.LUT(np.ascontiguousarray(self.object_labels[i]), lut[i])
-        return out.view(bool) if dtype is bool else out
-
-    @property
-    def relevant_masks(self) -> np.ndarray:
-        """(N, H, W) bool: the pixels of the objects whose ground-truth value (in the
-        dataset's convention) is not zero: the region localisation measures such as the
-        pointing game look for."""
-        return self.relevant_masks_for()
-
-    def relevant_masks_for(self, convention: Optional[str] = None) -> np.ndarray:
-        """(N, H, W) bool: the objects whose value in ``convention`` (default: the
-        dataset's) is not zero."""
-        return self._paint(self.object_ground_truth(convention) != 0, dtype=bool)
-
-    @property
-    def has_ground_truth(self) -> np.ndarray:
-        """(N,) bool: False where every object's value (in the dataset's convention) is 0,
-        an all-zero ground truth (an image without objects; for 'class', also one holding
-        only crosses, and in the Shapley conventions one without squares, whose F never
-        changes): distances to such a map are undefined (NaN)."""
-        return np.any(self.object_ground_truth() != 0, axis=1)
-
-    def __len__(self) -> int:
-        return len(self.images)
-
-    def __repr__(self) -> str:
-        return (
-            f"AIXIData(dataset={self.dataset!r}, layout={self.layout!r}, "
-            f"function={self.function_name!r}, convention={self.convention!r}, "
-            f"n_samples={len(self)}, image_size={self.image_size})"
-        )
-
-    def __getitem__(self, index) -> AIXIData:
-        """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
-        an index array select several)."""
-        if isinstance(index, numbers.Integral):
-            index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
-        return AIXIData(
-            images=self.images[index],
-            targets=self.targets[index],
-            counts=self.counts[index],
-            object_labels=self.object_labels[index],
-            object_patterns=self.object_patterns[index],
-            object_values=self.object_values[index],
-            object_areas=self.object_areas[index],
-            dataset=self.dataset,
-            function=self.function,
-            convention=self.convention,
-            seed=self.seed,
-            function_name=self.function_name,
-            layout=self.layout,
-            max_count=self.max_count,
-            weights=self.weights,
-        )
-
-    # ----------------------------------------------------------------- ground truth
+    @validate_params({"convention": _CONVENTION})
     def get_ground_truth(self, convention: str = "paper") -> np.ndarray:
         """Ground-truth saliency maps (N, H, W) float32.
 
@@ -682,17 +545,55 @@ class AIXIData:
             over the object's pixels, so each map sums to ``F(I) - F(empty)``
             (``F(I)`` for ssin and suum, ``F(I) - 1`` for class).
         """
-        return self._paint(self.object_ground_truth(convention))
+        return _per_object(self.object_labels, self.object_ground_truth(convention))
 
-    # ----------------------------------------------------------------- exports
-    def as_dataset(
-        self,
-        batch_size: Optional[int] = 64,
-        *,
-        with_targets: bool = True,
-        shuffle: bool = False,
-        seed: Optional[int] = None,
-    ):
+    @cached_property
+    def ground_truth(self) -> np.ndarray:
+        return self.get_ground_truth(self.convention)
+
+    @property
+    def relevant_masks(self) -> np.ndarray:
+        """(N, H, W) bool: the pixels of the objects whose ground-truth value (in the
+        dataset's convention) is not zero: the region localisation measures such as the
+        pointing game look for."""
+        return self.relevant_masks_for()
+
+    def relevant_masks_for(self, convention: Optional[str] = None) -> np.ndarray:
+        """(N, H, W) bool: the objects whose value in ``convention`` (default: the
+        dataset's) is not zero."""
+        return _per_object(self.object_labels, self.object_ground_truth(convention) != 0, bool)
+
+    @property
+    def has_ground_truth(self) -> np.ndarray:
+        """(N,) bool: False where every object's value (in the dataset's convention) is 0,
+        an all-zero ground truth (an image without objects; for 'class', also one holding
+        only crosses, and in the Shapley conventions one without squares, whose F never
+        changes): distances to such a map are undefined (NaN)."""
+        return np.any(self.object_ground_truth() != 0, axis=1)
+
+    def _recipe(self) -> Dict[str, Any]:
+        return dict(dataset=self.dataset, function=self.function, convention=self.convention,
+                    layout=self.layout, weights=self.weights, seed=self.seed)
+
+    def __len__(self) -> int:
+        return len(self.object_labels)
+
+    def __repr__(self) -> str:
+        return (f"AIXIData(dataset={self.dataset!r}, layout={self.layout!r}, "
+                f"function={self.function_name!r}, convention={self.convention!r}, "
+                f"n_samples={len(self)}, image_size={self.image_size})")
+
+    def __getitem__(self, index) -> AIXIData:
+        """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
+        an index array select several)."""
+        if isinstance(index, numbers.Integral):
+            index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
+        return AIXIData(self.object_labels[index], self.object_patterns[index], **self._recipe())
+
+    @validate_params({"batch_size": [Interval(numbers.Integral, 1, None), None],
+                      "with_targets": [Boolean()], "shuffle": [Boolean()], "seed": _SEED})
+    def as_dataset(self, batch_size: Optional[int] = 64, *, with_targets: bool = True,
+                   shuffle: bool = False, seed: Optional[int] = None):
         """The images (and targets, shape (N, 1)) as a batched ``tf.data.Dataset``.
 
         Parameters
@@ -706,7 +607,6 @@ class AIXIData:
         """
         import tensorflow as tf
 
-        batch_size = check_int(batch_size, "batch_size", minimum=1, allow_none=True)
         elements = (self.images, self.targets.reshape(-1, 1)) if with_targets else self.images
         ds = tf.data.Dataset.from_tensor_slices(elements)
         if shuffle:
@@ -714,36 +614,18 @@ class AIXIData:
         return ds.batch(batch_size) if batch_size is not None else ds
 
     def save(self, path: Union[str, Path]) -> Path:
-        """Save to a compressed ``.npz`` file (the extension is added when missing)."""
+        """Save to a compressed ``.npz`` file (the extension is added when missing): the
+        drawing and the recipe, from which :meth:`load` derives the rest."""
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz")
         if not isinstance(self.function, str):
-            raise ValueError(
-                "`function` must be one of 'ssin', 'suum', 'class' to save the "
-                f"dataset, got the callable {self.function_name!r}"
-            )
-        meta = {
-            "dataset": self.dataset,
-            "function": self.function,
-            "convention": self.convention,
-            "seed": self.seed,
-            "layout": self.layout,
-            "max_count": self.max_count,
-            "weights": None if self.weights is None else self.weights.tolist(),
-            "format": 2,
-        }
-        np.savez_compressed(
-            path,
-            images=self.images,
-            targets=self.targets,
-            counts=self.counts,
-            object_labels=self.object_labels,
-            object_patterns=self.object_patterns,
-            object_values=self.object_values,
-            object_areas=self.object_areas,
-            meta=np.array(json.dumps(meta)),
-        )
+            raise ValueError("`function` must be one of 'ssin', 'suum', 'class' to save the "
+                             f"dataset, got the callable {self.function_name!r}")
+        meta = {**self._recipe(), "max_count": self.max_count, "format": 2,
+                "weights": None if self.weights is None else self.weights.tolist()}
+        np.savez_compressed(path, object_labels=self.object_labels,
+                            object_patterns=self.object_patterns, meta=np.array(json.dumps(meta)))
         return path
 
     @classmethod
@@ -751,22 +633,12 @@ class AIXIData:
         """Load a dataset written by :meth:`save`."""
         with np.load(Path(path), allow_pickle=False) as f:
             meta = json.loads(str(f["meta"]))
-            arrays = {k: f[k] for k in f.files if k != "meta"}
+            labels, patterns = f["object_labels"], f["object_patterns"]
         if meta.get("format") != 2:
-            raise ValueError(
-                f"`path` must be a file written by AIXIData.save (format 2), got format "
-                f"{meta.get('format', 1)} in {str(path)!r}"
-            )
-        return cls(
-            dataset=meta["dataset"],
-            function=meta["function"],
-            convention=meta["convention"],
-            seed=meta["seed"],
-            layout=meta["layout"],
-            max_count=meta["max_count"],
-            weights=meta["weights"],
-            **arrays,
-        )
+            raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
+                             f"format {meta.get('format', 1)} in {str(path)!r}")
+        recipe = {k: meta[k] for k in ("dataset", "function", "convention", "layout", "seed")}
+        return cls(labels, patterns, weights=meta["weights"], **recipe)
 
 
 @validate_params({"path": [PATH]})
@@ -776,12 +648,6 @@ def load_aixi(path: Union[str, Path]) -> AIXIData:
 
 
 # --------------------------------------------------------------------------- drawing
-def _size_range(image_size: int) -> Tuple[int, int]:
-    low = max(_MIN_OBJECT, round(0.08 * image_size))
-    high = max(low, round(0.2 * image_size))
-    return low, high
-
-
 def _draw(label: np.ndarray, kind: str, y: int, x: int, s: int, value: int) -> None:
     if kind == "circle":
         r = (s - 1) // 2
@@ -809,14 +675,14 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     return np.flatnonzero(window == 0)
 
 
-def _draw_free(
-    rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray, kinds: Sequence[str]
-) -> None:
+def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
+               kinds: Sequence[str]) -> None:
     """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
     ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
     depend on k, so a prefix of the images does not depend on ``n_samples``)."""
     c, size = _CHUNK, labels.shape[1]
-    low, high = _size_range(size)
+    low = max(_MIN_OBJECT, round(0.08 * size))
+    high = max(low, round(0.2 * size))
     counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
     sizes = rng.integers(low, high + 1, size=(c, MAX_OBJECTS))
     order = rng.permuted(np.tile(np.arange(MAX_OBJECTS), (c, 1)), axis=1)
@@ -827,52 +693,32 @@ def _draw_free(
         # which of the 6 slots (2 per pattern) are used, in a random placement order
         used = (np.arange(MAX_OBJECTS) % MAX_PER_PATTERN) < counts[i][slots]
         objs = [k for k in order[i] if used[k]]
-        for _attempt in range(1000):
+        for attempt in range(1000):
             occ[:] = 0
             boxes = []
-            ok = True
             for k in objs:
                 s = int(sizes[i, k])
                 span = size - 2 * _MARGIN - s + 1
-                pos = None
-                if _attempt == 0:
-                    for u in candidates[i, k]:
-                        y = _MARGIN + int(u[0] * span)
-                        x = _MARGIN + int(u[1] * span)
-                        if not occ[
-                            max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP
-                        ].any():
-                            pos = (y, x)
-                            break
+                tries = [(_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
+                         for u in candidates[i, k]] if attempt == 0 else []
+                pos = next(((y, x) for y, x in tries if not occ[
+                    max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP].any()), None)
                 if pos is None:
                     free = _free_positions(occ, s)
                     if free.size == 0:
-                        ok = False
-                        break
+                        break  # start this image again, with exact searches only
                     f = int(free[rng.integers(free.size)])
                     pos = (_MARGIN + f // span, _MARGIN + f % span)
-                y, x = pos
-                occ[y : y + s, x : x + s] = 1
-                boxes.append((y, x, s, int(slots[k])))
-            if ok:
-                break
+                occ[pos[0] : pos[0] + s, pos[1] : pos[1] + s] = 1
+                boxes.append((*pos, s, int(slots[k])))
+            else:
+                break  # every object placed
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
-        labels[i] = 0
-        patterns[i] = -1
+        labels[i], patterns[i] = 0, -1
         for j, (y, x, s, p) in enumerate(boxes):
             _draw(labels[i], kinds[p], y, x, s, j + 1)
             patterns[i, j] = p
-
-
-def _authors_shape_lengths(image_size: int) -> Tuple[int, int, int]:
-    """(cell, a, b) of the authors' AIXI-Shape: cells of ``S // 6`` pixels (``drawing.py``:
-    ``image.shape[0] // (grid_divs + 1)``) and the constants 5 and 6 of ``drawing.py``
-    scaled by S / 128 (exact at 128 px; at least 2 and 3 pixels)."""
-    cell = image_size // (GRID_SIDE + 1)
-    a = max(2, (5 * image_size) // 128)
-    b = max(a + 1, (6 * image_size) // 128)
-    return cell, a, b
 
 
 def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
@@ -888,11 +734,14 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
       in the authors' code; we draw a new (long, short) pair for it, so that every cross
       differs from every square.
 
-    At 128 px: cells of 21 px, a = 5, b = 6, radii 5-8, squares 5-16, crosses 1-16.
+    Cells of ``S // 6`` pixels (``drawing.py``: ``image.shape[0] // (grid_divs + 1)``) and
+    the constants a = 5 and b = 6 of ``drawing.py`` scaled by S / 128 (exact at 128 px; at
+    least 2 and 3 pixels). At 128 px: cells of 21 px, radii 5-8, squares 5-16, crosses 1-16.
     """
-    c = _CHUNK
-    size = labels.shape[1]
-    cell, a, b = _authors_shape_lengths(size)
+    c, size = _CHUNK, labels.shape[1]
+    cell = size // (GRID_SIDE + 1)
+    a = max(2, (5 * size) // 128)
+    b = max(a + 1, (6 * size) // 128)
     d_high = (cell - a) // 2
     counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
     cells = rng.permuted(np.tile(np.arange(GRID_SIDE**2), (c, 1)), axis=1)[:, :MAX_OBJECTS]
@@ -903,8 +752,7 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
 
     for i in range(len(labels)):
         label = labels[i]
-        label[:] = 0
-        patterns[i] = -1
+        label[:], patterns[i] = 0, -1
         k = 0
         for p in range(N_PATTERNS):
             for _ in range(int(counts[i, p])):
@@ -935,12 +783,6 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
                 k += 1
 
 
-def _authors_color_radii(image_size: int) -> Tuple[int, int]:
-    """Radius range of the authors' AIXI-Color: ``random.randint(10, min(shape) // 4)`` at
-    128 px (10 to 32), the lower bound scaled by S / 128 elsewhere (at least 2)."""
-    return max(2, (10 * image_size + 64) // 128), image_size // 4
-
-
 def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
     """The authors' AIXI-Color (``drawing.circles(values=[1, 2, 3], num_of_circles=6,
     overlapped=False)``): each attempt draws an intensity (uniform over the three), a radius
@@ -950,14 +792,14 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
     The authors' test leaves the last row and column of the square unchecked, so two of
     their circles can touch; ours checks the square one pixel wider on every side, so the
     circles never touch (each one stays a separate connected component, which the counting
-    from the pixels needs).
+    from the pixels needs). Radii: ``random.randint(10, min(shape) // 4)`` at 128 px (10 to
+    32), the lower bound scaled by S / 128 elsewhere (at least 2).
     """
     size = labels.shape[1]
-    r_low, r_high = _authors_color_radii(size)
+    r_low, r_high = max(2, (10 * size + 64) // 128), size // 4
     for i in range(len(labels)):
         label = labels[i]
-        label[:] = 0
-        patterns[i] = -1
+        label[:], patterns[i] = 0, -1
         occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of the circles
         placed, attempts = 0, 0
         while placed < N_COLOR_CIRCLES:
@@ -991,24 +833,15 @@ _DRAWERS = {
 }
 
 
-def _rows_per_step(shape: Tuple[int, ...], bytes_per_pixel: int) -> int:
-    """Images processed at once so that a temporary stays within _WORK_BYTES."""
-    return max(1, _WORK_BYTES // max(1, int(np.prod(shape)) * bytes_per_pixel))
-
-
-def _physical_memory() -> Optional[int]:
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
-        return None
-
-
 def _check_memory(n_samples: int, image_size: int) -> None:
     """Refuse a dataset whose arrays cannot fit in this machine's memory, before any
     allocation (images and ground truth float32, object labels uint8: 9 bytes a pixel)."""
     need = n_samples * image_size * image_size * 9
-    have = _physical_memory()
-    if have is not None and need > have:
+    try:
+        have = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return
+    if need > have:
         raise ValueError(
             f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
             f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object labels in "
@@ -1019,85 +852,62 @@ def _check_memory(n_samples: int, image_size: int) -> None:
         )
 
 
-def _make(
-    dataset: str,
-    n_samples: int,
-    image_size: int,
-    function: Any,
-    seed: Optional[int],
-    convention: str,
-    layout: str,
-    weights: Any,
-) -> AIXIData:
+_MAKE = {
+    "n_samples": [Interval(numbers.Integral, 1, None)],
+    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
+    "function": _FUNCTION,
+    "seed": _SEED,
+    "convention": _CONVENTION,
+    "layout": _LAYOUT,
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+}
+
+
+def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
-        why = (
-            "for the 5 x 5 grid of cells of at least 10 pixels"
-            if smallest == MIN_AUTHORS_SHAPE_SIZE
-            else f"to place up to {MAX_OBJECTS} objects of at least {_MIN_OBJECT} pixels "
-            "without overlap"
-        )
+        why = ("for the 5 x 5 grid of cells of at least 10 pixels" if smallest > MIN_IMAGE_SIZE
+               else f"to place up to {MAX_OBJECTS} objects of at least {_MIN_OBJECT} pixels "
+               "without overlap")
         raise ValueError(
-            f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}"
-        )
+            f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
     name, fn = resolve_function(function)
-    paper_weights = _resolve_weights(name, fn, weights)
-    if convention == "paper" and paper_weights is None:
+    if weights is not None and weights.shape != (N_PATTERNS,):
+        raise ValueError(f"`weights` must be {N_PATTERNS} finite numbers (the weight painted "
+                         f"on each pattern's objects), got {weights.tolist()!r}")
+    if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
+        weights = np.asarray(PAPER_WEIGHTS[name])
+    if convention == "paper" and weights is None:
         raise ValueError(
             "`weights` must be given with a callable `function` for the paper's ground "
             "truth (convention='paper': the weight w_i painted on each object of pattern "
             "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
-            "for the exact Shapley values"
-        )
+            "for the exact Shapley values")
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
-    divisor = max_count(dataset, layout)
     stream, draw = _DRAWERS[(dataset, layout)]
-
     labels = np.empty((n_samples, image_size, image_size), np.uint8)
     patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
     for start in range(0, n_samples, _CHUNK):
         rng = np.random.default_rng([entropy, stream, start // _CHUNK])
-        end = min(start + _CHUNK, n_samples)
-        draw(rng, labels[start:end], patterns[start:end])
-
-    counts = np.stack([(patterns == p).sum(axis=1) for p in range(N_PATTERNS)], axis=1)
-    intensity = np.ones(N_PATTERNS) if dataset == "shape" else np.asarray(COLOR_INTENSITIES)
-    lut = np.zeros((n_samples, 256), np.float32)
-    lut[:, 1 : MAX_OBJECTS + 1] = np.where(patterns >= 0, intensity[np.maximum(patterns, 0)], 0)
-    images = np.empty((n_samples, image_size, image_size, 1), np.float32)
-    areas = np.empty((n_samples, MAX_OBJECTS), np.int64)
-    for i in range(n_samples):  # one image at a time: no temporary larger than an image
-        images[i, ..., 0] = cv2.LUT(labels[i], lut[i])
-        hist = cv2.calcHist([labels[i]], [0], None, [MAX_OBJECTS + 1], [0, MAX_OBJECTS + 1])
-        areas[i] = hist.ravel()[1:].astype(np.int64)
-    targets = apply_function(fn, counts / divisor).astype(np.float32)
-    per_pattern = exact_object_shapley(function, counts, max_count=divisor)  # (N, 3)
-    values = np.where(
-        patterns >= 0,
-        np.take_along_axis(per_pattern, np.maximum(patterns, 0).astype(np.int64), axis=1),
-        0.0,
-    )
-    return AIXIData(
-        images=images,
-        targets=targets,
-        counts=counts.astype(np.int64),
-        object_labels=labels,
-        object_patterns=patterns,
-        object_values=values,
-        object_areas=areas,
-        dataset=dataset,
-        function=function,
-        convention=convention,
-        seed=seed,
-        function_name=name,
-        layout=layout,
-        max_count=divisor,
-        weights=paper_weights,
-    )
+        draw(rng, labels[start : start + _CHUNK], patterns[start : start + _CHUNK])
+    data = AIXIData(labels, patterns, dataset=dataset, function=function, weights=weights,
+                    seed=seed, convention=convention, layout=layout)
+    data.targets  # noqa: B018 - F is checked on the counts now, not on first access
+    return data
 
 
-_DOC_PARAMETERS = """
+@validate_params(_MAKE)
+def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin",
+                    seed: Optional[int] = None, *, convention: str = "paper",
+                    layout: str = "authors", weights: Any = None) -> AIXIData:
+    """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
+
+    With the authors' layout, the objects sit in distinct cells of a 5 x 5 grid of
+    ``S // 6`` pixel cells, with the sizes of the authors' ``drawing.py`` (at 128 px:
+    circle radius 5-8, square side 5-16, cross side 1-16). The label is ``F(g)`` with
+    ``g_i = count_i / 2``, patterns ordered (circle, square, cross).
+
     Parameters
     ----------
     n_samples
@@ -1139,38 +949,7 @@ _DOC_PARAMETERS = """
     ``g_i = count_i / max_count`` with ``max_count`` the layout's largest count of one
     pattern (6 for the authors' AIXI-Color, 2 otherwise; :func:`max_count`), so that g,
     ssin and suum lie in [0, 1] as the paper requires.
-"""
 
-
-_MAKE = {
-    "n_samples": [Interval(numbers.Integral, 1, None)],
-    "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: below
-    "function": [Options(["ssin", "suum", "class"]), Callable_()],
-    "seed": _SEED,
-    "convention": _CONVENTION,
-    "layout": _LAYOUT,
-    "weights": "no_validation",  # checked with the function by _resolve_weights
-}
-
-
-@validate_params(_MAKE)
-def make_aixi_shape(
-    n_samples: int,
-    image_size: int = 128,
-    function: Any = "ssin",
-    seed: Optional[int] = None,
-    *,
-    convention: str = "paper",
-    layout: str = "authors",
-    weights: Any = None,
-) -> AIXIData:
-    """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
-
-    With the authors' layout, the objects sit in distinct cells of a 5 x 5 grid of
-    ``S // 6`` pixel cells, with the sizes of the authors' ``drawing.py`` (at 128 px:
-    circle radius 5-8, square side 5-16, cross side 1-16). The label is ``F(g)`` with
-    ``g_i = count_i / 2``, patterns ordered (circle, square, cross).
-    {params}
     Examples
     --------
     >>> data = make_aixi_shape(8, image_size=64, function="suum", seed=0)
@@ -1186,23 +965,27 @@ def make_aixi_shape(
 
 
 @validate_params(_MAKE)
-def make_aixi_color(
-    n_samples: int,
-    image_size: int = 128,
-    function: Any = "ssin",
-    seed: Optional[int] = None,
-    *,
-    convention: str = "paper",
-    layout: str = "authors",
-    weights: Any = None,
-) -> AIXIData:
+def make_aixi_color(n_samples: int, image_size: int = 128, function: Any = "ssin",
+                    seed: Optional[int] = None, *, convention: str = "paper",
+                    layout: str = "authors", weights: Any = None) -> AIXIData:
     """AIXI-Color: circles only, in three intensities (1, 2/3, 1/3) that are the patterns.
 
     With the authors' layout, exactly six circles that never touch, each of an intensity
     drawn uniformly from the three, radius 10 to 32 px at 128 px, centres anywhere (cut by
     the border); counts per intensity 0 to 6 and ``g_i = count_i / 6``. With the free
     layout, 0 to 2 circles of each intensity and ``g_i = count_i / 2``.
-    {params}
+
+    Parameters
+    ----------
+    n_samples, image_size, function, seed, convention, layout, weights
+        As in :func:`make_aixi_shape` (AIXI-Color takes images of 32 px and more in both
+        layouts).
+
+    Returns
+    -------
+    data : AIXIData
+        As in :func:`make_aixi_shape`.
+
     Examples
     --------
     >>> data = make_aixi_color(4, image_size=32, function="class", seed=3)
@@ -1214,21 +997,11 @@ def make_aixi_color(
     return _make("color", n_samples, image_size, function, seed, convention, layout, weights)
 
 
-_fill_doc(make_aixi_shape, _DOC_PARAMETERS)
-_fill_doc(make_aixi_color, _DOC_PARAMETERS)
-
-
 # --------------------------------------------------------------------------- counting
-_DISCS: Dict[int, np.ndarray] = {}
-
-
+@cache
 def _disc(radius: int) -> np.ndarray:
-    """The filled ``cv2.circle`` of a radius, as drawn by both layouts (cached)."""
-    if radius not in _DISCS:
-        disc = np.zeros((2 * radius + 1, 2 * radius + 1), np.uint8)
-        cv2.circle(disc, (radius, radius), radius, 1, -1)
-        _DISCS[radius] = disc.astype(bool)
-    return _DISCS[radius]
+    """The filled ``cv2.circle`` of a radius, as drawn by both layouts."""
+    return cv2.circle(np.zeros((2 * radius + 1,) * 2, np.uint8), (radius,) * 2, radius, 1, -1) > 0
 
 
 @validate_params({
@@ -1279,9 +1052,7 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
         if n <= 1:
             continue
-        stats = stats[1:]
-        area = stats[:, cv2.CC_STAT_AREA]
-        height, width = stats[:, cv2.CC_STAT_HEIGHT], stats[:, cv2.CC_STAT_WIDTH]
+        left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
             pattern = np.argmin(np.abs((sums / area)[:, None] - levels[None, :]), axis=1)
@@ -1291,11 +1062,9 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
         else:
             pattern = np.full(n - 1, 2)
             pattern[area == width * height] = 1
-            for j in np.flatnonzero(
-                (area != width * height) & (height == width) & (height % 2 == 1)
-            ):
-                top, left = stats[j, cv2.CC_STAT_TOP], stats[j, cv2.CC_STAT_LEFT]
-                crop = comp[top : top + height[j], left : left + width[j]] == j + 1
+            odd_square_box = (area != width * height) & (height == width) & (height % 2 == 1)
+            for j in np.flatnonzero(odd_square_box):
+                crop = comp[top[j] : top[j] + height[j], left[j] : left[j] + width[j]] == j + 1
                 if np.array_equal(crop, _disc(int(height[j]) // 2)):
                     pattern[j] = 0
         counts[i] = np.bincount(pattern, minlength=N_PATTERNS)

@@ -15,8 +15,7 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from ..commons.distribute import ReplicaRunner, is_default_strategy, resolve_strategy
-from ..commons.outputs import check_outputs, single_output
+from .. import runtime
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
@@ -40,8 +39,7 @@ def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
 
 
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
-_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)",
-                      within=Interval(numbers.Real, 0, 1))]
+_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1))]
 _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 
 
@@ -186,29 +184,22 @@ class ObjectLime:
         "background": [Interval(numbers.Real, None, None)],
         "seed": [Interval(numbers.Integral, 0, None), None],
         "progress": [Boolean()],
-        "strategy": "no_validation",  # checked by resolve_strategy
+        "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
     def __init__(
-        self,
-        model: Callable,
-        batch_size: Optional[int] = 64,
-        *,
-        kernel: str = "lime",
-        nb_samples: Optional[int] = None,
-        kernel_width: float = 0.25,
-        alpha: float = 1.0,
-        background: float = 0.0,
-        seed: Optional[int] = None,
-        progress: bool = False,
-        strategy: Any = None,
+            self, model: Callable, batch_size: Optional[int] = 64,
+            *, kernel: str = "lime", nb_samples: Optional[int] = None, kernel_width: float = 0.25,
+            alpha: float = 1.0, background: float = 0.0, seed: Optional[int] = None,
+            progress: bool = False, strategy: Any = None,
     ):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
-        self.strategy = resolve_strategy(strategy)
-        self._runner = None
-        if not is_default_strategy(self.strategy):
-            self._runner = ReplicaRunner(self._model_call, self.strategy, fallback=self.model)
+        self.strategy = runtime.resolve_strategy(strategy)
+        self._call = self.model
+        if not runtime.is_default_strategy(self.strategy):
+            self._call = runtime.ReplicaRunner(lambda x: runtime.single_output(self.model(x)),
+                                               self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray, with_eps: bool = False):
@@ -218,16 +209,12 @@ class ObjectLime:
         parts = []
         eps = float(np.finfo(np.float64).eps)
         for s in range(0, len(x), size):
-            call = self.model if self._runner is None else self._runner
-            out = check_outputs(call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            out = runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
             if out.dtype.kind == "f":
                 eps = max(eps, float(np.finfo(out.dtype).eps))
             parts.append(out.astype(np.float64).reshape(len(out), -1))
         values = np.concatenate(parts, axis=0)
         return (values, eps) if with_eps else values
-
-    def _model_call(self, x):
-        return single_output(self.model(x))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""
@@ -235,8 +222,6 @@ class ObjectLime:
         if self.nb_samples is None or self.nb_samples >= total:
             return np.arange(total)
         forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
-        if self.nb_samples < len(forced):  # pragma: no cover - nb_samples >= 2
-            raise ValueError("`nb_samples` is too small")
         others = np.setdiff1d(np.arange(total), forced)
         # one generator per image: the draw does not depend on batching or on the others
         rng = np.random.default_rng([seed, index])
@@ -354,25 +339,21 @@ class ObjectLime:
         return x, labels.astype(np.int64), objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
+        """The output explained for each image: 0 for a single-output model, else the
+        target class (the predicted one for None)."""
         n = len(x)
-        if n == 0:
-            return np.zeros(0, np.int64)
-        if self._predict(x[:1]).shape[1] == 1:  # single output: targets are not needed
+        if n == 0 or self._predict(x[:1]).shape[1] == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
             return np.argmax(self._predict(x), axis=1)
         t = to_numpy(targets, "targets")
         if t.ndim == 1 and t.dtype.kind == "f" and np.all(t == np.round(t)):
             t = t.astype(np.int64)
-        if t.ndim == 2:
-            if len(t) != n:
-                raise ValueError(
-                    f"`targets` must hold one target per input: got {len(t)} for {n} inputs"
-                )
+        if len(t) == n and t.ndim == 2:
             return np.argmax(t, axis=1)
-        if t.ndim == 1 and len(t) == n and t.dtype.kind in "iu":
+        if len(t) == n and t.ndim == 1 and t.dtype.kind in "iu":
             return t.astype(np.int64)
         raise ValueError(
-            "`targets` must be None, class ids (N,) or one-hot (N, K), got "
-            f"shape {t.shape} and dtype {t.dtype}"
+            f"`targets` must be None, class ids (N,) or one-hot (N, K) for the {n} inputs, "
+            f"got shape {t.shape} and dtype {t.dtype}"
         )

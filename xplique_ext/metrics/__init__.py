@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
+        GroundTruthMeasure,
         GroundTruthSaliency,
         LowModelAccuracyWarning,
         emd,
@@ -42,15 +43,17 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     ".fidelity": ["MuFidelity"],
     "..rules.fire": ["FiRe", "QsScore", "fire_compensation_alpha", "fire_equilibrium_alpha",
                      "fire_isoline", "fire_score", "qs_score"],
-    ".ground_truth": ["GroundTruthLocalisation", "GroundTruthSaliency", "LowModelAccuracyWarning",
-                      "emd", "ground_truth_leaderboard", "kl_divergence", "pointing_game",
-                      "relevance_mass_accuracy", "relevance_rank_accuracy"],
+    ".ground_truth": ["GroundTruthLocalisation", "GroundTruthMeasure", "GroundTruthSaliency",
+                      "LowModelAccuracyWarning", "emd", "ground_truth_leaderboard",
+                      "kl_divergence", "pointing_game", "relevance_mass_accuracy",
+                      "relevance_rank_accuracy"],
     ".percy": ["PERCY", "NoRuleKeywordWarning"],
 })
 __all__ = [
     "BaseAttributionMetric", "MuFidelity", "FiRe", "QsScore", "fire_equilibrium_alpha",
     "fire_compensation_alpha", "fire_isoline", "fire_score", "qs_score", "PERCY",
     "NoRuleKeywordWarning", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "LowModelAccuracyWarning", "emd", "kl_divergence", "ground_truth_leaderboard",
-    "relevance_mass_accuracy", "relevance_rank_accuracy", "pointing_game",
+    "GroundTruthMeasure", "LowModelAccuracyWarning", "emd", "kl_divergence",
+    "ground_truth_leaderboard", "relevance_mass_accuracy", "relevance_rank_accuracy",
+    "pointing_game",
 ]

@@ -9,21 +9,14 @@ from typing import Any, Callable, Optional, Union
 import numpy as np
 import tensorflow as tf
 
-from ..commons.correlations import batched_pearson, batched_spearman
-from ..commons.data import iterate_dataset
-from ..commons.distribute import (
-    ReplicaRunner,
-    compiled_function,
-    is_default_strategy,
-    replica_shares,
-)
-from ..commons.outputs import model_output_errors
+from .. import runtime
+from ..commons.correlations import batched_pearson, batched_spearman, unit_rows
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
-from .base import BASE_PARAMETERS, BaseAttributionMetric, _compile, score_graph_of
+from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
 
 __all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
 
@@ -31,6 +24,39 @@ CORRELATIONS = {"spearman": batched_spearman, "pearson": batched_pearson}
 # warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
 # be empty or full
 DEGENERATE_SHARE = 0.25
+#: adaptive sampling (``nb_samples='auto'``): the first round draws this many subsets per
+#: input, each later round brings an input's total to ADAPTIVE_GROWTH times the last one.
+#: Not fewer: the standard error is estimated from the correlation itself, and after 32
+#: subsets a lucky draw near 1 (plug-in SE near 0) stopped some inputs 8-9 SE away from
+#: their 1000-subset score in benchmarks/mufidelity.py; after 50, within about 3 SE
+ADAPTIVE_FIRST_ROUND = 50
+ADAPTIVE_GROWTH = 1.5
+#: the most random subsets per input (``nb_samples``, ``max_samples``): more is a typo
+MAX_SUBSETS = 10**6
+#: the most entries (subsets x cells) of the pool of subsets, held in float64: 2 GiB
+_POOL_BUDGET = 2**28
+#: why a correlation is undefined, in the order :meth:`MuFidelity._undefined_reasons`
+#: counts them (the last: a grid of one cell)
+UNDEFINED_CAUSES = (
+    "non-finite model scores (the model returned NaN or inf)",
+    "non-finite attribution sums (overflow)",
+    "inputs equal to the baseline (the perturbations change nothing)",
+    "constant score drops over the subsets (the model's score does not change)",
+    "an all-zero explanation (constant attribution sums)",
+    "constant attribution sums over the subsets",
+    "no valid subset (a single-cell grid: every subset is empty or full)",
+)
+
+
+def _subset_sizes(n_cells: int, p: float):
+    """Sizes 1 .. n_cells - 1 and their probabilities: the binomial law of a subset's
+    size restricted to subsets neither empty nor full."""
+    from scipy.stats import binom
+
+    sizes = np.arange(1, n_cells)
+    logp = binom.logpmf(sizes, n_cells, p)
+    pmf = np.exp(logp - logp.max())
+    return sizes, pmf / pmf.sum()
 
 
 def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
@@ -42,8 +68,7 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
     Where most draws are valid, an empty or full draw is simply drawn again; otherwise
     (tiny or huge ``p``, few cells) the size is drawn from the binomial law restricted to
     1 .. n_cells - 1 and the cells uniformly, which is the same law."""
-    accept = 1.0 - (1.0 - p) ** n_cells - p ** n_cells
-    if accept >= 0.5:
+    if 1.0 - (1.0 - p) ** n_cells - p ** n_cells >= 0.5:
         pool = rng.random((nb_samples, n_cells)) < p
         for _ in range(64):  # each round leaves a bad row with probability < 1/2
             size = pool.sum(axis=1)
@@ -51,43 +76,17 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
             if not len(bad):
                 return pool
             pool[bad] = rng.random((len(bad), n_cells)) < p
-    from scipy.stats import binom
-
-    sizes = np.arange(1, n_cells)
-    logp = binom.logpmf(sizes, n_cells, p)
-    pmf = np.exp(logp - logp.max())
-    k = rng.choice(sizes, size=nb_samples, p=pmf / pmf.sum())
+    sizes, pmf = _subset_sizes(n_cells, p)
     pool = np.zeros((nb_samples, n_cells), dtype=bool)
-    for row, size in enumerate(k):
+    for row, size in enumerate(rng.choice(sizes, size=nb_samples, p=pmf)):
         pool[row, rng.choice(n_cells, size=size, replace=False)] = True
     return pool
-
-
-def _rescaled_rows(phi: np.ndarray) -> np.ndarray:
-    """``phi`` (B, ...) float64 with each row divided by the power of two nearest above its
-    largest magnitude (rows of zeros unchanged): exact, leaves every correlation
-    unchanged, and keeps the attribution sums away from overflow (1e300) and their
-    squares away from underflow (1e-170)."""
-    flat = np.abs(phi.reshape(len(phi), -1))
-    peak = flat.max(axis=1) if flat.size else np.zeros(len(phi))
-    _, exponent = np.frexp(np.where(peak > 0, peak, 1.0))
-    shape = (len(phi),) + (1,) * (phi.ndim - 1)
-    return np.ldexp(phi, (-exponent).reshape(shape))
 
 
 def _cell_index(length: int, cells: int) -> np.ndarray:
     """Cell of each position when an axis of ``length`` is cut into ``cells`` parts, with
     the nearest-neighbour rule ``tf.image.resize`` uses (half-pixel centres)."""
     return np.minimum(((np.arange(length) + 0.5) * cells / length).astype(np.int64), cells - 1)
-
-
-#: adaptive sampling (``nb_samples='auto'``): the first round draws this many subsets per
-#: input, each later round brings an input's total to ADAPTIVE_GROWTH times the last one.
-#: Not fewer: the standard error is estimated from the correlation itself, and after 32
-#: subsets a lucky draw near 1 (plug-in SE near 0) stopped some inputs 8-9 SE away from
-#: their 1000-subset score in benchmarks/mufidelity.py; after 50, within about 3 SE
-ADAPTIVE_FIRST_ROUND = 50
-ADAPTIVE_GROWTH = 1.5
 
 
 @validate_params({
@@ -149,22 +148,6 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (1.0 - r * r) * factor / np.sqrt(m - 3.0)
     return np.where(m > 3, se, np.nan)
-
-
-#: the most random subsets per input (``nb_samples``, ``max_samples``): more is a typo
-MAX_SUBSETS = 10**6
-#: the most entries (subsets x cells) of the pool of subsets, held in float64: 2 GiB
-_POOL_BUDGET = 2**28
-
-
-def _check_pool_size(nb_subsets: int, n_cells: int, name: str) -> None:
-    """Refuse a pool of subsets too large for memory, naming the parameter."""
-    if nb_subsets * n_cells > _POOL_BUDGET:
-        raise ValueError(
-            f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
-            f"is held in memory, float64), got {nb_subsets} subsets x {n_cells} cells: "
-            f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
-        )
 
 
 @validate_params({
@@ -342,70 +325,43 @@ class MuFidelity(BaseAttributionMetric):
         "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
     })
     def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        grid_size: Optional[int] = 9,
-        subset_percent: float = 0.2,
-        baseline_mode: Union[Callable, float] = 0.0,
-        nb_samples: int = 200,
-        operator: Union[None, str, Callable] = None,
-        activation: Optional[str] = None,
-        *,
-        seed: Optional[int] = None,
-        correlation: str = "spearman",
-        progress: bool = False,
-        strategy: Any = None,
-        target_se: float = 0.02,
-        max_samples: int = 1000,
+            self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
+            grid_size: Optional[int] = 9, subset_percent: float = 0.2,
+            baseline_mode: Union[Callable, float] = 0.0, nb_samples: int = 200,
+            operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
+            *, seed: Optional[int] = None, correlation: str = "spearman", progress: bool = False,
+            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000,
     ):
-        super().__init__(
-            model, inputs, targets, batch_size,
-            operator=operator, activation=activation, seed=seed, strategy=strategy,
-        )
-        self.grid_size = grid_size  # values declared and converted by @validate_params
-        self.subset_percent = subset_percent
+        super().__init__(model, inputs, targets, batch_size, operator=operator,
+                         activation=activation, seed=seed, strategy=strategy)
+        self.grid_size, self.subset_percent = grid_size, subset_percent
         self.baseline_mode = baseline_mode
-        self.nb_samples = nb_samples
-        self.target_se = target_se
-        self.max_samples = max_samples
-        self.correlation = correlation
-        self.progress = progress
+        self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
+        self.correlation, self.progress = correlation, progress
         if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
-            raise TypeError(
-                "`inputs` must hold numbers (bool, integer or float dtype), got dtype "
-                f"{self.inputs.dtype}"
-            )
+            raise TypeError("`inputs` must hold numbers (bool, integer or float dtype), got "
+                            f"dtype {self.inputs.dtype}")
+        # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
         self._warn_degenerate()
         # compiled once per model, operator, activation, strategy and grid geometry, and
         # shared by every MuFidelity on them: nb_samples, subsets, baselines and targets
         # are arguments, never baked into the graph
-        row = tuple(int(i) for i in self._row_cells)
-        col = None if self._col_cells is None else tuple(int(i) for i in self._col_cells)
-        geometry = (len(self._input_shape), tuple(self._cells_shape), row, col)
-        self._all_scores_fn, self._chunk_scores_fn, runner = self._shared(
-            "mufidelity", geometry,
-            lambda live, activation, strategy: _fidelity_functions(
-                live, activation, strategy, *geometry),
-        )
-        if runner is not None:
-            self._replica_runner = runner
-            self._all_scores_fn = self._distributed_all_scores
+        geometry = (len(self._input_shape), self._cells_shape, tuple(self._row_cells.tolist()),
+                    None if self._col_cells is None else tuple(self._col_cells.tolist()))
+        functions = self._model_functions(
+            "mufidelity", lambda live, activation: _fidelity_functions(
+                score_function(live, activation), *geometry),
+            geometry, split={"perturbed": 4})
+        self._perturbed_fn, self._chunk_fn = functions["perturbed"], functions["chunk"]
 
     def _warn_degenerate(self) -> None:
         """DegenerateSettingWarning for settings that make the score ±1 or noise."""
         if self.nb_samples == 2:
-            warn(
-                "MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
-                "over 2 subsets); use at least a few dozen subsets",
-                DegenerateSettingWarning,
-            )
-        n = int(np.prod(self._cells_shape))
-        p = self.subset_percent
+            warn("MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
+                 "over 2 subsets); use at least a few dozen subsets", DegenerateSettingWarning)
+        n, p = int(np.prod(self._cells_shape)), self.subset_percent
         share = (1.0 - p) ** n + p ** n
         if n == 1:
             warn(
@@ -416,23 +372,14 @@ class MuFidelity(BaseAttributionMetric):
                 DegenerateSettingWarning,
             )
         elif share >= DEGENERATE_SHARE:
+            sizes, pmf = _subset_sizes(n, p)
             warn(
                 f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
                 "the random subsets would be empty or full; they are drawn again (an empty "
                 "or full subset never enters the correlation), so the subsets hold "
-                f"{self._mean_subset_size(n, p):.3g} cells on average instead of "
-                f"{n * p:.3g}",
+                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
                 DegenerateSettingWarning,
             )
-
-    @staticmethod
-    def _mean_subset_size(n: int, p: float) -> float:
-        from scipy.stats import binom
-
-        sizes = np.arange(1, n)
-        logp = binom.logpmf(sizes, n, p)
-        pmf = np.exp(logp - logp.max())
-        return float((sizes * pmf).sum() / pmf.sum())
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -440,60 +387,45 @@ class MuFidelity(BaseAttributionMetric):
             if len(self.inputs) == 0:
                 raise ValueError("`inputs` must hold at least one input, got 0")
             return tuple(self.inputs.shape[1:])
-        try:
-            x, _ = next(iter(self._iter_dataset_once()))
-        except StopIteration:
-            raise ValueError(
-                "`inputs` must hold at least one input, got an empty dataset"
-            ) from None
-        return tuple(x.shape[1:])
-
-    def _iter_dataset_once(self):
-        return iterate_dataset(self.dataset.take(1), 1, self._dataset_batched)
+        for x, _ in runtime.iterate_dataset(self.dataset.take(1), 1, self._dataset_batched):
+            return tuple(x.shape[1:])
+        raise ValueError("`inputs` must hold at least one input, got an empty dataset")
 
     def _grid(self, shape: tuple):
         """Cells shape, and the cell index of each position along the (up to) two
-        perturbed axes."""
-        if len(shape) == 1:  # tabular (F,): every feature is its own cell
+        perturbed axes: tabular (F,) every feature its own cell; time series (T, F) a grid
+        over time, every feature apart; images (H, W, C) a grid over H and W."""
+        if len(shape) == 1:
             return (shape[0],), np.arange(shape[0]), None
-        if len(shape) == 2:  # time series (T, F): grid over time, every feature apart
+        if len(shape) not in (2, 3):
+            raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
+                             f"images (N, H, W, C), got per-input shape {shape}")
+        g = self.grid_size
+        if len(shape) == 2:
             t, f = shape
-            g = t if self.grid_size is None else self.grid_size
-            if g > t:
-                raise ValueError(
-                    f"`grid_size` must be at most the series length {t}, got {g}"
-                )
-            return (g, f), _cell_index(t, g), np.arange(f)
-        if len(shape) == 3:  # images (H, W, C)
-            h, w = shape[:2]
-            if self.grid_size is None:
-                return (h, w), np.arange(h), np.arange(w)
-            if self.grid_size > min(h, w):
-                raise ValueError(
-                    f"`grid_size` must be at most the image size {min(h, w)} "
-                    f"(inputs are {h}x{w}), got {self.grid_size}"
-                )
-            g = self.grid_size
-            return (g, g), _cell_index(h, g), _cell_index(w, g)
-        raise ValueError(
-            "`inputs` must be tabular (N, F), time series (N, T, F) or images "
-            f"(N, H, W, C), got per-input shape {shape}"
-        )
+            if g is not None and g > t:
+                raise ValueError(f"`grid_size` must be at most the series length {t}, got {g}")
+            return (g or t, f), _cell_index(t, g or t), np.arange(f)
+        h, w = shape[:2]
+        if g is None:
+            return (h, w), np.arange(h), np.arange(w)
+        if g > min(h, w):
+            raise ValueError(f"`grid_size` must be at most the image size {min(h, w)} "
+                             f"(inputs are {h}x{w}), got {g}")
+        return (g, g), _cell_index(h, g), _cell_index(w, g)
 
     def _explanation_cells(self, phi: np.ndarray) -> np.ndarray:
-        """Sum of the attributions inside each cell: (B, *cells_shape) -> (B, n_cells)."""
-        shape = self._input_shape
-        if len(shape) == 3:
-            if phi.ndim == 4:
-                phi = phi.sum(axis=-1)  # (B, H, W, 1) or (B, H, W, C)
+        """Sum of the attributions inside each cell, (B, ...) -> (B, n_cells), on rows
+        rescaled by an exact power of two (the score does not depend on the scale)."""
+        if len(self._input_shape) == 3 and phi.ndim == 4:
+            phi = phi.sum(axis=-1)  # (B, H, W, 1) or (B, H, W, C)
         b = len(phi)
-        phi = _rescaled_rows(phi.astype(np.float64, copy=False))
-        if len(shape) == 1:
-            return phi.reshape(b, -1)
-        n0, n1 = self._cells_shape
-        rows = np.zeros((n0, phi.shape[1]))
+        phi = unit_rows(phi.reshape(b, -1).astype(np.float64)).reshape(phi.shape)
+        if len(self._input_shape) == 1:
+            return phi
+        rows = np.zeros((self._cells_shape[0], phi.shape[1]))
         rows[self._row_cells, np.arange(phi.shape[1])] = 1.0
-        cols = np.zeros((n1, phi.shape[2]))
+        cols = np.zeros((self._cells_shape[1], phi.shape[2]))
         cols[self._col_cells, np.arange(phi.shape[2])] = 1.0
         return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
@@ -502,50 +434,37 @@ class MuFidelity(BaseAttributionMetric):
         if phi.dtype.kind not in "fiu":
             raise TypeError(f"`explanations` must be numeric, got dtype {phi.dtype}")
         if self.n_inputs is not None and len(phi) != self.n_inputs:
-            raise ValueError(
-                "`explanations` must hold one explanation per input: got "
-                f"{len(phi)} explanations for {self.n_inputs} inputs"
-            )
+            raise ValueError("`explanations` must hold one explanation per input: got "
+                             f"{len(phi)} explanations for {self.n_inputs} inputs")
         shape = self._input_shape
-        per = tuple(phi.shape[1:])
-        allowed = [shape]
-        if len(shape) == 3:
-            allowed += [shape[:2], shape[:2] + (1,)]
-        if per not in allowed:
+        allowed = [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])
+        if tuple(phi.shape[1:]) not in allowed:
             raise ValueError(
-                "`explanations` must have one of the per-input shapes "
-                f"{[tuple(a) for a in allowed]} to match inputs of shape {shape}, got {per}"
+                f"`explanations` must have one of the per-input shapes {allowed} to match "
+                f"inputs of shape {shape}, got {tuple(phi.shape[1:])}"
             )
         return phi
 
-    # ------------------------------------------------------------------ model calls
     def _baselines(self, x: np.ndarray) -> np.ndarray:
-        """Baseline inputs, in the (floating-point) dtype of ``x``."""
+        """Baseline inputs, in the (floating-point) dtype of ``x``; a callable
+        ``baseline_mode`` is called with a single input (the documented contract)."""
         if not callable(self.baseline_mode):
             return np.full_like(x, self.baseline_mode)
-        # the documented contract: called with a single input
         out = np.empty_like(x)
         for i, xi in enumerate(x):
             b = self.baseline_mode(xi.copy())
-            b = to_numpy(b, "baseline_mode") if b is not None else np.asarray(b)
+            b = np.asarray(b) if b is None else to_numpy(b, "baseline_mode")
             if b.dtype.kind not in "biuf":
                 raise TypeError(
                     "`baseline_mode` callable must return a numeric array of the input's "
                     f"shape {xi.shape}, got {type(b).__name__} of dtype {b.dtype}"
                 )
             if b.shape != xi.shape:
-                raise ValueError(
-                    "`baseline_mode` callable must return an array of the input's shape "
-                    f"{xi.shape}, got shape {b.shape}"
-                )
+                raise ValueError("`baseline_mode` callable must return an array of the "
+                                 f"input's shape {xi.shape}, got shape {b.shape}")
             out[i] = b
         check_finite(out, "baseline_mode")
         return out
-
-    @staticmethod
-    def _as_float(x: np.ndarray) -> np.ndarray:
-        """Inputs in floating point (float32 for bool/integer inputs), as Xplique does."""
-        return x if x.dtype.kind == "f" else x.astype(np.float32)
 
     # ------------------------------------------------------------------ evaluation
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
@@ -565,83 +484,8 @@ class MuFidelity(BaseAttributionMetric):
             :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` gives the
             reason).
         """
-        if self.nb_samples == "auto":
-            return self._adaptive_evaluate(explanations)[0]
-        phi_all = self._check_explanations(explanations)
-        n_cells = int(np.prod(self._cells_shape))
-        seed = seed_to_int(self.seed)
-        single_cell = n_cells < 2
-        if not single_cell:
-            # a pool of random subsets (True = set to the baseline), neither empty nor
-            # full; each input sees it through its own permutation of the cells, drawn
-            # from the seed and the input's content
-            _check_pool_size(self.nb_samples, n_cells, "nb_samples")
-            removed = _subset_pool(make_rng(seed), self.nb_samples, n_cells,
-                                   self.subset_percent)
-            removed_f = removed.astype(np.float64)
-            masks = tf.constant(removed, tf.float32)
+        return self._evaluate(explanations)[0]
 
-        per_chunk = self.batch_size
-        results = []
-        reasons = np.zeros(7, dtype=np.int64)
-        bar = None
-        if self.progress:
-            total = None if self.n_inputs is None else self.n_inputs * self.nb_samples
-            bar = progress_bar(enabled=True, total=total, desc="MuFidelity", unit="pert")
-        try:
-            # batch_size inputs at a time: their nb_samples subsets fill whole
-            # perturbation batches of batch_size
-            for x, y, phi in self._explained_batches(phi_all):
-                if single_cell:
-                    results.append(np.full(len(x), np.nan))
-                    reasons[6] += len(x)
-                    continue
-                xf = self._as_float(x)  # uint8 and float32 copies get the same subsets
-                perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
-                # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
-                cells = np.take_along_axis(
-                    self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1
-                )
-                attrs = cells @ removed_f.T  # (B, nb_samples)
-                base = self.scores(xf, y)  # (B,)
-                drops = self._drops(xf, y, base, masks, perms, per_chunk, bar)
-                corr = CORRELATIONS[self.correlation](drops, attrs)
-                reasons[:6] += self._undefined_reasons(
-                    corr, drops, attrs,
-                    lambda xf=xf: (xf == self._baselines(xf)).reshape(len(xf), -1).all(axis=1),
-                    ~phi.reshape(len(phi), -1).any(axis=1),
-                )
-                results.append(corr)
-        finally:
-            if bar is not None:
-                bar.close()
-        scores = np.concatenate(results) if results else np.zeros(0)
-        _warn_undefined_correlations(scores, reasons)
-        return scores
-
-    def _explained_batches(self, phi_all: np.ndarray):
-        """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
-        explanations beside its inputs, both checked finite; a ValueError when the
-        explanations and the inputs differ in number (both sampling paths read this)."""
-        seen = 0
-        for start, x, y in self.iter_batches(self.batch_size):
-            phi = phi_all[start:start + len(x)]
-            if len(phi) != len(x):
-                raise ValueError(
-                    "`explanations` must hold one explanation per input: got "
-                    f"{len(phi_all)} explanations for more inputs"
-                )
-            check_finite(phi, "explanations")
-            check_finite(x, "inputs")
-            seen += len(x)
-            yield x, y, phi
-        if seen != len(phi_all):
-            raise ValueError(
-                "`explanations` must hold one explanation per input: got "
-                f"{len(phi_all)} explanations for {seen} inputs"
-            )
-
-    # ------------------------------------------------------------------ uncertainty
     def details(self, explanations: Any):
         """The per-input scores with their uncertainty.
 
@@ -661,209 +505,174 @@ class MuFidelity(BaseAttributionMetric):
         """
         import pandas as pd
 
-        if self.nb_samples == "auto":
-            scores, used = self._adaptive_evaluate(explanations)
-        else:
-            scores = self.detailed_evaluate(explanations)
-            used = np.full(len(scores), self.nb_samples, dtype=np.int64)
+        scores, used = self._evaluate(explanations)
         return pd.DataFrame({
             "score": scores,
             "std_error": correlation_std_error(scores, used, self.correlation),
             "n_subsets": used,
         })
 
-    def _adaptive_evaluate(self, explanations: Any):
-        """Scores (N,) and subsets used (N,) under ``nb_samples='auto'``: rounds of
-        subsets from one pool of ``max_samples``, an input stopping once its standard
-        error is at most ``target_se`` (see the class Notes)."""
+    def _evaluate(self, explanations: Any):
+        """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of
+        random subsets of the grid's cells), score, correlate (see the class Notes)."""
         phi_all = self._check_explanations(explanations)
+        adaptive = self.nb_samples == "auto"
+        n_subsets = self.max_samples if adaptive else self.nb_samples
         n_cells = int(np.prod(self._cells_shape))
+        if n_subsets * n_cells > _POOL_BUDGET:
+            name = "max_samples" if adaptive else "nb_samples"
+            raise ValueError(
+                f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
+                f"is held in memory, float64), got {n_subsets} subsets x {n_cells} cells: "
+                f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
+            )
         seed = seed_to_int(self.seed)
-        points = adaptive_checkpoints(self.max_samples)
-        if n_cells >= 2:
-            _check_pool_size(self.max_samples, n_cells, "max_samples")
-            pool = _subset_pool(make_rng(seed), self.max_samples, n_cells,
-                                self.subset_percent)
-            pool_f = pool.astype(np.float64)
-        scores, used_all = [], []
-        reasons = np.zeros(7, dtype=np.int64)
-        bar = progress_bar(enabled=True, total=None, desc="MuFidelity (adaptive)",
-                           unit="pert") if self.progress else None
+        # the subsets (True = set to the baseline), neither empty nor full; each input sees
+        # them through its own permutation of the cells, drawn from the seed and its content
+        pool = _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent) \
+            if n_cells > 1 else None
+        total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
+        bar = progress_bar(enabled=self.progress, total=total, unit="pert",
+                           desc="MuFidelity (adaptive)" if adaptive else "MuFidelity")
+        scores, used, reasons = [], [], np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
         try:
             for x, y, phi in self._explained_batches(phi_all):
-                if n_cells < 2:
+                if pool is None:
                     scores.append(np.full(len(x), np.nan))
-                    used_all.append(np.zeros(len(x), dtype=np.int64))
-                    reasons[6] += len(x)
+                    used.append(np.zeros(len(x), dtype=np.int64))
+                    reasons[-1] += len(x)
                     continue
-                corr, used, why = self._adaptive_batch(x, y, phi, pool, pool_f, points,
-                                                       seed, bar)
+                corr, n_used, why = self._batch_evaluate(x, y, phi, pool, seed, bar)
                 scores.append(corr)
-                used_all.append(used)
-                reasons[:6] += why
+                used.append(n_used)
+                reasons[:-1] += why
         finally:
-            if bar is not None:
-                bar.close()
-        out = np.concatenate(scores) if scores else np.zeros(0)
-        used = np.concatenate(used_all) if used_all else np.zeros(0, dtype=np.int64)
-        _warn_undefined_correlations(out, reasons)
-        return out, used
+            bar.close()
+        scores = np.concatenate(scores) if scores else np.zeros(0)
+        _warn_undefined_correlations(scores, reasons)
+        return scores, np.concatenate(used) if used else np.zeros(0, dtype=np.int64)
 
-    def _adaptive_batch(self, x, y, phi, pool, pool_f, points, seed, bar):
-        """Adaptive rounds for one batch of inputs: (scores, subsets used, counts of
-        the causes of undefined scores)."""
-        n = len(x)
-        n_cells = pool.shape[1]
-        xf = self._as_float(x)
-        perms = cell_permutations(xf, n_cells, seed)
-        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1),
-                                   axis=1)
-        attrs = cells @ pool_f.T  # (n, max_samples): cheap next to the model calls
-        base = self.scores(xf, y)
+    def _explained_batches(self, phi_all: np.ndarray):
+        """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
+        explanations beside its inputs, both checked finite; a ValueError when the
+        explanations and the inputs differ in number."""
+        seen = 0
+        for start, x, y in self.iter_batches():
+            phi = phi_all[start:start + len(x)]
+            seen += len(x)
+            if len(phi) != len(x):
+                break
+            check_finite(phi, "explanations")
+            check_finite(x, "inputs")
+            yield x, y, phi
+        if seen != len(phi_all):
+            raise ValueError("`explanations` must hold one explanation per input: got "
+                             f"{len(phi_all)} explanations for {seen} inputs")
+
+    def _batch_evaluate(self, x, y, phi, pool, seed, bar):
+        """One batch of inputs: (scores, subsets used, counts of the causes of undefined
+        scores). A fixed ``nb_samples`` is one round over the whole pool; under
+        ``nb_samples='auto'`` rounds bring each input to the next checkpoint until its
+        standard error is at most ``target_se`` (an undefined one goes on)."""
+        n, n_cells = len(x), pool.shape[1]
+        xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
+        perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
+        # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
+        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1)
+        attrs = cells @ pool.T.astype(np.float64)  # (B, subsets)
+        base = self.scores(xf, y)  # (B,)
         baselines = self._baselines(xf)
-        drops = np.full((n, self.max_samples), np.nan)
+        drops = np.full((n, len(pool)), np.nan)
         used = np.zeros(n, dtype=np.int64)
         active = np.arange(n)
         corr_fn = CORRELATIONS[self.correlation]
+        points = adaptive_checkpoints(len(pool)) if self.nb_samples == "auto" else [len(pool)]
         done = 0
         for point in points:
             if not len(active):
                 break
-            block = tf.constant(pool[done:point], tf.float32)
-            drops[active, done:point] = self._block_drops(
-                xf[active], baselines[active], y[active], base[active], block,
-                perms[active])
-            if bar is not None:
-                bar.update(len(active) * (point - done))
+            drops[active, done:point] = base[active, None] - self._perturbed_scores(
+                xf[active], baselines[active], y[active], pool[done:point], perms[active], bar)
             used[active] = point
-            r = corr_fn(drops[active, :point], attrs[active, :point])
-            se = correlation_std_error(r, point, self.correlation)
+            se = correlation_std_error(corr_fn(drops[active, :point], attrs[active, :point]),
+                                       point, self.correlation)
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
             done = point
         corr = np.full(n, np.nan)
-        why = np.zeros(6, dtype=np.int64)
+        why = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
         no_op = (xf == baselines).reshape(n, -1).all(axis=1)
         zero_phi = ~phi.reshape(n, -1).any(axis=1)
         for count in np.unique(used):
             rows = np.flatnonzero(used == count)
             d, a = drops[rows, :count], attrs[rows, :count]
             corr[rows] = corr_fn(d, a)
-            why += self._undefined_reasons(corr[rows], d, a, lambda rows=rows: no_op[rows],
-                                           zero_phi[rows])
+            why += _undefined_reasons(corr[rows], d, a, no_op[rows], zero_phi[rows])
         return corr, used, why
 
-    def _block_drops(self, x, baselines, y, base, masks, perms) -> np.ndarray:
-        """Score drops (B, k) of the inputs ``x`` for the k subsets ``masks`` (k,
-        n_cells), in perturbation batches of at most ``batch_size``."""
-        b, k = len(x), int(masks.shape[0])
+    def _perturbed_scores(self, x, baselines, y, subsets, perms, bar) -> np.ndarray:
+        """Scores (B, k) of the inputs ``x`` with the k ``subsets`` (k, n_cells) set to
+        their baselines, in perturbation batches of at most ``batch_size``: one graph for
+        them all (under a strategy: one per replica), or with a progress bar on one device,
+        one call per perturbation batch so that the bar advances with the work."""
+        b, k = len(x), len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
-        with model_output_errors():
-            scores = self._all_scores_fn(
-                tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
-                tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
-                tf.constant(k, tf.int32), tf.constant(size, tf.int32),
-                tf.constant(total, tf.int32),
-            )
-        return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, k)
-
-    @staticmethod
-    def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
-        """Count the NaN correlations by their first cause: non-finite drops, non-finite
-        attribution sums, inputs equal to their baseline (``no_op()``, computed only when
-        a score is NaN), constant drops, an all-zero explanation (``zero_phi``), constant
-        attribution sums."""
-        nan = np.isnan(corr)
-        if not nan.any():
-            return np.zeros(6, dtype=np.int64)
-        bad_drop = ~np.isfinite(drops).all(axis=1)
-        bad_attr = ~np.isfinite(attrs).all(axis=1)
-        with np.errstate(invalid="ignore"):
-            const_drop = np.ptp(drops, axis=1) == 0
-            const_attr = np.ptp(attrs, axis=1) == 0
-        causes = (bad_drop, bad_attr, const_drop & no_op(), const_drop, zero_phi, const_attr)
-        out = np.zeros(6, dtype=np.int64)
-        left = nan.copy()
-        for j, cause in enumerate(causes):
-            out[j] = int((left & cause).sum())
-            left &= ~cause
-        out[5] += int(left.sum())  # any other degenerate row (zero variance after rounding)
-        return out
-
-    def _drops(self, x, y, base, masks, perms, per_chunk, bar) -> np.ndarray:
-        """Score drops (B, nb_samples) for every subset of every input of the batch,
-        computed in perturbation batches of at most ``per_chunk`` (the last one only as
-        large as the work left)."""
-        b = len(x)
-        total = b * self.nb_samples
-        size = total if per_chunk is None else min(per_chunk, total)
-        args = (
-            tf.convert_to_tensor(x), tf.convert_to_tensor(self._baselines(x)),
-            tf.convert_to_tensor(y), masks, tf.constant(perms, tf.int32),
-            tf.constant(self.nb_samples, tf.int32),
-        )
-        if bar is None or not is_default_strategy(self.strategy):
-            # one graph for all the perturbation batches (under a strategy: one per replica)
-            with model_output_errors():
-                scores = self._all_scores_fn(*args, tf.constant(size, tf.int32),
-                                             tf.constant(total, tf.int32))
-            if bar is not None:
+        args = (tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
+                tf.convert_to_tensor(y), tf.constant(perms, tf.int32),
+                tf.constant(subsets, tf.float32), tf.constant(k, tf.int32))
+        with runtime.model_output_errors():
+            if not (self.progress and runtime.is_default_strategy(self.strategy)):
+                size = runtime.replica_shares(size, self.strategy.num_replicas_in_sync)
+                scores = self._perturbed_fn(*args, tf.constant(size, tf.int32))
                 bar.update(total)
-        else:  # one call per perturbation batch, so that the bar advances with the work
+                return np.asarray(scores, dtype=np.float64).reshape(b, k)
             parts = []
             for start in range(0, total, size):
                 n = min(size, total - start)
-                with model_output_errors():
-                    parts.append(np.asarray(self._chunk_scores_fn(
-                        *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
+                parts.append(np.asarray(self._chunk_fn(
+                    *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
                 bar.update(n)
-            scores = np.concatenate(parts)
-        return base[:, None] - np.asarray(scores, dtype=np.float64).reshape(b, self.nb_samples)
+        return np.concatenate(parts).astype(np.float64).reshape(b, k)
 
-    # ------------------------------------------------------------------ tf.distribute
-    def _distributed_all_scores(self, x, baseline, y, masks, perms, nb_samples, size, total):
-        """Drop-in for the compiled ``all_scores`` under a tf.distribute strategy: the
-        inputs of the batch are shared among the replicas, and each replica scores the
-        perturbations of its share in batches of ``ceil(size / replicas)``."""
-        per_replica = replica_shares(int(size), self._replica_runner.replicas)
-        out = self._replica_runner(
-            x, baseline, y, perms,
-            shared=(masks, nb_samples, tf.constant(per_replica, tf.int32)),
-        )
-        return np.asarray(out).reshape(-1)[: int(total)]
+
+def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
+    """Count the NaN correlations by their first cause (the first six of
+    :data:`UNDEFINED_CAUSES`): non-finite drops, non-finite attribution sums, inputs
+    equal to their baseline, constant drops, an all-zero explanation, constant
+    attribution sums."""
+    nan = np.isnan(corr)
+    out = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
+    if not nan.any():
+        return out
+    with np.errstate(invalid="ignore"):
+        const_drop = np.ptp(drops, axis=1) == 0
+        const_attr = np.ptp(attrs, axis=1) == 0
+    causes = (~np.isfinite(drops).all(axis=1), ~np.isfinite(attrs).all(axis=1),
+              const_drop & no_op, const_drop, zero_phi, const_attr)
+    for j, cause in enumerate(causes):
+        out[j] = int((nan & cause).sum())
+        nan &= ~cause
+    out[-1] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
+    return out
 
 
 def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray) -> None:
     """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
-    counts of the seven causes, in the order of the labels below)."""
+    counts of the :data:`UNDEFINED_CAUSES`)."""
     undefined = int(np.isnan(scores).sum())
-    if not undefined:
-        return
-    labels = (
-        "non-finite model scores (the model returned NaN or inf)",
-        "non-finite attribution sums (overflow)",
-        "inputs equal to the baseline (the perturbations change nothing)",
-        "constant score drops over the subsets (the model's score does not change)",
-        "an all-zero explanation (constant attribution sums)",
-        "constant attribution sums over the subsets",
-        "no valid subset (a single-cell grid: every subset is empty or full)",
-    )
-    why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, labels) if n)
-    warn(
-        f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-        f"correlation, set to NaN: {why}.",
-        UndefinedScoreWarning,
-    )
+    if undefined:
+        why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
+        warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+             f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
 
 
-def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells,
-                        col_cells):
-    """MuFidelity's compiled functions for one model, operator, activation, strategy and
-    grid geometry (``rank`` of an input, ``cells_shape``, cell index of each position
-    along the perturbed axes): ``(all_scores, chunk_scores, runner)``, ``runner`` being a
-    :class:`ReplicaRunner` under a non-default strategy, else None. They hold the model
-    and the operator through ``live()`` only (see ``BaseAttributionMetric._shared``)."""
-    score = score_graph_of(live, activation)
+def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cells: tuple,
+                        col_cells: Optional[tuple]) -> dict:
+    """MuFidelity's functions for one operator score ``score(x, y)`` and grid geometry
+    (``rank`` of an input, ``cells_shape``, cell index of each position along the
+    perturbed axes): ``perturbed`` (the scores (b, nb_samples) of every perturbed input
+    of a batch, ``size`` at a time, also what each replica runs) and ``chunk`` (one
+    perturbation batch)."""
     row_cells = np.asarray(row_cells, dtype=np.int64)
     col_cells = None if col_cells is None else np.asarray(col_cells, dtype=np.int64)
 
@@ -877,12 +686,11 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         if rank == 3:
             m = m[..., tf.newaxis]
         xs = tf.gather(x, sample_ids)
-        m = tf.cast(m, xs.dtype)
-        return xs + m * (tf.gather(baseline, sample_ids) - xs)
+        return xs + tf.cast(m, xs.dtype) * (tf.gather(baseline, sample_ids) - xs)
 
-    perturb_fn = compiled_function(perturb, jit_compile=True)
+    perturb_fn = runtime.compiled_function(perturb, jit_compile=True)
 
-    def chunk_scores(x, baseline, y, masks, perms, nb_samples, start, size):
+    def chunk(x, baseline, y, perms, masks, nb_samples, start, size):
         """Operator scores of the perturbed inputs ``start .. start + size`` of the flat
         (input, subset) grid of the batch. ``masks`` (nb_samples, n_cells) are 1 where
         the feature is set to the baseline; input ``i`` sees them through its
@@ -892,48 +700,29 @@ def _fidelity_functions(live, activation, strategy, rank, cells_shape, row_cells
         cell_masks = tf.gather(tf.gather(masks, idx % nb_samples),
                                tf.gather(perms, sample_ids), batch_dims=1)
         cell_masks = tf.reshape(cell_masks, tf.concat([[size], cells_shape], axis=0))
-        out = score(perturb_fn(x, baseline, cell_masks, sample_ids),
-                    tf.gather(y, sample_ids))
+        out = score(perturb_fn(x, baseline, cell_masks, sample_ids), tf.gather(y, sample_ids))
         # float64 holds every model dtype exactly: scores are never cast down
         return tf.cast(tf.reshape(out, [-1]), tf.float64)
 
-    def all_scores(x, baseline, y, masks, perms, nb_samples, size, total):
+    def perturbed(x, baseline, y, perms, masks, nb_samples, size):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation
         batch after the other inside a single graph (no overlap: at most ``size``
         perturbed inputs exist at once; the last batch holds only the perturbations
         left)."""
+        total = tf.shape(x)[0] * nb_samples
         n_chunks = (total + size - 1) // size
-        results = tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)
 
         def body(i, results):
             start = i * size
-            out = chunk_scores(x, baseline, y, masks, perms, nb_samples, start,
-                               tf.minimum(size, total - start))
+            out = chunk(x, baseline, y, perms, masks, nb_samples, start,
+                        tf.minimum(size, total - start))
             return i + 1, results.write(i, out)
 
         _, results = tf.while_loop(
-            lambda i, _: i < n_chunks, body, (tf.constant(0), results),
+            lambda i, _: i < n_chunks, body,
+            (tf.constant(0), tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)),
             parallel_iterations=1,
         )
-        return results.concat()
+        return tf.reshape(results.concat(), [-1, nb_samples])
 
-    single = _compile(all_scores)
-    chunk = _compile(chunk_scores)
-    if is_default_strategy(strategy):
-        return single, chunk, None
-
-    def replica_scores(x, baseline, y, perms, masks, nb_samples, size):
-        """What one replica computes: the scores (b, nb_samples) of every perturbed
-        input of its share of the inputs, ``size`` at a time."""
-        total = tf.shape(x)[0] * nb_samples
-        out = all_scores(x, baseline, y, masks, perms, nb_samples, size, total)
-        return tf.reshape(out, [-1, nb_samples])
-
-    def single_replica_scores(x, baseline, y, perms, masks, nb_samples, size):
-        nb = int(nb_samples)
-        total = tf.constant(len(x) * nb, tf.int32)
-        out = single(x, baseline, y, masks, perms, nb_samples, size, total)
-        return np.asarray(out).reshape(len(x), nb)
-
-    return single, chunk, ReplicaRunner(replica_scores, strategy,
-                                        fallback=single_replica_scores)
+    return {"perturbed": perturbed, "chunk": chunk}

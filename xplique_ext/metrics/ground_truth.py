@@ -4,7 +4,17 @@ The measures of Miro-Nicolau et al. treat both maps as probability distributions
 compare them with the Earth Mover's Distance (Eq. 5) and the Kullback-Leibler divergence
 (Eq. 6). The localisation measures users know from Quantus (relevance mass accuracy,
 relevance rank accuracy, pointing game; Arras et al.) compare an explanation with a
-ground-truth mask instead.
+ground-truth mask instead. A :class:`GroundTruthMeasure` is one of these measures with its
+options (``GroundTruthMeasure("emd", resize=None)``); the metric classes and the
+leaderboard take measures, the data (maps, masks, an ``AIXIData``) comes with the data.
+
+How the EMD is solved: for 'euclidean' and 'manhattan' (metrics) the mass shared by both
+maps stays in place: the optimum depends only on ``SM - SM_hat`` (Kantorovich-Rubinstein),
+which shrinks the problem exactly. Small problems go to POT's ``ot.emd2`` on the supports;
+large ones (e.g. 128x128 dense maps) to a network simplex over a sparse set of arcs
+proposed by the optimal plan between 2x2-pooled maps, extended until every one of the
+``|supply| x |demand|`` arcs has a non-negative reduced cost (optimal for the full
+problem). Both are exact.
 
 References
 ----------
@@ -22,13 +32,13 @@ game).
 from __future__ import annotations
 
 import numbers
+import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..commons.data import check_finite_dataset
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -37,33 +47,32 @@ from ..commons.params import (
     Interval,
     Options,
     PairOf,
+    check_param,
+    parameter_constraints,
     validate_params,
 )
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
-from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
+from ..runtime import check_finite_dataset
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = [
-    "emd",
-    "kl_divergence",
-    "relevance_mass_accuracy",
-    "relevance_rank_accuracy",
-    "pointing_game",
-    "GroundTruthSaliency",
-    "GroundTruthLocalisation",
-    "LowModelAccuracyWarning",
-    "ground_truth_leaderboard",
-    "EMD_MAX_ARCS",
+    "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
+    "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
+    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS",
 ]
 
 SIGNS = ("abs", "positive")
 SOLVERS = ("auto", "dense", "column_generation")
-_DEFAULT = "default"
+LOCALISATION_SIGNS = ("abs", "positive", "raw")
+#: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
+LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
+          "rank_accuracy": "rank accuracy", "pointing_game": "pointing game"}
+DISTANCES = ("emd", "kl")
+LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
 
-# --------------------------------------------------------------------------- declarations
 _MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
 #: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
@@ -73,11 +82,6 @@ _MAPS = [ArrayLike("numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
 #: maps would score 0); a grid that collapses an axis of the maps is refused by _reduce.
 _RESIZE = [None, PairOf(Interval(numbers.Integral, 2, None),
                         description="a pair of integers >= 2 (height, width)")]
-_N_JOBS = [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")]
-_EPSILON = [Interval(numbers.Real, 0.0, None, closed="neither")]
-LOCALISATION_SIGNS = ("abs", "positive", "raw")
-_MIN_ACCURACY = [Interval(numbers.Real, None, 1.0)]
-_TASK = [Options(["auto", "classification", "regression"])]
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -89,30 +93,18 @@ class LowModelAccuracyWarning(XpliqueExtWarning):
 def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
     """(N, H, W) float64 maps from (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)
     (channels summed); also says whether a single (H, W) map was given."""
-    arr = to_numpy(x, name)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must hold real numbers, got dtype {arr.dtype}")
-    arr = np.asarray(arr, dtype=np.float64)
-    check_finite(arr, name)
-    if arr.ndim == 2:
-        return arr[None], True
-    if arr.ndim == 3:
+    arr = np.asarray(check_param(x, name, _MAPS), dtype=np.float64)
+    if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and arr.shape[2] < min(arr.shape[:2]):
         a, b, c = arr.shape
-        if c in (1, 3, 4) and c < min(a, b):
-            raise ValueError(
-                f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with "
-                f"{c} channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass "
-                f"the batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map "
-                "with channels, or (N, H, W); a single map without its batch axis is "
-                "accepted only as (H, W)"
-            )
-        return arr, False
-    if arr.ndim == 4:
-        return arr.sum(axis=-1), False
-    raise ValueError(
-        f"`{name}` must have shape (H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C), got "
-        f"shape {arr.shape}"
-    )
+        raise ValueError(
+            f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with "
+            f"{c} channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass "
+            f"the batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map "
+            "with channels, or (N, H, W); a single map without its batch axis is "
+            "accepted only as (H, W)"
+        )
+    return (arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr,
+            arr.ndim == 2)
 
 
 def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
@@ -128,37 +120,50 @@ def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
 
 
 def _apply_sign(maps: np.ndarray, sign: str) -> np.ndarray:
-    if sign == "abs":
-        return np.abs(maps)
-    if sign == "positive":
-        return np.maximum(maps, 0.0)
-    return maps
+    return np.abs(maps) if sign == "abs" else np.maximum(maps, 0.0) if sign == "positive" else maps
 
 
-def _reduce(maps: Sequence[np.ndarray], resize: Optional[Tuple[int, int]]) -> list:
-    """Area-downsample each (N, H, W) stack of ``maps`` to :func:`fit_size` (the largest
-    grid within ``resize`` with the maps' aspect ratio), refusing a grid that collapses an
-    axis of the maps to a single cell."""
-    shape = maps[0].shape[1:]
-    size = fit_size(shape, resize)
-    collapsed = [a for a in (0, 1) if size[a] == 1 and shape[a] > 1]
+def _scale(maps: np.ndarray, top: Optional[np.ndarray] = None) -> np.ndarray:
+    """Maps divided by ``top`` (N,) (default: each map's largest value), all-zero maps kept
+    at 0: values of order 1 whatever the scale (no overflow near the float maximum)."""
+    top = maps.max(axis=(1, 2), initial=0.0) if top is None else top
+    return maps / np.where(top > 0, top, 1.0)[:, None, None]
+
+
+def _warn_undefined(name: str, undefined: np.ndarray, why: str) -> None:
+    if undefined.any():
+        warn(f"{name}: {int(undefined.sum())} of {undefined.size} maps {why}; their score is "
+             "NaN.", UndefinedScoreWarning)
+
+
+def _distributions(name, explanations, ground_truth, sign, resize, normalize=True):
+    """The maps made non-negative by ``sign``, scaled (each map by its largest value, or,
+    with ``normalize=False``, both maps of a pair by their common largest value: returned
+    as ``factor``), area-downsampled within ``resize`` and, with ``normalize``, divided by
+    their mass. Returns (phi, gt, defined, factor, single, extent of the maps as given)."""
+    phi, gt, single = _pair(explanations, ground_truth)
+    phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
+    factor = np.maximum(phi.max(axis=(1, 2), initial=0.0), gt.max(axis=(1, 2), initial=0.0))
+    factor = np.where(factor > 0, factor, 1.0) if not normalize else np.ones(len(phi))
+    extent = phi.shape[1:]
+    phi, gt = (_scale(phi), _scale(gt)) if normalize else (_scale(phi, factor), _scale(gt, factor))
+    size = fit_size(extent, resize)
+    collapsed = [a for a in (0, 1) if size[a] == 1 and extent[a] > 1]
     if collapsed:
         raise ValueError(
-            f"`resize`={resize!r} reduces maps of {shape[0]}x{shape[1]} pixels to "
+            f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
             f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
             f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a single "
             "cell, along which every displacement is free; pass a larger `resize` (e.g. "
             "(32, 32)) or None"
         )
-    return [area_downsample(m, size) for m in maps]
-
-
-def _scale(maps: np.ndarray) -> np.ndarray:
-    """Each (non-negative) map divided by its largest value, so that its mass (at most
-    H W) cannot overflow float64 (maps near the float maximum); all-zero maps stay 0.
-    Normalised distributions do not change."""
-    top = maps.max(axis=(1, 2), initial=0.0)
-    return maps / np.where(top > 0, top, 1.0)[:, None, None]
+    phi, gt = area_downsample(phi, size), area_downsample(gt, size)
+    mass_phi, mass_gt = phi.sum(axis=(1, 2)), gt.sum(axis=(1, 2))
+    defined = (mass_phi > 0) & (mass_gt > 0)
+    _warn_undefined(name, ~defined, "sum to zero after `sign`")
+    if normalize:
+        phi, gt = _scale(phi, mass_phi), _scale(gt, mass_gt)
+    return phi, gt, defined, factor, single, extent
 
 
 #: Largest EMD problem solved: supply x demand pixels after the exact reduction (two
@@ -171,43 +176,21 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
     """Refuse, before solving anything, pairs whose transport problem is too large."""
     if gt.shape[1] * gt.shape[2] <= 128 * 128:  # even two dense maps stay within the limit
         return
-    reduce = metric in ("euclidean", "manhattan")
     for k in np.flatnonzero(defined):
-        if reduce:
-            d = gt[k] - phi[k]
-            arcs = int((d > 0).sum()) * int((d < 0).sum())
-        else:
-            arcs = int((gt[k] > 0).sum()) * int((phi[k] > 0).sum())
+        sup, dem = (gt[k] - phi[k], phi[k] - gt[k]) if metric != "sqeuclidean" else (gt[k], phi[k])
+        arcs = int((sup > 0).sum()) * int((dem > 0).sum())
         if arcs > EMD_MAX_ARCS:
-            h, w = gt.shape[1:]
             raise ValueError(
-                f"`resize`={resize!r} leaves maps of {h}x{w} pixels: map {k} is a transport "
-                f"problem of {arcs:.2e} arcs (supply x demand pixels), beyond the limit of "
-                f"{EMD_MAX_ARCS:.0e} solved exactly in bounded time (two dense 128x128 "
-                "maps); pass resize=(128, 128) or smaller (the default (32, 32) takes "
-                "milliseconds)"
+                f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} pixels: map "
+                f"{k} is a transport problem of {arcs:.2e} arcs (supply x demand pixels), "
+                f"beyond the limit of {EMD_MAX_ARCS:.0e} solved exactly in bounded time (two "
+                "dense 128x128 maps); pass resize=(128, 128) or smaller (the default (32, 32) "
+                "takes milliseconds)"
             )
 
 
-def _warn_undefined(name: str, undefined: int, total: int, why: str) -> None:
-    if undefined:
-        warn(
-            f"{name}: {undefined} of {total} maps {why}; their score is NaN.",
-            UndefinedScoreWarning,
-        )
-
-
-def _resolve_jobs(n_jobs: int) -> int:
-    """A declared ``n_jobs`` (>= 1 or -1) as a number of threads."""
-    if n_jobs == -1:
-        import os
-
-        return max(os.cpu_count() or 1, 1)
-    return n_jobs
-
-
 # --------------------------------------------------------------------------- EMD / KL
-@validate_params({
+_EMD_PARAMETERS = {
     "explanations": _MAPS,
     "ground_truth": _MAPS,
     "sign": [Options(SIGNS)],
@@ -215,21 +198,16 @@ def _resolve_jobs(n_jobs: int) -> int:
     "ground_distance": [Options(METRICS)],
     "normalize": [Boolean()],
     "solver": [Options(SOLVERS)],
-    "n_jobs": _N_JOBS,
+    "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
     "progress": [Boolean()],
-})
-def emd(
-    explanations: Any,
-    ground_truth: Any,
-    *,
-    sign: str = "abs",
-    resize: Optional[Tuple[int, int]] = (32, 32),
-    ground_distance: str = "euclidean",
-    normalize: bool = True,
-    solver: str = "auto",
-    n_jobs: int = 1,
-    progress: bool = False,
-) -> Union[float, np.ndarray]:
+}
+
+
+@validate_params(_EMD_PARAMETERS)
+def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
+        resize: Optional[Tuple[int, int]] = (32, 32), ground_distance: str = "euclidean",
+        normalize: bool = True, solver: str = "auto", n_jobs: int = 1,
+        progress: bool = False) -> Union[float, np.ndarray]:
     """Earth Mover's Distance between explanations and ground-truth maps (Eq. 5), exact.
 
     Lower is better: 0 for identical distributions, at most 1 with ``normalize=True``.
@@ -237,32 +215,28 @@ def emd(
     Parameters
     ----------
     explanations
-        Maps of shape (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed), or one
-        map (H, W). A 3-D array whose last axis is 1, 3 or 4 and smaller than the others,
-        such as one (H, W, 1) map without its batch axis, is ambiguous and refused.
+        Maps (N, H, W), (N, H, W, 1) or (N, H, W, C) (channels summed), or one map (H, W).
+        A 3-D array whose last axis is 1, 3 or 4 and smaller than the others, such as one
+        (H, W, 1) map without its batch axis, is ambiguous and refused.
     ground_truth
         Ground-truth maps of the same shape (e.g. ``AIXIData.ground_truth``).
     sign
         How maps are made non-negative: 'abs' (absolute value) or 'positive' (negative
         values set to 0). Applied after summing the channels, before resizing.
     resize
-        Maps larger than ``(height, width)`` are area-downsampled (mass preserved) to
-        the largest grid that fits within it with their aspect ratio kept
-        (:func:`~xplique_ext.commons.resize.fit_size`: 64x128 maps and (32, 32) give
-        16x32 cells); smaller maps are kept. Distances are still measured in the original
-        pixel units, between the centres of the regions the cells cover, so the EMD
-        approximates the full-resolution one (within the cells' diagonal, in units of the
-        image diagonal) whatever the reduction, the same along both axes. Values must be
-        >= 2, and a grid that would leave one cell along an axis of the maps is refused
-        (every displacement along it would be free). None keeps full resolution; a pair
-        whose transport problem exceeds :data:`EMD_MAX_ARCS` (supply x demand pixels,
-        about two dense 128 x 128 maps) is then refused with a ValueError before any
-        solving, rather than running for minutes.
+        Maps larger than ``(height, width)`` (values >= 2) are area-downsampled (mass kept)
+        to the largest grid within it with their aspect ratio kept (:func:`~xplique_ext.
+        commons.resize.fit_size`: 64x128 maps and (32, 32) give 16x32 cells). Distances
+        stay in the original pixel units, between the centres of the regions the cells
+        cover: the EMD approximates the full-resolution one (within the cells' diagonal, in
+        units of the image diagonal), alike along both axes. A grid of one cell along an
+        axis is refused (every displacement along it would be free). None: full
+        resolution; a pair whose problem exceeds :data:`EMD_MAX_ARCS` (supply x demand
+        pixels, about two dense 128 x 128 maps) is then refused before any solving.
     ground_distance
         Distance between pixel centres: 'euclidean', 'manhattan' or 'sqeuclidean', in
         units of the distance between the centres of two opposite corner pixels of the
-        maps as given (before ``resize``), so the distance between any two pixels is at
-        most 1.
+        maps as given (before ``resize``): at most 1 between any two pixels.
     normalize
         Normalise both maps to sum 1 (distributions; the paper's setting). With False
         Eq. 5 applies as written: the cheapest transport of the smaller mass plus
@@ -282,9 +256,9 @@ def emd(
         NaN (with an :class:`UndefinedScoreWarning`) where a map is all zero after
         ``sign``. Each map is divided by its largest value before its mass is taken, so
         any positive multiple of a map (1e-300 to the float maximum, in any float dtype)
-        gives the same distance (``normalize=True``); with ``normalize=False`` both maps
-        of a pair are divided by their common largest value and the cost multiplied back,
-        so ``emd(c a, c b) = c emd(a, b)`` at any scale.
+        gives the same distance; with ``normalize=False`` both maps of a pair are divided
+        by their common largest value and the cost multiplied back, so
+        ``emd(c a, c b) = c emd(a, b)`` at any scale.
 
     Notes
     -----
@@ -294,13 +268,7 @@ def emd(
        \\quad \\text{s.t.} \\quad \\sum_j f_{ij} = SM_i,\\ \\sum_i f_{ij} = \\hat{SM}_j
 
     solved exactly (the optimum of the linear program, not an approximation such as
-    Sinkhorn). For 'euclidean' and 'manhattan' (metrics) the mass shared by both maps stays
-    in place: the optimum depends only on ``SM - SM_hat`` (Kantorovich-Rubinstein), which
-    shrinks the problem exactly. Small problems go to POT's ``ot.emd2`` on the supports;
-    large ones (e.g. 128x128 dense maps) to a network simplex over a sparse set of arcs
-    proposed by the optimal plan between 2x2-pooled maps, extended until every one of the
-    ``|supply| x |demand|`` arcs has a non-negative reduced cost, i.e. until the solution is
-    optimal for the full problem.
+    Sinkhorn), as the module's notes describe.
 
     References
     ----------
@@ -315,60 +283,24 @@ def emd(
     >>> emd(a, a, resize=None)
     0.0
     """
-    phi, gt, single = _pair(explanations, ground_truth)
-    jobs = _resolve_jobs(n_jobs)
-
-    phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
-    # Scaled first, so that the transport is solved on values of order 1 whatever the
-    # maps' scale (masses near the float maximum cannot overflow, tiny ones do not reach
-    # the solver's tolerances): each map by its own maximum for distributions, both maps
-    # of a pair by their common maximum for Eq. 5 as written, which is homogeneous of
-    # degree 1 in the masses (cost(c a, c b) = c cost(a, b); the factor is put back).
-    factor = np.ones(len(phi))
-    if normalize:
-        phi, gt = _scale(phi), _scale(gt)
-    else:
-        top = np.maximum(phi.max(axis=(1, 2), initial=0.0), gt.max(axis=(1, 2), initial=0.0))
-        factor = np.where(top > 0, top, 1.0)
-        phi, gt = phi / factor[:, None, None], gt / factor[:, None, None]
-    extent = phi.shape[1:]
-    phi, gt = _reduce([phi, gt], resize)
-    mass_phi = phi.sum(axis=(1, 2))
-    mass_gt = gt.sum(axis=(1, 2))
-    defined = (mass_phi > 0) & (mass_gt > 0)
-    _warn_undefined("emd", int((~defined).sum()), len(phi), "sum to zero after `sign`")
+    phi, gt, defined, factor, single, extent = _distributions(
+        "emd", explanations, ground_truth, sign, resize, normalize)
     with np.errstate(over="ignore"):
-        overflow = defined & ~np.isfinite(np.maximum(mass_phi, mass_gt) * factor)
-    _warn_undefined(
-        "emd",
-        int(overflow.sum()),
-        len(phi),
-        "have a mass beyond the float64 range (normalize=False)",
-    )
+        overflow = defined & ~np.isfinite(np.maximum(phi.sum((1, 2)), gt.sum((1, 2))) * factor)
+    _warn_undefined("emd", overflow, "have a mass beyond the float64 range (normalize=False)")
     defined &= ~overflow
-    if normalize:
-        phi = phi / np.where(mass_phi > 0, mass_phi, 1.0)[:, None, None]
-        gt = gt / np.where(mass_gt > 0, mass_gt, 1.0)[:, None, None]
     _check_problem_size(gt, phi, defined, ground_distance, resize)
 
     def one(k: int) -> float:
         if not defined[k]:
             return float("nan")
-        value = grid_transport_cost(
-            gt[k], phi[k], ground_distance, solver=solver, extent=extent
-        )
-        if not normalize:
-            value += abs(float(gt[k].sum()) - float(phi[k].sum())) * 1.0
-        return value * factor[k]
+        value = grid_transport_cost(gt[k], phi[k], ground_distance, solver=solver, extent=extent)
+        return (value + (0.0 if normalize else abs(gt[k].sum() - phi[k].sum()))) * factor[k]
 
-    indices = range(len(phi))
     bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
-    if jobs > 1 and len(phi) > 1:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            out = list(progress_bar(pool.map(one, indices), **bar))
-    else:
-        out = [one(k) for k in progress_bar(indices, **bar)]
-    out = np.asarray(out, dtype=np.float64)
+    jobs = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        out = np.array(list(progress_bar(pool.map(one, range(len(phi))), **bar)), np.float64)
     return float(out[0]) if single else out
 
 
@@ -377,7 +309,7 @@ def emd(
     "ground_truth": _MAPS,
     "sign": [Options(SIGNS)],
     "resize": _RESIZE,
-    "epsilon": _EPSILON,
+    "epsilon": [Interval(numbers.Real, 0.0, None, closed="neither")],
 })
 def kl_divergence(
     explanations: Any,
@@ -439,16 +371,9 @@ def kl_divergence(
     >>> round(kl_divergence(q, p), 6)  # log 2: the truth p puts 1/2 where q puts 1/4
     0.693147
     """
-    phi, gt, single = _pair(explanations, ground_truth)
-    # scaled first: masses near the float maximum cannot overflow
-    phi, gt = _reduce([_scale(_apply_sign(phi, sign)), _scale(_apply_sign(gt, sign))], resize)
-    mass_phi = phi.sum(axis=(1, 2))
-    mass_gt = gt.sum(axis=(1, 2))
-    defined = (mass_phi > 0) & (mass_gt > 0)
-    _warn_undefined("kl_divergence", int((~defined).sum()), len(phi), "sum to zero after `sign`")
-    p = gt / np.where(mass_gt > 0, mass_gt, 1.0)[:, None, None]
-    q = phi / np.where(mass_phi > 0, mass_phi, 1.0)[:, None, None]
-    out = np.sum(p * np.log(p / (q + epsilon) + epsilon), axis=(1, 2))
+    phi, gt, defined, _, single, _ = _distributions(
+        "kl_divergence", explanations, ground_truth, sign, resize)
+    out = np.sum(gt * np.log(gt / (phi + epsilon) + epsilon), axis=(1, 2))
     out = np.where(defined, out, np.nan)
     return float(out[0]) if single else out
 
@@ -461,11 +386,8 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
     its whole background as inside. Returns a boolean array of the shape given; the
     channels of (N, H, W, C) masks are merged later by :func:`_as_maps` (summed, then
     read as ``> 0``: a pixel is inside when any channel is)."""
-    arr = to_numpy(masks, name)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"`{name}` must be boolean masks, got dtype {arr.dtype}")
+    arr = check_param(masks, name, _MAPS)
     if arr.dtype.kind != "b":
-        check_finite(arr, name)
         other = (arr != 0) & (arr != 1)
         if other.any():
             bad = arr[other]
@@ -479,12 +401,13 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
 
 
 def _localisation_inputs(explanations, masks, sign):
+    """Flat maps (N, H W) after ``sign``, each divided by its largest |value| (rankings do
+    not change; sums of maps near the float maximum, or of tiny ones, neither overflow nor
+    underflow), flat boolean masks (N, H W), and whether one map was given."""
     phi, m, single = _pair(explanations, _read_masks(masks), "masks")
     phi = _apply_sign(phi, sign)
-    # divided by the largest |value| of each map: rankings do not change, and sums of
-    # maps near the float maximum (or of tiny ones) neither overflow nor underflow
-    top = np.abs(phi).max(axis=(1, 2), initial=0.0)
-    return phi / np.where(top > 0, top, 1.0)[:, None, None], m != 0, single
+    phi = _scale(phi, np.abs(phi).max(axis=(1, 2), initial=0.0))
+    return phi.reshape(len(phi), -1), m.reshape(len(m), -1) != 0, single
 
 
 @validate_params({"explanations": _MAPS, "masks": _MAPS,
@@ -528,18 +451,12 @@ def relevance_mass_accuracy(
     0.5
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    total = phi.sum(axis=(1, 2))
-    inside = (phi * m).sum(axis=(1, 2))
+    total, inside = phi.sum(axis=1), (phi * m).sum(axis=1)
     # a signed total at rounding level is no total: never divide by rounding noise
-    noise = phi[0].size * np.finfo(np.float64).eps * np.abs(phi).sum(axis=(1, 2))
-    defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=(1, 2))
-    _warn_undefined(
-        "relevance_mass_accuracy",
-        int((~defined).sum()),
-        len(phi),
-        "have zero total relevance (or a signed total that cancels to rounding level) or "
-        "an empty mask",
-    )
+    noise = phi.shape[1] * np.finfo(np.float64).eps * np.abs(phi).sum(axis=1)
+    defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=1)
+    _warn_undefined("relevance_mass_accuracy", ~defined, "have zero total relevance (or a "
+                    "signed total that cancels to rounding level) or an empty mask")
     out = np.where(defined, inside / np.where(total != 0, total, 1.0), np.nan)
     return float(out[0]) if single else out
 
@@ -580,18 +497,11 @@ def relevance_rank_accuracy(
     0.5
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    n = len(phi)
-    flat = phi.reshape(n, -1)
-    mflat = m.reshape(n, -1)
-    k = mflat.sum(axis=1)
-    order = np.argsort(-flat, axis=1, kind="stable")
-    ranked_in_mask = np.take_along_axis(mflat, order, axis=1)
-    hits = np.where(np.arange(flat.shape[1])[None, :] < k[:, None], ranked_in_mask, False)
-    constant = np.ptp(flat, axis=1) == 0
-    defined = (k > 0) & ~constant
-    _warn_undefined(
-        "relevance_rank_accuracy", int((~defined).sum()), n, "have an empty mask or a constant map"
-    )
+    k = m.sum(axis=1)
+    ranked_in_mask = np.take_along_axis(m, np.argsort(-phi, axis=1, kind="stable"), axis=1)
+    hits = ranked_in_mask & (np.arange(phi.shape[1])[None, :] < k[:, None])
+    defined = (k > 0) & (np.ptp(phi, axis=1) > 0)
+    _warn_undefined("relevance_rank_accuracy", ~defined, "have an empty mask or a constant map")
     out = np.where(defined, hits.sum(axis=1) / np.maximum(k, 1), np.nan)
     return float(out[0]) if single else out
 
@@ -621,91 +531,162 @@ def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Union[
     1.0
     """
     phi, m, single = _localisation_inputs(explanations, masks, sign)
-    n = len(phi)
-    flat = phi.reshape(n, -1)
-    mflat = m.reshape(n, -1)
-    top = np.argmax(flat, axis=1)
-    hit = mflat[np.arange(n), top].astype(np.float64)
-    defined = mflat.any(axis=1) & (np.ptp(flat, axis=1) > 0)
-    _warn_undefined(
-        "pointing_game", int((~defined).sum()), n, "have an empty mask or a constant map"
-    )
+    hit = m[np.arange(len(phi)), np.argmax(phi, axis=1)].astype(np.float64)
+    defined = m.any(axis=1) & (np.ptp(phi, axis=1) > 0)
+    _warn_undefined("pointing_game", ~defined, "have an empty mask or a constant map")
     out = np.where(defined, hit, np.nan)
     return float(out[0]) if single else out
 
 
+# --------------------------------------------------------------------------- measures
+_FUNCTIONS = {"emd": emd, "kl": kl_divergence, "mass_accuracy": relevance_mass_accuracy,
+              "rank_accuracy": relevance_rank_accuracy, "pointing_game": pointing_game}
+
+
+class GroundTruthMeasure:
+    """One ground-truth measure with its options: the distance (or localisation measure)
+    and the settings that belong to it, given once and applied to every pair of maps.
+
+    Parameters
+    ----------
+    name
+        'emd' (:func:`emd`, Eq. 5), 'kl' (:func:`kl_divergence`, Eq. 6), or, against
+        masks, 'mass_accuracy' (:func:`relevance_mass_accuracy`), 'rank_accuracy'
+        (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
+    **options
+        The keyword options of that function, checked now: for 'emd' ``sign``,
+        ``resize``, ``ground_distance``, ``normalize``, ``solver``, ``n_jobs``,
+        ``progress``; for 'kl' ``sign``, ``resize``, ``epsilon``; for the localisation
+        measures ``sign``. Unset options keep the function's defaults (EMD on maps
+        reduced within (32, 32), KL at full resolution).
+
+    Attributes
+    ----------
+    higher_is_better : bool
+        False for the distances, True for the localisation measures.
+    label : str
+        'EMD', 'KL', 'mass accuracy', 'rank accuracy' or 'pointing game'.
+
+    Examples
+    --------
+    >>> a = np.zeros((8, 8)); a[0, 0] = 1
+    >>> b = np.zeros((8, 8)); b[7, 0] = 1
+    >>> GroundTruthMeasure("emd", resize=None, ground_distance="manhattan")(a, b)
+    0.5
+    """
+
+    @validate_params({"name": [Options(list(LABELS))]})
+    def __init__(self, name: str = "emd", **options: Any):
+        self.name, self.function = name, _FUNCTIONS[name]
+        declared = dict(list(parameter_constraints(self.function).items())[2:])
+        unknown = sorted(set(options) - set(declared))
+        if unknown:
+            raise TypeError(f"`options` of {name!r} must be among {sorted(declared)}, got "
+                            f"{unknown}")
+        self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
+        self.higher_is_better = name in LOCALISATION
+        self.label = LABELS[name]
+
+    def __call__(self, explanations: Any, reference: Any) -> Union[float, np.ndarray]:
+        """The measure of each explanation against its reference (ground truth or mask)."""
+        return self.function(explanations, reference, **self.options)
+
+    def get_config(self) -> Union[str, dict]:
+        """The name alone, or ``{'name': ..., **options}``: what the constructor takes."""
+        return {"name": self.name, **self.options} if self.options else self.name
+
+    def __repr__(self) -> str:
+        options = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"GroundTruthMeasure({self.name!r}{options})"
+
+
+def _measure(value: Any, names: Sequence[str], param: str = "measure") -> GroundTruthMeasure:
+    """A measure given by name, as a :class:`GroundTruthMeasure` or as its config dict,
+    refused unless it is one of ``names``."""
+    value = GroundTruthMeasure(**value) if isinstance(value, dict) else value
+    value = value if isinstance(value, GroundTruthMeasure) else GroundTruthMeasure(value)
+    if value.name not in names:
+        raise ValueError(f"`{param}` must be one of {list(names)}, got {value!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- metric classes
-def _model_agreement(metric: BaseAttributionMetric, task: str) -> Optional[float]:
-    """Accuracy (classification) or R^2 (regression) of the model on the targets; None
-    when no targets are known."""
-    has_targets = metric.targets is not None
-    if metric.dataset is not None and not has_targets:
-        spec = metric.dataset.element_spec
-        has_targets = isinstance(spec, (tuple, list)) and len(spec) == 2
-    if not has_targets:
-        return None
-    ys, preds = [], []
-    for _, x, y in metric.iter_batches():
-        preds.append(metric.model_outputs(x))
-        ys.append(np.asarray(y, dtype=np.float64))
-    y = np.concatenate(ys).reshape(len(np.concatenate(preds)), -1)
-    pred = np.concatenate(preds).astype(np.float64).reshape(len(y), -1)
-    if task == "auto":
-        task = "classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all() else "regression"
-    return _agreement(y, pred, task)
-
-
 def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
     """scikit-learn's accuracy (classification: a single output thresholded at 0.5, else
     the argmax) or R^2 of all outputs pooled (``multioutput='variance_weighted'``, i.e.
     1 - sum of squared residuals / total sum of squares; constant targets give 1.0 for a
-    perfect fit, else 0.0) of predictions ``pred`` (N, K) against targets ``y`` (N, K)."""
+    perfect fit, else 0.0) of predictions ``pred`` (N, K) against targets ``y`` (N, K).
+    'auto' reads targets in {0, 1} or one-hot as classes."""
     from sklearn.metrics import accuracy_score, r2_score
 
-    if task == "classification":
-        if y.shape[1] == 1:
-            return float(accuracy_score(y[:, 0] >= 0.5, pred[:, 0] >= 0.5))
-        return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
-    return float(r2_score(y, pred, multioutput="variance_weighted"))
+    if task == "auto":
+        task = "classification" if y.shape[1] > 1 or np.isin(y, (0.0, 1.0)).all() else "regression"
+    if task == "regression":
+        return float(r2_score(y, pred, multioutput="variance_weighted"))
+    if y.shape[1] == 1:
+        return float(accuracy_score(y[:, 0] >= 0.5, pred[:, 0] >= 0.5))
+    return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
+
+
+_METRIC_PARAMETERS = {
+    **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+    "min_accuracy": [Interval(numbers.Real, None, 1.0)],
+    "task": [Options(["auto", "classification", "regression"])],
+}
+
+
+def _measure_param(names: Sequence[str]) -> list:
+    return [Options(list(names)), InstanceOf(GroundTruthMeasure, dict, description=(
+        "a GroundTruthMeasure or its config dict"))]
 
 
 class _GroundTruthBase(BaseAttributionMetric):
-    """Shared constructor logic: stores the reference maps and checks that the model
-    reproduces the targets."""
+    """Shared constructor logic: stores the measure and the reference maps and checks that
+    the model reproduces the targets."""
 
     _reference_name = "ground_truth"
+    _config_attributes = {"measure": "measure_config"}
 
-    def _setup_reference(
-        self, reference: Any, min_accuracy: float, task: str, progress: bool = False
-    ) -> None:
+    def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
+        self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
+        spec = None
         if self.dataset is not None:
             check_finite_dataset(self.dataset, "inputs")
-        maps, _ = _as_maps(reference, self._reference_name)
-        if self.n_inputs is not None and len(maps) != self.n_inputs:
-            raise ValueError(
-                f"`{self._reference_name}` must hold one map per input: got {len(maps)} maps "
-                f"for {self.n_inputs} inputs"
-            )
-        self.reference = maps
-        self.min_accuracy, self.task, self.progress = min_accuracy, task, progress  # declared
-        self.model_accuracy = _model_agreement(self, self.task)
-        if self.model_accuracy is not None and self.model_accuracy < self.min_accuracy:
+            spec = self.dataset.element_spec
+        self.reference, _ = _as_maps(reference, self._reference_name)
+        if self.n_inputs is not None and len(self.reference) != self.n_inputs:
+            raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
+                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
+        self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
+        if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
+            batches = [(self.model_outputs(x), np.asarray(y, np.float64))
+                       for _, x, y in self.iter_batches()]
+            pred = np.concatenate([p for p, _ in batches]).astype(np.float64)
+            pred = pred.reshape(len(pred), -1)
+            y = np.concatenate([t for _, t in batches]).reshape(len(pred), -1)
+            self.model_accuracy = _agreement(y, pred, task)
+        if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
             warn(
                 f"{type(self).__name__}: the model reproduces the targets with an "
                 f"agreement of {self.model_accuracy:.3f} (accuracy, or R^2 for regression) "
-                f"< min_accuracy={self.min_accuracy:g}; the ground truth describes F and "
+                f"< min_accuracy={min_accuracy:g}; the ground truth describes F and "
                 "holds only for a model that learned F (the paper requires > 0.93).",
                 LowModelAccuracyWarning,
             )
 
-    def _explanations(self, explanations: Any) -> np.ndarray:
+    @property
+    def measure_config(self) -> Union[str, dict]:
+        return self.measure.get_config()
+
+    def detailed_evaluate(self, explanations: Any) -> np.ndarray:
+        """Score of each explanation (N, H, W[, C]) against its reference, shape (N,)."""
         maps, _ = _as_maps(explanations, "explanations")
         if maps.shape != self.reference.shape:
             raise ValueError(
                 f"`explanations` must have shape {self.reference.shape} (N, H, W) like "
                 f"`{self._reference_name}` once channels are summed, got {maps.shape}"
             )
-        return maps
+        return self.measure(maps, self.reference)
 
 
 class GroundTruthSaliency(_GroundTruthBase):
@@ -725,21 +706,13 @@ class GroundTruthSaliency(_GroundTruthBase):
     batch_size
         Batch size of the model calls.
     ground_truth
-        Ground-truth maps (N, H, W) (or (N, H, W, 1)), e.g. ``AIXIData.ground_truth``.
+        Ground-truth maps (N, H, W) (or (N, H, W, 1)), e.g. ``AIXIData.ground_truth``
+        (see :meth:`from_aixi`).
     measure
-        'emd' (:func:`emd`, Eq. 5) or 'kl' (:func:`kl_divergence`, Eq. 6).
-    sign
-        'abs' or 'positive': how maps are made non-negative.
-    resize
-        Downsampling of the maps before comparing them, to the largest grid within it
-        that keeps their aspect ratio (see :func:`emd`); default (32, 32) for 'emd' and
-        None (full resolution) for 'kl'. Values >= 2.
-    ground_distance
-        'euclidean', 'manhattan' or 'sqeuclidean' (EMD only).
-    normalize
-        EMD only: compare distributions (True) or apply Eq. 5 with its mass penalty.
-    epsilon
-        KL only: the regulariser of Eq. 6.
+        'emd' (:func:`emd`, Eq. 5, maps reduced within (32, 32)), 'kl'
+        (:func:`kl_divergence`, Eq. 6, full resolution), or a :class:`GroundTruthMeasure`
+        of either with its options (``sign``, ``resize``, ``ground_distance``,
+        ``normalize``, ``solver``, ``n_jobs``, ``progress``; ``epsilon`` for KL).
     min_accuracy
         A :class:`LowModelAccuracyWarning` is emitted when the model's accuracy on the
         targets (R^2 for regression targets) is below this value (paper: 0.93).
@@ -747,10 +720,6 @@ class GroundTruthSaliency(_GroundTruthBase):
         'auto', 'classification' or 'regression': how the agreement is measured. 'auto'
         treats targets in {0, 1} or one-hot as classes (a single output is thresholded
         at 0.5; use ``activation='sigmoid'`` for a logit output).
-    solver, n_jobs
-        EMD solver and parallel threads (see :func:`emd`).
-    progress
-        Show a progress bar over the maps (default False; tqdm is imported only then).
     activation
         As in :class:`~xplique_ext.metrics.BaseAttributionMetric`: applied to the model's
         outputs before the accuracy check.
@@ -787,7 +756,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     >>> data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
     >>> model = AIXIFunctionModel("suum", dataset="shape")
     >>> metric = GroundTruthSaliency(model, data.images, data.targets,
-    ...                              ground_truth=data.ground_truth, progress=False)
+    ...                              ground_truth=data.ground_truth)
     >>> metric.evaluate(data.ground_truth)
     0.0
     """
@@ -795,102 +764,26 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
-    @validate_params({
-        **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
-        "ground_truth": _MAPS,
-        "measure": [Options(["emd", "kl"])],
-        "sign": [Options(SIGNS)],
-        "resize": [*_RESIZE, Options([_DEFAULT], description=f"{_DEFAULT!r} (by measure)")],
-        "ground_distance": [Options(METRICS)],
-        "normalize": [Boolean()],
-        "epsilon": _EPSILON,
-        "min_accuracy": _MIN_ACCURACY,
-        "task": _TASK,
-        "solver": [Options(SOLVERS)],
-        "n_jobs": _N_JOBS,
-        "progress": [Boolean()],
-    })
-    def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        ground_truth: Any,
-        measure: str = "emd",
-        sign: str = "abs",
-        resize: Any = _DEFAULT,
-        ground_distance: str = "euclidean",
-        normalize: bool = True,
-        epsilon: float = float(np.finfo(np.float64).eps),
-        min_accuracy: float = 0.93,
-        task: str = "auto",
-        solver: str = "auto",
-        n_jobs: int = 1,
-        progress: bool = False,
-        activation: Optional[str] = None,
-        strategy: Any = None,
-    ):
-        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
-        self.measure, self.sign = measure, sign  # declared and converted above
-        if isinstance(resize, str) and resize == _DEFAULT:
-            resize = (32, 32) if measure == "emd" else None
-        self.resize = resize
-        self.ground_distance, self.normalize = ground_distance, normalize
-        self.epsilon, self.solver = epsilon, solver
-        self.n_jobs = _resolve_jobs(n_jobs)
-        self._setup_reference(ground_truth, min_accuracy, task, progress)
+    @validate_params({**_METRIC_PARAMETERS, "ground_truth": _MAPS,
+                      "measure": _measure_param(DISTANCES)})
+    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
+                 batch_size: Optional[int] = 64, *, ground_truth: Any, measure: Any = "emd",
+                 min_accuracy: float = 0.93, task: str = "auto",
+                 activation: Optional[str] = None, strategy: Any = None):
+        super().__init__(model, inputs, targets, batch_size, activation=activation,
+                         strategy=strategy)
+        self._setup(ground_truth, measure, min_accuracy, task)
         self.ground_truth = self.reference
 
     @classmethod
-    def from_aixi(
-        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
-    ) -> GroundTruthSaliency:
+    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
         """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
-        targets and ground truth.
-
-        Parameters
-        ----------
-        model
-            The model explained.
-        data
-            An ``AIXIData``.
-        convention
-            The ground truth compared with: 'paper' (default: the weight w_i of each
-            pattern on its objects, the paper's ground truth, whatever ``data.convention``
-            is), or the exact Shapley values, 'object' or 'pixel' (beyond the paper).
-        **kwargs
-            The other parameters of :class:`GroundTruthSaliency`.
-        """
-        truth = data.get_ground_truth(convention)
-        return cls(model, data.images, data.targets, ground_truth=truth, **kwargs)
-
-    def detailed_evaluate(self, explanations: Any) -> np.ndarray:
-        """Distance of each explanation (N, H, W[, C]) to its ground truth, shape (N,)."""
-        phi = self._explanations(explanations)
-        if self.measure == "emd":
-            return emd(
-                phi,
-                self.reference,
-                sign=self.sign,
-                resize=self.resize,
-                ground_distance=self.ground_distance,
-                normalize=self.normalize,
-                solver=self.solver,
-                n_jobs=self.n_jobs,
-                progress=self.progress,
-            )
-        return kl_divergence(
-            phi, self.reference, sign=self.sign, resize=self.resize, epsilon=self.epsilon
-        )
-
-
-_LOCALISATION = {
-    "mass_accuracy": relevance_mass_accuracy,
-    "rank_accuracy": relevance_rank_accuracy,
-    "pointing_game": pointing_game,
-}
+        targets and ground truth in ``convention``: 'paper' (default: the weight w_i of
+        each pattern on its objects, the paper's ground truth, whatever
+        ``data.convention`` is), or the exact Shapley values, 'object' or 'pixel' (beyond
+        the paper). ``kwargs``: the other parameters of the class."""
+        return cls(model, data.images, data.targets,
+                   **{cls._reference_name: data.get_ground_truth(convention)}, **kwargs)
 
 
 class GroundTruthLocalisation(_GroundTruthBase):
@@ -908,9 +801,9 @@ class GroundTruthLocalisation(_GroundTruthBase):
         are refused (see :func:`relevance_mass_accuracy`).
     measure
         'mass_accuracy' (:func:`relevance_mass_accuracy`), 'rank_accuracy'
-        (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`).
-    sign
-        'abs', 'positive' or 'raw'.
+        (:func:`relevance_rank_accuracy`) or 'pointing_game' (:func:`pointing_game`), or
+        a :class:`GroundTruthMeasure` of one of them with its ``sign`` ('abs', 'positive'
+        or 'raw').
     min_accuracy, task, activation, strategy
         As in :class:`GroundTruthSaliency` (which says why there is no ``operator`` nor
         ``seed``).
@@ -941,83 +834,44 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
-    @validate_params({
-        **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
-        "masks": _MAPS,
-        "measure": [Options(list(_LOCALISATION))],
-        "sign": [Options(LOCALISATION_SIGNS)],
-        "min_accuracy": _MIN_ACCURACY,
-        "task": _TASK,
-    })
-    def __init__(
-        self,
-        model: Callable,
-        inputs: Any,
-        targets: Any = None,
-        batch_size: Optional[int] = 64,
-        *,
-        masks: Any,
-        measure: str = "mass_accuracy",
-        sign: str = "abs",
-        min_accuracy: float = 0.93,
-        task: str = "auto",
-        activation: Optional[str] = None,
-        strategy: Any = None,
-    ):
-        super().__init__(model, inputs, targets, batch_size, activation=activation, strategy=strategy)
-        self.measure, self.sign = measure, sign  # declared above
-        self._setup_reference(_read_masks(masks), min_accuracy, task)
+    @validate_params({**_METRIC_PARAMETERS, "masks": _MAPS,
+                      "measure": _measure_param(LOCALISATION)})
+    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
+                 batch_size: Optional[int] = 64, *, masks: Any, measure: Any = "mass_accuracy",
+                 min_accuracy: float = 0.93, task: str = "auto",
+                 activation: Optional[str] = None, strategy: Any = None):
+        super().__init__(model, inputs, targets, batch_size, activation=activation,
+                         strategy=strategy)
+        self._setup(_read_masks(masks), measure, min_accuracy, task)
         self.masks = self.reference != 0
 
     @classmethod
-    def from_aixi(
-        cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs
-    ) -> GroundTruthLocalisation:
+    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
         """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
         targets and the masks of the objects whose ground-truth value in ``convention``
         ('paper' by default; 'object' or 'pixel': Shapley values) is not zero."""
-        masks = data.relevant_masks_for(convention)
-        return cls(model, data.images, data.targets, masks=masks, **kwargs)
+        return cls(model, data.images, data.targets,
+                   masks=data.relevant_masks_for(convention), **kwargs)
 
     def _is_proportion(self) -> bool:
         """The pointing game's aggregate is a hit rate: :meth:`summary` gives the
         Wilson interval for it; the other measures get the bootstrap."""
-        return self.measure == "pointing_game"
-
-    def detailed_evaluate(self, explanations: Any) -> np.ndarray:
-        """Localisation score of each explanation (N, H, W[, C]), shape (N,)."""
-        phi = self._explanations(explanations)
-        return _LOCALISATION[self.measure](phi, self.masks, sign=self.sign)
+        return self.measure.name == "pointing_game"
 
 
 # --------------------------------------------------------------------------- leaderboard
 @validate_params({
     "explanations": [InstanceOf(dict, description="a dict explainer name -> maps")],
-    "ground_truth": NO_VALIDATION,  # maps or an AIXIData: checked by emd
+    "ground_truth": NO_VALIDATION,  # maps or an AIXIData: checked by the measures
     "masks": [*_MAPS, None],
-    "sign": [Options(SIGNS)],
-    "resize": _RESIZE,
-    "kl_resize": _RESIZE,
-    "n_jobs": _N_JOBS,
-    "progress": [Boolean()],
+    "measures": [InstanceOf(list, tuple, description="a list of measures"), None],
     "convention": [Options(["paper", "object", "pixel"])],
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
     "seed": [Interval(numbers.Integral, 0, None), None],
 })
-def ground_truth_leaderboard(
-    explanations: dict,
-    ground_truth: Any,
-    *,
-    masks: Any = None,
-    sign: str = "abs",
-    resize: Optional[Tuple[int, int]] = (32, 32),
-    kl_resize: Optional[Tuple[int, int]] = None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    convention: str = "paper",
-    confidence: float = 0.95,
-    seed: Optional[int] = 0,
-):
+def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: Any = None,
+                             measures: Optional[Sequence[Any]] = None, convention: str = "paper",
+                             confidence: float = 0.95, seed: Optional[int] = 0):
     """Rank explainers by their distance to the exact ground truth.
 
     Parameters
@@ -1031,14 +885,15 @@ def ground_truth_leaderboard(
     masks
         Optional boolean masks (N, H, W) (e.g. ``AIXIData.relevant_masks``): adds the
         localisation measures (mass accuracy, rank accuracy, pointing game).
+    measures
+        The measures, as names or :class:`GroundTruthMeasure` with their options (e.g.
+        ``[GroundTruthMeasure("emd", resize=None, n_jobs=-1), "kl"]``); default: 'emd'
+        (maps reduced within (32, 32)) and 'kl' (full resolution), and the three
+        localisation measures when there are masks. Their labels must differ.
     convention
         With an ``AIXIData``: 'paper' (default; the paper's ground truth, w_i on each
         object of pattern i) or 'object' / 'pixel' (exact Shapley values, beyond the
         paper).
-    sign, resize, n_jobs, progress
-        As in :func:`emd` (``resize`` for the EMD).
-    kl_resize
-        ``resize`` of :func:`kl_divergence` (default None: full resolution).
     confidence
         Level of the intervals over the images, in (0, 1).
     seed
@@ -1047,16 +902,15 @@ def ground_truth_leaderboard(
     Returns
     -------
     table : pandas.DataFrame
-        One row per explainer, sorted by mean EMD (best first): mean EMD and KL (lower
-        is better), and the localisation means (higher is better) when ``masks`` is
-        given; then, for each measure, the bounds of its interval over the images
-        (``'<measure> ci_low'``, ``'<measure> ci_high'``: BCa bootstrap, Wilson for the
-        pointing game). NaN scores (all-zero maps) are skipped in the means.
-        ``table.attrs['comparisons']`` maps each measure to the
-        :class:`~xplique_ext.compare.ComparisonFrame` of the explainers (paired tests,
-        Holm-corrected: which explainers do not differ).
+        One row per explainer, sorted by its first measure (best first): the mean of each
+        measure (EMD and KL: lower is better; localisation: higher is better), then, for
+        each measure, the bounds of its interval over the images (``'<measure> ci_low'``,
+        ``'<measure> ci_high'``: BCa bootstrap, Wilson for the pointing game). NaN scores
+        (all-zero maps) are skipped in the means. ``table.attrs['comparisons']`` maps each
+        measure to the :class:`~xplique_ext.compare.ComparisonFrame` of the explainers
+        (paired tests, Holm-corrected: which explainers do not differ).
     per_sample : dict
-        Measure name -> explainer name -> scores (N,), for plots and tests.
+        Measure label -> explainer name -> scores (N,), for plots and tests.
 
     Examples
     --------
@@ -1068,61 +922,34 @@ def ground_truth_leaderboard(
     """
     import pandas as pd
 
+    from ..compare import compare_scores
+
     if not explanations:
         raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, "
                          "got {}")
     if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
-        data = ground_truth
-        ground_truth = data.get_ground_truth(convention)
-        if masks is None:
-            masks = data.relevant_masks_for(convention)
-    per_sample = {"EMD": {}, "KL": {}}
-    if masks is not None:
-        per_sample.update({"mass accuracy": {}, "rank accuracy": {}, "pointing game": {}})
-    for name, phi in explanations.items():
+        masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
+        ground_truth = ground_truth.get_ground_truth(convention)
+    names = (*DISTANCES, *(LOCALISATION if masks is not None else ()))
+    measures = [_measure(m, names, "measures") for m in (measures or names)]
+    if len({m.label for m in measures}) < len(measures):
+        raise ValueError(f"`measures` must have distinct labels, got {measures}")
+    per_sample, table, comparisons = {}, pd.DataFrame(index=list(explanations)), {}
+    for m in measures:
+        reference = masks if m.higher_is_better else ground_truth
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedScoreWarning)
-            per_sample["EMD"][name] = emd(
-                phi, ground_truth, sign=sign, resize=resize, n_jobs=n_jobs, progress=progress
-            )
-            per_sample["KL"][name] = kl_divergence(phi, ground_truth, sign=sign, resize=kl_resize)
-            if masks is not None:
-                per_sample["mass accuracy"][name] = relevance_mass_accuracy(phi, masks)
-                per_sample["rank accuracy"][name] = relevance_rank_accuracy(phi, masks)
-                per_sample["pointing game"][name] = pointing_game(phi, masks)
-    rows = {
-        name: {
-            f"{m} ({'lower' if m in ('EMD', 'KL') else 'higher'} is better)": float(
-                np.nanmean(per_sample[m][name])
-            )
-            if np.any(np.isfinite(per_sample[m][name]))
-            else float("nan")
-            for m in per_sample
-        }
-        for name in explanations
-    }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    comparisons = _leaderboard_comparisons(per_sample, confidence, seed)
-    for m, frame in comparisons.items():
-        bounds = frame.explainers
-        table[f"{m} ci_low"] = bounds["ci_low"]
-        table[f"{m} ci_high"] = bounds["ci_high"]
+            warnings.simplefilter("ignore")  # NaN scores are skipped; the tests are noisy
+            scores = per_sample[m.label] = {k: m(phi, reference) for k, phi in explanations.items()}
+            comparisons[m.label] = compare_scores(
+                scores, higher_is_better=m.higher_is_better, confidence=confidence, seed=seed,
+                proportion=m.name == "pointing_game", name=m.label)
+        direction = "higher" if m.higher_is_better else "lower"
+        table[f"{m.label} ({direction} is better)"] = [
+            float(np.nanmean(s)) if np.isfinite(s).any() else float("nan") for s in scores.values()]
+    for label, frame in comparisons.items():
+        table[f"{label} ci_low"] = frame.explainers["ci_low"]
+        table[f"{label} ci_high"] = frame.explainers["ci_high"]
     table = table.sort_values(table.columns[0])
     table.index.name = "explainer"
     table.attrs["comparisons"] = comparisons
     return table, per_sample
-
-
-def _leaderboard_comparisons(per_sample: dict, confidence: float, seed: Optional[int]):
-    """Measure -> :class:`~xplique_ext.compare.ComparisonFrame` of the explainers."""
-    from ..compare import compare_scores
-
-    out = {}
-    for m, by_name in per_sample.items():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out[m] = compare_scores(
-                by_name, higher_is_better=m not in ("EMD", "KL"),
-                proportion=m == "pointing game", confidence=confidence, seed=seed, name=m,
-            )
-    return out

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Optional, Sequence
 
-from ..commons.validation import check_choice, check_float, check_int
+from ..commons.params import ArrayLike, Boolean, Interval, Options, validate_params
 
 __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
 
 
-def build_aixi_cnn(
-    input_shape: Sequence[int] = (128, 128, 1),
-    function: str = "ssin",
-    *,
-    seed: Optional[int] = None,
-    compile: bool = True,
-    learning_rate: float = 1e-3,
-    padding: str = "same",
-) -> Any:
+@validate_params({
+    "input_shape": [ArrayLike("integer", ndim=1, batch_hint=False,
+                              within=Interval(numbers.Integral, 1, None))],
+    "function": [Options(["ssin", "suum", "class"])],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "compile": [Boolean()],
+    "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")],
+    "padding": [Options(["same", "valid"])],
+})
+def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "ssin", *,
+                   seed: Optional[int] = None, compile: bool = True,
+                   learning_rate: float = 1e-3, padding: str = "same") -> Any:
     """The paper's compact CNN (Fig. 4), as in the authors' network.
 
     conv 25 3x3 (``padding='same'``) + ReLU + max-pool 2; conv 50 3x3 (same) + ReLU +
@@ -65,54 +69,37 @@ def build_aixi_cnn(
     """
     import keras
 
-    shape = tuple(int(v) for v in input_shape)
-    if len(shape) != 3:
-        raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape)}")
-    for name, v in zip(("H", "W"), shape[:2]):
+    if input_shape.shape != (3,):
+        raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape.tolist())}")
+    input_shape = tuple(input_shape.tolist())
+    for name, v in zip(("H", "W"), input_shape[:2]):
         if v < 10:
-            raise ValueError(
-                f"`input_shape` {name} must be >= 10 for two conv + pool blocks, got {v}"
-            )
-    check_choice(function, "function", ("ssin", "suum", "class"))
-    check_choice(padding, "padding", ("same", "valid"))
-    seed = check_int(seed, "seed", minimum=0, allow_none=True)
-    learning_rate = check_float(learning_rate, "learning_rate", low=0.0, low_inclusive=False)
+            raise ValueError(f"`input_shape` {name} must be >= 10 for two conv + pool blocks, "
+                             f"got {v}")
 
     def init(k):
         return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)
 
-    def drop_seed(k):
-        return None if seed is None else seed + k
-
-    model = keras.Sequential(
-        [
-            keras.Input(shape),
-            keras.layers.Conv2D(
-                25, 3, activation="relu", padding=padding, kernel_initializer=init(0)
-            ),
-            keras.layers.MaxPooling2D(2),
-            keras.layers.Conv2D(
-                50, 3, activation="relu", padding=padding, kernel_initializer=init(1)
-            ),
-            keras.layers.MaxPooling2D(2),
-            keras.layers.Flatten(),
-            keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
-            keras.layers.Dropout(0.5, seed=drop_seed(10)),
-            keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
-            keras.layers.Dropout(0.5, seed=drop_seed(11)),
-            keras.layers.Dense(
-                1, activation="sigmoid" if function == "class" else None, kernel_initializer=init(4)
-            ),
-        ],
-        name=f"aixi_cnn_{function}",
-    )
+    layers = keras.layers
+    model = keras.Sequential([
+        keras.Input(input_shape),
+        layers.Conv2D(25, 3, activation="relu", padding=padding, kernel_initializer=init(0)),
+        layers.MaxPooling2D(2),
+        layers.Conv2D(50, 3, activation="relu", padding=padding, kernel_initializer=init(1)),
+        layers.MaxPooling2D(2),
+        layers.Flatten(),
+        layers.Dense(25, activation="relu", kernel_initializer=init(2)),
+        layers.Dropout(0.5, seed=None if seed is None else seed + 10),
+        layers.Dense(15, activation="relu", kernel_initializer=init(3)),
+        layers.Dropout(0.5, seed=None if seed is None else seed + 11),
+        layers.Dense(1, activation="sigmoid" if function == "class" else None,
+                     kernel_initializer=init(4)),
+    ], name=f"aixi_cnn_{function}")
     if compile:
         classification = function == "class"
-        model.compile(
-            optimizer=keras.optimizers.Adam(learning_rate),
-            loss="binary_crossentropy" if classification else "mse",
-            metrics=["accuracy" if classification else "mae"],
-        )
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                      loss="binary_crossentropy" if classification else "mse",
+                      metrics=["accuracy" if classification else "mae"])
     return model
 
 
@@ -167,6 +154,5 @@ def aixi_cnn_logits(model: Any) -> Any:
     x = inputs
     for layer in model.layers[:-1]:
         x = layer(x)
-    return keras.Model(
-        inputs, _Logits(last, name=f"{last.name}_logits")(x), name=f"{model.name}_logits"
-    )
+    return keras.Model(inputs, _Logits(last, name=f"{last.name}_logits")(x),
+                       name=f"{model.name}_logits")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
-from ..commons.validation import check_choice, check_int
+from ..commons.params import Interval, Options, check_param
 from ..datasets.aixi import LAYOUTS, apply_function, count_patterns, max_count, resolve_function
 
 __all__ = ["AIXIFunctionModel"]
@@ -23,15 +24,12 @@ class _FunctionLayer(_keras().layers.Layer):
 
     def __init__(self, fn: Callable, dataset: str, layout: str = "authors", **kwargs: Any):
         super().__init__(trainable=False, **kwargs)
-        self._fn = fn
-        self.dataset = dataset
-        self.layout = layout
+        self._fn, self.dataset, self.layout = fn, dataset, layout
         self.max_count = max_count(dataset, layout)
 
     def numpy_call(self, images: np.ndarray) -> np.ndarray:
         counts = count_patterns(np.asarray(images), self.dataset, layout=self.layout)
-        values = apply_function(self._fn, counts / self.max_count).astype(np.float32)
-        return values.reshape(-1, 1)
+        return apply_function(self._fn, counts / self.max_count).astype(np.float32)[:, None]
 
     def call(self, inputs: Any) -> Any:
         import tensorflow as tf
@@ -78,23 +76,17 @@ class AIXIFunctionModel(_keras().Model):
     True
     """
 
-    def __init__(
-        self,
-        function: Union[str, Callable] = "ssin",
-        dataset: str = "shape",
-        image_size: Optional[int] = None,
-        *,
-        layout: str = "authors",
-    ):
+    def __init__(self, function: Union[str, Callable] = "ssin", dataset: str = "shape",
+                 image_size: Optional[int] = None, *, layout: str = "authors"):
+        # checked in the body: Keras reads this signature, a decorator's would hide it
         keras = _keras()
         name, fn = resolve_function(function)
-        check_choice(dataset, "dataset", ("shape", "color"))
-        check_choice(layout, "layout", LAYOUTS)
-        image_size = check_int(image_size, "image_size", minimum=1, allow_none=True)
+        check_param(dataset, "dataset", [Options(["shape", "color"])])
+        check_param(layout, "layout", [Options(LAYOUTS)])
+        image_size = check_param(image_size, "image_size",
+                                 [Interval(numbers.Integral, 1, None), None])
         inputs = keras.Input((image_size, image_size, 1))
         layer = _FunctionLayer(fn, dataset, layout, name=f"aixi_{name}")
         super().__init__(inputs=inputs, outputs=layer(inputs), name=f"aixi_{name}_{dataset}")
-        self.function_name = name
-        self.dataset = dataset
-        self.layout = layout
+        self.function_name, self.dataset, self.layout = name, dataset, layout
         self.numpy_call = layer.numpy_call

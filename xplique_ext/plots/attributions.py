@@ -11,7 +11,8 @@ from .layout import finish_image_grid
 __all__ = ["plot_scored_explanations", "plot_scores"]
 
 
-def _to_map(phi: np.ndarray) -> np.ndarray:
+def to_map(phi: np.ndarray) -> np.ndarray:
+    """One (H, W) map of float64 from (H, W) or (H, W, C) (channels summed)."""
     phi = np.asarray(phi, dtype=np.float64)
     return phi.sum(axis=-1) if phi.ndim == 3 else phi
 
@@ -37,16 +38,10 @@ def add_colorbar(ax, mappable, *, label: Optional[str] = None):
     return bar
 
 
-def plot_scored_explanations(
-    images: np.ndarray,
-    explanations: Mapping[str, np.ndarray],
-    scores: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
-    *,
-    n_images: int = 4,
-    metric_name: str = "score",
-    cmap: str = "bwr",
-    alpha: float = 0.6,
-):
+def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.ndarray],
+                             scores: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
+                             *, n_images: int = 4, metric_name: str = "score",
+                             cmap: str = "bwr", alpha: float = 0.6):
     """Grid of images (rows) and their explanations by each method (columns).
 
     Each map has its own colour bar; its colours are centred on 0 (limits -m, m with m
@@ -92,7 +87,7 @@ def plot_scored_explanations(
         for j, name in enumerate(names, start=1):
             ax = axes[i, j]
             ax.imshow(shown, cmap="gray" if shown.ndim == 2 else None)
-            phi = _to_map(np.asarray(explanations[name])[i])
+            phi = to_map(np.asarray(explanations[name])[i])
             lim = symmetric_limit(phi)
             shown_map = ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha)
             add_colorbar(ax, shown_map)
@@ -106,13 +101,8 @@ def plot_scored_explanations(
     return finish_image_grid(fig, axes)
 
 
-def plot_scores(
-    scores: Mapping[str, Union[float, Sequence[float]]],
-    *,
-    metric_name: str = "score",
-    higher_is_better: Optional[bool] = True,
-    ax=None,
-):
+def plot_scores(scores: Mapping[str, Union[float, Sequence[float]]], *,
+                metric_name: str = "score", higher_is_better: Optional[bool] = True, ax=None):
     """Horizontal bar chart of one score per method, best on top; per-sample scores (N,)
     are shown as their NaN-aware mean with the standard error as an error bar.
 

@@ -12,13 +12,8 @@ from .layout import finish_image_grid
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
 
-def plot_aixi_samples(
-    data: Any,
-    n_images: int = 6,
-    *,
-    explanations: Optional[Mapping[str, np.ndarray]] = None,
-    cmap: str = "bwr",
-):
+def plot_aixi_samples(data: Any, n_images: int = 6, *,
+                      explanations: Optional[Mapping[str, np.ndarray]] = None, cmap: str = "bwr"):
     """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their ground
     truth in the dataset's convention (second row; the paper's w_i by default) and
     optionally explanations (one row each), with the pattern counts and F(I) in the
@@ -32,21 +27,19 @@ def plot_aixi_samples(
     """
     import matplotlib.pyplot as plt
 
-    from .attributions import add_colorbar, symmetric_limit
+    from .attributions import add_colorbar, symmetric_limit, to_map
 
     n = min(n_images, len(data))
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
-    fig, axes = plt.subplots(
-        len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)), squeeze=False
-    )
+    fig, axes = plt.subplots(len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)),
+                             squeeze=False)
     names = data.pattern_names
     for i in range(n):
         axes[0, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
         counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], names) if c)
         axes[0, i].set_title(f"{counts or 'empty'}\nF = {data.targets[i]:.3f}", fontsize=7)
         for r, (label, maps) in enumerate(rows, start=1):
-            m = np.asarray(maps[i], dtype=np.float64)
-            m = m.sum(-1) if m.ndim == 3 else m
+            m = to_map(maps[i])
             lim = symmetric_limit(m)
             axes[r, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
             shown = axes[r, i].imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75)
@@ -56,9 +49,8 @@ def plot_aixi_samples(
     return finish_image_grid(fig, axes)
 
 
-def plot_ground_truth_leaderboard(
-    per_sample: Mapping[str, Mapping[str, np.ndarray]], measures: Optional[Sequence[str]] = None
-):
+def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarray]],
+                                  measures: Optional[Sequence[str]] = None):
     """One bar chart per measure (best explainer on top, mean with standard error), from
     the ``per_sample`` scores of :func:`~xplique_ext.metrics.ground_truth_leaderboard`.
 
@@ -73,23 +65,17 @@ def plot_ground_truth_leaderboard(
 
     measures = list(measures or per_sample)
     n_methods = max(len(per_sample[m]) for m in measures)
-    fig, axes = plt.subplots(
-        1, len(measures), figsize=(4.2 * len(measures), 0.45 * n_methods + 1.2), squeeze=False
-    )
+    size = (4.2 * len(measures), 0.45 * n_methods + 1.2)
+    fig, axes = plt.subplots(1, len(measures), figsize=size, squeeze=False)
     for ax, measure in zip(axes[0], measures):
-        lower = measure in ("EMD", "KL")
-        plot_scores(per_sample[measure], metric_name=measure, higher_is_better=not lower, ax=ax)
+        plot_scores(per_sample[measure], metric_name=measure,
+                    higher_is_better=measure not in ("EMD", "KL"), ax=ax)
     fig.tight_layout()
     return fig
 
 
-def plot_sample_size_curve(
-    sample_sizes: Sequence[int],
-    curves: Dict[str, Sequence[float]],
-    *,
-    measure: str = "EMD",
-    ax=None,
-):
+def plot_sample_size_curve(sample_sizes: Sequence[int], curves: Dict[str, Sequence[float]], *,
+                           measure: str = "EMD", ax=None):
     """Mean distance to the ground truth against LIME's sample size (experiment 1,
     Fig. 5 of the paper), one line per (dataset, function).
 
@@ -105,8 +91,7 @@ def plot_sample_size_curve(
     for label, values in curves.items():
         ax.plot(sample_sizes, values, marker="o", label=label)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(list(sample_sizes))
-    ax.set_xticklabels([str(s) for s in sample_sizes])
+    ax.set_xticks(list(sample_sizes), [str(s) for s in sample_sizes])
     ax.set_xlabel("sample size")
     ax.set_ylabel(f"mean {measure} to the ground truth (lower is better)")
     ax.legend(fontsize=8)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Union
+from typing import Optional, Union
 
 import pandas as pd
 
@@ -18,28 +18,24 @@ from .errors import RuleParseError
 from .names import Attribute, Names
 
 __all__ = [
-    "BOOLEAN_VALUES",
-    "ORDERING_OPERATORS",
-    "check_rules",
-    "describe_domain",
+    "BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
     "typed_value",
 ]
 
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
 #: Spellings of boolean values and what they mean.
-BOOLEAN_VALUES = {
-    "true": "true",
-    "t": "true",
-    "yes": "true",
-    "y": "true",
-    "1": "true",
-    "false": "false",
-    "f": "false",
-    "no": "false",
-    "n": "false",
-    "0": "false",
-}
+BOOLEAN_VALUES = {**dict.fromkeys(("true", "t", "yes", "y", "1"), "true"),
+                  **dict.fromkeys(("false", "f", "no", "n", "0"), "false")}
+
+
+def real_value(text: str) -> Optional[float]:
+    """``text`` as a finite float, or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
@@ -57,26 +53,19 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
     """
     kind = attribute.type
     if kind in ("integer", "real"):
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value if math.isfinite(value) else None
-    if kind == "date":
-        try:
-            stamp = pd.to_datetime(text, format="%Y/%m/%d")
-        except (ValueError, TypeError):
-            return None
-        return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
-    if kind == "time":
-        if not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
+        return real_value(text)
+    if kind == "boolean":
+        return BOOLEAN_VALUES.get(text.lower())
+    if kind in ("date", "time"):
+        if kind == "time" and not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
             return None
         try:
+            if kind == "date":
+                stamp = pd.to_datetime(text, format="%Y/%m/%d")
+                return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
             return float(pd.to_timedelta(text) / pd.Timedelta(seconds=1))
         except (ValueError, TypeError):
             return None
-    if kind == "boolean":
-        return BOOLEAN_VALUES.get(text.lower())
     if attribute.values is not None and text not in attribute.values:
         return None
     return text
@@ -92,13 +81,46 @@ def describe_domain(attribute: Attribute) -> str:
     """
     if attribute.values is not None and attribute.type in ("nominal", "enumerated"):
         return f"one of {list(attribute.values)}"
-    return {
-        "integer": "a number",
-        "real": "a number",
-        "date": "a date yyyy/mm/dd",
-        "time": "a time hh:mm:ss",
-        "boolean": "true or false",
-    }.get(attribute.type, "a value")
+    return {"integer": "a number", "real": "a number", "date": "a date yyyy/mm/dd",
+            "time": "a time hh:mm:ss", "boolean": "true or false"}.get(attribute.type, "a value")
+
+
+def _linear_fault(condition, names: Names) -> Optional[str]:
+    """What is wrong with a linear combination's terms or value, in words, or None."""
+    for coefficient, name in condition.terms:
+        if not names[name].is_numeric:
+            return (f"attribute {name!r} in a linear combination is {names[name].type}, "
+                    "not integer or real")
+        if real_value(coefficient) is None:
+            return f"coefficient {coefficient!r} is not a number"
+    if real_value(condition.value) is None:
+        return f"value {condition.value!r} of a linear combination is not a number"
+    return None
+
+
+def _condition_fault(condition, names: Names) -> Optional[str]:
+    """What is wrong with a condition for ``names``, in words, or None."""
+    for name in condition.attributes:
+        if name not in names:
+            return f"attribute {name!r} is not declared in {names.file or 'the names'}"
+        if names[name].is_derived:
+            return f"attribute {name!r} is derived (:=) and has no values to test"
+        if names[name].type == "ignore":
+            return f"attribute {name!r} is declared 'ignore'"
+        if name == names.class_name:
+            return f"the body tests the class attribute {name!r}"
+    if condition.is_linear:
+        return _linear_fault(condition, names)
+    attribute = names[condition.attribute]
+    if condition.operator in ORDERING_OPERATORS and not attribute.is_ordered:
+        return (f"operator {condition.operator!r} needs an ordered attribute, but "
+                f"{attribute.name!r} is {attribute.type}")
+    values = condition.value if condition.operator == "in" else (condition.value,)
+    for value in values:
+        if typed_value(attribute, value) is None:
+            return (f"value {value!r} is not valid for attribute {attribute.name!r} "
+                    f"(expected {describe_domain(attribute)})")
+    return None
 
 
 @validate_params(
@@ -117,78 +139,16 @@ def check_rules(rules, names: Names) -> None:
     >>> names = read_names(example_path("voyage.names"))
     >>> check_rules(read_rules(example_path("voyage.cn2.ordered.pbm")), names)  # no error
     """
-    # duck-typed, since the RuleSet module (pbm) builds on this one
     if not (hasattr(rules, "all_rules") and hasattr(rules, "file")):
         raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
-    if not isinstance(names, Names):
-        raise TypeError(f"`names` must be a Names object, got {type(names).__name__}")
-    source = names.file or "the names"
-    file = rules.file
-
-    def fail(rule, condition, message: str) -> RuleParseError:
-        line = condition.line if condition is not None and condition.line else rule.line
-        text = condition.to_string() if condition is not None else rule.head
-        return RuleParseError(f"rule {rule.id}: {message}", file=file, line=line, text=text)
-
+    head_type = names.class_attribute
     for rule in rules.all_rules:
         for condition in rule.conditions:
-            for name in condition.attributes:
-                if name not in names:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"attribute {name!r} is not declared in {source}",
-                    )
-                attribute = names[name]
-                if attribute.is_derived:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"attribute {name!r} is derived (:=) and has no values to test",
-                    )
-                if attribute.type == "ignore":
-                    raise fail(rule, condition, f"attribute {name!r} is declared 'ignore'")
-                if name == names.class_name:
-                    raise fail(rule, condition, f"the body tests the class attribute {name!r}")
-            if condition.is_linear:
-                for coefficient, name in condition.terms:
-                    if not names[name].is_numeric:
-                        raise fail(
-                            rule,
-                            condition,
-                            f"attribute {name!r} in a linear combination is {names[name].type}, "
-                            "not integer or real",
-                        )
-                    if typed_value(Attribute("c", "real"), coefficient) is None:
-                        raise fail(rule, condition, f"coefficient {coefficient!r} is not a number")
-                if typed_value(Attribute("v", "real"), condition.value) is None:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"value {condition.value!r} of a linear combination is not a number",
-                    )
-                continue
-            attribute = names[condition.attribute]
-            if condition.operator in ORDERING_OPERATORS and not attribute.is_ordered:
-                raise fail(
-                    rule,
-                    condition,
-                    f"operator {condition.operator!r} needs an ordered attribute, but "
-                    f"{attribute.name!r} is {attribute.type}",
-                )
-            values = condition.value if condition.operator == "in" else (condition.value,)
-            for value in values:
-                if typed_value(attribute, value) is None:
-                    raise fail(
-                        rule,
-                        condition,
-                        f"value {value!r} is not valid for attribute {attribute.name!r} "
-                        f"(expected {describe_domain(attribute)})",
-                    )
-        class_attribute = names.class_attribute
-        if class_attribute is not None and typed_value(class_attribute, rule.head) is None:
-            raise fail(
-                rule,
-                None,
-                f"head {rule.head!r} is not a valid class (expected {describe_domain(class_attribute)})",
-            )
+            fault = _condition_fault(condition, names)
+            if fault:
+                raise RuleParseError(f"rule {rule.id}: {fault}", file=rules.file,
+                                     line=condition.line or rule.line, text=condition.to_string())
+        if head_type is not None and typed_value(head_type, rule.head) is None:
+            raise RuleParseError(
+                f"rule {rule.id}: head {rule.head!r} is not a valid class (expected "
+                f"{describe_domain(head_type)})", file=rules.file, line=rule.line, text=rule.head)

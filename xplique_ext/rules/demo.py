@@ -49,6 +49,7 @@ def demo_section(
     from sklearn.tree import DecisionTreeClassifier
 
     from .dataset import Dataset
+    from .evaluation import label_text
     from .scoring import score_rules
     from .trees import tree_names, tree_to_rules
 
@@ -61,27 +62,19 @@ def demo_section(
     names = [str(n) for n in feature_names]
     if len(names) != x.shape[1]:
         raise ValueError(f"`feature_names` must have {x.shape[1]} names, got {len(names)}")
-    labels = np.array(
-        [str(int(v)) if np.issubdtype(type(v), np.integer) else str(v) for v in y.tolist()]
-    )
-    lines = [
-        "Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
-        f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}",
-    ]
-    best = None
+    labels = np.array([label_text(v) for v in y.tolist()])
+    lines = ["Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
+             f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}"]
+    scored = []
     for n_leaves in leaves:
         tree = DecisionTreeClassifier(max_leaf_nodes=max(int(n_leaves), 2), random_state=seed)
-        tree.fit(x, labels)
-        rules = tree_to_rules(tree, names, decimals=3)
+        rules = tree_to_rules(tree.fit(x, labels), names, decimals=3)
         data = Dataset.from_arrays(x, labels, feature_names=names, names=tree_names(tree, names))
         score = score_rules(rules, data, labels, psi=1.0, count_default=True)
-        lines.append(
-            f"{n_leaves:>6}  {len(rules):>5}  {1 - score.predictive_loss:>8.3f}  "
-            f"{score.fire:>7.4f}  {score.qs:>7.4f}"
-        )
-        if best is None or score.fire < best[0]:
-            best = (score.fire, n_leaves, rules)
-    lines.append(f"Best by FiRe: {best[1]} leaves")
-    for rule in best[2].all_rules:
-        lines.append("  " + " ".join(rule.to_string().split()))
+        lines.append(f"{n_leaves:>6}  {len(rules):>5}  {1 - score.predictive_loss:>8.3f}  "
+                     f"{score.fire:>7.4f}  {score.qs:>7.4f}")
+        scored.append((score.fire, n_leaves, rules))
+    _, n_leaves, rules = min(scored, key=lambda item: item[0])  # the first of the best
+    lines.append(f"Best by FiRe: {n_leaves} leaves")
+    lines += ["  " + " ".join(rule.to_string().split()) for rule in rules.all_rules]
     return "\n".join(lines)

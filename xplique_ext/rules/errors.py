@@ -40,25 +40,13 @@ class ParseError(ValueError):
         line: Optional[int] = None,
         text: Optional[str] = None,
     ) -> None:
-        self.message = message
-        self.file = file
-        self.line = line
-        self.text = text
-        super().__init__(self._format())
-
-    def _format(self) -> str:
-        where = ""
-        if self.file is not None:
-            where = str(self.file)
-            if self.line is not None:
-                where += f", line {self.line}"
-        elif self.line is not None:
-            where = f"line {self.line}"
-        text = ""
-        if self.text is not None:
-            shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
-            text = f": {shown!r}"
-        return f"{where}: {self.message}{text}" if where else f"{self.message}{text}"
+        self.message, self.file, self.line, self.text = message, file, line, text
+        where = [] if file is None else [str(file)]
+        if line is not None:
+            where.append(f"line {line}")
+        if text is not None:  # the offending text, shortened past 120 characters
+            message += f": {text if len(text) <= 120 else text[:117] + '...'!r}"
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
     def __reduce__(self):  # keep pickling (multiprocessing, pytest-xdist) working
         return (_rebuild, (type(self), self.message, self.file, self.line, self.text))

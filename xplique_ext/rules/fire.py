@@ -3,41 +3,215 @@
 Both are *losses*: lower is better. They score the knowledge (rules) a symbolic
 knowledge-extraction technique extracts from a black box, from its predictive loss ``p``
 (1 - accuracy, or the mean absolute error) and its readability loss ``r`` (the number of
-rules). This module holds the metric classes; the formulas live in
-:mod:`~xplique_ext.rules.fire_functions` and are re-exported here. It needs NumPy only; it
-is exported by :mod:`xplique_ext.metrics`.
+rules). This module holds the formulas, vectorised (:func:`fire_score`, :func:`qs_score`,
+Eq. 10 and 12, the isolines) and the metric classes built on them. It needs NumPy only;
+its public home is :mod:`xplique_ext.metrics`, and the rule metrics
+(:mod:`~xplique_ext.rules.scoring`, :mod:`~xplique_ext.rules.plots`) use it.
+
+Every function validates its inputs: a boolean, a string or a complex number where a
+number is expected is a :class:`TypeError`, a value outside the domain of Eq. 1 or arrays
+that do not broadcast together a :class:`ValueError`, each naming the parameter. A result
+that overflows float64 (losses near 1e308, or ``r / psi`` beyond it) is NaN with an
+:class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`, never ``inf`` or ``0 * inf``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
 from ..commons.metric import BaseMetric
 from ..commons.params import validate_params
-from .fire_functions import (
-    FIRE_EXPONENT,
-    ArrayLike,
-    check_psi,
-    fire_compensation_alpha,
-    fire_equilibrium_alpha,
-    fire_isoline,
-    fire_score,
-    qs_score,
-)
-from .validation import PSI
+from ..commons.warnings import UndefinedScoreWarning, warn
+from .validation import PSI, REAL_ARRAY, broadcast_shape
 
 __all__ = [
-    "FiRe",
-    "QsScore",
-    "fire_score",
-    "qs_score",
-    "fire_equilibrium_alpha",
-    "fire_compensation_alpha",
-    "fire_isoline",
-    "FIRE_EXPONENT",
+    "FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
+    "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT",
 ]
+
+#: The exponent of the readability term of Eq. 2.
+FIRE_EXPONENT = 0.05
+
+ArrayLike = Union[float, np.ndarray, Any]
+_LOSSES = {"predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY]}
+
+
+def _check_domain(array: np.ndarray, name: str, low: float, what: str, high=np.inf) -> None:
+    bad = ~np.isfinite(array) | (array < low) | (array > high)
+    if np.any(bad):
+        first = array[bad].ravel()[0] if array.ndim else float(array)
+        detail = f" ({int(np.count_nonzero(bad))} of {array.size} values)" if array.ndim else ""
+        raise ValueError(f"`{name}` must be {what}, got {first}{detail}")
+
+
+def _losses(p: np.ndarray, r: np.ndarray, **others: np.ndarray) -> None:
+    """Check that the losses (and ``others``) broadcast together and lie in Eq. 1's domain."""
+    broadcast_shape(predictive_loss=p, readability_loss=r, **others)
+    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0 (Eq. 1)")
+    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
+
+
+def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[float, np.ndarray]:
+    """NaN, with one warning, where a finite-domain formula overflowed float64; a float
+    when every input is a scalar."""
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        warn(
+            f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
+            "the inputs are too large to be scored and the scores are set to NaN",
+            UndefinedScoreWarning,
+        )
+        values = np.where(bad, np.nan, values)
+    return float(values) if all(np.ndim(x) == 0 for x in inputs) else values
+
+
+@validate_params({"psi": [PSI], **_LOSSES})
+def fire_score(
+    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
+) -> Union[float, np.ndarray]:
+    """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
+
+    Parameters
+    ----------
+    psi
+        Fidelity/readability trade-off, > 0.
+    predictive_loss
+        ``p`` >= 0 (scalar or array).
+    readability_loss
+        ``r`` >= 1 (scalar or array, broadcast with ``p``).
+
+    Returns
+    -------
+    float or np.ndarray
+        A float for scalar inputs, else the broadcast array; >= 0, or NaN (with an
+        :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`) where the score
+        overflows float64.
+
+    Examples
+    --------
+    >>> round(fire_score(1.0, 5.0, 4), 1), round(fire_score(1.0, 12.0, 6), 1)
+    (21.4, 78.7)
+    """
+    p, r = predictive_loss, readability_loss
+    _losses(p, r)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = p * np.ceil(r / psi) * r**FIRE_EXPONENT
+    # p = 0 gives 0 whatever r, unless r / psi itself overflowed (0 * inf)
+    return _finite_or_nan(values, "FiRe", p, r)
+
+
+@validate_params({**_LOSSES, "coverage": [REAL_ARRAY]})
+def qs_score(
+    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
+) -> Union[float, np.ndarray]:
+    """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
+
+    Parameters
+    ----------
+    predictive_loss
+        ``p`` >= 0 (scalar or array).
+    readability_loss
+        ``r`` >= 1 (scalar or array).
+    coverage
+        In [0, 1] (scalar or array); the three broadcast together.
+
+    Returns
+    -------
+    float or np.ndarray
+        >= 0, or NaN with an :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`
+        where it overflows float64.
+
+    Examples
+    --------
+    >>> round(qs_score(0.02, 6, 0.43), 2)
+    0.19
+    """
+    p, r, c = predictive_loss, readability_loss, coverage
+    _losses(p, r, coverage=c)
+    _check_domain(c, "coverage", 0.0, "in [0, 1]", high=1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = p * (2.0 - c) * r
+    return _finite_or_nan(values, "Qs", p, r, c)
+
+
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
+def fire_equilibrium_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
+    """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
+
+    ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
+
+    .. math:: \\alpha = \\frac{\\lceil r/\\psi \\rceil}{\\lceil \\beta r/\\psi \\rceil \\beta^{0.05}}
+
+    ``beta > 1`` (more rules) gives ``alpha < 1``, and conversely. ``beta * r`` must stay
+    in FiRe's domain (>= 1).
+
+    Examples
+    --------
+    >>> round(fire_equilibrium_alpha(2.0, 4, psi=2.0), 3)   # 4 -> 8 rules at psi = 2
+    0.483
+    """
+    b, r = beta, readability_loss
+    broadcast_shape(beta=b, readability_loss=r)
+    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
+    _check_domain(b, "beta", np.nextafter(0.0, 1.0), "a finite number > 0 (Eq. 1)")
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = b * r
+        _check_domain(scaled, "beta * readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
+        numerator = np.ceil(r / psi)
+        denominator = np.ceil(scaled / psi) * b**FIRE_EXPONENT
+        alpha = np.where(np.isfinite(numerator) & np.isfinite(denominator),
+                         numerator / denominator, np.inf)
+    return _finite_or_nan(alpha, "the equilibrium alpha (Eq. 10)", b, r)
+
+
+@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
+def fire_compensation_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
+    """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
+
+    ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
+
+    .. math:: \\alpha = \\frac{\\lceil \\beta r/\\psi \\rceil \\beta^{0.05}}{\\lceil r/\\psi \\rceil}
+
+    (the reciprocal of Eq. 10): ``alpha`` and ``beta`` are both < 1, = 1 or > 1.
+
+    Examples
+    --------
+    >>> round(fire_compensation_alpha(2.0, 4, psi=2.0), 3)
+    2.071
+    """
+    return 1.0 / fire_equilibrium_alpha(beta, readability_loss, psi)
+
+
+@validate_params({"psi": [PSI], **_LOSSES, "readability_grid": [REAL_ARRAY]})
+def fire_isoline(
+    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
+) -> np.ndarray:
+    """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
+    the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
+
+    Examples
+    --------
+    >>> fire_isoline(1.0, 40.0, 1, [2, 4, 6, 8]).round(1)   # Fig. 3
+    array([19.3,  9.3,  6.1,  4.5])
+    """
+    level = fire_score(psi, predictive_loss, readability_loss)
+    grid = readability_grid
+    _check_domain(grid, "readability_grid", 1.0, "a finite number >= 1 (Eq. 1)")
+    if np.ndim(level):  # arrays of (p, r) have no single isoline
+        raise TypeError("`predictive_loss` and `readability_loss` must be numbers (one point), "
+                        f"got arrays of shape {np.shape(level)}")
+    if np.isnan(level):  # the overflow of the level was reported
+        return np.full(grid.shape, np.nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        denominator = np.ceil(grid / psi) * grid**FIRE_EXPONENT
+        values = np.where(np.isfinite(denominator), level / denominator, np.inf)
+    return np.asarray(_finite_or_nan(values, "the isoline", grid), dtype=np.float64)
 
 
 def _per_sample(values: Any, what: str) -> np.ndarray:
@@ -94,7 +268,7 @@ class FiRe(BaseMetric):
 
     @validate_params({"psi": [PSI]})
     def __init__(self, psi: float = 1.0) -> None:
-        self.psi = check_psi(psi)
+        self.psi = psi
 
     def detailed_evaluate(
         self, predictive_loss: ArrayLike, readability_loss: ArrayLike
@@ -133,19 +307,6 @@ class FiRe(BaseMetric):
         return pd.DataFrame(
             {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
         )
-
-    def isoline(
-        self, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
-    ) -> np.ndarray:
-        """Predictive losses that give the same score as ``(p, r)`` at each ``r`` of the grid
-        (the isolines of Fig. 3 and 5); see :func:`fire_isoline`."""
-        return fire_isoline(self.psi, predictive_loss, readability_loss, readability_grid)
-
-    def score_rules(self, rules, data, reference=None, **kwargs):
-        """Score a rule set with this psi; see :func:`xplique_ext.rules.score_rules`."""
-        from .scoring import score_rules
-
-        return score_rules(rules, data, reference, psi=self.psi, **kwargs)
 
 
 class QsScore(BaseMetric):

@@ -10,14 +10,16 @@ learnt model. Scikit-learn trees: :func:`~xplique_ext.rules.tree_to_rules`.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
+from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
-from .trees import _label
+from .trees import _names, _number
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
@@ -27,7 +29,7 @@ _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
                   None]
 
 
-def _import(module: str, extra: str = "rulelearners"):
+def _import(module: str):
     import importlib
 
     try:
@@ -35,35 +37,22 @@ def _import(module: str, extra: str = "rulelearners"):
     except ImportError as err:
         raise ImportError(
             f"this adapter needs the package {module!r}: pip install "
-            f"\"xplique_ext[{extra}]\" (or pip install {module})"
+            f"\"xplique_ext[rulelearners]\" (or pip install {module})"
         ) from err
+
+
+def _check_model(model, module, kinds: Sequence[str], described: str) -> None:
+    """TypeError unless ``model`` is one of the classes ``kinds`` of ``module``."""
+    classes = tuple(k for k in (getattr(module, kind, None) for kind in kinds) if k)
+    if not isinstance(model, classes):
+        raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
 
 
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
     """Map the learner's feature identifiers to attribute names (``feature_names`` in
     the learner's training column order, or the identifiers as text)."""
     trained = list(trained)
-    if feature_names is None:
-        names = [str(f) for f in trained]
-    else:
-        if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
-            raise TypeError(
-                "`feature_names` must be a sequence of names, got "
-                f"{type(feature_names).__name__}"
-            )
-        names = [str(f) for f in feature_names]
-        if len(names) != len(trained):
-            raise ValueError(
-                f"`feature_names` must have {len(trained)} names (the learner was trained "
-                f"on {len(trained)} features), got {len(names)}"
-            )
-    if len(set(names)) != len(names):
-        raise ValueError(f"`feature_names` must be distinct, got {names}")
-    return dict(zip(trained, names))
-
-
-def _number_text(value: float) -> str:
-    return repr(float(value))
+    return dict(zip(trained, _names(feature_names, [str(f) for f in trained], "feature_names")))
 
 
 # ------------------------------------------------------------------------ wittgenstein
@@ -72,19 +61,55 @@ def _interval_conditions(attribute: str, text: str) -> Optional[List[Condition]]
     ``x > a``, ``a - b`` is ``a < x <= b`` (the right-closed intervals its pandas binning
     cuts with); None when ``text`` is not a bin label."""
     text = text.strip()
+    parts = text.split(" - ")
     try:
-        if text.startswith("<"):
-            return [Condition(attribute, "<=", _number_text(float(text[1:])))]
-        if text.startswith(">"):
-            return [Condition(attribute, ">", _number_text(float(text[1:])))]
-        parts = text.split(" - ")
+        if text.startswith(("<", ">")):
+            operator = "<=" if text[0] == "<" else ">"
+            return [Condition(attribute, operator, _number(float(text[1:]), None))]
         if len(parts) == 2:
-            low, high = float(parts[0]), float(parts[1])
-            return [Condition(attribute, ">", _number_text(low)),
-                    Condition(attribute, "<=", _number_text(high))]
+            return [Condition(attribute, ">", _number(float(parts[0]), None)),
+                    Condition(attribute, "<=", _number(float(parts[1]), None))]
     except ValueError:
         return None
     return None
+
+
+def _negative_class(positive: Any, negative_class: Any) -> str:
+    """The DEFAULT head of a RIPPER rule set: ``negative_class``, or the opposite of a
+    ``True`` / ``1`` positive class."""
+    if isinstance(negative_class, (float, np.floating)) and np.isnan(negative_class):
+        raise ValueError("`negative_class` must be a class label (str, number or bool) that "
+                         "examples can hold, got nan")
+    if negative_class is None:
+        if isinstance(positive, (bool, np.bool_)):
+            negative_class = not bool(positive)
+        elif isinstance(positive, numbers.Real) and float(positive) == 1.0:
+            negative_class = 0
+        else:
+            raise ValueError(
+                f"`negative_class` is required: RIPPER predicts pos_class={positive!r} or not, "
+                "name the label of the other examples"
+            )
+    if label_text(negative_class) == label_text(positive):
+        raise ValueError(f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
+                         f"positive class {label_text(positive)!r}")
+    return label_text(negative_class)
+
+
+def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
+    """The conditions of one wittgenstein test ``cond`` (of ``rule``) on ``attribute``."""
+    value = cond.val
+    if isinstance(value, str) and value in bins.get(cond.feature, ()):
+        interval = _interval_conditions(attribute, value)
+        if interval is None:
+            raise ValueError(f"cannot read wittgenstein's bin {value!r} of feature "
+                             f"{cond.feature!r} as an interval")
+        return interval
+    if isinstance(value, (bool, np.bool_)):
+        return [Condition(attribute, "=", str(bool(value)))]
+    if isinstance(value, numbers.Real) and not math.isfinite(float(value)):
+        raise ValueError(f"rule {rule} tests a non-finite value of {attribute!r}")
+    return [Condition(attribute, "=", label_text(value))]
 
 
 @validate_params({
@@ -152,75 +177,29 @@ def ripper_to_rules(
     'no'
     """
     lw = _import("wittgenstein")
-    base = getattr(lw, "abstract_ruleset_classifier", None)
-    kinds = tuple(k for k in (getattr(lw, "RIPPER", None), getattr(lw, "IREP", None),
-                              getattr(base, "AbstractRulesetClassifier", None)) if k)
-    if not isinstance(model, kinds):
-        raise TypeError(
-            "`model` must be a fitted wittgenstein RIPPER or IREP classifier, got "
-            f"{type(model).__name__}"
-        )
-    ruleset = getattr(model, "ruleset_", None)
-    if ruleset is None or not hasattr(model, "trainset_features_"):
+    _check_model(model, lw, ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
+    if getattr(model, "ruleset_", None) is None or not hasattr(model, "trainset_features_"):
         raise ValueError("`model` is not fitted: call its fit method first")
-    pos = model.pos_class
-    if negative_class is None:
-        if isinstance(pos, (bool, np.bool_)):
-            negative_class = not bool(pos)
-        elif isinstance(pos, (int, np.integer, float, np.floating)) and float(pos) == 1.0:
-            negative_class = 0
-        else:
-            raise ValueError(
-                f"`negative_class` is required: RIPPER predicts pos_class={pos!r} or not, "
-                "name the label of the other examples"
-            )
-    positive, negative = _label(pos), _label(negative_class)
-    if positive == negative:
-        raise ValueError(
-            f"`negative_class` ({negative!r}) must differ from the positive class {positive!r}"
-        )
+    positive = label_text(model.pos_class)
+    negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
-    bins = {}
     transformer = getattr(model, "bin_transformer_", None)
-    if transformer is not None and getattr(transformer, "bins_", None):
-        bins = {feature: set(labels) for feature, labels in transformer.bins_.items()}
-
+    bins = {feature: set(labels) for feature, labels in
+            (getattr(transformer, "bins_", None) or {}).items()}
     rules: List[Rule] = []
-    for rule in ruleset.rules:
-        conditions: List[Condition] = []
-        for cond in rule.conds:
-            if cond.feature not in rename:
-                raise ValueError(
-                    f"rule {rule} tests {cond.feature!r}, which is not among the learner's "
-                    f"training features {list(rename)}"
-                )
-            attribute = rename[cond.feature]
-            value = cond.val
-            interval = None
-            if isinstance(value, str) and value in bins.get(cond.feature, ()):
-                interval = _interval_conditions(attribute, value)
-                if interval is None:
-                    raise ValueError(
-                        f"cannot read wittgenstein's bin {value!r} of feature "
-                        f"{cond.feature!r} as an interval"
-                    )
-            if interval is not None:
-                conditions.extend(interval)
-            elif isinstance(value, (bool, np.bool_)):
-                conditions.append(Condition(attribute, "=", str(bool(value))))
-            elif isinstance(value, (int, np.integer, float, np.floating)):
-                if not math.isfinite(float(value)):
-                    raise ValueError(f"rule {rule} tests a non-finite value of {attribute!r}")
-                conditions.append(Condition(attribute, "=", _label(value)))
-            else:
-                conditions.append(Condition(attribute, "=", str(value)))
-        rid = f"R{len(rules) + 1:04d}"
+    default = negative
+    for rule in model.ruleset_.rules:
+        unknown = [c.feature for c in rule.conds if c.feature not in rename]
+        if unknown:
+            raise ValueError(f"rule {rule} tests {unknown[0]!r}, which is not among the "
+                             f"learner's training features {list(rename)}")
+        conditions = [condition for c in rule.conds
+                      for condition in _ripper_conditions(rule, c, rename[c.feature], bins)]
         if not conditions:  # an empty rule covers everything: all examples are positive
-            rules.append(Rule(rid, (), positive, is_default=True))
+            default = positive
             break
-        rules.append(Rule(rid, (tuple(conditions),), positive))
-    if not rules or not rules[-1].is_default:
-        rules.append(Rule(f"R{len(rules) + 1:04d}", (), negative, is_default=True))
+        rules.append(Rule(f"R{len(rules) + 1:04d}", (tuple(conditions),), positive))
+    rules.append(Rule(f"R{len(rules) + 1:04d}", (), default, is_default=True))
     kind = type(model).__name__
     return RuleSet(rules, PBMHeader(inducer=f"wittgenstein {kind}"), file=f"<{kind}>")
 
@@ -275,17 +254,12 @@ def rule_list_to_rules(
     'a'
     """
     imodels = _import("imodels")
-    kinds = tuple(k for k in (getattr(imodels, "GreedyRuleListClassifier", None),
-                              getattr(imodels, "OneRClassifier", None)) if k)
-    if not isinstance(model, kinds):
-        raise TypeError(
-            "`model` must be a fitted imodels GreedyRuleListClassifier or OneRClassifier, "
-            f"got {type(model).__name__}"
-        )
+    _check_model(model, imodels, ("GreedyRuleListClassifier", "OneRClassifier"),
+                 "imodels GreedyRuleListClassifier or OneRClassifier")
     steps = getattr(model, "rules_", None)
     if not steps or not hasattr(model, "classes_"):
         raise ValueError("`model` is not fitted: call its fit method first")
-    classes = [_label(c) for c in model.classes_]
+    classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
         raise ValueError(
             f"`model` must be a binary classifier, got {len(classes)} classes {classes}"
@@ -298,11 +272,7 @@ def rule_list_to_rules(
         return classes[int(np.argmax([1.0 - probability, probability]))]
 
     rules: List[Rule] = []
-    for k, step in enumerate(steps):
-        rid = f"R{k + 1:04d}"
-        if k == len(steps) - 1:  # imodels reads the last entry as the final leaf
-            rules.append(Rule(rid, (), head(float(step["val"])), is_default=True))
-            break
+    for k, step in enumerate(steps[:-1]):
         column = str(step["col"])
         if column not in rename:
             raise ValueError(
@@ -310,7 +280,9 @@ def rule_list_to_rules(
                 f"model's features {trained}"
             )
         operator = "<" if step["flip"] else ">="
-        condition = Condition(rename[column], operator, _number_text(step["cutoff"]))
-        rules.append(Rule(rid, ((condition,),), head(float(step["val_right"]))))
+        condition = Condition(rename[column], operator, _number(step["cutoff"], None))
+        rules.append(Rule(f"R{k + 1:04d}", ((condition,),), head(float(step["val_right"]))))
+    # imodels reads the last entry as the final leaf
+    rules.append(Rule(f"R{len(steps):04d}", (), head(float(steps[-1]["val"])), is_default=True))
     kind = type(model).__name__
     return RuleSet(rules, PBMHeader(inducer=f"imodels {kind}"), file=f"<{kind}>")

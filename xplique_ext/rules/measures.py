@@ -12,7 +12,7 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import Interval, validate_params
+from ..commons.params import Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import REAL_ARRAY, broadcast_shape
 
@@ -20,46 +20,19 @@ __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
 #: Names of the measures returned by :func:`rule_measures`, in order.
 MEASURES = (
-    "Acc",
-    "Err",
-    "NegRel",
-    "Sens",
-    "Spec",
-    "Cov",
-    "Sup",
-    "Nov",
-    "Sat",
-    "RAcc",
-    "RNegRel",
-    "RSens",
-    "RSpec",
-    "WRAcc",
-    "WRNegRel",
-    "WRSens",
-    "WRSpec",
-    "Laplace",
-    "Lift",
-    "Chi2",
-    "Chi2_p",
+    "Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
+    "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
+    "Laplace", "Lift", "Chi2", "Chi2_p",
 )
 
 ZeroDivision = Union[str, float]
+#: What an undefined measure becomes: ``"warn"`` (NaN and a warning), ``"nan"`` or a number.
+ZERO_DIVISION = [Options(["warn", "nan"]), Interval(numbers.Real, None, None)]
 
 
 def check_zero_division(zero_division: ZeroDivision) -> ZeroDivision:
     """Validate a ``zero_division`` policy: ``"warn"``, ``"nan"`` or a real number."""
-    if isinstance(zero_division, str):
-        if zero_division not in ("warn", "nan"):
-            raise ValueError(
-                f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r}"
-            )
-        return zero_division
-    if isinstance(zero_division, (bool, np.bool_)) or not isinstance(zero_division, numbers.Real):
-        raise TypeError(
-            f"`zero_division` must be 'warn', 'nan' or a number, got {zero_division!r} "
-            f"({type(zero_division).__name__})"
-        )
-    return float(zero_division)
+    return check_param(zero_division, "zero_division", ZERO_DIVISION)
 
 
 def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
@@ -110,8 +83,8 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
 _CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [REAL_ARRAY])
 
 
-@validate_params(  # zero_division: 'warn', 'nan' or a number, by check_zero_division
-    {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": "no_validation"}
+@validate_params(
+    {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": ZERO_DIVISION}
 )
 def rule_measures(
     bh,
@@ -185,28 +158,24 @@ def rule_measures(
     >>> round(float(m["Acc"]), 3), round(float(m["Spec"]), 3), round(float(m["Nov"]), 3)
     (0.75, 0.833, 0.083)
     """
-    zero_division = check_zero_division(zero_division)
     arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
     for name, cell in arrays.items():
         if not np.all(np.isfinite(cell)) or np.any(cell < 0):
             raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
-    cells = np.broadcast_arrays(*arrays.values())
-    bh, bhbar, bbarh, bbarhbar = cells
-    out, undefined = _formulas(bh, bhbar, bbarh, bbarhbar, n_classes)
-    counts = {name: int(np.count_nonzero(mask)) for name, mask in undefined.items() if np.any(mask)}
-    if counts:
-        if zero_division == "warn":
-            listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-            warn(
-                "some rule measures are undefined (a zero denominator: a rule that covers no "
-                f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-                "`zero_division` to choose another value.",
-                UndefinedScoreWarning,
-            )
-        elif zero_division != "nan":
-            for name, mask in undefined.items():
-                out[name] = np.where(mask, zero_division, out[name])
+    out, undefined = _formulas(*np.broadcast_arrays(*arrays.values()), n_classes)
+    counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
+              if np.any(undefined[name])}
+    if counts and zero_division == "warn":
+        listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
+        warn(
+            "some rule measures are undefined (a zero denominator: a rule that covers no "
+            f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+            "`zero_division` to choose another value.",
+            UndefinedScoreWarning,
+        )
+    elif counts and zero_division != "nan":
+        out = {name: np.where(undefined[name], zero_division, out[name]) for name in out}
     return {name: out[name] for name in MEASURES}
 
 
@@ -214,66 +183,38 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     """Eq. 1-19 and the extra measures of the report, vectorised, and where each is
     undefined (a zero denominator)."""
     n = bh + bhbar + bbarh + bbarhbar
-    b = bh + bhbar
-    bbar = bbarh + bbarhbar
-    h = bh + bbarh
-    hbar = bhbar + bbarhbar
+    b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
+    empty = n == 0
     undefined: Dict[str, np.ndarray] = {}
+    out: Dict[str, np.ndarray] = {}
+
+    def ratio(name, num, den):
+        undefined[name] = den == 0
+        out[name] = np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
+
+    def weighted(name, weight, relative, expanded):  # 0 where the weight is 0 (the limit)
+        undefined[name] = empty
+        out[name] = np.where(empty, np.nan, np.where(weight > 0, weight * relative, expanded))
 
     with np.errstate(divide="ignore", invalid="ignore"):
-
-        def ratio(num, den, name):
-            undefined[name] = den == 0
-            return np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
-
-        f_n = np.where(n == 0, 1.0, n)
-        f_bh, f_bhbar = bh / f_n, bhbar / f_n
-        f_bbarhbar = bbarhbar / f_n
+        f_n = np.where(empty, 1.0, n)
+        f_bh, f_bhbar, f_bbarhbar = bh / f_n, bhbar / f_n, bbarhbar / f_n
         f_b, f_bbar, f_h, f_hbar = b / f_n, bbar / f_n, h / f_n, hbar / f_n
-        empty = n == 0
-        out: Dict[str, np.ndarray] = {}
-        out["Acc"] = ratio(bh, b, "Acc")
-        out["Err"] = ratio(bhbar, b, "Err")
-        out["NegRel"] = ratio(bbarhbar, bbar, "NegRel")
-        out["Sens"] = ratio(bh, h, "Sens")
-        out["Spec"] = ratio(bbarhbar, hbar, "Spec")
-        out["Cov"] = np.where(empty, np.nan, f_b)
-        out["Sup"] = np.where(empty, np.nan, f_bh)
-        out["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b)
-        out["Sat"] = np.where(
-            (b == 0) | (hbar == 0),
-            np.nan,
-            (f_hbar - f_bhbar / np.where(f_b == 0, 1, f_b)) / np.where(f_hbar == 0, 1, f_hbar),
-        )
-        undefined["Sat"] = (b == 0) | (hbar == 0)
-        undefined["Cov"] = undefined["Sup"] = undefined["Nov"] = empty
-        out["RAcc"] = out["Acc"] - f_h
-        out["RNegRel"] = out["NegRel"] - f_hbar
-        out["RSens"] = out["Sens"] - f_b
-        out["RSpec"] = out["Spec"] - f_bbar
-        for name, base in (
-            ("RAcc", "Acc"),
-            ("RNegRel", "NegRel"),
-            ("RSens", "Sens"),
-            ("RSpec", "Spec"),
-        ):
-            undefined[name] = undefined[base]
-
-        def weighted(weight, relative, expanded):
-            value = np.where(weight > 0, weight * relative, expanded)
-            return np.where(empty, np.nan, value)
-
-        out["WRAcc"] = weighted(f_b, out["RAcc"], f_bh - f_b * f_h)
-        out["WRNegRel"] = weighted(f_bbar, out["RNegRel"], f_bbarhbar - f_bbar * f_hbar)
-        out["WRSens"] = weighted(f_h, out["RSens"], f_bh - f_h * f_b)
-        out["WRSpec"] = weighted(f_hbar, out["RSpec"], f_bbarhbar - f_hbar * f_bbar)
-        for name in ("WRAcc", "WRNegRel", "WRSens", "WRSpec"):
-            undefined[name] = empty
-        out["Laplace"] = (bh + 1.0) / (b + n_classes)
-        undefined["Laplace"] = np.zeros(n.shape, dtype=bool)
-        lift_den = b * h
-        out["Lift"] = np.where(lift_den == 0, np.nan, bh * n / np.where(lift_den == 0, 1, lift_den))
-        undefined["Lift"] = lift_den == 0
+        for name, num, den in (("Acc", bh, b), ("Err", bhbar, b), ("NegRel", bbarhbar, bbar),
+                               ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n),
+                               ("Sup", bh, n), ("Lift", bh * n, b * h)):
+            ratio(name, num, den)
+        out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
+        no_sat = (b == 0) | (hbar == 0)
+        ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))
+        for name, base, chance in (("RAcc", "Acc", f_h), ("RNegRel", "NegRel", f_hbar),
+                                   ("RSens", "Sens", f_b), ("RSpec", "Spec", f_bbar)):
+            out[name], undefined[name] = out[base] - chance, undefined[base]
+        weighted("WRAcc", f_b, out["RAcc"], f_bh - f_b * f_h)
+        weighted("WRNegRel", f_bbar, out["RNegRel"], f_bbarhbar - f_bbar * f_hbar)
+        weighted("WRSens", f_h, out["RSens"], f_bh - f_h * f_b)
+        weighted("WRSpec", f_hbar, out["RSpec"], f_bbarhbar - f_hbar * f_bbar)
+        out["Laplace"], undefined["Laplace"] = (bh + 1.0) / (b + n_classes), np.zeros(n.shape, bool)
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = (b * bbar * h * hbar) == 0
     return out, undefined

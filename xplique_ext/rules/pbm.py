@@ -30,6 +30,7 @@ that Figure 12 shows for R0001). Both forms are read and written.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -37,24 +38,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import STRING, Boolean, InstanceOf, Interval, Options, validate_params
-from ..commons.validation import check_int
+from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from .checking import check_rules
 from .errors import RuleParseError
 from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
-from .validation import PATH, TEXT
 
 __all__ = [
-    "Condition",
-    "Rule",
-    "RuleSet",
-    "PBMHeader",
-    "read_rules",
-    "parse_rules",
-    "write_rules",
-    "OPERATORS",
-    "EVALUATION_MODES",
+    "Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
+    "OPERATORS", "EVALUATION_MODES",
 ]
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
@@ -68,6 +60,12 @@ EVALUATION_MODES = {
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_LINE = [Interval(numbers.Integral, 0, None), None]
+_PRECISION = [Interval(numbers.Integral, 0, None)]
+
+
+def _quote(text: str) -> str:
+    return quote(text, word=PBM_WORD, reserved=_KEYWORDS, reserved_any_case=("in", "x"))
 
 
 @dataclass(frozen=True)
@@ -106,32 +104,25 @@ class Condition:
         return self.attribute is None
 
     def to_string(self) -> str:
-        if self.is_linear:
-            parts = []
-            for k, (coefficient, attribute) in enumerate(self.terms):
-                prefix = "" if k == 0 else " + "
-                parts.append(f"{prefix}{coefficient} x {_quote(attribute)}")
-            left = "".join(parts)
-        else:
-            left = _quote(self.attribute)
-        if self.operator == "in":
-            right = "{" + ", ".join(_quote(v) for v in self.value) + "}"
-        else:
-            right = _quote(self.value)
+        left = (" + ".join(f"{c} x {_quote(a)}" for c, a in self.terms) if self.is_linear
+                else _quote(self.attribute))
+        right = ("{" + ", ".join(map(_quote, self.value)) + "}" if self.operator == "in"
+                 else _quote(self.value))
         return f"{left} {self.operator} {right}"
 
     def __str__(self) -> str:
         return self.to_string()
 
 
-_LINE = [Interval(numbers.Integral, 0, None), None]
 Condition.__init__ = validate_params({
-    "attribute": [STRING, None],
-    "operator": [Options(OPERATORS)],
+    "attribute": [STRING, None], "operator": [Options(OPERATORS)], "line": _LINE,
     "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
     "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
-    "line": _LINE,
 })(Condition.__init__)
+
+
+def _frequencies_text(values, precision: int) -> str:
+    return "[" + "".join(f"{float(v):.{precision}f}," for v in values[:4]) + f"{int(values[4])}]"
 
 
 @dataclass(frozen=True)
@@ -174,37 +165,28 @@ class Rule:
         """Attributes the body tests, in order of first use."""
         return tuple(dict.fromkeys(a for c in self.conditions for a in c.attributes))
 
+    @validate_params({"known": "no_validation", "unknown": "no_validation",
+                      "precision": _PRECISION})
     def to_string(self, known=None, unknown=None, precision: int = 3) -> str:
         """The rule as PBM text; ``known``/``unknown`` frequencies are appended when given."""
-        precision = check_int(precision, "precision", minimum=0)
         if self.is_default:
             text = f"{self.id}  DEFAULT CLASS = {_quote(self.head)}"
         else:
-            lines = []
-            for j, conjunction in enumerate(self.body):
-                for k, condition in enumerate(conjunction):
-                    keyword = "IF" if (j, k) == (0, 0) else ("OR" if k == 0 else "AND")
-                    if (j, k) == (0, 0):
-                        lines.append(f"{self.id}  IF {condition.to_string()}")
-                    else:
-                        lines.append(f"{' ' * 8}{keyword} {condition.to_string()}")
-            lines.append(f"{' ' * 8}THEN CLASS = {_quote(self.head)}")
-            text = "\n".join(lines)
+            tests = [(k, c) for conjunction in self.body for k, c in enumerate(conjunction)]
+            lines = [f"{self.id}  IF {c}" if n == 0 else f"{' ' * 8}{'OR' if k == 0 else 'AND'} {c}"
+                     for n, (k, c) in enumerate(tests)]
+            text = "\n".join(lines + [f"{' ' * 8}THEN CLASS = {_quote(self.head)}"])
         if known is not None:
-            text += "  " + _format_frequencies(known, precision)
+            text += "  " + _frequencies_text(known, precision)
             if unknown is not None:
-                text += " ?" + _format_frequencies(unknown, precision)
+                text += " ?" + _frequencies_text(unknown, precision)
         return text
 
 
 _FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, f_b̄h, n)"), None]
 Rule.__init__ = validate_params({
-    "id": [STRING],
-    "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
-    "head": [STRING],
-    "is_default": [Boolean()],
-    "known": _FREQUENCIES,
-    "unknown": _FREQUENCIES,
+    "id": [STRING], "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
+    "head": [STRING], "is_default": [Boolean()], "known": _FREQUENCIES, "unknown": _FREQUENCIES,
     "line": _LINE,
 })(Rule.__init__)
 
@@ -220,6 +202,30 @@ class PBMHeader:
     evaluated_as: Optional[str] = None
     names_file: Optional[str] = None
     data_file: Optional[str] = None
+
+    def lines(self) -> List[str]:
+        """The header as PBM text lines (a conversor line written when none was read)."""
+        conversor = self.conversor
+        if conversor is None:
+            from .. import __version__
+
+            conversor = f"Standard Rules Conversor xplique_ext-{__version__}"
+        out = [conversor]
+        if self.inducer is not None or self.input_file is not None:
+            inducer = f"Inducer: {self.inducer or ''}"
+            out.append(inducer if self.input_file is None
+                       else f"{inducer.ljust(30)} Input File: {self.input_file}")
+        if self.date is not None:
+            out.append(f"Date: {self.date}")
+        files = [f"{what} File: {name}" for what, name in
+                 (("Names", self.names_file), ("Data", self.data_file)) if name is not None]
+        if self.evaluated_as is not None or files:
+            out.append("")
+            if self.evaluated_as is not None:
+                out.append(f"Rules Evaluated as {self.evaluated_as}")
+            if files:
+                out.append("   ".join(files))
+        return out
 
 
 PBMHeader.__init__ = validate_params(
@@ -249,17 +255,10 @@ class RuleSet:
     (1, 'dont_go', ('windy',))
     """
 
-    @validate_params({
-        "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
-        "header": [InstanceOf(PBMHeader), None],
-        "file": [STRING, None],
-    })
-    def __init__(
-        self,
-        rules: Sequence[Rule],
-        header: Optional[PBMHeader] = None,
-        file: Optional[str] = None,
-    ) -> None:
+    @validate_params({"rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
+                      "header": [InstanceOf(PBMHeader), None], "file": [STRING, None]})
+    def __init__(self, rules: Sequence[Rule], header: Optional[PBMHeader] = None,
+                 file: Optional[str] = None) -> None:
         rules = list(rules)
         self.file = file
         self.header = header if header is not None else PBMHeader()
@@ -267,18 +266,12 @@ class RuleSet:
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
                 raise TypeError(f"`rules` must hold Rule objects, got {type(rule).__name__}")
-            if rule.id in seen:
-                raise RuleParseError(
-                    f"rule id {rule.id} is used twice", file=file, line=rule.line, text=rule.id
-                )
+            fault = (f"rule id {rule.id} is used twice" if rule.id in seen
+                     else "the DEFAULT rule must be the last rule"
+                     if rule.is_default and k != len(rules) - 1 else None)
+            if fault:
+                raise RuleParseError(fault, file=file, line=rule.line, text=rule.id)
             seen.add(rule.id)
-            if rule.is_default and k != len(rules) - 1:
-                raise RuleParseError(
-                    "the DEFAULT rule must be the last rule",
-                    file=file,
-                    line=rule.line,
-                    text=rule.id,
-                )
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
         self.rules: Tuple[Rule, ...] = tuple(rules)
 
@@ -320,7 +313,6 @@ class RuleSet:
         """Number of rules, counting the DEFAULT rule or not."""
         return len(self.rules) + int(count_default and self.default is not None)
 
-    # -- checking -------------------------------------------------------------------------
     def validate(self, names: Names) -> None:
         """Check the rules against ``.names`` declarations; nothing is evaluated otherwise.
 
@@ -335,16 +327,12 @@ class RuleSet:
         """
         check_rules(self, names)
 
-    # -- writing --------------------------------------------------------------------------
-    def to_string(
-        self,
-        evaluation=None,
-        *,
-        names_file: Optional[str] = None,
-        data_file: Optional[str] = None,
-        precision: int = 3,
-        header: Optional[PBMHeader] = None,
-    ) -> str:
+    @validate_params({"evaluation": "no_validation", "names_file": [STRING, None],
+                      "data_file": [STRING, None], "precision": _PRECISION,
+                      "header": [InstanceOf(PBMHeader), None]})
+    def to_string(self, evaluation=None, *, names_file: Optional[str] = None,
+                  data_file: Optional[str] = None, precision: int = 3,
+                  header: Optional[PBMHeader] = None) -> str:
         """PBM text; the extended format (Fig. 8) when ``evaluation`` is given.
 
         Parameters
@@ -359,62 +347,26 @@ class RuleSet:
         header
             Override the header (default: the one read, or a minimal one).
         """
-        precision = check_int(precision, "precision", minimum=0)
         header = header if header is not None else self.header
-        out = []
-        conversor = header.conversor
-        if conversor is None:
-            from .. import __version__
-
-            conversor = f"Standard Rules Conversor xplique_ext-{__version__}"
-        out.append(conversor)
-        if header.inducer is not None or header.input_file is not None:
-            left = f"Inducer: {header.inducer or ''}"
-            line = left
-            if header.input_file is not None:
-                line = f"{left.ljust(30)} Input File: {header.input_file}"
-            out.append(line)
-        if header.date is not None:
-            out.append(f"Date: {header.date}")
-        known = unknown = None
-        mode = header.evaluated_as
+        frequencies = [(rule.known, rule.unknown) for rule in self.rules]
+        changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
             if len(evaluation.rules) != len(self.rules):
                 raise ValueError(
                     f"`evaluation` holds {len(evaluation.rules)} rules, this set {len(self.rules)}"
                 )
-            mode = EVALUATION_MODES[evaluation.mode]
-            names_file = names_file if names_file is not None else evaluation.names_file
-            data_file = data_file if data_file is not None else evaluation.data_file
-            known = evaluation.frequencies("known")
-            unknown = evaluation.frequencies("unknown")
-        else:
-            names_file = names_file if names_file is not None else header.names_file
-            data_file = data_file if data_file is not None else header.data_file
-        if mode is not None or names_file is not None or data_file is not None:
-            out.append("")
-            if mode is not None:
-                out.append(f"Rules Evaluated as {mode}")
-            if names_file is not None or data_file is not None:
-                files = []
-                if names_file is not None:
-                    files.append(f"Names File: {names_file}")
-                if data_file is not None:
-                    files.append(f"Data File: {data_file}")
-                out.append("   ".join(files))
-        out.append("")
-        for k, rule in enumerate(self.rules):
-            if known is not None:
-                out.append(rule.to_string(known[k], unknown[k], precision))
-            elif rule.known is not None:
-                out.append(rule.to_string(rule.known, rule.unknown, precision))
-            else:
-                out.append(rule.to_string())
-            out.append("")
+            frequencies = list(zip(evaluation.frequencies("known"),
+                                   evaluation.frequencies("unknown")))
+            changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
+                       "names_file": evaluation.names_file if names_file is None else names_file,
+                       "data_file": evaluation.data_file if data_file is None else data_file}
+        header = dataclasses.replace(
+            header, **{key: value for key, value in changes.items() if value is not None})
+        blocks = [rule.to_string(known, unknown, precision)
+                  for rule, (known, unknown) in zip(self.rules, frequencies)]
         if self.default is not None:
-            out.append(self.default.to_string())
-            out.append("")
-        return "\n".join(out)
+            blocks.append(self.default.to_string())
+        return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
 
     def write(self, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
         """Write :meth:`to_string` to ``path``."""
@@ -422,169 +374,114 @@ class RuleSet:
             handle.write(self.to_string(evaluation, **kwargs))
 
 
-def _format_frequencies(values, precision: int) -> str:
-    f = [float(v) for v in values[:4]]
-    n = int(values[4])
-    return "[" + ",".join(f"{v:.{precision}f}" for v in f) + f",{n}]"
-
-
-def _quote(text: str) -> str:
-    return quote(text, word=PBM_WORD, reserved=_KEYWORDS, reserved_any_case=("in", "x"))
-
-
 # -- reading ------------------------------------------------------------------------------
-_Tok = Token  # kinds: word, quoted, op, punct
+#: One token of a rule at a time: white space, an operator, a punctuation mark or a word
+#: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
+#: identifiers are read by :func:`~xplique_ext.rules.syntax.scan_quoted`.
+_TOKEN = re.compile(r'\s+|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
+                    r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
 
 
-_OPERATOR_CHARS = "<>=!"
-_PUNCT_CHARS = "[]{}(),?*"
-
-
-def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[_Tok]:
-    tokens: List[_Tok] = []
+def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
+    tokens: List[Token] = []
     for number, line in chunk:
-        i, n = 0, len(line)
-        while i < n:
-            c = line[i]
-            if c.isspace():
-                i += 1
-            elif c == '"':
+        i = 0
+        while i < len(line):
+            if line[i] == '"':
                 value, i = scan_quoted(line, i)
                 if value is None:
                     raise RuleParseError(
-                        "unterminated quoted identifier", file=file, line=number, text=line
-                    )
-                tokens.append(_Tok("quoted", value, number))
-            elif c in _OPERATOR_CHARS:
-                two = line[i : i + 2]
-                if two in ("<=", ">=", "!="):
-                    tokens.append(_Tok("op", two, number))
-                    i += 2
-                elif c in "<>=":
-                    tokens.append(_Tok("op", c, number))
-                    i += 1
-                else:
-                    raise RuleParseError(
-                        f"unexpected character {c!r}", file=file, line=number, text=line
-                    )
-            elif c in _PUNCT_CHARS:
-                tokens.append(_Tok("punct", c, number))
-                i += 1
-            elif c == "+":
-                tokens.append(_Tok("punct", "+", number))
-                i += 1
-            else:
-                j = i
-                while j < n:
-                    d = line[j]
-                    if d.isspace() or d in _OPERATOR_CHARS or d in _PUNCT_CHARS or d == '"':
-                        break
-                    if d == "+" and not (
-                        j > i + 1 and line[j - 1] in "eE" and line[j - 2].isdigit()
-                    ):
-                        break
-                    j += 1
-                tokens.append(_Tok("word", line[i:j], number))
-                i = j
+                        "unterminated quoted identifier", file=file, line=number, text=line)
+                tokens.append(Token("quoted", value, number))
+                continue
+            match = _TOKEN.match(line, i)
+            if match is None:
+                raise RuleParseError(
+                    f"unexpected character {line[i]!r}", file=file, line=number, text=line)
+            if match.lastgroup:
+                tokens.append(Token(match.lastgroup, match.group(), number))
+            i = match.end()
     return tokens
 
 
 class _RuleParser:
-    def __init__(self, tokens: List[_Tok], lines: Dict[int, str], file: str, start: int) -> None:
-        self.tokens = tokens
-        self.pos = 0
-        self.lines = lines
-        self.file = file
-        self.start = start
+    """A recursive-descent parser of one rule's tokens."""
 
-    # helpers
-    def error(self, message: str, token: Optional[_Tok] = None) -> RuleParseError:
-        if token is None:
-            token = (
-                self.tokens[self.pos]
-                if self.pos < len(self.tokens)
-                else (self.tokens[-1] if self.tokens else None)
-            )
-        line = token.line if token is not None else self.start
+    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str, start: int) -> None:
+        self.tokens, self.pos, self.lines, self.file, self.start = tokens, 0, lines, file, start
+
+    def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
+        if token is None and self.tokens:
+            token = self.tokens[min(self.pos, len(self.tokens) - 1)]
         if token is None or self.pos >= len(self.tokens):
             message += " (the rule ends too early)"
+        line = token.line if token is not None else self.start
         return RuleParseError(message, file=self.file, line=line, text=self.lines.get(line, ""))
 
-    def peek(self, offset: int = 0) -> Optional[_Tok]:
+    def peek(self, offset: int = 0) -> Optional[Token]:
         k = self.pos + offset
         return self.tokens[k] if k < len(self.tokens) else None
 
-    def next(self, what: str) -> _Tok:
+    def got(self) -> str:
+        """The next token, in words, for messages."""
         token = self.peek()
-        if token is None:
-            raise self.error(f"expected {what}")
-        self.pos += 1
-        return token
+        return "the end of the rule" if token is None else repr(token.value)
 
-    def is_keyword(self, token: Optional[_Tok], keyword: str) -> bool:
-        return token is not None and token.kind == "word" and token.value == keyword
-
-    def expect_keyword(self, keyword: str) -> _Tok:
+    def accept(self, *values: str) -> Optional[str]:
+        """Step over the next token when it is one of ``values`` (a keyword, an operator
+        or a punctuation mark, not quoted); return its text, or None."""
         token = self.peek()
-        if not self.is_keyword(token, keyword):
-            got = "the end of the rule" if token is None else repr(token.value)
-            raise self.error(f"expected {keyword}, got {got}")
-        self.pos += 1
-        return token
-
-    def expect_punct(self, value: str) -> _Tok:
-        token = self.peek()
-        if token is None or token.kind not in ("punct", "op") or token.value != value:
-            got = "the end of the rule" if token is None else repr(token.value)
-            raise self.error(f"expected {value!r}, got {got}")
-        self.pos += 1
-        return token
-
-    def value(self, what: str = "a value") -> str:
-        token = self.peek()
-        if (
-            token is None
-            or token.kind not in ("word", "quoted")
-            or (token.kind == "word" and token.value in _KEYWORDS)
-        ):
-            got = "the end of the rule" if token is None else repr(token.value)
-            raise self.error(f"expected {what}, got {got}")
+        if token is None or token.kind == "quoted" or token.value not in values:
+            return None
         self.pos += 1
         return token.value
 
-    # grammar
-    def rule(self) -> Rule:
-        id_token = self.next("a rule id")
-        if self.is_keyword(self.peek(), "DEFAULT"):
-            self.pos += 1
-            self.expect_keyword("CLASS")
-            self.expect_punct("=")
-            head = self.value("the default class")
-            known, unknown = self.extension()
-            self.end()
-            return Rule(id_token.value, (), head, True, known, unknown, line=id_token.line)
-        self.expect_keyword("IF")
-        body = [self.conjunction()]
-        while self.is_keyword(self.peek(), "OR"):
-            self.pos += 1
-            body.append(self.conjunction())
-        self.expect_keyword("THEN")
-        self.expect_keyword("CLASS")
-        self.expect_punct("=")
-        head = self.value("the class")
-        known, unknown = self.extension()
-        self.end()
-        return Rule(id_token.value, tuple(body), head, False, known, unknown, line=id_token.line)
+    def expect(self, value: str, what: Optional[str] = None) -> None:
+        if self.accept(value) is None:
+            raise self.error(f"expected {what or repr(value)}, got {self.got()}")
 
-    def end(self) -> None:
+    def take(self, what: str = "a value", number: bool = False) -> str:
+        """The text of the next token, a value (a number with ``number``)."""
+        token = self.peek()
+        word = token is not None and token.kind == "word"
+        if number:
+            ok = word and _NUMBER.match(token.value)
+        else:
+            ok = (word and token.value not in _KEYWORDS) or (
+                token is not None and token.kind == "quoted")
+        if not ok:
+            raise self.error(f"expected {what}, got {self.got()}")
+        self.pos += 1
+        return token.value
+
+    def rule(self) -> Rule:
+        id_token = self.tokens[0]  # a rule starts with its id
+        self.pos = 1
+        default = self.accept("DEFAULT") is not None
+        body = []
+        if not default:
+            self.expect("IF", "IF")
+            body.append(self.conjunction())
+            while self.accept("OR"):
+                body.append(self.conjunction())
+            self.expect("THEN", "THEN")
+        self.expect("CLASS", "CLASS")
+        self.expect("=")
+        head = self.take("the default class" if default else "the class")
+        known = unknown = None
+        if self.accept("["):
+            known = self.frequencies()
+            if self.accept("?"):
+                self.expect("[")
+                unknown = self.frequencies()
         token = self.peek()
         if token is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
+        return Rule(id_token.value, tuple(body), head, default, known, unknown, line=id_token.line)
 
     def conjunction(self) -> Tuple[Condition, ...]:
         terms = [self.condition()]
-        while self.is_keyword(self.peek(), "AND"):
-            self.pos += 1
+        while self.accept("AND"):
             terms.append(self.condition())
         return tuple(terms)
 
@@ -592,107 +489,63 @@ class _RuleParser:
         first, second = self.peek(), self.peek(1)
         if first is None:
             raise self.error("expected a condition")
-        line = first.line
-        if (
-            first.kind == "word"
-            and _NUMBER.match(first.value)
-            and second is not None
-            and ((second.kind == "word" and second.value == "x") or second.value == "*")
-        ):
+        if first.kind == "word" and _NUMBER.match(first.value) and second is not None and (
+                second.value == "*" or (second.kind == "word" and second.value == "x")):
             terms = self.linear()
             operator = self.operator(allow_in=False)
-            value = self.value("a number")
-            return Condition(None, operator, value, tuple(terms), line=line)
-        attribute = self.value("an attribute")
+            return Condition(None, operator, self.take("a number"), terms, line=first.line)
+        attribute = self.take("an attribute")
         operator = self.operator(allow_in=True)
-        if operator == "in":
-            self.expect_punct("{")
-            values = [self.value()]
-            while (
-                self.peek() is not None and self.peek().value == "," and self.peek().kind == "punct"
-            ):
-                self.pos += 1
-                values.append(self.value())
-            self.expect_punct("}")
-            return Condition(attribute, "in", tuple(values), line=line)
-        return Condition(attribute, operator, self.value(), line=line)
+        if operator != "in":
+            return Condition(attribute, operator, self.take(), line=first.line)
+        self.expect("{")
+        values = [self.take()]
+        while self.accept(","):
+            values.append(self.take())
+        self.expect("}")
+        return Condition(attribute, "in", tuple(values), line=first.line)
 
     def operator(self, allow_in: bool) -> str:
         token = self.peek()
-        if token is not None and token.kind == "op":
+        if token is not None and (token.kind == "op" or (
+                allow_in and token.kind == "word" and token.value in ("in", "IN"))):
             self.pos += 1
-            return token.value
-        if allow_in and token is not None and token.kind == "word" and token.value in ("in", "IN"):
-            self.pos += 1
-            return "in"
-        got = "the end of the rule" if token is None else repr(token.value)
-        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {got}")
+            return token.value.lower()
+        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
 
-    def linear(self) -> List[Tuple[str, str]]:
-        terms = []
-        sign = ""
-        while True:
-            coefficient = self.next("a coefficient")
-            if coefficient.kind != "word" or not _NUMBER.match(coefficient.value):
-                raise self.error(
-                    f"expected a numeric coefficient, got {coefficient.value!r}", coefficient
-                )
-            times = self.next("'x'")
-            if not ((times.kind == "word" and times.value == "x") or times.value == "*"):
-                raise self.error(f"expected 'x' after a coefficient, got {times.value!r}", times)
-            attribute = self.value("a numeric attribute")
-            text = coefficient.value
+    def linear(self) -> Tuple[Tuple[str, str], ...]:
+        terms, sign = [], "+"
+        while sign:
+            text = self.take("a numeric coefficient", number=True)
+            if not self.accept("x", "*"):
+                raise self.error(f"expected 'x' after a coefficient, got {self.got()}")
             if sign == "-":
                 text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
-            terms.append((text, attribute))
-            token = self.peek()
-            if token is not None and token.kind == "punct" and token.value == "+":
-                sign = ""
-                self.pos += 1
-            elif token is not None and token.kind == "word" and token.value == "-":
-                sign = "-"
-                self.pos += 1
-            else:
-                return terms
+            terms.append((text, self.take("a numeric attribute")))
+            sign = self.accept("+", "-")
+        return tuple(terms)
 
-    def extension(self):
-        known = unknown = None
-        token = self.peek()
-        if token is not None and token.kind == "punct" and token.value == "[":
-            known = self.frequencies()
-            token = self.peek()
-            if token is not None and token.kind == "punct" and token.value == "?":
-                self.pos += 1
-                unknown = self.frequencies()
-        return known, unknown
-
-    def frequencies(self):
-        self.expect_punct("[")
-        values = []
-        for k in range(5):
-            token = self.next("a number")
-            if token.kind != "word" or not _NUMBER.match(token.value):
-                raise self.error(f"expected a number, got {token.value!r}", token)
-            values.append(token.value)
-            if k < 4:
-                self.expect_punct(",")
-        self.expect_punct("]")
-        f = [float(v) for v in values[:4]]
-        n = float(values[4])
-        if not all(math.isfinite(v) for v in f) or not (
-            math.isfinite(n) and n >= 0 and n == int(n)
-        ):
+    def frequencies(self) -> Tuple[float, float, float, float, int]:
+        """``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n]``, after the opening bracket."""
+        values = [float(self.take("a number", number=True))]
+        for _ in range(4):
+            self.expect(",")
+            values.append(float(self.take("a number", number=True)))
+        self.expect("]")
+        n = values[4]
+        if not all(math.isfinite(v) for v in values) or n < 0 or n != int(n):
             raise self.error("frequencies must be finite and n a non-negative integer")
-        return (f[0], f[1], f[2], f[3], int(n))
+        return (*values[:4], int(values[4]))
 
 
 _HEADER_PATTERNS = (
     ("conversor", re.compile(r"^\s*(Standard Rules Conversor.*?)\s*$")),
-    ("inducer", re.compile(r"^\s*Inducer:\s*(.*?)\s*(?:Input File:\s*(.*?)\s*)?$")),
+    ("inducer", re.compile(r"^\s*Inducer:\s*(.*?)\s*(?:Input File:\s*(?P<input_file>.*?)\s*)?$")),
     ("input_file", re.compile(r"^\s*Input File:\s*(.*?)\s*$")),
     ("date", re.compile(r"^\s*Date:\s*(.*?)\s*$")),
     ("evaluated_as", re.compile(r"^\s*Rules Evaluated as\s+(.*?)\s*$")),
-    ("names_file", re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(.*?)\s*)?$")),
+    ("names_file",
+     re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
     ("data_file", re.compile(r"^\s*Data File:\s*(.*?)\s*$")),
 )
 
@@ -704,32 +557,24 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
             continue
         for key, pattern in _HEADER_PATTERNS:
             match = pattern.match(line)
-            if match:
+            if match:  # the inducer's and names' lines may also give the next field
                 fields[key] = match.group(1) or None
-                if key == "inducer" and match.group(2) is not None:
-                    fields["input_file"] = match.group(2)
-                if key == "names_file" and match.group(2) is not None:
-                    fields["data_file"] = match.group(2)
+                fields.update({k: v for k, v in match.groupdict().items() if v is not None})
                 break
         else:
             raise RuleParseError(
                 "expected a header line (Standard Rules Conversor, Inducer:, Date:, Rules "
                 "Evaluated as, Names File:) or a rule starting with its id (R0001 IF ...)",
-                file=file,
-                line=number,
-                text=line,
-            )
+                file=file, line=number, text=line)
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
         raise RuleParseError(
             f"unknown evaluation mode (expected one of {list(EVALUATION_MODES.values())})",
-            file=file,
-            text=evaluated,
-        )
+            file=file, text=evaluated)
     return PBMHeader(**fields)
 
 
-@validate_params({"text": [TEXT], "file": [TEXT]})
+@validate_params({"text": [STRING], "file": [STRING]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """Read PBM rules (plain or extended) from a string.
 
@@ -746,27 +591,20 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         For a malformed header or rule; the message gives the file, the line number and
         the offending line.
     """
-    if not isinstance(text, str):
-        raise TypeError(f"`text` must be a string, got {type(text).__name__}")
-    raw_lines = text.split("\n")
-    numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(raw_lines)]
+    numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
     by_number = dict(numbered)
     header_lines: List[Tuple[int, str]] = []
     chunks: List[List[Tuple[int, str]]] = []
     for number, line in numbered:
         if _RULE_START.match(line):
             chunks.append([(number, line)])
-        elif chunks:
-            if line.strip():
-                chunks[-1].append((number, line))
-        else:
+        elif not chunks:
             header_lines.append((number, line))
+        elif line.strip():
+            chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = []
-    for chunk in chunks:
-        tokens = _tokenize_rule(chunk, file)
-        parser = _RuleParser(tokens, by_number, file, chunk[0][0])
-        rules.append(parser.rule())
+    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file, chunk[0][0]).rule()
+             for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:
@@ -793,13 +631,8 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
-@validate_params(
-    {
-        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
-        "path": [PATH],
-        "evaluation": "no_validation",  # checked by RuleSet.write
-    }
-)
+@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")], "path": [PATH],
+                  "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
     rules.write(path, evaluation, **kwargs)

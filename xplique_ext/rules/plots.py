@@ -9,9 +9,16 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, PairOf, validate_params
-from .fire_functions import PSI, fire_equilibrium_alpha, fire_isoline, fire_score
-from .validation import check_real
+from ..commons.params import (
+    ArrayLike,
+    Boolean,
+    InstanceOf,
+    Interval,
+    PairOf,
+    check_param,
+    validate_params,
+)
+from .fire import PSI, fire_equilibrium_alpha, fire_isoline, fire_score
 
 __all__ = ["plot_fire_isolines", "plot_alpha_beta", "plot_rule_measures"]
 
@@ -26,13 +33,15 @@ def _axes(ax):
     return ax
 
 
-_POSITIVE = Interval(numbers.Real, 0, None, closed="neither")
+_POSITIVE = ArrayLike("real", ndim=1, dtype=np.float64,
+                      within=Interval(numbers.Real, 0, None, closed="neither"))
 _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
+_POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
 
 
 @validate_params({
-    "reference": [PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")],
-    "psi": [PSI, ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
+    "reference": [_POINT],
+    "psi": [PSI, _POSITIVE],
     "extractors": "no_validation",  # a mapping or a list of pairs: each pair checked below
     "r_max": [_AT_LEAST_ONE, None],
     "ax": "no_validation",
@@ -77,45 +86,29 @@ def plot_fire_isolines(
     'readability loss r (rules)'
     """
     p0, r0 = reference
-    psis = [float(value) for value in np.atleast_1d(psi)]
-    points = []
-    if extractors is not None:
-        items = (
-            extractors.items()
-            if isinstance(extractors, Mapping)
-            else ((None, e) for e in extractors)
-        )
-        for k, (label, (p, r)) in enumerate(items):
-            where = f"extractors[{label if label is not None else k}]"
-            points.append((label, check_real(p, where), check_real(r, where)))
+    items = (extractors.items() if isinstance(extractors, Mapping)
+             else enumerate(() if extractors is None else extractors))
+    points = {label: check_param(tuple(point) if isinstance(point, np.ndarray) else point,
+                                 f"extractors[{label}]", [_POINT]) for label, point in items}
     ax = _axes(ax)
-    r_top = r_max if r_max is not None else 1.25 * max([r0] + [r for _, _, r in points] + [2.0])
+    r_top = r_max if r_max is not None else 1.25 * max([r0, 2.0] + [r for _, r in points.values()])
     grid = np.linspace(1.0, r_top, 2000)
-    for k, value in enumerate(psis):
+    for k, value in enumerate(np.atleast_1d(psi).tolist()):
         curve = fire_isoline(value, p0, r0, grid)
-        level = fire_score(value, p0, r0)
-        (line,) = ax.step(grid, curve, where="post", label=f"{value:g}-FiRe = {level:.3g}")
+        label = f"{value:g}-FiRe = {fire_score(value, p0, r0):.3g}"
+        (line,) = ax.step(grid, curve, where="post", label=label)
         if hatch:
-            ax.fill_between(
-                grid,
-                0,
-                curve,
-                step="post",
-                alpha=0.12,
-                color=line.get_color(),
-                hatch="//" if k % 2 == 0 else "\\\\",
-                linewidth=0,
-            )
+            ax.fill_between(grid, 0, curve, step="post", alpha=0.12, color=line.get_color(),
+                            hatch="//" if k % 2 == 0 else "\\\\", linewidth=0)
     ax.scatter([r0], [p0], marker="x", color="black", zorder=3)
     ax.annotate("reference", (r0, p0), textcoords="offset points", xytext=(4, 4))
-    for label, p, r in points:
+    for label, (p, r) in points.items():
         ax.scatter([r], [p], marker="o", zorder=3)
-        if label is not None:
+        if isinstance(extractors, Mapping):
             ax.annotate(label, (r, p), textcoords="offset points", xytext=(4, 4))
     ax.set_xlabel("readability loss r (rules)")
     ax.set_ylabel("predictive loss p")
-    top = max([p0] + [p for _, p, _ in points])
-    ax.set_ylim(0, 1.6 * top)
+    ax.set_ylim(0, 1.6 * max([p0] + [p for p, _ in points.values()]))
     ax.set_xlim(1, r_top)
     ax.legend(loc="upper right")
     return ax
@@ -123,8 +116,8 @@ def plot_fire_isolines(
 
 @validate_params({
     "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
-    "psis": [ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE)],
-    "betas": [ArrayLike("real", ndim=1, dtype=np.float64, within=_POSITIVE), None],
+    "psis": [_POSITIVE],
+    "betas": [_POSITIVE, None],
     "log": [Boolean()],
     "ax": "no_validation",
 })
@@ -151,16 +144,10 @@ def plot_alpha_beta(
     """
     ax = _axes(ax)
     for r in readability_losses:
-        r = float(r)
+        grid = betas if betas is not None else np.linspace(max(1.0 / r, 0.05), 4.0, 800)
+        grid = grid[grid * r >= 1.0]
         for psi in psis:
-            grid = (
-                betas
-                if betas is not None
-                else np.linspace(max(1.0 / float(r), 0.05), 4.0, 800)
-            )
-            grid = grid[grid * float(r) >= 1.0]
-            alpha = fire_equilibrium_alpha(grid, float(r), psi)
-            ax.plot(grid, alpha, label=f"r = {r:g}, psi = {psi:g}")
+            ax.plot(grid, fire_equilibrium_alpha(grid, r, psi), label=f"r = {r:g}, psi = {psi:g}")
     ax.axhline(1.0, color="gray", linewidth=0.8)
     if log:
         ax.set_xscale("log")
@@ -186,21 +173,10 @@ def plot_rule_measures(
     -------
     matplotlib.axes.Axes
     """
-    ax = _axes(ax)
     missing = [m for m in measures if m not in frame.columns]
     if missing:
         raise ValueError(f"`measures` not in the table: {missing}")
-    x = np.arange(len(frame))
-    width = 0.8 / max(len(measures), 1)
-    for k, measure in enumerate(measures):
-        ax.bar(
-            x + (k - (len(measures) - 1) / 2) * width,
-            frame[measure].to_numpy(dtype=float),
-            width,
-            label=measure,
-        )
-    ax.set_xticks(x)
-    ax.set_xticklabels(frame["rule"].tolist())
+    ax = frame.set_index("rule")[list(measures)].astype(float).plot.bar(ax=_axes(ax), rot=0)
     ax.axhline(0.0, color="gray", linewidth=0.8)
     ax.legend(fontsize="small")
     return ax

@@ -11,9 +11,10 @@ import pandas as pd
 
 from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
+from .checking import real_value
 from .dataset import Dataset
 from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
-from .fire_functions import fire_score, qs_score
+from .fire import fire_score, qs_score
 from .pbm import RuleSet
 from .validation import PSI
 
@@ -62,22 +63,15 @@ RuleSetScore.__init__ = validate_params({
 })(RuleSetScore.__init__)
 
 
-def _is_number(text) -> bool:
-    try:
-        return np.isfinite(float(text))
-    except (TypeError, ValueError):
-        return False
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Where labels are missing (None or NaN)."""
+    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values.tolist()],
+                    dtype=bool)
 
 
-def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and np.isnan(value))
-
-
-def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]]) -> Dataset:
-    if isinstance(data, Dataset):
-        return data
-    if isinstance(data, pd.DataFrame):
-        return Dataset.from_frame(data)
+def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
+    if isinstance(data, (Dataset, pd.DataFrame)):
+        return data if isinstance(data, Dataset) else Dataset.from_frame(data)
     array = np.asarray(data)
     if array.ndim != 2:
         raise TypeError(
@@ -89,17 +83,10 @@ def _as_dataset(data: Any, rules: RuleSet, feature_names: Optional[Sequence[str]
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
-@validate_params(
-    {
-        "rules": RULES,
-        "data": "no_validation",  # a Dataset, a DataFrame or an array: checked below
-        "reference": [ArrayLike(kind="any"), None],  # its length is checked against `data`
-        "psi": [PSI],
-        "mode": MODE,
-        "count_default": [Boolean()],
-        "feature_names": "no_validation",  # with an array `data` only: checked below
-    }
-)
+@validate_params({  # data (a Dataset, a DataFrame or an array) and feature_names: below
+    "rules": RULES, "data": "no_validation", "reference": [ArrayLike(kind="any"), None],
+    "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
+})
 def score_rules(
     rules: RuleSet,
     data: Any,
@@ -152,13 +139,11 @@ def score_rules(
     >>> score.readability_loss, round(score.predictive_loss, 3)
     (4.0, 0.2)
     """
-    data = _as_dataset(data, rules, feature_names)
+    data = _as_dataset(data, feature_names)
     given = reference is not None
-    if reference is None:
-        if not data.has_labels:
-            raise ValueError("`data` has no class column: pass `reference`")
-        reference = data.labels()
-    reference = np.asarray(reference)
+    if not given and not data.has_labels:
+        raise ValueError("`data` has no class column: pass `reference`")
+    reference = np.asarray(reference if given else data.labels())
     if reference.shape != (data.n_examples,):
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
     r = float(rules.n_rules(count_default))
@@ -167,44 +152,29 @@ def score_rules(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
         )
     predictions = predict_rules(rules, data, mode)
-    heads_numeric = all(_is_number(rule.head) for rule in rules.all_rules)
-    regression = heads_numeric and reference.dtype.kind == "f"
-    predicted, known, errors = _errors(rules, predictions, reference, regression, given)
-    scored = predicted & known
-    n = int(scored.sum())
-    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    numeric_heads = all(real_value(rule.head) is not None for rule in rules.all_rules)
+    regression = numeric_heads and reference.dtype.kind == "f"
     task = "regression" if regression else "classification"
-    if n == 0:
+    if regression:  # heads kept as text when no numeric class is declared
+        predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)
+        predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
+        errors = np.abs(predictions - reference)
+    else:
+        predicted, known = ~_missing(predictions), ~_missing(reference)
+        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
+            check_label_classes([rule.head for rule in rules.all_rules], reference[known],
+                                "reference")
+        as_text = np.vectorize(label_text, otypes=[object])
+        errors = (as_text(predictions) != as_text(reference)).astype(np.float64)
+    scored = predicted & known
+    coverage = float(predicted[known].mean()) if known.any() else float("nan")
+    if not scored.any():
         warn(
             "no example gets both a prediction and a reference value: the predictive loss "
             "is undefined (NaN)",
             UndefinedScoreWarning,
         )
-        nan = float("nan")
-        return RuleSetScore(nan, r, coverage, nan, nan, psi, task, 0)
+        return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
-    fire, qs = float(fire_score(psi, p, r)), float(qs_score(p, r, coverage))
-    return RuleSetScore(p, r, coverage, fire, qs, psi, task, n)
-
-
-def _errors(rules: RuleSet, predictions, reference, regression: bool, given: bool):
-    """Which examples have a prediction, which a reference value, and the error of each:
-    the absolute difference (regression) or 0/1 (labels compared as text)."""
-    if regression:
-        if predictions.dtype.kind != "f":  # heads kept as text when no numeric class is declared
-            predictions = np.array(
-                [np.nan if v is None else float(v) for v in predictions.tolist()], dtype=np.float64
-            )
-        predicted = ~np.isnan(predictions)
-        known = ~np.isnan(reference)
-        errors = np.abs(predictions - reference)
-    else:
-        predicted = np.array([not _missing(v) for v in predictions.tolist()], dtype=bool)
-        known = np.array([not _missing(v) for v in reference.tolist()], dtype=bool)
-        if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
-            heads = [rule.head for rule in rules.all_rules]
-            check_label_classes(heads, reference[known], "reference")
-        pred_text = np.array([label_text(v) for v in predictions.tolist()], dtype=object)
-        ref_text = np.array([label_text(v) for v in reference.tolist()], dtype=object)
-        errors = (pred_text != ref_text).astype(np.float64)
-    return predicted, known, errors
+    return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,
+                        task, int(scored.sum()))

@@ -4,22 +4,22 @@ extracted knowledge (the FiRe paper's CART experiment)."""
 from __future__ import annotations
 
 import numbers
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..commons.params import STRING, ArrayLike, Interval, validate_params
+from .evaluation import label_text
 from .names import Attribute, Names
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 
 __all__ = ["tree_to_rules", "tree_names"]
 
 
-def _check_tree(tree):
-    try:
-        from sklearn.tree import BaseDecisionTree
-    except ImportError as err:  # pragma: no cover - scikit-learn is a dependency
-        raise ImportError("tree_to_rules needs scikit-learn") from err
+def _check_tree(tree) -> bool:
+    """Check ``tree`` is a fitted single-output scikit-learn tree; whether it classifies."""
+    from sklearn.tree import BaseDecisionTree
+
     if not isinstance(tree, BaseDecisionTree):
         raise TypeError(
             "`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
@@ -32,44 +32,28 @@ def _check_tree(tree):
     return hasattr(tree, "classes_")
 
 
+def _names(given: Optional[Sequence], default: List[str], what: str) -> List[str]:
+    """``given`` (or ``default``) as text, one per item of ``default``, distinct."""
+    names = [str(f) for f in (default if given is None else given)]
+    if len(names) != len(default):
+        raise ValueError(f"`{what}` must have {len(default)} names, got {len(names)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"`{what}` must be distinct")
+    return names
+
+
 def _feature_names(tree, feature_names: Optional[Sequence[str]]) -> List[str]:
-    n = tree.n_features_in_
-    if feature_names is None:
-        if hasattr(tree, "feature_names_in_"):
-            feature_names = [str(f) for f in tree.feature_names_in_]
-        else:
-            feature_names = [f"x{i}" for i in range(n)]
-    feature_names = [str(f) for f in feature_names]
-    if len(feature_names) != n:
-        raise ValueError(f"`feature_names` must have {n} names, got {len(feature_names)}")
-    if len(set(feature_names)) != n:
-        raise ValueError("`feature_names` must be distinct")
-    return feature_names
+    default = [str(f) for f in getattr(tree, "feature_names_in_", [])] or [
+        f"x{i}" for i in range(tree.n_features_in_)]
+    return _names(feature_names, default, "feature_names")
 
 
 def _class_names(tree, class_names: Optional[Sequence[str]]) -> List[str]:
-    if class_names is None:
-        class_names = [_label(c) for c in tree.classes_]
-    class_names = [str(c) for c in class_names]
-    if len(class_names) != len(tree.classes_):
-        raise ValueError(
-            f"`class_names` must have {len(tree.classes_)} names, got {len(class_names)}"
-        )
-    return class_names
-
-
-def _label(value) -> str:
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    if isinstance(value, np.integer):
-        return str(int(value))
-    return str(value)
+    return _names(class_names, [label_text(c) for c in tree.classes_], "class_names")
 
 
 def _number(value: float, decimals: Optional[int]) -> str:
-    if decimals is None:
-        return repr(float(value))
-    return f"{float(value):.{decimals}f}"
+    return repr(float(value)) if decimals is None else f"{float(value):.{decimals}f}"
 
 
 #: Names of features or classes: a 1-D sequence (list, tuple, array, pandas Index).
@@ -173,29 +157,22 @@ def tree_to_rules(
         return repr(float(value[node, 0, 0]))
 
     rules: List[Rule] = []
-    # depth-first, left child first: leaves come out left to right
-    stack: List[Tuple[int, dict]] = [(0, {})]
+    # depth-first, left child first: leaves come out left to right; each path keeps the
+    # bounds [low, high] of the features it tests, in the order of their first test
+    stack: List[Tuple[int, Dict[int, list]]] = [(0, {})]
     while stack:
         node, bounds = stack.pop()
         if left[node] == -1:
-            conditions = []
-            for f in sorted(bounds, key=lambda k: bounds[k]["order"]):
-                b = bounds[f]
-                if b.get("low") is not None:
-                    conditions.append(Condition(features[f], ">", _number(b["low"], decimals)))
-                if b.get("high") is not None:
-                    conditions.append(Condition(features[f], "<=", _number(b["high"], decimals)))
-            rid = f"R{len(rules) + 1:04d}"
-            if conditions:
-                rules.append(Rule(rid, (tuple(conditions),), head(node)))
-            else:
-                rules.append(Rule(rid, (), head(node), is_default=True))
+            conditions = tuple(Condition(features[f], op, _number(t, decimals))
+                               for f, pair in bounds.items()
+                               for op, t in zip((">", "<="), pair) if t is not None)
+            rules.append(Rule(f"R{len(rules) + 1:04d}", (conditions,) if conditions else (),
+                              head(node), is_default=not conditions))
             continue
-        f, t = int(feature[node]), float(threshold[node])
-        for child, side in ((right[node], "low"), (left[node], "high")):
-            new = {k: dict(v) for k, v in bounds.items()}
-            entry = new.setdefault(f, {"order": len(new)})
-            entry[side] = t  # deeper tests on a feature are always inside the earlier ones
+        for child, side in ((right[node], 0), (left[node], 1)):
+            new = {f: list(pair) for f, pair in bounds.items()}
+            # deeper tests on a feature are always inside the earlier ones
+            new.setdefault(int(feature[node]), [None, None])[side] = float(threshold[node])
             stack.append((int(child), new))
     kind = type(tree).__name__
     return RuleSet(rules, PBMHeader(inducer=f"scikit-learn {kind}"), file=f"<{kind}>")

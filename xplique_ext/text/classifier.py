@@ -26,14 +26,15 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.distribute import (
+from ..commons.params import Callable_, Interval, Word, validate_params
+from ..runtime import (
     ReplicaRunner,
+    check_outputs,
     compiled_function,
     is_default_strategy,
     resolve_strategy,
+    single_output,
 )
-from ..commons.outputs import check_outputs, single_output
-from ..commons.params import Callable_, Interval, Word, validate_params
 from .hub import adapt_text_model
 from .tokens import Tokenizer, as_tokenizer, compose, find_layer, is_compositional
 

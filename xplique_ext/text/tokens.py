@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.data import check_finite_dataset
 from ..commons.params import STRING, InstanceOf, validate_params
+from ..runtime import check_finite_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
            "as_tokenizer", "as_sentences", "read_sentences"]
@@ -146,6 +146,14 @@ def find_layer(model: Any, layer_type: Any) -> Any:
     return None
 
 
+def _pad(rows: Sequence[Sequence[int]]) -> np.ndarray:
+    """Ragged rows of ids -> one int64 array (N, longest row), padded with 0."""
+    out = np.zeros((len(rows), max(map(len, rows), default=0)), dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
 class Tokenizer:
     """A tokenizer in one convention: list of strings -> padded int64 ids (N, L), 0 = pad.
 
@@ -187,8 +195,7 @@ class Tokenizer:
         out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
         out = out.numpy() if hasattr(out, "numpy") else out
         if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
-            out = np.array([list(r) + [0] * (max(map(len, out)) - len(r)) for r in out],
-                           dtype=np.int64)  # ragged rows, padded with 0
+            out = _pad(out)  # ragged rows, padded with 0
         arr = np.asarray(out)
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
         if arr.ndim != 2 or arr.dtype.kind not in "iu":
