@@ -17,7 +17,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
-from .tokens import Tokenizer, find_layer
+from .tokens import Tokenizer, _pad, find_layer
 
 _NAMES = ("token_ids", "padding_mask", "segment_ids")
 #: adapters in use, by (id(model), id(tokenizer source), mask_string, activation kind)
@@ -64,10 +64,8 @@ class _HubTokenizer(Tokenizer):
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        rows = [[p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
-                for layout in layouts]
-        return keras.utils.pad_sequences(rows, maxlen=max(map(len, rows), default=0),
-                                         dtype="int64", padding="post")
+        return _pad([[p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
+                     for layout in layouts])
 
 
 class PieceEmbedding(keras.layers.Embedding):
