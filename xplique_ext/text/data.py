@@ -95,8 +95,7 @@ class _Generator:
         self.rng, self.table, self.keywords = rng, table, sorted(table)
         self.pools = {pol: {kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
                             for kind in ("adj", "snoun", "verb", "adv")} for pol in (-1, 1)}
-        self.subjects = lexicon.words("subject", 0)
-        self.intensifiers = lexicon.words("intensifier", 0)
+        self.subjects, self.intensifiers = lexicon.words("subject", 0), lexicon.words("intensifier", 0)
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
         return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]
