@@ -12,6 +12,7 @@ from xplique_ext.rules import (
     NamesParseError,
     ParseError,
     RuleParseError,
+    check_rules,
     evaluate_rules,
     example_path,
     load_voyage,
@@ -355,7 +356,7 @@ def test_rules_checked_against_names_before_evaluation(rule, match):
         evaluate_rules(rules, data)
     assert info.value.file == "my.pbm" and info.value.line == 2
     with pytest.raises(RuleParseError, match=match):
-        rules.validate(names)
+        check_rules(rules, names)
 
 
 def test_parse_error_hierarchy():
