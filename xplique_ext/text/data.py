@@ -79,14 +79,13 @@ def load_lexicon() -> Lexicon:
     >>> lex.weight("superb") > 0 > lex.weight("dull"), lex.weight("movie")
     (True, 0.0)
     """
-    text = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv").read_text(
-        encoding="utf-8")
-    entries = {}
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            word, kind, polarity, strength = line.split("\t")
-            entries[word] = (kind, int(polarity), float(strength))
-    return Lexicon(entries)
+    import pandas as pd
+
+    source = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv")
+    with source.open(encoding="utf-8") as handle:
+        table = pd.read_csv(handle, sep="\t", comment="#", header=None, dtype={0: str, 1: str},
+                            keep_default_na=False)
+    return Lexicon({w: (k, int(p), float(s)) for w, k, p, s in table.itertuples(index=False)})
 
 
 class _Generator:
@@ -96,8 +95,7 @@ class _Generator:
         self.rng, self.table, self.keywords = rng, table, sorted(table)
         self.pools = {pol: {kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
                             for kind in ("adj", "snoun", "verb", "adv")} for pol in (-1, 1)}
-        self.subjects = lexicon.words("subject", 0)
-        self.intensifiers = lexicon.words("intensifier", 0)
+        self.subjects, self.intensifiers = lexicon.words("subject", 0), lexicon.words("intensifier", 0)
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
         return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]

@@ -115,7 +115,7 @@ _PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within
 
 # --------------------------------------------------------------------------- teacher
 @validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C, "logic": [_LOGIC],
-                  "has_rule": [ArrayLike("numeric", ndim=(0, 1)), None]})
+                  "has_rule": [ArrayLike("bool", ndim=(0, 1)), None]})
 def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
                  logic: str = "lukasiewicz") -> np.ndarray:
     """The rule-regularised teacher q of iterative rule knowledge distillation (Eq. 2).
@@ -136,7 +136,7 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
         Regularisation strength C >= 0 (Hu et al.: 6). C = 0 gives q = p; a larger C
         moves q towards the conjunct's prediction.
     has_rule
-        Boolean (N,) (a bool for a single sentence): whether the sentence holds a rule
+        Booleans (N,) (a bool for a single sentence): whether the sentence holds a rule
         keyword. None: every sentence does.
     logic
         'lukasiewicz' (default): r = p_rule(y); 'average': r = (1 + p_rule(y)) / 2 (Hu
@@ -166,13 +166,10 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
         raise ValueError(f"`p` and `p_rule` must have the same shape, got {p.shape} and "
                          f"{p_rule.shape}")
     p2, r = np.atleast_2d(p).astype(np.float64), np.atleast_2d(p_rule).astype(np.float64)
-    mask = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
-    if mask.dtype.kind == "f" or not np.isin(mask, (0, 1)).all():
-        raise TypeError(f"`has_rule` must be booleans (or 0/1), got {describe(has_rule)}")
-    if mask.shape != (len(p2),):
+    keep = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
+    if keep.shape != (len(p2),):
         raise ValueError(f"`has_rule` must have shape ({len(p2)},), one flag per sentence, "
                          f"got shape {has_rule.shape}")
-    keep = mask.astype(bool)
     with np.errstate(divide="ignore"):  # log 0 = -inf: q = 0 where p = 0
         logits = np.log(p2) - _penalty(r, keep[:, None], float(C), logic)
     q = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -231,8 +228,8 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     return out, np.array([bool(c) for c in out], dtype=bool)
 
 
-@validate_params({"t": [ArrayLike(kind="real", finite=True)], "alpha": [_UNIT],
-                  "pi_max": [_UNIT]})
+@validate_params({"t": [ArrayLike(kind="real", within=Interval(numbers.Real, 0.0, None))],
+                  "alpha": [_UNIT], "pi_max": [_UNIT]})
 def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any:
     """Hu et al.'s imitation weight pi_t = min(pi_max, 1 - alpha^t) (Eq. 4).
 
@@ -244,8 +241,6 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
     >>> round(distillation_pi(1.0), 4), round(distillation_pi(10.0), 4)
     (0.05, 0.4013)
     """
-    if (t < 0).any():
-        raise ValueError(f"`t` must be >= 0 (epochs done), got {t!r}")
     out = np.minimum(pi_max, 1.0 - alpha ** t.astype(np.float64))
     return float(out) if out.ndim == 0 else out
 
@@ -261,10 +256,9 @@ def _student_inputs(student: Any, tokenizer: Any) -> Tuple[Optional[List[str]], 
     spec = student.input
     if isinstance(spec, dict):  # a keras-hub backbone's token_ids / padding_mask / ...
         if not callable(tokenizer):
-            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
-                             f"{sorted(spec)}: pass the callable that packs sentences into "
-                             f"that dict (e.g. its keras-hub preprocessor), got "
-                             f"{type(tokenizer).__name__}")
+            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs {sorted(spec)}"
+                             ": pass the callable that packs sentences into that dict (e.g. its "
+                             f"keras-hub preprocessor), got {type(tokenizer).__name__}")
         return sorted(spec), False
     if len(student.inputs) != 1:
         raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
@@ -363,10 +357,8 @@ class RuleDistillation(keras.Model):
         if self.raw_strings:
             return np.asarray(texts, dtype=object).reshape(-1, 1)
         ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
-        length = self._length or ids.shape[1]
-        out = np.zeros((len(texts), length), dtype=np.int32)
-        out[:, :min(length, ids.shape[1])] = ids[:, :length]
-        return out
+        return keras.utils.pad_sequences(ids, maxlen=self._length or ids.shape[1], dtype="int32",
+                                         padding="post", truncating="post")
 
     def prepare(self, sentences: Any) -> Dict[str, np.ndarray]:
         """Inputs of :meth:`fit` for ``sentences``: ``{'x': student inputs,
@@ -427,11 +419,10 @@ class RuleDistillation(keras.Model):
 
     # ------------------------------------------------------------ model
     def call(self, inputs, training=None):
-        return self.student(inputs["x"] if isinstance(inputs, dict) else inputs,
-                            training=training)
+        return self.student(inputs["x"] if isinstance(inputs, dict) else inputs, training=training)
 
     def _two_class(self, p):
-        return ops.concatenate([1.0 - p, p], axis=-1) if self.sigmoid else p
+        return _one_hot(p) if self.sigmoid else p
 
     def _cross_entropy(self, target, p):
         """Mean cross-entropy from the student's output p to a two-class target (N, 2)."""
@@ -468,8 +459,7 @@ class RuleDistillation(keras.Model):
         return self._track(loss, y, p, self.metrics)
 
     def test_step(self, data):
-        x, y = data[0], _one_hot(data[1])
-        p = self.student(x["x"] if isinstance(x, dict) else x, training=False)
+        p, y = self(data[0], training=False), _one_hot(data[1])
         return self._track(self._cross_entropy(y, p), y, p, (self.loss_tracker, self.acc_tracker))
 
     def _track(self, loss, y, p, metrics):
@@ -483,7 +473,7 @@ class RuleDistillation(keras.Model):
 
 
 def _one_hot(y):
-    """Binary labels as two-class distributions (N, 2)."""
+    """Binary labels or p(y=1) as two-class distributions (N, 2)."""
     y = ops.reshape(ops.cast(y, "float32"), (-1, 1))
     return ops.concatenate([1.0 - y, y], axis=-1)
 

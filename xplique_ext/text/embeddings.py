@@ -20,23 +20,14 @@ from typing import Any, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.params import (
-    ArrayLike,
-    Boolean,
-    InstanceOf,
-    Interval,
-    Strings,
-    describe,
-    validate_params,
-)
+from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Strings, validate_params
 from ..commons.warnings import XpliqueExtWarning, warn
 
 __all__ = ["load_word_vectors", "set_embedding"]
 
 
 @validate_params({"path": "no_validation",  # a file: FileNotFoundError names it
-                  "vocabulary": [Strings(what="tokens")],
-                  "seed": [Interval(numbers.Integral, 0, None), None],
+                  "vocabulary": [Strings(what="tokens")], "seed": [Interval(numbers.Integral, 0, None), None],
                   "oov_scale": [Interval(numbers.Real, 0.0, None)]})
 def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
                       oov_scale: float = 0.25) -> Tuple[np.ndarray, int]:
@@ -119,7 +110,7 @@ def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, nam
     Returns the model."""
     if not callable(getattr(model, "get_layer", None)):
         raise TypeError(f"`model` must be a Keras model with an embedding layer, got "
-                        f"{describe(model)}")
+                        f"{type(model).__name__}")
     layers = {layer.name: layer for layer in model.layers}
     if name not in layers:
         raise ValueError(f"`name` must be the name of a layer of `model` (one of "

@@ -200,12 +200,11 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
 
 
 @validate_params({"backbone": "no_validation",  # a keras-hub Backbone with a dict input: below
-                  "head": [Options(("cnn", "lstm"))], "trainable": [Boolean()], "copy": [Boolean()],
+                  "head": [Options(("cnn", "lstm"))], "trainable": [Boolean()],
                   **_HEAD_PARAMETERS})
 def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = False,
                          filters: int = 64, kernel_sizes: Sequence[int] = (3, 4, 5),
-                         units: int = 128, dropout: float = 0.5, seed: int = 0,
-                         copy: bool = True):
+                         units: int = 128, dropout: float = 0.5, seed: int = 0):
     """The PERCY paper's CNN or LSTM head (Fig. 2a / 2b) over the contextual token
     embeddings of a keras-hub backbone (its ``sequence_output``), instead of a word
     embedding: the grid's B classifiers (section 4.2, ``hub:PRESET`` in
@@ -233,15 +232,13 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
         The head's sizes and its dropout before the sigmoid unit (0.5 in the paper).
     seed
         Seed of the head's initialisers and dropout.
-    copy
-        True (default) builds on a copy of ``backbone`` (same configuration and
-        weights), so that training leaves the backbone passed in untouched; False
-        shares it.
 
     Returns
     -------
     keras.Model
-        Dict input, sigmoid output (N, 1). Its backbone is ``model.backbone``.
+        Dict input, sigmoid output (N, 1). Its backbone is ``model.backbone``, a copy of
+        ``backbone`` (same configuration and weights): training leaves the one passed in
+        untouched.
 
     Examples
     --------
@@ -268,10 +265,10 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
     if not {"token_ids", "padding_mask"} <= set(names or ()):
         raise ValueError("`backbone` must take the dict token_ids / padding_mask (a text "
                          f"backbone), got inputs {names}")
-    if copy:  # same class, configuration and weights
-        weights, backbone = backbone.get_weights(), type(backbone).from_config(
-            backbone.get_config())
-        backbone.set_weights(weights)
+    # built on a copy (same class, configuration and weights): training leaves the
+    # backbone passed in untouched
+    weights, backbone = backbone.get_weights(), type(backbone).from_config(backbone.get_config())
+    backbone.set_weights(weights)
     backbone.trainable = trainable
     inputs = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in names}
     seq = backbone(inputs)

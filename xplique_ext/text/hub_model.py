@@ -64,8 +64,7 @@ class _HubTokenizer(Tokenizer):
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        mask = [self.mask_id]
-        return _pad([[p + 1 for k in layout for p in (mask if k is None else ids[k])]
+        return _pad([[p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
                      for layout in layouts])
 
 
@@ -86,9 +85,6 @@ class PieceEmbedding(keras.layers.Embedding):
         emb = self._token_embedding.value
         base = emb(tf.fill([1, 1], tf.constant(self.baseline_id, inputs.dtype)))
         return emb(tf.where(inputs > 0, inputs - 1, tf.zeros_like(inputs))) - base
-
-    def compute_mask(self, inputs, mask=None):
-        return None
 
 
 class KerasHubTextModel(keras.Model):
@@ -114,15 +110,13 @@ class KerasHubTextModel(keras.Model):
 
     def _packed(self, ids):
         """The backbone's dict for word-piece ids: ``[CLS] pieces [SEP]``, padding."""
-        real = ids > 0
-        n = tf.reduce_sum(tf.cast(real, tf.int32), axis=1)
-        batch, width = tf.shape(ids)[0], tf.shape(ids)[1]
-        pieces = tf.where(real, ids - 1, tf.fill(tf.shape(ids), self.pad_id))
-        token_ids = tf.concat(
-            [tf.fill([batch, 1], self.start_id), pieces, tf.fill([batch, 1], self.pad_id)], 1)
-        pos = tf.range(width + 2)[None, :]
-        token_ids = tf.where(pos == (n + 1)[:, None], self.end_id, token_ids)
-        inputs = {"token_ids": token_ids, "padding_mask": tf.cast(pos < (n + 2)[:, None], tf.int32),
+        n = tf.reduce_sum(tf.cast(ids > 0, tf.int32), axis=1)[:, None]
+        token_ids = tf.pad(tf.where(ids > 0, ids - 1, self.pad_id), [[0, 0], [1, 1]],
+                           constant_values=self.pad_id)
+        pos = tf.range(tf.shape(ids)[1] + 2)[None, :]
+        token_ids = tf.where(pos == 0, self.start_id,
+                             tf.where(pos == n + 1, self.end_id, token_ids))
+        inputs = {"token_ids": token_ids, "padding_mask": tf.cast(pos < n + 2, tf.int32),
                   "segment_ids": tf.zeros_like(token_ids)}
         return {k: inputs[k] for k in self.input_names}
 
@@ -167,21 +161,18 @@ def _is_logits(model: Any, activation: str) -> bool:
     act = getattr(model, "activation", None) or getattr(layers[-1], "activation", None)
     name = getattr(act, "__name__", str(act))
     if act is None or name not in ("linear", "softmax", "sigmoid"):
-        how = "cannot be read" if act is None else f"is {name!r}"
         raise ValueError(
-            f"the model's output activation must be linear (logits), softmax or sigmoid: "
-            f"it {how} ({type(model).__name__}); if its outputs are logits or probabilities "
-            "all the same, adapt it with xplique_ext.text.adapt_text_model(model, tokenizer, "
-            "activation='logits', 'softmax' or 'sigmoid') and pass the adapted model and "
-            "tokenizer")
+            "the model's output activation must be linear (logits), softmax or sigmoid, got "
+            f"{'none readable' if act is None else repr(name)} ({type(model).__name__}); for "
+            "logits or probabilities all the same, pass the model and tokenizer of "
+            "xplique_ext.text.adapt_text_model(model, tokenizer, activation='logits', ...)")
     return name == "linear"
 
 
 def _hub_tokenizer(source: Any) -> tuple:
     """(keras-hub tokenizer, sequence length or None) of a preprocessor or tokenizer."""
     if isinstance(source, keras_hub.models.Preprocessor):
-        tokenizer = getattr(source, "tokenizer", None)
-        length = getattr(source, "sequence_length", None)
+        tokenizer, length = getattr(source, "tokenizer", None), getattr(source, "sequence_length", None)
     elif isinstance(source, keras_hub.tokenizers.Tokenizer):
         tokenizer, length = source, None
     else:
@@ -208,20 +199,17 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
         return model, tok
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
-        raise ValueError("`tokenizer` is required for this keras-hub model: it has no "
-                         "preprocessor; pass its keras-hub preprocessor (e.g. "
-                         "BertTextClassifierPreprocessor) or tokenizer (e.g. BertTokenizer) "
-                         "as `tokenizer=`")
+        raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
+                         " pass its keras-hub preprocessor (e.g. BertTextClassifierPreprocessor)"
+                         " or tokenizer (e.g. BertTokenizer) as `tokenizer=`")
     hub_tok, max_len = _hub_tokenizer(source)
-    backbone = getattr(model, "backbone", None)
-    if not isinstance(backbone, keras_hub.models.Backbone):
-        backbone = find_layer(model, keras_hub.models.Backbone)
+    backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:
         raise ValueError("`model` must contain a keras-hub Backbone with a token embedding "
                          f"(e.g. keras_hub.models.BertBackbone), found none in "
                          f"{type(model).__name__}")
-    limit = getattr(backbone, "max_sequence_length", None)
-    max_len = limit if max_len is None or (limit is not None and limit < max_len) else max_len
+    limits = (max_len, getattr(backbone, "max_sequence_length", None))
+    max_len = min((v for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "
                          "of a keras-hub backbone, got the extra inputs "
@@ -232,7 +220,7 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
     # user's model is left untouched (the adapter holds it, so its id cannot be reused)
     key = (id(model), id(source), mask_string, logits)
     adapted = _ADAPTERS.get(key)
-    if adapted is None or adapted.net is not model or adapted.source_.value is not source:
+    if adapted is None:
         adapted = KerasHubTextModel(
             model, backbone, hub_tok, max_pieces=None if max_len is None else int(max_len) - 2,
             logits=logits, input_names=names or _NAMES, mask_string=mask_string)

@@ -64,6 +64,8 @@ _LIBRARIES = {
     "sentiment140": {"tensorflow_datasets": ("sentiment140", "text", "polarity"),
                      "datasets": (("stanfordnlp/sentiment140",), "text", "sentiment")},
 }
+#: Sentiment140's six columns (no header), named as the reader uses them
+_S140_COLUMNS = ["label", "id", "date", "query", "user", "sentence"]
 _HIDDEN = "GLUE keeps the labels of SST-2's test split hidden: use split='validation' (dev.tsv)"
 
 
@@ -152,31 +154,26 @@ def _read_file(file: Path, name: str) -> Tuple[List[str], List[str], List[int]]:
     """(texts, raw labels, line numbers) of a published file, its columns checked."""
     sst2 = name == "sst2"
     with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
-        tsv = {"delimiter": "\t", "quoting": csv.QUOTE_NONE}
-        rows = csv.reader(handle, **(tsv if sst2 else {}))
-        header = [h.strip() for h in next(rows, [])] if sst2 else None
-        if header == []:
+        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if sst2 else (
+            csv.reader(handle))
+        header = [h.strip() for h in next(rows, [])] if sst2 else _S140_COLUMNS
+        if not header:
             raise ValueError(f"`path` {str(file)!r} is empty: expected GLUE SST-2's TSV")
-        if sst2 and not {"sentence", "label"} <= set(header):
+        if not {"sentence", "label"} <= set(header):
             hint = f" {_HIDDEN}" if "index" in header and "sentence" in header else ""
             raise ValueError(f"`path` {str(file)!r} is not GLUE SST-2's TSV: its header must "
                              f"hold the columns 'sentence' and 'label', got {header}.{hint}")
-        i_text, i_label = (header.index("sentence"), header.index("label")) if sst2 else (5, 0)
-        expected = (f"expected {len(header)} tab-separated fields ({header})" if sst2 else
-                    "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)")
-        texts, raw, lines = [], [], []
-        for row in rows:
-            if row and len(row) != (len(header) if sst2 else 6):
-                raise ValueError(f"`path` {str(file)!r} line {rows.line_num}: {expected}, got "
-                                 f"{len(row)}")
-            if row:
-                texts.append(row[i_text])
-                raw.append(row[i_label])
-                lines.append(rows.line_num)
-    if not texts:
+        data = [(row, rows.line_num) for row in rows if row]
+    expected = (f"expected {len(header)} tab-separated fields ({header})" if sst2 else
+                "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)")
+    for row, line in data:
+        if len(row) != len(header):
+            raise ValueError(f"`path` {str(file)!r} line {line}: {expected}, got {len(row)}")
+    if not data:
         raise ValueError(f"`path` {str(file)!r} " + ("holds no sentence (a header only)" if sst2
                                                     else "is empty: expected Sentiment140's CSV"))
-    return texts, raw, lines
+    i_text, i_label = header.index("sentence"), header.index("label")
+    return [r[i_text] for r, _ in data], [r[i_label] for r, _ in data], [n for _, n in data]
 
 
 def _load_remote(name: str, split: str) -> tuple:
@@ -202,10 +199,9 @@ def _load_remote(name: str, split: str) -> tuple:
         texts = [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in texts]
         return texts, raw, None, source
     raise ImportError(
-        f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or "
-        "Hugging Face datasets: pip install \"xplique_ext[datasets]\" (or pip install "
-        f"tensorflow-datasets); or download {_DOWNLOAD[name]} and pass the file or its "
-        "folder as `path=`")
+        f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or Hugging Face "
+        'datasets: pip install "xplique_ext[datasets]" (or pip install tensorflow-datasets); or '
+        f"download {_DOWNLOAD[name]} and pass the file or its folder as `path=`")
 
 
 def _labelled(name: str, texts: List[str], raw: List[Any], lines: Optional[List[int]],
@@ -222,7 +218,7 @@ def _labelled(name: str, texts: List[str], raw: List[Any], lines: Optional[List[
                     "the polarity must be 0 (negative) or 4 (positive) (2, neutral, is dropped)")
             where = "" if lines is None else f" line {lines[i]}"
             raise ValueError(f"{source}{where}: {what}, got {raw[i]!r}")
-    keep = [v != "2" for v in values] if name == "sentiment140" else [True] * len(values)
+    keep = [v != "2" for v in values]  # Sentiment140's neutral tweets (SST-2 has no 2)
     if not all(keep):
         warn(f"Sentiment140 {source}: {keep.count(False)} neutral tweets (polarity 2) dropped; "
              f"{sum(keep)} negative/positive kept", XpliqueExtWarning)

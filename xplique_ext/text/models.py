@@ -51,8 +51,7 @@ _BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSI
 
 
 @validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
-                  "max_tokens": [Interval(numbers.Integral, 3, None)],
-                  "sequence_length": _POSITIVE})
+                  "max_tokens": [Interval(numbers.Integral, 3, None)], "sequence_length": _POSITIVE})
 def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
                     sequence_length: int = 24):
     """A ``TextVectorization`` layer (whitespace split, lower case, punctuation stripped,
@@ -203,15 +202,12 @@ def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size:
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
     model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
                   metrics=["accuracy"])
-    rng = np.random.default_rng(seed)
-    history: Dict[str, list] = {"loss": [], "accuracy": []}
+    rng, history = np.random.default_rng(seed), []
     for _ in range(epochs):
         order = rng.permutation(len(x))
-        h = model.fit(x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False,
-                      verbose=verbose)
-        for key in history:
-            history[key].append(float(h.history[key][-1]))
-    return history
+        history.append(model.fit(x[order], y[order], batch_size=batch_size, epochs=1,
+                                 shuffle=False, verbose=verbose).history)
+    return {key: [float(h[key][-1]) for h in history] for key in ("loss", "accuracy")}
 
 
 # =========================================================================== bag of words
@@ -288,14 +284,11 @@ class BagOfWordsModel:
         self.keyword_ids = np.array([self.vocabulary.index(k) for k in self.rules])
 
     # ---------------------------------------------------------------- the function
-    def part_mask(self, ids: np.ndarray) -> np.ndarray:
-        """(B, L) float mask of the positions the model reads."""
-        return _part_mask(np.asarray(ids), self.keyword_ids, self.part, np)
-
     def logits(self, ids: Any) -> np.ndarray:
         """b + sum of the weights of the read tokens, shape (B,)."""
         ids = np.asarray(ids.numpy() if hasattr(ids, "numpy") else ids).astype(np.int64)
-        return self.bias + (self.id_weights[ids] * self.part_mask(ids)).sum(axis=1)
+        mask = _part_mask(ids, self.keyword_ids, self.part, np)
+        return self.bias + (self.id_weights[ids] * mask).sum(axis=1)
 
     def __call__(self, ids: Any) -> np.ndarray:
         """p(y=1) of token ids (B, L), shape (B, 1)."""
@@ -313,7 +306,8 @@ class BagOfWordsModel:
             # each word's (single) id; the words without one (punctuation) are not seen
             ids = self.tokenizer(words).numpy()[:, 0]
             pos = np.flatnonzero(ids)[: self.sequence_length]
-            out[pos] = self.id_weights[ids[pos]] * self.part_mask(ids[pos][None, :])[0]
+            out[pos] = self.id_weights[ids[pos]] * _part_mask(ids[pos][None, :], self.keyword_ids,
+                                                              self.part, np)[0]
         return out
 
     # ---------------------------------------------------------------- Keras twin

@@ -143,9 +143,7 @@ def highlight_html(sentence: str, attributions: Any, *, rules: Any = None, detai
 @validate_params({
     "percy": "no_validation",  # a PERCY metric, read through its details and sentences
     "explanations": "no_validation",  # one attribution vector per sentence, ragged
-    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)],
-    "title": [STRING, None],
-})
+    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)], "title": [STRING, None]})
 def percy_examples_html(percy: Any, explanations: Any, indices: Sequence[int],
                         title: Optional[str] = None) -> HighlightedText:
     """HTML highlighting of several sentences of a :class:`~xplique_ext.metrics.PERCY`
@@ -186,9 +184,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
         width += len(tok) + 1
     height = 0.5 * len(lines) + (0.6 if details is not None else 0.2) + (0.3 if title else 0)
     fig, ax = _figure(ax, (min(12, 0.13 * max_width + 1), max(1.2, height)))
+    ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))
     ax.set_axis_off()
-    ax.set_xlim(0, max_width)
-    ax.set_ylim(-len(lines) - 1.2, 0.8)
     # RdYlGn without its darkest ends (the token text stays readable), centred on 0
     cmap = ListedColormap(plt.get_cmap("RdYlGn")(np.linspace(0.05, 0.95, 256)))
     for row, idx in enumerate(lines):
@@ -197,23 +194,18 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
             face = cmap(0.5 + 0.5 * np.clip(w[i] / scale, -1, 1))
             ax.text(x, -row, tokens[i], fontsize=11, family="monospace", va="center",
                     fontweight="bold" if i == k else "normal",
-                    bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black" if i == k else "none",
-                              lw=1.5 if i == k else 0))
+                    bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black", lw=1.5 * (i == k)))
             if k is not None and i != k:
                 conj = "A" if i < k else "B"
                 ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
                         color="#555", va="center")
             x += len(tokens[i]) + 1.2
-    bar = fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03,
-                       pad=0.01)
-    bar.set_ticks([-scale, 0.0, scale], labels=[f"{t:.2g}" for t in (-scale, 0.0, scale)])
-    bar.ax.tick_params(labelsize=7)
-    bar.set_label("attribution", fontsize=7)
+    fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03, pad=0.01,
+                 label="attribution")
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")
-    if title:
-        ax.set_title(title, fontsize=10, loc="left")
+    ax.set_title(title or "", fontsize=10, loc="left")
     return fig
 
 
@@ -240,7 +232,6 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     data.astype(float).plot.bar(ax=ax, rot=0, width=0.8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("score (higher is better)")
-    ax.legend(fontsize=8, ncol=len(data.columns))
     fig.tight_layout()
     return fig
 
@@ -284,7 +275,6 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
         ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center",
                 fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    if title:
-        ax.set_title(title)
+    ax.set_title(title or "")
     fig.tight_layout()
     return fig
