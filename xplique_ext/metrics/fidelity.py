@@ -11,10 +11,17 @@ import tensorflow as tf
 
 from .. import runtime
 from ..commons.correlations import batched_pearson, batched_spearman, unit_rows
-from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
+from ..commons.params import (
+    ArrayLike,
+    Boolean,
+    Callable_,
+    Interval,
+    Options,
+    check_param,
+    validate_params,
+)
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
-from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
 
@@ -430,9 +437,7 @@ class MuFidelity(BaseAttributionMetric):
         return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
-        phi = to_numpy(explanations, "explanations")
-        if phi.dtype.kind not in "fiu":
-            raise TypeError(f"`explanations` must be numeric, got dtype {phi.dtype}")
+        phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
         if self.n_inputs is not None and len(phi) != self.n_inputs:
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi)} explanations for {self.n_inputs} inputs")
@@ -452,18 +457,12 @@ class MuFidelity(BaseAttributionMetric):
             return np.full_like(x, self.baseline_mode)
         out = np.empty_like(x)
         for i, xi in enumerate(x):
-            b = self.baseline_mode(xi.copy())
-            b = np.asarray(b) if b is None else to_numpy(b, "baseline_mode")
-            if b.dtype.kind not in "biuf":
-                raise TypeError(
-                    "`baseline_mode` callable must return a numeric array of the input's "
-                    f"shape {xi.shape}, got {type(b).__name__} of dtype {b.dtype}"
-                )
+            b = check_param(self.baseline_mode(xi.copy()), "baseline_mode(x)",
+                            [ArrayLike("numeric", finite=True)])
             if b.shape != xi.shape:
                 raise ValueError("`baseline_mode` callable must return an array of the "
                                  f"input's shape {xi.shape}, got shape {b.shape}")
             out[i] = b
-        check_finite(out, "baseline_mode")
         return out
 
     # ------------------------------------------------------------------ evaluation
@@ -554,7 +553,7 @@ class MuFidelity(BaseAttributionMetric):
 
     def _explained_batches(self, phi_all: np.ndarray):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
-        explanations beside its inputs, both checked finite; a ValueError when the
+        explanations beside its inputs (checked finite); a ValueError when the
         explanations and the inputs differ in number."""
         seen = 0
         for start, x, y in self.iter_batches():
@@ -562,9 +561,7 @@ class MuFidelity(BaseAttributionMetric):
             seen += len(x)
             if len(phi) != len(x):
                 break
-            check_finite(phi, "explanations")
-            check_finite(x, "inputs")
-            yield x, y, phi
+            yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi
         if seen != len(phi_all):
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi_all)} explanations for {seen} inputs")
