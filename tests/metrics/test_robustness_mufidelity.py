@@ -219,7 +219,7 @@ def test_09_operator_returning_one_score_per_output(case):
 
 def test_09_object_dtype_inputs(case):
     model, x, y, _ = case
-    with pytest.raises(TypeError, match="`inputs` must hold numbers .* got dtype object"):
+    with pytest.raises(TypeError, match=r"`inputs` must be an array of numbers \(bool.* got dtype object"):
         MuFidelity(model, x.astype(object), y, **FAST)
 
 

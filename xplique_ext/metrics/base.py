@@ -30,7 +30,6 @@ from ..commons.params import (
     check_param,
     validate_params,
 )
-from ..commons.validation import to_numpy
 
 __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_model_targets",
            "predicted_targets"]
@@ -41,6 +40,7 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_m
 #: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
 #: ``targets``: numbers, finite (NaN targets are refused as targets, never blamed on the
 #: model's scores); also checked batch by batch for (x, y) datasets.
+INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
 BASE_PARAMETERS = {
     "model": [Callable_()],
@@ -166,13 +166,13 @@ def _check_single_input(model: Any, inputs: Any) -> None:
 def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
     included) when the model declares it."""
-    if rank is not None and inputs.dtype.kind != "O" and inputs.ndim == rank - 1:
+    if rank is not None and inputs.ndim == rank - 1:
         raise ValueError(
             f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
             f"(batch axis included), got a single item of shape {inputs.shape}; pass "
             f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
         )
-    if rank is not None and inputs.dtype.kind != "O" and inputs.ndim != rank:
+    if rank is not None and inputs.ndim != rank:
         raise ValueError(
             f"`inputs` must have rank {rank} (batch axis included) to match the model's "
             f"input, got shape {inputs.shape}"
@@ -320,7 +320,7 @@ class BaseAttributionMetric(BaseMetric):
             self.dataset, self.inputs = inputs, None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
         else:
-            self.dataset, self.inputs = None, to_numpy(inputs, "inputs")
+            self.dataset, self.inputs = None, check_param(inputs, "inputs", INPUTS)
             _check_array_inputs(self.inputs, rank)
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
@@ -382,11 +382,7 @@ class BaseAttributionMetric(BaseMetric):
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
         """``(start, stop, fn(x[s], *more[s]))`` batch by batch (``batch_size`` rows)."""
-        x = to_numpy(x, "x")
-        if x.dtype.kind not in "biuf":
-            raise TypeError(
-                f"`inputs` must hold numbers (bool, integer or float dtype), got dtype {x.dtype}"
-            )
+        x = check_param(x, "inputs", INPUTS)
         size = self.batch_size or max(len(x), 1)
         for start in range(0, len(x), size):
             s = slice(start, start + size)
@@ -406,7 +402,7 @@ class BaseAttributionMetric(BaseMetric):
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
         parts = []
-        for start, stop, out in self._batched(self._score_fn, "operator", x, to_numpy(y, "y")):
+        for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y)):
             out = np.asarray(out)
             runtime.check_output_dtype(out.dtype, "operator")
             if out.shape not in ((stop - start,), (stop - start, 1)):

@@ -345,9 +345,6 @@ class MuFidelity(BaseAttributionMetric):
         self.baseline_mode = baseline_mode
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
         self.correlation, self.progress = correlation, progress
-        if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
-            raise TypeError("`inputs` must hold numbers (bool, integer or float dtype), got "
-                            f"dtype {self.inputs.dtype}")
         # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
