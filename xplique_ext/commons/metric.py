@@ -330,12 +330,8 @@ class BaseMetric(abc.ABC):
     @classmethod
     def _init_parameters(cls) -> Dict[str, inspect.Parameter]:
         params = inspect.signature(cls.__init__).parameters
-        return {
-            name: p
-            for name, p in params.items()
-            if name != "self"
-            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        }
+        return {name: p for name, p in params.items()
+                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
     def get_config(self) -> Dict[str, Any]:
         """The constructor's settings (every parameter but the data ones), as JSON-friendly

@@ -428,9 +428,8 @@ class BaseAttributionMetric(BaseMetric):
         k = self.n_outputs(x)
         if y is not None:
             return as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
-        if k == 1:
-            return np.ones((len(x), 1), dtype=np.float32)
-        out = self.model_outputs(x).reshape(len(x), k)
+        # one output: the target is that output (no model call)
+        out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
             raise ValueError(

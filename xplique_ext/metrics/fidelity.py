@@ -159,11 +159,11 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
 
 @validate_params({
     "max_samples": [Interval(numbers.Integral, 1, None)],
-    "first": [Interval(numbers.Integral, 1, None), None],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither"), None],
+    "first": [Interval(numbers.Integral, 1, None)],
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")],
 })
-def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
-                         growth: Optional[float] = None) -> list:
+def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
+                         growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
     error: ``first``, then each times ``growth`` (rounded up), up to ``max_samples``.
 
@@ -172,8 +172,6 @@ def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
     >>> adaptive_checkpoints(200)
     [50, 75, 113, 170, 200]
     """
-    first = ADAPTIVE_FIRST_ROUND if first is None else first
-    growth = ADAPTIVE_GROWTH if growth is None else growth
     points = [min(first, max_samples)]
     while points[-1] < max_samples:
         points.append(min(max_samples, int(np.ceil(points[-1] * growth))))
