@@ -26,7 +26,6 @@ from .commons.params import (
     validate_params,
 )
 from .commons.warnings import warn
-from .metrics.base import as_model_targets, predicted_targets
 
 __all__ = ["ExplanationMetrics"]
 
@@ -277,7 +276,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
             outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
             k = int(np.prod(outputs.shape[1:]))
-            self._y_formatted = as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
+            self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
         self.explainers_ = {}
         for name, factory in self._factories.items():
             explainer = factory(model)
@@ -329,7 +328,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explain if callable(explain) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            targets = predicted_targets(runtime.check_outputs(
+            targets = runtime.predicted_targets(runtime.check_outputs(
                 self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
         return check_param(explain(self.x_probe, targets), "explanations", [ArrayLike("any")])
 

@@ -348,18 +348,13 @@ class ObjectLime:
         """The output explained for each image: 0 for a single-output model, else the
         target class (the predicted one for None)."""
         n = len(x)
-        if n == 0 or self._predict(x[:1]).shape[1] == 1:  # single output: no targets needed
+        k = self._predict(x[:1]).shape[1] if n else 1
+        if k == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
             return np.argmax(self._predict(x), axis=1)
-        t = check_param(targets, "targets", [ArrayLike("numeric")])
-        if t.ndim == 1 and t.dtype.kind == "f" and np.all(t == np.round(t)):
-            t = t.astype(np.int64)
-        if len(t) == n and t.ndim == 2:
-            return np.argmax(t, axis=1)
-        if len(t) == n and t.ndim == 1 and t.dtype.kind in "iu":
-            return t.astype(np.int64)
-        raise ValueError(
-            f"`targets` must be None, class ids (N,) or one-hot (N, K) for the {n} inputs, "
-            f"got shape {t.shape} and dtype {t.dtype}"
-        )
+        t = check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
+        if len(t) != n:
+            raise ValueError(f"`targets` must hold one target per input: got {len(t)} targets "
+                             f"for {n} inputs")
+        return np.argmax(runtime.as_model_targets(t, k), axis=1)

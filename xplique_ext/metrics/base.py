@@ -31,8 +31,7 @@ from ..commons.params import (
     validate_params,
 )
 
-__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_model_targets",
-           "predicted_targets"]
+__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
 #: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
@@ -101,35 +100,6 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
             f"member of xplique's Tasks, or None, got {type(operator).__name__}"
         )
     return operator
-
-
-def predicted_targets(outputs: np.ndarray) -> np.ndarray:
-    """One-hot targets (B, K) of the predicted classes of model ``outputs`` (B, K); a
-    column of ones for a single-output model."""
-    outputs = outputs.reshape(len(outputs), -1)
-    if outputs.shape[1] == 1:
-        return np.ones((len(outputs), 1), dtype=np.float32)
-    return np.eye(outputs.shape[1], dtype=np.float32)[np.argmax(outputs, axis=-1)]
-
-
-def as_model_targets(y: np.ndarray, k: int, name: str = "targets") -> np.ndarray:
-    """Targets in the operator's format for a model with ``k`` outputs: (B, K) kept,
-    class ids (B,) one-hot, single-output targets a column; floating point (float64 kept,
-    never cast down). A ValueError / TypeError names ``name`` for a mismatch."""
-    if y.ndim == 2 and y.shape[1] != k:
-        raise ValueError(f"`{name}` of shape (N, K) must have K = {k} columns to match the "
-                         f"model's outputs, got {y.shape[1]}")
-    if y.ndim == 2 or k == 1:
-        y = y.reshape(len(y), -1)
-        return y if y.dtype.kind == "f" and y.itemsize >= 4 else y.astype(np.float32)
-    ids = y.astype(np.int64) if y.dtype.kind == "f" and np.all(y == np.round(y)) else y
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"`{name}` of shape (N,) must be integer class ids for a model with "
-                        f"{k} outputs, got dtype {y.dtype}")
-    if ids.size and (ids.min() < 0 or ids.max() >= k):
-        raise ValueError(f"`{name}` class ids must be in [0, {k - 1}], got values in "
-                         f"[{ids.min()}, {ids.max()}]")
-    return np.eye(k, dtype=np.float32)[ids]
 
 
 def _model_input_rank(model: Any) -> Optional[int]:
@@ -427,7 +397,7 @@ class BaseAttributionMetric(BaseMetric):
         (B, 1) for single-output regression, predicted classes when ``y`` is None."""
         k = self.n_outputs(x)
         if y is not None:
-            return as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
+            return runtime.as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
         # one output: the target is that output (no model call)
         out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
@@ -437,7 +407,7 @@ class BaseAttributionMetric(BaseMetric):
                 f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
                 "inputs of a batch: their predicted class is undefined; pass `targets`"
             )
-        return predicted_targets(out)
+        return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
     def iter_batches(
