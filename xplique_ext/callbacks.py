@@ -353,8 +353,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     scores[key + "_ci_low"] = float(summary.ci_low)
                     scores[key + "_ci_high"] = float(summary.ci_high)
                     continue
-                value = metric.evaluate(explanations)
-                array = np.asarray(value, dtype=np.float64)
+                array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
                 if array.ndim != 0:
                     raise TypeError(
                         f"`metrics[{m_name!r}]`.evaluate must return one number, got an "

@@ -344,10 +344,8 @@ class BaseMetric(abc.ABC):
         }
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
-        attribute = self._config_attributes.get(name, name)
-        if default is _NO_DEFAULT:
-            return getattr(self, attribute)
-        return getattr(self, attribute, default)
+        fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist
+        return getattr(self, self._config_attributes.get(name, name), *fallback)
 
     @classmethod
     def from_config(cls, config: Dict[str, Any], **data: Any) -> BaseMetric:
