@@ -21,14 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .commons import uncertainty
-from .commons.params import (
-    NO_VALIDATION,
-    Boolean,
-    InstanceOf,
-    Options,
-    check_param,
-    validate_params,
-)
+from .commons.params import Boolean, InstanceOf, Options, check_param, validate_params
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
@@ -175,19 +168,17 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
 
 def _check_metric(metric: Any) -> None:
     """A metric instance with ``detailed_evaluate`` and a bool ``higher_is_better``."""
-    if isinstance(metric, type):
-        raise TypeError("`metric` must be a metric instance, built on the inputs (e.g. "
-                        f"MuFidelity(model, inputs, targets)), got the class {metric.__name__}")
-    if not callable(getattr(metric, "detailed_evaluate", None)):
-        raise TypeError("`metric` must be a metric with a `detailed_evaluate` method (e.g. "
-                        f"xplique_ext.metrics.MuFidelity), got {type(metric).__name__}")
+    if isinstance(metric, type) or not callable(getattr(metric, "detailed_evaluate", None)):
+        got = f"the class {metric.__name__}" if isinstance(metric, type) else type(metric).__name__
+        raise TypeError("`metric` must be a metric instance with a `detailed_evaluate` method, "
+                        f"built on the inputs (e.g. MuFidelity(model, inputs, targets)), got {got}")
     direction = getattr(metric, "higher_is_better", None)
     if not isinstance(direction, (bool, np.bool_)):
         raise TypeError(f"`metric` must declare `higher_is_better` as a bool, got {direction!r}")
 
 
 @validate_params({
-    "metric": NO_VALIDATION,  # duck-typed: detailed_evaluate and higher_is_better, below
+    "metric": "no_validation",  # duck-typed: detailed_evaluate and higher_is_better, below
     "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
     **_COMMON,
 })
@@ -405,8 +396,7 @@ def _pair_rows(arrays, interval, test, name, options):
         row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, d if d.size else np.full(1, np.nan),
                    interval, name=f"{name} of {key_a} - {key_b}", **options)
         statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
-        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic,
-                   p_value=p_value)
+        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic, p_value=p_value)
         rows.append(row)
     return rows
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
+import pandas as pd
 
 from xplique_ext.rules.compile import COMPARISONS, CompiledCondition, CompiledRule
 from xplique_ext.rules.dataset import Dataset
@@ -28,7 +29,6 @@ from xplique_ext.rules.evaluation import (
     ContingencyTables,
     RuleEvaluation,
     _blocks,
-    _label_values,
     _labelled,
     check_label_classes,
     compile_rules,
@@ -143,7 +143,7 @@ def evaluate_rules_loop(
     """
     compiled, _ = compile_rules(rules, data.names)
     data, y, _ = _labelled(data, labels)
-    y = _label_values(y)
+    y = np.asarray(y, dtype=object) if isinstance(y, pd.Categorical) else y
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
     attributes = list(dict.fromkeys(a for r in compiled for a in r.attributes))

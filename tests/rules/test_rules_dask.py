@@ -206,6 +206,10 @@ def test_chunk_errors(table):
         evaluate_rules(rules, "t.data")
     with pytest.raises(ValueError, match="no chunk"):
         evaluate_rules(rules, [])
+    with pytest.raises(RuleParseError, match="'size2' is not declared"):  # no chunk: still checked
+        evaluate_rules(parse_rules("R0001 IF size2 > 1 THEN CLASS = c0\n"), [], names=names)
+    with pytest.raises(ValueError, match="the same declarations"):  # a Dataset's own declarations
+        evaluate_rules(rules, read_data(example_path("voyage.test")), names=names)
     voyage = read_data(example_path("voyage.test"))
     with pytest.raises(ValueError, match="the same declarations"):
         evaluate_rules(rules, [read_data(path, names), voyage])

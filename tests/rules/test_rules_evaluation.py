@@ -227,7 +227,7 @@ def test_rule_metrics_class():
     table = metric.details(data)
     np.testing.assert_array_equal(detailed, table["WRAcc"].to_numpy())
     np.testing.assert_array_equal(table["score"], table["WRAcc"])
-    assert metric.to_frame(data).equals(table)
+    assert not hasattr(metric, "to_frame")  # one name, every metric's: details
     assert metric.evaluate(data) == pytest.approx(detailed.mean())
     np.testing.assert_array_equal(
         RuleMetrics(rules, measure="Err").detailed_evaluate(data), table["Err"]
@@ -292,7 +292,7 @@ def test_zero_division_policy():
         rule_measures(1, 1, 1, 1, zero_division="zero")
     with pytest.raises(TypeError, match="`zero_division` must be"):
         rule_measures(1, 1, 1, 1, zero_division=None)
-    with pytest.raises(ValueError, match="`bh` must hold finite non-negative"):
+    with pytest.raises(ValueError, match=r"`bh` must be numbers in \[0, inf\)"):
         rule_measures(-1, 1, 1, 1)
 
 

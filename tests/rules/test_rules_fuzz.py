@@ -9,6 +9,7 @@ from xplique_ext.rules import (
     NamesParseError,
     ParseError,
     RuleParseError,
+    check_rules,
     evaluate_rules,
     example_path,
     parse_data,
@@ -84,7 +85,7 @@ def test_rule_parser_raises_only_parse_errors(text):
     assert parse_rules(rules.to_string()) == rules
     # checking against the names raises the same class only
     try:
-        rules.validate(NAMES)
+        check_rules(rules, NAMES)
     except RuleParseError:
         pass
 

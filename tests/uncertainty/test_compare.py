@@ -162,6 +162,8 @@ def test_bad_inputs_are_refused():
         compare(Scores(), {1: np.zeros(3)})
     with pytest.raises(TypeError, match="detailed_evaluate"):
         compare(object(), {"a": np.zeros(3)})
+    with pytest.raises(TypeError, match="metric instance .* got the class Scores"):
+        compare(Scores, {"a": np.zeros(3)})
     with pytest.raises(TypeError, match="higher_is_better"):
         compare(Scores(higher_is_better=None), {"a": np.zeros(3)})
     with pytest.raises(ValueError, match="same inputs"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
@@ -45,25 +46,18 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)" if shown else text
 
 
-class _Parser(argparse.ArgumentParser):
-    """Every (sub-)parser of ``xplique-ext`` uses :class:`HelpFormatter`."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     from .. import __version__
     from . import demo, rules
 
-    parser = _Parser(prog="xplique-ext",
-                     description="Measure how good explanations are (xplique_ext).")
+    # every (sub-)parser uses HelpFormatter
+    new_parser = functools.partial(argparse.ArgumentParser, formatter_class=HelpFormatter)
+    parser = new_parser(prog="xplique-ext",
+                        description="Measure how good explanations are (xplique_ext).")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                       parser_class=_Parser)
-    subparsers.required = True
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                       parser_class=new_parser)
     for module in (demo, rules):
         module.register(subparsers)
     return parser

@@ -27,11 +27,9 @@ import numpy as np
 
 from ..commons.console import quiet_console
 
-__all__ = ["register", "run_demo", "gradient_explanations", "demo_explanations",
-           "quiet_console"]
+__all__ = ["register", "run_demo", "gradient_explanations", "demo_explanations", "quiet_console"]
 
-XPLIQUE_EXPLAINERS = ("Saliency", "GradientInput", "IntegratedGradients", "SmoothGrad",
-                      "Occlusion")
+XPLIQUE_EXPLAINERS = ("Saliency", "GradientInput", "IntegratedGradients", "SmoothGrad", "Occlusion")
 _LABELS = {"MuFidelity": "MuFidelity (higher better)", "EMD": "EMD to truth (lower better)",
            "KL": "KL to truth (lower better)"}
 

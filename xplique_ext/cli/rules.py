@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import re
 import sys
@@ -25,28 +26,22 @@ __all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTI
 
 #: the rule measures that are proportions k / m of the known contingency table (Tab. 1
 #: of the spec): measure -> (successes, trials) as sums of its cells
-PROPORTION_MEASURES = {
-    "Acc": (("bh",), ("bh", "bhbar")),
-    "Err": (("bhbar",), ("bh", "bhbar")),
-    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
-    "Sens": (("bh",), ("bh", "bbarh")),
-    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
-    "Cov": (("bh", "bhbar"), ("n",)),
-    "Sup": (("bh",), ("n",)),
-}
+PROPORTION_MEASURES = {"Acc": (("bh",), ("bh", "bhbar")),
+                       "Err": (("bhbar",), ("bh", "bhbar")),
+                       "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
+                       "Sens": (("bh",), ("bh", "bbarh")),
+                       "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
+                       "Cov": (("bh", "bhbar"), ("n",)),
+                       "Sup": (("bh",), ("n",))}
 
-_DASK_HELP = (
-    "evaluate on a Dask cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
-    "cluster of worker processes when no address is given; DATA is read with "
-    "dask.dataframe.read_csv (needs the [distributed] extra)"
-)
 #: The options of ``xplique-ext rules`` besides the modes, the data source and the scale:
 #: (flags, add_argument keywords).
 _RULES_OPTIONS = (
     (("-n",), dict(dest="names", metavar="NAMES",
                    help="names file (default: DATA with the extension .names)")),
     (("-f",), dict(dest="rules", metavar="RULES", help="PBM rule file (default: standard input)")),
-    (("--precision",), dict(type=int, default=3, help="decimals of the frequencies")),
+    (("--precision",), dict(type=int, default=3, choices=range(13), metavar="DIGITS",
+                            help="decimals of the frequencies")),
     (("--csv",), dict(metavar="FILE", help="also write the tidy table of counts and measures as "
                       "CSV, with a Wilson confidence interval (columns MEASURE_ci_low, "
                       "MEASURE_ci_high) for each measure that is a proportion: "
@@ -64,7 +59,8 @@ _FIRE_OPTIONS = (
                       help="trade-off values psi > 0, comma-separated or repeated (default: 1)")),
     (("-f",), dict(dest="input", metavar="FILE",
                    help="read the pairs from FILE (default: the arguments, else stdin)")),
-    (("--precision",), dict(type=int, default=2, help="decimals printed")),
+    (("--precision",), dict(type=int, default=2, choices=range(13), metavar="DIGITS",
+                            help="decimals printed")),
 )
 
 
@@ -101,7 +97,10 @@ def register(subparsers) -> None:
     scale.add_argument("--chunksize", type=int, metavar="N", help="read and evaluate DATA N "
                        "examples at a time: a file of any size in bounded memory, in one process "
                        "(same counts as reading it whole)")
-    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help=_DASK_HELP)
+    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help="evaluate on a Dask "
+                       "cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
+                       "cluster of worker processes when no address is given; DATA is read with "
+                       "dask.dataframe.read_csv (needs the [distributed] extra)")
     rules.set_defaults(func=run_rules, mode="unordered")
 
     fire = subparsers.add_parser(
@@ -167,13 +166,10 @@ def with_wilson_columns(frame, confidence: float = 0.95):
 
 def _usage_error(args: argparse.Namespace) -> Optional[str]:
     """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
-    checks = (
-        (args.data, "the data file is required (-d DATA)"),
-        (0 <= args.precision <= 12, f"--precision must be in [0, 12], got {args.precision}"),
-        (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
-        (args.chunksize is None or args.chunksize >= 1,
-         f"--chunksize must be a positive integer, got {args.chunksize}"),
-    )
+    checks = ((args.data, "the data file is required (-d DATA)"),
+              (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
+              (args.chunksize is None or args.chunksize >= 1,
+               f"--chunksize must be a positive integer, got {args.chunksize}"))
     return next((message for ok, message in checks if not ok), None)
 
 
@@ -313,11 +309,7 @@ def _float(text: str) -> Optional[float]:
 def _row(text: str, where: str) -> Row:
     """``p r [coverage] [label]`` (commas or white space between) as a row."""
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
-    values: List[Optional[float]] = []
-    for value in map(_float, parts):
-        if value is None:  # the label starts here
-            break
-        values.append(value)
+    values = list(itertools.takewhile(lambda v: v is not None, map(_float, parts)))  # label after
     if len(values) not in (2, 3):
         raise ValueError(f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
                          f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}")
@@ -346,12 +338,9 @@ def _parse_lines(text: str, source: str) -> List[Row]:
 
 def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
     """The trade-offs of ``--psi`` and the (label, p, r, coverage) rows to score."""
-    psis = []
-    for part in ",".join(args.psi or ["1"]).split(","):
-        try:
-            psis.append(float(part))
-        except ValueError:
-            raise ValueError(f"--psi must be numbers > 0, got {part!r}") from None
+    psis = [_float(part) for part in ",".join(args.psi or ["1"]).split(",")]
+    if None in psis:
+        raise ValueError(f"--psi must be numbers > 0, got {','.join(args.psi)!r}")
     if args.input and args.pairs:
         raise ValueError("give the pairs either as arguments or with -f, not both")
     if args.pairs:
@@ -363,8 +352,6 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
         rows = _parse_lines(sys.stdin.read(), "<stdin>")
     if not rows:
         raise ValueError("no (p, r) pair given")
-    if not 0 <= args.precision <= 12:
-        raise ValueError(f"--precision must be in [0, 12], got {args.precision}")
     return psis, rows
 
 

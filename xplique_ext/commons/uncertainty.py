@@ -89,7 +89,6 @@ class ScoreSummary:
 
 def is_binary(values: np.ndarray) -> bool:
     """Whether every value is exactly 0 or 1 (a proportion's per-input outcomes)."""
-    values = np.asarray(values)
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
@@ -339,8 +338,7 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
     if interval in ("wilson", "exact") and not binary:
         raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
                          f"{name} hold other values: use 'bca' or 'percentile'")
-    auto_proportion = interval == "auto" and proportion
-    note = "; scores not all 0/1, so no Wilson interval" if auto_proportion else ""
+    note = "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
     if interval == "auto":
         interval = "wilson" if (proportion and binary) else "bca"
     if interval in ("wilson", "exact"):

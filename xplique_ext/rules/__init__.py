@@ -61,17 +61,16 @@ from .plots import plot_alpha_beta, plot_fire_isolines, plot_rule_measures
 from .scoring import RuleSetScore, score_rules
 from .trees import tree_names, tree_to_rules
 
-__all__ = [
-    "ATTRIBUTE_TYPES", "RuleSetScore", "plot_alpha_beta", "plot_fire_isolines",
-    "plot_rule_measures", "ripper_to_rules", "rule_list_to_rules", "score_rules", "tree_names",
-    "tree_to_rules", "Attribute", "Column", "Condition", "ContingencyTables", "DataParseError",
-    "Dataset", "EXAMPLE_FILES", "MEASURES", "MODES", "Names", "NamesParseError", "OPERATORS",
-    "PBMHeader", "ParseError", "Rule", "RuleEvaluation", "RuleMetrics", "RuleParseError",
-    "RuleSet", "VOYAGE_RULES", "check_rules", "copy_examples", "covered_mask", "evaluate_rules",
-    "example_path", "load_voyage", "parse_data", "parse_names", "parse_rules", "predict_rules",
-    "read_data", "read_data_dask", "read_names", "read_rules", "rule_measures", "write_data",
-    "write_names", "write_rules",
-]
+__all__ = ["ATTRIBUTE_TYPES", "RuleSetScore", "plot_alpha_beta", "plot_fire_isolines",
+           "plot_rule_measures", "ripper_to_rules", "rule_list_to_rules", "score_rules",
+           "tree_names", "tree_to_rules", "Attribute", "Column", "Condition", "ContingencyTables",
+           "DataParseError", "Dataset", "EXAMPLE_FILES", "MEASURES", "MODES", "Names",
+           "NamesParseError", "OPERATORS", "PBMHeader", "ParseError", "Rule", "RuleEvaluation",
+           "RuleMetrics", "RuleParseError", "RuleSet", "VOYAGE_RULES", "check_rules",
+           "copy_examples", "covered_mask", "evaluate_rules", "example_path", "load_voyage",
+           "parse_data", "parse_names", "parse_rules", "predict_rules", "read_data",
+           "read_data_dask", "read_names", "read_rules", "rule_measures", "write_data",
+           "write_names", "write_rules"]
 
 
 def __getattr__(name):

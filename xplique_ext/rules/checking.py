@@ -17,10 +17,8 @@ from ..commons.params import InstanceOf, validate_params
 from .errors import RuleParseError
 from .names import Attribute, Names
 
-__all__ = [
-    "BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
-    "typed_value",
-]
+__all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
+           "typed_value"]
 
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
@@ -123,12 +121,8 @@ def _condition_fault(condition, names: Names) -> Optional[str]:
     return None
 
 
-@validate_params(
-    {
-        "rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this module)
-        "names": [InstanceOf(Names, description="a Names object")],
-    }
-)
+@validate_params({"rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this)
+                  "names": [InstanceOf(Names, description="a Names object")]})
 def check_rules(rules, names: Names) -> None:
     """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
     ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.

@@ -24,14 +24,8 @@ from .pbm import Condition, Rule, RuleSet
 __all__ = ["COMPARISONS", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 #: The comparison of each PBM operator but ``in`` (elementwise on arrays).
-COMPARISONS = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+               ">": operator.gt, ">=": operator.ge}
 
 
 def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
@@ -127,9 +121,8 @@ def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     return CompiledCondition(key, (attribute.name,), condition.operator, value)
 
 
-def compile_rules(
-    rules: RuleSet, names: Names
-) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
+def compile_rules(rules: RuleSet,
+                  names: Names) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
     """Check ``rules`` against ``names`` and compile them.
 
     Returns the compiled rules (DEFAULT excluded) and the typed DEFAULT head (or None).
@@ -193,16 +186,14 @@ class MaskCache:
         with ``rows``, also its possible coverage over ``rows`` (a test on an unknown value
         counting as true): ``(certain, possible)``."""
         covered = np.zeros(self.data.n_examples, dtype=bool)
-        possible = None if rows is None else np.zeros(rows.shape, dtype=bool)
+        possible = np.zeros(0 if rows is None else rows.shape, dtype=bool)
         for conjunction in rule.body:
-            part = np.ones(self.data.n_examples, dtype=bool)
-            part_possible = None if rows is None else np.ones(rows.shape, dtype=bool)
+            part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
             for condition in conjunction:
                 mask = self.certain(condition)
                 part &= mask
                 if rows is not None:
                     part_possible &= mask[rows] | condition.unknown(self.data, rows)
             covered |= part
-            if rows is not None:
-                possible |= part_possible
+            possible |= part_possible
         return covered if rows is None else (covered, possible)

@@ -49,28 +49,17 @@ __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 _BLOCK_BYTES = 1 << 20
 #: Records the exact reader encodes at once.
 _EXACT_ROWS = 1 << 15
-#: ``(pyarrow, pyarrow.csv)`` once imported; set it to False to read with the exact reader
-#: only.
-_ARROW: Any = None
 
 
 # -- the fast reader ----------------------------------------------------------------------
-def _arrow():
-    global _ARROW
-    if _ARROW is None:
-        import pyarrow
-        import pyarrow.csv
-
-        _ARROW = (pyarrow, pyarrow.csv)
-    return _ARROW or None
-
-
 def _read_block(block: bytes, names: Names, numbers_as_text: bool):
     """A block of whole records, read by Arrow's CSV reader against the ``.names``
     schema: numbers straight into ``float64`` (``?`` read as null) or, with
     ``numbers_as_text``, as text (for ``!``); the other columns dictionary-encoded. No
     quote is special (a quoted value is refused later, for the exact reader)."""
-    pa, pacsv = _arrow()
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
     keys = [str(k) for k in range(len(names.columns))]
     number = pa.string() if numbers_as_text else pa.float64()
     types = {key: number if attribute.is_numeric else pa.dictionary(pa.int32(), pa.string())
@@ -93,7 +82,8 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
     a binary file); refused (``_Refused``) at the first block it cannot read exactly."""
-    pa, _ = _arrow()
+    import pyarrow as pa
+
     while True:
         block = source.read(_BLOCK_BYTES)
         if not block:
@@ -119,7 +109,7 @@ def _encode_arrow(attribute, array) -> Column:
     """A column of the fast reader, encoded by the rules of
     :mod:`~xplique_ext.rules.dataset`; refused (``_Refused``) for anything they would
     report, or a quote (only the exact reader reads quoted values)."""
-    if attribute.is_numeric and array.type == _arrow()[0].string():
+    if attribute.is_numeric and array.type == "string":
         return model._encode_numeric_text(attribute, array)
     if not attribute.is_numeric:
         categories = array.dictionary.to_pylist()
@@ -216,15 +206,14 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
     """The examples of a file (its path, or its bytes), part by part: the fast reader's,
     then the exact reader's from the first record the fast reader did not deliver."""
     done = 0
-    if _arrow() is not None:
-        with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
-            try:
-                for part in _fast_parts(binary, names, file):
-                    done += part.n_examples
-                    yield part
-                return
-            except model._Refused:
-                pass
+    with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
+        try:
+            for part in _fast_parts(binary, names, file):
+                done += part.n_examples
+                yield part
+            return
+        except model._Refused:
+            pass
     with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         yield from _exact_parts(handle, names, file, skip=done)
 
@@ -348,12 +337,8 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
     "chunksize": [Interval(numbers.Integral, 1, None), None],
 })
-def read_data(
-    path: Union[str, os.PathLike],
-    names: Union[Names, str, os.PathLike, None] = None,
-    *,
-    chunksize: Optional[int] = None,
-) -> Union[Dataset, Iterator[Dataset]]:
+def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
+              *, chunksize: Optional[int] = None) -> Union[Dataset, Iterator[Dataset]]:
     """Read a ``.data`` file, whole or in chunks.
 
     Parameters
@@ -428,8 +413,7 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
             texts[column.unknown] = UNKNOWN
             texts[column.not_applicable] = NOT_APPLICABLE
             columns.append(texts)
-    lines = [",".join(column[k] for column in columns) for k in range(dataset.n_examples)]
-    text = "\n".join(lines) + ("\n" if lines else "")
+    text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -446,7 +430,7 @@ def _format_value(kind: str, value: Any, number: bool) -> str:
     if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    text = model._number_text(float(value)) if number else str(value)
+    text = model.label_text(float(value)) if number else str(value)
     special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
     if special or any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'

@@ -330,7 +330,7 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         values[missing] = np.nan
         return Column(attribute, values, None, unknown, not_applicable)
     if text is None:  # numbers in a DataFrame column of a coded attribute
-        text = np.asarray([_number_text(v) for v in raw.tolist()], dtype=object)
+        text = np.asarray([label_text(v) for v in raw.tolist()], dtype=object)
         text[unknown] = UNKNOWN
     categories = ("true", "false") if attribute.type == "boolean" else attribute.values
     if attribute.type == "boolean":
@@ -365,9 +365,8 @@ def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
     return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan)), message
 
 
-def _number_rules(
-    attribute: Attribute, values: np.ndarray, missing: np.ndarray
-) -> Tuple[Optional[np.ndarray], str]:
+def _number_rules(attribute: Attribute, values: np.ndarray,
+                  missing: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
     """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
     changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
     the values that break the first broken rule and its message, or ``(None, "")``."""
@@ -385,8 +384,10 @@ def _code_dtype(n_categories: int):
     return np.int8 if n_categories < 120 else (np.int16 if n_categories < 32000 else np.int32)
 
 
-def _number_text(value: Any) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+def label_text(value: Any) -> str:
+    """A label or a number as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
+    whole = isinstance(value, (float, np.floating)) and float(value).is_integer()
+    return str(int(value)) if whole else str(value)
 
 
 @functools.lru_cache(maxsize=256)

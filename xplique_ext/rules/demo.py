@@ -10,13 +10,9 @@ import numpy as np
 __all__ = ["demo_section"]
 
 
-def demo_section(
-    features: np.ndarray,
-    feature_names: Sequence[str],
-    black_box_predictions: np.ndarray,
-    seed: int = 0,
-    leaves: Sequence[int] = (2, 3, 4, 8),
-) -> str:
+def demo_section(features: np.ndarray, feature_names: Sequence[str],
+                 black_box_predictions: np.ndarray, seed: int = 0,
+                 leaves: Sequence[int] = (2, 3, 4, 8)) -> str:
     """Fit CART trees that mimic a black box and score them with FiRe and Qs.
 
     Parameters

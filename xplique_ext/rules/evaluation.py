@@ -28,6 +28,7 @@ Semantics (section 3 and the worked example of section 5 of the report)
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -38,7 +39,7 @@ from ..commons.metric import BaseMetric
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset
+from .dataset import Dataset, label_text
 from .measures import MEASURES, check_zero_division, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -180,9 +181,8 @@ class RuleEvaluation:
         measures = self.measures(table, zero_division).reset_index(drop=True)
         return pd.concat([pd.DataFrame(rows), measures], axis=1)
 
-    def to_pbm(
-        self, names_file: Optional[str] = None, data_file: Optional[str] = None, precision: int = 3
-    ) -> str:
+    def to_pbm(self, names_file: Optional[str] = None, data_file: Optional[str] = None,
+               precision: int = 3) -> str:
         """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
         return self.rules.to_string(self, names_file=names_file, data_file=data_file,
                                     precision=precision)
@@ -220,20 +220,14 @@ def _shown(classes: Sequence[str], most: int = 10) -> str:
     return f"[{shown}, ... ({len(classes)} in all)]" if len(classes) > most else f"[{shown}]"
 
 
-def label_text(value: Any) -> str:
-    """A label as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(int(value)) if isinstance(value, np.integer) else str(value)
-
-
 def _labelled(data: Dataset, labels: Any = None):
     """The examples with a known class, their classes (a ``pd.Categorical`` for a coded
     class column: no Python object per example, else an array) and how many were left
     out."""
     if labels is None:
         if not data.has_labels:
-            raise ValueError("`data` has no class column: pass `labels`")
+            raise ValueError("`data` (or a chunk or partition of it) has no class column: pass "
+                             "`labels` with a Dataset, or give chunks and partitions a class column")
         column = data.column(data.names.class_name)
         known, y = column.valid, column.values
     else:
@@ -251,23 +245,13 @@ def _labelled(data: Dataset, labels: Any = None):
     return data, y, 0 if keep is None else known.size - keep.size
 
 
-def _label_values(y: Any) -> np.ndarray:
-    """The labels as an array (a categorical's decoded)."""
-    return np.asarray(y, dtype=object) if isinstance(y, pd.Categorical) else y
-
-
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head (compared as text, or
-    as numbers for numeric labels)."""
+    as numbers for numeric labels; a categorical compares its codes)."""
     masks: Dict[Any, np.ndarray] = {}
-    coded = isinstance(y, pd.Categorical)
-    code_of = {c: i for i, c in enumerate(y.categories)} if coded else {}
     for head in dict.fromkeys(rule.head for rule in compiled):
         text = head if isinstance(head, str) else label_text(head)
-        if coded:
-            code = code_of.get(text)
-            masks[head] = np.zeros(len(y), bool) if code is None else y.codes == code
-        elif y.dtype.kind in "fiub":
+        if y.dtype.kind in "fiub":
             try:
                 masks[head] = y == float(head)
             except (TypeError, ValueError):
@@ -280,16 +264,10 @@ def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarra
 # -- evaluation ---------------------------------------------------------------------------
 def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     """The rules' blocks: one (unordered), one per rule (ordered), runs of one head."""
-    if mode != "inter-class":
-        k = range(len(compiled))
-        return [list(k)] if mode == "unordered" else [[i] for i in k]
-    blocks: List[List[int]] = []
-    for k, rule in enumerate(compiled):
-        if blocks and compiled[blocks[-1][-1]].head == rule.head:
-            blocks[-1].append(k)
-        else:
-            blocks.append([k])
-    return blocks
+    k = range(len(compiled))
+    if mode == "inter-class":
+        return [list(block) for _, block in itertools.groupby(k, lambda i: compiled[i].head)]
+    return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
 @validate_params({
@@ -372,13 +350,12 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
-            parts, names, file = dask_counts(rules, data, mode, names, _frame_counts)
+            parts, names, file = dask_counts(rules, data, mode, _names_required(names),
+                                             _frame_counts)
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
-    if names is not None and names != data.names:
-        raise ValueError("`names` differs from the declarations of `data` (`data.names`)")
-    compiled, _ = compile_rules(rules, data.names)
+    compiled, _ = compile_rules(rules, _as_dataset(data, names).names)
     part = _partition_counts(compiled, data, mode, labels)
     return _summed(rules, mode, [part], n_classes, data.names, data.file, data.has_labels)
 
@@ -472,10 +449,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
                 b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
                 bh_u = int(np.count_nonzero(possible & h_u))
                 counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
-            if mode == "ordered":
-                np.logical_xor(alive, counted, out=alive)
-                n_alive -= b_all
-            elif alive is not None:
+            if alive is not None:  # ordered: blocks of one rule
                 fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain, counted
         if fired is not None:
@@ -489,19 +463,21 @@ def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
         if names is not None and chunk.names != names:
-            raise ValueError("every chunk must have the same declarations (`names`), got "
-                             f"{chunk.names!r} after {names!r}")
+            raise ValueError("`data` (every chunk of it) must have the same declarations as "
+                             f"`names` (or the first chunk), got {chunk.names!r} for {names!r}")
         return chunk
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(
             f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}")
+    return Dataset.from_frame(chunk, _names_required(names))
+
+
+def _names_required(names: Optional[Names]) -> Names:
     if names is None:
-        raise ValueError(
-            "`names` is required to evaluate rules on pandas DataFrame chunks or Dask "
-            "partitions (read it with read_names, or build it with Names.infer on a "
-            "sample): the domains must be the same in every chunk"
-        )
-    return Dataset.from_frame(chunk, names)
+        raise ValueError("`names` is required with a Dask DataFrame or pandas DataFrame chunks "
+                         "(read it with read_names, or build it with Names.infer on a sample): "
+                         "the domains must be the same in every chunk or partition")
+    return names
 
 
 def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[Names]):
@@ -512,29 +488,21 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
         if compiled is None:
             names, file = data.names, data.file
             compiled, _ = compile_rules(rules, names)
-        if not data.has_labels:
-            raise ValueError("a chunk of `data` has no class column")
         parts.append(_partition_counts(compiled, data, mode))
         del data, chunk
-    if compiled is None:
-        if names is None:
-            raise ValueError("`data` holds no chunk, and no `names` were given")
-        compile_rules(rules, names)  # a rule that does not fit the names fails here too
+    if compiled is None and names is None:  # no chunk: the rules are checked by _summed
+        raise ValueError("`data` holds no chunk, and no `names` were given")
     return parts, names, file
 
 
 def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) -> dict:
     """The counts of a DataFrame partition (a Dask task), encoded against ``names``."""
-    data = _as_dataset(frame, names)
-    if not data.has_labels:
-        raise ValueError(f"the Dask DataFrame has no class column {names.class_name!r}")
-    return _partition_counts(compile_rules(rules, names)[0], data, mode)
+    return _partition_counts(compile_rules(rules, names)[0], _as_dataset(frame, names), mode)
 
 
 def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
     """The predictions of a DataFrame partition (a Dask task), on its index."""
-    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights,
-                           missing=missing)
+    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights, missing=missing)
     return pd.Series(values, index=frame.index, dtype=values.dtype)
 
 
@@ -612,7 +580,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
 
-            return dask_predictions(_frame_predictions, data, rules, names, mode, weights, missing)
+            return dask_predictions(_frame_predictions, data, rules, _names_required(names), mode,
+                                    weights, missing)
         return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
                               missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
@@ -626,12 +595,12 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     heads = [r.head for r in compiled] + ([] if default is None else [default])
     attribute = data.names.class_attribute
     numeric = attribute is not None and attribute.is_numeric and bool(heads)
+    fill = missing if default is None else default
     if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
-        fill = np.nan if missing is None else float(missing)
-        out = np.full(len(data), fill if default is None else float(default), dtype=np.float64)
+        out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
     else:
         numeric, out = False, np.empty(len(data), dtype=object)
-        out.fill(missing if default is None else default)
+        out.fill(fill)
     if mode == "unordered":
         return _vote(compiled, masks, weights, out, numeric)
     return _first(compiled, masks, out)
@@ -744,9 +713,8 @@ class RuleMetrics(BaseMetric):
         undefined = np.isnan(values)
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
-            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
             warn(f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
-                 f"({shown}): a denominator of the measure is 0 in their known contingency "
+                 f"{_shown(ids, 5)}: a denominator of the measure is 0 in their known contingency "
                  "table", UndefinedScoreWarning)
         return values
 
@@ -756,5 +724,3 @@ class RuleMetrics(BaseMetric):
         frame = self.contingency(data, labels).to_frame(self.zero_division)
         frame["score"] = frame[self.measure]
         return frame
-
-    to_frame = details

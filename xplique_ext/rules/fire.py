@@ -26,10 +26,8 @@ from ..commons.params import validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import PSI, REAL_ARRAY, broadcast_shape
 
-__all__ = [
-    "FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
-    "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT",
-]
+__all__ = ["FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
+           "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT"]
 
 #: The exponent of the readability term of Eq. 2.
 FIRE_EXPONENT = 0.05
@@ -58,19 +56,16 @@ def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[
     when every input is a scalar."""
     bad = ~np.isfinite(values)
     if np.any(bad):
-        warn(
-            f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
-            "the inputs are too large to be scored and the scores are set to NaN",
-            UndefinedScoreWarning,
-        )
+        warn(f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
+             "the inputs are too large to be scored and the scores are set to NaN",
+             UndefinedScoreWarning)
         values = np.where(bad, np.nan, values)
     return float(values) if all(np.ndim(x) == 0 for x in inputs) else values
 
 
 @validate_params({"psi": [PSI], **_LOSSES})
-def fire_score(
-    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
-) -> Union[float, np.ndarray]:
+def fire_score(psi: float, predictive_loss: ArrayLike,
+               readability_loss: ArrayLike) -> Union[float, np.ndarray]:
     """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
 
     Parameters
@@ -103,9 +98,8 @@ def fire_score(
 
 
 @validate_params({**_LOSSES, "coverage": [REAL_ARRAY]})
-def qs_score(
-    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
-) -> Union[float, np.ndarray]:
+def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
+             coverage: ArrayLike) -> Union[float, np.ndarray]:
     """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
 
     Parameters
@@ -137,9 +131,8 @@ def qs_score(
 
 
 @validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
-def fire_equilibrium_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
+def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
+                           psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
 
     ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
@@ -169,9 +162,8 @@ def fire_equilibrium_alpha(
 
 
 @validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
-def fire_compensation_alpha(
-    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
-) -> Union[float, np.ndarray]:
+def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
+                            psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
 
     ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
@@ -189,9 +181,8 @@ def fire_compensation_alpha(
 
 
 @validate_params({"psi": [PSI], **_LOSSES, "readability_grid": [REAL_ARRAY]})
-def fire_isoline(
-    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
-) -> np.ndarray:
+def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
+                 readability_grid: ArrayLike) -> np.ndarray:
     """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
     the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
 
@@ -218,11 +209,9 @@ def _per_sample(values: Any, what: str) -> np.ndarray:
     """Scores as a float ndarray (N,): a scalar gives (1,), a grid is refused."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim > 1:
-        raise ValueError(
-            f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
-            f"arrays, which broadcast here to shape {values.shape}; use the functions "
-            "fire_score / qs_score for grids"
-        )
+        raise ValueError(f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
+                         f"arrays, which broadcast here to shape {values.shape}; use the functions "
+                         "fire_score / qs_score for grids")
     return values.reshape(-1)
 
 
@@ -270,9 +259,8 @@ class FiRe(BaseMetric):
     def __init__(self, psi: float = 1.0) -> None:
         self.psi = psi
 
-    def detailed_evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
-    ) -> np.ndarray:
+    def detailed_evaluate(self, predictive_loss: ArrayLike,
+                          readability_loss: ArrayLike) -> np.ndarray:
         """Eq. 2 for each pair: a float ndarray (N,), broadcast of ``predictive_loss``
         and ``readability_loss`` (scalars or 1-D arrays; scalars alone give (1,)).
 
@@ -290,9 +278,8 @@ class FiRe(BaseMetric):
         UndefinedScoreWarning
             Where the score overflows float64; it is NaN there.
         """
-        return _per_sample(
-            fire_score(self.psi, predictive_loss, readability_loss), "FiRe.detailed_evaluate"
-        )
+        return _per_sample(fire_score(self.psi, predictive_loss, readability_loss),
+                           "FiRe.detailed_evaluate")
 
     def details(self, predictive_loss: ArrayLike, readability_loss: ArrayLike):
         """Table of the scored pairs: ``predictive_loss``, ``readability_loss``, ``psi``
@@ -300,10 +287,8 @@ class FiRe(BaseMetric):
         import pandas as pd
 
         score = self.detailed_evaluate(predictive_loss, readability_loss)
-        p, r = np.broadcast_arrays(
-            np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
-            np.asarray(readability_loss, dtype=np.float64).reshape(-1),
-        )
+        p, r = np.broadcast_arrays(np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
+                                   np.asarray(readability_loss, dtype=np.float64).reshape(-1))
         return pd.DataFrame(
             {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
         )
@@ -337,14 +322,9 @@ class QsScore(BaseMetric):
 
     higher_is_better = False
 
-    def __init__(self) -> None:
-        pass
-
-    def detailed_evaluate(
-        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
-    ) -> np.ndarray:
+    def detailed_evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike,
+                          coverage: ArrayLike = 1.0) -> np.ndarray:
         """Qs for each triple: a float ndarray (N,), broadcast of the three inputs
         (scalars or 1-D arrays)."""
-        return _per_sample(
-            qs_score(predictive_loss, readability_loss, coverage), "QsScore.detailed_evaluate"
-        )
+        return _per_sample(qs_score(predictive_loss, readability_loss, coverage),
+                           "QsScore.detailed_evaluate")

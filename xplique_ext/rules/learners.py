@@ -35,10 +35,8 @@ def _import(module: str):
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise ImportError(
-            f"this adapter needs the package {module!r}: pip install "
-            f"\"xplique_ext[rulelearners]\" (or pip install {module})"
-        ) from err
+        raise ImportError(f"this adapter needs the package {module!r}: pip install "
+                          f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
 
 
 def _check_model(model, module, kinds: Sequence[str], described: str) -> None:
@@ -116,14 +114,9 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
     "model": "no_validation",  # an instance of the optional package's classes, checked below
     "negative_class": [InstanceOf(str, int, np.integer, float, np.floating, bool, np.bool_,
                                   description="a class label (str, number or bool)"), None],
-    "feature_names": _FEATURE_NAMES,
-})
-def ripper_to_rules(
-    model: Any,
-    negative_class: Any = None,
-    *,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSet:
+    "feature_names": _FEATURE_NAMES})
+def ripper_to_rules(model: Any, negative_class: Any = None, *,
+                    feature_names: Optional[Sequence[str]] = None) -> RuleSet:
     """The rule set of a fitted ``wittgenstein`` RIPPER (or IREP) classifier.
 
     RIPPER learns rules for one class, ``pos_class``: an example is predicted positive
@@ -205,15 +198,9 @@ def ripper_to_rules(
 
 
 # ------------------------------------------------------------------------ imodels
-@validate_params({
-    "model": "no_validation",  # an instance of the optional package's classes, checked below
-    "feature_names": _FEATURE_NAMES,
-})
-def rule_list_to_rules(
-    model: Any,
-    *,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSet:
+@validate_params({"model": "no_validation",  # an optional package's class, checked below
+                  "feature_names": _FEATURE_NAMES})
+def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = None) -> RuleSet:
     """The decision list of a fitted ``imodels`` ``GreedyRuleListClassifier`` or
     ``OneRClassifier``, as ordered rules.
 
@@ -275,10 +262,8 @@ def rule_list_to_rules(
     for k, step in enumerate(steps[:-1]):
         column = str(step["col"])
         if column not in rename:
-            raise ValueError(
-                f"step {k} of the rule list tests {column!r}, which is not among the "
-                f"model's features {trained}"
-            )
+            raise ValueError(f"step {k} of the rule list tests {column!r}, which is not among the "
+                             f"model's features {trained}")
         operator = "<" if step["flip"] else ">="
         condition = Condition(rename[column], operator, _number(step["cutoff"], None))
         rules.append(Rule(f"R{k + 1:04d}", ((condition,),), head(float(step["val_right"]))))

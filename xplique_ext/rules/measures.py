@@ -12,18 +12,16 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import Interval, Options, check_param, validate_params
+from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .validation import REAL_ARRAY, broadcast_shape
+from .validation import broadcast_shape
 
 __all__ = ["MEASURES", "rule_measures", "chi_square", "check_zero_division"]
 
 #: Names of the measures returned by :func:`rule_measures`, in order.
-MEASURES = (
-    "Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
-    "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
-    "Laplace", "Lift", "Chi2", "Chi2_p",
-)
+MEASURES = ("Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
+            "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
+            "Laplace", "Lift", "Chi2", "Chi2_p")
 
 ZeroDivision = Union[str, float]
 #: What an undefined measure becomes: ``"warn"`` (NaN and a warning), ``"nan"`` or a number.
@@ -80,21 +78,15 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
-_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [REAL_ARRAY])
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
+    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))])
 
 
 @validate_params(
     {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": ZERO_DIVISION}
 )
-def rule_measures(
-    bh,
-    bhbar,
-    bbarh,
-    bbarhbar,
-    *,
-    n_classes: int = 2,
-    zero_division: ZeroDivision = "warn",
-) -> Dict[str, np.ndarray]:
+def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
+                  zero_division: ZeroDivision = "warn") -> Dict[str, np.ndarray]:
     """All rule measures from the four cells of contingency tables.
 
     Parameters
@@ -160,20 +152,15 @@ def rule_measures(
     """
     arrays = {"bh": bh, "bhbar": bhbar, "bbarh": bbarh, "bbarhbar": bbarhbar}
     broadcast_shape(**arrays)
-    for name, cell in arrays.items():
-        if not np.all(np.isfinite(cell)) or np.any(cell < 0):
-            raise ValueError(f"`{name}` must hold finite non-negative numbers, got {cell!r}")
     out, undefined = _formulas(*np.broadcast_arrays(*arrays.values()), n_classes)
     counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
               if np.any(undefined[name])}
     if counts and zero_division == "warn":
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-        warn(
-            "some rule measures are undefined (a zero denominator: a rule that covers no "
-            f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-            "`zero_division` to choose another value.",
-            UndefinedScoreWarning,
-        )
+        warn("some rule measures are undefined (a zero denominator: a rule that covers no "
+             f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+             "`zero_division` to choose another value.",
+             UndefinedScoreWarning)
     elif counts and zero_division != "nan":
         out = {name: np.where(undefined[name], zero_division, out[name]) for name in out}
     return {name: out[name] for name in MEASURES}

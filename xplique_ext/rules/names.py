@@ -137,10 +137,8 @@ class Names:
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
         "class_name": [STRING, None], "file": [STRING, None],
     })
-    def __init__(
-        self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
-        file: Optional[str] = None,
-    ) -> None:
+    def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
+                 file: Optional[str] = None) -> None:
         self.attributes: Tuple[Attribute, ...] = tuple(attributes)
         self.class_name = class_name
         self.file = file
@@ -232,8 +230,7 @@ class Names:
             elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
                 attributes.append(Attribute(name, "integer" if dtype.kind in "iu" else "real"))
             else:
-                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str)
-                values = values.str.strip()
+                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str).str.strip()
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
@@ -430,9 +427,7 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     c45_values = None
     if len(head) == 1 and _is_identifier(head[0]):
         class_name = None if (head[0].kind == "word" and head[0].value == "null") else head[0].value
-    elif len(head) >= 3 and all(_is_identifier(t) for t in head[::2]) and all(
-        t.value == "," for t in head[1::2]
-    ):
+    elif len(head) >= 2 and _is(head[1], ","):  # C4.5: the class values
         c45_values, class_name = _parse_list(head, file, head), "class"
     else:
         raise _error("the first statement must name the class attribute ('name.' or 'null.')",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 import os
 import socket
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numpy as np
 import pandas as pd
@@ -45,12 +45,8 @@ def import_dask():
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
     "blocksize": [Interval(numbers.Integral, 1, None), STRING],  # bytes, or "64MB"
 })
-def read_data_dask(
-    path: Union[str, os.PathLike],
-    names: Union[Names, str, os.PathLike, None] = None,
-    *,
-    blocksize: Union[int, str] = "64MB",
-) -> Any:
+def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
+                   *, blocksize: Union[int, str] = "64MB") -> Any:
     """A ``.data`` file as a ``dask.dataframe.DataFrame``, read with
     ``dask.dataframe.read_csv`` against the ``.names`` schema.
 
@@ -107,15 +103,6 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
     return frame
 
 
-def _require_names(names: Any) -> Names:
-    if not isinstance(names, Names):
-        raise ValueError(
-            "`names` is required with a Dask DataFrame (read it with read_names): the "
-            f"domains must be the same in every partition, got {type(names).__name__}"
-        )
-    return names
-
-
 def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
     """One Dask task: ``task`` counts a partition; its errors name the partition."""
     try:
@@ -127,21 +114,21 @@ def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names,
         ) from None
 
 
-def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Optional[Names], task):
+def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names, task):
     """The counts of every partition, ``task(rules, partition, mode, names)``, computed in
     parallel by Dask's current scheduler (a ``distributed`` client when one is active)."""
     dask = import_dask()
-    compile_rules(rules, _require_names(names))  # a rule that does not fit fails here, at once
+    compile_rules(rules, names)  # a rule that does not fit fails here, at once
     tasks = [dask.delayed(_counted)(task, rules, part, mode, names, number)
              for number, part in enumerate(frame.to_delayed())]
     return list(dask.compute(*tasks)), names, None
 
 
-def dask_predictions(task, frame: Any, rules: RuleSet, names: Optional[Names], *args):
+def dask_predictions(task, frame: Any, rules: RuleSet, names: Names, *args):
     """A lazy Dask series of the predictions, ``task(partition, rules, names, *args)``
     partition by partition (its type: ``task`` on the empty partition Dask describes)."""
     import_dask()
-    meta = task(frame._meta, rules, _require_names(names), *args)
+    meta = task(frame._meta, rules, names, *args)
     return frame.map_partitions(task, rules, names, *args, meta=meta)
 
 

@@ -39,24 +39,18 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
-from .checking import check_rules
 from .errors import RuleParseError
-from .names import Names
 from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
 
-__all__ = [
-    "Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
-    "OPERATORS", "EVALUATION_MODES",
-]
+__all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
+           "OPERATORS", "EVALUATION_MODES"]
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
-EVALUATION_MODES = {
-    "unordered": "UNORDERED",
-    "ordered": "ORDERED",
-    "inter-class": "INTER-CLASS ORDERED",
-}
+EVALUATION_MODES = {"unordered": "UNORDERED",
+                    "ordered": "ORDERED",
+                    "inter-class": "INTER-CLASS ORDERED"}
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -110,8 +104,7 @@ class Condition:
                  else _quote(self.value))
         return f"{left} {self.operator} {right}"
 
-    def __str__(self) -> str:
-        return self.to_string()
+    __str__ = to_string
 
 
 Condition.__init__ = validate_params({
@@ -309,24 +302,6 @@ class RuleSet:
         """Heads of the rules (DEFAULT excluded)."""
         return tuple(r.head for r in self.rules)
 
-    def n_rules(self, count_default: bool = False) -> int:
-        """Number of rules, counting the DEFAULT rule or not."""
-        return len(self.rules) + int(count_default and self.default is not None)
-
-    def validate(self, names: Names) -> None:
-        """Check the rules against ``.names`` declarations; nothing is evaluated otherwise.
-
-        Raises
-        ------
-        RuleParseError
-            For an attribute missing from ``names`` (the message names the rule and the
-            attribute), a derived, ignored or class attribute in a body, an ordering test
-            on an unordered attribute, a value outside a nominal domain, a non-numeric
-            value for a numeric attribute, a linear combination of non-numeric attributes,
-            or a head outside the class domain.
-        """
-        check_rules(self, names)
-
     @validate_params({"evaluation": "no_validation", "names_file": [STRING, None],
                       "data_file": [STRING, None], "precision": _PRECISION,
                       "header": [InstanceOf(PBMHeader), None]})
@@ -362,16 +337,9 @@ class RuleSet:
                        "data_file": evaluation.data_file if data_file is None else data_file}
         header = dataclasses.replace(
             header, **{key: value for key, value in changes.items() if value is not None})
-        blocks = [rule.to_string(known, unknown, precision)
-                  for rule, (known, unknown) in zip(self.rules, frequencies)]
-        if self.default is not None:
-            blocks.append(self.default.to_string())
+        blocks = [rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
+                  for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])]
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
-
-    def write(self, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
-        """Write :meth:`to_string` to ``path``."""
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(self.to_string(evaluation, **kwargs))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -407,15 +375,13 @@ def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
 class _RuleParser:
     """A recursive-descent parser of one rule's tokens."""
 
-    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str, start: int) -> None:
-        self.tokens, self.pos, self.lines, self.file, self.start = tokens, 0, lines, file, start
+    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str) -> None:
+        self.tokens, self.pos, self.lines, self.file = tokens, 0, lines, file  # tokens[0]: the id
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
-        if token is None and self.tokens:
-            token = self.tokens[min(self.pos, len(self.tokens) - 1)]
-        if token is None or self.pos >= len(self.tokens):
+        if self.pos >= len(self.tokens):
             message += " (the rule ends too early)"
-        line = token.line if token is not None else self.start
+        line = (token or self.tokens[min(self.pos, len(self.tokens) - 1)]).line
         return RuleParseError(message, file=self.file, line=line, text=self.lines.get(line, ""))
 
     def peek(self, offset: int = 0) -> Optional[Token]:
@@ -447,8 +413,8 @@ class _RuleParser:
         if number:
             ok = word and _NUMBER.match(token.value)
         else:
-            ok = (word and token.value not in _KEYWORDS) or (
-                token is not None and token.kind == "quoted")
+            keyword = word and token.value in _KEYWORDS
+            ok = token is not None and (token.kind == "quoted" or (word and not keyword))
         if not ok:
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
@@ -603,7 +569,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file, chunk[0][0]).rule()
+    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule()
              for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
@@ -612,9 +578,8 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     except RuleParseError as err:
         if err.line is None:
             raise
-        raise RuleParseError(
-            err.message, file=file, line=err.line, text=by_number.get(err.line, err.text)
-        ) from None
+        raise RuleParseError(err.message, file=file, line=err.line,
+                             text=by_number.get(err.line, err.text)) from None
 
 
 @validate_params({"path": [PATH]})
@@ -634,5 +599,6 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
 @validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")], "path": [PATH],
                   "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
-    """Write rules (and, with ``evaluation``, their frequencies) to a PBM file."""
-    rules.write(path, evaluation, **kwargs)
+    """Write :meth:`RuleSet.to_string` (with ``evaluation``, the frequencies) to ``path``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(rules.to_string(evaluation, **kwargs))

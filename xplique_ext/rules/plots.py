@@ -39,23 +39,12 @@ _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
 _POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
 
 
-@validate_params({
-    "reference": [_POINT],
-    "psi": [PSI, _POSITIVE],
-    "extractors": "no_validation",  # a mapping or a list of pairs: each pair checked below
-    "r_max": [_AT_LEAST_ONE, None],
-    "ax": "no_validation",
-    "hatch": [Boolean()],
-})
-def plot_fire_isolines(
-    reference: Tuple[float, float],
-    psi: Union[float, Sequence[float]] = 1.0,
-    extractors: Optional[Extractors] = None,
-    *,
-    r_max: Optional[float] = None,
-    ax=None,
-    hatch: bool = True,
-):
+@validate_params({  # extractors, a mapping or a list of pairs: each pair checked below
+    "reference": [_POINT], "psi": [PSI, _POSITIVE], "extractors": "no_validation",
+    "r_max": [_AT_LEAST_ONE, None], "ax": "no_validation", "hatch": [Boolean()]})
+def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequence[float]] = 1.0,
+                       extractors: Optional[Extractors] = None, *, r_max: Optional[float] = None,
+                       ax=None, hatch: bool = True):
     """Isolines of psi-FiRe through a reference extractor (Fig. 3 and 5 of the FiRe paper).
 
     Parameters
@@ -116,19 +105,10 @@ def plot_fire_isolines(
 
 @validate_params({
     "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
-    "psis": [_POSITIVE],
-    "betas": [_POSITIVE, None],
-    "log": [Boolean()],
-    "ax": "no_validation",
-})
-def plot_alpha_beta(
-    readability_losses: Sequence[float] = (1, 4, 16),
-    psis: Sequence[float] = (1, 4),
-    betas: Optional[Sequence[float]] = None,
-    *,
-    log: bool = True,
-    ax=None,
-):
+    "psis": [_POSITIVE], "betas": [_POSITIVE, None], "log": [Boolean()], "ax": "no_validation"})
+def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
+                    psis: Sequence[float] = (1, 4), betas: Optional[Sequence[float]] = None, *,
+                    log: bool = True, ax=None):
     """Equilibrium curves alpha(beta) of Eq. 10 (Fig. 4 of the FiRe paper): the factor on the
     predictive loss that balances a factor ``beta`` on the readability loss, for each
     readability loss ``r`` and trade-off ``psi`` (log-log axes unless ``log=False``).
@@ -161,11 +141,9 @@ def plot_alpha_beta(
 @validate_params({
     "frame": [InstanceOf(pd.DataFrame, description="a DataFrame (RuleEvaluation.to_frame)")],
     "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
-    "ax": "no_validation",
-})
-def plot_rule_measures(
-    frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None
-):
+    "ax": "no_validation"})
+def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *,
+                       ax=None):
     """Grouped bars of some measures per rule, from
     :meth:`~xplique_ext.rules.RuleEvaluation.to_frame`.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -51,9 +51,6 @@ class RuleSetScore:
     task: str
     n_examples: int
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 _REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where undefined)")]
 RuleSetScore.__init__ = validate_params({
@@ -61,12 +58,6 @@ RuleSetScore.__init__ = validate_params({
     "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
     "n_examples": [Interval(numbers.Integral, 0, None)],
 })(RuleSetScore.__init__)
-
-
-def _missing(values: np.ndarray) -> np.ndarray:
-    """Where labels are missing (None or NaN)."""
-    return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in values.tolist()],
-                    dtype=bool)
 
 
 def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
@@ -87,16 +78,9 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
     "rules": RULES, "data": "no_validation", "reference": [ArrayLike(kind="any"), None],
     "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
 })
-def score_rules(
-    rules: RuleSet,
-    data: Any,
-    reference: Any = None,
-    *,
-    psi: float = 1.0,
-    mode: str = "ordered",
-    count_default: bool = False,
-    feature_names: Optional[Sequence[str]] = None,
-) -> RuleSetScore:
+def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float = 1.0,
+                mode: str = "ordered", count_default: bool = False,
+                feature_names: Optional[Sequence[str]] = None) -> RuleSetScore:
     """Score a rule set with FiRe and Qs against a black box (fidelity) or true labels.
 
     Parameters
@@ -146,7 +130,7 @@ def score_rules(
     reference = np.asarray(reference if given else data.labels())
     if reference.shape != (data.n_examples,):
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
-    r = float(rules.n_rules(count_default))
+    r = float(len(rules.all_rules if count_default else rules.rules))
     if r < 1:
         raise ValueError(
             "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
@@ -160,7 +144,7 @@ def score_rules(
         predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
         errors = np.abs(predictions - reference)
     else:
-        predicted, known = ~_missing(predictions), ~_missing(reference)
+        predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
             check_label_classes([rule.head for rule in rules.all_rules], reference[known],
                                 "reference")
@@ -169,11 +153,9 @@ def score_rules(
     scored = predicted & known
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     if not scored.any():
-        warn(
-            "no example gets both a prediction and a reference value: the predictive loss "
-            "is undefined (NaN)",
-            UndefinedScoreWarning,
-        )
+        warn("no example gets both a prediction and a reference value: the predictive loss "
+             "is undefined (NaN)",
+             UndefinedScoreWarning)
         return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
     return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,

@@ -27,13 +27,8 @@ NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
 PBM_WORD = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-def quote(
-    text: str,
-    *,
-    word: Pattern[str] = NAMES_WORD,
-    reserved: Collection[str] = (),
-    reserved_any_case: Collection[str] = (),
-) -> str:
+def quote(text: str, *, word: Pattern[str] = NAMES_WORD, reserved: Collection[str] = (),
+          reserved_any_case: Collection[str] = ()) -> str:
     """``text`` as written in a ``.names`` or PBM file.
 
     Plain words are written as they are; anything else (spaces, punctuation, an empty
@@ -61,6 +56,11 @@ def quote(
     if word.fullmatch(text) and text not in reserved and text.lower() not in reserved_any_case:
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+#: A double-quoted string: \" and \\ are escapes, any other backslash stands for itself.
+_QUOTED = re.compile(r'"((?:\\["\\]|[^"\\\n]|\\(?!["\\]))*)"')
+_ESCAPE = re.compile(r'\\(["\\])')
 
 
 @dataclass(frozen=True)
@@ -92,18 +92,11 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
     >>> scan_quoted('"open', 0)
     (None, 5)
     """
-    j, n, chars = start + 1, len(text), []
-    while True:
-        if j >= n or text[j] == "\n":
-            return None, j
-        if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\':
-            chars.append(text[j + 1])
-            j += 2
-        elif text[j] == '"':
-            return "".join(chars), j + 1
-        else:
-            chars.append(text[j])
-            j += 1
+    match = _QUOTED.match(text, start)
+    if match is None:
+        end = text.find("\n", start)
+        return None, len(text) if end < 0 else end
+    return _ESCAPE.sub(r"\1", match.group(1)), match.end()
 
 
 def _latin1(error: UnicodeDecodeError):

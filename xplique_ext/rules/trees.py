@@ -16,20 +16,24 @@ from .pbm import Condition, PBMHeader, Rule, RuleSet
 __all__ = ["tree_to_rules", "tree_names"]
 
 
-def _check_tree(tree) -> bool:
-    """Check ``tree`` is a fitted single-output scikit-learn tree; whether it classifies."""
+def _check_tree(tree, feature_names: Optional[Sequence], class_names: Optional[Sequence]):
+    """Check ``tree`` is a fitted single-output scikit-learn tree; its feature names and its
+    class names (None for a regressor)."""
     from sklearn.tree import BaseDecisionTree
 
     if not isinstance(tree, BaseDecisionTree):
-        raise TypeError(
-            "`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
-            f"DecisionTreeRegressor, got {type(tree).__name__}"
-        )
+        raise TypeError("`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
+                        f"DecisionTreeRegressor, got {type(tree).__name__}")
     if not hasattr(tree, "tree_"):
         raise ValueError("`tree` is not fitted: call its fit method first")
     if tree.n_outputs_ != 1:
         raise ValueError(f"`tree` must have a single output, got {tree.n_outputs_}")
-    return hasattr(tree, "classes_")
+    default = [str(f) for f in getattr(tree, "feature_names_in_", [])] or [
+        f"x{i}" for i in range(tree.n_features_in_)]
+    features = _names(feature_names, default, "feature_names")
+    if not hasattr(tree, "classes_"):
+        return features, None
+    return features, _names(class_names, [label_text(c) for c in tree.classes_], "class_names")
 
 
 def _names(given: Optional[Sequence], default: List[str], what: str) -> List[str]:
@@ -40,16 +44,6 @@ def _names(given: Optional[Sequence], default: List[str], what: str) -> List[str
     if len(set(names)) != len(names):
         raise ValueError(f"`{what}` must be distinct")
     return names
-
-
-def _feature_names(tree, feature_names: Optional[Sequence[str]]) -> List[str]:
-    default = [str(f) for f in getattr(tree, "feature_names_in_", [])] or [
-        f"x{i}" for i in range(tree.n_features_in_)]
-    return _names(feature_names, default, "feature_names")
-
-
-def _class_names(tree, class_names: Optional[Sequence[str]]) -> List[str]:
-    return _names(class_names, [label_text(c) for c in tree.classes_], "class_names")
 
 
 def _number(value: float, decimals: Optional[int]) -> str:
@@ -65,13 +59,8 @@ _TREE = "no_validation"
 
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "class_name": [STRING]})
-def tree_names(
-    tree,
-    feature_names: Optional[Sequence[str]] = None,
-    class_names: Optional[Sequence[str]] = None,
-    *,
-    class_name: str = "class",
-) -> Names:
+def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
+               class_names: Optional[Sequence[str]] = None, *, class_name: str = "class") -> Names:
     """``.names`` declarations for the data of a tree: ``real`` features and a nominal
     class (``real`` for a regressor).
 
@@ -82,13 +71,12 @@ def tree_names(
     >>> tree_names(tree).to_string().splitlines()[-1]
     'class: a, b.'
     """
-    is_classifier = _check_tree(tree)
-    features = _feature_names(tree, feature_names)
+    features, classes = _check_tree(tree, feature_names, class_names)
     if class_name in features:
         raise ValueError(f"`class_name` {class_name!r} is also a feature name")
     attributes = [Attribute(f, "real") for f in features]
-    if is_classifier:
-        attributes.append(Attribute(class_name, "nominal", tuple(_class_names(tree, class_names))))
+    if classes is not None:
+        attributes.append(Attribute(class_name, "nominal", tuple(classes)))
     else:
         attributes.append(Attribute(class_name, "real"))
     return Names(attributes, class_name, file="<tree>")
@@ -96,13 +84,9 @@ def tree_names(
 
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "decimals": [Interval(numbers.Integral, 0, None), None]})
-def tree_to_rules(
-    tree,
-    feature_names: Optional[Sequence[str]] = None,
-    class_names: Optional[Sequence[str]] = None,
-    *,
-    decimals: Optional[int] = None,
-) -> RuleSet:
+def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
+                  class_names: Optional[Sequence[str]] = None, *,
+                  decimals: Optional[int] = None) -> RuleSet:
     """One rule per leaf of a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
 
     Parameters
@@ -144,15 +128,13 @@ def tree_to_rules(
     R0001  IF pw <= 0.80
             THEN CLASS = setosa
     """
-    is_classifier = _check_tree(tree)
-    features = _feature_names(tree, feature_names)
-    classes = _class_names(tree, class_names) if is_classifier else None
+    features, classes = _check_tree(tree, feature_names, class_names)
     structure = tree.tree_
     left, right = structure.children_left, structure.children_right
     feature, threshold, value = structure.feature, structure.threshold, structure.value
 
     def head(node: int) -> str:
-        if is_classifier:
+        if classes is not None:
             return classes[int(np.argmax(value[node, 0]))]
         return repr(float(value[node, 0, 0]))
 
