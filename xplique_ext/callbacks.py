@@ -25,9 +25,7 @@ from .commons.params import (
     check_param,
     validate_params,
 )
-from .commons.validation import to_numpy
 from .commons.warnings import warn
-from .metrics.base import as_model_targets, predicted_targets
 
 __all__ = ["ExplanationMetrics"]
 
@@ -44,8 +42,9 @@ def _spec_name(spec: Any) -> str:
     return type(target).__name__
 
 
-def _named(specs: Any, what: str) -> Dict[str, Any]:
-    """``{name: spec}`` from a mapping, a single spec or a list / tuple of specs."""
+def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -> Dict[str, Any]:
+    """``{name: spec}`` from a mapping, a single spec or a list / tuple of specs; a
+    TypeError names the entry that is not ``valid`` (``expected`` says what it must be)."""
     if isinstance(specs, Mapping):
         named = dict(specs)
         bad = [key for key in named if not (isinstance(key, str) and key)]
@@ -61,6 +60,9 @@ def _named(specs: Any, what: str) -> Dict[str, Any]:
             named[name] = spec
     if not named:
         raise ValueError(f"`{what}` must hold at least one entry, got none")
+    for key, spec in named.items():
+        if not valid(spec):
+            raise TypeError(f"`{what}[{key!r}]` must be {expected}, got {type(spec).__name__}")
     return named
 
 
@@ -84,26 +86,11 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         if elements[0][1] is not None:
             y = join([np.asarray(e[1]) for e in elements], axis=0)
     else:
-        x = np.array(to_numpy(x_probe, "x_probe"), copy=True)
+        x = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True)
     if x.ndim < 2 or len(x) == 0:
         raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
                          f"one input, got shape {x.shape}")
     return x, y
-
-
-def _explainers(explainer_factory: Any) -> Dict[str, Callable]:
-    """``{name: factory}`` ('' for a single factory), each a callable."""
-    if isinstance(explainer_factory, Mapping):
-        factories = _named(explainer_factory, "explainer_factory")
-    else:
-        factories = {"": explainer_factory}
-    for factory in factories.values():
-        if not callable(factory):
-            raise TypeError(
-                "`explainer_factory` must be a callable factory(model) -> explainer "
-                f"(or a dict of them), got {type(factory).__name__}"
-            )
-    return factories
 
 
 class ExplanationMetrics(keras.callbacks.Callback):
@@ -242,15 +229,13 @@ class ExplanationMetrics(keras.callbacks.Callback):
             *, log_interval: Union[bool, float] = False, interval_resamples: int = 999,
     ):
         super().__init__()
-        self._factories = _explainers(explainer_factory)
-        self._metric_specs = _named(metrics, "metrics")
-        for key, spec in self._metric_specs.items():
-            if not (callable(spec) or hasattr(spec, "evaluate")):
-                raise TypeError(
-                    f"`metrics[{key!r}]` must be a metric class, a factory "
-                    "f(model, x_probe, y_probe) or a built metric with .evaluate, got "
-                    f"{type(spec).__name__}"
-                )
+        self._factories = _named(explainer_factory, "explainer_factory", callable,
+                                 "a callable factory(model) -> explainer") if isinstance(
+            explainer_factory, Mapping) else {"": explainer_factory}  # callable: declared
+        self._metric_specs = _named(
+            metrics, "metrics", lambda spec: callable(spec) or hasattr(spec, "evaluate"),
+            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with "
+            ".evaluate")
         self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(
@@ -291,7 +276,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
             outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
             k = int(np.prod(outputs.shape[1:]))
-            self._y_formatted = as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
+            self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
         self.explainers_ = {}
         for name, factory in self._factories.items():
             explainer = factory(model)
@@ -343,9 +328,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explain if callable(explain) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            targets = predicted_targets(runtime.check_outputs(
+            targets = runtime.predicted_targets(runtime.check_outputs(
                 self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
-        return to_numpy(explain(self.x_probe, targets), "explanations")
+        return check_param(explain(self.x_probe, targets), "explanations", [ArrayLike("any")])
 
     def evaluate(self) -> Dict[str, float]:
         """Explain the probe set with the current weights and score it now.
@@ -368,8 +353,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     scores[key + "_ci_low"] = float(summary.ci_low)
                     scores[key + "_ci_high"] = float(summary.ci_high)
                     continue
-                value = metric.evaluate(explanations)
-                array = np.asarray(value, dtype=np.float64)
+                array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
                 if array.ndim != 0:
                     raise TypeError(
                         f"`metrics[{m_name!r}]`.evaluate must return one number, got an "

@@ -15,6 +15,8 @@ It holds, in one place:
   :func:`check_outputs` (one output per input, the trailing shape, finite values,
   probabilities; the errors name the rows), :func:`assert_batch_graph` and
   :func:`model_output_errors` (the same batch check inside graphs, every batch);
+* **targets**: :func:`as_model_targets` (ids, one-hot or regression targets in the
+  operator's format, checked against the model's outputs) and :func:`predicted_targets`;
 * **datasets**: :func:`is_dataset`, :func:`check_finite_dataset`,
   :func:`dataset_is_batched`, :func:`iterate_dataset`, :func:`split_element`.
 
@@ -55,7 +57,7 @@ __all__ = [
     "compiled_function", "shared_functions", "model_functions",
     "single_output", "check_output_dtype", "check_outputs", "assert_batch_graph",
     "model_output_errors", "is_dataset", "check_finite_dataset", "dataset_is_batched",
-    "iterate_dataset", "split_element",
+    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets",
 ]
 
 #: marker of the in-graph batch assertion, to turn TensorFlow's error into a ValueError
@@ -497,6 +499,36 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
             f"`{name}` must return one output per input, shape (B, K) or (B,): the "
             "number of outputs differs from the number of inputs for a batch"
         ) from None
+
+
+# ---------------------------------------------------------------- targets
+def predicted_targets(outputs: np.ndarray) -> np.ndarray:
+    """One-hot targets (B, K) of the predicted classes of model ``outputs`` (B, K); a
+    column of ones for a single-output model."""
+    outputs = outputs.reshape(len(outputs), -1)
+    if outputs.shape[1] == 1:
+        return np.ones((len(outputs), 1), dtype=np.float32)
+    return np.eye(outputs.shape[1], dtype=np.float32)[np.argmax(outputs, axis=-1)]
+
+
+def as_model_targets(y: np.ndarray, k: int, name: str = "targets") -> np.ndarray:
+    """Targets in the operator's format for a model with ``k`` outputs: (B, K) kept,
+    class ids (B,) one-hot, single-output targets a column; floating point (float64 kept,
+    never cast down). A ValueError / TypeError names ``name`` for a mismatch."""
+    if y.ndim == 2 and y.shape[1] != k:
+        raise ValueError(f"`{name}` of shape (N, K) must have K = {k} columns to match the "
+                         f"model's outputs, got {y.shape[1]}")
+    if y.ndim == 2 or k == 1:
+        y = y.reshape(len(y), -1)
+        return y if y.dtype.kind == "f" and y.itemsize >= 4 else y.astype(np.float32)
+    ids = y.astype(np.int64) if y.dtype.kind == "f" and np.all(y == np.round(y)) else y
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"`{name}` of shape (N,) must be integer class ids for a model with "
+                        f"{k} outputs, got dtype {y.dtype}")
+    if ids.size and (ids.min() < 0 or ids.max() >= k):
+        raise ValueError(f"`{name}` class ids must be in [0, {k - 1}], got values in "
+                         f"[{ids.min()}, {ids.max()}]")
+    return np.eye(k, dtype=np.float32)[ids]
 
 
 # ---------------------------------------------------------------- datasets

@@ -202,7 +202,7 @@ def test_bad_explanations(case):
     bad[4, 0, 0] = np.inf
     with pytest.raises(ValueError, match="`explanations` must be an array of finite values only, got 1 NaN and 1 inf"):
         metric.evaluate(bad)
-    with pytest.raises(TypeError, match="`explanations` must be numeric"):
+    with pytest.raises(TypeError, match="`explanations` must be an array of real numbers"):
         metric.evaluate(np.full(phi.shape, "a"))
 
 

@@ -330,12 +330,8 @@ class BaseMetric(abc.ABC):
     @classmethod
     def _init_parameters(cls) -> Dict[str, inspect.Parameter]:
         params = inspect.signature(cls.__init__).parameters
-        return {
-            name: p
-            for name, p in params.items()
-            if name != "self"
-            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        }
+        return {name: p for name, p in params.items()
+                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
     def get_config(self) -> Dict[str, Any]:
         """The constructor's settings (every parameter but the data ones), as JSON-friendly
@@ -348,10 +344,8 @@ class BaseMetric(abc.ABC):
         }
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
-        attribute = self._config_attributes.get(name, name)
-        if default is _NO_DEFAULT:
-            return getattr(self, attribute)
-        return getattr(self, attribute, default)
+        fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist
+        return getattr(self, self._config_attributes.get(name, name), *fallback)
 
     @classmethod
     def from_config(cls, config: Dict[str, Any], **data: Any) -> BaseMetric:

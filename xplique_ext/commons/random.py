@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["make_rng", "seed_to_int", "content_keys", "cell_permutations"]
+__all__ = ["make_rng", "seed_to_int", "cell_permutations"]
 
 _MASK63 = (1 << 63) - 1
 # spawn-key tag that keeps the per-input streams apart from the metric's own stream
@@ -33,33 +33,6 @@ def make_rng(seed: Optional[int]) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _row_digests(x: np.ndarray) -> list:
-    """BLAKE2b digest (128 bits) of the bytes of each row of ``x`` (axis 0)."""
-    flat = np.ascontiguousarray(x).reshape(len(x), -1)
-    return [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in flat]
-
-
-def _row_sequence(digest: bytes, seed: int) -> np.random.SeedSequence:
-    words = np.frombuffer(digest, dtype=np.uint32).tolist()
-    return np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words))
-
-
-def content_keys(x: np.ndarray, seed: int) -> np.ndarray:
-    """A 64-bit key per row of ``x`` (axis 0) that depends only on ``seed`` and the row's
-    bytes: a BLAKE2b digest of the row mixed with the seed by
-    :class:`numpy.random.SeedSequence`.
-
-    Returns
-    -------
-    keys
-        uint64 array of shape (len(x),).
-    """
-    return np.array(
-        [_row_sequence(d, seed).generate_state(1, dtype=np.uint64)[0] for d in _row_digests(x)],
-        dtype=np.uint64,
-    )
-
-
 def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
     """One random permutation of ``range(n_cells)`` per input, drawn from ``seed`` and the
     input's content only (the same input gets the same permutation in any batch, at any
@@ -71,6 +44,9 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
         int64 array of shape (len(x), n_cells).
     """
     perms = np.empty((len(x), n_cells), dtype=np.int64)
-    for i, digest in enumerate(_row_digests(x)):
-        perms[i] = np.random.default_rng(_row_sequence(digest, seed)).permutation(n_cells)
+    for i, row in enumerate(np.ascontiguousarray(x).reshape(len(x), -1)):
+        # a BLAKE2b digest (128 bits) of the row's bytes, mixed with the seed
+        words = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint32)
+        sequence = np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
+        perms[i] = np.random.default_rng(sequence).permutation(n_cells)
     return perms

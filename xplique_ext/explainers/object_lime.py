@@ -16,10 +16,17 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from .. import runtime
-from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
+from ..commons.params import (
+    ArrayLike,
+    Boolean,
+    Callable_,
+    Interval,
+    Options,
+    check_param,
+    validate_params,
+)
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
-from ..commons.validation import check_finite, to_numpy
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -310,13 +317,12 @@ class ObjectLime:
     __call__ = explain
 
     def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, np.ndarray, list]:
-        x = to_numpy(inputs, "inputs").astype(np.float32, copy=False)
-        check_finite(x, "inputs")
+        x = check_param(inputs, "inputs", [ArrayLike("numeric", finite=True, dtype=np.float32)])
         if x.ndim == 3:
             x = x[..., None]
         if x.ndim != 4:
             raise ValueError(f"`inputs` must have shape (N, H, W, C) or (N, H, W), got {x.shape}")
-        labels = to_numpy(object_labels, "object_labels")
+        labels = check_param(object_labels, "object_labels", [ArrayLike("any")])
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
@@ -342,18 +348,13 @@ class ObjectLime:
         """The output explained for each image: 0 for a single-output model, else the
         target class (the predicted one for None)."""
         n = len(x)
-        if n == 0 or self._predict(x[:1]).shape[1] == 1:  # single output: no targets needed
+        k = self._predict(x[:1]).shape[1] if n else 1
+        if k == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
             return np.argmax(self._predict(x), axis=1)
-        t = to_numpy(targets, "targets")
-        if t.ndim == 1 and t.dtype.kind == "f" and np.all(t == np.round(t)):
-            t = t.astype(np.int64)
-        if len(t) == n and t.ndim == 2:
-            return np.argmax(t, axis=1)
-        if len(t) == n and t.ndim == 1 and t.dtype.kind in "iu":
-            return t.astype(np.int64)
-        raise ValueError(
-            f"`targets` must be None, class ids (N,) or one-hot (N, K) for the {n} inputs, "
-            f"got shape {t.shape} and dtype {t.dtype}"
-        )
+        t = check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
+        if len(t) != n:
+            raise ValueError(f"`targets` must hold one target per input: got {len(t)} targets "
+                             f"for {n} inputs")
+        return np.argmax(runtime.as_model_targets(t, k), axis=1)

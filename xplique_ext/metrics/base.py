@@ -30,10 +30,8 @@ from ..commons.params import (
     check_param,
     validate_params,
 )
-from ..commons.validation import to_numpy
 
-__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_model_targets",
-           "predicted_targets"]
+__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
 #: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
@@ -41,6 +39,7 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator", "as_m
 #: ``operator`` (:func:`resolve_operator`) and ``strategy`` are checked further in.
 #: ``targets``: numbers, finite (NaN targets are refused as targets, never blamed on the
 #: model's scores); also checked batch by batch for (x, y) datasets.
+INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
 BASE_PARAMETERS = {
     "model": [Callable_()],
@@ -103,35 +102,6 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     return operator
 
 
-def predicted_targets(outputs: np.ndarray) -> np.ndarray:
-    """One-hot targets (B, K) of the predicted classes of model ``outputs`` (B, K); a
-    column of ones for a single-output model."""
-    outputs = outputs.reshape(len(outputs), -1)
-    if outputs.shape[1] == 1:
-        return np.ones((len(outputs), 1), dtype=np.float32)
-    return np.eye(outputs.shape[1], dtype=np.float32)[np.argmax(outputs, axis=-1)]
-
-
-def as_model_targets(y: np.ndarray, k: int, name: str = "targets") -> np.ndarray:
-    """Targets in the operator's format for a model with ``k`` outputs: (B, K) kept,
-    class ids (B,) one-hot, single-output targets a column; floating point (float64 kept,
-    never cast down). A ValueError / TypeError names ``name`` for a mismatch."""
-    if y.ndim == 2 and y.shape[1] != k:
-        raise ValueError(f"`{name}` of shape (N, K) must have K = {k} columns to match the "
-                         f"model's outputs, got {y.shape[1]}")
-    if y.ndim == 2 or k == 1:
-        y = y.reshape(len(y), -1)
-        return y if y.dtype.kind == "f" and y.itemsize >= 4 else y.astype(np.float32)
-    ids = y.astype(np.int64) if y.dtype.kind == "f" and np.all(y == np.round(y)) else y
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"`{name}` of shape (N,) must be integer class ids for a model with "
-                        f"{k} outputs, got dtype {y.dtype}")
-    if ids.size and (ids.min() < 0 or ids.max() >= k):
-        raise ValueError(f"`{name}` class ids must be in [0, {k - 1}], got values in "
-                         f"[{ids.min()}, {ids.max()}]")
-    return np.eye(k, dtype=np.float32)[ids]
-
-
 def _model_input_rank(model: Any) -> Optional[int]:
     """Rank of the model's input (batch axis included) when the model declares it."""
     try:
@@ -166,13 +136,13 @@ def _check_single_input(model: Any, inputs: Any) -> None:
 def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
     included) when the model declares it."""
-    if rank is not None and inputs.dtype.kind != "O" and inputs.ndim == rank - 1:
+    if rank is not None and inputs.ndim == rank - 1:
         raise ValueError(
             f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
             f"(batch axis included), got a single item of shape {inputs.shape}; pass "
             f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
         )
-    if rank is not None and inputs.dtype.kind != "O" and inputs.ndim != rank:
+    if rank is not None and inputs.ndim != rank:
         raise ValueError(
             f"`inputs` must have rank {rank} (batch axis included) to match the model's "
             f"input, got shape {inputs.shape}"
@@ -320,7 +290,7 @@ class BaseAttributionMetric(BaseMetric):
             self.dataset, self.inputs = inputs, None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
         else:
-            self.dataset, self.inputs = None, to_numpy(inputs, "inputs")
+            self.dataset, self.inputs = None, check_param(inputs, "inputs", INPUTS)
             _check_array_inputs(self.inputs, rank)
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
@@ -382,11 +352,7 @@ class BaseAttributionMetric(BaseMetric):
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
         """``(start, stop, fn(x[s], *more[s]))`` batch by batch (``batch_size`` rows)."""
-        x = to_numpy(x, "x")
-        if x.dtype.kind not in "biuf":
-            raise TypeError(
-                f"`inputs` must hold numbers (bool, integer or float dtype), got dtype {x.dtype}"
-            )
+        x = check_param(x, "inputs", INPUTS)
         size = self.batch_size or max(len(x), 1)
         for start in range(0, len(x), size):
             s = slice(start, start + size)
@@ -406,7 +372,7 @@ class BaseAttributionMetric(BaseMetric):
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
         parts = []
-        for start, stop, out in self._batched(self._score_fn, "operator", x, to_numpy(y, "y")):
+        for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y)):
             out = np.asarray(out)
             runtime.check_output_dtype(out.dtype, "operator")
             if out.shape not in ((stop - start,), (stop - start, 1)):
@@ -431,10 +397,9 @@ class BaseAttributionMetric(BaseMetric):
         (B, 1) for single-output regression, predicted classes when ``y`` is None."""
         k = self.n_outputs(x)
         if y is not None:
-            return as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
-        if k == 1:
-            return np.ones((len(x), 1), dtype=np.float32)
-        out = self.model_outputs(x).reshape(len(x), k)
+            return runtime.as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
+        # one output: the target is that output (no model call)
+        out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
             raise ValueError(
@@ -442,7 +407,7 @@ class BaseAttributionMetric(BaseMetric):
                 f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
                 "inputs of a batch: their predicted class is undefined; pass `targets`"
             )
-        return predicted_targets(out)
+        return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
     def iter_batches(

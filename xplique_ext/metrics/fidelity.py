@@ -11,10 +11,17 @@ import tensorflow as tf
 
 from .. import runtime
 from ..commons.correlations import batched_pearson, batched_spearman, unit_rows
-from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
+from ..commons.params import (
+    ArrayLike,
+    Boolean,
+    Callable_,
+    Interval,
+    Options,
+    check_param,
+    validate_params,
+)
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
-from ..commons.validation import check_finite, to_numpy
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
 
@@ -152,11 +159,11 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
 
 @validate_params({
     "max_samples": [Interval(numbers.Integral, 1, None)],
-    "first": [Interval(numbers.Integral, 1, None), None],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither"), None],
+    "first": [Interval(numbers.Integral, 1, None)],
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")],
 })
-def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
-                         growth: Optional[float] = None) -> list:
+def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
+                         growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
     error: ``first``, then each times ``growth`` (rounded up), up to ``max_samples``.
 
@@ -165,8 +172,6 @@ def adaptive_checkpoints(max_samples: int, first: Optional[int] = None,
     >>> adaptive_checkpoints(200)
     [50, 75, 113, 170, 200]
     """
-    first = ADAPTIVE_FIRST_ROUND if first is None else first
-    growth = ADAPTIVE_GROWTH if growth is None else growth
     points = [min(first, max_samples)]
     while points[-1] < max_samples:
         points.append(min(max_samples, int(np.ceil(points[-1] * growth))))
@@ -338,9 +343,6 @@ class MuFidelity(BaseAttributionMetric):
         self.baseline_mode = baseline_mode
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
         self.correlation, self.progress = correlation, progress
-        if self.inputs is not None and self.inputs.dtype.kind not in "biuf":
-            raise TypeError("`inputs` must hold numbers (bool, integer or float dtype), got "
-                            f"dtype {self.inputs.dtype}")
         # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
@@ -430,9 +432,7 @@ class MuFidelity(BaseAttributionMetric):
         return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
-        phi = to_numpy(explanations, "explanations")
-        if phi.dtype.kind not in "fiu":
-            raise TypeError(f"`explanations` must be numeric, got dtype {phi.dtype}")
+        phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
         if self.n_inputs is not None and len(phi) != self.n_inputs:
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi)} explanations for {self.n_inputs} inputs")
@@ -452,18 +452,12 @@ class MuFidelity(BaseAttributionMetric):
             return np.full_like(x, self.baseline_mode)
         out = np.empty_like(x)
         for i, xi in enumerate(x):
-            b = self.baseline_mode(xi.copy())
-            b = np.asarray(b) if b is None else to_numpy(b, "baseline_mode")
-            if b.dtype.kind not in "biuf":
-                raise TypeError(
-                    "`baseline_mode` callable must return a numeric array of the input's "
-                    f"shape {xi.shape}, got {type(b).__name__} of dtype {b.dtype}"
-                )
+            b = check_param(self.baseline_mode(xi.copy()), "baseline_mode(x)",
+                            [ArrayLike("numeric", finite=True)])
             if b.shape != xi.shape:
                 raise ValueError("`baseline_mode` callable must return an array of the "
                                  f"input's shape {xi.shape}, got shape {b.shape}")
             out[i] = b
-        check_finite(out, "baseline_mode")
         return out
 
     # ------------------------------------------------------------------ evaluation
@@ -554,7 +548,7 @@ class MuFidelity(BaseAttributionMetric):
 
     def _explained_batches(self, phi_all: np.ndarray):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
-        explanations beside its inputs, both checked finite; a ValueError when the
+        explanations beside its inputs (checked finite); a ValueError when the
         explanations and the inputs differ in number."""
         seen = 0
         for start, x, y in self.iter_batches():
@@ -562,9 +556,7 @@ class MuFidelity(BaseAttributionMetric):
             seen += len(x)
             if len(phi) != len(x):
                 break
-            check_finite(phi, "explanations")
-            check_finite(x, "inputs")
-            yield x, y, phi
+            yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi
         if seen != len(phi_all):
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi_all)} explanations for {seen} inputs")
