@@ -1,18 +1,11 @@
+import numbers
+
 import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-from xplique_ext.commons import (
-    batched_pearson,
-    batched_spearman,
-    check_choice,
-    check_finite,
-    check_float,
-    check_int,
-    make_rng,
-    seed_to_int,
-    to_numpy,
-)
+from xplique_ext.commons import batched_pearson, batched_spearman, make_rng, seed_to_int
+from xplique_ext.commons.params import ArrayLike, Interval, Options, check_param
 
 
 def test_batched_correlations_match_scipy(rng):
@@ -43,17 +36,22 @@ def test_make_rng_is_local_and_reproducible():
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda: check_int(1.5, "n"), TypeError, r"`n` must be an integer, got 1.5"),
-        (lambda: check_int(True, "n"), TypeError, "`n` must be an integer"),
-        (lambda: check_int(1, "n", minimum=2), ValueError, r"`n` must be >= 2, got 1"),
-        (lambda: check_float(1.5, "p", low=0, high=1, high_inclusive=False), ValueError,
-         r"`p` must be in \[0, 1\), got 1.5"),
-        (lambda: check_float("a", "p"), TypeError, "`p` must be a real number"),
-        (lambda: check_choice("x", "mode", ["a", "b"]), ValueError,
+        (lambda: check_param(1.5, "n", [Interval(numbers.Integral, None, None)]), TypeError,
+         r"`n` must be an integer, got 1.5"),
+        (lambda: check_param(True, "n", [Interval(numbers.Integral, None, None)]), TypeError,
+         "`n` must be an integer"),
+        (lambda: check_param(1, "n", [Interval(numbers.Integral, 2, None)]), ValueError,
+         r"`n` must be >= 2, got 1"),
+        (lambda: check_param(1.5, "p", [Interval(numbers.Real, 0, 1, closed="left")]),
+         ValueError, r"`p` must be in \[0, 1\), got 1.5"),
+        (lambda: check_param("a", "p", [Interval(numbers.Real, None, None)]), TypeError,
+         "`p` must be a real number"),
+        (lambda: check_param("x", "mode", [Options(["a", "b"])]), ValueError,
          r"`mode` must be one of \['a', 'b'\], got 'x'"),
-        (lambda: check_finite(np.array([1.0, np.nan]), "phi"), ValueError,
-         "`phi` must be an array of finite values only, got 1 NaN and 0 inf"),
-        (lambda: to_numpy(object(), "x"), TypeError, "`x` must be a NumPy array"),
+        (lambda: check_param(np.array([1.0, np.nan]), "phi", [ArrayLike("any", finite=True)]),
+         ValueError, "`phi` must be an array of finite values only, got 1 NaN and 0 inf"),
+        (lambda: check_param(object(), "x", [ArrayLike("any")]), TypeError,
+         "`x` must be a NumPy array"),
     ],
 )
 def test_validation_errors(call, error, match):
@@ -61,9 +59,9 @@ def test_validation_errors(call, error, match):
         call()
 
 
-def test_to_numpy_does_not_copy_arrays():
+def test_array_check_does_not_copy_arrays():
     x = np.zeros(3)
-    assert to_numpy(x, "x") is x
+    assert check_param(x, "x", [ArrayLike("any")]) is x
 
 
 def test_cell_permutations_depend_on_content_and_seed_only(rng):

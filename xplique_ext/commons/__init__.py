@@ -15,7 +15,6 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .metric import BaseMetric, nan_aware_mean
     from .progress import progress_bar
     from .random import cell_permutations, make_rng, seed_to_int
-    from .validation import check_choice, check_finite, check_float, check_int, to_numpy
     from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
 
 _EXPORTS = {
@@ -23,11 +22,9 @@ _EXPORTS = {
     ".progress": ["progress_bar"],
     ".correlations": ["batched_pearson", "batched_spearman"],
     ".random": ["cell_permutations", "make_rng", "seed_to_int"],
-    ".validation": ["check_choice", "check_finite", "check_float", "check_int", "to_numpy"],
     ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = ["BaseMetric", "nan_aware_mean", "progress_bar", "batched_pearson", "batched_spearman",
-           "cell_permutations", "make_rng", "seed_to_int", "check_choice",
-           "check_finite", "check_float", "check_int", "to_numpy", "DegenerateSettingWarning",
+           "cell_permutations", "make_rng", "seed_to_int", "DegenerateSettingWarning",
            "UndefinedScoreWarning", "XpliqueExtWarning"]

@@ -42,8 +42,7 @@ must be >= 2, got 1"``, ``"`sign` must be one of ['abs', 'raw'], got 'pos'"``,
 ``"`x` must be an array of rank 3, got shape (8, 8): is the batch axis missing?"``).
 When several constraints are declared, the message lists them all, in the declared order
 (``"`n_jobs` must be >= 1 or -1 (all cores), got 0"``). ``bool`` is never accepted where a
-number is expected. Plain-function checks outside a signature: :func:`check_param`
-(or the thin helpers of :mod:`.validation`: ``check_int``, ``check_float``, ...).
+number is expected. Plain-function checks outside a signature: :func:`check_param`.
 
 For tests
 ---------
