@@ -32,13 +32,12 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 import numpy as np
 import pandas as pd
 
-from ..commons.params import InstanceOf, Interval, validate_params
+from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
 from . import dataset as model
 from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
 from .errors import DataParseError
 from .names import Names, read_names
 from .syntax import open_text
-from .validation import PATH, TEXT
 
 __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 
@@ -303,7 +302,7 @@ def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:
 
 # -- public -------------------------------------------------------------------------------
 @validate_params({
-    "text": [TEXT], "names": [InstanceOf(Names, description="a Names object")], "file": [TEXT],
+    "text": [STRING], "names": [InstanceOf(Names, description="a Names object")], "file": [STRING],
 })
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.

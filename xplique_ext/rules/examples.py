@@ -8,8 +8,7 @@ import shutil
 from importlib import resources
 from typing import List, Tuple, Union
 
-from ..commons.params import Options, validate_params
-from .validation import PATH
+from ..commons.params import PATH, Options, validate_params
 
 __all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
 

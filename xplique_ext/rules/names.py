@@ -35,10 +35,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ..commons.params import STRING, InstanceOf, Interval, Options, validate_params
+from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
 from .syntax import Token, quote, read_text, scan_quoted
-from .validation import PATH, TEXT
 
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
@@ -398,7 +397,7 @@ def _parse_attribute(statement: List[Token], file: str) -> Attribute:
     return Attribute(statement[0].value, kind, values, expression, extended, statement[0].line)
 
 
-@validate_params({"text": [TEXT], "file": [TEXT]})
+@validate_params({"text": [STRING], "file": [STRING]})
 def parse_names(text: str, file: str = "<string>") -> Names:
     """Read ``.names`` declarations from a string.
 

@@ -15,9 +15,9 @@ from typing import Tuple
 
 import numpy as np
 
-from ..commons.params import PATH, STRING, ArrayLike, Interval
+from ..commons.params import ArrayLike, Interval
 
-__all__ = ["PATH", "PSI", "REAL_ARRAY", "TEXT", "broadcast_shape"]
+__all__ = ["PSI", "REAL_ARRAY", "broadcast_shape"]
 
 #: A real number or an array of real numbers (booleans refused, also inside a list), as a
 #: float64 array.
@@ -25,8 +25,6 @@ REAL_ARRAY = ArrayLike("real", dtype=np.float64)
 #: FiRe's trade-off ``psi``: a finite real number > 0 (Eq. 1).
 PSI = Interval(numbers.Real, 0, None, closed="neither")
 PSI.description = PSI.bounds = "a finite real number > 0 (Eq. 1)"
-#: A text (a file's content, or its name in messages).
-TEXT = STRING
 
 
 def broadcast_shape(**arrays: np.ndarray) -> Tuple[int, ...]:
