@@ -502,3 +502,29 @@ def test_test_oracle_is_not_exported():
     from rules_reference import evaluate_rules_loop
 
     assert callable(evaluate_rules_loop)
+
+
+def test_names_without_a_column_read_from_the_file_is_refused(tmp_path):
+    # every attribute derived (:=): no value is read from a line, so every line would be
+    # dropped (0.x returned an empty Dataset; the first cut divided by zero)
+    from xplique_ext.rules.datafile import parse_data, read_data
+    from xplique_ext.rules.names import parse_names
+
+    names = parse_names("null.\nx: real := 1.\n")
+    (tmp_path / "z.data").write_text("a\n")
+    for call in (lambda: parse_data("a\n", names),
+                 lambda: read_data(tmp_path / "z.data", names),
+                 lambda: list(read_data(tmp_path / "z.data", names, chunksize=1))):
+        with pytest.raises(ValueError, match="`names` must declare at least one column"):
+            call()
+
+
+def test_names_mismatch_says_which_declaration_differs():
+    from xplique_ext.rules import evaluate_rules, parse_rules
+    from xplique_ext.rules.datafile import parse_data
+    from xplique_ext.rules.names import parse_names
+
+    ours, theirs = parse_names("yes, no.\nx: p, q.\n"), parse_names("yes, no.\nx: p, q, r.\n")
+    rules = parse_rules("R0001  IF x = p\n        THEN CLASS = yes\n")
+    with pytest.raises(ValueError, match=r"values=\('p', 'q'\).* instead of .*'r'\)"):
+        evaluate_rules(rules, parse_data("p,yes\n", ours), "unordered", names=theirs)

@@ -204,6 +204,9 @@ def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: 
 def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Dataset]:
     """The examples of a file (its path, or its bytes), part by part: the fast reader's,
     then the exact reader's from the first record the fast reader did not deliver."""
+    if not names.columns:
+        raise ValueError("`names` must declare at least one column read from the file (not "
+                         "derived with `:=`), got none: every line would be dropped")
     done = 0
     with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
         try:
@@ -290,7 +293,7 @@ class _Joined:
 def _records_bound(size: int, names: Names) -> int:
     """An upper bound of the records in ``size`` bytes: a record holds at least one
     character per value, the commas between them and a line end."""
-    return size // (2 * len(names.columns)) + 1
+    return size // (2 * max(1, len(names.columns))) + 1
 
 
 def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:

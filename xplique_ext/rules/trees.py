@@ -42,7 +42,7 @@ def _names(given: Optional[Sequence], default: List[str], what: str) -> List[str
     if len(names) != len(default):
         raise ValueError(f"`{what}` must have {len(default)} names, got {len(names)}")
     if len(set(names)) != len(names):
-        raise ValueError(f"`{what}` must be distinct")
+        raise ValueError(f"`{what}` must be distinct, got {names}")
     return names
 
 
