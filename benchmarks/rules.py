@@ -58,12 +58,14 @@ CLASSES = ("c0", "c1", "c2")
 
 def _reference_loop():
     """The tests' oracle, ``tests/rules/rules_reference.py`` (not part of the package)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if root not in sys.path:
-        sys.path.append(root)
-    from tests.rules.rules_reference import evaluate_rules_loop
+    import importlib.util
 
-    return evaluate_rules_loop
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "tests", "rules", "rules_reference.py")
+    spec = importlib.util.spec_from_file_location("rules_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # by path: another installed `tests` package may shadow ours
+    return module.evaluate_rules_loop
 
 
 def make_data(n: int, rng: np.random.Generator, unknown_rate: float) -> Dataset:
