@@ -339,3 +339,27 @@ def test_authors_shape_needs_64_pixels():
     with pytest.raises(ValueError, match=r"`image_size` must be >= 64 .*grid.*got 32"):
         make_aixi_shape(4, image_size=32)
     make_aixi_shape(4, image_size=32, layout="free")  # the free layout still takes 32
+
+
+def test_aixi_data_built_directly_checks_its_drawing_and_takes_the_papers_weights():
+    from xplique_ext.datasets import AIXIData, make_aixi_shape
+
+    d = make_aixi_shape(4, image_size=64, seed=2)
+    labels, patterns = d.object_labels.copy(), d.object_patterns.copy()
+    same = AIXIData(labels, patterns, dataset="shape", function="ssin")
+    np.testing.assert_array_equal(same.ground_truth, d.ground_truth)  # the paper's w_i
+    labels[0, 0, 0] = 6  # the caller's arrays were copied
+    assert same.object_labels[0, 0, 0] == d.object_labels[0, 0, 0]
+    bad = [
+        (dict(object_patterns=np.where(patterns == 0, 5, patterns)), "`object_patterns`"),
+        (dict(object_labels=d.object_labels.astype(np.int64) + 250), "`object_labels`"),
+        (dict(object_labels=d.object_labels[:1]), "same images"),
+        (dict(object_patterns=np.full_like(patterns, 1)), "at most 2 objects"),
+        (dict(object_patterns=np.full_like(patterns, -1)), "drawn objects only"),
+        (dict(weights=np.array([1.0, 2.0])), "`weights` must be 3"),
+    ]
+    for change, match in bad:
+        kwargs = {"object_labels": d.object_labels, "object_patterns": patterns,
+                  "dataset": "shape", "function": "ssin", **change}
+        with pytest.raises(ValueError, match=match):
+            AIXIData(**kwargs)

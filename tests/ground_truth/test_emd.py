@@ -292,3 +292,21 @@ def test_emd_specific_errors():
         emd(a, a, n_jobs=0)
     with pytest.raises(ValueError, match="`epsilon` must be in"):
         kl_divergence(a, a, epsilon=0.0)
+
+
+def test_pot_stopping_short_is_a_runtime_error(monkeypatch):
+    # POT warns (does not raise) when its network simplex stops before the optimum: that
+    # value would be a plausible wrong EMD, so the solver turns it into a RuntimeError
+    from xplique_ext.metrics import emd
+
+    def stopped(*args, **kwargs):
+        warnings.warn("numItermax reached before optimality. Try to increase numItermax.",
+                      UserWarning, stacklevel=2)
+        return 0.0
+
+    monkeypatch.setattr(ot, "emd2", stopped)
+    a = np.zeros((1, 8, 8))
+    a[0, 1, 1] = 1.0
+    b = np.ones((1, 8, 8))
+    with pytest.raises(RuntimeError, match="did not reach optimality"):
+        emd(a, b, resize=None, solver="dense")

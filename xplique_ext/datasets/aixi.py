@@ -444,13 +444,14 @@ class AIXIData:
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
-        self.object_labels = object_labels.astype(np.uint8, copy=False)
-        self.object_patterns = object_patterns.astype(np.int8, copy=False)
+        self.max_count = max_count(dataset, layout)
+        _check_drawing(object_labels, object_patterns, self.max_count)
+        self.object_labels = object_labels.astype(np.uint8)  # copies: the caller's stay theirs
+        self.object_patterns = object_patterns.astype(np.int8)
         self.dataset, self.function, self.convention = dataset, function, convention
         self.layout, self.seed = layout, seed
         self.function_name, self._fn = resolve_function(function)
-        self.weights = None if weights is None else weights.astype(np.float64)
-        self.max_count = max_count(dataset, layout)
+        self.weights = _weights(self.function_name, self._fn, weights, convention)
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -832,6 +833,46 @@ def _check_memory(n_samples: int, image_size: int) -> None:
                          "with different seeds can be generated and saved one by one)")
 
 
+def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional[np.ndarray]:
+    """The weights painted on each pattern's objects: those given, else the paper's for a
+    named function; refused where the paper's convention needs them and none is known."""
+    if weights is not None and np.shape(weights) != (N_PATTERNS,):
+        raise ValueError(f"`weights` must be {N_PATTERNS} finite numbers (the weight painted "
+                         f"on each pattern's objects), got {np.asarray(weights).tolist()!r}")
+    if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
+        weights = PAPER_WEIGHTS[name]
+    if convention == "paper" and weights is None:
+        raise ValueError(
+            "`weights` must be given with a callable `function` for the paper's ground "
+            "truth (convention='paper': the weight w_i painted on each object of pattern "
+            "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
+            "for the exact Shapley values")
+    return None if weights is None else np.asarray(weights, dtype=np.float64)
+
+
+def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
+    """A drawing that describes images: one pattern row per label map, labels 0 (none) to
+    6 naming drawn objects, patterns -1 (none) to 2, at most ``most`` objects per pattern."""
+    if len(labels) != len(patterns):
+        raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
+                         f"images, got {len(labels)} label maps and {len(patterns)} rows")
+    if labels.size and (labels.min() < 0 or labels.max() > MAX_OBJECTS):
+        raise ValueError(f"`object_labels` must be integers in [0, {MAX_OBJECTS}] (0: no "
+                         f"object), got values in [{labels.min()}, {labels.max()}]")
+    if patterns.size and (patterns.min() < -1 or patterns.max() >= N_PATTERNS):
+        raise ValueError(f"`object_patterns` must be integers in [-1, {N_PATTERNS - 1}] (-1: "
+                         f"no object), got values in [{patterns.min()}, {patterns.max()}]")
+    counts = (patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
+    if counts.size and counts.max() > most:
+        raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
+                         f"per image, got {counts.max()}")
+    for k in range(1, MAX_OBJECTS + 1):
+        drawn = (labels == k).any(axis=(1, 2)) & (patterns[:, k - 1] < 0)
+        if drawn.any():
+            raise ValueError(f"`object_labels` must name drawn objects only: image "
+                             f"{int(np.argmax(drawn))} labels object {k}, whose pattern is -1")
+
+
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
@@ -840,18 +881,7 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
                "without overlap")
         raise ValueError(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
-    name, fn = resolve_function(function)
-    if weights is not None and weights.shape != (N_PATTERNS,):
-        raise ValueError(f"`weights` must be {N_PATTERNS} finite numbers (the weight painted "
-                         f"on each pattern's objects), got {weights.tolist()!r}")
-    if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
-        weights = np.asarray(PAPER_WEIGHTS[name])
-    if convention == "paper" and weights is None:
-        raise ValueError(
-            "`weights` must be given with a callable `function` for the paper's ground "
-            "truth (convention='paper': the weight w_i painted on each object of pattern "
-            "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
-            "for the exact Shapley values")
+    weights = _weights(*resolve_function(function), weights, convention)
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
     stream, draw = _DRAWERS[(dataset, layout)]

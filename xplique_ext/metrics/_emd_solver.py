@@ -326,9 +326,13 @@ class _Problem:
         options = dict(numItermax=2_000_000_000, check_marginals=False)
         with warnings.catch_warnings():  # POT's warning that it stopped short becomes an error
             warnings.filterwarnings("error", message=".*(numItermax|optimal)")
-            plan = ot.emd(self.p, self.q, m, **options) if want_plan else None
-            value = float(np.sum(plan * m)) if want_plan else float(
-                ot.emd2(self.p, self.q, m, **options))
+            try:
+                plan = ot.emd(self.p, self.q, m, **options) if want_plan else None
+                value = float(np.sum(plan * m)) if want_plan else float(
+                    ot.emd2(self.p, self.q, m, **options))
+            except UserWarning as stopped:
+                raise RuntimeError(
+                    f"POT's network simplex did not reach optimality: {stopped}") from None
         return value, (np.nonzero(plan > 0) if want_plan else None)
 
     def arc_costs(self, ii, jj):
