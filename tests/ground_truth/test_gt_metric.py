@@ -295,3 +295,14 @@ def test_measure_options_live_on_the_measure(data, model):
     assert (kl.label, kl.higher_is_better) == ("KL", False)
     assert repr(kl) == "GroundTruthMeasure('kl', epsilon=0.001, resize=(16, 16))"
     assert GroundTruthMeasure("pointing_game").higher_is_better
+
+
+@pytest.mark.parametrize("with_targets", [True, False])
+def test_reference_length_is_checked_for_datasets_too(data, model, with_targets):
+    # a tf.data dataset has no length up front: the maps are counted against its inputs
+    x = data.images.astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices((x, data.targets) if with_targets else x).batch(3)
+    for metric in (lambda: GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[:2]),
+                   lambda: GroundTruthLocalisation(model, ds, masks=data.relevant_masks[:2])):
+        with pytest.raises(ValueError, match="must hold one map per input: got 2 maps for"):
+            metric()
