@@ -355,7 +355,11 @@ def test_aixi_data_built_directly_checks_its_drawing_and_takes_the_papers_weight
         (dict(object_labels=d.object_labels.astype(np.int64) + 250), "`object_labels`"),
         (dict(object_labels=d.object_labels[:1]), "same images"),
         (dict(object_patterns=np.full_like(patterns, 1)), "at most 2 objects"),
-        (dict(object_patterns=np.full_like(patterns, -1)), "drawn objects only"),
+        (dict(object_patterns=np.full_like(patterns, -1)), "exactly the objects"),
+        (dict(object_labels=np.zeros_like(d.object_labels)), "but no pixels"),
+        (dict(object_patterns=patterns[:, :5]), r"shape \(N, 6\)"),
+        (dict(object_patterns=np.pad(patterns, ((0, 0), (0, 1)), constant_values=-1)),
+         r"shape \(N, 6\)"),
         (dict(weights=np.array([1.0, 2.0])), "`weights` must be 3"),
     ]
     for change, match in bad:

@@ -853,6 +853,9 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
 def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
     """A drawing that describes images: one pattern row per label map, labels 0 (none) to
     6 naming drawn objects, patterns -1 (none) to 2, at most ``most`` objects per pattern."""
+    if patterns.shape[1:] != (MAX_OBJECTS,):
+        raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
+                         f"per object slot, got shape {patterns.shape}")
     if len(labels) != len(patterns):
         raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
                          f"images, got {len(labels)} label maps and {len(patterns)} rows")
@@ -867,10 +870,13 @@ def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
         raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
                          f"per image, got {counts.max()}")
     for k in range(1, MAX_OBJECTS + 1):
-        drawn = (labels == k).any(axis=(1, 2)) & (patterns[:, k - 1] < 0)
-        if drawn.any():
-            raise ValueError(f"`object_labels` must name drawn objects only: image "
-                             f"{int(np.argmax(drawn))} labels object {k}, whose pattern is -1")
+        mismatch = (labels == k).any(axis=(1, 2)) != (patterns[:, k - 1] >= 0)
+        if mismatch.any():
+            i = int(np.argmax(mismatch))
+            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
+                             f"declares: in image {i}, object {k} has pattern "
+                             f"{int(patterns[i, k - 1])} but "
+                             f"{'no' if patterns[i, k - 1] >= 0 else 'some'} pixels")
 
 
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
