@@ -186,3 +186,20 @@ def test_degenerate_and_hostile_scores():
     before = values.copy()
     summarize_scores(values)
     np.testing.assert_array_equal(values, before)
+
+
+def test_summary_near_the_float_maximum_does_not_overflow():
+    # the sum of two scores near 1.8e308 overflows: the mean and the bootstrap run on the
+    # scores divided by the largest |score|
+    import warnings
+
+    from xplique_ext.commons.uncertainty import summarize_scores
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        equal = summarize_scores([1e308, 1e308])
+        mixed = summarize_scores([1e308, 1e308, -1e308], interval="percentile", seed=0)
+    assert equal.mean == 1e308 and equal.ci_low == equal.ci_high == 1e308
+    np.testing.assert_allclose(mixed.mean, 1e308 / 3, rtol=1e-12)
+    assert -1e308 <= mixed.ci_low < mixed.mean < mixed.ci_high <= 1e308

@@ -329,7 +329,7 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
              "interval are NaN", UndefinedScoreWarning)
         return result(math.nan, "none: no defined score")
     with np.errstate(invalid="ignore"):  # inf - inf
-        mean = float(np.mean(defined))
+        mean = _mean(defined)
     if np.isinf(defined).any():
         warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
              "error and interval are undefined (NaN)", UndefinedScoreWarning)
@@ -354,12 +354,12 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
     """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
     from scipy.stats import bootstrap
 
-    mean = float(np.mean(defined))
+    mean = _mean(defined)
     if defined.size < 2:
         warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
              "and bounds are NaN", UndefinedScoreWarning)
         return result(mean, method)
-    if np.ptp(defined) == 0:
+    if defined.min() == defined.max():
         warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
              "interval has zero width, which understates the uncertainty",
              DegenerateSettingWarning)
@@ -367,7 +367,9 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
-        res = bootstrap((defined,), np.mean, n_resamples=n_resamples, vectorized=True,
+        # on the scores divided by the largest |score|: no overflow near the float maximum
+        scale = float(np.max(np.abs(defined)))
+        res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
                         confidence_level=confidence, method=chosen, rng=make_rng(seed),
                         batch=resample_batch(n_resamples, defined.size))
     low, high = res.confidence_interval.low, res.confidence_interval.high
@@ -376,4 +378,12 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
         low, high = np.quantile(res.bootstrap_distribution,
                                 [(1 - confidence) / 2, (1 + confidence) / 2])
         method += "; BCa undefined here, percentile bounds"
-    return result(mean, method, res.standard_error, low, high)
+    return result(mean, method, scale * res.standard_error, scale * low, scale * high)
+
+
+def _mean(scores: np.ndarray) -> float:
+    """The mean, computed on the scores divided by the largest finite |score| (the sum of
+    two scores near the float maximum would overflow to inf)."""
+    finite = np.abs(scores[np.isfinite(scores)])
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    return scale * float(np.mean(scores / scale))
