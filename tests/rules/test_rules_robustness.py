@@ -528,3 +528,12 @@ def test_names_mismatch_says_which_declaration_differs():
     rules = parse_rules("R0001  IF x = p\n        THEN CLASS = yes\n")
     with pytest.raises(ValueError, match=r"values=\('p', 'q'\).* instead of .*'r'\)"):
         evaluate_rules(rules, parse_data("p,yes\n", ours), "unordered", names=theirs)
+
+
+def test_rule_measures_refuse_cells_whose_sum_overflows():
+    # four cells of 1e308 gave Acc = Sens = Spec = 0.0 (the total overflowed to inf)
+    from xplique_ext.rules import rule_measures
+
+    with pytest.raises(ValueError, match="`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum"):
+        rule_measures(1e308, 1e308, 1e308, 1e308)
+    assert rule_measures(1e300, 1e300, 1e300, 1e300)["Acc"] == pytest.approx(0.5)

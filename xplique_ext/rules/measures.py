@@ -169,7 +169,11 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
 def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     """Eq. 1-19 and the extra measures of the report, vectorised, and where each is
     undefined (a zero denominator)."""
-    n = bh + bhbar + bbarh + bbarhbar
+    with np.errstate(over="ignore"):
+        n = bh + bhbar + bbarh + bbarhbar
+    if not np.isfinite(n).all():
+        raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number of "
+                         "examples, got cells whose sum overflows the float range")
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     empty = n == 0
     undefined: Dict[str, np.ndarray] = {}
