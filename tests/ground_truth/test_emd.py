@@ -310,3 +310,13 @@ def test_pot_stopping_short_is_a_runtime_error(monkeypatch):
     b = np.ones((1, 8, 8))
     with pytest.raises(RuntimeError, match="did not reach optimality"):
         emd(a, b, resize=None, solver="dense")
+
+
+def test_maps_without_pixels_are_refused_by_every_measure():
+    # emd divided by zero in the resize, kl returned [nan] without a warning
+    from xplique_ext.metrics import emd, kl_divergence, pointing_game
+
+    empty = np.zeros((1, 0, 8))
+    for measure in (emd, kl_divergence, pointing_game):
+        with pytest.raises(ValueError, match="`explanations` must be maps of at least one pixel"):
+            measure(empty, empty)

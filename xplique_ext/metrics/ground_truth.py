@@ -100,8 +100,10 @@ def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
                          f"batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map with "
                          "channels, or (N, H, W); a single map without its batch axis is accepted "
                          "only as (H, W)")
-    return (arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr,
-            arr.ndim == 2)
+    maps = arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr
+    if 0 in maps.shape[1:]:
+        raise ValueError(f"`{name}` must be maps of at least one pixel, got shape {arr.shape}")
+    return maps, arr.ndim == 2
 
 
 def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
