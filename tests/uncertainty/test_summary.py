@@ -203,3 +203,11 @@ def test_summary_near_the_float_maximum_does_not_overflow():
     assert equal.mean == 1e308 and equal.ci_low == equal.ci_high == 1e308
     np.testing.assert_allclose(mixed.mean, 1e308 / 3, rtol=1e-12)
     assert -1e308 <= mixed.ci_low < mixed.mean < mixed.ci_high <= 1e308
+
+
+def test_proportion_intervals_name_mismatched_count_shapes():
+    from xplique_ext.commons.uncertainty import exact_interval, wilson_interval
+
+    for interval in (wilson_interval, exact_interval):
+        with pytest.raises(ValueError, match="`successes` and `n` must have broadcastable"):
+            interval([1, 2], [3, 4, 5])

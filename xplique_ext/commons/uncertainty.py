@@ -99,6 +99,11 @@ def _counts(successes: Any, n: Any, confidence: Any) -> Tuple[np.ndarray, np.nda
     for value, name in ((k, "successes"), (m, "n")):
         if value.dtype.kind not in "iuf" or not (np.mod(value, 1) == 0).all():  # NaN, inf
             raise TypeError(f"`{name}` must hold whole counts, got {value!r}")
+    try:
+        np.broadcast_shapes(k.shape, m.shape)
+    except ValueError:
+        raise ValueError(f"`successes` and `n` must have broadcastable shapes (one count of "
+                         f"trials per count of successes), got {k.shape} and {m.shape}") from None
     if (m < 0).any() or (k < 0).any() or (k > m).any():
         raise ValueError(f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, "
                          f"n={m!r}")
