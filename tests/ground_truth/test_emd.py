@@ -320,3 +320,14 @@ def test_maps_without_pixels_are_refused_by_every_measure():
     for measure in (emd, kl_divergence, pointing_game):
         with pytest.raises(ValueError, match="`explanations` must be maps of at least one pixel"):
             measure(empty, empty)
+
+
+def test_leaderboard_refuses_a_single_map_and_no_measure():
+    from xplique_ext.metrics import ground_truth_leaderboard
+
+    truth = np.zeros((2, 8, 8))
+    truth[:, 2, 2] = 1
+    with pytest.raises(ValueError, match="`ground_truth` must be maps \\(N, H, W\\)"):
+        ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
+    with pytest.raises(ValueError, match="`measures` must name at least one measure"):
+        ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])

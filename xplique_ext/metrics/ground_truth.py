@@ -906,8 +906,15 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
     if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
+    if _as_maps(ground_truth, "ground_truth")[1]:
+        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score "
+                         "per map, compared across explainers), got one (H, W) map: add the "
+                         "batch axis")
+    if measures is not None and not measures:
+        raise ValueError("`measures` must name at least one measure (None: the defaults), "
+                         "got an empty list")
     names = (*DISTANCES, *(LOCALISATION if masks is not None else ()))
-    measures = [_measure(m, names, "measures") for m in (measures or names)]
+    measures = [_measure(m, names, "measures") for m in (names if measures is None else measures)]
     if len({m.label for m in measures}) < len(measures):
         raise ValueError(f"`measures` must have distinct labels, got {measures}")
     per_sample, table, comparisons = {}, pd.DataFrame(index=list(explanations)), {}
