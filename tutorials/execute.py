@@ -136,8 +136,13 @@ def install_cell_source(name: str, url: Optional[str] = None) -> str:
         f'{SOURCE_VARIABLE} = os.environ.get("{SOURCE_VARIABLE}", "{default_source(url)}")',
         f"if os.path.isdir({SOURCE_VARIABLE}):  # a local checkout",
         f"    {SOURCE_VARIABLE} = pathlib.Path({SOURCE_VARIABLE}).resolve().as_uri()",
-        f"if not all(importlib.util.find_spec(module) for module in {json.dumps(modules)}):",
+        f"MODULES = {json.dumps(modules)}",
+        "if not all(importlib.util.find_spec(module) for module in MODULES):",
         f'    %pip install --quiet "{requirement(name)} @ {{{SOURCE_VARIABLE}}}"',
+        "    importlib.invalidate_caches()  # see what pip installed into this running kernel",
+        "    missing = [module for module in MODULES if not importlib.util.find_spec(module)]",
+        "    if missing:  # %pip prints a failed install's reason above but raises nothing",
+        '        raise ImportError(f"pip did not install {missing}; its message is above")',
         "",
         "from xplique_ext.commons.console import quiet_tensorflow",
         "",
@@ -247,7 +252,15 @@ def execute(name: str, *, params: Optional[Dict[str, Any]] = None, timeout: int 
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
                             resources={"metadata": {"path": str(HERE)}})
-    client.execute()
+    try:
+        client.execute()
+    except Exception:  # show what the failing cell printed (pip's message, say) with the error
+        for cell in nb.cells:
+            outputs = cell.get("outputs", [])
+            if any(out.get("output_type") == "error" for out in outputs):
+                printed = "".join(out.get("text", "") for out in outputs)
+                print(f"{name}: the failing cell printed:\n{printed[-4000:]}", file=sys.stderr)
+        raise
     return nb
 
 
