@@ -163,6 +163,9 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
     for key in mapping:
         if not isinstance(key, str) or not key:
             raise TypeError(f"`{what}` keys must be non-empty strings, got {key!r}")
+        if " - " in key:  # a pair is labelled 'A - B': its two names must read back unambiguously
+            raise ValueError(f"`{what}` keys must not contain ' - ' (it separates the two names "
+                             f"of a pair's label 'A - B'), got {key!r}")
     return dict(mapping)
 
 

@@ -382,6 +382,10 @@ def test_explanation_length_names_index_and_lengths(bow_all):
         percy.evaluate([None, np.zeros(5)])
     with pytest.raises(TypeError, match="sequence of per-token attribution arrays"):
         percy.evaluate(3.0)
+    # a (T, 1) column is refused, not flattened (nor a (1, T) row): the rank is declared
+    for shape in ((5, 1), (1, 5)):
+        with pytest.raises(ValueError, match=r"`explanations\[1\]` must be .*\(T,\).* got shape"):
+            percy.evaluate([np.zeros(3), np.zeros(shape)])
 
 
 @pytest.mark.parametrize("out_shape", [(3,), (1,), ()])

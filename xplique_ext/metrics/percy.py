@@ -17,8 +17,10 @@ from ..text.classifier import as_text_classifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
-#: one sentence's attributions (the rank is checked with the tokens)
-_ATTRIBUTIONS = [ArrayLike("real", batch_hint=False, finite=True)]
+#: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
+#: refused rather than flattened: it is more often a (B, 1) score or a wrong axis than tokens)
+_ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
+                           batch_hint=False, finite=True)]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -410,8 +412,7 @@ class PERCY(BaseMetric):
                                  "None")
             if e is not None:
                 e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
-                e = e.reshape(-1) if e.ndim == 2 and 1 in e.shape else e
-                if e.shape != (len(toks),):
+                if len(e) != len(toks):
                     raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
                                      f"whitespace token of sentence {i}: got shape {e.shape} "
                                      f"for {len(toks)} tokens")
