@@ -353,9 +353,8 @@ class PERCY(BaseMetric):
                     raise ValueError(f"`{key}`={options[key]!r} conflicts with preset='authors', "
                                      f"which sets {key}={value!r}; drop one of them")
             options.update(AUTHORS_PRESET)
-        self.preset, self.structure_mode = preset, structures
-        self.alpha, self.test, self.top_k = options["alpha"], options["test"], options["top_k"]
-        self.contributions, self.alternative = options["contributions"], options["alternative"]
+        # self.alpha, .test, .top_k, .contributions, .alternative: after the preset
+        vars(self).update(options, preset=preset, structure_mode=structures)
         self.rules = resolve_rules(rules)  # options first: cheap checks before a dataset is read
         self.sentences, labels = read_sentences(inputs, "inputs")
         if labels is not None and targets is not None:

@@ -36,7 +36,7 @@ from ..runtime import (
     single_output,
 )
 from .hub import adapt_text_model
-from .tokens import Tokenizer, as_tokenizer, compose, find_layer, is_compositional
+from .tokens import Tokenizer, compose, find_layer, is_compositional
 
 __all__ = ["TextClassifier", "as_text_classifier"]
 
@@ -168,7 +168,7 @@ class TextClassifier:
 
     @validate_params({"model": [Callable_()], "mask_string": [Word()],
                       "batch_size": [Interval(numbers.Integral, 1, None), None],
-                      # checked by as_tokenizer and resolve_strategy
+                      # checked by Tokenizer and resolve_strategy
                       "tokenizer": "no_validation", "strategy": "no_validation"})
     def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
                  mask_string: str = "UNKWORDZ", strategy: Any = None):
@@ -178,7 +178,9 @@ class TextClassifier:
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
 
-        self.model, self.tokenizer = model, as_tokenizer(tokenizer)
+        self.model, self.tokenizer = model, tokenizer
+        if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+            self.tokenizer = Tokenizer(tokenizer)
         self.batch_size, self.mask_string = batch_size, mask_string
         self.strategy = resolve_strategy(strategy)
         self.keras = isinstance(model, keras.layers.Layer)

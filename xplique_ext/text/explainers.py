@@ -43,7 +43,7 @@ EXPLAINER_PARAMETERS = {
     "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
     "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
     "mask_string": [Word()],
-    "tokenizer": "no_validation", "strategy": "no_validation",  # as_tokenizer, resolve_strategy
+    "tokenizer": "no_validation", "strategy": "no_validation",  # Tokenizer, resolve_strategy
 }
 
 
@@ -87,9 +87,6 @@ class TokenAttributionExplainer(abc.ABC):
         ``tf.distribute.Strategy`` whose replicas share each batch of a Keras model's
         calls (None: the one in scope); same attributions as on one device.
     """
-
-    #: Name used in tables and plots (L-PERCY, S-PERCY, I-PERCY).
-    short_name = "?"
 
     @validate_params(EXPLAINER_PARAMETERS)
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
@@ -200,8 +197,6 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     >>> [a.shape for a in w], bool(w[0][1] > 0)
     ([(3,), (1,)], True)
     """
-
-    short_name = "L"
 
     @validate_params({**EXPLAINER_PARAMETERS,
                       "nb_samples": [Interval(numbers.Integral, 2, None)],
@@ -340,8 +335,6 @@ class ShapTokenExplainer(TokenAttributionExplainer):
     (True, True)
     """
 
-    short_name = "S"
-
     @validate_params({**EXPLAINER_PARAMETERS,
                       "n_permutations": [Interval(numbers.Integral, 1, None)]})
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
@@ -477,8 +470,6 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
     >>> bool(a[1] > 0), float(abs(ig.convergence_delta_[0])) < 1e-3
     (True, True)
     """
-
-    short_name = "I"
 
     @validate_params({**{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
                       "steps": [Interval(numbers.Integral, 1, None)],

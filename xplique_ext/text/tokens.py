@@ -42,7 +42,7 @@ from ..commons.params import STRING, InstanceOf, validate_params
 from ..runtime import check_finite_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
-           "as_tokenizer", "as_sentences", "read_sentences"]
+           "as_sentences", "read_sentences"]
 
 _ASCII_PUNCT = set(string.punctuation)
 
@@ -210,13 +210,6 @@ class Tokenizer:
             for w, row in zip(missing, ids):
                 self._piece_cache[w] = row[row != 0]
         return [self._piece_cache[w] for w in words]
-
-
-def as_tokenizer(tokenizer: Any) -> Optional[Tokenizer]:
-    """``Tokenizer`` wrapper of ``tokenizer`` (None stays None)."""
-    if tokenizer is None or isinstance(tokenizer, Tokenizer):
-        return tokenizer
-    return Tokenizer(tokenizer)
 
 
 def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray,
