@@ -48,12 +48,7 @@ CHUNK_ROWS = 16384
 _GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _p1(out: Any, n_outputs: int) -> Any:
-    """p(y=1) from a sigmoid (N, 1) or a two-class softmax (N, 2) output."""
-    return out[:, 0] if n_outputs == 1 else out[:, 1]
-
-
-def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
+def _graph(model: Any, layer: Any, kind: str) -> Any:
     """The compiled function ``kind`` of ``model``, traced once per model and shared by
     every wrapper of it: 'fwd' (the whole output, checked on every batch), 'shift' (the
     output when a shift is added to the embedding output) or 'ig' (the contributions
@@ -64,7 +59,7 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
     traced graph keeps the replacement; the layer is restored as soon as the trace ends).
     """
     per_model = _GRAPHS.setdefault(model, {})
-    key = (kind, n_outputs, id(layer))
+    key = (kind, id(layer))
     if key in per_model:
         return per_model[key]
     import tensorflow as tf
@@ -103,7 +98,7 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
                 return store["z"]
 
             with tape:
-                p1 = _p1(run(x, embed), n_outputs)
+                p1 = run(x, embed)[:, -1]  # p(y=1): the last column of (B, 1) or (B, 2)
             # gradient of p(y=1) with respect to the embedding output z, in float64 (which
             # holds any model dtype exactly: never cast down)
             grad = tf.cast(tape.gradient(p1, store["z"]), tf.float64)
@@ -265,7 +260,7 @@ class TextClassifier:
             expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
             else f"shape (N, {known}) on every batch")
         self._n_outputs = int(arr.shape[1])
-        return _p1(arr, self._n_outputs).astype(np.float64)
+        return arr[:, -1].astype(np.float64)  # p(y=1): sigmoid or softmax
 
     def _first_call(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """The first call of the model, eagerly, with an error that says which input it
@@ -288,7 +283,7 @@ class TextClassifier:
             self._first_call(x)
         if kind not in self._fns:
             layer = None if kind == "fwd" else self._require_embedding(what)
-            graph = _graph(self.model, layer, kind, self._n_outputs)
+            graph = _graph(self.model, layer, kind)
             self._fns[kind] = graph if is_default_strategy(self.strategy) else ReplicaRunner(
                 graph, self.strategy, fallback=graph)
         return self._fns[kind]
