@@ -36,7 +36,7 @@ from ..runtime import (
     single_output,
 )
 from .hub import adapt_text_model
-from .tokens import Tokenizer, compose, find_layer, is_compositional
+from .tokens import Tokenizer, as_sentences, compose, find_layer, is_compositional
 
 __all__ = ["TextClassifier", "as_text_classifier"]
 
@@ -220,10 +220,7 @@ class TextClassifier:
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:
         """Split sentences into whitespace tokens and, for token-id models, their pieces."""
-        sentences = list(sentences)
-        for i, s in enumerate(sentences):
-            if not isinstance(s, str):
-                raise TypeError(f"`inputs[{i}]` must be a str, got {type(s).__name__}")
+        sentences = as_sentences(sentences, "sentences")
         prep = Prepared(sentences, [s.split() for s in sentences])  # the whitespace tokens
         tok = self.align_tokenizer
         if tok is not None:

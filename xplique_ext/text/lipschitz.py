@@ -36,8 +36,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import ArrayLike, Callable_, Interval, validate_params
+from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
 from ..commons.random import seed_to_int
+from .explainers import TokenAttributionExplainer
 from .tokens import as_sentences
 
 __all__ = ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate", "sample_ball"]
@@ -179,13 +180,10 @@ class TextLocalLipschitzEstimate(BaseMetric):
         self.sentences = as_sentences(sentences, "sentences")
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
+    @validate_params({"explainer": [InstanceOf(TokenAttributionExplainer, description=(
+        "a token explainer of xplique_ext.text (LIME, SHAP or IG adapter)"))]})
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each sentence, shape (N,) (NaN for a sentence without tokens)."""
-        from .explainers import TokenAttributionExplainer
-
-        if not isinstance(explainer, TokenAttributionExplainer):
-            raise TypeError("`explainer` must be a token explainer of xplique_ext.text (LIME, SHAP "
-                            f"or IG adapter), got {type(explainer).__name__}")
         clf = explainer.classifier
         clf._require_embedding("Text Lipschitz estimates")
         prep = clf.prepare(self.sentences)
