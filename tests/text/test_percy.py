@@ -358,7 +358,9 @@ def test_counts_differ(bow_all):
     [
         ([0, 2], r"binary labels 0/1, got values \[2\]"),
         ([0.5, 1.0], r"binary labels 0/1, got values \[0.5\]"),
-        (["pos", "neg"], "binary labels 0/1, got dtype"),
+        (["pos", "neg"], "`targets` must be an array of .*got dtype"),
+        (None, "`targets` must be a NumPy array.*got None"),
+        (np.zeros((2, 1, 1)), r"`targets` must be an array of shape \(N,\), \(N, 1\) or \(N, 2\)"),
         (np.zeros((2, 3)), r"shape \(N,\), \(N, 1\) or \(N, 2\)"),
         (np.array([[1, 1], [0, 1]]), "one-hot"),
     ],

@@ -22,6 +22,9 @@ from ..text.tokens import find_keywords, read_sentences
 _ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
                            batch_hint=False, finite=True)]
 
+#: the labels: (N,), (N, 1) or one-hot (N, 2); 0/1 values checked with the count
+_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False)]
+
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
 TESTS = ("ttest", "welch", "mannwhitneyu", None)
@@ -527,16 +530,12 @@ class PERCY(BaseMetric):
 
 def _binary_labels(targets: Any, n: int) -> np.ndarray:
     """N binary labels 0/1 from (N,), (N, 1) or one-hot (N, 2) targets."""
-    if targets is None:
-        raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, got None")
-    y = np.asarray(targets.numpy() if hasattr(targets, "numpy") else targets)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"`targets` must be binary labels 0/1, got dtype {y.dtype}")
+    y = check_param(targets, "targets", _TARGETS)  # None, strings: TypeError
     if y.ndim == 2 and y.shape[1] == 2:
         if not (np.isin(y, (0, 1)).all() and (y.sum(axis=1) == 1).all()):
             raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
         y = y.argmax(axis=1)
-    if y.ndim != 1 and y.shape[1:] != (1,):
+    if y.ndim == 2 and y.shape[1] != 1:
         raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
     y = y.reshape(-1)
     if len(y) != n:
