@@ -301,12 +301,10 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
                         f"{type(inputs).__name__}; wrap it in a list")
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
         inputs, labels = _read_dataset(inputs, name)
-    elif callable(getattr(inputs, "numpy", None)):
-        inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
-    elif isinstance(inputs, np.ndarray) and inputs.ndim > 1 and inputs.shape[-1] == 1:
-        inputs = inputs.reshape(-1).tolist()
-    elif hasattr(inputs, "tolist") and not isinstance(inputs, (list, tuple)):
-        inputs = inputs.tolist()  # NumPy array, pandas Series / Index
+    elif hasattr(inputs, "numpy") or hasattr(inputs, "tolist") and not isinstance(inputs, list):
+        # a tf.Tensor, NumPy array, pandas Series / Index: (N,) or a column (N, 1)
+        arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
+        inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
     try:
         items = list(inputs)
     except TypeError:
