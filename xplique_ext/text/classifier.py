@@ -338,11 +338,7 @@ class TextClassifier:
         return out
 
     def _fit_length(self, ids: np.ndarray) -> np.ndarray:
-        length = self.input_length
-        if length is None or ids.shape[1] == length:
-            return ids
-        return ids[:, :length] if ids.shape[1] > length else np.pad(
-            ids, ((0, 0), (0, length - ids.shape[1])))
+        return ids if self.input_length is None else stack_to_width([ids], self.input_length)
 
     # ------------------------------------------------------------------ masked inputs
     def masked_inputs(self, prep: Prepared, index: int, keep: np.ndarray):
@@ -417,24 +413,23 @@ class TextClassifier:
         """:meth:`masked_inputs` of several blocks, stacked: ids padded with 0 to one width
         (or the strings), and the tokens of the positions padded with -1 (None when unknown)."""
         parts, owners = zip(*[self.masked_inputs(prep, i, k) for i, k in zip(indices, keeps)])
-        if isinstance(parts[0], np.ndarray):
-            width = max(p.shape[1] for p in parts)
-            x = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts])
-        else:
-            x = [s for p in parts for s in p]
-        if any(o is None for o in owners):
-            return x, None
-        width = max(o.shape[1] for o in owners)
-        return x, np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1])), constant_values=-1)
-                                  for o in owners])
+        x = stack_to_width(parts) if isinstance(parts[0], np.ndarray) else [
+            s for p in parts for s in p]
+        return x, None if any(o is None for o in owners) else stack_to_width(owners, fill=-1)
 
 
 def pad_shifts(shifts: Sequence[np.ndarray], width: int) -> np.ndarray:
     """Embedding shifts (L_i, D) cut or padded with 0 to (B, width, D), float32."""
-    out = np.zeros((len(shifts), width, shifts[0].shape[-1]), dtype=np.float32)
-    for b, shift in enumerate(shifts):
-        out[b, : min(width, len(shift))] = shift[:width]
-    return out
+    return stack_to_width([np.asarray(s, np.float32)[None] for s in shifts], width)
+
+
+def stack_to_width(arrays: Sequence[np.ndarray], width: Optional[int] = None,
+                   fill: int = 0) -> np.ndarray:
+    """Arrays (R_i, W_i, ...) cut or padded with ``fill`` along axis 1 to ``width`` (None:
+    the widest of them), stacked along axis 0."""
+    width = max(a.shape[1] for a in arrays) if width is None else width
+    return np.concatenate([np.pad(a[:, :width], [(0, 0), (0, width - min(a.shape[1], width))]
+                                  + [(0, 0)] * (a.ndim - 2), constant_values=fill) for a in arrays])
 
 
 def as_text_classifier(model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64,
