@@ -129,10 +129,8 @@ class ComparisonFrame(pd.DataFrame):
         if ax is None:
             _, ax = plt.subplots(figsize=(6.0, 0.5 + 0.45 * max(len(rows), 1)))
         y = np.arange(len(rows))[::-1]
-        means = rows["estimate"].to_numpy(float)
-        low = np.clip(means - rows["ci_low"].to_numpy(float), 0, None)
-        high = np.clip(rows["ci_high"].to_numpy(float) - means, 0, None)
-        ax.errorbar(means, y, xerr=np.vstack([low, high]),
+        means, low, high = rows[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
+        ax.errorbar(means, y, xerr=np.clip([means - low, high - means], 0, None),
                     **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs})
         ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
