@@ -91,8 +91,7 @@ def _graph(model: Any, layer: Any, kind: str) -> Any:
 
             def embed(e):
                 e = e + tf.cast(shift, e.dtype)
-                store["diff"] = e * tf.cast(word_mask, e.dtype)[..., None]
-                diff = store["diff"]
+                store["diff"] = diff = e * tf.cast(word_mask, e.dtype)[..., None]
                 store["z"] = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
                 tape.watch(store["z"])
                 return store["z"]

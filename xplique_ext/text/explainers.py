@@ -32,7 +32,7 @@ from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier, pad_shifts
-from .tokens import as_sentences, whitespace_tokens
+from .tokens import whitespace_tokens
 
 __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
            "IntegratedGradientsTokenExplainer", "sentence_seed"]
@@ -111,8 +111,7 @@ class TokenAttributionExplainer(abc.ABC):
             List of N float64 arrays; the i-th has one value per token of
             ``sentences[i].split()``.
         """
-        sentences = as_sentences(sentences, "sentences")
-        prep = self.classifier.prepare(sentences)
+        prep = self.classifier.prepare(sentences)  # checks the sentences
         return self._explain(prep, seed_to_int(self.seed), shifts=None)
 
     __call__ = explain
