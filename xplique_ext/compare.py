@@ -47,7 +47,8 @@ class ComparisonFrame(pd.DataFrame):
     kind
         'explainer' or 'pair'.
     name
-        The explainer's name, or ``'A - B'`` for a pair.
+        The explainer's name, or ``'A - B'`` for a pair (explainer names may not contain
+        ``' - '``, so that a pair's label reads back unambiguously).
     a, b
         A pair's two explainers (``a`` alone for an explainer row, ``b`` None).
     estimate
@@ -284,7 +285,8 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     ----------
     scores_by_name
         ``{explainer name: per-input scores (N,)}``, NaN where undefined, all on the
-        same N inputs in the same order.
+        same N inputs in the same order. Names are non-empty strings without ``' - '``
+        (the separator of a pair's label ``'A - B'``).
     higher_is_better
         The metric's direction (ranks and ``better``).
     proportion

@@ -432,8 +432,9 @@ class PERCY(BaseMetric):
         Parameters
         ----------
         explanations
-            N per-token attribution arrays (ragged list), aligned with
-            ``sentence.split()``; entries of sentences without keyword may be None.
+            N per-token attribution arrays (ragged list), each of shape (T_i,) aligned
+            with ``sentence.split()`` (a (T_i, 1) column is refused, not flattened);
+            entries of sentences without keyword may be None.
 
         Returns
         -------
