@@ -242,7 +242,7 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
     m = len(mask_pieces)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
-    kstart = np.concatenate([[0], np.cumsum(klen)[:-1]])
+    kstart = np.cumsum(klen) - klen
     mstart = int(klen.sum())
     if m == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
@@ -250,22 +250,16 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
         ids[:, :width] = np.where(keep[:, :width], words[None, :width], kflat[mstart])
         owner[:, :width] = np.arange(width)[None, :]
         return ids, owner
-    lengths = np.where(keep, klen[None, :], m)  # (R, n)
-    starts = np.where(keep, kstart[None, :], mstart)
-    flat_len = lengths.ravel()
-    total = int(flat_len.sum())
-    if total == 0:
-        return ids, owner
-    row_tot = lengths.sum(axis=1)
-    row_of = np.repeat(np.repeat(np.arange(r), n), flat_len)
-    word_of = np.repeat(np.tile(np.arange(n), r), flat_len)
-    slot_off = np.concatenate([[0], np.cumsum(flat_len)[:-1]])
-    within = np.arange(total) - np.repeat(slot_off, flat_len)
-    values = kflat[np.repeat(starts.ravel(), flat_len) + within]
-    row_off = np.concatenate([[0], np.cumsum(row_tot)[:-1]])
-    pos = np.arange(total) - np.repeat(row_off, row_tot)
+    # one entry per piece of the result, slot after slot (a slot: one token of one row)
+    lengths = np.where(keep, klen[None, :], m).ravel()
+    starts = np.where(keep, kstart[None, :], mstart).ravel()
+    slot = np.repeat(np.arange(r * n), lengths)
+    first = np.cumsum(lengths) - lengths  # the index of each slot's first piece
+    piece = np.arange(len(slot))
+    row_of, word_of = np.divmod(slot, n)
+    pos = piece - first[row_of * n]  # the piece's position in its row
     ok = pos < length
-    ids[row_of[ok], pos[ok]] = values[ok]
+    ids[row_of[ok], pos[ok]] = kflat[starts[slot] + piece - first[slot]][ok]
     owner[row_of[ok], pos[ok]] = word_of[ok]
     return ids, owner
 
