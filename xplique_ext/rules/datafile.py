@@ -27,6 +27,7 @@ import csv
 import io
 import numbers
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 import numpy as np
@@ -82,28 +83,39 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); refused (``_Refused``) at the first block it cannot read exactly."""
+    a binary file); refused (``_Refused``) at the first block it cannot read exactly.
+
+    The next block is read and parsed by a second thread while this one encodes the
+    current block (Arrow's parser and the encoding release the GIL): one block ahead, so
+    that memory grows by one block's table only."""
+    with ThreadPoolExecutor(max_workers=1) as ahead:
+        pending = ahead.submit(_next_table, source, names)
+        while (table := pending.result()) is not None:
+            pending = ahead.submit(_next_table, source, names)
+            if table.num_rows:
+                columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
+                           for k, a in enumerate(names.columns)}
+                yield Dataset(names, columns, file=file)
+            del table
+
+
+def _next_table(source, names: Names):
+    """The next block of whole lines of ``source`` read by Arrow (``None`` at the end);
+    ``_Refused`` where Arrow cannot read it exactly."""
     import pyarrow as pa
 
-    while True:
-        block = source.read(_BLOCK_BYTES)
-        if not block:
-            return
-        block += source.readline()
+    block = source.read(_BLOCK_BYTES)
+    if not block:
+        return None
+    block += source.readline()
+    try:
         try:
-            try:
-                table = _read_block(block, names, numbers_as_text=False)
-            except pa.ArrowInvalid:  # ``!`` in a number column, or an error
-                table = _read_block(block, names, numbers_as_text=True)
-        except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-            raise model._Refused from None
-        del block
-        if table.num_rows:
-            table = table.combine_chunks()
-            columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
-                       for k, a in enumerate(names.columns)}
-            yield Dataset(names, columns, file=file)
-        del table
+            table = _read_block(block, names, numbers_as_text=False)
+        except pa.ArrowInvalid:  # ``!`` in a number column, or an error
+            table = _read_block(block, names, numbers_as_text=True)
+    except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
+        raise model._Refused from None
+    return table.combine_chunks()
 
 
 def _encode_arrow(attribute, array) -> Column:
