@@ -207,7 +207,8 @@ def run_rules(args: argparse.Namespace) -> int:
         _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             frame = evaluation.to_frame(zero_division="nan")
-            with_wilson_columns(frame, args.ci_level).to_csv(args.csv, index=False)
+            with open(args.csv, "w", newline="") as handle:  # our message if it cannot be
+                with_wilson_columns(frame, args.ci_level).to_csv(handle, index=False)
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:

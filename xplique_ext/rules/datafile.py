@@ -407,9 +407,10 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     >>> [chunk.n_examples for chunk in read_data(example_path("voyage.test"), chunksize=6)]
     [6, 6, 3]
     """
-    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     file = os.fspath(path)
-    size = os.path.getsize(file)  # fails now, not at the first chunk, if the file is missing
+    # a missing data file fails now: not at the first chunk, nor as its missing .names
+    size = os.path.getsize(file)
+    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     if chunksize is not None:
         return _chunks(_parts(file, names, file), names, file, int(chunksize))
     return _concat(_parts(file, names, file), names, file, _records_bound(size, names))
