@@ -23,6 +23,7 @@ both readers, DataFrames and Dask partitions). Text is opened by
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import numbers
@@ -47,6 +48,8 @@ __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 #: blocks take 1.6x (``benchmarks/rules_reader_blocks.py``); 1 MiB, not 2 or 4: 1.6x, 1.9x,
 #: 2.3x on the 48 MB file of ``tests/rules/test_rules_reader_memory.py``, at the same speed.
 _BLOCK_BYTES = 1 << 20
+#: Blocks the fast reader reads ahead (each a table of about 1.5x the block in memory).
+_AHEAD = 4
 #: Records the exact reader encodes at once.
 _EXACT_ROWS = 1 << 15
 
@@ -85,18 +88,21 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
     a binary file); refused (``_Refused``) at the first block it cannot read exactly.
 
-    The next block is read and parsed by a second thread while this one encodes the
-    current block (Arrow's parser and the encoding release the GIL): one block ahead, so
-    that memory grows by one block's table only."""
-    with ThreadPoolExecutor(max_workers=1) as ahead:
-        pending = ahead.submit(_next_table, source, names)
-        while (table := pending.result()) is not None:
-            pending = ahead.submit(_next_table, source, names)
+    A second thread reads and parses up to :data:`_AHEAD` blocks ahead (in order: one
+    worker) while this one encodes, and the caller evaluates: Arrow's parser and NumPy
+    release the GIL."""
+    worker = ThreadPoolExecutor(max_workers=1)
+    try:
+        ahead = collections.deque(worker.submit(_next_table, source, names) for _ in range(_AHEAD))
+        while (table := ahead.popleft().result()) is not None:
+            ahead.append(worker.submit(_next_table, source, names))
             if table.num_rows:
                 columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
                            for k, a in enumerate(names.columns)}
                 yield Dataset(names, columns, file=file)
             del table
+    finally:  # refused, or the caller stopped: no block is read past this one
+        worker.shutdown(cancel_futures=True)
 
 
 def _next_table(source, names: Names):
