@@ -79,7 +79,7 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
             strings_can_be_null=False,
         ),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
-        # plus the block being read (Arrow's own pools keep them for reuse)
+        # plus the blocks being read (Arrow's own pools keep them for reuse)
         memory_pool=pa.system_memory_pool(),
     )
 
@@ -401,8 +401,8 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     Peak memory stays below twice the size of the file for tables of numbers and short
     nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
-    not-applicable mask takes memory only where there are such values), plus the block
-    being parsed.
+    not-applicable mask takes memory only where there are such values), plus the blocks
+    being read (a second thread parses up to 4 blocks ahead).
 
     Examples
     --------
