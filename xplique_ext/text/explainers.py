@@ -125,17 +125,15 @@ class TokenAttributionExplainer(abc.ABC):
         """Groups of consecutive sentences (those with ``sizes[i] > 0`` model inputs) of
         about ``CHUNK_ROWS`` inputs each, with the progress bar over ``sum(sizes)``
         inputs: the one batching path of the three explainers."""
-        bar = progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc, unit="input")
         group, rows = [], 0
-        try:
+        with progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc,
+                          unit="input") as bar:
             for i, size in enumerate(sizes):
                 group += [i] if size else []
                 rows += size
                 if group and (rows >= CHUNK_ROWS or i == len(sizes) - 1):
                     yield group, bar
                     group, rows = [], 0
-        finally:
-            bar.close()
 
     def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
         """Model outputs on each sentence's perturbations, pooled across sentences: for
