@@ -141,9 +141,8 @@ def percy_examples_html(percy: Any, explanations: Any, indices: Sequence[int],
                         title: Optional[str] = None) -> HighlightedText:
     """HTML highlighting of several sentences of a :class:`~xplique_ext.metrics.PERCY`
     metric, each with the verdict of its first structure (first keyword)."""
-    details = percy.details(explanations)
-    if "sentence_index" in details:  # one row per structure: show the first keyword's
-        details = details.groupby("sentence_index", sort=True).head(1).reset_index(drop=True)
+    # one row per structure: the first keyword's of each sentence
+    details = percy.details(explanations).groupby("sentence_index").head(1).reset_index(drop=True)
     head = f"<h4>{html.escape(title)}</h4>" if title else ""
     return HighlightedText(head + "".join(
         highlight_html(percy.sentences[i], explanations[i], rules=percy.rules,

@@ -205,10 +205,7 @@ class Tokenizer:
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
         """Ids of each word tokenized on its own (padding removed), cached."""
         missing = [w for w in dict.fromkeys(words) if w not in self._piece_cache]
-        if missing:
-            ids = self(missing)
-            for w, row in zip(missing, ids):
-                self._piece_cache[w] = row[row != 0]
+        self._piece_cache.update((w, row[row != 0]) for w, row in zip(missing, self(missing)))
         return [self._piece_cache[w] for w in words]
 
 
