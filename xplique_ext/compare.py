@@ -285,8 +285,7 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     ----------
     scores_by_name
         ``{explainer name: per-input scores (N,)}``, NaN where undefined, all on the
-        same N inputs in the same order. Names are non-empty strings without ``' - '``
-        (the separator of a pair's label ``'A - B'``).
+        same N inputs in the same order; names without ``' - '`` (pairs read ``'A - B'``).
     higher_is_better
         The metric's direction (ranks and ``better``).
     proportion
