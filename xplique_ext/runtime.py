@@ -81,16 +81,12 @@ def resolve_strategy(strategy: Any = None) -> Any:
     if strategy is None:
         return tf.distribute.get_strategy()
     if not isinstance(strategy, tf.distribute.Strategy):
-        raise TypeError(
-            "`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
-            f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}"
-        )
+        raise TypeError("`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
+                        f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}")
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-        raise ValueError(
-            "`strategy` must run replicas in sync (MirroredStrategy, "
-            "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
-            "ParameterServerStrategy, which needs a ClusterCoordinator for every step"
-        )
+        raise ValueError("`strategy` must run replicas in sync (MirroredStrategy, "
+                         "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
+                         "ParameterServerStrategy, which needs a ClusterCoordinator for every step")
     return strategy
 
 
@@ -376,8 +372,7 @@ def single_output(out: Any, name: str = "model") -> Any:
         return out
     raise TypeError(
         f"`{name}` must return a single array of outputs (N, K), got a {kind} {what}; wrap "
-        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`"
-    )
+        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`")
 
 
 def check_output_dtype(dtype: Any, name: str = "model") -> None:
@@ -389,8 +384,7 @@ def check_output_dtype(dtype: Any, name: str = "model") -> None:
     if kind not in ("i", "u", "f"):
         raise TypeError(
             f"`{name}` must return real numbers (integer or floating point), got outputs "
-            f"of dtype {getattr(dtype, 'name', dtype)}"
-        )
+            f"of dtype {getattr(dtype, 'name', dtype)}")
 
 
 def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
@@ -460,8 +454,7 @@ def check_outputs(
             raise ValueError(
                 f"`{name}` must return probabilities in [0, 1] (end the model with a "
                 f"sigmoid or softmax), got values in [{flat.min():.4g}, {flat.max():.4g}] "
-                f"({_rows(bad, offset)} out of range)"
-            )
+                f"({_rows(bad, offset)} out of range)")
     return arr
 
 
@@ -546,11 +539,9 @@ def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
     import tensorflow as tf
 
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-        raise ValueError(
-            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
-            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
-            "use `.take(n)` or drop the `.repeat()`"
-        )
+        raise ValueError(f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+                         "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+                         "use `.take(n)` or drop the `.repeat()`")
 
 
 def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
@@ -584,6 +575,5 @@ def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
         return element, None
     if len(element) not in (1, 2):
         raise ValueError(
-            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
-        )
+            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}")
     return element[0], element[1] if len(element) == 2 else None

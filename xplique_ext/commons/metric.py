@@ -79,11 +79,9 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
         warn(f"{name}: {what}; the aggregate is NaN.{suffix}", UndefinedScoreWarning)
         return float("nan")
     if undefined:
-        warn(
-            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-            f"and were skipped in the mean.{suffix}",
-            UndefinedScoreWarning,
-        )
+        warn(f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+             f"and were skipped in the mean.{suffix}",
+             UndefinedScoreWarning)
     defined = scores[~np.isnan(scores)]
     with np.errstate(over="ignore"):
         mean = float(np.mean(defined))
@@ -112,8 +110,7 @@ def _jsonable(value: Any, name: str, owner: str) -> Any:
     raise TypeError(
         f"{owner}.get_config: the setting `{name}` must be a number, a string, a boolean, "
         f"None or a list of those, got {type(value).__name__}; declare it among the "
-        "metric's `_data_params` or override `get_config`"
-    )
+        "metric's `_data_params` or override `get_config`")
 
 
 class BaseMetric(abc.ABC):
@@ -223,8 +220,7 @@ class BaseMetric(abc.ABC):
 
     def summary(
             self, *args: Any, confidence: float = 0.95, interval: str = "auto",
-            n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any,
-    ):
+            n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
         interval over the inputs (same arguments as :meth:`evaluate`, which is
         unchanged).

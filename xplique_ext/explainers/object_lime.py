@@ -197,8 +197,7 @@ class ObjectLime:
             self, model: Callable, batch_size: Optional[int] = 64,
             *, kernel: str = "lime", nb_samples: Optional[int] = None, kernel_width: float = 0.25,
             alpha: float = 1.0, background: float = 0.0, seed: Optional[int] = None,
-            progress: bool = False, strategy: Any = None,
-    ):
+            progress: bool = False, strategy: Any = None):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
@@ -328,20 +327,15 @@ class ObjectLime:
         if labels.shape != x.shape[:3]:
             raise ValueError(
                 f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match the "
-                f"inputs, got {labels.shape}"
-            )
+                f"inputs, got {labels.shape}")
         if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
-            raise ValueError(
-                "`object_labels` must hold non-negative integers (0 for the "
-                "background, 1..m for the objects)"
-            )
+            raise ValueError("`object_labels` must hold non-negative integers (0 for the "
+                             "background, 1..m for the objects)")
         objects = [np.unique(lab[lab > 0]).astype(np.int64) for lab in labels]
         too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
         if too_many:
-            raise ValueError(
-                f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                f"image (2^m perturbations), got {max(too_many)}"
-            )
+            raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
+                             f"image (2^m perturbations), got {max(too_many)}")
         return x, labels.astype(np.int64), objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:

@@ -335,8 +335,7 @@ class MuFidelity(BaseAttributionMetric):
             baseline_mode: Union[Callable, float] = 0.0, nb_samples: int = 200,
             operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
             *, seed: Optional[int] = None, correlation: str = "spearman", progress: bool = False,
-            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000,
-    ):
+            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000):
         super().__init__(model, inputs, targets, batch_size, operator=operator,
                          activation=activation, seed=seed, strategy=strategy)
         self.grid_size, self.subset_percent = grid_size, subset_percent
@@ -366,22 +365,18 @@ class MuFidelity(BaseAttributionMetric):
         n, p = int(np.prod(self._cells_shape)), self.subset_percent
         share = (1.0 - p) ** n + p ** n
         if n == 1:
-            warn(
-                "MuFidelity: the perturbation grid has a single cell (`grid_size`="
-                f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
-                "random subsets are empty or full, so no correlation is defined and every "
-                "score is NaN; use a finer `grid_size`",
-                DegenerateSettingWarning,
-            )
+            warn("MuFidelity: the perturbation grid has a single cell (`grid_size`="
+                 f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
+                 "random subsets are empty or full, so no correlation is defined and every "
+                 "score is NaN; use a finer `grid_size`",
+                 DegenerateSettingWarning)
         elif share >= DEGENERATE_SHARE:
             sizes, pmf = _subset_sizes(n, p)
-            warn(
-                f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
-                "the random subsets would be empty or full; they are drawn again (an empty "
-                "or full subset never enters the correlation), so the subsets hold "
-                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
-                DegenerateSettingWarning,
-            )
+            warn(f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
+                 "the random subsets would be empty or full; they are drawn again (an empty "
+                 "or full subset never enters the correlation), so the subsets hold "
+                 f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
+                 DegenerateSettingWarning)
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -441,8 +436,7 @@ class MuFidelity(BaseAttributionMetric):
         if tuple(phi.shape[1:]) not in allowed:
             raise ValueError(
                 f"`explanations` must have one of the per-input shapes {allowed} to match "
-                f"inputs of shape {shape}, got {tuple(phi.shape[1:])}"
-            )
+                f"inputs of shape {shape}, got {tuple(phi.shape[1:])}")
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
@@ -518,8 +512,7 @@ class MuFidelity(BaseAttributionMetric):
             raise ValueError(
                 f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
                 f"is held in memory, float64), got {n_subsets} subsets x {n_cells} cells: "
-                f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
-            )
+                f"lower `{name}`, or perturb a coarser grid (`grid_size`)")
         seed = seed_to_int(self.seed)
         # the subsets (True = set to the baseline), neither empty nor full; each input sees
         # them through its own permutation of the cells, drawn from the seed and its content
@@ -713,8 +706,7 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         _, results = tf.while_loop(
             lambda i, _: i < n_chunks, body,
             (tf.constant(0), tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)),
-            parallel_iterations=1,
-        )
+            parallel_iterations=1)
         return tf.reshape(results.concat(), [-1, nb_samples])
 
     return {"perturbed": perturbed, "chunk": chunk}
