@@ -397,19 +397,13 @@ class MuFidelity(BaseAttributionMetric):
         if len(shape) not in (2, 3):
             raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
                              f"images (N, H, W, C), got per-input shape {shape}")
-        g = self.grid_size
-        if len(shape) == 2:
-            t, f = shape
-            if g is not None and g > t:
-                raise ValueError(f"`grid_size` must be at most the series length {t}, got {g}")
-            return (g or t, f), _cell_index(t, g or t), np.arange(f)
-        h, w = shape[:2]
-        if g is None:
-            return (h, w), np.arange(h), np.arange(w)
-        if g > min(h, w):
-            raise ValueError(f"`grid_size` must be at most the image size {min(h, w)} "
-                             f"(inputs are {h}x{w}), got {g}")
-        return (g, g), _cell_index(h, g), _cell_index(w, g)
+        g, (h, w) = self.grid_size, shape[:2]
+        cells = (g or h, g or w) if len(shape) == 3 else (g or h, w)  # series: every feature
+        if cells[0] > h or cells[1] > w:
+            what = f"the image size {min(h, w)} (inputs are {h}x{w})" if len(shape) == 3 else (
+                f"the series length {h}")
+            raise ValueError(f"`grid_size` must be at most {what}, got {g}")
+        return cells, _cell_index(h, cells[0]), _cell_index(w, cells[1])
 
     def _explanation_cells(self, phi: np.ndarray) -> np.ndarray:
         """Sum of the attributions inside each cell, (B, ...) -> (B, n_cells), on rows
@@ -420,11 +414,9 @@ class MuFidelity(BaseAttributionMetric):
         phi = unit_rows(phi.reshape(b, -1).astype(np.float64)).reshape(phi.shape)
         if len(self._input_shape) == 1:
             return phi
-        rows = np.zeros((self._cells_shape[0], phi.shape[1]))
-        rows[self._row_cells, np.arange(phi.shape[1])] = 1.0
-        cols = np.zeros((self._cells_shape[1], phi.shape[2]))
-        cols[self._col_cells, np.arange(phi.shape[2])] = 1.0
-        return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
+        rows, cols = (np.eye(n)[cells] for n, cells in zip(
+            self._cells_shape, (self._row_cells, self._col_cells)))  # one-hot (H, G), (W, K)
+        return np.einsum("hg,bhw,wk->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
