@@ -437,8 +437,10 @@ class AIXIData:
     """
 
     @validate_params({
-        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
-        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})")],
+        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)",  # 0: no object
+                                    within=Interval(numbers.Integral, 0, MAX_OBJECTS))],
+        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})",  # -1: none
+                                      within=Interval(numbers.Integral, -1, N_PATTERNS - 1))],
         "dataset": _DATASET,
         **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
@@ -851,20 +853,14 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
 
 
 def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
-    """A drawing that describes images: one pattern row per label map, labels 0 (none) to
-    6 naming drawn objects, patterns -1 (none) to 2, at most ``most`` objects per pattern."""
+    """A drawing that describes images: one pattern row per label map naming the drawn
+    objects (labels and patterns in range: declared), at most ``most`` objects per pattern."""
     if patterns.shape[1:] != (MAX_OBJECTS,):
         raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
                          f"per object slot, got shape {patterns.shape}")
     if len(labels) != len(patterns):
         raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
                          f"images, got {len(labels)} label maps and {len(patterns)} rows")
-    if labels.size and (labels.min() < 0 or labels.max() > MAX_OBJECTS):
-        raise ValueError(f"`object_labels` must be integers in [0, {MAX_OBJECTS}] (0: no "
-                         f"object), got values in [{labels.min()}, {labels.max()}]")
-    if patterns.size and (patterns.min() < -1 or patterns.max() >= N_PATTERNS):
-        raise ValueError(f"`object_patterns` must be integers in [-1, {N_PATTERNS - 1}] (-1: "
-                         f"no object), got values in [{patterns.min()}, {patterns.max()}]")
     counts = (patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
     if counts.size and counts.max() > most:
         raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
