@@ -71,20 +71,17 @@ Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=Tru
 
 def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The probe inputs (a copy) and the targets an ``(x, y)`` dataset holds (or None)."""
-    y = None
     if runtime.is_dataset(x_probe):
         if int(x_probe.cardinality()) < 0:
             raise ValueError("`x_probe` must be a finite dataset (a probe set is read whole once), "
                              "got a dataset of infinite or unknown cardinality; use .take(n)")
-        elements = [runtime.split_element(e, "x_probe") for e in x_probe]
-        if not elements:
+        batched = runtime.dataset_is_batched(x_probe)
+        whole = list(runtime.iterate_dataset(x_probe, None, batched, "x_probe"))  # one batch
+        if not whole:
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
-        join = np.concatenate if runtime.dataset_is_batched(x_probe) else np.stack
-        x = join([np.asarray(e[0]) for e in elements], axis=0)
-        if elements[0][1] is not None:
-            y = join([np.asarray(e[1]) for e in elements], axis=0)
+        x, y = whole[0]
     else:
-        x = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True)
+        x, y = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True), None
     if x.ndim < 2 or len(x) == 0:
         raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
                          f"one input, got shape {x.shape}")

@@ -557,14 +557,14 @@ def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> 
     return model_input_rank is not None and shape.rank == model_input_rank
 
 
-def iterate_dataset(
-    dataset: Any, batch_size: Optional[int], batched: bool
-) -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
+def iterate_dataset(dataset: Any, batch_size: Optional[int], batched: bool,
+                    name: str = "inputs") -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
     """Yield ``(x, y)`` NumPy batches of at most ``batch_size`` elements (all at once when
-    None) from a dataset of ``x`` or ``(x, y)``, re-batching when needed."""
+    None) from a dataset of ``x`` or ``(x, y)`` (the parameter ``name``), re-batching when
+    needed."""
     ds = dataset.unbatch() if batched else dataset
     for element in ds.batch(batch_size or 2**31 - 1):
-        x, y = split_element(element, "inputs")
+        x, y = split_element(element, name)
         yield x.numpy(), None if y is None else y.numpy()
 
 
