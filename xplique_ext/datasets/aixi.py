@@ -545,17 +545,15 @@ class AIXIData:
     def ground_truth(self) -> np.ndarray:
         return self.get_ground_truth(self.convention)
 
-    @property
-    def relevant_masks(self) -> np.ndarray:
-        """(N, H, W) bool: the pixels of the objects whose ground-truth value (in the
-        dataset's convention) is not zero: the region localisation measures such as the
-        pointing game look for."""
-        return self.relevant_masks_for()
-
     def relevant_masks_for(self, convention: Optional[str] = None) -> np.ndarray:
         """(N, H, W) bool: the objects whose value in ``convention`` (default: the
         dataset's) is not zero."""
         return _per_object(self.object_labels, self.object_ground_truth(convention) != 0, bool)
+
+    #: (N, H, W) bool: the pixels of the objects whose ground-truth value (in the dataset's
+    #: convention) is not zero: the region localisation measures such as the pointing game
+    #: look for.
+    relevant_masks = property(relevant_masks_for)
 
     @property
     def has_ground_truth(self) -> np.ndarray:
@@ -580,8 +578,7 @@ class AIXIData:
     def __getitem__(self, index) -> AIXIData:
         """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
         an index array select several)."""
-        if isinstance(index, numbers.Integral):
-            index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
+        index = [int(index)] if isinstance(index, numbers.Integral) else index
         return AIXIData(self.object_labels[index], self.object_patterns[index], **self._recipe())
 
     @validate_params({"batch_size": [Interval(numbers.Integral, 1, None), None],
