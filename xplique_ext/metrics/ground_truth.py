@@ -651,6 +651,19 @@ class _GroundTruthBase(BaseAttributionMetric):
                  f"{min_accuracy:g}; the ground truth describes F and holds only for a model that "
                  "learned F (the paper requires > 0.93).", LowModelAccuracyWarning)
 
+    @classmethod
+    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and reference in ``convention``: 'paper' (default: the weight w_i of each
+        pattern on its objects, the paper's ground truth, whatever ``data.convention``
+        is), or the exact Shapley values, 'object' or 'pixel' (beyond the paper). The
+        reference of :class:`GroundTruthSaliency` is that ground truth; that of
+        :class:`GroundTruthLocalisation` the masks of the objects whose value in it is not
+        zero. ``kwargs``: the other parameters of the class."""
+        reference = data.relevant_masks_for(convention) if cls.higher_is_better else (
+            data.get_ground_truth(convention))
+        return cls(model, data.images, data.targets, **{cls._reference_name: reference}, **kwargs)
+
     @property
     def measure_config(self) -> Union[str, dict]:
         return self.measure.get_config()
@@ -751,15 +764,6 @@ class GroundTruthSaliency(_GroundTruthBase):
         self._setup(ground_truth, measure, min_accuracy, task)
         self.ground_truth = self.reference
 
-    @classmethod
-    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
-        targets and ground truth in ``convention``: 'paper' (default: the weight w_i of
-        each pattern on its objects, the paper's ground truth, whatever
-        ``data.convention`` is), or the exact Shapley values, 'object' or 'pixel' (beyond
-        the paper). ``kwargs``: the other parameters of the class."""
-        return cls(model, data.images, data.targets,
-                   **{cls._reference_name: data.get_ground_truth(convention)}, **kwargs)
 
 
 class GroundTruthLocalisation(_GroundTruthBase):
@@ -820,14 +824,6 @@ class GroundTruthLocalisation(_GroundTruthBase):
                          strategy=strategy)
         self._setup(_read_masks(masks), measure, min_accuracy, task)
         self.masks = self.reference != 0
-
-    @classmethod
-    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
-        targets and the masks of the objects whose ground-truth value in ``convention``
-        ('paper' by default; 'object' or 'pixel': Shapley values) is not zero."""
-        return cls(model, data.images, data.targets,
-                   masks=data.relevant_masks_for(convention), **kwargs)
 
     def _is_proportion(self) -> bool:
         """The pointing game's aggregate is a hit rate: :meth:`summary` gives the
