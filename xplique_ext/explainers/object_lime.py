@@ -276,14 +276,10 @@ class ObjectLime:
                 rows = [self._subsets(m, i, seed) for i in idx]
                 z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
                 pert = []
-                for k, i in enumerate(idx):
-                    # relabel the image's objects 1..m in the order of `objects[i]`
-                    lut = np.zeros(int(labels[i].max()) + 1, np.int64)
-                    lut[objects[i]] = np.arange(1, m + 1)
-                    local = lut[labels[i]]
+                for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
                     keep = np.concatenate(
                         [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
-                    )[:, local]
+                    )[:, labels[i]]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -303,15 +299,11 @@ class ObjectLime:
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
         coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
-        x, labels, objects = self._prepare(inputs, object_labels)
-        coef = self.explain_objects(inputs, targets, object_labels=object_labels)
-        maps = np.zeros(labels.shape, np.float32)
-        for i, o in enumerate(objects):
-            if len(o):
-                lut = np.zeros(int(labels[i].max()) + 1, np.float64)
-                lut[o] = coef[i, : len(o)]
-                maps[i] = lut[labels[i]]
-        return maps
+        labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
+        coef = np.pad(self.explain_objects(inputs, targets, object_labels=object_labels),
+                      ((0, 0), (1, 0)))  # column 0: the background
+        painted = np.take_along_axis(coef, labels.reshape(len(labels), -1), axis=1)
+        return painted.reshape(labels.shape).astype(np.float32)
 
     __call__ = explain
 
@@ -331,12 +323,17 @@ class ObjectLime:
         if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
             raise ValueError("`object_labels` must hold non-negative integers (0 for the "
                              "background, 1..m for the objects)")
-        objects = [np.unique(lab[lab > 0]).astype(np.int64) for lab in labels]
+        # each image's objects renumbered 1..m in increasing label order (0: background)
+        objects, local = [], np.empty(labels.shape, np.int64)
+        for i, lab in enumerate(labels):
+            values, inverse = np.unique(np.append(lab, 0), return_inverse=True)
+            objects.append(values[1:])
+            local[i] = inverse[:-1].reshape(lab.shape)
         too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
         if too_many:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
                              f"image (2^m perturbations), got {max(too_many)}")
-        return x, labels.astype(np.int64), objects
+        return x, local, objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
         """The output explained for each image: 0 for a single-output model, else the
