@@ -54,7 +54,6 @@ from ..commons.params import (
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
-from ..runtime import check_finite_dataset
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
@@ -628,8 +627,6 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
-        if self.dataset is not None:
-            check_finite_dataset(self.dataset, "inputs")
         spec = getattr(self.dataset, "element_spec", None)
         self.reference, _ = _as_maps(reference, self._reference_name)
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
