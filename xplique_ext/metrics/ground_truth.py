@@ -667,12 +667,7 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Score of each explanation (N, H, W[, C]) against its reference, shape (N,)."""
-        maps, _ = _as_maps(explanations, "explanations")
-        if maps.shape != self.reference.shape:
-            raise ValueError(f"`explanations` must have shape {self.reference.shape} (N, H, W) "
-                             f"like `{self._reference_name}` once channels are summed, got "
-                             f"{maps.shape}")
-        return self.measure(maps, self.reference)
+        return self.measure(explanations, self.reference)  # which checks the shapes
 
 
 class GroundTruthSaliency(_GroundTruthBase):
