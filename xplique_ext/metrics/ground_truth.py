@@ -630,18 +630,16 @@ class _GroundTruthBase(BaseAttributionMetric):
         spec = getattr(self.dataset, "element_spec", None)
         self.reference, _ = _as_maps(reference, self._reference_name)
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
-        n_inputs = self.n_inputs
         if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
             outputs, ys = zip(*[(self.model_outputs(x), y) for _, x, y in self.iter_batches()])
             pred = np.concatenate(outputs).astype(np.float64)
             y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
             self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
-            n_inputs = len(pred)
-        elif n_inputs is None:  # a dataset without targets: count its inputs
-            n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
-        if len(self.reference) != n_inputs:
+        elif self.n_inputs is None:  # a dataset without targets: count its inputs
+            self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
+        if len(self.reference) != self.n_inputs:  # known after a pass (iter_batches sets it)
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
-                             f"{len(self.reference)} maps for {n_inputs} inputs")
+                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
             warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
                  f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
