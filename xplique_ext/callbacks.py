@@ -216,8 +216,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
                   InstanceOf(list, tuple, set, frozenset, range, np.ndarray,
                              description="a collection of epoch numbers")],
         "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
-        "interval_resamples": [Interval(numbers.Integral, 100, None)],
-    })
+        "interval_resamples": [Interval(numbers.Integral, 100, None)]})
     def __init__(
             self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
             x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1,

@@ -57,8 +57,7 @@ __all__ = [
     "compiled_function", "shared_functions", "model_functions",
     "single_output", "check_output_dtype", "check_outputs", "assert_batch_graph",
     "model_output_errors", "is_dataset", "check_finite_dataset", "dataset_is_batched",
-    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets",
-]
+    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets"]
 
 #: marker of the in-graph batch assertion, to turn TensorFlow's error into a ValueError
 BATCH_MARKER = "xplique_ext: model output batch mismatch"

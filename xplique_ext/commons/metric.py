@@ -336,8 +336,7 @@ class BaseMetric(abc.ABC):
         return {
             name: _jsonable(self._setting(name), name, owner)
             for name in self._init_parameters()
-            if name not in self._data_params
-        }
+            if name not in self._data_params}
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist

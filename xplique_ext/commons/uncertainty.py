@@ -247,8 +247,7 @@ SUMMARY_PARAMETERS = {
     "confidence": LEVEL,
     "interval": [Options(INTERVALS)],
     "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-}
+    "seed": [Interval(numbers.Integral, 0, None), None]}
 
 
 #: per-input scores (N,), NaN where undefined, as float64

@@ -53,8 +53,7 @@ __all__ = [
     "suum", "class_function", "FUNCTIONS", "resolve_function", "apply_function", "WEIGHTS",
     "CLASS_WEIGHTS", "PAPER_WEIGHTS", "SHAPE_PATTERNS", "COLOR_PATTERNS", "COLOR_INTENSITIES",
     "LAYOUTS", "CONVENTIONS", "MIN_IMAGE_SIZE", "MAX_PER_PATTERN", "max_count",
-    "min_image_size", "count_patterns", "exact_object_shapley",
-]
+    "min_image_size", "count_patterns", "exact_object_shapley"]
 
 #: Weights of ssin (Eq. 2) and suum (Eq. 3): the theoretical relative importances.
 WEIGHTS: Tuple[float, float, float] = (0.55, 0.27, 0.18)
@@ -112,8 +111,7 @@ _MAKE = {
     "seed": _SEED,
     "convention": _CONVENTION,
     "layout": _LAYOUT,
-    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-}
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None]}
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
@@ -282,8 +280,7 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     "function": _FUNCTION,
     "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
                          within=Interval(numbers.Integral, 0, None))],
-    "max_count": [Interval(numbers.Integral, 1, None)],
-})
+    "max_count": [Interval(numbers.Integral, 1, None)]})
 def exact_object_shapley(
     function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
 ) -> np.ndarray:
@@ -810,8 +807,7 @@ _DRAWERS = {
     ("shape", "free"): (0, lambda rng, lab, pat: _draw_free(rng, lab, pat, SHAPE_PATTERNS)),
     ("color", "free"): (1, lambda rng, lab, pat: _draw_free(rng, lab, pat, ("circle",) * 3)),
     ("shape", "authors"): (2, _draw_authors_shape),
-    ("color", "authors"): (3, _draw_authors_color),
-}
+    ("color", "authors"): (3, _draw_authors_color)}
 
 
 def _check_memory(n_samples: int, image_size: int) -> None:
@@ -1006,8 +1002,7 @@ def _disc(radius: int) -> np.ndarray:
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
                          dtype=np.float32)],
     "dataset": _DATASET,
-    "layout": _LAYOUT,
-})
+    "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 

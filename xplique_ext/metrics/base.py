@@ -49,8 +49,7 @@ BASE_PARAMETERS = {
     "operator": NO_VALIDATION,
     "activation": [Options((None, "sigmoid", "softmax"))],
     "seed": [Interval(numbers.Integral, 0, None), None],
-    "strategy": NO_VALIDATION,
-}
+    "strategy": NO_VALIDATION}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",

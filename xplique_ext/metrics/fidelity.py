@@ -99,8 +99,7 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
 @validate_params({
     "r": [ArrayLike("real")],
     "m": [ArrayLike("real")],
-    "correlation": [Options(CORRELATIONS)],
-})
+    "correlation": [Options(CORRELATIONS)]})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -160,8 +159,7 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
 @validate_params({
     "max_samples": [Interval(numbers.Integral, 1, None)],
     "first": [Interval(numbers.Integral, 1, None)],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")],
-})
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
 def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
                          growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
@@ -327,8 +325,7 @@ class MuFidelity(BaseAttributionMetric):
         "correlation": [Options(CORRELATIONS)],
         "progress": [Boolean()],
         "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
-    })
+        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)]})
     def __init__(
             self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
             grid_size: Optional[int] = 9, subset_percent: float = 0.2,
@@ -489,8 +486,7 @@ class MuFidelity(BaseAttributionMetric):
         return pd.DataFrame({
             "score": scores,
             "std_error": correlation_std_error(scores, used, self.correlation),
-            "n_subsets": used,
-        })
+            "n_subsets": used})
 
     def _evaluate(self, explanations: Any):
         """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of

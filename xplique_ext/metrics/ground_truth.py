@@ -60,8 +60,7 @@ from .base import BASE_PARAMETERS, BaseAttributionMetric
 __all__ = [
     "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
     "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS",
-]
+    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
 
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
@@ -192,8 +191,7 @@ _EMD_PARAMETERS = {
     "normalize": [Boolean()],
     "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
-    "progress": [Boolean()],
-}
+    "progress": [Boolean()]}
 
 
 @validate_params(_EMD_PARAMETERS)
@@ -609,8 +607,7 @@ def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
 _METRIC_PARAMETERS = {
     **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
     "min_accuracy": [Interval(numbers.Real, None, 1.0)],
-    "task": [Options(["auto", "classification", "regression"])],
-}
+    "task": [Options(["auto", "classification", "regression"])]}
 
 
 def _measure_param(names: Sequence[str]) -> list:
@@ -829,8 +826,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     "measures": [InstanceOf(list, tuple, description="a list of measures"), None],
     "convention": [Options(["paper", "object", "pixel"])],
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-})
+    "seed": [Interval(numbers.Integral, 0, None), None]})
 def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: Any = None,
                              measures: Optional[Sequence[Any]] = None, convention: str = "paper",
                              confidence: float = 0.95, seed: Optional[int] = 0):
