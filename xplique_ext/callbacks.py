@@ -217,10 +217,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
                              description="a collection of epoch numbers")],
         "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
         "interval_resamples": [Interval(numbers.Integral, 100, None)]})
-    def __init__(
-            self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
-            x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1,
-            *, log_interval: Union[bool, float] = False, interval_resamples: int = 999):
+    def __init__(self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
+                 x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1, *,
+                 log_interval: Union[bool, float] = False, interval_resamples: int = 999):
         super().__init__()
         self._factories = _named(explainer_factory, "explainer_factory", callable,
                                  "a callable factory(model) -> explainer") if isinstance(

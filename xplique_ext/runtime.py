@@ -393,12 +393,10 @@ def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
     return f"inputs {text}" if offset is not None else f"rows {text} of a batch of {len(mask)}"
 
 
-def check_outputs(
-        out: Any, batch: int,
-        *, name: str = "model", trailing: Optional[Sequence[Sequence[int]]] = None,
-        finite: bool = False, probabilities: bool = False, offset: Optional[int] = None,
-        expected: Optional[str] = None,
-) -> np.ndarray:
+def check_outputs(out: Any, batch: int, *, name: str = "model",
+                  trailing: Optional[Sequence[Sequence[int]]] = None, finite: bool = False,
+                  probabilities: bool = False, offset: Optional[int] = None,
+                  expected: Optional[str] = None) -> np.ndarray:
     """Check the outputs of one batch of ``batch`` inputs, row by row, and return them as
     a NumPy array in the model's own dtype (never cast down).
 

@@ -218,9 +218,8 @@ class BaseMetric(abc.ABC):
         pointing game): :meth:`summary` then gives the Wilson interval."""
         return False
 
-    def summary(
-            self, *args: Any, confidence: float = 0.95, interval: str = "auto",
-            n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
+    def summary(self, *args: Any, confidence: float = 0.95, interval: str = "auto",
+                n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
         interval over the inputs (same arguments as :meth:`evaluate`, which is
         unchanged).

@@ -281,9 +281,8 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
                          within=Interval(numbers.Integral, 0, None))],
     "max_count": [Interval(numbers.Integral, 1, None)]})
-def exact_object_shapley(
-    function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
-) -> np.ndarray:
+def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
+                         max_count: int = MAX_PER_PATTERN) -> np.ndarray:
     """Exact Shapley value of one object of each pattern, for images with given counts.
 
     The players are the objects of the image and the value of a set of objects is F of

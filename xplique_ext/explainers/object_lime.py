@@ -193,11 +193,10 @@ class ObjectLime:
         "progress": [Boolean()],
         "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
-    def __init__(
-            self, model: Callable, batch_size: Optional[int] = 64,
-            *, kernel: str = "lime", nb_samples: Optional[int] = None, kernel_width: float = 0.25,
-            alpha: float = 1.0, background: float = 0.0, seed: Optional[int] = None,
-            progress: bool = False, strategy: Any = None):
+    def __init__(self, model: Callable, batch_size: Optional[int] = 64, *, kernel: str = "lime",
+                 nb_samples: Optional[int] = None, kernel_width: float = 0.25, alpha: float = 1.0,
+                 background: float = 0.0, seed: Optional[int] = None, progress: bool = False,
+                 strategy: Any = None):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
@@ -235,9 +234,8 @@ class ObjectLime:
         return np.sort(np.concatenate([np.asarray(forced), chosen]))
 
     # ------------------------------------------------------------------ API
-    def explain_objects(
-        self, inputs: Any, targets: Any = None, *, object_labels: Any
-    ) -> np.ndarray:
+    def explain_objects(self, inputs: Any, targets: Any = None, *,
+                        object_labels: Any) -> np.ndarray:
         """Coefficient of each object, shape (N, M) with M the largest number of objects
         (0 where an image has fewer objects; all 0 for an image on which the explained
         output is constant, see Notes).

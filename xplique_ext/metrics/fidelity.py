@@ -66,8 +66,7 @@ def _subset_sizes(n_cells: int, p: float):
     return sizes, pmf / pmf.sum()
 
 
-def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
-                 p: float) -> np.ndarray:
+def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: float) -> np.ndarray:
     """``nb_samples`` random subsets of ``n_cells`` cells (True = set to the baseline):
     each cell in the subset with probability ``p``, conditioned on the subset being
     neither empty nor full. Shape (nb_samples, n_cells).
