@@ -236,9 +236,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
         self.y_probe = None if y_probe is None else np.array(
             check_param(y_probe, "y_probe", Y_PROBE))  # a copy: the probe set stays fixed
         if self.y_probe is not None and len(self.y_probe) != len(self.x_probe):
-            raise ValueError(
-                f"`y_probe` must hold one target per probe input: got {len(self.y_probe)} "
-                f"targets for {len(self.x_probe)} inputs")
+            raise ValueError("`y_probe` must hold one target per probe input: got "
+                             f"{len(self.y_probe)} targets for {len(self.x_probe)} inputs")
         self.every: Union[int, frozenset] = every if isinstance(every, int) else frozenset(
             check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
         if not self.every:
@@ -271,18 +270,16 @@ class ExplanationMetrics(keras.callbacks.Callback):
         for name, factory in self._factories.items():
             explainer = factory(model)
             if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
-                raise TypeError(
-                    f"`explainer_factory` must return an explainer with .explain(x, y) or a "
-                    f"callable explainer(x, y), got {type(explainer).__name__}")
+                raise TypeError("`explainer_factory` must return an explainer with .explain(x, y) "
+                                f"or a callable explainer(x, y), got {type(explainer).__name__}")
             self.explainers_[name] = explainer
         self.metrics_ = {}
         for key, spec in self._metric_specs.items():
             if isinstance(spec, type) or not hasattr(spec, "evaluate"):
                 metric = spec(model, self.x_probe, self._y_formatted)
                 if not callable(getattr(metric, "evaluate", None)):
-                    raise TypeError(
-                        f"`metrics[{key!r}]` must build a metric with .evaluate(explanations), "
-                        f"got {type(metric).__name__}")
+                    raise TypeError(f"`metrics[{key!r}]` must build a metric with "
+                                    f".evaluate(explanations), got {type(metric).__name__}")
             else:
                 metric = spec
                 if getattr(metric, "model", model) is not model:
@@ -340,9 +337,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     continue
                 array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
                 if array.ndim != 0:
-                    raise TypeError(
-                        f"`metrics[{m_name!r}]`.evaluate must return one number, got an "
-                        f"array of shape {array.shape}")
+                    raise TypeError(f"`metrics[{m_name!r}]`.evaluate must return one number, got "
+                                    f"an array of shape {array.shape}")
                 scores[key] = float(array)
         return scores
 

@@ -381,9 +381,8 @@ def check_output_dtype(dtype: Any, name: str = "model") -> None:
     except TypeError:
         kind = None
     if kind not in ("i", "u", "f"):
-        raise TypeError(
-            f"`{name}` must return real numbers (integer or floating point), got outputs "
-            f"of dtype {getattr(dtype, 'name', dtype)}")
+        raise TypeError(f"`{name}` must return real numbers (integer or floating point), got "
+                        f"outputs of dtype {getattr(dtype, 'name', dtype)}")
 
 
 def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
@@ -448,10 +447,9 @@ def check_outputs(out: Any, batch: int, *, name: str = "model",
         tol = 4 * float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else 0.0
         bad = ((flat < -tol) | (flat > 1 + tol)).any(axis=1)
         if bad.any():
-            raise ValueError(
-                f"`{name}` must return probabilities in [0, 1] (end the model with a "
-                f"sigmoid or softmax), got values in [{flat.min():.4g}, {flat.max():.4g}] "
-                f"({_rows(bad, offset)} out of range)")
+            raise ValueError(f"`{name}` must return probabilities in [0, 1] (end the model with a "
+                             f"sigmoid or softmax), got values in [{flat.min():.4g}, "
+                             f"{flat.max():.4g}] ({_rows(bad, offset)} out of range)")
     return arr
 
 
@@ -485,9 +483,8 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
     except tf.errors.InvalidArgumentError as err:
         if BATCH_MARKER not in str(err):
             raise
-        raise ValueError(
-            f"`{name}` must return one output per input, shape (B, K) or (B,): the "
-            "number of outputs differs from the number of inputs for a batch"
+        raise ValueError(f"`{name}` must return one output per input, shape (B, K) or (B,): the "
+                         "number of outputs differs from the number of inputs for a batch"
         ) from None
 
 

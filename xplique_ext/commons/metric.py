@@ -107,10 +107,9 @@ def _jsonable(value: Any, name: str, owner: str) -> Any:
         return [_jsonable(v, name, owner) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v, name, owner) for k, v in value.items()}
-    raise TypeError(
-        f"{owner}.get_config: the setting `{name}` must be a number, a string, a boolean, "
-        f"None or a list of those, got {type(value).__name__}; declare it among the "
-        "metric's `_data_params` or override `get_config`")
+    raise TypeError(f"{owner}.get_config: the setting `{name}` must be a number, a string, a "
+                    f"boolean, None or a list of those, got {type(value).__name__}; declare it "
+                    "among the metric's `_data_params` or override `get_config`")
 
 
 class BaseMetric(abc.ABC):

@@ -836,11 +836,10 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
     if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
         weights = PAPER_WEIGHTS[name]
     if convention == "paper" and weights is None:
-        raise ValueError(
-            "`weights` must be given with a callable `function` for the paper's ground "
-            "truth (convention='paper': the weight w_i painted on each object of pattern "
-            "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
-            "for the exact Shapley values")
+        raise ValueError("`weights` must be given with a callable `function` for the paper's "
+                         "ground truth (convention='paper': the weight w_i painted on each object "
+                         "of pattern i), got None; pass weights=(w1, w2, w3), or "
+                         "convention='object' or 'pixel' for the exact Shapley values")
     return None if weights is None else np.asarray(weights, dtype=np.float64)
 
 

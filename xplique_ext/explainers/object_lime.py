@@ -315,9 +315,8 @@ class ObjectLime:
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
-            raise ValueError(
-                f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match the "
-                f"inputs, got {labels.shape}")
+            raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
+                             f"the inputs, got {labels.shape}")
         if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
             raise ValueError("`object_labels` must hold non-negative integers (0 for the "
                              "background, 1..m for the objects)")

@@ -93,9 +93,8 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     if isinstance(operator, enum.Enum):  # a Tasks member, in Xplique versions where it is one
         operator = operator.value
     if operator is not None and not callable(operator):
-        raise TypeError(
-            "`operator` must be a callable g(f, x, y), one of Xplique's task names or a "
-            f"member of xplique's Tasks, or None, got {type(operator).__name__}")
+        raise TypeError("`operator` must be a callable g(f, x, y), one of Xplique's task names or "
+                        f"a member of xplique's Tasks, or None, got {type(operator).__name__}")
     return operator
 
 
@@ -114,10 +113,9 @@ def _check_single_input(model: Any, inputs: Any) -> None:
     except (AttributeError, TypeError, ValueError):
         n = 1
     if n > 1:
-        raise TypeError(
-            f"`model` has {n} inputs; multi-input models are not supported by "
-            "xplique_ext's metrics (nor by Xplique's): wrap the model so that it takes a "
-            "single array of shape (N, ...)")
+        raise TypeError(f"`model` has {n} inputs; multi-input models are not supported by "
+                        "xplique_ext's metrics (nor by Xplique's): wrap the model so that it takes "
+                        "a single array of shape (N, ...)")
     if isinstance(inputs, (list, tuple)) and len(inputs) > 1 and all(
             isinstance(i, np.ndarray) or hasattr(i, "numpy") for i in inputs):
         shapes = {tuple(np.shape(i)) for i in inputs}
@@ -135,9 +133,8 @@ def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
                          f"(batch axis included), got a single item of shape {inputs.shape}; pass "
                          f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input")
     if rank is not None and inputs.ndim != rank:
-        raise ValueError(
-            f"`inputs` must have rank {rank} (batch axis included) to match the model's "
-            f"input, got shape {inputs.shape}")
+        raise ValueError(f"`inputs` must have rank {rank} (batch axis included) to match the "
+                         f"model's input, got shape {inputs.shape}")
     if inputs.ndim < 2:
         raise ValueError("`inputs` must have a batch axis and at least one feature axis, "
                          f"got shape {inputs.shape}")
@@ -329,12 +326,11 @@ class BaseAttributionMetric(BaseMetric):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         name = type(self).__name__
-        raise TypeError(
-            f"{name} cannot be pickled: it holds a model, compiled TensorFlow functions and "
-            "a tf.distribute strategy, which pickle cannot store. Save "
-            f"`metric.get_config()` (JSON-friendly settings) and rebuild it with "
-            f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
-            "`copy.deepcopy(metric)` copies it in memory")
+        raise TypeError(f"{name} cannot be pickled: it holds a model, compiled TensorFlow "
+                        "functions and a tf.distribute strategy, which pickle cannot store. Save "
+                        "`metric.get_config()` (JSON-friendly settings) and rebuild it with "
+                        f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
+                        "`copy.deepcopy(metric)` copies it in memory")
 
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
@@ -363,11 +359,10 @@ class BaseAttributionMetric(BaseMetric):
             out = np.asarray(out)
             runtime.check_output_dtype(out.dtype, "operator")
             if out.shape not in ((stop - start,), (stop - start, 1)):
-                raise ValueError(
-                    f"`operator` must return one score per input, shape ({stop - start},) for "
-                    f"a batch of {stop - start} inputs, got shape {out.shape}; an operator "
-                    "returning (B, K) must reduce over the outputs, e.g. "
-                    "tf.reduce_sum(f(x) * y, axis=-1)")
+                raise ValueError("`operator` must return one score per input, shape "
+                                 f"({stop - start},) for a batch of {stop - start} inputs, got "
+                                 f"shape {out.shape}; an operator returning (B, K) must reduce "
+                                 "over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1)")
             parts.append(out.reshape(-1))
         return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
@@ -415,9 +410,8 @@ class BaseAttributionMetric(BaseMetric):
                         "`targets` must be None when the `inputs` dataset yields (x, y) pairs")
                 y = self.targets[start:start + len(x)]
                 if len(y) != len(x):
-                    raise ValueError(
-                        "`targets` must hold one target per input: the dataset has more "
-                        f"inputs than the {len(self.targets)} targets given")
+                    raise ValueError("`targets` must hold one target per input: the dataset has "
+                                     f"more inputs than the {len(self.targets)} targets given")
             yield start, x, self.format_targets(x, y)
             start += len(x)
         if self.targets is not None and start != len(self.targets):

@@ -422,9 +422,8 @@ class MuFidelity(BaseAttributionMetric):
         shape = self._input_shape
         allowed = [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])
         if tuple(phi.shape[1:]) not in allowed:
-            raise ValueError(
-                f"`explanations` must have one of the per-input shapes {allowed} to match "
-                f"inputs of shape {shape}, got {tuple(phi.shape[1:])}")
+            raise ValueError(f"`explanations` must have one of the per-input shapes {allowed} to "
+                             f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}")
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:

@@ -174,11 +174,10 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
         arcs = int((sup > 0).sum()) * int((dem > 0).sum())
         if arcs > EMD_MAX_ARCS:
             raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
-                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply "
-                             f"x demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
-                             "exactly in bounded time (two dense 128x128 maps); pass "
-                             "resize=(128, 128) or smaller (the default (32, 32) takes "
-                             "milliseconds)")
+                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply x "
+                             f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+                             "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
+                             "128) or smaller (the default (32, 32) takes milliseconds)")
 
 
 # --------------------------------------------------------------------------- EMD / KL
@@ -889,9 +888,8 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
     if _as_maps(ground_truth, "ground_truth")[1]:
-        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score "
-                         "per map, compared across explainers), got one (H, W) map: add the "
-                         "batch axis")
+        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score per "
+                         "map, compared across explainers), got one (H, W) map: add the batch axis")
     if measures is not None and not measures:
         raise ValueError("`measures` must name at least one measure (None: the defaults), "
                          "got an empty list")
