@@ -98,24 +98,18 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     return operator
 
 
-def _model_input_rank(model: Any) -> Optional[int]:
-    """Rank of the model's input (batch axis included) when the model declares it."""
+def _model_input_rank(model: Any, inputs: Any) -> Optional[int]:
+    """Rank of the model's input (batch axis included) when the model declares it (Keras
+    functional or built models). Multi-input models are not supported: say so rather than
+    fail later."""
     try:
-        return len(model.inputs[0].shape)  # Keras functional / built models
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return None
-
-
-def _check_single_input(model: Any, inputs: Any) -> None:
-    """Multi-input models are not supported: say so rather than fail later."""
-    try:
-        n = len(model.inputs)
+        ranks = [len(i.shape) for i in model.inputs]
     except (AttributeError, TypeError, ValueError):
-        n = 1
-    if n > 1:
-        raise TypeError(f"`model` has {n} inputs; multi-input models are not supported by "
-                        "xplique_ext's metrics (nor by Xplique's): wrap the model so that it takes "
-                        "a single array of shape (N, ...)")
+        ranks = []
+    if len(ranks) > 1:
+        raise TypeError(f"`model` has {len(ranks)} inputs; multi-input models are not supported "
+                        "by xplique_ext's metrics (nor by Xplique's): wrap the model so that it "
+                        "takes a single array of shape (N, ...)")
     if isinstance(inputs, (list, tuple)) and len(inputs) > 1 and all(
             isinstance(i, np.ndarray) or hasattr(i, "numpy") for i in inputs):
         shapes = {tuple(np.shape(i)) for i in inputs}
@@ -123,6 +117,7 @@ def _check_single_input(model: Any, inputs: Any) -> None:
             raise TypeError(f"`inputs` must be a single array of shape (N, ...), got a list of "
                             f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
                             "models are not supported")
+    return ranks[0] if ranks else None
 
 
 def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
@@ -269,8 +264,7 @@ class BaseAttributionMetric(BaseMetric):
         self.model, self.batch_size, self.seed = model, batch_size, seed
         self.activation = activation
         self.operator = resolve_operator(operator)
-        _check_single_input(model, inputs)
-        rank = _model_input_rank(model)
+        rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
             self.dataset, self.inputs = inputs, None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
