@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import abc
 import inspect
-import numbers
 import warnings
 from typing import Any, ClassVar, Dict, Optional, Tuple
 
@@ -95,14 +94,9 @@ _NO_DEFAULT = inspect.Parameter.empty
 
 def _jsonable(value: Any, name: str, owner: str) -> Any:
     """``value`` as plain JSON types (numbers, strings, booleans, None, lists, dicts)."""
-    if value is None or isinstance(value, (bool, str)):
+    value = value.item() if isinstance(value, np.generic) else value  # NumPy scalars
+    if value is None or isinstance(value, (bool, str, int, float)):
         return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_jsonable(v, name, owner) for v in value]
     if isinstance(value, dict):
