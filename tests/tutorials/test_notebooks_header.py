@@ -66,18 +66,24 @@ def test_install_cell_installs_the_extras_the_notebook_imports(name):
 
 
 class _FakeShell:
-    def __init__(self):
-        self.magics = []
+    """Records the magics; ``%pip`` makes ``installs`` importable (nothing when it fails)."""
+
+    def __init__(self, present, installs):
+        self.magics, self.present, self.installs = [], present, installs
 
     def run_line_magic(self, name, line):
         self.magics.append((name, line))
+        self.present |= self.installs
 
 
-def _run_install_cell(name, monkeypatch, *, source, present):
+def _run_install_cell(name, monkeypatch, *, source, present, fails=False):
     from IPython.core.inputtransformer2 import TransformerManager
 
     code = TransformerManager().transform_cell(_read(name).cells[1].source)
-    shell = _FakeShell()
+    present = set(present)
+    extras = ex.EXTRAS.get(name, ())
+    shell = _FakeShell(present, set() if fails else
+                       {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]})
     if source is None:
         monkeypatch.delenv("XPLIQUE_EXT_SOURCE", raising=False)
     else:
@@ -116,6 +122,15 @@ def test_install_cell_installs_from_the_source_variable(name, monkeypatch, tmp_p
     if ex.EXTRAS.get(name):  # the package without its extra: installed again with it
         magics = _run_install_cell(name, monkeypatch, source=None, present={"xplique_ext"})
         assert len(magics) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_install_cell_raises_when_pip_did_not_install(name, monkeypatch):
+    # %pip prints a failed install's message but raises nothing: the cell raises, naming
+    # what is missing, instead of an ImportError cells later
+    modules = ["xplique_ext"] + [m for e in ex.EXTRAS.get(name, ()) for m in ex.EXTRA_MODULES[e]]
+    with pytest.raises(ImportError, match=re.escape(f"pip did not install {modules}")):
+        _run_install_cell(name, monkeypatch, source=None, present=set(), fails=True)
 
 
 def _tiny_notebook():
