@@ -40,7 +40,7 @@ from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, v
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset, label_text
-from .measures import MEASURES, check_zero_division, rule_measures
+from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
@@ -702,12 +702,11 @@ class RuleMetrics(BaseMetric):
 
     @validate_params({
         "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
-        "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+        "zero_division": ZERO_DIVISION,
     })
     def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
                  measure: str = "WRAcc") -> None:
-        self.rules, self.mode, self.measure = rules, mode, measure
-        self.zero_division = check_zero_division(zero_division)
+        self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
     def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
