@@ -1,8 +1,7 @@
 """Checking rules against ``.names`` declarations: typed values, operators, heads.
 
-This module sits under :mod:`~xplique_ext.rules.pbm` (whose ``RuleSet.validate`` calls
-:func:`check_rules`) and :mod:`~xplique_ext.rules.compile`; it reads rules by their
-attributes and imports neither.
+This module sits over :mod:`~xplique_ext.rules.pbm` and :mod:`~xplique_ext.rules.names`
+and under :mod:`~xplique_ext.rules.compile`.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import pandas as pd
 from ..commons.params import InstanceOf, validate_params
 from .errors import RuleParseError
 from .names import Attribute, Names
+from .pbm import RuleSet
 
 __all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
            "typed_value"]
@@ -121,11 +121,10 @@ def _condition_fault(condition, names: Names) -> Optional[str]:
     return None
 
 
-@validate_params({"rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this)
+@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")],
                   "names": [InstanceOf(Names, description="a Names object")]})
-def check_rules(rules, names: Names) -> None:
-    """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
-    ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
+def check_rules(rules: RuleSet, names: Names) -> None:
+    """Check every rule of ``rules`` against ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
 
     Examples
     --------
@@ -133,8 +132,6 @@ def check_rules(rules, names: Names) -> None:
     >>> names = read_names(example_path("voyage.names"))
     >>> check_rules(read_rules(example_path("voyage.cn2.ordered.pbm")), names)  # no error
     """
-    if not (hasattr(rules, "all_rules") and hasattr(rules, "file")):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     head_type = names.class_attribute
     for rule in rules.all_rules:
         for condition in rule.conditions:

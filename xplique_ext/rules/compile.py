@@ -11,6 +11,7 @@ unknown value as true; a test on a not-applicable value (``!``) is false.
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -28,9 +29,9 @@ COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": oper
                ">": operator.gt, ">=": operator.ge}
 
 
-def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
+def typed_head(names: Names, head: str) -> Union[str, float]:
     """A rule head as a class label (str) or, for a numeric class, a float."""
-    attribute = None if names is None else names.class_attribute
+    attribute = names.class_attribute
     if attribute is not None and attribute.is_numeric:
         return float(head)
     if attribute is not None and attribute.type == "boolean":
@@ -153,10 +154,7 @@ class MaskCache:
 
     def __init__(self, compiled: Sequence[CompiledRule], data: Dataset) -> None:
         self.data = data
-        self.remaining: Dict[Tuple, int] = {}
-        for rule in compiled:
-            for condition in (c for conjunction in rule.body for c in conjunction):
-                self.remaining[condition.key] = self.remaining.get(condition.key, 0) + 1
+        self.remaining = Counter(c.key for rule in compiled for part in rule.body for c in part)
         self.cache: Dict[Tuple, np.ndarray] = {}
         self.rows: Dict[Tuple[str, ...], np.ndarray] = {}
 
@@ -181,19 +179,19 @@ class MaskCache:
             self.rows[key] = _union([c.unknown_index for c in columns if c.has_unknown])
         return self.rows[key]
 
-    def body(self, rule: CompiledRule, rows: Optional[np.ndarray] = None):
-        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify);
-        with ``rows``, also its possible coverage over ``rows`` (a test on an unknown value
-        counting as true): ``(certain, possible)``."""
+    def body(self, rule: CompiledRule, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)
+        and its possible coverage over ``rows`` (a test on an unknown value counting as
+        true)."""
         covered = np.zeros(self.data.n_examples, dtype=bool)
-        possible = np.zeros(0 if rows is None else rows.shape, dtype=bool)
+        possible = np.zeros(rows.shape, dtype=bool)
         for conjunction in rule.body:
             part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
             for condition in conjunction:
                 mask = self.certain(condition)
                 part &= mask
-                if rows is not None:
+                if rows.size:
                     part_possible &= mask[rows] | condition.unknown(self.data, rows)
             covered |= part
             possible |= part_possible
-        return covered if rows is None else (covered, possible)
+        return covered, possible

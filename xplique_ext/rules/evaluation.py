@@ -432,10 +432,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             u_rows = cache.unknown_rows(rule.attributes)
             if alive is not None and u_rows.size:
                 u_rows = u_rows[alive[u_rows]]
-            if u_rows.size:
-                certain, possible = cache.body(rule, u_rows)
-            else:
-                certain, possible = cache.body(rule), None
+            certain, possible = cache.body(rule, u_rows)
             # covered for certain (and not yet fired, in the ordered modes)
             counted = certain if alive is None else np.logical_and(certain, alive, out=certain)
             b_all = int(np.count_nonzero(counted))
@@ -445,10 +442,9 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             bh_k = bh_all - int(np.count_nonzero(b_u_certain & h_u))
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
             counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n - u_rows.size - b_k - h_k + bh_k)
-            if u_rows.size:
-                b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
-                bh_u = int(np.count_nonzero(possible & h_u))
-                counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
+            b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
+            bh_u = int(np.count_nonzero(possible & h_u))
+            counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
             if alive is not None:  # ordered: blocks of one rule
                 fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain, counted
@@ -523,11 +519,8 @@ def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.
     masks = []
     for rule in compiled:
         rows = cache.unknown_rows(rule.attributes)
-        if rows.size:
-            covered, possible = cache.body(rule, rows)
-            covered[rows] = possible
-        else:
-            covered = cache.body(rule)
+        covered, possible = cache.body(rule, rows)
+        covered[rows] = possible
         masks.append(covered)
     return masks
 

@@ -29,19 +29,17 @@ _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
                   None]
 
 
-def _import(module: str):
+def _check_model(model, module: str, kinds: Sequence[str], described: str) -> None:
+    """Import the optional package ``module`` (an ImportError saying how to install it),
+    then a TypeError unless ``model`` is one of its classes ``kinds``."""
     import importlib
 
     try:
-        return importlib.import_module(module)
+        package = importlib.import_module(module)
     except ImportError as err:
         raise ImportError(f"this adapter needs the package {module!r}: pip install "
                           f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
-
-
-def _check_model(model, module, kinds: Sequence[str], described: str) -> None:
-    """TypeError unless ``model`` is one of the classes ``kinds`` of ``module``."""
-    classes = tuple(k for k in (getattr(module, kind, None) for kind in kinds) if k)
+    classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
     if not isinstance(model, classes):
         raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
 
@@ -169,8 +167,7 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     >>> rules.default.head
     'no'
     """
-    lw = _import("wittgenstein")
-    _check_model(model, lw, ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
+    _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
     if getattr(model, "ruleset_", None) is None or not hasattr(model, "trainset_features_"):
         raise ValueError("`model` is not fitted: call its fit method first")
     positive = label_text(model.pos_class)
@@ -240,8 +237,7 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     >>> rules.default.head
     'a'
     """
-    imodels = _import("imodels")
-    _check_model(model, imodels, ("GreedyRuleListClassifier", "OneRClassifier"),
+    _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
                  "imodels GreedyRuleListClassifier or OneRClassifier")
     steps = getattr(model, "rules_", None)
     if not steps or not hasattr(model, "classes_"):
