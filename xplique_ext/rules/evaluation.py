@@ -234,9 +234,7 @@ def _labelled(data: Dataset, labels: Any = None):
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
             raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
-        if y.dtype.kind != "f":
-            y = y.astype(object)
-        known = ~np.isnan(y) if y.dtype.kind == "f" else np.array([v is not None for v in y])
+        known, y = ~pd.isna(y), y if y.dtype.kind == "f" else y.astype(object)
     keep = None if known.all() else np.flatnonzero(known)
     if keep is not None:
         data, y = data.take(keep), y[keep]
@@ -250,14 +248,13 @@ def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarra
     as numbers for numeric labels; a categorical compares its codes)."""
     masks: Dict[Any, np.ndarray] = {}
     for head in dict.fromkeys(rule.head for rule in compiled):
-        text = head if isinstance(head, str) else label_text(head)
-        if y.dtype.kind in "fiub":
-            try:
-                masks[head] = y == float(head)
-            except (TypeError, ValueError):
-                masks[head] = np.zeros(y.shape, dtype=bool)
-        else:
-            masks[head] = np.asarray(y == text, dtype=bool)
+        if y.dtype.kind not in "fiub":
+            masks[head] = np.asarray(y == label_text(head), dtype=bool)
+            continue
+        try:
+            masks[head] = y == float(head)
+        except (TypeError, ValueError):
+            masks[head] = np.zeros(y.shape, dtype=bool)
     return masks
 
 
@@ -386,10 +383,9 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) ->
 def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) -> RuleEvaluation:
     """The evaluation of the summed counts of ``parts``; ``n_classes`` by default the size
     of the declared class domain (when ``declared``), else the number of labels met."""
-    if parts:
-        counts = sum(part["counts"] for part in parts)
-    else:
-        counts = np.zeros((2, 4, len(compile_rules(rules, names)[0])), dtype=np.int64)
+    if not parts:  # no chunk: check the rules all the same
+        compile_rules(rules, names)
+    counts = sum((part["counts"] for part in parts), np.zeros((2, 4, len(rules)), np.int64))
     dropped = sum(part["dropped"] for part in parts)
     if dropped:
         warn(f"{dropped} example(s) with an unknown or not-applicable class are left out of "
@@ -536,7 +532,8 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
 @validate_params({
     "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
     "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "weights": "no_validation",  # R non-negative numbers: checked below
+    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,
+                          within=Interval(numbers.Real, 0, None)), None],  # one per rule
     "missing": "no_validation",  # any value, returned as it is
 })
 def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
@@ -591,18 +588,18 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     masks = _possible_masks(compiled, data)
     if weights is not None and mode != "unordered":
         raise ValueError("`weights` is only used with mode='unordered'")
-    weights = np.ones(len(compiled)) if weights is None else np.asarray(weights, np.float64)
-    if weights.shape != (len(compiled),) or not np.all(np.isfinite(weights) & (weights >= 0)):
-        raise ValueError(
-            f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}")
-    heads = [r.head for r in compiled] + ([] if default is None else [default])
-    attribute = data.names.class_attribute
-    numeric = attribute is not None and attribute.is_numeric and bool(heads)
-    fill = missing if default is None else default
-    if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
+    weights = np.ones(len(compiled)) if weights is None else weights
+    if weights.shape != (len(compiled),):
+        raise ValueError(f"`weights` must hold one number per rule ({len(compiled)}), got "
+                         f"{weights.size}")
+    attribute, fill = data.names.class_attribute, missing if default is None else default
+    # numeric heads (typed_head gives floats) predict their mean
+    numeric = attribute is not None and attribute.is_numeric and (
+        bool(compiled) or default is not None)
+    if numeric:
         out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
     else:
-        numeric, out = False, np.empty(len(data), dtype=object)
+        out = np.empty(len(data), dtype=object)
         out.fill(fill)
     if mode == "unordered":
         return _vote(compiled, masks, weights, out, numeric)
