@@ -64,14 +64,13 @@ class CompiledCondition:
         """Mask ``(N,)``: the test holds and every attribute it reads is known and
         applicable."""
         op, compare = self.operator, COMPARISONS.get(self.operator)
-        if self.terms:
-            total = sum(c * data.column(name).values for c, name in self.terms)
-            return self._known(compare(total, self.value), data, ("!=",))
         column = data.column(self.attributes[0])
-        if not column.is_coded:
+        if self.terms or not column.is_coded:  # numbers (NaN where missing)
+            values = (sum(c * data.column(a).values for c, a in self.terms) if self.terms
+                      else column.values)
             if op == "in":
-                return np.isin(column.values, np.asarray(self.value, dtype=np.float64))
-            return self._known(compare(column.values, self.value), data, ("!=",))
+                return np.isin(values, np.asarray(self.value, dtype=np.float64))
+            return self._known(compare(values, self.value), data, ("!=",))
         if op == "in":  # a look-up table over the codes, shifted past the missing ones
             table = np.zeros(len(column.categories) + 2, dtype=bool)
             table[[column.code(v) + 2 for v in self.value if column.code(v) >= 0]] = True

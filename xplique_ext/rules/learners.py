@@ -29,9 +29,11 @@ _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
                   None]
 
 
-def _check_model(model, module: str, kinds: Sequence[str], described: str) -> None:
+def _check_model(model, module: str, kinds: Sequence[str], described: str,
+                 fitted: Sequence[str]) -> None:
     """Import the optional package ``module`` (an ImportError saying how to install it),
-    then a TypeError unless ``model`` is one of its classes ``kinds``."""
+    then a TypeError unless ``model`` is one of its classes ``kinds``, a ValueError unless
+    it has the ``fitted`` attributes."""
     import importlib
 
     try:
@@ -42,6 +44,8 @@ def _check_model(model, module: str, kinds: Sequence[str], described: str) -> No
     classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
     if not isinstance(model, classes):
         raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
+    if any(getattr(model, name, None) is None for name in fitted):
+        raise ValueError("`model` is not fitted: call its fit method first")
 
 
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
@@ -167,9 +171,8 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     >>> rules.default.head
     'no'
     """
-    _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
-    if getattr(model, "ruleset_", None) is None or not hasattr(model, "trainset_features_"):
-        raise ValueError("`model` is not fitted: call its fit method first")
+    _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
+                 ("ruleset_", "trainset_features_"))
     positive = label_text(model.pos_class)
     negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
@@ -238,10 +241,8 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     'a'
     """
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier")
-    steps = getattr(model, "rules_", None)
-    if not steps or not hasattr(model, "classes_"):
-        raise ValueError("`model` is not fitted: call its fit method first")
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
+    steps = model.rules_
     classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
         raise ValueError(
