@@ -137,10 +137,9 @@ class RuleEvaluation:
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "names_file": [STRING, None], "data_file": [STRING, None],
     })
-    def __init__(
-        self, rules: RuleSet, mode: str, known: ContingencyTables, unknown: ContingencyTables,
-        n_classes: int = 2, names_file: Optional[str] = None, data_file: Optional[str] = None,
-    ) -> None:
+    def __init__(self, rules: RuleSet, mode: str, known: ContingencyTables,
+                 unknown: ContingencyTables, n_classes: int = 2, names_file: Optional[str] = None,
+                 data_file: Optional[str] = None) -> None:
         self.rules, self.mode, self.known, self.unknown = rules, mode, known, unknown
         self.n_classes, self.names_file, self.data_file = n_classes, names_file, data_file
 
@@ -274,8 +273,7 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     "n_classes": [Interval(numbers.Integral, 1, None), None],
 })
 def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
-                   n_classes: Optional[int] = None, names: Optional[Names] = None
-                   ) -> RuleEvaluation:
+                   n_classes: Optional[int] = None, names: Optional[Names] = None) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
     Parameters

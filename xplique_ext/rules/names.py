@@ -46,10 +46,8 @@ ATTRIBUTE_TYPES = (
     "nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time", "ignore"
 )
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
-_TYPE_SPELLINGS = {
-    **{kind: kind for kind in ATTRIBUTE_TYPES},
-    "discrete": "nominal", "int": "integer", "continuous": "real", "bool": "boolean",
-}
+_TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
+                   "int": "integer", "continuous": "real", "bool": "boolean"}
 _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling

@@ -48,9 +48,7 @@ __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rul
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
-EVALUATION_MODES = {"unordered": "UNORDERED",
-                    "ordered": "ORDERED",
-                    "inter-class": "INTER-CLASS ORDERED"}
+EVALUATION_MODES = {"unordered": "UNORDERED", "ordered": "ORDERED", "inter-class": "INTER-CLASS ORDERED"}
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -222,9 +220,7 @@ class PBMHeader:
 
 
 PBMHeader.__init__ = validate_params(
-    {name: [STRING, None] for name in ("conversor", "inducer", "input_file", "date",
-                                        "evaluated_as", "names_file", "data_file")}
-)(PBMHeader.__init__)
+    {item.name: [STRING, None] for item in dataclasses.fields(PBMHeader)})(PBMHeader.__init__)
 
 
 class RuleSet:
@@ -569,8 +565,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule()
-             for chunk in chunks]
+    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule() for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:

@@ -85,8 +85,8 @@ def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "decimals": [Interval(numbers.Integral, 0, None), None]})
 def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
-                  class_names: Optional[Sequence[str]] = None, *,
-                  decimals: Optional[int] = None) -> RuleSet:
+                  class_names: Optional[Sequence[str]] = None, *, decimals: Optional[int] = None
+                  ) -> RuleSet:
     """One rule per leaf of a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
 
     Parameters
