@@ -7,12 +7,12 @@ and under :mod:`~xplique_ext.rules.compile`.
 from __future__ import annotations
 
 import math
-import re
 from typing import Optional, Union
 
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
+from .dataset import _FALSE, _TRUE, _parse_numbers
 from .errors import RuleParseError
 from .names import Attribute, Names
 from .pbm import RuleSet
@@ -23,8 +23,7 @@ __all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_doma
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
 #: Spellings of boolean values and what they mean.
-BOOLEAN_VALUES = {**dict.fromkeys(("true", "t", "yes", "y", "1"), "true"),
-                  **dict.fromkeys(("false", "f", "no", "n", "0"), "false")}
+BOOLEAN_VALUES = {**dict.fromkeys(_TRUE, "true"), **dict.fromkeys(_FALSE, "false")}
 
 
 def real_value(text: str) -> Optional[float]:
@@ -54,16 +53,9 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
         return real_value(text)
     if kind == "boolean":
         return BOOLEAN_VALUES.get(text.lower())
-    if kind in ("date", "time"):
-        if kind == "time" and not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
-            return None
-        try:
-            if kind == "date":
-                stamp = pd.to_datetime(text, format="%Y/%m/%d")
-                return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
-            return float(pd.to_timedelta(text) / pd.Timedelta(seconds=1))
-        except (ValueError, TypeError):
-            return None
+    if kind in ("date", "time"):  # read as the data reader reads them
+        value = float(_parse_numbers(kind, pd.Series([text], dtype=object))[0][0])
+        return None if math.isnan(value) else value
     if attribute.values is not None and text not in attribute.values:
         return None
     return text
