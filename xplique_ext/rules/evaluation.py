@@ -148,10 +148,6 @@ class RuleEvaluation:
         """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
         return self.known + self.unknown if table == "all" else getattr(self, table)
 
-    def frequencies(self, table: str = "known") -> np.ndarray:
-        """``(n_rules, 5)`` frequencies ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n``."""
-        return self.table(table).frequencies()
-
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
         t = self.table(table)
@@ -329,7 +325,7 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     >>> data = read_data(example_path("voyage.test"))
     >>> rules = read_rules(example_path("voyage.cn2.unordered.pbm"))
     >>> result = evaluate_rules(rules, data, "unordered")
-    >>> result.frequencies("known")[0].round(3).tolist()
+    >>> result.known.frequencies()[0].round(3).tolist()
     [0.25, 0.083, 0.417, 0.25, 12.0]
     >>> chunks = read_data(example_path("voyage.test"), chunksize=4)
     >>> evaluate_rules(rules, chunks, "unordered").known == result.known
@@ -697,14 +693,10 @@ class RuleMetrics(BaseMetric):
         self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
-    def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
-        """Both contingency tables of every rule."""
-        return evaluate_rules(self.rules, data, self.mode, labels=labels)
-
     def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
         """``measure`` for each rule, a float ndarray (R,) (NaN where it is undefined and
         ``zero_division`` is ``"warn"`` or ``"nan"``)."""
-        evaluation = self.contingency(data, labels)
+        evaluation = evaluate_rules(self.rules, data, self.mode, labels=labels)
         policy = "nan" if self.zero_division == "warn" else self.zero_division
         values = evaluation.measures("known", policy)[self.measure].to_numpy(dtype=np.float64)
         undefined = np.isnan(values)
@@ -718,6 +710,6 @@ class RuleMetrics(BaseMetric):
     def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
         """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
         ``score`` column: ``measure``."""
-        frame = self.contingency(data, labels).to_frame(self.zero_division)
+        frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(self.zero_division)
         frame["score"] = frame[self.measure]
         return frame

@@ -326,8 +326,7 @@ class RuleSet:
                 raise ValueError(
                     f"`evaluation` holds {len(evaluation.rules)} rules, this set {len(self.rules)}"
                 )
-            frequencies = list(zip(evaluation.frequencies("known"),
-                                   evaluation.frequencies("unknown")))
+            frequencies = list(zip(evaluation.known.frequencies(), evaluation.unknown.frequencies()))
             changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
                        "names_file": evaluation.names_file if names_file is None else names_file,
                        "data_file": evaluation.data_file if data_file is None else data_file}
