@@ -56,24 +56,6 @@ def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> D
 
 
 # ------------------------------------------------------------------------ wittgenstein
-def _interval_conditions(attribute: str, text: str) -> Optional[List[Condition]]:
-    """Conditions for a wittgenstein bin label: ``<b`` is ``x <= b``, ``>a`` is
-    ``x > a``, ``a - b`` is ``a < x <= b`` (the right-closed intervals its pandas binning
-    cuts with); None when ``text`` is not a bin label."""
-    text = text.strip()
-    parts = text.split(" - ")
-    try:
-        if text.startswith(("<", ">")):
-            operator = "<=" if text[0] == "<" else ">"
-            return [Condition(attribute, operator, _number(float(text[1:]), None))]
-        if len(parts) == 2:
-            return [Condition(attribute, ">", _number(float(parts[0]), None)),
-                    Condition(attribute, "<=", _number(float(parts[1]), None))]
-    except ValueError:
-        return None
-    return None
-
-
 def _negative_class(positive: Any, negative_class: Any) -> str:
     """The DEFAULT head of a RIPPER rule set: ``negative_class``, or the opposite of a
     ``True`` / ``1`` positive class."""
@@ -100,11 +82,19 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
     """The conditions of one wittgenstein test ``cond`` (of ``rule``) on ``attribute``."""
     value = cond.val
     if isinstance(value, str) and value in bins.get(cond.feature, ()):
-        interval = _interval_conditions(attribute, value)
-        if interval is None:
+        # a bin of its pandas binning, right-closed: "<b" is x <= b, ">a" is x > a and
+        # "a - b" is a < x <= b
+        text = value.strip()
+        try:
+            if text.startswith(("<", ">")):
+                operator = "<=" if text[0] == "<" else ">"
+                return [Condition(attribute, operator, _number(float(text[1:]), None))]
+            low, high = text.split(" - ")
+            return [Condition(attribute, ">", _number(float(low), None)),
+                    Condition(attribute, "<=", _number(float(high), None))]
+        except ValueError:  # not a number, or not two bounds
             raise ValueError(f"cannot read wittgenstein's bin {value!r} of feature "
-                             f"{cond.feature!r} as an interval")
-        return interval
+                             f"{cond.feature!r} as an interval") from None
     if isinstance(value, (bool, np.bool_)):
         return [Condition(attribute, "=", str(bool(value)))]
     if isinstance(value, numbers.Real) and not math.isfinite(float(value)):
