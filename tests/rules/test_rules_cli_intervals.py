@@ -59,3 +59,9 @@ def test_with_wilson_columns_does_not_modify_its_input():
     out = with_wilson_columns(t)
     pd.testing.assert_frame_equal(t, before)
     assert np.isnan(out.loc[1, "Acc_ci_low"]) and "Sens_ci_low" not in out
+
+
+def test_csv_into_a_missing_folder_names_the_option(voyage_dir, capsys):
+    assert run_cli(ARGS + ["--csv", "no/such/folder/out.csv"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write the CSV file 'no/such/folder/out.csv' (--csv FILE)" in err

@@ -609,3 +609,11 @@ def test_not_applicable_numbers_stay_on_the_fast_reader(monkeypatch):
     for name, exact in expected.columns.items():
         np.testing.assert_array_equal(data.column(name).values, exact.values)
         np.testing.assert_array_equal(data.column(name).not_applicable, exact.not_applicable)
+
+
+def test_read_data_of_a_missing_file_names_that_file_not_its_names(tmp_path):
+    from xplique_ext.rules import read_data
+
+    with pytest.raises(FileNotFoundError) as caught:
+        read_data(tmp_path / "absent.data")
+    assert caught.value.filename == str(tmp_path / "absent.data")

@@ -23,10 +23,12 @@ both readers, DataFrames and Dask partitions). Text is opened by
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import numbers
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 
 import numpy as np
@@ -46,6 +48,8 @@ __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 #: blocks take 1.6x (``benchmarks/rules_reader_blocks.py``); 1 MiB, not 2 or 4: 1.6x, 1.9x,
 #: 2.3x on the 48 MB file of ``tests/rules/test_rules_reader_memory.py``, at the same speed.
 _BLOCK_BYTES = 1 << 20
+#: Blocks the fast reader reads ahead (each a table of about 1.5x the block in memory).
+_AHEAD = 4
 #: Records the exact reader encodes at once.
 _EXACT_ROWS = 1 << 15
 
@@ -75,35 +79,49 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
             strings_can_be_null=False,
         ),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
-        # plus the block being read (Arrow's own pools keep them for reuse)
+        # plus the blocks being read (Arrow's own pools keep them for reuse)
         memory_pool=pa.system_memory_pool(),
     )
 
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); refused (``_Refused``) at the first block it cannot read exactly."""
+    a binary file); refused (``_Refused``) at the first block it cannot read exactly.
+
+    A second thread reads and parses up to :data:`_AHEAD` blocks ahead (in order: one
+    worker) while this one encodes, and the caller evaluates: Arrow's parser and NumPy
+    release the GIL."""
+    worker = ThreadPoolExecutor(max_workers=1)
+    try:
+        ahead = collections.deque(worker.submit(_next_table, source, names) for _ in range(_AHEAD))
+        while (table := ahead.popleft().result()) is not None:
+            ahead.append(worker.submit(_next_table, source, names))
+            if table.num_rows:
+                columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
+                           for k, a in enumerate(names.columns)}
+                yield Dataset(names, columns, file=file)
+            del table
+    finally:  # refused, or the caller stopped: no block is read past this one
+        worker.shutdown(cancel_futures=True)
+
+
+def _next_table(source, names: Names):
+    """The next block of whole lines of ``source`` read by Arrow (``None`` at the end);
+    ``_Refused`` where Arrow cannot read it exactly."""
     import pyarrow as pa
 
-    while True:
-        block = source.read(_BLOCK_BYTES)
-        if not block:
-            return
-        block += source.readline()
+    block = source.read(_BLOCK_BYTES)
+    if not block:
+        return None
+    block += source.readline()
+    try:
         try:
-            try:
-                table = _read_block(block, names, numbers_as_text=False)
-            except pa.ArrowInvalid:  # ``!`` in a number column, or an error
-                table = _read_block(block, names, numbers_as_text=True)
-        except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-            raise model._Refused from None
-        del block
-        if table.num_rows:
-            table = table.combine_chunks()
-            columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
-                       for k, a in enumerate(names.columns)}
-            yield Dataset(names, columns, file=file)
-        del table
+            table = _read_block(block, names, numbers_as_text=False)
+        except pa.ArrowInvalid:  # ``!`` in a number column, or an error
+            table = _read_block(block, names, numbers_as_text=True)
+    except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
+        raise model._Refused from None
+    return table.combine_chunks()
 
 
 def _encode_arrow(attribute, array) -> Column:
@@ -383,8 +401,8 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     Peak memory stays below twice the size of the file for tables of numbers and short
     nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
-    not-applicable mask takes memory only where there are such values), plus the block
-    being parsed.
+    not-applicable mask takes memory only where there are such values), plus the blocks
+    being read (a second thread parses up to 4 blocks ahead).
 
     Examples
     --------
@@ -395,9 +413,10 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     >>> [chunk.n_examples for chunk in read_data(example_path("voyage.test"), chunksize=6)]
     [6, 6, 3]
     """
-    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     file = os.fspath(path)
-    size = os.path.getsize(file)  # fails now, not at the first chunk, if the file is missing
+    # a missing data file fails now: not at the first chunk, nor as its missing .names
+    size = os.path.getsize(file)
+    names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     if chunksize is not None:
         return _chunks(_parts(file, names, file), names, file, int(chunksize))
     return _concat(_parts(file, names, file), names, file, _records_bound(size, names))

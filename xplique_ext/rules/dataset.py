@@ -374,9 +374,10 @@ def _number_rules(attribute: Attribute, values: np.ndarray,
     infinite = np.isinf(values) & ~missing
     if infinite.any():
         return infinite, "infinite value"
-    whole = missing | np.isnan(values) | (values == np.round(values))
-    if attribute.type == "integer" and not whole.all():
-        return ~whole, "non-integer value"
+    if attribute.type == "integer":
+        whole = missing | np.isnan(values) | (values == np.round(values))
+        if not whole.all():
+            return ~whole, "non-integer value"
     return None, ""
 
 
