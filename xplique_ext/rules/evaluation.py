@@ -230,12 +230,11 @@ def _labelled(data: Dataset, labels: Any = None):
         if y.shape != (data.n_examples,):
             raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
         known, y = ~pd.isna(y), y if y.dtype.kind == "f" else y.astype(object)
-    keep = None if known.all() else np.flatnonzero(known)
-    if keep is not None:
-        data, y = data.take(keep), y[keep]
+    if not known.all():
+        data, y = data.take(np.flatnonzero(known)), y[known]
     if labels is None and column.is_coded:
         y = pd.Categorical.from_codes(y, column.categories)
-    return data, y, 0 if keep is None else known.size - keep.size
+    return data, y, int(known.size - np.count_nonzero(known))
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
