@@ -139,6 +139,11 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
 
     Higher is better for every measure except ``Err`` and ``Chi2_p``.
 
+    Cells of any size up to the float range give the measures of the same cells scaled
+    down (no product of cells is formed: ``Lift`` is computed as Acc / :math:`f_h`, and
+    Chi2 on the cells divided by a power of two near their largest, then multiplied back,
+    Chi2 being homogeneous of degree 1); cells whose sum overflows are refused.
+
     References
     ----------
     Prati, Baranauskas & Monard (2001), *Extração de Informações Padronizadas para a
