@@ -242,13 +242,10 @@ def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarra
     as numbers for numeric labels; a categorical compares its codes)."""
     masks: Dict[Any, np.ndarray] = {}
     for head in dict.fromkeys(rule.head for rule in compiled):
-        if y.dtype.kind not in "fiub":
+        if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
+            masks[head] = y == pd.to_numeric(head, errors="coerce")
+        else:
             masks[head] = np.asarray(y == label_text(head), dtype=bool)
-            continue
-        try:
-            masks[head] = y == float(head)
-        except (TypeError, ValueError):
-            masks[head] = np.zeros(y.shape, dtype=bool)
     return masks
 
 
