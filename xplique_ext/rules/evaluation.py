@@ -76,10 +76,8 @@ class ContingencyTables:
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
         self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
         if len({a.shape for a in (bh, bhbar, bbarh, bbarhbar)}) > 1:
-            raise ValueError(
-                "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule each, "
-                f"got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}"
-            )
+            raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule "
+                             f"each, got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}")
 
     @property
     def n(self) -> np.ndarray:
@@ -330,10 +328,9 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     if not isinstance(data, Dataset):
         kind = _partitioned_kind(data)
         if labels is not None:
-            raise ValueError(
-                f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
-                "compare with the heads in the class column of the chunks instead"
-            )
+            raise ValueError(f"`labels` is only accepted with a Dataset, got a {kind}: put the "
+                             "labels to compare with the heads in the class column of the chunks "
+                             "instead")
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
@@ -355,10 +352,9 @@ def _partitioned_kind(data: Any) -> str:
         data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)
     ):
         return "iterable of chunks"
-    raise TypeError(
-        "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask DataFrame "
-        f"or an iterable of chunks (Datasets or pandas DataFrames), got {type(data).__name__}"
-    )
+    raise TypeError("`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask "
+                    "DataFrame or an iterable of chunks (Datasets or pandas DataFrames), got "
+                    f"{type(data).__name__}")
 
 
 def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) -> dict:
@@ -384,9 +380,8 @@ def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) ->
         domain = names.class_attribute.values if names.class_attribute is not None else None
         met = set().union(*(part["labels"] for part in parts))
         n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
-    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]),
-                          ContingencyTables(*counts[1]), n_classes=n_classes,
-                          names_file=names.file, data_file=file)
+    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]), ContingencyTables(*counts[1]),
+                          n_classes=n_classes, names_file=names.file, data_file=file)
 
 
 def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -> np.ndarray:

@@ -287,9 +287,8 @@ class FiRe(BaseMetric):
         score = self.detailed_evaluate(predictive_loss, readability_loss)
         p, r = np.broadcast_arrays(np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
                                    np.asarray(readability_loss, dtype=np.float64).reshape(-1))
-        return pd.DataFrame(
-            {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
-        )
+        return pd.DataFrame({"predictive_loss": p, "readability_loss": r, "psi": self.psi,
+                             "score": score})
 
 
 class QsScore(BaseMetric):

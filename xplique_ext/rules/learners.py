@@ -68,10 +68,8 @@ def _negative_class(positive: Any, negative_class: Any) -> str:
         elif isinstance(positive, numbers.Real) and float(positive) == 1.0:
             negative_class = 0
         else:
-            raise ValueError(
-                f"`negative_class` is required: RIPPER predicts pos_class={positive!r} or not, "
-                "name the label of the other examples"
-            )
+            raise ValueError(f"`negative_class` is required: RIPPER predicts pos_class={positive!r} "
+                             "or not, name the label of the other examples")
     if label_text(negative_class) == label_text(positive):
         raise ValueError(f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
                          f"positive class {label_text(positive)!r}")
@@ -235,9 +233,7 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     steps = model.rules_
     classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
-        raise ValueError(
-            f"`model` must be a binary classifier, got {len(classes)} classes {classes}"
-        )
+        raise ValueError(f"`model` must be a binary classifier, got {len(classes)} classes {classes}")
     trained = [str(f) for f in model.feature_names_]
     rename = _rename(trained, feature_names)
 

@@ -172,8 +172,7 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
         warn("some rule measures are undefined (a zero denominator: a rule that covers no "
              f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-             "`zero_division` to choose another value.",
-             UndefinedScoreWarning)
+             "`zero_division` to choose another value.", UndefinedScoreWarning)
     elif counts and zero_division != "nan":
         out = {name: np.where(undefined[name], zero_division, out[name]) for name in out}
     return {name: out[name] for name in MEASURES}

@@ -149,10 +149,8 @@ class Names:
             raise NamesParseError(f"the class attribute {class_name!r} named by the first "
                                   "statement is never declared", file=file, text=class_name)
         if class_name is not None and self._by_name[class_name].is_derived:
-            raise NamesParseError(
-                f"the class attribute {class_name!r} cannot be a derived attribute",
-                file=file, line=self._by_name[class_name].line, text=class_name,
-            )
+            raise NamesParseError(f"the class attribute {class_name!r} cannot be a derived attribute",
+                                  file=file, line=self._by_name[class_name].line, text=class_name)
 
     def __getitem__(self, name: str) -> Attribute:
         try:
@@ -266,10 +264,9 @@ def _tokenize(text: str, file: str) -> Iterator[Token]:
         elif kind == "quoted":
             value, i = scan_quoted(text, match.start())
             if not value:
-                raise NamesParseError(
-                    "empty quoted identifier" if value == "" else "unterminated quoted identifier",
-                    file=file, line=line, text=text[match.start():i],
-                )
+                raise NamesParseError("empty quoted identifier" if value == "" else
+                                      "unterminated quoted identifier", file=file, line=line,
+                                      text=text[match.start():i])
             yield Token("quoted", value, line)
         elif kind != "comment":
             yield Token(kind, match.group(), line)
@@ -355,11 +352,9 @@ def _parse_type(tokens: List[Token], file: str, statement) -> Tuple[str, Optiona
         return "nominal", None  # C4.5: "discrete N", values taken from the data
     if len(tokens) >= 2 and any(_is(t, ",") for t in tokens):
         return "nominal", _parse_list(tokens, file, statement)
-    raise _error(
-        f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
-        "nominal(...), enumerated(...) or a list of at least two values)",
-        statement, file, first.line,
-    )
+    raise _error(f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
+                 "nominal(...), enumerated(...) or a list of at least two values)", statement, file,
+                 first.line)
 
 
 def _parse_extended(parts, file, statement) -> Tuple[str, ...]:

@@ -323,9 +323,8 @@ class RuleSet:
         changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
             if len(evaluation.rules) != len(self.rules):
-                raise ValueError(
-                    f"`evaluation` holds {len(evaluation.rules)} rules, this set {len(self.rules)}"
-                )
+                raise ValueError(f"`evaluation` holds {len(evaluation.rules)} rules, this set "
+                                 f"{len(self.rules)}")
             frequencies = list(zip(evaluation.known.frequencies(), evaluation.unknown.frequencies()))
             changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
                        "names_file": evaluation.names_file if names_file is None else names_file,
@@ -529,9 +528,8 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
                 file=file, line=number, text=line)
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
-        raise RuleParseError(
-            f"unknown evaluation mode (expected one of {list(EVALUATION_MODES.values())})",
-            file=file, text=evaluated)
+        raise RuleParseError(f"unknown evaluation mode (expected one of "
+                             f"{list(EVALUATION_MODES.values())})", file=file, text=evaluated)
     return PBMHeader(**fields)
 
 
