@@ -24,9 +24,8 @@ from .trees import _names, _number
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
 #: ``feature_names``: the attribute names, in the learner's training column order.
-_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
-                             description="a sequence of names (list, tuple, array or Index)"),
-                  None]
+_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
+                             "(list, tuple, array or Index)"), None]
 
 
 def _check_model(model, module: str, kinds: Sequence[str], described: str,

@@ -42,9 +42,8 @@ from .syntax import Token, quote, read_text, scan_quoted
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
 #: Canonical attribute types.
-ATTRIBUTE_TYPES = (
-    "nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time", "ignore"
-)
+ATTRIBUTE_TYPES = ("nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time",
+                   "ignore")
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
 _TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
                    "int": "integer", "continuous": "real", "bool": "boolean"}
@@ -52,10 +51,8 @@ _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
-_TOKEN = re.compile(
-    r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
-    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)'
-)
+_TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
+                    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)')
 
 
 @dataclass(frozen=True)
@@ -107,8 +104,7 @@ Attribute.__init__ = validate_params({
     "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
     "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
-    "line": [Interval(numbers.Integral, 0, None), None],
-})(Attribute.__init__)
+    "line": [Interval(numbers.Integral, 0, None), None]})(Attribute.__init__)
 
 
 class Names:

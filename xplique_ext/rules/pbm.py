@@ -178,8 +178,7 @@ _FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, 
 Rule.__init__ = validate_params({
     "id": [STRING], "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
     "head": [STRING], "is_default": [Boolean()], "known": _FREQUENCIES, "unknown": _FREQUENCIES,
-    "line": _LINE,
-})(Rule.__init__)
+    "line": _LINE})(Rule.__init__)
 
 
 @dataclass(frozen=True)
@@ -504,8 +503,7 @@ _HEADER_PATTERNS = (
     ("input_file", re.compile(r"^\s*Input File:\s*(.*?)\s*$")),
     ("date", re.compile(r"^\s*Date:\s*(.*?)\s*$")),
     ("evaluated_as", re.compile(r"^\s*Rules Evaluated as\s+(.*?)\s*$")),
-    ("names_file",
-     re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
+    ("names_file", re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
     ("data_file", re.compile(r"^\s*Data File:\s*(.*?)\s*$")),
 )
 

@@ -56,8 +56,7 @@ _REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where u
 RuleSetScore.__init__ = validate_params({
     "predictive_loss": _REAL, "readability_loss": _REAL, "coverage": _REAL, "fire": _REAL,
     "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
-    "n_examples": [Interval(numbers.Integral, 0, None)],
-})(RuleSetScore.__init__)
+    "n_examples": [Interval(numbers.Integral, 0, None)]})(RuleSetScore.__init__)
 
 
 def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
