@@ -348,9 +348,8 @@ def _partitioned_kind(data: Any) -> str:
     """``"Dask DataFrame"`` or ``"iterable of chunks"`` (Dask is not imported)."""
     if type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed"):
         return "Dask DataFrame"
-    if hasattr(data, "__iter__") and not isinstance(
-        data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)
-    ):
+    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes, pd.DataFrame, pd.Series,
+                                                           np.ndarray, dict)):
         return "iterable of chunks"
     raise TypeError("`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask "
                     "DataFrame or an iterable of chunks (Datasets or pandas DataFrames), got "

@@ -201,8 +201,7 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
         f_bh, f_bhbar, f_bbarhbar = bh / f_n, bhbar / f_n, bbarhbar / f_n
         f_b, f_bbar, f_h, f_hbar = b / f_n, bbar / f_n, h / f_n, hbar / f_n
         for name, num, den in (("Acc", bh, b), ("Err", bhbar, b), ("NegRel", bbarhbar, bbar),
-                               ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n),
-                               ("Sup", bh, n)):
+                               ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n), ("Sup", bh, n)):
             ratio(name, num, den)
         ratio("Lift", out["Acc"], np.where(b == 0, 0, f_h))
         out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty

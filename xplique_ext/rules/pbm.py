@@ -520,10 +520,9 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
                 fields.update({k: v for k, v in match.groupdict().items() if v is not None})
                 break
         else:
-            raise RuleParseError(
-                "expected a header line (Standard Rules Conversor, Inducer:, Date:, Rules "
-                "Evaluated as, Names File:) or a rule starting with its id (R0001 IF ...)",
-                file=file, line=number, text=line)
+            raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
+                                 "Date:, Rules Evaluated as, Names File:) or a rule starting with "
+                                 "its id (R0001 IF ...)", file=file, line=number, text=line)
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
         raise RuleParseError(f"unknown evaluation mode (expected one of "
