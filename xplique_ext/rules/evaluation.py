@@ -162,12 +162,9 @@ class RuleEvaluation:
         measures of :data:`~xplique_ext.rules.MEASURES`.
         """
         rows: Dict[str, Any] = {
-            "rule": [r.id for r in self.rules],
-            "head": [r.head for r in self.rules],
-            "mode": self.mode,
+            "rule": [r.id for r in self.rules], "head": [r.head for r in self.rules], "mode": self.mode,
             "condition": [" OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
-                          for r in self.rules],
-        }
+                          for r in self.rules]}
         for prefix, t in (("", self.known), ("unknown_", self.unknown)):
             for cell in ("bh", "bhbar", "bbarhbar", "bbarh", "n"):
                 rows[prefix + cell] = getattr(t, cell)
