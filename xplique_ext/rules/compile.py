@@ -43,11 +43,16 @@ def typed_head(names: Names, head: str) -> Union[str, float]:
 class CompiledCondition:
     """A condition ready for evaluation."""
 
-    key: Tuple
     attributes: Tuple[str, ...]
     operator: str
     value: object
     terms: Tuple[Tuple[float, str], ...] = ()
+
+    @property
+    def key(self) -> Tuple:
+        """What makes two conditions one mask (the values of ``in`` as a set)."""
+        value = frozenset(self.value) if self.operator == "in" else self.value
+        return self.attributes, self.operator, value, self.terms
 
     def _known(self, mask: np.ndarray, data: Dataset, operators: Sequence[str]) -> np.ndarray:
         """``mask`` restricted to the examples whose attributes read are known and
@@ -108,17 +113,14 @@ class CompiledRule:
 def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     if condition.is_linear:
         terms = tuple((float(c), a) for c, a in condition.terms)
-        value = float(condition.value)
-        key = ("linear", terms, condition.operator, value)
-        return CompiledCondition(key, condition.attributes, condition.operator, value, terms)
+        return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
+                                 terms)
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
     if condition.operator == "in":
         value = tuple(typed_value(attribute, v) for v in condition.value)
-        key = (attribute.name, "in", frozenset(value))
     else:
         value = typed_value(attribute, condition.value)
-        key = (attribute.name, condition.operator, value)
-    return CompiledCondition(key, (attribute.name,), condition.operator, value)
+    return CompiledCondition((attribute.name,), condition.operator, value)
 
 
 def compile_rules(rules: RuleSet,

@@ -132,8 +132,8 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
         raise ValueError("the rule set has no rule to count (FiRe needs r >= 1): pass "
                          "count_default=True")
     predictions = predict_rules(rules, data, mode)
-    numeric_heads = all(real_value(rule.head) is not None for rule in rules.all_rules)
-    regression = numeric_heads and reference.dtype.kind == "f"
+    regression = reference.dtype.kind == "f" and all(
+        real_value(rule.head) is not None for rule in rules.all_rules)
     task = "regression" if regression else "classification"
     if regression:  # heads kept as text when no numeric class is declared
         predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)

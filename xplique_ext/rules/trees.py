@@ -74,11 +74,8 @@ def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
     features, classes = _check_tree(tree, feature_names, class_names)
     if class_name in features:
         raise ValueError(f"`class_name` {class_name!r} is also a feature name")
-    attributes = [Attribute(f, "real") for f in features]
-    if classes is not None:
-        attributes.append(Attribute(class_name, "nominal", tuple(classes)))
-    else:
-        attributes.append(Attribute(class_name, "real"))
+    kind = ("real",) if classes is None else ("nominal", tuple(classes))
+    attributes = [Attribute(f, "real") for f in features] + [Attribute(class_name, *kind)]
     return Names(attributes, class_name, file="<tree>")
 
 
