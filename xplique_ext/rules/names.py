@@ -208,7 +208,6 @@ class Names:
         ``boolean``, and every other column ``nominal`` with the sorted values met in it
         (unknown ``?``/NaN and not-applicable ``!`` excluded).
         """
-        import numpy as np
         import pandas as pd
 
         attributes = []
@@ -225,7 +224,7 @@ class Names:
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
-                    whole = np.all(numeric == np.round(numeric))
+                    whole = bool((numeric == numeric.round()).all())
                     attributes.append(Attribute(name, "integer" if whole else "real"))
                 else:
                     attributes.append(Attribute(name, "nominal", tuple(sorted(set(values)))))
