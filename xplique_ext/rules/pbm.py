@@ -413,16 +413,21 @@ class _RuleParser:
         self.pos += 1
         return token.value
 
+    def several(self, item, separator: str) -> tuple:
+        """``item (separator item)*``: the items ``item()`` parsed."""
+        items = [item()]
+        while self.accept(separator):
+            items.append(item())
+        return tuple(items)
+
     def rule(self) -> Rule:
         id_token = self.tokens[0]  # a rule starts with its id
         self.pos = 1
         default = self.accept("DEFAULT") is not None
-        body = []
+        body = ()
         if not default:
             self.expect("IF", "IF")
-            body.append(self.conjunction())
-            while self.accept("OR"):
-                body.append(self.conjunction())
+            body = self.several(self.conjunction, "OR")
             self.expect("THEN", "THEN")
         self.expect("CLASS", "CLASS")
         self.expect("=")
@@ -436,13 +441,10 @@ class _RuleParser:
         token = self.peek()
         if token is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
-        return Rule(id_token.value, tuple(body), head, default, known, unknown, line=id_token.line)
+        return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
 
     def conjunction(self) -> Tuple[Condition, ...]:
-        terms = [self.condition()]
-        while self.accept("AND"):
-            terms.append(self.condition())
-        return tuple(terms)
+        return self.several(self.condition, "AND")
 
     def condition(self) -> Condition:
         first, second = self.peek(), self.peek(1)
@@ -458,11 +460,9 @@ class _RuleParser:
         if operator != "in":
             return Condition(attribute, operator, self.take(), line=first.line)
         self.expect("{")
-        values = [self.take()]
-        while self.accept(","):
-            values.append(self.take())
+        values = self.several(self.take, ",")
         self.expect("}")
-        return Condition(attribute, "in", tuple(values), line=first.line)
+        return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
         token = self.peek()
