@@ -135,12 +135,10 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
     regression = reference.dtype.kind == "f" and all(
         real_value(rule.head) is not None for rule in rules.all_rules)
     task = "regression" if regression else "classification"
+    predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
     if regression:  # heads kept as text when no numeric class is declared
-        predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)
-        predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
-        errors = np.abs(predictions - reference)
+        errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:
-        predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
             check_label_classes([rule.head for rule in rules.all_rules], reference[known],
                                 "reference")
