@@ -71,22 +71,17 @@ Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=Tru
 
 def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The probe inputs (a copy) and the targets an ``(x, y)`` dataset holds (or None)."""
-    y = None
     if runtime.is_dataset(x_probe):
         if int(x_probe.cardinality()) < 0:
-            raise ValueError(
-                "`x_probe` must be a finite dataset (a probe set is read whole once), "
-                "got a dataset of infinite or unknown cardinality; use .take(n)"
-            )
-        elements = [runtime.split_element(e, "x_probe") for e in x_probe]
-        if not elements:
+            raise ValueError("`x_probe` must be a finite dataset (a probe set is read whole once), "
+                             "got a dataset of infinite or unknown cardinality; use .take(n)")
+        batched = runtime.dataset_is_batched(x_probe)
+        whole = list(runtime.iterate_dataset(x_probe, None, batched, "x_probe"))  # one batch
+        if not whole:
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
-        join = np.concatenate if runtime.dataset_is_batched(x_probe) else np.stack
-        x = join([np.asarray(e[0]) for e in elements], axis=0)
-        if elements[0][1] is not None:
-            y = join([np.asarray(e[1]) for e in elements], axis=0)
+        x, y = whole[0]
     else:
-        x = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True)
+        x, y = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True), None
     if x.ndim < 2 or len(x) == 0:
         raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
                          f"one input, got shape {x.shape}")
@@ -221,13 +216,10 @@ class ExplanationMetrics(keras.callbacks.Callback):
                   InstanceOf(list, tuple, set, frozenset, range, np.ndarray,
                              description="a collection of epoch numbers")],
         "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
-        "interval_resamples": [Interval(numbers.Integral, 100, None)],
-    })
-    def __init__(
-            self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
-            x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1,
-            *, log_interval: Union[bool, float] = False, interval_resamples: int = 999,
-    ):
+        "interval_resamples": [Interval(numbers.Integral, 100, None)]})
+    def __init__(self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
+                 x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1, *,
+                 log_interval: Union[bool, float] = False, interval_resamples: int = 999):
         super().__init__()
         self._factories = _named(explainer_factory, "explainer_factory", callable,
                                  "a callable factory(model) -> explainer") if isinstance(
@@ -239,16 +231,13 @@ class ExplanationMetrics(keras.callbacks.Callback):
         self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(
-                "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs"
-            )
+                "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs")
         y_probe = y_from_data if y_probe is None else y_probe
         self.y_probe = None if y_probe is None else np.array(
             check_param(y_probe, "y_probe", Y_PROBE))  # a copy: the probe set stays fixed
         if self.y_probe is not None and len(self.y_probe) != len(self.x_probe):
-            raise ValueError(
-                f"`y_probe` must hold one target per probe input: got {len(self.y_probe)} "
-                f"targets for {len(self.x_probe)} inputs"
-            )
+            raise ValueError("`y_probe` must hold one target per probe input: got "
+                             f"{len(self.y_probe)} targets for {len(self.x_probe)} inputs")
         self.every: Union[int, frozenset] = every if isinstance(every, int) else frozenset(
             check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
         if not self.every:
@@ -281,35 +270,28 @@ class ExplanationMetrics(keras.callbacks.Callback):
         for name, factory in self._factories.items():
             explainer = factory(model)
             if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
-                raise TypeError(
-                    f"`explainer_factory` must return an explainer with .explain(x, y) or a "
-                    f"callable explainer(x, y), got {type(explainer).__name__}"
-                )
+                raise TypeError("`explainer_factory` must return an explainer with .explain(x, y) "
+                                f"or a callable explainer(x, y), got {type(explainer).__name__}")
             self.explainers_[name] = explainer
         self.metrics_ = {}
         for key, spec in self._metric_specs.items():
             if isinstance(spec, type) or not hasattr(spec, "evaluate"):
                 metric = spec(model, self.x_probe, self._y_formatted)
                 if not callable(getattr(metric, "evaluate", None)):
-                    raise TypeError(
-                        f"`metrics[{key!r}]` must build a metric with .evaluate(explanations), "
-                        f"got {type(metric).__name__}"
-                    )
+                    raise TypeError(f"`metrics[{key!r}]` must build a metric with "
+                                    f".evaluate(explanations), got {type(metric).__name__}")
             else:
                 metric = spec
                 if getattr(metric, "model", model) is not model:
-                    warn(
-                        f"`metrics[{key!r}]` was built on another model than the one being "
-                        "trained: its scores do not follow the training. Pass its class or "
-                        "a factory instead.",
-                        UserWarning,
-                    )
+                    warn(f"`metrics[{key!r}]` was built on another model than the one being "
+                         "trained: its scores do not follow the training. Pass its class or "
+                         "a factory instead.",
+                         UserWarning)
             if self.log_interval is not None and not callable(getattr(metric, "summary",
                                                                           None)):
                 raise TypeError(
                     f"`log_interval` needs metrics with .summary (xplique_ext's metrics); "
-                    f"`metrics[{key!r}]` is a {type(metric).__name__} without it"
-                )
+                    f"`metrics[{key!r}]` is a {type(metric).__name__} without it")
             self.metrics_[key] = metric
         self._built_for = model
 
@@ -355,10 +337,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     continue
                 array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
                 if array.ndim != 0:
-                    raise TypeError(
-                        f"`metrics[{m_name!r}]`.evaluate must return one number, got an "
-                        f"array of shape {array.shape}"
-                    )
+                    raise TypeError(f"`metrics[{m_name!r}]`.evaluate must return one number, got "
+                                    f"an array of shape {array.shape}")
                 scores[key] = float(array)
         return scores
 
@@ -369,8 +349,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if clash:
             raise ValueError(
                 f"`metrics` log keys {clash} collide with keys that Keras (or an earlier "
-                "callback) already logs; name the metrics apart with a dict {name: metric}"
-            )
+                "callback) already logs; name the metrics apart with a dict {name: metric}")
         if not self.is_scored(epoch):
             logs.update({key: float("nan") for key in self.log_keys})
             return

@@ -57,8 +57,7 @@ __all__ = [
     "compiled_function", "shared_functions", "model_functions",
     "single_output", "check_output_dtype", "check_outputs", "assert_batch_graph",
     "model_output_errors", "is_dataset", "check_finite_dataset", "dataset_is_batched",
-    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets",
-]
+    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets"]
 
 #: marker of the in-graph batch assertion, to turn TensorFlow's error into a ValueError
 BATCH_MARKER = "xplique_ext: model output batch mismatch"
@@ -81,16 +80,12 @@ def resolve_strategy(strategy: Any = None) -> Any:
     if strategy is None:
         return tf.distribute.get_strategy()
     if not isinstance(strategy, tf.distribute.Strategy):
-        raise TypeError(
-            "`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
-            f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}"
-        )
+        raise TypeError("`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
+                        f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}")
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-        raise ValueError(
-            "`strategy` must run replicas in sync (MirroredStrategy, "
-            "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
-            "ParameterServerStrategy, which needs a ClusterCoordinator for every step"
-        )
+        raise ValueError("`strategy` must run replicas in sync (MirroredStrategy, "
+                         "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
+                         "ParameterServerStrategy, which needs a ClusterCoordinator for every step")
     return strategy
 
 
@@ -376,8 +371,7 @@ def single_output(out: Any, name: str = "model") -> Any:
         return out
     raise TypeError(
         f"`{name}` must return a single array of outputs (N, K), got a {kind} {what}; wrap "
-        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`"
-    )
+        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`")
 
 
 def check_output_dtype(dtype: Any, name: str = "model") -> None:
@@ -387,10 +381,8 @@ def check_output_dtype(dtype: Any, name: str = "model") -> None:
     except TypeError:
         kind = None
     if kind not in ("i", "u", "f"):
-        raise TypeError(
-            f"`{name}` must return real numbers (integer or floating point), got outputs "
-            f"of dtype {getattr(dtype, 'name', dtype)}"
-        )
+        raise TypeError(f"`{name}` must return real numbers (integer or floating point), got "
+                        f"outputs of dtype {getattr(dtype, 'name', dtype)}")
 
 
 def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
@@ -400,12 +392,10 @@ def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
     return f"inputs {text}" if offset is not None else f"rows {text} of a batch of {len(mask)}"
 
 
-def check_outputs(
-        out: Any, batch: int,
-        *, name: str = "model", trailing: Optional[Sequence[Sequence[int]]] = None,
-        finite: bool = False, probabilities: bool = False, offset: Optional[int] = None,
-        expected: Optional[str] = None,
-) -> np.ndarray:
+def check_outputs(out: Any, batch: int, *, name: str = "model",
+                  trailing: Optional[Sequence[Sequence[int]]] = None, finite: bool = False,
+                  probabilities: bool = False, offset: Optional[int] = None,
+                  expected: Optional[str] = None) -> np.ndarray:
     """Check the outputs of one batch of ``batch`` inputs, row by row, and return them as
     a NumPy array in the model's own dtype (never cast down).
 
@@ -457,11 +447,9 @@ def check_outputs(
         tol = 4 * float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else 0.0
         bad = ((flat < -tol) | (flat > 1 + tol)).any(axis=1)
         if bad.any():
-            raise ValueError(
-                f"`{name}` must return probabilities in [0, 1] (end the model with a "
-                f"sigmoid or softmax), got values in [{flat.min():.4g}, {flat.max():.4g}] "
-                f"({_rows(bad, offset)} out of range)"
-            )
+            raise ValueError(f"`{name}` must return probabilities in [0, 1] (end the model with a "
+                             f"sigmoid or softmax), got values in [{flat.min():.4g}, "
+                             f"{flat.max():.4g}] ({_rows(bad, offset)} out of range)")
     return arr
 
 
@@ -495,9 +483,8 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
     except tf.errors.InvalidArgumentError as err:
         if BATCH_MARKER not in str(err):
             raise
-        raise ValueError(
-            f"`{name}` must return one output per input, shape (B, K) or (B,): the "
-            "number of outputs differs from the number of inputs for a batch"
+        raise ValueError(f"`{name}` must return one output per input, shape (B, K) or (B,): the "
+                         "number of outputs differs from the number of inputs for a batch"
         ) from None
 
 
@@ -546,11 +533,9 @@ def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
     import tensorflow as tf
 
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-        raise ValueError(
-            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
-            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
-            "use `.take(n)` or drop the `.repeat()`"
-        )
+        raise ValueError(f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+                         "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+                         "use `.take(n)` or drop the `.repeat()`")
 
 
 def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
@@ -566,14 +551,14 @@ def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> 
     return model_input_rank is not None and shape.rank == model_input_rank
 
 
-def iterate_dataset(
-    dataset: Any, batch_size: Optional[int], batched: bool
-) -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
+def iterate_dataset(dataset: Any, batch_size: Optional[int], batched: bool,
+                    name: str = "inputs") -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
     """Yield ``(x, y)`` NumPy batches of at most ``batch_size`` elements (all at once when
-    None) from a dataset of ``x`` or ``(x, y)``, re-batching when needed."""
+    None) from a dataset of ``x`` or ``(x, y)`` (the parameter ``name``), re-batching when
+    needed."""
     ds = dataset.unbatch() if batched else dataset
     for element in ds.batch(batch_size or 2**31 - 1):
-        x, y = split_element(element, "inputs")
+        x, y = split_element(element, name)
         yield x.numpy(), None if y is None else y.numpy()
 
 
@@ -584,6 +569,5 @@ def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
         return element, None
     if len(element) not in (1, 2):
         raise ValueError(
-            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
-        )
+            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}")
     return element[0], element[1] if len(element) == 2 else None

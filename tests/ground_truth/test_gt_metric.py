@@ -202,7 +202,7 @@ def test_metric_errors(data, model):
     with pytest.raises(TypeError, match="unexpected keyword"):
         GroundTruthSaliency(model, data.images, data.targets, normalise=True, **kw)
     m = GroundTruthSaliency(model, data.images, data.targets, **kw)
-    with pytest.raises(ValueError, match="`explanations` must have shape"):
+    with pytest.raises(ValueError, match="`explanations` and `ground_truth` must have the same"):
         m.evaluate(data.ground_truth[:, :16])
     bad = data.ground_truth.copy()
     bad[0, 0, 0] = np.nan

@@ -22,8 +22,7 @@ _EXPORTS = {
     ".progress": ["progress_bar"],
     ".correlations": ["batched_pearson", "batched_spearman"],
     ".random": ["cell_permutations", "make_rng", "seed_to_int"],
-    ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
-}
+    ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"]}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = ["BaseMetric", "nan_aware_mean", "progress_bar", "batched_pearson", "batched_spearman",
            "cell_permutations", "make_rng", "seed_to_int", "DegenerateSettingWarning",

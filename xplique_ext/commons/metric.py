@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import abc
 import inspect
-import numbers
 import warnings
 from typing import Any, ClassVar, Dict, Optional, Tuple
 
@@ -79,11 +78,9 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
         warn(f"{name}: {what}; the aggregate is NaN.{suffix}", UndefinedScoreWarning)
         return float("nan")
     if undefined:
-        warn(
-            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-            f"and were skipped in the mean.{suffix}",
-            UndefinedScoreWarning,
-        )
+        warn(f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+             f"and were skipped in the mean.{suffix}",
+             UndefinedScoreWarning)
     defined = scores[~np.isnan(scores)]
     with np.errstate(over="ignore"):
         mean = float(np.mean(defined))
@@ -97,23 +94,16 @@ _NO_DEFAULT = inspect.Parameter.empty
 
 def _jsonable(value: Any, name: str, owner: str) -> Any:
     """``value`` as plain JSON types (numbers, strings, booleans, None, lists, dicts)."""
-    if value is None or isinstance(value, (bool, str)):
+    value = value.item() if isinstance(value, np.generic) else value  # NumPy scalars
+    if value is None or isinstance(value, (bool, str, int, float)):
         return value
-    if isinstance(value, np.bool_):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
     if isinstance(value, (list, tuple, np.ndarray)):
         return [_jsonable(v, name, owner) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v, name, owner) for k, v in value.items()}
-    raise TypeError(
-        f"{owner}.get_config: the setting `{name}` must be a number, a string, a boolean, "
-        f"None or a list of those, got {type(value).__name__}; declare it among the "
-        "metric's `_data_params` or override `get_config`"
-    )
+    raise TypeError(f"{owner}.get_config: the setting `{name}` must be a number, a string, a "
+                    f"boolean, None or a list of those, got {type(value).__name__}; declare it "
+                    "among the metric's `_data_params` or override `get_config`")
 
 
 class BaseMetric(abc.ABC):
@@ -221,10 +211,8 @@ class BaseMetric(abc.ABC):
         pointing game): :meth:`summary` then gives the Wilson interval."""
         return False
 
-    def summary(
-            self, *args: Any, confidence: float = 0.95, interval: str = "auto",
-            n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any,
-    ):
+    def summary(self, *args: Any, confidence: float = 0.95, interval: str = "auto",
+                n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
         interval over the inputs (same arguments as :meth:`evaluate`, which is
         unchanged).
@@ -340,8 +328,7 @@ class BaseMetric(abc.ABC):
         return {
             name: _jsonable(self._setting(name), name, owner)
             for name in self._init_parameters()
-            if name not in self._data_params
-        }
+            if name not in self._data_params}
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist

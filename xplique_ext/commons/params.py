@@ -70,8 +70,7 @@ import numpy as np
 __all__ = [
     "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
     "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
-    "validate_params", "parameter_constraints", "describe",
-]
+    "validate_params", "parameter_constraints", "describe"]
 
 NO_VALIDATION = "no_validation"
 
@@ -271,8 +270,7 @@ _KINDS = {
     "float": ("f", "floats"),
     "integer": ("iu", "integers"),
     "bool": ("b", "booleans (bool dtype)"),
-    "any": ("", "values"),
-}
+    "any": ("", "values")}
 
 
 class ArrayLike(Constraint):

@@ -79,9 +79,8 @@ class ScoreSummary:
         return pd.DataFrame([self.to_dict()])
 
     def __str__(self) -> str:
-        return (
-            f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
-            f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
+        return (f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
+                f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
             + (f", {self.n_undefined} undefined" if self.n_undefined else "")
             + f"; {self.method})"
         )
@@ -247,8 +246,7 @@ SUMMARY_PARAMETERS = {
     "confidence": LEVEL,
     "interval": [Options(INTERVALS)],
     "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-}
+    "seed": [Interval(numbers.Integral, 0, None), None]}
 
 
 #: per-input scores (N,), NaN where undefined, as float64

@@ -53,8 +53,7 @@ __all__ = [
     "suum", "class_function", "FUNCTIONS", "resolve_function", "apply_function", "WEIGHTS",
     "CLASS_WEIGHTS", "PAPER_WEIGHTS", "SHAPE_PATTERNS", "COLOR_PATTERNS", "COLOR_INTENSITIES",
     "LAYOUTS", "CONVENTIONS", "MIN_IMAGE_SIZE", "MAX_PER_PATTERN", "max_count",
-    "min_image_size", "count_patterns", "exact_object_shapley",
-]
+    "min_image_size", "count_patterns", "exact_object_shapley"]
 
 #: Weights of ssin (Eq. 2) and suum (Eq. 3): the theoretical relative importances.
 WEIGHTS: Tuple[float, float, float] = (0.55, 0.27, 0.18)
@@ -112,8 +111,7 @@ _MAKE = {
     "seed": _SEED,
     "convention": _CONVENTION,
     "layout": _LAYOUT,
-    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
-}
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None]}
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
@@ -282,11 +280,9 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     "function": _FUNCTION,
     "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
                          within=Interval(numbers.Integral, 0, None))],
-    "max_count": [Interval(numbers.Integral, 1, None)],
-})
-def exact_object_shapley(
-    function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
-) -> np.ndarray:
+    "max_count": [Interval(numbers.Integral, 1, None)]})
+def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
+                         max_count: int = MAX_PER_PATTERN) -> np.ndarray:
     """Exact Shapley value of one object of each pattern, for images with given counts.
 
     The players are the objects of the image and the value of a set of objects is F of
@@ -437,8 +433,10 @@ class AIXIData:
     """
 
     @validate_params({
-        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
-        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})")],
+        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)",  # 0: no object
+                                    within=Interval(numbers.Integral, 0, MAX_OBJECTS))],
+        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})",  # -1: none
+                                      within=Interval(numbers.Integral, -1, N_PATTERNS - 1))],
         "dataset": _DATASET,
         **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
@@ -543,17 +541,15 @@ class AIXIData:
     def ground_truth(self) -> np.ndarray:
         return self.get_ground_truth(self.convention)
 
-    @property
-    def relevant_masks(self) -> np.ndarray:
-        """(N, H, W) bool: the pixels of the objects whose ground-truth value (in the
-        dataset's convention) is not zero: the region localisation measures such as the
-        pointing game look for."""
-        return self.relevant_masks_for()
-
     def relevant_masks_for(self, convention: Optional[str] = None) -> np.ndarray:
         """(N, H, W) bool: the objects whose value in ``convention`` (default: the
         dataset's) is not zero."""
         return _per_object(self.object_labels, self.object_ground_truth(convention) != 0, bool)
+
+    #: (N, H, W) bool: the pixels of the objects whose ground-truth value (in the dataset's
+    #: convention) is not zero: the region localisation measures such as the pointing game
+    #: look for.
+    relevant_masks = property(relevant_masks_for)
 
     @property
     def has_ground_truth(self) -> np.ndarray:
@@ -578,8 +574,7 @@ class AIXIData:
     def __getitem__(self, index) -> AIXIData:
         """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
         an index array select several)."""
-        if isinstance(index, numbers.Integral):
-            index = slice(int(index), int(index) + 1) if index != -1 else slice(-1, None)
+        index = [int(index)] if isinstance(index, numbers.Integral) else index
         return AIXIData(self.object_labels[index], self.object_patterns[index], **self._recipe())
 
     @validate_params({"batch_size": [Interval(numbers.Integral, 1, None), None],
@@ -811,8 +806,7 @@ _DRAWERS = {
     ("shape", "free"): (0, lambda rng, lab, pat: _draw_free(rng, lab, pat, SHAPE_PATTERNS)),
     ("color", "free"): (1, lambda rng, lab, pat: _draw_free(rng, lab, pat, ("circle",) * 3)),
     ("shape", "authors"): (2, _draw_authors_shape),
-    ("color", "authors"): (3, _draw_authors_color),
-}
+    ("color", "authors"): (3, _draw_authors_color)}
 
 
 def _check_memory(n_samples: int, image_size: int) -> None:
@@ -842,29 +836,22 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
     if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
         weights = PAPER_WEIGHTS[name]
     if convention == "paper" and weights is None:
-        raise ValueError(
-            "`weights` must be given with a callable `function` for the paper's ground "
-            "truth (convention='paper': the weight w_i painted on each object of pattern "
-            "i), got None; pass weights=(w1, w2, w3), or convention='object' or 'pixel' "
-            "for the exact Shapley values")
+        raise ValueError("`weights` must be given with a callable `function` for the paper's "
+                         "ground truth (convention='paper': the weight w_i painted on each object "
+                         "of pattern i), got None; pass weights=(w1, w2, w3), or "
+                         "convention='object' or 'pixel' for the exact Shapley values")
     return None if weights is None else np.asarray(weights, dtype=np.float64)
 
 
 def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
-    """A drawing that describes images: one pattern row per label map, labels 0 (none) to
-    6 naming drawn objects, patterns -1 (none) to 2, at most ``most`` objects per pattern."""
+    """A drawing that describes images: one pattern row per label map naming the drawn
+    objects (labels and patterns in range: declared), at most ``most`` objects per pattern."""
     if patterns.shape[1:] != (MAX_OBJECTS,):
         raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
                          f"per object slot, got shape {patterns.shape}")
     if len(labels) != len(patterns):
         raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
                          f"images, got {len(labels)} label maps and {len(patterns)} rows")
-    if labels.size and (labels.min() < 0 or labels.max() > MAX_OBJECTS):
-        raise ValueError(f"`object_labels` must be integers in [0, {MAX_OBJECTS}] (0: no "
-                         f"object), got values in [{labels.min()}, {labels.max()}]")
-    if patterns.size and (patterns.min() < -1 or patterns.max() >= N_PATTERNS):
-        raise ValueError(f"`object_patterns` must be integers in [-1, {N_PATTERNS - 1}] (-1: "
-                         f"no object), got values in [{patterns.min()}, {patterns.max()}]")
     counts = (patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
     if counts.size and counts.max() > most:
         raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
@@ -1013,8 +1000,7 @@ def _disc(radius: int) -> np.ndarray:
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
                          dtype=np.float32)],
     "dataset": _DATASET,
-    "layout": _LAYOUT,
-})
+    "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 

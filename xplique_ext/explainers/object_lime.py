@@ -193,12 +193,10 @@ class ObjectLime:
         "progress": [Boolean()],
         "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
-    def __init__(
-            self, model: Callable, batch_size: Optional[int] = 64,
-            *, kernel: str = "lime", nb_samples: Optional[int] = None, kernel_width: float = 0.25,
-            alpha: float = 1.0, background: float = 0.0, seed: Optional[int] = None,
-            progress: bool = False, strategy: Any = None,
-    ):
+    def __init__(self, model: Callable, batch_size: Optional[int] = 64, *, kernel: str = "lime",
+                 nb_samples: Optional[int] = None, kernel_width: float = 0.25, alpha: float = 1.0,
+                 background: float = 0.0, seed: Optional[int] = None, progress: bool = False,
+                 strategy: Any = None):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
@@ -236,9 +234,8 @@ class ObjectLime:
         return np.sort(np.concatenate([np.asarray(forced), chosen]))
 
     # ------------------------------------------------------------------ API
-    def explain_objects(
-        self, inputs: Any, targets: Any = None, *, object_labels: Any
-    ) -> np.ndarray:
+    def explain_objects(self, inputs: Any, targets: Any = None, *,
+                        object_labels: Any) -> np.ndarray:
         """Coefficient of each object, shape (N, M) with M the largest number of objects
         (0 where an image has fewer objects; all 0 for an image on which the explained
         output is constant, see Notes).
@@ -277,14 +274,10 @@ class ObjectLime:
                 rows = [self._subsets(m, i, seed) for i in idx]
                 z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
                 pert = []
-                for k, i in enumerate(idx):
-                    # relabel the image's objects 1..m in the order of `objects[i]`
-                    lut = np.zeros(int(labels[i].max()) + 1, np.int64)
-                    lut[objects[i]] = np.arange(1, m + 1)
-                    local = lut[labels[i]]
+                for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
                     keep = np.concatenate(
                         [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
-                    )[:, local]
+                    )[:, labels[i]]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -304,15 +297,11 @@ class ObjectLime:
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
         coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
-        x, labels, objects = self._prepare(inputs, object_labels)
-        coef = self.explain_objects(inputs, targets, object_labels=object_labels)
-        maps = np.zeros(labels.shape, np.float32)
-        for i, o in enumerate(objects):
-            if len(o):
-                lut = np.zeros(int(labels[i].max()) + 1, np.float64)
-                lut[o] = coef[i, : len(o)]
-                maps[i] = lut[labels[i]]
-        return maps
+        labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
+        coef = np.pad(self.explain_objects(inputs, targets, object_labels=object_labels),
+                      ((0, 0), (1, 0)))  # column 0: the background
+        painted = np.take_along_axis(coef, labels.reshape(len(labels), -1), axis=1)
+        return painted.reshape(labels.shape).astype(np.float32)
 
     __call__ = explain
 
@@ -326,23 +315,22 @@ class ObjectLime:
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
-            raise ValueError(
-                f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match the "
-                f"inputs, got {labels.shape}"
-            )
+            raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
+                             f"the inputs, got {labels.shape}")
         if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
-            raise ValueError(
-                "`object_labels` must hold non-negative integers (0 for the "
-                "background, 1..m for the objects)"
-            )
-        objects = [np.unique(lab[lab > 0]).astype(np.int64) for lab in labels]
+            raise ValueError("`object_labels` must hold non-negative integers (0 for the "
+                             "background, 1..m for the objects)")
+        # each image's objects renumbered 1..m in increasing label order (0: background)
+        objects, local = [], np.empty(labels.shape, np.int64)
+        for i, lab in enumerate(labels):
+            values, inverse = np.unique(np.append(lab, 0), return_inverse=True)
+            objects.append(values[1:])
+            local[i] = inverse[:-1].reshape(lab.shape)
         too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
         if too_many:
-            raise ValueError(
-                f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                f"image (2^m perturbations), got {max(too_many)}"
-            )
-        return x, labels.astype(np.int64), objects
+            raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
+                             f"image (2^m perturbations), got {max(too_many)}")
+        return x, local, objects
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
         """The output explained for each image: 0 for a single-output model, else the

@@ -49,8 +49,7 @@ BASE_PARAMETERS = {
     "operator": NO_VALIDATION,
     "activation": [Options((None, "sigmoid", "softmax"))],
     "seed": [Interval(numbers.Integral, 0, None), None],
-    "strategy": NO_VALIDATION,
-}
+    "strategy": NO_VALIDATION}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",
@@ -80,8 +79,7 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
         if name not in OPERATOR_NAMES:
             raise ValueError(
                 f"`operator` must be a callable g(f, x, y), one of Xplique's task names "
-                f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks, got {operator!r}"
-            )
+                f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks, got {operator!r}")
         if name in ("classification", "regression"):
             return None
         try:
@@ -95,58 +93,43 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     if isinstance(operator, enum.Enum):  # a Tasks member, in Xplique versions where it is one
         operator = operator.value
     if operator is not None and not callable(operator):
-        raise TypeError(
-            "`operator` must be a callable g(f, x, y), one of Xplique's task names or a "
-            f"member of xplique's Tasks, or None, got {type(operator).__name__}"
-        )
+        raise TypeError("`operator` must be a callable g(f, x, y), one of Xplique's task names or "
+                        f"a member of xplique's Tasks, or None, got {type(operator).__name__}")
     return operator
 
 
-def _model_input_rank(model: Any) -> Optional[int]:
-    """Rank of the model's input (batch axis included) when the model declares it."""
+def _model_input_rank(model: Any, inputs: Any) -> Optional[int]:
+    """Rank of the model's input (batch axis included) when the model declares it (Keras
+    functional or built models). Multi-input models are not supported: say so rather than
+    fail later."""
     try:
-        return len(model.inputs[0].shape)  # Keras functional / built models
-    except (AttributeError, IndexError, TypeError, ValueError):
-        return None
-
-
-def _check_single_input(model: Any, inputs: Any) -> None:
-    """Multi-input models are not supported: say so rather than fail later."""
-    try:
-        n = len(model.inputs)
+        ranks = [len(i.shape) for i in model.inputs]
     except (AttributeError, TypeError, ValueError):
-        n = 1
-    if n > 1:
-        raise TypeError(
-            f"`model` has {n} inputs; multi-input models are not supported by "
-            "xplique_ext's metrics (nor by Xplique's): wrap the model so that it takes a "
-            "single array of shape (N, ...)"
-        )
+        ranks = []
+    if len(ranks) > 1:
+        raise TypeError(f"`model` has {len(ranks)} inputs; multi-input models are not supported "
+                        "by xplique_ext's metrics (nor by Xplique's): wrap the model so that it "
+                        "takes a single array of shape (N, ...)")
     if isinstance(inputs, (list, tuple)) and len(inputs) > 1 and all(
             isinstance(i, np.ndarray) or hasattr(i, "numpy") for i in inputs):
         shapes = {tuple(np.shape(i)) for i in inputs}
         if len(shapes) > 1:
-            raise TypeError(
-                f"`inputs` must be a single array of shape (N, ...), got a list of "
-                f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
-                "models are not supported"
-            )
+            raise TypeError(f"`inputs` must be a single array of shape (N, ...), got a list of "
+                            f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
+                            "models are not supported")
+    return ranks[0] if ranks else None
 
 
 def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
     included) when the model declares it."""
     if rank is not None and inputs.ndim == rank - 1:
-        raise ValueError(
-            f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
-            f"(batch axis included), got a single item of shape {inputs.shape}; pass "
-            f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
-        )
+        raise ValueError(f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
+                         f"(batch axis included), got a single item of shape {inputs.shape}; pass "
+                         f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input")
     if rank is not None and inputs.ndim != rank:
-        raise ValueError(
-            f"`inputs` must have rank {rank} (batch axis included) to match the model's "
-            f"input, got shape {inputs.shape}"
-        )
+        raise ValueError(f"`inputs` must have rank {rank} (batch axis included) to match the "
+                         f"model's input, got shape {inputs.shape}")
     if inputs.ndim < 2:
         raise ValueError("`inputs` must have a batch axis and at least one feature axis, "
                          f"got shape {inputs.shape}")
@@ -164,8 +147,7 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
         raise TypeError(
             f"`inputs` dataset elements must be `x` or `(x, y)` tensors, got {what} with keys "
             f"{sorted(x_spec)} (multi-input models are not supported); map the dataset to "
-            "tuples of single tensors first, e.g. `ds.map(lambda d: (d['image'], d['label']))`"
-        )
+            "tuples of single tensors first, e.g. `ds.map(lambda d: (d['image'], d['label']))`")
     cardinality = int(dataset.cardinality())
     if cardinality == 0:
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
@@ -173,8 +155,7 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
     if rank is not None and element_rank is not None and element_rank not in (rank, rank - 1):
         raise ValueError(
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
-            f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}"
-        )
+            f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}")
     batched = runtime.dataset_is_batched(dataset, rank)
     return batched, None if batched or cardinality < 0 else cardinality
 
@@ -279,13 +260,11 @@ class BaseAttributionMetric(BaseMetric):
     def __init__(
             self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
             *, operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
-            seed: Optional[int] = None, strategy: Any = None,
-    ):
+            seed: Optional[int] = None, strategy: Any = None):
         self.model, self.batch_size, self.seed = model, batch_size, seed
         self.activation = activation
         self.operator = resolve_operator(operator)
-        _check_single_input(model, inputs)
-        rank = _model_input_rank(model)
+        rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
             self.dataset, self.inputs = inputs, None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
@@ -341,13 +320,11 @@ class BaseAttributionMetric(BaseMetric):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         name = type(self).__name__
-        raise TypeError(
-            f"{name} cannot be pickled: it holds a model, compiled TensorFlow functions and "
-            "a tf.distribute strategy, which pickle cannot store. Save "
-            f"`metric.get_config()` (JSON-friendly settings) and rebuild it with "
-            f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
-            "`copy.deepcopy(metric)` copies it in memory"
-        )
+        raise TypeError(f"{name} cannot be pickled: it holds a model, compiled TensorFlow "
+                        "functions and a tf.distribute strategy, which pickle cannot store. Save "
+                        "`metric.get_config()` (JSON-friendly settings) and rebuild it with "
+                        f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
+                        "`copy.deepcopy(metric)` copies it in memory")
 
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
@@ -376,12 +353,10 @@ class BaseAttributionMetric(BaseMetric):
             out = np.asarray(out)
             runtime.check_output_dtype(out.dtype, "operator")
             if out.shape not in ((stop - start,), (stop - start, 1)):
-                raise ValueError(
-                    f"`operator` must return one score per input, shape ({stop - start},) for "
-                    f"a batch of {stop - start} inputs, got shape {out.shape}; an operator "
-                    "returning (B, K) must reduce over the outputs, e.g. "
-                    "tf.reduce_sum(f(x) * y, axis=-1)"
-                )
+                raise ValueError("`operator` must return one score per input, shape "
+                                 f"({stop - start},) for a batch of {stop - start} inputs, got "
+                                 f"shape {out.shape}; an operator returning (B, K) must reduce "
+                                 "over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1)")
             parts.append(out.reshape(-1))
         return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
@@ -405,8 +380,7 @@ class BaseAttributionMetric(BaseMetric):
             raise ValueError(
                 "`targets` is None, so the target is the model's predicted class, but "
                 f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
-                "inputs of a batch: their predicted class is undefined; pass `targets`"
-            )
+                "inputs of a batch: their predicted class is undefined; pass `targets`")
         return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
@@ -430,10 +404,8 @@ class BaseAttributionMetric(BaseMetric):
                         "`targets` must be None when the `inputs` dataset yields (x, y) pairs")
                 y = self.targets[start:start + len(x)]
                 if len(y) != len(x):
-                    raise ValueError(
-                        "`targets` must hold one target per input: the dataset has more "
-                        f"inputs than the {len(self.targets)} targets given"
-                    )
+                    raise ValueError("`targets` must hold one target per input: the dataset has "
+                                     f"more inputs than the {len(self.targets)} targets given")
             yield start, x, self.format_targets(x, y)
             start += len(x)
         if self.targets is not None and start != len(self.targets):

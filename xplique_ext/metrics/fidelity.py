@@ -66,8 +66,7 @@ def _subset_sizes(n_cells: int, p: float):
     return sizes, pmf / pmf.sum()
 
 
-def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int,
-                 p: float) -> np.ndarray:
+def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: float) -> np.ndarray:
     """``nb_samples`` random subsets of ``n_cells`` cells (True = set to the baseline):
     each cell in the subset with probability ``p``, conditioned on the subset being
     neither empty nor full. Shape (nb_samples, n_cells).
@@ -99,8 +98,7 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
 @validate_params({
     "r": [ArrayLike("real")],
     "m": [ArrayLike("real")],
-    "correlation": [Options(CORRELATIONS)],
-})
+    "correlation": [Options(CORRELATIONS)]})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -160,8 +158,7 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
 @validate_params({
     "max_samples": [Interval(numbers.Integral, 1, None)],
     "first": [Interval(numbers.Integral, 1, None)],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")],
-})
+    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
 def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
                          growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
@@ -327,16 +324,14 @@ class MuFidelity(BaseAttributionMetric):
         "correlation": [Options(CORRELATIONS)],
         "progress": [Boolean()],
         "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
-    })
+        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)]})
     def __init__(
             self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
             grid_size: Optional[int] = 9, subset_percent: float = 0.2,
             baseline_mode: Union[Callable, float] = 0.0, nb_samples: int = 200,
             operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
             *, seed: Optional[int] = None, correlation: str = "spearman", progress: bool = False,
-            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000,
-    ):
+            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000):
         super().__init__(model, inputs, targets, batch_size, operator=operator,
                          activation=activation, seed=seed, strategy=strategy)
         self.grid_size, self.subset_percent = grid_size, subset_percent
@@ -366,22 +361,18 @@ class MuFidelity(BaseAttributionMetric):
         n, p = int(np.prod(self._cells_shape)), self.subset_percent
         share = (1.0 - p) ** n + p ** n
         if n == 1:
-            warn(
-                "MuFidelity: the perturbation grid has a single cell (`grid_size`="
-                f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
-                "random subsets are empty or full, so no correlation is defined and every "
-                "score is NaN; use a finer `grid_size`",
-                DegenerateSettingWarning,
-            )
+            warn("MuFidelity: the perturbation grid has a single cell (`grid_size`="
+                 f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
+                 "random subsets are empty or full, so no correlation is defined and every "
+                 "score is NaN; use a finer `grid_size`",
+                 DegenerateSettingWarning)
         elif share >= DEGENERATE_SHARE:
             sizes, pmf = _subset_sizes(n, p)
-            warn(
-                f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
-                "the random subsets would be empty or full; they are drawn again (an empty "
-                "or full subset never enters the correlation), so the subsets hold "
-                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
-                DegenerateSettingWarning,
-            )
+            warn(f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
+                 "the random subsets would be empty or full; they are drawn again (an empty "
+                 "or full subset never enters the correlation), so the subsets hold "
+                 f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
+                 DegenerateSettingWarning)
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -402,19 +393,13 @@ class MuFidelity(BaseAttributionMetric):
         if len(shape) not in (2, 3):
             raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
                              f"images (N, H, W, C), got per-input shape {shape}")
-        g = self.grid_size
-        if len(shape) == 2:
-            t, f = shape
-            if g is not None and g > t:
-                raise ValueError(f"`grid_size` must be at most the series length {t}, got {g}")
-            return (g or t, f), _cell_index(t, g or t), np.arange(f)
-        h, w = shape[:2]
-        if g is None:
-            return (h, w), np.arange(h), np.arange(w)
-        if g > min(h, w):
-            raise ValueError(f"`grid_size` must be at most the image size {min(h, w)} "
-                             f"(inputs are {h}x{w}), got {g}")
-        return (g, g), _cell_index(h, g), _cell_index(w, g)
+        g, (h, w) = self.grid_size, shape[:2]
+        cells = (g or h, g or w) if len(shape) == 3 else (g or h, w)  # series: every feature
+        if cells[0] > h or cells[1] > w:
+            what = f"the image size {min(h, w)} (inputs are {h}x{w})" if len(shape) == 3 else (
+                f"the series length {h}")
+            raise ValueError(f"`grid_size` must be at most {what}, got {g}")
+        return cells, _cell_index(h, cells[0]), _cell_index(w, cells[1])
 
     def _explanation_cells(self, phi: np.ndarray) -> np.ndarray:
         """Sum of the attributions inside each cell, (B, ...) -> (B, n_cells), on rows
@@ -425,11 +410,9 @@ class MuFidelity(BaseAttributionMetric):
         phi = unit_rows(phi.reshape(b, -1).astype(np.float64)).reshape(phi.shape)
         if len(self._input_shape) == 1:
             return phi
-        rows = np.zeros((self._cells_shape[0], phi.shape[1]))
-        rows[self._row_cells, np.arange(phi.shape[1])] = 1.0
-        cols = np.zeros((self._cells_shape[1], phi.shape[2]))
-        cols[self._col_cells, np.arange(phi.shape[2])] = 1.0
-        return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
+        rows, cols = (np.eye(n)[cells] for n, cells in zip(
+            self._cells_shape, (self._row_cells, self._col_cells)))  # one-hot (H, G), (W, K)
+        return np.einsum("hg,bhw,wk->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
@@ -439,10 +422,8 @@ class MuFidelity(BaseAttributionMetric):
         shape = self._input_shape
         allowed = [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])
         if tuple(phi.shape[1:]) not in allowed:
-            raise ValueError(
-                f"`explanations` must have one of the per-input shapes {allowed} to match "
-                f"inputs of shape {shape}, got {tuple(phi.shape[1:])}"
-            )
+            raise ValueError(f"`explanations` must have one of the per-input shapes {allowed} to "
+                             f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}")
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
@@ -503,8 +484,7 @@ class MuFidelity(BaseAttributionMetric):
         return pd.DataFrame({
             "score": scores,
             "std_error": correlation_std_error(scores, used, self.correlation),
-            "n_subsets": used,
-        })
+            "n_subsets": used})
 
     def _evaluate(self, explanations: Any):
         """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of
@@ -518,8 +498,7 @@ class MuFidelity(BaseAttributionMetric):
             raise ValueError(
                 f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
                 f"is held in memory, float64), got {n_subsets} subsets x {n_cells} cells: "
-                f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
-            )
+                f"lower `{name}`, or perturb a coarser grid (`grid_size`)")
         seed = seed_to_int(self.seed)
         # the subsets (True = set to the baseline), neither empty nor full; each input sees
         # them through its own permutation of the cells, drawn from the seed and its content
@@ -713,8 +692,7 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         _, results = tf.while_loop(
             lambda i, _: i < n_chunks, body,
             (tf.constant(0), tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)),
-            parallel_iterations=1,
-        )
+            parallel_iterations=1)
         return tf.reshape(results.concat(), [-1, nb_samples])
 
     return {"perturbed": perturbed, "chunk": chunk}

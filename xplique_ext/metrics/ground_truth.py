@@ -54,15 +54,13 @@ from ..commons.params import (
 from ..commons.progress import progress_bar
 from ..commons.resize import area_downsample, fit_size
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
-from ..runtime import check_finite_dataset
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = [
     "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
     "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS",
-]
+    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
 
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
@@ -176,11 +174,10 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
         arcs = int((sup > 0).sum()) * int((dem > 0).sum())
         if arcs > EMD_MAX_ARCS:
             raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
-                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply "
-                             f"x demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
-                             "exactly in bounded time (two dense 128x128 maps); pass "
-                             "resize=(128, 128) or smaller (the default (32, 32) takes "
-                             "milliseconds)")
+                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply x "
+                             f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+                             "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
+                             "128) or smaller (the default (32, 32) takes milliseconds)")
 
 
 # --------------------------------------------------------------------------- EMD / KL
@@ -193,8 +190,7 @@ _EMD_PARAMETERS = {
     "normalize": [Boolean()],
     "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
-    "progress": [Boolean()],
-}
+    "progress": [Boolean()]}
 
 
 @validate_params(_EMD_PARAMETERS)
@@ -610,8 +606,7 @@ def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
 _METRIC_PARAMETERS = {
     **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
     "min_accuracy": [Interval(numbers.Real, None, 1.0)],
-    "task": [Options(["auto", "classification", "regression"])],
-}
+    "task": [Options(["auto", "classification", "regression"])]}
 
 
 def _measure_param(names: Sequence[str]) -> list:
@@ -628,28 +623,37 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
-        if self.dataset is not None:
-            check_finite_dataset(self.dataset, "inputs")
         spec = getattr(self.dataset, "element_spec", None)
         self.reference, _ = _as_maps(reference, self._reference_name)
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
-        n_inputs = self.n_inputs
         if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
             outputs, ys = zip(*[(self.model_outputs(x), y) for _, x, y in self.iter_batches()])
             pred = np.concatenate(outputs).astype(np.float64)
             y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
             self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
-            n_inputs = len(pred)
-        elif n_inputs is None:  # a dataset without targets: count its inputs
-            n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
-        if len(self.reference) != n_inputs:
+        elif self.n_inputs is None:  # a dataset without targets: count its inputs
+            self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
+        if len(self.reference) != self.n_inputs:  # known after a pass (iter_batches sets it)
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
-                             f"{len(self.reference)} maps for {n_inputs} inputs")
+                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
             warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
                  f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
                  f"{min_accuracy:g}; the ground truth describes F and holds only for a model that "
                  "learned F (the paper requires > 0.93).", LowModelAccuracyWarning)
+
+    @classmethod
+    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
+        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
+        targets and reference in ``convention``: 'paper' (default: the weight w_i of each
+        pattern on its objects, the paper's ground truth, whatever ``data.convention``
+        is), or the exact Shapley values, 'object' or 'pixel' (beyond the paper). The
+        reference of :class:`GroundTruthSaliency` is that ground truth; that of
+        :class:`GroundTruthLocalisation` the masks of the objects whose value in it is not
+        zero. ``kwargs``: the other parameters of the class."""
+        reference = data.relevant_masks_for(convention) if cls.higher_is_better else (
+            data.get_ground_truth(convention))
+        return cls(model, data.images, data.targets, **{cls._reference_name: reference}, **kwargs)
 
     @property
     def measure_config(self) -> Union[str, dict]:
@@ -657,12 +661,7 @@ class _GroundTruthBase(BaseAttributionMetric):
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """Score of each explanation (N, H, W[, C]) against its reference, shape (N,)."""
-        maps, _ = _as_maps(explanations, "explanations")
-        if maps.shape != self.reference.shape:
-            raise ValueError(f"`explanations` must have shape {self.reference.shape} (N, H, W) "
-                             f"like `{self._reference_name}` once channels are summed, got "
-                             f"{maps.shape}")
-        return self.measure(maps, self.reference)
+        return self.measure(explanations, self.reference)  # which checks the shapes
 
 
 class GroundTruthSaliency(_GroundTruthBase):
@@ -751,15 +750,6 @@ class GroundTruthSaliency(_GroundTruthBase):
         self._setup(ground_truth, measure, min_accuracy, task)
         self.ground_truth = self.reference
 
-    @classmethod
-    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
-        targets and ground truth in ``convention``: 'paper' (default: the weight w_i of
-        each pattern on its objects, the paper's ground truth, whatever
-        ``data.convention`` is), or the exact Shapley values, 'object' or 'pixel' (beyond
-        the paper). ``kwargs``: the other parameters of the class."""
-        return cls(model, data.images, data.targets,
-                   **{cls._reference_name: data.get_ground_truth(convention)}, **kwargs)
 
 
 class GroundTruthLocalisation(_GroundTruthBase):
@@ -821,14 +811,6 @@ class GroundTruthLocalisation(_GroundTruthBase):
         self._setup(_read_masks(masks), measure, min_accuracy, task)
         self.masks = self.reference != 0
 
-    @classmethod
-    def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
-        """Build the metric on an :class:`~xplique_ext.datasets.AIXIData`: its images,
-        targets and the masks of the objects whose ground-truth value in ``convention``
-        ('paper' by default; 'object' or 'pixel': Shapley values) is not zero."""
-        return cls(model, data.images, data.targets,
-                   masks=data.relevant_masks_for(convention), **kwargs)
-
     def _is_proportion(self) -> bool:
         """The pointing game's aggregate is a hit rate: :meth:`summary` gives the
         Wilson interval for it; the other measures get the bootstrap."""
@@ -843,8 +825,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     "measures": [InstanceOf(list, tuple, description="a list of measures"), None],
     "convention": [Options(["paper", "object", "pixel"])],
     "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-})
+    "seed": [Interval(numbers.Integral, 0, None), None]})
 def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: Any = None,
                              measures: Optional[Sequence[Any]] = None, convention: str = "paper",
                              confidence: float = 0.95, seed: Optional[int] = 0):
@@ -907,9 +888,8 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
     if _as_maps(ground_truth, "ground_truth")[1]:
-        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score "
-                         "per map, compared across explainers), got one (H, W) map: add the "
-                         "batch axis")
+        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score per "
+                         "map, compared across explainers), got one (H, W) map: add the batch axis")
     if measures is not None and not measures:
         raise ValueError("`measures` must name at least one measure (None: the defaults), "
                          "got an empty list")

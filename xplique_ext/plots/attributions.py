@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .layout import finish_image_grid
-
 __all__ = ["plot_scored_explanations", "plot_scores"]
-
-
-def to_map(phi: np.ndarray) -> np.ndarray:
-    """One (H, W) map of float64 from (H, W) or (H, W, C) (channels summed)."""
-    phi = np.asarray(phi, dtype=np.float64)
-    return phi.sum(axis=-1) if phi.ndim == 3 else phi
 
 
 def symmetric_limit(values: np.ndarray) -> float:
@@ -24,16 +16,26 @@ def symmetric_limit(values: np.ndarray) -> float:
     return float(values[np.isfinite(values)].max(initial=0.0)) or 1.0
 
 
-def add_colorbar(ax, mappable, *, label: Optional[str] = None):
-    """A slim colour bar next to ``ax`` with ticks at -lim, 0 and lim."""
-    bar = ax.figure.colorbar(mappable, ax=ax, fraction=0.046, pad=0.03)
-    low, high = mappable.norm.vmin, mappable.norm.vmax
-    ticks = [low, 0.0, high] if low < 0 < high else [low, high]
-    bar.set_ticks(ticks, labels=[f"{t:.2g}" for t in ticks])
+def overlay(ax, image: np.ndarray, phi: np.ndarray, *, cmap: str, alpha: float) -> None:
+    """``image`` (values in [0, 1]; grey when 2-D) with the attributions ``phi`` (H, W) or
+    (H, W, C) (channels summed) over it, in colours centred on 0 (limits -m, m with m the
+    map's largest absolute value), and a slim colour bar with ticks at -m, 0 and m."""
+    ax.imshow(image, cmap="gray" if image.ndim == 2 else None, vmin=0, vmax=1)
+    phi = np.asarray(phi, dtype=np.float64)
+    phi = phi.sum(axis=-1) if phi.ndim == 3 else phi
+    lim = symmetric_limit(phi)
+    bar = ax.figure.colorbar(ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha),
+                             ax=ax, fraction=0.046, pad=0.03)
+    bar.set_ticks([-lim, 0.0, lim], labels=[f"{t:.2g}" for t in (-lim, 0.0, lim)])
     bar.ax.tick_params(labelsize=6)
-    if label:
-        bar.set_label(label, fontsize=7)
-    return bar
+
+
+def finish_image_grid(fig: Any, axes: Any) -> Any:
+    """Hide the ticks of every axis of an image grid, tighten the layout, return ``fig``."""
+    for ax in axes.ravel():
+        ax.set(xticks=[], yticks=[])
+    fig.tight_layout()
+    return fig
 
 
 def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.ndarray],
@@ -84,10 +86,7 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
         axes[i, 0].set_title("input" if i == 0 else "")
         for j, name in enumerate(names, start=1):
             ax = axes[i, j]
-            ax.imshow(shown, cmap="gray" if shown.ndim == 2 else None)
-            phi = to_map(np.asarray(explanations[name])[i])
-            lim = symmetric_limit(phi)
-            add_colorbar(ax, ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha))
+            overlay(ax, shown, np.asarray(explanations[name])[i], cmap=cmap, alpha=alpha)
             title = name if i == 0 else ""
             value = None if scores is None else scores.get(name)
             if value is not None and np.ndim(value) == 0 and i == 0:

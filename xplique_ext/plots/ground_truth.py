@@ -7,7 +7,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .layout import finish_image_grid
+from .attributions import finish_image_grid, overlay, plot_scores
 
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
@@ -27,8 +27,6 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
     """
     import matplotlib.pyplot as plt
 
-    from .attributions import add_colorbar, symmetric_limit, to_map
-
     n = min(n_images, len(data))
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
     fig, axes = plt.subplots(len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)),
@@ -39,12 +37,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
         counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], names) if c)
         axes[0, i].set_title(f"{counts or 'empty'}\nF = {data.targets[i]:.3f}", fontsize=7)
         for r, (label, maps) in enumerate(rows, start=1):
-            m, ax = to_map(maps[i]), axes[r, i]
-            lim = symmetric_limit(m)
-            ax.imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
-            add_colorbar(ax, ax.imshow(m, cmap=cmap, vmin=-lim, vmax=lim, alpha=0.75))
+            overlay(axes[r, i], data.images[i, ..., 0], maps[i], cmap=cmap, alpha=0.75)
             if i == 0:
-                ax.set_ylabel(label, fontsize=8)
+                axes[r, i].set_ylabel(label, fontsize=8)
     return finish_image_grid(fig, axes)
 
 
@@ -59,8 +54,6 @@ def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarr
         The matplotlib Figure.
     """
     import matplotlib.pyplot as plt
-
-    from .attributions import plot_scores
 
     measures = list(measures or per_sample)
     n_methods = max(len(per_sample[m]) for m in measures)
