@@ -249,7 +249,10 @@ def _type_text(attribute: Attribute) -> str:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _tokenize(text: str, file: str) -> Iterator[Token]:
+def _statements(text: str, file: str) -> List[List[Token]]:
+    """The statements of a ``.names`` text, each a list of tokens (blanks and comments
+    dropped, the ``.`` that ends it too)."""
+    statements: List[List[Token]] = [[]]
     i, line = 0, 1
     while i < len(text):
         match = _TOKEN.match(text, i)
@@ -262,20 +265,13 @@ def _tokenize(text: str, file: str) -> Iterator[Token]:
                 raise NamesParseError("empty quoted identifier" if value == "" else
                                       "unterminated quoted identifier", file=file, line=line,
                                       text=text[match.start():i])
-            yield Token("quoted", value, line)
-        elif kind != "comment":
-            yield Token(kind, match.group(), line)
-
-
-def _statements(text: str, file: str) -> List[List[Token]]:
-    statements: List[List[Token]] = [[]]
-    for token in _tokenize(text, file):
-        if token.kind == "end" and not statements[-1]:
-            raise NamesParseError("empty statement", file=file, line=token.line, text=".")
-        if token.kind == "end":
+            statements[-1].append(Token("quoted", value, line))
+        elif kind == "end" and not statements[-1]:
+            raise NamesParseError("empty statement", file=file, line=line, text=".")
+        elif kind == "end":
             statements.append([])
-        else:
-            statements[-1].append(token)
+        elif kind != "comment":
+            statements[-1].append(Token(kind, match.group(), line))
     if statements[-1]:
         raise NamesParseError("statement not terminated by '.'", file=file,
                               line=statements[-1][0].line, text=_text(statements[-1]))
