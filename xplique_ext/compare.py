@@ -47,7 +47,8 @@ class ComparisonFrame(pd.DataFrame):
     kind
         'explainer' or 'pair'.
     name
-        The explainer's name, or ``'A - B'`` for a pair.
+        The explainer's name, or ``'A - B'`` for a pair (explainer names may not contain
+        ``' - '``, so that a pair's label reads back unambiguously).
     a, b
         A pair's two explainers (``a`` alone for an explainer row, ``b`` None).
     estimate
@@ -129,10 +130,8 @@ class ComparisonFrame(pd.DataFrame):
         if ax is None:
             _, ax = plt.subplots(figsize=(6.0, 0.5 + 0.45 * max(len(rows), 1)))
         y = np.arange(len(rows))[::-1]
-        means = rows["estimate"].to_numpy(float)
-        low = np.clip(means - rows["ci_low"].to_numpy(float), 0, None)
-        high = np.clip(rows["ci_high"].to_numpy(float) - means, 0, None)
-        ax.errorbar(means, y, xerr=np.vstack([low, high]),
+        means, low, high = rows[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
+        ax.errorbar(means, y, xerr=np.clip([means - low, high - means], 0, None),
                     **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs})
         ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
@@ -163,6 +162,9 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
     for key in mapping:
         if not isinstance(key, str) or not key:
             raise TypeError(f"`{what}` keys must be non-empty strings, got {key!r}")
+        if " - " in key:  # a pair is labelled 'A - B': its two names must read back unambiguously
+            raise ValueError(f"`{what}` keys must not contain ' - ' (it separates the two names "
+                             f"of a pair's label 'A - B'), got {key!r}")
     return dict(mapping)
 
 
@@ -283,7 +285,7 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     ----------
     scores_by_name
         ``{explainer name: per-input scores (N,)}``, NaN where undefined, all on the
-        same N inputs in the same order.
+        same N inputs in the same order; names without ``' - '`` (pairs read ``'A - B'``).
     higher_is_better
         The metric's direction (ranks and ``better``).
     proportion

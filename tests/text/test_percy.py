@@ -358,7 +358,9 @@ def test_counts_differ(bow_all):
     [
         ([0, 2], r"binary labels 0/1, got values \[2\]"),
         ([0.5, 1.0], r"binary labels 0/1, got values \[0.5\]"),
-        (["pos", "neg"], "binary labels 0/1, got dtype"),
+        (["pos", "neg"], "`targets` must be an array of .*got dtype"),
+        (None, "`targets` must be a NumPy array.*got None"),
+        (np.zeros((2, 1, 1)), r"`targets` must be an array of shape \(N,\), \(N, 1\) or \(N, 2\)"),
         (np.zeros((2, 3)), r"shape \(N,\), \(N, 1\) or \(N, 2\)"),
         (np.array([[1, 1], [0, 1]]), "one-hot"),
     ],
@@ -382,6 +384,10 @@ def test_explanation_length_names_index_and_lengths(bow_all):
         percy.evaluate([None, np.zeros(5)])
     with pytest.raises(TypeError, match="sequence of per-token attribution arrays"):
         percy.evaluate(3.0)
+    # a (T, 1) column is refused, not flattened (nor a (1, T) row): the rank is declared
+    for shape in ((5, 1), (1, 5)):
+        with pytest.raises(ValueError, match=r"`explanations\[1\]` must be .*\(T,\).* got shape"):
+            percy.evaluate([np.zeros(3), np.zeros(shape)])
 
 
 @pytest.mark.parametrize("out_shape", [(3,), (1,), ()])

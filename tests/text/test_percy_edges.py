@@ -73,7 +73,7 @@ def test_dataset_of_sentence_label_pairs(bow_all, labels, batch):
     np.testing.assert_array_equal(percy.targets, [1, 0, 1])
     with pytest.raises(ValueError, match="`targets` must be None when the `inputs` dataset"):
         PERCY(bow_all, ds, [1, 0, 1], tokenizer=bow_all.tokenizer)
-    with pytest.raises(TypeError, match="`targets` must be the N binary labels"):
+    with pytest.raises(TypeError, match="`targets` must be a NumPy array.*got None"):
         PERCY(bow_all, SENTS, tokenizer=bow_all.tokenizer)
 
 

@@ -160,6 +160,12 @@ def test_bad_inputs_are_refused():
         compare(Scores(), {})
     with pytest.raises(TypeError, match="keys"):
         compare(Scores(), {1: np.zeros(3)})
+    # 'a - b' against 'c' and 'a' against 'b - c' would both label their pair 'a - b - c'
+    for names in (("a - b", "c"), ("a", "b - c")):
+        with pytest.raises(ValueError, match=r"keys must not contain ' - '.*got '(a - b|b - c)'"):
+            compare_scores(dict.fromkeys(names, np.zeros(3)), higher_is_better=True)
+    assert compare_scores({"a-b": np.arange(3.0), "c": np.arange(3.0)}, higher_is_better=True,
+                          n_resamples=199).pairs.index.tolist() == ["a-b - c"]
     with pytest.raises(TypeError, match="detailed_evaluate"):
         compare(object(), {"a": np.zeros(3)})
     with pytest.raises(TypeError, match="metric instance .* got the class Scores"):

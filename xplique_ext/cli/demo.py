@@ -112,16 +112,14 @@ def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
     from xplique import attributions
 
     patch = max(1, x.shape[1] // 8)
-    explainers = {name: getattr(attributions, name)(model, batch_size=batch_size)
-                  for name in XPLIQUE_EXPLAINERS if name != "Occlusion"}
-    explainers["Occlusion"] = attributions.Occlusion(model, batch_size=batch_size,
-                                                     patch_size=patch, patch_stride=patch)
+    options = {"Occlusion": dict(patch_size=patch, patch_stride=patch)}
     maps = {}
-    for name, explainer in explainers.items():  # (N, H, W) maps, channels summed
+    for name in XPLIQUE_EXPLAINERS:  # (N, H, W) maps, channels summed
+        explainer = getattr(attributions, name)(model, batch_size=batch_size, **options.get(name, {}))
         phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
-        maps[name] = phi.sum(axis=-1) if phi.ndim == 4 else phi
+        maps[name] = phi.reshape(*x.shape[:3], -1).sum(axis=-1)
     maps["Random"] = np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32)
-    return maps, f"Xplique {xplique.__version__}: {', '.join(explainers)}, and a random map"
+    return maps, f"Xplique {xplique.__version__}: {', '.join(XPLIQUE_EXPLAINERS)}, and a random map"
 
 
 def _training_bar(epochs: int, steps: int, enabled: bool):

@@ -15,13 +15,8 @@ def _models(seed: int) -> Dict[str, tuple]:
     """The demo's classifiers, as (model, tokenizer, Keras model for IG): the paper's
     1D-CNN trained for a few epochs on generated sentences, and two bag-of-words models
     whose answer is known (one reads only the B conjunct, one only the A conjunct)."""
+    from ..text import BagOfWordsModel, build_cnn_classifier, make_vectorizer, train_classifier
     from ..text.data import generate_sentences, load_lexicon
-    from ..text.models import (
-        BagOfWordsModel,
-        build_cnn_classifier,
-        make_vectorizer,
-        train_classifier,
-    )
 
     train = generate_sentences(800, seed=seed, structured=0.7, contrastive=0.7)
     tv = make_vectorizer(train.sentence, sequence_length=24)
@@ -56,12 +51,8 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         The report (a table and a one-line reading guide).
     """
     from ..metrics.percy import PERCY
+    from ..text import IntegratedGradientsTokenExplainer, LimeTokenExplainer, ShapTokenExplainer
     from ..text.data import generate_sentences
-    from ..text.explainers import (
-        IntegratedGradientsTokenExplainer,
-        LimeTokenExplainer,
-        ShapTokenExplainer,
-    )
 
     start = time.perf_counter()
     test = generate_sentences(40, seed=seed + 1, structured=1.0, contrastive=True,
@@ -73,13 +64,11 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         # the defaults: Eq. 4 split by sign, a t-test one-sided towards the rule conjunct
         percy = PERCY(model, sentences, labels, tokenizer=tok)
         scores = {"accuracy": (percy.predictions == percy.targets).astype(float)}
+        options = dict(seed=seed, progress=progress)  # IG has no randomness: seed unused
         for col, explainer in {
-            "L-PERCY": LimeTokenExplainer(model, tok, nb_samples=300, seed=seed,
-                                          progress=progress),
-            "S-PERCY": ShapTokenExplainer(model, tok, n_permutations=3, seed=seed,
-                                          progress=progress),
-            "I-PERCY": IntegratedGradientsTokenExplainer(keras_model, tok, steps=32,
-                                                         progress=progress),
+            "L-PERCY": LimeTokenExplainer(model, tok, nb_samples=300, **options),
+            "S-PERCY": ShapTokenExplainer(model, tok, n_permutations=3, **options),
+            "I-PERCY": IntegratedGradientsTokenExplainer(keras_model, tok, steps=32, **options),
         }.items():
             scores[col] = percy.detailed_evaluate(percy.explain(explainer))
         for c, m in classes.items():

@@ -17,8 +17,13 @@ from ..text.classifier import as_text_classifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
-#: one sentence's attributions (the rank is checked with the tokens)
-_ATTRIBUTIONS = [ArrayLike("real", batch_hint=False, finite=True)]
+#: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
+#: refused rather than flattened: it is more often a (B, 1) score or a wrong axis than tokens)
+_ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
+                           batch_hint=False, finite=True)]
+
+#: the labels: (N,), (N, 1) or one-hot (N, 2); 0/1 values checked with the count
+_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False)]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -351,9 +356,8 @@ class PERCY(BaseMetric):
                     raise ValueError(f"`{key}`={options[key]!r} conflicts with preset='authors', "
                                      f"which sets {key}={value!r}; drop one of them")
             options.update(AUTHORS_PRESET)
-        self.preset, self.structure_mode = preset, structures
-        self.alpha, self.test, self.top_k = options["alpha"], options["test"], options["top_k"]
-        self.contributions, self.alternative = options["contributions"], options["alternative"]
+        # self.alpha, .test, .top_k, .contributions, .alternative: after the preset
+        vars(self).update(options, preset=preset, structure_mode=structures)
         self.rules = resolve_rules(rules)  # options first: cheap checks before a dataset is read
         self.sentences, labels = read_sentences(inputs, "inputs")
         if labels is not None and targets is not None:
@@ -410,8 +414,7 @@ class PERCY(BaseMetric):
                                  "None")
             if e is not None:
                 e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
-                e = e.reshape(-1) if e.ndim == 2 and 1 in e.shape else e
-                if e.shape != (len(toks),):
+                if len(e) != len(toks):
                     raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
                                      f"whitespace token of sentence {i}: got shape {e.shape} "
                                      f"for {len(toks)} tokens")
@@ -429,8 +432,9 @@ class PERCY(BaseMetric):
         Parameters
         ----------
         explanations
-            N per-token attribution arrays (ragged list), aligned with
-            ``sentence.split()``; entries of sentences without keyword may be None.
+            N per-token attribution arrays (ragged list), each of shape (T_i,) aligned
+            with ``sentence.split()`` (a (T_i, 1) column is refused, not flattened);
+            entries of sentences without keyword may be None.
 
         Returns
         -------
@@ -527,16 +531,12 @@ class PERCY(BaseMetric):
 
 def _binary_labels(targets: Any, n: int) -> np.ndarray:
     """N binary labels 0/1 from (N,), (N, 1) or one-hot (N, 2) targets."""
-    if targets is None:
-        raise TypeError("`targets` must be the N binary labels 0/1 of the sentences, got None")
-    y = np.asarray(targets.numpy() if hasattr(targets, "numpy") else targets)
-    if y.dtype.kind not in "biuf":
-        raise TypeError(f"`targets` must be binary labels 0/1, got dtype {y.dtype}")
+    y = check_param(targets, "targets", _TARGETS)  # None, strings: TypeError
     if y.ndim == 2 and y.shape[1] == 2:
         if not (np.isin(y, (0, 1)).all() and (y.sum(axis=1) == 1).all()):
             raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
         y = y.argmax(axis=1)
-    if y.ndim != 1 and y.shape[1:] != (1,):
+    if y.ndim == 2 and y.shape[1] != 1:
         raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
     y = y.reshape(-1)
     if len(y) != n:

@@ -100,11 +100,9 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     if len(per_sentence) < 2:
         raise ValueError(
             f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
-    vectors = {  # one array, or one per model, concatenated
-        str(name): np.concatenate([np.asarray(v, dtype=np.float64) for v in value])
-        if isinstance(value, (list, tuple)) and value and np.ndim(value[0]) == 1
-        else np.asarray(value, dtype=np.float64).reshape(-1)
-        for name, value in per_sentence.items()}
+    # one array, or one per model concatenated in order (the trailing [] keeps [] valid)
+    vectors = {str(name): np.hstack([*value, []]).astype(np.float64)
+               for name, value in per_sentence.items()}
     lengths = {k: len(v) for k, v in vectors.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(

@@ -36,7 +36,7 @@ from ..runtime import (
     single_output,
 )
 from .hub import adapt_text_model
-from .tokens import Tokenizer, as_tokenizer, compose, find_layer, is_compositional
+from .tokens import Tokenizer, as_sentences, compose, find_layer, is_compositional
 
 __all__ = ["TextClassifier", "as_text_classifier"]
 
@@ -48,12 +48,7 @@ CHUNK_ROWS = 16384
 _GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _p1(out: Any, n_outputs: int) -> Any:
-    """p(y=1) from a sigmoid (N, 1) or a two-class softmax (N, 2) output."""
-    return out[:, 0] if n_outputs == 1 else out[:, 1]
-
-
-def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
+def _graph(model: Any, layer: Any, kind: str) -> Any:
     """The compiled function ``kind`` of ``model``, traced once per model and shared by
     every wrapper of it: 'fwd' (the whole output, checked on every batch), 'shift' (the
     output when a shift is added to the embedding output) or 'ig' (the contributions
@@ -64,7 +59,7 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
     traced graph keeps the replacement; the layer is restored as soon as the trace ends).
     """
     per_model = _GRAPHS.setdefault(model, {})
-    key = (kind, n_outputs, id(layer))
+    key = (kind, id(layer))
     if key in per_model:
         return per_model[key]
     import tensorflow as tf
@@ -96,14 +91,13 @@ def _graph(model: Any, layer: Any, kind: str, n_outputs: int) -> Any:
 
             def embed(e):
                 e = e + tf.cast(shift, e.dtype)
-                store["diff"] = e * tf.cast(word_mask, e.dtype)[..., None]
-                diff = store["diff"]
+                store["diff"] = diff = e * tf.cast(word_mask, e.dtype)[..., None]
                 store["z"] = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
                 tape.watch(store["z"])
                 return store["z"]
 
             with tape:
-                p1 = _p1(run(x, embed), n_outputs)
+                p1 = run(x, embed)[:, -1]  # p(y=1): the last column of (B, 1) or (B, 2)
             # gradient of p(y=1) with respect to the embedding output z, in float64 (which
             # holds any model dtype exactly: never cast down)
             grad = tf.cast(tape.gradient(p1, store["z"]), tf.float64)
@@ -168,7 +162,7 @@ class TextClassifier:
 
     @validate_params({"model": [Callable_()], "mask_string": [Word()],
                       "batch_size": [Interval(numbers.Integral, 1, None), None],
-                      # checked by as_tokenizer and resolve_strategy
+                      # checked by Tokenizer and resolve_strategy
                       "tokenizer": "no_validation", "strategy": "no_validation"})
     def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
                  mask_string: str = "UNKWORDZ", strategy: Any = None):
@@ -178,7 +172,9 @@ class TextClassifier:
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
 
-        self.model, self.tokenizer = model, as_tokenizer(tokenizer)
+        self.model, self.tokenizer = model, tokenizer
+        if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
+            self.tokenizer = Tokenizer(tokenizer)
         self.batch_size, self.mask_string = batch_size, mask_string
         self.strategy = resolve_strategy(strategy)
         self.keras = isinstance(model, keras.layers.Layer)
@@ -223,10 +219,7 @@ class TextClassifier:
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:
         """Split sentences into whitespace tokens and, for token-id models, their pieces."""
-        sentences = list(sentences)
-        for i, s in enumerate(sentences):
-            if not isinstance(s, str):
-                raise TypeError(f"`inputs[{i}]` must be a str, got {type(s).__name__}")
+        sentences = as_sentences(sentences, "sentences")
         prep = Prepared(sentences, [s.split() for s in sentences])  # the whitespace tokens
         tok = self.align_tokenizer
         if tok is not None:
@@ -263,7 +256,7 @@ class TextClassifier:
             expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
             else f"shape (N, {known}) on every batch")
         self._n_outputs = int(arr.shape[1])
-        return _p1(arr, self._n_outputs).astype(np.float64)
+        return arr[:, -1].astype(np.float64)  # p(y=1): sigmoid or softmax
 
     def _first_call(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """The first call of the model, eagerly, with an error that says which input it
@@ -286,7 +279,7 @@ class TextClassifier:
             self._first_call(x)
         if kind not in self._fns:
             layer = None if kind == "fwd" else self._require_embedding(what)
-            graph = _graph(self.model, layer, kind, self._n_outputs)
+            graph = _graph(self.model, layer, kind)
             self._fns[kind] = graph if is_default_strategy(self.strategy) else ReplicaRunner(
                 graph, self.strategy, fallback=graph)
         return self._fns[kind]
@@ -344,11 +337,7 @@ class TextClassifier:
         return out
 
     def _fit_length(self, ids: np.ndarray) -> np.ndarray:
-        length = self.input_length
-        if length is None or ids.shape[1] == length:
-            return ids
-        return ids[:, :length] if ids.shape[1] > length else np.pad(
-            ids, ((0, 0), (0, length - ids.shape[1])))
+        return ids if self.input_length is None else stack_to_width([ids], self.input_length)
 
     # ------------------------------------------------------------------ masked inputs
     def masked_inputs(self, prep: Prepared, index: int, keep: np.ndarray):
@@ -423,24 +412,23 @@ class TextClassifier:
         """:meth:`masked_inputs` of several blocks, stacked: ids padded with 0 to one width
         (or the strings), and the tokens of the positions padded with -1 (None when unknown)."""
         parts, owners = zip(*[self.masked_inputs(prep, i, k) for i, k in zip(indices, keeps)])
-        if isinstance(parts[0], np.ndarray):
-            width = max(p.shape[1] for p in parts)
-            x = np.concatenate([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in parts])
-        else:
-            x = [s for p in parts for s in p]
-        if any(o is None for o in owners):
-            return x, None
-        width = max(o.shape[1] for o in owners)
-        return x, np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1])), constant_values=-1)
-                                  for o in owners])
+        x = stack_to_width(parts) if isinstance(parts[0], np.ndarray) else [
+            s for p in parts for s in p]
+        return x, None if any(o is None for o in owners) else stack_to_width(owners, fill=-1)
 
 
 def pad_shifts(shifts: Sequence[np.ndarray], width: int) -> np.ndarray:
     """Embedding shifts (L_i, D) cut or padded with 0 to (B, width, D), float32."""
-    out = np.zeros((len(shifts), width, shifts[0].shape[-1]), dtype=np.float32)
-    for b, shift in enumerate(shifts):
-        out[b, : min(width, len(shift))] = shift[:width]
-    return out
+    return stack_to_width([np.asarray(s, np.float32)[None] for s in shifts], width)
+
+
+def stack_to_width(arrays: Sequence[np.ndarray], width: Optional[int] = None,
+                   fill: int = 0) -> np.ndarray:
+    """Arrays (R_i, W_i, ...) cut or padded with ``fill`` along axis 1 to ``width`` (None:
+    the widest of them), stacked along axis 0."""
+    width = max(a.shape[1] for a in arrays) if width is None else width
+    return np.concatenate([np.pad(a[:, :width], [(0, 0), (0, width - min(a.shape[1], width))]
+                                  + [(0, 0)] * (a.ndim - 2), constant_values=fill) for a in arrays])
 
 
 def as_text_classifier(model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64,

@@ -211,10 +211,8 @@ def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
     rows: List[Dict[str, Any]] = []
     for _ in range(n):
         for _attempt in range(200):  # redrawn while longer than max_tokens
-            if gen.rng.random() < structured:
-                row = gen.structured(float(contrastive), label_by, a_style, b_style, comma)
-            else:
-                row = gen.unstructured()
+            row = (gen.structured(float(contrastive), label_by, a_style, b_style, comma)
+                   if gen.rng.random() < structured else gen.unstructured())
             row["n_tokens"] = len(row["sentence"].split())
             if row["n_tokens"] <= max_tokens:
                 break

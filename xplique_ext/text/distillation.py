@@ -329,14 +329,13 @@ class RuleDistillation(keras.Model):
                  alpha: float = HU_ALPHA, pi_max: float = 1.0, pi: Optional[float] = None,
                  tokenizer: Any = None, logic: str = "lukasiewicz",
                  name: str = "rule_distillation"):
-        input_names, raw_strings = _student_inputs(student, tokenizer)
         super().__init__(name=name)
-        self.input_names, self.raw_strings = input_names, raw_strings
+        self.input_names, self.raw_strings = _student_inputs(student, tokenizer)
         self.student, self.rules, self.logic = student, resolve_rules(rules), logic
         self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
         self.sigmoid = student.outputs[0].shape[-1] == 1
         self.packer = tokenizer if self.input_names else None
-        self.tokenizer = None if input_names or tokenizer is None else Tokenizer(tokenizer)
+        self.tokenizer = None if self.input_names or tokenizer is None else Tokenizer(tokenizer)
         shape = tuple(student.inputs[0].shape)
         self._length = shape[1] if self.tokenizer is not None and len(shape) == 2 else None
         # a variable, not a Python number: a traced train step sees the value fit() sets

@@ -32,7 +32,7 @@ from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier, pad_shifts
-from .tokens import as_sentences, whitespace_tokens
+from .tokens import whitespace_tokens
 
 __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
            "IntegratedGradientsTokenExplainer", "sentence_seed"]
@@ -43,7 +43,7 @@ EXPLAINER_PARAMETERS = {
     "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
     "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
     "mask_string": [Word()],
-    "tokenizer": "no_validation", "strategy": "no_validation",  # as_tokenizer, resolve_strategy
+    "tokenizer": "no_validation", "strategy": "no_validation",  # Tokenizer, resolve_strategy
 }
 
 
@@ -88,9 +88,6 @@ class TokenAttributionExplainer(abc.ABC):
         calls (None: the one in scope); same attributions as on one device.
     """
 
-    #: Name used in tables and plots (L-PERCY, S-PERCY, I-PERCY).
-    short_name = "?"
-
     @validate_params(EXPLAINER_PARAMETERS)
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
                  seed: Optional[int] = 0, progress: bool = False, mask_string: str = "UNKWORDZ",
@@ -114,8 +111,7 @@ class TokenAttributionExplainer(abc.ABC):
             List of N float64 arrays; the i-th has one value per token of
             ``sentences[i].split()``.
         """
-        sentences = as_sentences(sentences, "sentences")
-        prep = self.classifier.prepare(sentences)
+        prep = self.classifier.prepare(sentences)  # checks the sentences
         return self._explain(prep, seed_to_int(self.seed), shifts=None)
 
     __call__ = explain
@@ -129,17 +125,15 @@ class TokenAttributionExplainer(abc.ABC):
         """Groups of consecutive sentences (those with ``sizes[i] > 0`` model inputs) of
         about ``CHUNK_ROWS`` inputs each, with the progress bar over ``sum(sizes)``
         inputs: the one batching path of the three explainers."""
-        bar = progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc, unit="input")
         group, rows = [], 0
-        try:
+        with progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc,
+                          unit="input") as bar:
             for i, size in enumerate(sizes):
                 group += [i] if size else []
                 rows += size
                 if group and (rows >= CHUNK_ROWS or i == len(sizes) - 1):
                     yield group, bar
                     group, rows = [], 0
-        finally:
-            bar.close()
 
     def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
         """Model outputs on each sentence's perturbations, pooled across sentences: for
@@ -200,8 +194,6 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     >>> [a.shape for a in w], bool(w[0][1] > 0)
     ([(3,), (1,)], True)
     """
-
-    short_name = "L"
 
     @validate_params({**EXPLAINER_PARAMETERS,
                       "nb_samples": [Interval(numbers.Integral, 2, None)],
@@ -340,8 +332,6 @@ class ShapTokenExplainer(TokenAttributionExplainer):
     (True, True)
     """
 
-    short_name = "S"
-
     @validate_params({**EXPLAINER_PARAMETERS,
                       "n_permutations": [Interval(numbers.Integral, 1, None)]})
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
@@ -477,8 +467,6 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
     >>> bool(a[1] > 0), float(abs(ig.convergence_delta_[0])) < 1e-3
     (True, True)
     """
-
-    short_name = "I"
 
     @validate_params({**{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
                       "steps": [Interval(numbers.Integral, 1, None)],

@@ -36,8 +36,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import ArrayLike, Callable_, Interval, validate_params
+from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
 from ..commons.random import seed_to_int
+from .explainers import TokenAttributionExplainer
 from .tokens import as_sentences
 
 __all__ = ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate", "sample_ball"]
@@ -179,13 +180,10 @@ class TextLocalLipschitzEstimate(BaseMetric):
         self.sentences = as_sentences(sentences, "sentences")
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
+    @validate_params({"explainer": [InstanceOf(TokenAttributionExplainer, description=(
+        "a token explainer of xplique_ext.text (LIME, SHAP or IG adapter)"))]})
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each sentence, shape (N,) (NaN for a sentence without tokens)."""
-        from .explainers import TokenAttributionExplainer
-
-        if not isinstance(explainer, TokenAttributionExplainer):
-            raise TypeError("`explainer` must be a token explainer of xplique_ext.text (LIME, SHAP "
-                            f"or IG adapter), got {type(explainer).__name__}")
         clf = explainer.classifier
         clf._require_embedding("Text Lipschitz estimates")
         prep = clf.prepare(self.sentences)
@@ -201,17 +199,14 @@ class TextLocalLipschitzEstimate(BaseMetric):
             delta = sample_ball(np.random.default_rng([seed, i]), k, len(positions) * dim,
                                 self.epsilon)
             norms[i] = np.linalg.norm(delta, axis=1)
-            for j in range(k):
-                shifts.append(np.zeros((owner.shape[1], dim), dtype=np.float32))
-                shifts[-1][positions] = delta[j].reshape(len(positions), dim)
+            block = np.zeros((k, owner.shape[1], dim), dtype=np.float32)
+            block[:, positions] = delta.reshape(k, len(positions), dim)
+            shifts.extend(block)
         run_seed = seed_to_int(explainer.seed)
         e_s = explainer._explain(prep, run_seed, shifts=None)
         e_z = explainer._explain(prep.repeat(np.repeat(np.arange(n), k)), run_seed, shifts=shifts)
         dist = np.array([np.linalg.norm(e - e_s[r // k]) for r, e in enumerate(e_z)]).reshape(n, k)
+        # the largest ratio over the perturbations with a non-zero norm; NaN where none has
+        # one (a sentence without tokens): fmax skips NaN and warns of no all-NaN row
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = np.where(norms > 0, dist / norms, np.nan)
-        # NaN for a sentence without tokens, or whose perturbations all have a zero norm
-        has = np.array([len(w) > 0 for w in prep.words], dtype=bool) & (norms > 0).any(axis=1)
-        out = np.full(n, np.nan)
-        out[has] = np.nanmax(ratios[has], axis=1)
-        return out
+            return np.fmax.reduce(np.where(norms > 0, dist / norms, np.nan), axis=1)

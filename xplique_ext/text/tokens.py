@@ -42,7 +42,7 @@ from ..commons.params import STRING, InstanceOf, validate_params
 from ..runtime import check_finite_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
-           "as_tokenizer", "as_sentences", "read_sentences"]
+           "as_sentences", "read_sentences"]
 
 _ASCII_PUNCT = set(string.punctuation)
 
@@ -205,18 +205,8 @@ class Tokenizer:
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
         """Ids of each word tokenized on its own (padding removed), cached."""
         missing = [w for w in dict.fromkeys(words) if w not in self._piece_cache]
-        if missing:
-            ids = self(missing)
-            for w, row in zip(missing, ids):
-                self._piece_cache[w] = row[row != 0]
+        self._piece_cache.update((w, row[row != 0]) for w, row in zip(missing, self(missing)))
         return [self._piece_cache[w] for w in words]
-
-
-def as_tokenizer(tokenizer: Any) -> Optional[Tokenizer]:
-    """``Tokenizer`` wrapper of ``tokenizer`` (None stays None)."""
-    if tokenizer is None or isinstance(tokenizer, Tokenizer):
-        return tokenizer
-    return Tokenizer(tokenizer)
 
 
 def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray,
@@ -249,7 +239,7 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
     m = len(mask_pieces)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
-    kstart = np.concatenate([[0], np.cumsum(klen)[:-1]])
+    kstart = np.cumsum(klen) - klen
     mstart = int(klen.sum())
     if m == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
@@ -257,22 +247,16 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
         ids[:, :width] = np.where(keep[:, :width], words[None, :width], kflat[mstart])
         owner[:, :width] = np.arange(width)[None, :]
         return ids, owner
-    lengths = np.where(keep, klen[None, :], m)  # (R, n)
-    starts = np.where(keep, kstart[None, :], mstart)
-    flat_len = lengths.ravel()
-    total = int(flat_len.sum())
-    if total == 0:
-        return ids, owner
-    row_tot = lengths.sum(axis=1)
-    row_of = np.repeat(np.repeat(np.arange(r), n), flat_len)
-    word_of = np.repeat(np.tile(np.arange(n), r), flat_len)
-    slot_off = np.concatenate([[0], np.cumsum(flat_len)[:-1]])
-    within = np.arange(total) - np.repeat(slot_off, flat_len)
-    values = kflat[np.repeat(starts.ravel(), flat_len) + within]
-    row_off = np.concatenate([[0], np.cumsum(row_tot)[:-1]])
-    pos = np.arange(total) - np.repeat(row_off, row_tot)
+    # one entry per piece of the result, slot after slot (a slot: one token of one row)
+    lengths = np.where(keep, klen[None, :], m).ravel()
+    starts = np.where(keep, kstart[None, :], mstart).ravel()
+    slot = np.repeat(np.arange(r * n), lengths)
+    first = np.cumsum(lengths) - lengths  # the index of each slot's first piece
+    piece = np.arange(len(slot))
+    row_of, word_of = np.divmod(slot, n)
+    pos = piece - first[row_of * n]  # the piece's position in its row
     ok = pos < length
-    ids[row_of[ok], pos[ok]] = values[ok]
+    ids[row_of[ok], pos[ok]] = kflat[starts[slot] + piece - first[slot]][ok]
     owner[row_of[ok], pos[ok]] = word_of[ok]
     return ids, owner
 
@@ -308,12 +292,10 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
                         f"{type(inputs).__name__}; wrap it in a list")
     if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
         inputs, labels = _read_dataset(inputs, name)
-    elif callable(getattr(inputs, "numpy", None)):
-        inputs = np.asarray(inputs.numpy()).reshape(-1).tolist()
-    elif isinstance(inputs, np.ndarray) and inputs.ndim > 1 and inputs.shape[-1] == 1:
-        inputs = inputs.reshape(-1).tolist()
-    elif hasattr(inputs, "tolist") and not isinstance(inputs, (list, tuple)):
-        inputs = inputs.tolist()  # NumPy array, pandas Series / Index
+    elif hasattr(inputs, "numpy") or hasattr(inputs, "tolist") and not isinstance(inputs, list):
+        # a tf.Tensor, NumPy array, pandas Series / Index: (N,) or a column (N, 1)
+        arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
+        inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
     try:
         items = list(inputs)
     except TypeError:
