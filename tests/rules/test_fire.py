@@ -127,11 +127,11 @@ def test_psi_type():
 @pytest.mark.parametrize(
     "p, r, match",
     [
-        (-0.1, 2, r"`predictive_loss` must be a finite number >= 0 \(Eq. 1\), got -0.1"),
+        (-0.1, 2, r"`predictive_loss` must be numbers >= 0 \(Eq. 1\), got -0.1"),
         (float("nan"), 2, "`predictive_loss`"),
-        (0.1, 0.5, r"`readability_loss` must be a finite number >= 1 \(Eq. 1\), got 0.5"),
+        (0.1, 0.5, r"`readability_loss` must be numbers >= 1 \(Eq. 1\), got 0.5"),
         (0.1, float("inf"), "`readability_loss`"),
-        ([0.1, -1.0, -2.0], 2, r"got -1.0 \(2 of 3 values\)"),
+        ([0.1, -1.0, -2.0], 2, r"got -1 \(2 of 3 values\)"),
         (0.1, [1, 2, 0], "`readability_loss`"),
     ],
 )
@@ -141,7 +141,7 @@ def test_value_domain(p, r, match):
 
 
 def test_qs_domain():
-    with pytest.raises(ValueError, match="`coverage` must be in"):
+    with pytest.raises(ValueError, match=r"`coverage` must be numbers in \[0, 1\], got 1.5"):
         QsScore().evaluate(0.1, 3, 1.5)
     with pytest.raises(ValueError, match="`predictive_loss`"):
         qs_score(-1, 3, 1.0)

@@ -114,9 +114,9 @@ def test_fire_from_stdin_and_file(tmp_path, capsys, monkeypatch):
     "argv, match",
     [
         (["fire", "--psi", "0", "1,2"], "`psi` must be a finite real number > 0"),
-        (["fire", "1,0.5"], "`readability_loss` must be a finite number >= 1"),
+        (["fire", "1,0.5"], "`readability_loss` must be numbers >= 1"),
         (["fire", "--", "-1,2"], "`predictive_loss`"),
-        (["fire", "1,2,1.5"], "`coverage` must be in"),
+        (["fire", "1,2,1.5"], "`coverage` must be numbers in"),
         (["fire", "a,b"], "expected numbers"),
         (["fire", "--psi", "x", "1,2"], "--psi must be numbers"),
     ],

@@ -97,7 +97,7 @@ def test_a_rule_evaluation_declares_its_parts_and_its_table_choice():
     assert again.n_classes == 2 and type(again.n_classes) is int
     assert again.table("all") == evaluation.known + evaluation.unknown
     with pytest.raises(ValueError, match=r"`table` must be one of .*, got 'both'"):
-        evaluation.frequencies("both")
+        evaluation.table("both")
     with pytest.raises(TypeError, match="`known` must be a ContingencyTables, got"):
         RuleEvaluation(rules, "ordered", evaluation.known.as_array(), evaluation.unknown)
 

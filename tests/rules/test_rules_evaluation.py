@@ -315,8 +315,10 @@ def test_predictions():
     assert unordered[10] == "go"
     weighted = predict_rules(rules, data, "unordered", weights=[1, 1, 1, 2])
     assert weighted[10] == "dont_go"
-    with pytest.raises(ValueError, match="`weights`"):
+    with pytest.raises(ValueError, match=r"`weights` must hold one number per rule \(4\), got 2"):
         predict_rules(rules, data, "unordered", weights=[1, 1])
+    with pytest.raises(ValueError, match=r"`weights` must be numbers in \[0, inf\) or None, got -1"):
+        predict_rules(rules, data, "unordered", weights=[1, 1, -1, 1])
     with pytest.raises(ValueError, match="only used with mode='unordered'"):
         predict_rules(rules, data, "ordered", weights=[1, 1, 1, 1])
     # no DEFAULT: uncovered examples get `missing`

@@ -262,3 +262,22 @@ def test_ripper_refuses_a_nan_negative_class(cancer_ripper, nan):
     _, _, model = cancer_ripper
     with pytest.raises(ValueError, match=r"`negative_class` .* got nan"):
         ripper_to_rules(model, nan)
+
+
+def test_wittgenstein_bins_become_right_closed_intervals():
+    from types import SimpleNamespace
+
+    from xplique_ext.rules.learners import _ripper_conditions
+
+    bins = {"f": {"<2.5", ">7", "-3 - -1", "abc", "1 - 2 - 3"}}
+
+    def conditions(label):
+        cond = SimpleNamespace(feature="f", val=label)
+        return [c.to_string() for c in _ripper_conditions("rule", cond, "a", bins)]
+
+    assert conditions("<2.5") == ["a <= 2.5"] and conditions(">7") == ["a > 7.0"]
+    assert conditions("-3 - -1") == ["a > -3.0", "a <= -1.0"]
+    assert conditions("plain") == ["a = plain"]  # not a bin: equality
+    for label in ("abc", "1 - 2 - 3"):
+        with pytest.raises(ValueError, match=f"cannot read wittgenstein's bin '{label}'"):
+            conditions(label)

@@ -617,3 +617,9 @@ def test_read_data_of_a_missing_file_names_that_file_not_its_names(tmp_path):
     with pytest.raises(FileNotFoundError) as caught:
         read_data(tmp_path / "absent.data")
     assert caught.value.filename == str(tmp_path / "absent.data")
+
+
+def test_names_infer_reads_numbers_written_as_text():
+    frame = pd.DataFrame({"a": ["1", "2", "?"], "b": ["1.5", "2", None], "c": ["x", "y", "!"]})
+    inferred = [(a.name, a.type, a.values) for a in Names.infer(frame)]
+    assert inferred == [("a", "integer", None), ("b", "real", None), ("c", "nominal", ("x", "y"))]

@@ -115,8 +115,8 @@ def test_api_matches_figures_and_loop(mode):
     result = evaluate_rules(rules, data, mode)
     for k, rule in enumerate(rules):
         known, unknown = FIGURES[mode][rule.id]
-        np.testing.assert_allclose(result.frequencies("known")[k], known, atol=5e-4 + 1e-12)
-        np.testing.assert_allclose(result.frequencies("unknown")[k], unknown, atol=5e-4 + 1e-12)
+        np.testing.assert_allclose(result.known.frequencies()[k], known, atol=5e-4 + 1e-12)
+        np.testing.assert_allclose(result.unknown.frequencies()[k], unknown, atol=5e-4 + 1e-12)
     loop = evaluate_rules_loop(rules, data, mode)
     assert loop.known == result.known and loop.unknown == result.unknown
 

@@ -1,21 +1,21 @@
 """Checking rules against ``.names`` declarations: typed values, operators, heads.
 
-This module sits under :mod:`~xplique_ext.rules.pbm` (whose ``RuleSet.validate`` calls
-:func:`check_rules`) and :mod:`~xplique_ext.rules.compile`; it reads rules by their
-attributes and imports neither.
+This module sits over :mod:`~xplique_ext.rules.pbm` and :mod:`~xplique_ext.rules.names`
+and under :mod:`~xplique_ext.rules.compile`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Optional, Union
 
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
+from .dataset import _FALSE, _TRUE, _parse_numbers
 from .errors import RuleParseError
 from .names import Attribute, Names
+from .pbm import RuleSet
 
 __all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
            "typed_value"]
@@ -23,8 +23,7 @@ __all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_doma
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
 #: Spellings of boolean values and what they mean.
-BOOLEAN_VALUES = {**dict.fromkeys(("true", "t", "yes", "y", "1"), "true"),
-                  **dict.fromkeys(("false", "f", "no", "n", "0"), "false")}
+BOOLEAN_VALUES = {**dict.fromkeys(_TRUE, "true"), **dict.fromkeys(_FALSE, "false")}
 
 
 def real_value(text: str) -> Optional[float]:
@@ -54,16 +53,9 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
         return real_value(text)
     if kind == "boolean":
         return BOOLEAN_VALUES.get(text.lower())
-    if kind in ("date", "time"):
-        if kind == "time" and not re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", text):
-            return None
-        try:
-            if kind == "date":
-                stamp = pd.to_datetime(text, format="%Y/%m/%d")
-                return float((stamp - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1))
-            return float(pd.to_timedelta(text) / pd.Timedelta(seconds=1))
-        except (ValueError, TypeError):
-            return None
+    if kind in ("date", "time"):  # read as the data reader reads them
+        value = float(_parse_numbers(kind, pd.Series([text], dtype=object))[0][0])
+        return None if math.isnan(value) else value
     if attribute.values is not None and text not in attribute.values:
         return None
     return text
@@ -121,11 +113,10 @@ def _condition_fault(condition, names: Names) -> Optional[str]:
     return None
 
 
-@validate_params({"rules": "no_validation",  # a RuleSet, duck-typed below (pbm builds on this)
+@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")],
                   "names": [InstanceOf(Names, description="a Names object")]})
-def check_rules(rules, names: Names) -> None:
-    """Check every rule of ``rules`` (a :class:`~xplique_ext.rules.RuleSet`) against
-    ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
+def check_rules(rules: RuleSet, names: Names) -> None:
+    """Check every rule of ``rules`` against ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
 
     Examples
     --------
@@ -133,8 +124,6 @@ def check_rules(rules, names: Names) -> None:
     >>> names = read_names(example_path("voyage.names"))
     >>> check_rules(read_rules(example_path("voyage.cn2.ordered.pbm")), names)  # no error
     """
-    if not (hasattr(rules, "all_rules") and hasattr(rules, "file")):
-        raise TypeError(f"`rules` must be a RuleSet, got {type(rules).__name__}")
     head_type = names.class_attribute
     for rule in rules.all_rules:
         for condition in rule.conditions:

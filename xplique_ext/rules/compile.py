@@ -11,6 +11,7 @@ unknown value as true; a test on a not-applicable value (``!``) is false.
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -28,9 +29,9 @@ COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": oper
                ">": operator.gt, ">=": operator.ge}
 
 
-def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
+def typed_head(names: Names, head: str) -> Union[str, float]:
     """A rule head as a class label (str) or, for a numeric class, a float."""
-    attribute = None if names is None else names.class_attribute
+    attribute = names.class_attribute
     if attribute is not None and attribute.is_numeric:
         return float(head)
     if attribute is not None and attribute.type == "boolean":
@@ -42,11 +43,16 @@ def typed_head(names: Optional[Names], head: str) -> Union[str, float]:
 class CompiledCondition:
     """A condition ready for evaluation."""
 
-    key: Tuple
     attributes: Tuple[str, ...]
     operator: str
     value: object
     terms: Tuple[Tuple[float, str], ...] = ()
+
+    @property
+    def key(self) -> Tuple:
+        """What makes two conditions one mask (the values of ``in`` as a set)."""
+        value = frozenset(self.value) if self.operator == "in" else self.value
+        return self.attributes, self.operator, value, self.terms
 
     def _known(self, mask: np.ndarray, data: Dataset, operators: Sequence[str]) -> np.ndarray:
         """``mask`` restricted to the examples whose attributes read are known and
@@ -63,14 +69,13 @@ class CompiledCondition:
         """Mask ``(N,)``: the test holds and every attribute it reads is known and
         applicable."""
         op, compare = self.operator, COMPARISONS.get(self.operator)
-        if self.terms:
-            total = sum(c * data.column(name).values for c, name in self.terms)
-            return self._known(compare(total, self.value), data, ("!=",))
         column = data.column(self.attributes[0])
-        if not column.is_coded:
+        if self.terms or not column.is_coded:  # numbers (NaN where missing)
+            values = (sum(c * data.column(a).values for c, a in self.terms) if self.terms
+                      else column.values)
             if op == "in":
-                return np.isin(column.values, np.asarray(self.value, dtype=np.float64))
-            return self._known(compare(column.values, self.value), data, ("!=",))
+                return np.isin(values, np.asarray(self.value, dtype=np.float64))
+            return self._known(compare(values, self.value), data, ("!=",))
         if op == "in":  # a look-up table over the codes, shifted past the missing ones
             table = np.zeros(len(column.categories) + 2, dtype=bool)
             table[[column.code(v) + 2 for v in self.value if column.code(v) >= 0]] = True
@@ -108,17 +113,14 @@ class CompiledRule:
 def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     if condition.is_linear:
         terms = tuple((float(c), a) for c, a in condition.terms)
-        value = float(condition.value)
-        key = ("linear", terms, condition.operator, value)
-        return CompiledCondition(key, condition.attributes, condition.operator, value, terms)
+        return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
+                                 terms)
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
     if condition.operator == "in":
         value = tuple(typed_value(attribute, v) for v in condition.value)
-        key = (attribute.name, "in", frozenset(value))
     else:
         value = typed_value(attribute, condition.value)
-        key = (attribute.name, condition.operator, value)
-    return CompiledCondition(key, (attribute.name,), condition.operator, value)
+    return CompiledCondition((attribute.name,), condition.operator, value)
 
 
 def compile_rules(rules: RuleSet,
@@ -153,10 +155,7 @@ class MaskCache:
 
     def __init__(self, compiled: Sequence[CompiledRule], data: Dataset) -> None:
         self.data = data
-        self.remaining: Dict[Tuple, int] = {}
-        for rule in compiled:
-            for condition in (c for conjunction in rule.body for c in conjunction):
-                self.remaining[condition.key] = self.remaining.get(condition.key, 0) + 1
+        self.remaining = Counter(c.key for rule in compiled for part in rule.body for c in part)
         self.cache: Dict[Tuple, np.ndarray] = {}
         self.rows: Dict[Tuple[str, ...], np.ndarray] = {}
 
@@ -181,19 +180,19 @@ class MaskCache:
             self.rows[key] = _union([c.unknown_index for c in columns if c.has_unknown])
         return self.rows[key]
 
-    def body(self, rule: CompiledRule, rows: Optional[np.ndarray] = None):
-        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify);
-        with ``rows``, also its possible coverage over ``rows`` (a test on an unknown value
-        counting as true): ``(certain, possible)``."""
+    def body(self, rule: CompiledRule, rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)
+        and its possible coverage over ``rows`` (a test on an unknown value counting as
+        true)."""
         covered = np.zeros(self.data.n_examples, dtype=bool)
-        possible = np.zeros(0 if rows is None else rows.shape, dtype=bool)
+        possible = np.zeros(rows.shape, dtype=bool)
         for conjunction in rule.body:
             part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
             for condition in conjunction:
                 mask = self.certain(condition)
                 part &= mask
-                if rows is not None:
+                if rows.size:
                     part_possible &= mask[rows] | condition.unknown(self.data, rows)
             covered |= part
             possible |= part_possible
-        return covered if rows is None else (covered, possible)
+        return covered, possible

@@ -40,7 +40,7 @@ from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, v
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset, label_text
-from .measures import MEASURES, check_zero_division, rule_measures
+from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
@@ -76,10 +76,8 @@ class ContingencyTables:
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
         self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
         if len({a.shape for a in (bh, bhbar, bbarh, bbarhbar)}) > 1:
-            raise ValueError(
-                "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule each, "
-                f"got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}"
-            )
+            raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule "
+                             f"each, got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}")
 
     @property
     def n(self) -> np.ndarray:
@@ -137,10 +135,9 @@ class RuleEvaluation:
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "names_file": [STRING, None], "data_file": [STRING, None],
     })
-    def __init__(
-        self, rules: RuleSet, mode: str, known: ContingencyTables, unknown: ContingencyTables,
-        n_classes: int = 2, names_file: Optional[str] = None, data_file: Optional[str] = None,
-    ) -> None:
+    def __init__(self, rules: RuleSet, mode: str, known: ContingencyTables,
+                 unknown: ContingencyTables, n_classes: int = 2, names_file: Optional[str] = None,
+                 data_file: Optional[str] = None) -> None:
         self.rules, self.mode, self.known, self.unknown = rules, mode, known, unknown
         self.n_classes, self.names_file, self.data_file = n_classes, names_file, data_file
 
@@ -148,10 +145,6 @@ class RuleEvaluation:
     def table(self, table: str = "known") -> ContingencyTables:
         """``"known"``, ``"unknown"`` or ``"all"`` (their sum)."""
         return self.known + self.unknown if table == "all" else getattr(self, table)
-
-    def frequencies(self, table: str = "known") -> np.ndarray:
-        """``(n_rules, 5)`` frequencies ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n``."""
-        return self.table(table).frequencies()
 
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
@@ -169,12 +162,9 @@ class RuleEvaluation:
         measures of :data:`~xplique_ext.rules.MEASURES`.
         """
         rows: Dict[str, Any] = {
-            "rule": [r.id for r in self.rules],
-            "head": [r.head for r in self.rules],
-            "mode": self.mode,
+            "rule": [r.id for r in self.rules], "head": [r.head for r in self.rules], "mode": self.mode,
             "condition": [" OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
-                          for r in self.rules],
-        }
+                          for r in self.rules]}
         for prefix, t in (("", self.known), ("unknown_", self.unknown)):
             for cell in ("bh", "bhbar", "bbarhbar", "bbarh", "n"):
                 rows[prefix + cell] = getattr(t, cell)
@@ -234,15 +224,12 @@ def _labelled(data: Dataset, labels: Any = None):
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
             raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
-        if y.dtype.kind != "f":
-            y = y.astype(object)
-        known = ~np.isnan(y) if y.dtype.kind == "f" else np.array([v is not None for v in y])
-    keep = None if known.all() else np.flatnonzero(known)
-    if keep is not None:
-        data, y = data.take(keep), y[keep]
+        known, y = ~pd.isna(y), y if y.dtype.kind == "f" else y.astype(object)
+    if not known.all():
+        data, y = data.take(np.flatnonzero(known)), y[known]
     if labels is None and column.is_coded:
         y = pd.Categorical.from_codes(y, column.categories)
-    return data, y, 0 if keep is None else known.size - keep.size
+    return data, y, int(known.size - np.count_nonzero(known))
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
@@ -250,14 +237,10 @@ def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarra
     as numbers for numeric labels; a categorical compares its codes)."""
     masks: Dict[Any, np.ndarray] = {}
     for head in dict.fromkeys(rule.head for rule in compiled):
-        text = head if isinstance(head, str) else label_text(head)
-        if y.dtype.kind in "fiub":
-            try:
-                masks[head] = y == float(head)
-            except (TypeError, ValueError):
-                masks[head] = np.zeros(y.shape, dtype=bool)
+        if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
+            masks[head] = y == pd.to_numeric(head, errors="coerce")
         else:
-            masks[head] = np.asarray(y == text, dtype=bool)
+            masks[head] = np.asarray(y == label_text(head), dtype=bool)
     return masks
 
 
@@ -277,8 +260,7 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     "n_classes": [Interval(numbers.Integral, 1, None), None],
 })
 def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
-                   n_classes: Optional[int] = None, names: Optional[Names] = None
-                   ) -> RuleEvaluation:
+                   n_classes: Optional[int] = None, names: Optional[Names] = None) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
     Parameters
@@ -334,7 +316,7 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     >>> data = read_data(example_path("voyage.test"))
     >>> rules = read_rules(example_path("voyage.cn2.unordered.pbm"))
     >>> result = evaluate_rules(rules, data, "unordered")
-    >>> result.frequencies("known")[0].round(3).tolist()
+    >>> result.known.frequencies()[0].round(3).tolist()
     [0.25, 0.083, 0.417, 0.25, 12.0]
     >>> chunks = read_data(example_path("voyage.test"), chunksize=4)
     >>> evaluate_rules(rules, chunks, "unordered").known == result.known
@@ -343,10 +325,9 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     if not isinstance(data, Dataset):
         kind = _partitioned_kind(data)
         if labels is not None:
-            raise ValueError(
-                f"`labels` is only accepted with a Dataset, got a {kind}: put the labels to "
-                "compare with the heads in the class column of the chunks instead"
-            )
+            raise ValueError(f"`labels` is only accepted with a Dataset, got a {kind}: put the "
+                             "labels to compare with the heads in the class column of the chunks "
+                             "instead")
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
@@ -364,14 +345,12 @@ def _partitioned_kind(data: Any) -> str:
     """``"Dask DataFrame"`` or ``"iterable of chunks"`` (Dask is not imported)."""
     if type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed"):
         return "Dask DataFrame"
-    if hasattr(data, "__iter__") and not isinstance(
-        data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)
-    ):
+    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes, pd.DataFrame, pd.Series,
+                                                           np.ndarray, dict)):
         return "iterable of chunks"
-    raise TypeError(
-        "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask DataFrame "
-        f"or an iterable of chunks (Datasets or pandas DataFrames), got {type(data).__name__}"
-    )
+    raise TypeError("`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask "
+                    "DataFrame or an iterable of chunks (Datasets or pandas DataFrames), got "
+                    f"{type(data).__name__}")
 
 
 def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) -> dict:
@@ -386,10 +365,9 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None) ->
 def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) -> RuleEvaluation:
     """The evaluation of the summed counts of ``parts``; ``n_classes`` by default the size
     of the declared class domain (when ``declared``), else the number of labels met."""
-    if parts:
-        counts = sum(part["counts"] for part in parts)
-    else:
-        counts = np.zeros((2, 4, len(compile_rules(rules, names)[0])), dtype=np.int64)
+    if not parts:  # no chunk: check the rules all the same
+        compile_rules(rules, names)
+    counts = sum((part["counts"] for part in parts), np.zeros((2, 4, len(rules)), np.int64))
     dropped = sum(part["dropped"] for part in parts)
     if dropped:
         warn(f"{dropped} example(s) with an unknown or not-applicable class are left out of "
@@ -398,9 +376,8 @@ def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) ->
         domain = names.class_attribute.values if names.class_attribute is not None else None
         met = set().union(*(part["labels"] for part in parts))
         n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
-    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]),
-                          ContingencyTables(*counts[1]), n_classes=n_classes,
-                          names_file=names.file, data_file=file)
+    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]), ContingencyTables(*counts[1]),
+                          n_classes=n_classes, names_file=names.file, data_file=file)
 
 
 def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -> np.ndarray:
@@ -432,10 +409,7 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             u_rows = cache.unknown_rows(rule.attributes)
             if alive is not None and u_rows.size:
                 u_rows = u_rows[alive[u_rows]]
-            if u_rows.size:
-                certain, possible = cache.body(rule, u_rows)
-            else:
-                certain, possible = cache.body(rule), None
+            certain, possible = cache.body(rule, u_rows)
             # covered for certain (and not yet fired, in the ordered modes)
             counted = certain if alive is None else np.logical_and(certain, alive, out=certain)
             b_all = int(np.count_nonzero(counted))
@@ -445,10 +419,9 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             bh_k = bh_all - int(np.count_nonzero(b_u_certain & h_u))
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
             counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n - u_rows.size - b_k - h_k + bh_k)
-            if u_rows.size:
-                b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
-                bh_u = int(np.count_nonzero(possible & h_u))
-                counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
+            b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
+            bh_u = int(np.count_nonzero(possible & h_u))
+            counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
             if alive is not None:  # ordered: blocks of one rule
                 fired = counted if fired is None else np.logical_or(fired, counted, out=fired)
             del certain, counted
@@ -523,11 +496,8 @@ def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.
     masks = []
     for rule in compiled:
         rows = cache.unknown_rows(rule.attributes)
-        if rows.size:
-            covered, possible = cache.body(rule, rows)
-            covered[rows] = possible
-        else:
-            covered = cache.body(rule)
+        covered, possible = cache.body(rule, rows)
+        covered[rows] = possible
         masks.append(covered)
     return masks
 
@@ -543,7 +513,8 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
 @validate_params({
     "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
     "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "weights": "no_validation",  # R non-negative numbers: checked below
+    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,
+                          within=Interval(numbers.Real, 0, None)), None],  # one per rule
     "missing": "no_validation",  # any value, returned as it is
 })
 def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
@@ -598,18 +569,18 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     masks = _possible_masks(compiled, data)
     if weights is not None and mode != "unordered":
         raise ValueError("`weights` is only used with mode='unordered'")
-    weights = np.ones(len(compiled)) if weights is None else np.asarray(weights, np.float64)
-    if weights.shape != (len(compiled),) or not np.all(np.isfinite(weights) & (weights >= 0)):
-        raise ValueError(
-            f"`weights` must hold {len(compiled)} finite non-negative numbers, got {weights!r}")
-    heads = [r.head for r in compiled] + ([] if default is None else [default])
-    attribute = data.names.class_attribute
-    numeric = attribute is not None and attribute.is_numeric and bool(heads)
-    fill = missing if default is None else default
-    if numeric and all(isinstance(h, float) for h in heads):  # the mean of numeric heads
+    weights = np.ones(len(compiled)) if weights is None else weights
+    if weights.shape != (len(compiled),):
+        raise ValueError(f"`weights` must hold one number per rule ({len(compiled)}), got "
+                         f"{weights.size}")
+    attribute, fill = data.names.class_attribute, missing if default is None else default
+    # numeric heads (typed_head gives floats) predict their mean
+    numeric = attribute is not None and attribute.is_numeric and (
+        bool(compiled) or default is not None)
+    if numeric:
         out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
     else:
-        numeric, out = False, np.empty(len(data), dtype=object)
+        out = np.empty(len(data), dtype=object)
         out.fill(fill)
     if mode == "unordered":
         return _vote(compiled, masks, weights, out, numeric)
@@ -702,22 +673,17 @@ class RuleMetrics(BaseMetric):
 
     @validate_params({
         "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
-        "zero_division": "no_validation",  # 'warn', 'nan' or a number: below
+        "zero_division": ZERO_DIVISION,
     })
     def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
                  measure: str = "WRAcc") -> None:
-        self.rules, self.mode, self.measure = rules, mode, measure
-        self.zero_division = check_zero_division(zero_division)
+        self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division
         self.higher_is_better = measure not in ("Err", "Chi2_p")
-
-    def contingency(self, data: Dataset, labels: Any = None) -> RuleEvaluation:
-        """Both contingency tables of every rule."""
-        return evaluate_rules(self.rules, data, self.mode, labels=labels)
 
     def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
         """``measure`` for each rule, a float ndarray (R,) (NaN where it is undefined and
         ``zero_division`` is ``"warn"`` or ``"nan"``)."""
-        evaluation = self.contingency(data, labels)
+        evaluation = evaluate_rules(self.rules, data, self.mode, labels=labels)
         policy = "nan" if self.zero_division == "warn" else self.zero_division
         values = evaluation.measures("known", policy)[self.measure].to_numpy(dtype=np.float64)
         undefined = np.isnan(values)
@@ -731,6 +697,6 @@ class RuleMetrics(BaseMetric):
     def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
         """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
         ``score`` column: ``measure``."""
-        frame = self.contingency(data, labels).to_frame(self.zero_division)
+        frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(self.zero_division)
         frame["score"] = frame[self.measure]
         return frame

@@ -17,14 +17,16 @@ that overflows float64 (losses near 1e308, or ``r / psi`` beyond it) is NaN with
 
 from __future__ import annotations
 
-from typing import Any, Union
+import numbers
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import validate_params
+from ..commons.params import ArrayLike as ArrayConstraint
+from ..commons.params import Interval, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .validation import PSI, REAL_ARRAY, broadcast_shape
+from .validation import PSI, broadcast_shape
 
 __all__ = ["FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
            "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT"]
@@ -33,22 +35,19 @@ __all__ = ["FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha"
 FIRE_EXPONENT = 0.05
 
 ArrayLike = Union[float, np.ndarray, Any]
-_LOSSES = {"predictive_loss": [REAL_ARRAY], "readability_loss": [REAL_ARRAY]}
 
 
-def _check_domain(array: np.ndarray, name: str, low: float, what: str, high=np.inf) -> None:
-    bad = ~np.isfinite(array) | (array < low) | (array > high)
-    if np.any(bad):
-        first = array[bad].ravel()[0] if array.ndim else float(array)
-        detail = f" ({int(np.count_nonzero(bad))} of {array.size} values)" if array.ndim else ""
-        raise ValueError(f"`{name}` must be {what}, got {first}{detail}")
+def _domain(low: float, bounds: Optional[str], high=None, closed: str = "both") -> list:
+    """Real numbers or arrays of them (as float64) in ``[low, high]``, ``bounds`` wording
+    the range in messages (Eq. 1's domain)."""
+    interval = Interval(numbers.Real, low, high, closed)
+    interval.bounds = bounds or interval.bounds
+    return [ArrayConstraint("real", dtype=np.float64, within=interval)]
 
 
-def _losses(p: np.ndarray, r: np.ndarray, **others: np.ndarray) -> None:
-    """Check that the losses (and ``others``) broadcast together and lie in Eq. 1's domain."""
-    broadcast_shape(predictive_loss=p, readability_loss=r, **others)
-    _check_domain(p, "predictive_loss", 0.0, "a finite number >= 0 (Eq. 1)")
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
+#: Eq. 1's domain: p >= 0, r >= 1 (and beta > 0, coverage in [0, 1]).
+_LOSSES = {"predictive_loss": _domain(0, ">= 0 (Eq. 1)"),
+           "readability_loss": _domain(1, ">= 1 (Eq. 1)")}
 
 
 def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[float, np.ndarray]:
@@ -90,14 +89,14 @@ def fire_score(psi: float, predictive_loss: ArrayLike,
     (21.4, 78.7)
     """
     p, r = predictive_loss, readability_loss
-    _losses(p, r)
+    broadcast_shape(predictive_loss=p, readability_loss=r)
     with np.errstate(over="ignore", invalid="ignore"):
         values = p * np.ceil(r / psi) * r**FIRE_EXPONENT
     # p = 0 gives 0 whatever r, unless r / psi itself overflowed (0 * inf)
     return _finite_or_nan(values, "FiRe", p, r)
 
 
-@validate_params({**_LOSSES, "coverage": [REAL_ARRAY]})
+@validate_params({**_LOSSES, "coverage": _domain(0, None, 1)})
 def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
              coverage: ArrayLike) -> Union[float, np.ndarray]:
     """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
@@ -123,14 +122,17 @@ def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
     0.19
     """
     p, r, c = predictive_loss, readability_loss, coverage
-    _losses(p, r, coverage=c)
-    _check_domain(c, "coverage", 0.0, "in [0, 1]", high=1.0)
+    broadcast_shape(predictive_loss=p, readability_loss=r, coverage=c)
     with np.errstate(over="ignore", invalid="ignore"):
         values = p * (2.0 - c) * r
     return _finite_or_nan(values, "Qs", p, r, c)
 
 
-@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
+_BETA = {"beta": _domain(0, "> 0 (Eq. 1)", closed="neither"),
+         "readability_loss": _LOSSES["readability_loss"], "psi": [PSI]}
+
+
+@validate_params(_BETA)
 def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
                            psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
@@ -149,11 +151,8 @@ def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
     """
     b, r = beta, readability_loss
     broadcast_shape(beta=b, readability_loss=r)
-    _check_domain(r, "readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
-    _check_domain(b, "beta", np.nextafter(0.0, 1.0), "a finite number > 0 (Eq. 1)")
     with np.errstate(over="ignore", invalid="ignore"):
-        scaled = b * r
-        _check_domain(scaled, "beta * readability_loss", 1.0, "a finite number >= 1 (Eq. 1)")
+        scaled = check_param(b * r, "beta * readability_loss", _LOSSES["readability_loss"])
         numerator = np.ceil(r / psi)
         denominator = np.ceil(scaled / psi) * b**FIRE_EXPONENT
         alpha = np.where(np.isfinite(numerator) & np.isfinite(denominator),
@@ -161,7 +160,7 @@ def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
     return _finite_or_nan(alpha, "the equilibrium alpha (Eq. 10)", b, r)
 
 
-@validate_params({"beta": [REAL_ARRAY], "readability_loss": [REAL_ARRAY], "psi": [PSI]})
+@validate_params(_BETA)
 def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
                             psi: float = 1.0) -> Union[float, np.ndarray]:
     """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
@@ -180,7 +179,7 @@ def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
     return 1.0 / fire_equilibrium_alpha(beta, readability_loss, psi)
 
 
-@validate_params({"psi": [PSI], **_LOSSES, "readability_grid": [REAL_ARRAY]})
+@validate_params({"psi": [PSI], **_LOSSES, "readability_grid": _LOSSES["readability_loss"]})
 def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
                  readability_grid: ArrayLike) -> np.ndarray:
     """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
@@ -193,7 +192,6 @@ def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
     """
     level = fire_score(psi, predictive_loss, readability_loss)
     grid = readability_grid
-    _check_domain(grid, "readability_grid", 1.0, "a finite number >= 1 (Eq. 1)")
     if np.ndim(level):  # arrays of (p, r) have no single isoline
         raise TypeError("`predictive_loss` and `readability_loss` must be numbers (one point), "
                         f"got arrays of shape {np.shape(level)}")
@@ -289,9 +287,8 @@ class FiRe(BaseMetric):
         score = self.detailed_evaluate(predictive_loss, readability_loss)
         p, r = np.broadcast_arrays(np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
                                    np.asarray(readability_loss, dtype=np.float64).reshape(-1))
-        return pd.DataFrame(
-            {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
-        )
+        return pd.DataFrame({"predictive_loss": p, "readability_loss": r, "psi": self.psi,
+                             "score": score})
 
 
 class QsScore(BaseMetric):

@@ -24,26 +24,27 @@ from .trees import _names, _number
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
 #: ``feature_names``: the attribute names, in the learner's training column order.
-_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index,
-                             description="a sequence of names (list, tuple, array or Index)"),
-                  None]
+_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
+                             "(list, tuple, array or Index)"), None]
 
 
-def _import(module: str):
+def _check_model(model, module: str, kinds: Sequence[str], described: str,
+                 fitted: Sequence[str]) -> None:
+    """Import the optional package ``module`` (an ImportError saying how to install it),
+    then a TypeError unless ``model`` is one of its classes ``kinds``, a ValueError unless
+    it has the ``fitted`` attributes."""
     import importlib
 
     try:
-        return importlib.import_module(module)
+        package = importlib.import_module(module)
     except ImportError as err:
         raise ImportError(f"this adapter needs the package {module!r}: pip install "
                           f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
-
-
-def _check_model(model, module, kinds: Sequence[str], described: str) -> None:
-    """TypeError unless ``model`` is one of the classes ``kinds`` of ``module``."""
-    classes = tuple(k for k in (getattr(module, kind, None) for kind in kinds) if k)
+    classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
     if not isinstance(model, classes):
         raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
+    if any(getattr(model, name, None) is None for name in fitted):
+        raise ValueError("`model` is not fitted: call its fit method first")
 
 
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
@@ -54,24 +55,6 @@ def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> D
 
 
 # ------------------------------------------------------------------------ wittgenstein
-def _interval_conditions(attribute: str, text: str) -> Optional[List[Condition]]:
-    """Conditions for a wittgenstein bin label: ``<b`` is ``x <= b``, ``>a`` is
-    ``x > a``, ``a - b`` is ``a < x <= b`` (the right-closed intervals its pandas binning
-    cuts with); None when ``text`` is not a bin label."""
-    text = text.strip()
-    parts = text.split(" - ")
-    try:
-        if text.startswith(("<", ">")):
-            operator = "<=" if text[0] == "<" else ">"
-            return [Condition(attribute, operator, _number(float(text[1:]), None))]
-        if len(parts) == 2:
-            return [Condition(attribute, ">", _number(float(parts[0]), None)),
-                    Condition(attribute, "<=", _number(float(parts[1]), None))]
-    except ValueError:
-        return None
-    return None
-
-
 def _negative_class(positive: Any, negative_class: Any) -> str:
     """The DEFAULT head of a RIPPER rule set: ``negative_class``, or the opposite of a
     ``True`` / ``1`` positive class."""
@@ -84,10 +67,8 @@ def _negative_class(positive: Any, negative_class: Any) -> str:
         elif isinstance(positive, numbers.Real) and float(positive) == 1.0:
             negative_class = 0
         else:
-            raise ValueError(
-                f"`negative_class` is required: RIPPER predicts pos_class={positive!r} or not, "
-                "name the label of the other examples"
-            )
+            raise ValueError(f"`negative_class` is required: RIPPER predicts pos_class={positive!r} "
+                             "or not, name the label of the other examples")
     if label_text(negative_class) == label_text(positive):
         raise ValueError(f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
                          f"positive class {label_text(positive)!r}")
@@ -98,11 +79,19 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
     """The conditions of one wittgenstein test ``cond`` (of ``rule``) on ``attribute``."""
     value = cond.val
     if isinstance(value, str) and value in bins.get(cond.feature, ()):
-        interval = _interval_conditions(attribute, value)
-        if interval is None:
+        # a bin of its pandas binning, right-closed: "<b" is x <= b, ">a" is x > a and
+        # "a - b" is a < x <= b
+        text = value.strip()
+        try:
+            if text.startswith(("<", ">")):
+                operator = "<=" if text[0] == "<" else ">"
+                return [Condition(attribute, operator, _number(float(text[1:]), None))]
+            low, high = text.split(" - ")
+            return [Condition(attribute, ">", _number(float(low), None)),
+                    Condition(attribute, "<=", _number(float(high), None))]
+        except ValueError:  # not a number, or not two bounds
             raise ValueError(f"cannot read wittgenstein's bin {value!r} of feature "
-                             f"{cond.feature!r} as an interval")
-        return interval
+                             f"{cond.feature!r} as an interval") from None
     if isinstance(value, (bool, np.bool_)):
         return [Condition(attribute, "=", str(bool(value)))]
     if isinstance(value, numbers.Real) and not math.isfinite(float(value)):
@@ -169,10 +158,8 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     >>> rules.default.head
     'no'
     """
-    lw = _import("wittgenstein")
-    _check_model(model, lw, ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier")
-    if getattr(model, "ruleset_", None) is None or not hasattr(model, "trainset_features_"):
-        raise ValueError("`model` is not fitted: call its fit method first")
+    _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
+                 ("ruleset_", "trainset_features_"))
     positive = label_text(model.pos_class)
     negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
@@ -240,17 +227,12 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     >>> rules.default.head
     'a'
     """
-    imodels = _import("imodels")
-    _check_model(model, imodels, ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier")
-    steps = getattr(model, "rules_", None)
-    if not steps or not hasattr(model, "classes_"):
-        raise ValueError("`model` is not fitted: call its fit method first")
+    _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
+    steps = model.rules_
     classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
-        raise ValueError(
-            f"`model` must be a binary classifier, got {len(classes)} classes {classes}"
-        )
+        raise ValueError(f"`model` must be a binary classifier, got {len(classes)} classes {classes}")
     trained = [str(f) for f in model.feature_names_]
     rename = _rename(trained, feature_names)
 

@@ -42,22 +42,17 @@ from .syntax import Token, quote, read_text, scan_quoted
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
 #: Canonical attribute types.
-ATTRIBUTE_TYPES = (
-    "nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time", "ignore"
-)
+ATTRIBUTE_TYPES = ("nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time",
+                   "ignore")
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
-_TYPE_SPELLINGS = {
-    **{kind: kind for kind in ATTRIBUTE_TYPES},
-    "discrete": "nominal", "int": "integer", "continuous": "real", "bool": "boolean",
-}
+_TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
+                   "int": "integer", "continuous": "real", "bool": "boolean"}
 _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
-_TOKEN = re.compile(
-    r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
-    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)'
-)
+_TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
+                    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)')
 
 
 @dataclass(frozen=True)
@@ -109,8 +104,7 @@ Attribute.__init__ = validate_params({
     "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
     "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
-    "line": [Interval(numbers.Integral, 0, None), None],
-})(Attribute.__init__)
+    "line": [Interval(numbers.Integral, 0, None), None]})(Attribute.__init__)
 
 
 class Names:
@@ -151,10 +145,8 @@ class Names:
             raise NamesParseError(f"the class attribute {class_name!r} named by the first "
                                   "statement is never declared", file=file, text=class_name)
         if class_name is not None and self._by_name[class_name].is_derived:
-            raise NamesParseError(
-                f"the class attribute {class_name!r} cannot be a derived attribute",
-                file=file, line=self._by_name[class_name].line, text=class_name,
-            )
+            raise NamesParseError(f"the class attribute {class_name!r} cannot be a derived attribute",
+                                  file=file, line=self._by_name[class_name].line, text=class_name)
 
     def __getitem__(self, name: str) -> Attribute:
         try:
@@ -216,7 +208,6 @@ class Names:
         ``boolean``, and every other column ``nominal`` with the sorted values met in it
         (unknown ``?``/NaN and not-applicable ``!`` excluded).
         """
-        import numpy as np
         import pandas as pd
 
         attributes = []
@@ -233,7 +224,7 @@ class Names:
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
-                    whole = np.all(numeric == np.round(numeric))
+                    whole = bool((numeric == numeric.round()).all())
                     attributes.append(Attribute(name, "integer" if whole else "real"))
                 else:
                     attributes.append(Attribute(name, "nominal", tuple(sorted(set(values)))))
@@ -258,7 +249,10 @@ def _type_text(attribute: Attribute) -> str:
 
 
 # -- reading ------------------------------------------------------------------------------
-def _tokenize(text: str, file: str) -> Iterator[Token]:
+def _statements(text: str, file: str) -> List[List[Token]]:
+    """The statements of a ``.names`` text, each a list of tokens (blanks and comments
+    dropped, the ``.`` that ends it too)."""
+    statements: List[List[Token]] = [[]]
     i, line = 0, 1
     while i < len(text):
         match = _TOKEN.match(text, i)
@@ -268,24 +262,16 @@ def _tokenize(text: str, file: str) -> Iterator[Token]:
         elif kind == "quoted":
             value, i = scan_quoted(text, match.start())
             if not value:
-                raise NamesParseError(
-                    "empty quoted identifier" if value == "" else "unterminated quoted identifier",
-                    file=file, line=line, text=text[match.start():i],
-                )
-            yield Token("quoted", value, line)
-        elif kind != "comment":
-            yield Token(kind, match.group(), line)
-
-
-def _statements(text: str, file: str) -> List[List[Token]]:
-    statements: List[List[Token]] = [[]]
-    for token in _tokenize(text, file):
-        if token.kind == "end" and not statements[-1]:
-            raise NamesParseError("empty statement", file=file, line=token.line, text=".")
-        if token.kind == "end":
+                raise NamesParseError("empty quoted identifier" if value == "" else
+                                      "unterminated quoted identifier", file=file, line=line,
+                                      text=text[match.start():i])
+            statements[-1].append(Token("quoted", value, line))
+        elif kind == "end" and not statements[-1]:
+            raise NamesParseError("empty statement", file=file, line=line, text=".")
+        elif kind == "end":
             statements.append([])
-        else:
-            statements[-1].append(token)
+        elif kind != "comment":
+            statements[-1].append(Token(kind, match.group(), line))
     if statements[-1]:
         raise NamesParseError("statement not terminated by '.'", file=file,
                               line=statements[-1][0].line, text=_text(statements[-1]))
@@ -357,11 +343,9 @@ def _parse_type(tokens: List[Token], file: str, statement) -> Tuple[str, Optiona
         return "nominal", None  # C4.5: "discrete N", values taken from the data
     if len(tokens) >= 2 and any(_is(t, ",") for t in tokens):
         return "nominal", _parse_list(tokens, file, statement)
-    raise _error(
-        f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
-        "nominal(...), enumerated(...) or a list of at least two values)",
-        statement, file, first.line,
-    )
+    raise _error(f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
+                 "nominal(...), enumerated(...) or a list of at least two values)", statement, file,
+                 first.line)
 
 
 def _parse_extended(parts, file, statement) -> Tuple[str, ...]:

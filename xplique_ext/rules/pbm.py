@@ -48,9 +48,7 @@ __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rul
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
-EVALUATION_MODES = {"unordered": "UNORDERED",
-                    "ordered": "ORDERED",
-                    "inter-class": "INTER-CLASS ORDERED"}
+EVALUATION_MODES = {"unordered": "UNORDERED", "ordered": "ORDERED", "inter-class": "INTER-CLASS ORDERED"}
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -180,8 +178,7 @@ _FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, 
 Rule.__init__ = validate_params({
     "id": [STRING], "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
     "head": [STRING], "is_default": [Boolean()], "known": _FREQUENCIES, "unknown": _FREQUENCIES,
-    "line": _LINE,
-})(Rule.__init__)
+    "line": _LINE})(Rule.__init__)
 
 
 @dataclass(frozen=True)
@@ -222,9 +219,7 @@ class PBMHeader:
 
 
 PBMHeader.__init__ = validate_params(
-    {name: [STRING, None] for name in ("conversor", "inducer", "input_file", "date",
-                                        "evaluated_as", "names_file", "data_file")}
-)(PBMHeader.__init__)
+    {item.name: [STRING, None] for item in dataclasses.fields(PBMHeader)})(PBMHeader.__init__)
 
 
 class RuleSet:
@@ -327,11 +322,9 @@ class RuleSet:
         changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
             if len(evaluation.rules) != len(self.rules):
-                raise ValueError(
-                    f"`evaluation` holds {len(evaluation.rules)} rules, this set {len(self.rules)}"
-                )
-            frequencies = list(zip(evaluation.frequencies("known"),
-                                   evaluation.frequencies("unknown")))
+                raise ValueError(f"`evaluation` holds {len(evaluation.rules)} rules, this set "
+                                 f"{len(self.rules)}")
+            frequencies = list(zip(evaluation.known.frequencies(), evaluation.unknown.frequencies()))
             changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
                        "names_file": evaluation.names_file if names_file is None else names_file,
                        "data_file": evaluation.data_file if data_file is None else data_file}
@@ -420,16 +413,21 @@ class _RuleParser:
         self.pos += 1
         return token.value
 
+    def several(self, item, separator: str) -> tuple:
+        """``item (separator item)*``: the items ``item()`` parsed."""
+        items = [item()]
+        while self.accept(separator):
+            items.append(item())
+        return tuple(items)
+
     def rule(self) -> Rule:
         id_token = self.tokens[0]  # a rule starts with its id
         self.pos = 1
         default = self.accept("DEFAULT") is not None
-        body = []
+        body = ()
         if not default:
             self.expect("IF", "IF")
-            body.append(self.conjunction())
-            while self.accept("OR"):
-                body.append(self.conjunction())
+            body = self.several(self.conjunction, "OR")
             self.expect("THEN", "THEN")
         self.expect("CLASS", "CLASS")
         self.expect("=")
@@ -443,13 +441,10 @@ class _RuleParser:
         token = self.peek()
         if token is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
-        return Rule(id_token.value, tuple(body), head, default, known, unknown, line=id_token.line)
+        return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
 
     def conjunction(self) -> Tuple[Condition, ...]:
-        terms = [self.condition()]
-        while self.accept("AND"):
-            terms.append(self.condition())
-        return tuple(terms)
+        return self.several(self.condition, "AND")
 
     def condition(self) -> Condition:
         first, second = self.peek(), self.peek(1)
@@ -465,11 +460,9 @@ class _RuleParser:
         if operator != "in":
             return Condition(attribute, operator, self.take(), line=first.line)
         self.expect("{")
-        values = [self.take()]
-        while self.accept(","):
-            values.append(self.take())
+        values = self.several(self.take, ",")
         self.expect("}")
-        return Condition(attribute, "in", tuple(values), line=first.line)
+        return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
         token = self.peek()
@@ -510,8 +503,7 @@ _HEADER_PATTERNS = (
     ("input_file", re.compile(r"^\s*Input File:\s*(.*?)\s*$")),
     ("date", re.compile(r"^\s*Date:\s*(.*?)\s*$")),
     ("evaluated_as", re.compile(r"^\s*Rules Evaluated as\s+(.*?)\s*$")),
-    ("names_file",
-     re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
+    ("names_file", re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
     ("data_file", re.compile(r"^\s*Data File:\s*(.*?)\s*$")),
 )
 
@@ -528,15 +520,13 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
                 fields.update({k: v for k, v in match.groupdict().items() if v is not None})
                 break
         else:
-            raise RuleParseError(
-                "expected a header line (Standard Rules Conversor, Inducer:, Date:, Rules "
-                "Evaluated as, Names File:) or a rule starting with its id (R0001 IF ...)",
-                file=file, line=number, text=line)
+            raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
+                                 "Date:, Rules Evaluated as, Names File:) or a rule starting with "
+                                 "its id (R0001 IF ...)", file=file, line=number, text=line)
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
-        raise RuleParseError(
-            f"unknown evaluation mode (expected one of {list(EVALUATION_MODES.values())})",
-            file=file, text=evaluated)
+        raise RuleParseError(f"unknown evaluation mode (expected one of "
+                             f"{list(EVALUATION_MODES.values())})", file=file, text=evaluated)
     return PBMHeader(**fields)
 
 
@@ -569,8 +559,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule()
-             for chunk in chunks]
+    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule() for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:

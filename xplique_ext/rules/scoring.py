@@ -56,8 +56,7 @@ _REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where u
 RuleSetScore.__init__ = validate_params({
     "predictive_loss": _REAL, "readability_loss": _REAL, "coverage": _REAL, "fire": _REAL,
     "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
-    "n_examples": [Interval(numbers.Integral, 0, None)],
-})(RuleSetScore.__init__)
+    "n_examples": [Interval(numbers.Integral, 0, None)]})(RuleSetScore.__init__)
 
 
 def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
@@ -65,10 +64,8 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
         return data if isinstance(data, Dataset) else Dataset.from_frame(data)
     array = np.asarray(data)
     if array.ndim != 2:
-        raise TypeError(
-            "`data` must be a Dataset, a DataFrame or an array (N, F) with `feature_names`, "
-            f"got {type(data).__name__} of shape {array.shape}"
-        )
+        raise TypeError("`data` must be a Dataset, a DataFrame or an array (N, F) with "
+                        f"`feature_names`, got {type(data).__name__} of shape {array.shape}")
     if feature_names is None:
         raise ValueError("`feature_names` is needed to match array columns to rule attributes")
     return Dataset.from_arrays(array, feature_names=feature_names)
@@ -132,19 +129,16 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
     r = float(len(rules.all_rules if count_default else rules.rules))
     if r < 1:
-        raise ValueError(
-            "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
-        )
+        raise ValueError("the rule set has no rule to count (FiRe needs r >= 1): pass "
+                         "count_default=True")
     predictions = predict_rules(rules, data, mode)
-    numeric_heads = all(real_value(rule.head) is not None for rule in rules.all_rules)
-    regression = numeric_heads and reference.dtype.kind == "f"
+    regression = reference.dtype.kind == "f" and all(
+        real_value(rule.head) is not None for rule in rules.all_rules)
     task = "regression" if regression else "classification"
+    predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
     if regression:  # heads kept as text when no numeric class is declared
-        predictions = np.array([np.nan if v is None else v for v in predictions.tolist()], float)
-        predicted, known = ~np.isnan(predictions), ~np.isnan(reference)
-        errors = np.abs(predictions - reference)
+        errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:
-        predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
             check_label_classes([rule.head for rule in rules.all_rules], reference[known],
                                 "reference")
@@ -154,8 +148,7 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     if not scored.any():
         warn("no example gets both a prediction and a reference value: the predictive loss "
-             "is undefined (NaN)",
-             UndefinedScoreWarning)
+             "is undefined (NaN)", UndefinedScoreWarning)
         return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
     return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,

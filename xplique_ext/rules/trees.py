@@ -74,19 +74,16 @@ def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
     features, classes = _check_tree(tree, feature_names, class_names)
     if class_name in features:
         raise ValueError(f"`class_name` {class_name!r} is also a feature name")
-    attributes = [Attribute(f, "real") for f in features]
-    if classes is not None:
-        attributes.append(Attribute(class_name, "nominal", tuple(classes)))
-    else:
-        attributes.append(Attribute(class_name, "real"))
+    kind = ("real",) if classes is None else ("nominal", tuple(classes))
+    attributes = [Attribute(f, "real") for f in features] + [Attribute(class_name, *kind)]
     return Names(attributes, class_name, file="<tree>")
 
 
 @validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
                   "decimals": [Interval(numbers.Integral, 0, None), None]})
 def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
-                  class_names: Optional[Sequence[str]] = None, *,
-                  decimals: Optional[int] = None) -> RuleSet:
+                  class_names: Optional[Sequence[str]] = None, *, decimals: Optional[int] = None
+                  ) -> RuleSet:
     """One rule per leaf of a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
 
     Parameters
