@@ -15,13 +15,10 @@ from typing import Tuple
 
 import numpy as np
 
-from ..commons.params import ArrayLike, Interval
+from ..commons.params import Interval
 
-__all__ = ["PSI", "REAL_ARRAY", "broadcast_shape"]
+__all__ = ["PSI", "broadcast_shape"]
 
-#: A real number or an array of real numbers (booleans refused, also inside a list), as a
-#: float64 array.
-REAL_ARRAY = ArrayLike("real", dtype=np.float64)
 #: FiRe's trade-off ``psi``: a finite real number > 0 (Eq. 1).
 PSI = Interval(numbers.Real, 0, None, closed="neither")
 PSI.description = PSI.bounds = "a finite real number > 0 (Eq. 1)"
