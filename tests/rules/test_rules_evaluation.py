@@ -126,6 +126,27 @@ def test_vectorised_equals_per_example_loop(data, rules, mode):
     np.testing.assert_array_equal(fast.known.n + fast.unknown.n, data.n_examples)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=datasets(),
+    rules=rule_sets(),
+    mode=st.sampled_from(["unordered", "ordered", "inter-class"]),
+    cores=st.integers(2, 5),
+)
+def test_rows_counted_by_several_threads_add_up_to_the_loop(data, rules, mode, cores):
+    # a table is counted in row parts by one thread per core above _ROWS_PER_THREAD
+    # examples a part; here parts of 2 examples, so that tiny tables are split too
+    from unittest import mock
+
+    from xplique_ext.rules import evaluation
+
+    with mock.patch.object(evaluation, "_ROWS_PER_THREAD", 2), \
+            mock.patch.object(evaluation, "_cores", lambda: cores):
+        fast = evaluate_rules(rules, data, mode)
+    slow = evaluate_rules_loop(rules, data, mode)
+    assert fast.known == slow.known and fast.unknown == slow.unknown
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=datasets(), rules=rule_sets(), seed=st.integers(0, 2**16))
 def test_invariant_to_example_order(data, rules, seed):
@@ -166,7 +187,13 @@ def test_not_applicable_tests_are_false():
     assert (result.unknown.bhbar[0], result.unknown.n[0]) == (1, 1)
 
 
-def test_labels_override_and_unknown_class():
+@pytest.mark.parametrize("split", [False, True])  # True: rows counted by 3 threads
+def test_labels_override_and_unknown_class(split, monkeypatch):
+    from xplique_ext.rules import evaluation
+
+    if split:
+        monkeypatch.setattr(evaluation, "_ROWS_PER_THREAD", 4)
+        monkeypatch.setattr(evaluation, "_cores", lambda: 3)
     rules, data = load_voyage("unordered")
     flipped = np.where(data.labels() == "go", "dont_go", "go")
     result = evaluate_rules(rules, data, labels=flipped)

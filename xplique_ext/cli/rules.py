@@ -173,11 +173,6 @@ def _usage_error(args: argparse.Namespace) -> Optional[str]:
     return next((message for ok, message in checks if not ok), None)
 
 
-#: Examples ``xplique-ext rules`` evaluates at once without ``--chunksize`` (the counts of
-#: row chunks add up, and the reader reads the next blocks meanwhile).
-_CHUNK_ROWS = 1 << 18
-
-
 def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
@@ -197,8 +192,8 @@ def run_rules(args: argparse.Namespace) -> int:
     names_path = args.names or default_names_path(args.data)
     try:
         names = read_names(names_path)
-        if args.dask is None:  # chunks, each evaluated while the next ones are read
-            data = read_data(args.data, names, chunksize=args.chunksize or _CHUNK_ROWS)
+        if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
+            data = read_data(args.data, names, chunksize=args.chunksize)
         text = read_text(args.rules) if args.rules else sys.stdin.read()
         rules = parse_rules(text, file=args.rules or "<stdin>")
         if args.dask is not None:

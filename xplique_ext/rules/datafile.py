@@ -88,32 +88,38 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
     a binary file); refused (``_Refused``) at the first block it cannot read exactly.
 
-    A second thread reads and parses up to :data:`_AHEAD` blocks ahead (in order: one
-    worker) while this one encodes, and the caller evaluates: Arrow's parser and NumPy
-    release the GIL."""
-    worker = ThreadPoolExecutor(max_workers=1)
+    This thread reads the blocks; a thread per core parses and encodes them, up to
+    :data:`_AHEAD` blocks ahead, delivered in order (Arrow's parser and NumPy release the
+    GIL)."""
+    workers = ThreadPoolExecutor(max_workers=max(1, min(_AHEAD, len(os.sched_getaffinity(0))
+                                                        if hasattr(os, "sched_getaffinity")
+                                                        else os.cpu_count() or 1)))
+    ahead: collections.deque = collections.deque()
     try:
-        ahead = collections.deque(worker.submit(_next_table, source, names) for _ in range(_AHEAD))
-        while (table := ahead.popleft().result()) is not None:
-            ahead.append(worker.submit(_next_table, source, names))
-            if table.num_rows:
-                columns = {a.name: _encode_arrow(a, table.column(k).chunk(0))
-                           for k, a in enumerate(names.columns)}
-                yield Dataset(names, columns, file=file)
-            del table
+        while True:
+            while len(ahead) < _AHEAD and (block := _next_block(source)):
+                ahead.append(workers.submit(_block_part, block, names, file))
+            if not ahead:
+                return
+            part = ahead.popleft().result()
+            if part.n_examples:
+                yield part
+            del part
     finally:  # refused, or the caller stopped: no block is read past this one
-        worker.shutdown(cancel_futures=True)
+        workers.shutdown(cancel_futures=True)
 
 
-def _next_table(source, names: Names):
-    """The next block of whole lines of ``source`` read by Arrow (``None`` at the end);
-    ``_Refused`` where Arrow cannot read it exactly."""
+def _next_block(source) -> bytes:
+    """The next :data:`_BLOCK_BYTES` of ``source`` and the rest of its last line."""
+    block = source.read(_BLOCK_BYTES)
+    return block + source.readline() if block else block
+
+
+def _block_part(block: bytes, names: Names, file: str) -> Dataset:
+    """A block of whole lines read by Arrow and encoded; ``_Refused`` where Arrow cannot
+    read it exactly."""
     import pyarrow as pa
 
-    block = source.read(_BLOCK_BYTES)
-    if not block:
-        return None
-    block += source.readline()
     try:
         try:
             table = _read_block(block, names, numbers_as_text=False)
@@ -121,7 +127,10 @@ def _next_table(source, names: Names):
             table = _read_block(block, names, numbers_as_text=True)
     except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
         raise model._Refused from None
-    return table.combine_chunks()
+    del block
+    table = table.combine_chunks()
+    return Dataset(names, {a.name: _encode_arrow(a, table.column(k).chunk(0))
+                           for k, a in enumerate(names.columns)}, file=file)
 
 
 def _encode_arrow(attribute, array) -> Column:
