@@ -411,7 +411,7 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
     not-applicable mask takes memory only where there are such values), plus the blocks
-    being read (a second thread parses up to 4 blocks ahead).
+    being read (parsed and encoded by one thread per core, up to 4 blocks ahead).
 
     Examples
     --------

@@ -310,7 +310,8 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     examples), so the contingency counts of row partitions add up. Each chunk or partition
     is encoded and counted on its own; the counts are summed and the measures computed
     once, from the sums. The result equals the in-memory one exactly. ``labels`` is only
-    accepted with a :class:`~xplique_ext.rules.Dataset`.
+    accepted with a :class:`~xplique_ext.rules.Dataset`. For the same reason, a data set or
+    chunk of 200,000 examples or more is counted in row parts by one thread per core.
 
     Examples
     --------
