@@ -65,3 +65,22 @@ def test_csv_into_a_missing_folder_names_the_option(voyage_dir, capsys):
     assert run_cli(ARGS + ["--csv", "no/such/folder/out.csv"]) == 1
     err = capsys.readouterr().err
     assert "cannot write the CSV file 'no/such/folder/out.csv' (--csv FILE)" in err
+
+
+def test_with_wilson_columns_of_an_empty_denominator_is_nan_without_a_warning():
+    # the CLI's measures use zero_division="nan" (NaN, no warning): their intervals too
+    import warnings
+
+    t = pd.DataFrame({"bh": [7, 0, 0], "bhbar": [3, 0, 0], "bbarhbar": [5, 5, 5],
+                      "bbarh": [5, 5, 5], "n": [20, 10, 10], "Acc": [0.7, np.nan, np.nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = with_wilson_columns(t)
+    np.testing.assert_array_equal(np.isnan(out["Acc_ci_low"]), [False, True, True])
+    ci = binomtest(7, 10).proportion_ci(0.95, method="wilson")
+    assert (out.loc[0, "Acc_ci_low"], out.loc[0, "Acc_ci_high"]) == pytest.approx(
+        (ci.low, ci.high), abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        every = with_wilson_columns(t.iloc[1:])  # no row with trials
+    assert np.isnan(every["Acc_ci_high"]).all()

@@ -135,7 +135,8 @@ def test_wilson_interval_matches_scipy_vectorised():
     for i in range(4):
         ci = binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="wilson")
         assert (low[i], high[i]) == pytest.approx((ci.low, ci.high), abs=1e-12)
-    assert np.isnan(wilson_interval(0, 0)[0])
+    with pytest.warns(UndefinedScoreWarning, match="no trials"):
+        assert np.isnan(wilson_interval(0, 0)[0])
     with pytest.raises(ValueError, match="successes"):
         wilson_interval(5, 3)
     with pytest.raises(TypeError, match="whole counts"):
@@ -211,3 +212,27 @@ def test_proportion_intervals_name_mismatched_count_shapes():
     for interval in (wilson_interval, exact_interval):
         with pytest.raises(ValueError, match="`successes` and `n` must have broadcastable"):
             interval([1, 2], [3, 4, 5])
+
+
+def test_proportion_intervals_without_trials_are_nan_with_the_reason():
+    # n == 0: no trials, no proportion; the interval is NaN and says why (it was silent)
+    with pytest.warns(UndefinedScoreWarning, match=r"wilson_interval: no trials \(n = 0\)"):
+        low, high = wilson_interval(0, 0)
+    assert np.isnan(low) and np.isnan(high)
+    with pytest.warns(UndefinedScoreWarning, match=r"exact_interval: no trials \(n = 0\)"):
+        low, high = exact_interval(0, 0)
+    assert np.isnan(low) and np.isnan(high)
+    # arrays: the count of intervals without trials is named, the others are untouched
+    with pytest.warns(UndefinedScoreWarning,
+                      match=r"wilson_interval: 2 of 3 proportions have no trials \(n = 0\)"):
+        low, high = wilson_interval(np.array([0, 3, 0]), np.array([0, 10, 0]))
+    np.testing.assert_array_equal(np.isnan(low), [True, False, True])
+    ci = binomtest(3, 10).proportion_ci(0.95, method="wilson")
+    assert (low[1], high[1]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    # no warning where every proportion has trials
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wilson_interval(np.array([0, 3]), np.array([1, 10]))
+        exact_interval(0, 1)

@@ -159,7 +159,13 @@ def with_wilson_columns(frame, confidence: float = 0.95):
         if measure in frame.columns:
             k = sum(frame[c].to_numpy(np.int64) for c in numerator)
             m = sum(frame[c].to_numpy(np.int64) for c in denominator)
-            low, high = wilson_interval(np.atleast_1d(k), np.atleast_1d(m), confidence)
+            k, m = np.atleast_1d(k), np.atleast_1d(m)
+            # an empty denominator: the measure is NaN without a warning (zero_division=
+            # "nan"), and so is its interval (wilson_interval would warn for it)
+            low, high = np.full(m.shape, np.nan), np.full(m.shape, np.nan)
+            trials = m > 0
+            if trials.any():
+                low[trials], high[trials] = wilson_interval(k[trials], m[trials], confidence)
             out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = low, high
     return out
 

@@ -109,6 +109,20 @@ def _counts(successes: Any, n: Any, confidence: Any) -> Tuple[np.ndarray, np.nda
     return k.astype(np.float64), m.astype(np.float64), check_param(confidence, "confidence", LEVEL)
 
 
+def _warn_no_trials(name: str, n: np.ndarray) -> None:
+    """The :class:`UndefinedScoreWarning` of intervals whose count of trials is 0 (no
+    proportion, so no interval: NaN)."""
+    empty = int(np.count_nonzero(n == 0))
+    if not empty:
+        return
+    if n.ndim == 0:
+        warn(f"{name}: no trials (n = 0): there is no proportion, the interval is NaN",
+             UndefinedScoreWarning)
+    else:
+        warn(f"{name}: {empty} of {n.size} proportions have no trials (n = 0): their "
+             "intervals are NaN", UndefinedScoreWarning)
+
+
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     r"""Wilson score interval of a proportion, vectorised.
 
@@ -134,6 +148,11 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
         Bounds, of the broadcast shape of the counts (floats for scalars); NaN where
         ``n`` is 0.
 
+    Warns
+    -----
+    UndefinedScoreWarning
+        Where ``n`` is 0 (no trials: no proportion), counting those intervals.
+
     References
     ----------
     Wilson, *Probable inference, the law of succession, and statistical inference*,
@@ -148,6 +167,7 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     from scipy.stats import norm
 
     k, m, confidence = _counts(successes, n, confidence)
+    _warn_no_trials("wilson_interval", np.broadcast_to(m, np.broadcast_shapes(k.shape, m.shape)))
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
@@ -161,6 +181,20 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     """Clopper-Pearson ("exact") interval of a proportion, from
     ``scipy.stats.binomtest(successes, n).proportion_ci(confidence, 'exact')``.
 
+    Parameters
+    ----------
+    successes, n
+        Single counts, ``0 <= successes <= n``.
+    confidence
+        Level in (0, 1).
+
+    Returns
+    -------
+    low, high
+        Bounds (floats); NaN, with an
+        :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`, where ``n`` is 0
+        (no trials).
+
     Examples
     --------
     >>> low, high = exact_interval(7, 10)
@@ -173,6 +207,7 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     if k.ndim or m.ndim:
         raise TypeError("`successes` and `n` must be single counts")
     if m == 0:
+        _warn_no_trials("exact_interval", m)
         return math.nan, math.nan
     ci = binomtest(int(k), int(m)).proportion_ci(confidence, method="exact")
     return float(ci.low), float(ci.high)
