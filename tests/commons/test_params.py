@@ -325,3 +325,26 @@ def test_a_value_accepted_by_a_later_constraint_keeps_no_frame_alive():
         if enabled:
             gc.enable()
     assert not alive
+
+
+COUNT_ARRAY = [ArrayLike("real", dtype=np.float64, within=Interval(numbers.Integral, 0, None))]
+
+
+def test_an_integral_range_on_a_float_array_asks_for_whole_finite_numbers():
+    # counts held in floats: 3.0 is a count, 2.5 and inf are not (both passed before)
+    out = check_param([3.0, 0, 1e300], "c", COUNT_ARRAY)
+    assert out.dtype == np.float64 and out.tolist() == [3.0, 0.0, 1e300]
+    for value, error, message in (
+            ([3.0, 2.5, 0.5], ValueError, "`c` must be integers >= 0, got 2.5 (2 of 3 values)"),
+            (2.5, ValueError, "`c` must be integers >= 0, got 2.5"),
+            (-1, ValueError, "`c` must be integers >= 0, got -1"),
+            ([1.0, np.inf], ValueError,
+             "`c` must be an array of finite values only, got 0 NaN and 1 inf"),
+            ([1.0, np.nan], ValueError,
+             "`c` must be an array of finite values only, got 1 NaN and 0 inf")):
+        with pytest.raises(error) as info:
+            check_param(value, "c", COUNT_ARRAY)
+        assert message in str(info.value)
+    # an integer-dtype array under the same range is unchanged
+    assert check_param(np.array([2, 0]), "c", [ArrayLike(
+        "integer", within=Interval(numbers.Integral, 0, None))]).tolist() == [2, 0]

@@ -319,8 +319,28 @@ def test_zero_division_policy():
         rule_measures(1, 1, 1, 1, zero_division="zero")
     with pytest.raises(TypeError, match="`zero_division` must be"):
         rule_measures(1, 1, 1, 1, zero_division=None)
-    with pytest.raises(ValueError, match=r"`bh` must be numbers in \[0, inf\)"):
+    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got -1"):
         rule_measures(-1, 1, 1, 1)
+
+
+def test_cells_are_counts_fractions_are_refused():
+    # the cells are counts of examples: a fraction (a relative frequency, a weighted sum)
+    # gave a plausible Laplace and Chi2 that are not those of any table, and is refused
+    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got 2.5"):
+        rule_measures(2.5, 1, 1, 1)
+    with pytest.raises(ValueError, match=r"`bbarh` must be integers >= 0, got 0.5 \(1 of 2 "):
+        rule_measures([3, 1], [1, 1], [3, 0.5], [5, 2])
+    # Figure 12's R0001 as printed: frequencies (n = 12), not counts
+    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got 0.25"):
+        rule_measures(0.250, 0.083, 0.250, 0.417)
+    with pytest.raises(ValueError, match=r"`bbarhbar` must be an array of finite values only"):
+        rule_measures(1, 1, 1, np.inf)
+    # counts held in floats (the cells of evaluate_rules, of pandas columns) are counts
+    whole = rule_measures(np.float64(3), 1.0, np.array(3.0), 5.0)
+    counts = rule_measures(3, 1, 3, 5)
+    for name in MEASURES:
+        assert whole[name] == counts[name], name
+    assert counts["Laplace"] == pytest.approx(4 / 6)  # (bh + 1) / (b + k), the counts'
 
 
 def test_predictions():

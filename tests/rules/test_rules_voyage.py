@@ -143,8 +143,11 @@ def test_table7_exceptions_follow_the_printed_figure():
     """Table 7's R0002 and R0006 come from Figure 12's printed (defective) rows."""
     for rule in ("R0002", "R0006"):
         f = FIG12_PRINTED[rule][0]
-        # printed order f_bh, f_bh̄, f_b̄h̄, f_b̄h
-        m = rule_measures(f[0], f[1], f[3], f[2])
+        # printed order f_bh, f_bh̄, f_b̄h̄, f_b̄h, n: the counts are round(f * n) (the cells
+        # are counts; 3 decimals pin them down for n < 1000)
+        counts = [round(v * f[4]) for v in f[:4]]
+        assert np.allclose([c / f[4] for c in counts], f[:4], atol=5e-4)
+        m = rule_measures(counts[0], counts[1], counts[3], counts[2])
         for column, value in zip(TABLE_COLUMNS, TABLES["unordered"][rule]):
             assert within(float(m[column]), value), (rule, column)
     # and the data-derived rows differ from them where the figure row was wrong

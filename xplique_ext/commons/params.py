@@ -289,8 +289,9 @@ class ArrayLike(Constraint):
     batch_hint : say "is the batch axis missing?" for a rank one short (default True).
     finite : refuse NaN and inf (ValueError counting them).
     within : :class:`Interval`, optional: the range every element must lie in (ValueError
-        showing the first value outside and how many are); implies ``finite`` for a
-        ``numbers.Real`` interval.
+        showing the first value outside and how many are); implies ``finite``. A
+        ``numbers.Integral`` interval also asks the elements of a float array to be whole
+        numbers (counts held in floats: 3.0 is one, 2.5 is refused).
     nonempty : refuse an array with no element (ValueError showing its shape).
     dtype : the dtype the array is converted to (no copy when it has it).
     """
@@ -301,7 +302,7 @@ class ArrayLike(Constraint):
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
-        self.finite = finite or (within is not None and within.kind is numbers.Real)
+        self.finite = finite or within is not None
         self.nonempty = nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
         self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
@@ -340,6 +341,8 @@ class ArrayLike(Constraint):
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
                            True)
         outside = ~self.within.contains(arr) if self.within is not None else None
+        if outside is not None and self.within.kind is numbers.Integral and arr.dtype.kind == "f":
+            outside |= arr != np.floor(arr)  # not a whole number (finite: checked above)
         if outside is not None and np.any(outside):
             count = f" ({int(np.count_nonzero(outside))} of {arr.size} values)" if arr.ndim else ""
             noun = "integers" if self.within.kind is numbers.Integral else "numbers"

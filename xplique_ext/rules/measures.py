@@ -82,8 +82,9 @@ def _scaled(*cells):
     return [c / scale for c in cells], scale
 
 
+#: A cell: counts of examples (whole numbers >= 0, of an integer or float dtype), as float64.
 _CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
-    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))])
+    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Integral, 0, None))])
 
 
 @validate_params(
@@ -96,11 +97,17 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
     Parameters
     ----------
     bh, bhbar, bbarh, bbarhbar
-        Counts (or frequencies, or any non-negative numbers proportional to counts) of
-        examples with body and head true (:math:`bh`), body true and head false
-        (:math:`b\\bar h`), body false and head true (:math:`\\bar b h`), and both false
-        (:math:`\\bar b\\bar h`). Scalars or arrays of one shape (one value per rule).
-        Laplace and chi-square need actual counts.
+        Counts of examples with body and head true (:math:`bh`), body true and head
+        false (:math:`b\\bar h`), body false and head true (:math:`\\bar b h`), and both
+        false (:math:`\\bar b\\bar h`): whole numbers >= 0, of an integer or a float
+        dtype. Scalars or arrays of one shape (one value per rule). Fractions are refused
+        (ValueError naming the cell): relative frequencies, such as those an extended
+        PBM file prints after each rule, give the right Eq. 1-19 and Lift but a Laplace
+        accuracy and a chi-square that are not those of the table (both depend on
+        :math:`n`); pass the counts instead (``round(f * n)`` of the printed
+        frequencies and ``n``). No part of the package produces weighted counts (the
+        ``weights`` of :func:`~xplique_ext.rules.predict_rules` are votes of rules, not
+        weights of examples).
     n_classes
         Number of classes :math:`k` in the Laplace accuracy.
     zero_division
