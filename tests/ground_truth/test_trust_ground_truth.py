@@ -456,3 +456,34 @@ def test_property_model_output_dtype(seed, dtype):
     np.testing.assert_array_equal(metric.detailed_evaluate(phi), emd(phi, truth))
     np.testing.assert_array_equal(local.detailed_evaluate(phi),
                                   relevance_mass_accuracy(phi, truth > 0))
+
+
+def test_a_refused_resize_suggests_one_that_works():
+    # the hint said "pass a larger `resize` (e.g. (32, 32))", also when (32, 32) had failed
+    import re
+
+    from xplique_ext.commons.resize import fit_size
+
+    a, b = _point((10, 1000), 0, 0), _point((10, 1000), 9, 999)
+    with pytest.raises(ValueError) as info:
+        emd(a, b, resize=(32, 32))
+    message = str(info.value)
+    assert message.startswith("`resize`=(32, 32) reduces maps of 10x1000 pixels to 1x32 cells")
+    assert "pass resize=(2, 200) or larger in both entries" in message
+    hint = message.split("pass ", 1)[1]
+    assert "(32, 32)" not in hint
+    # the suggestion works (as does any pair at least as large in both entries), for other
+    # shapes too
+    for shape, resize in (((10, 1000), (32, 32)), ((64, 128), (2, 2)), ((1000, 10), (3, 50)),
+                          ((100, 300), (1000, 2)), ((3, 7), (2, 2)), ((5, 400), (300, 40)),
+                          ((2, 9), (4, 4))):
+        maps = _point(shape, 0, 0)
+        with pytest.raises(ValueError, match="single cell") as info:
+            kl_divergence(maps, maps, resize=resize)
+        suggested = tuple(int(v) for v in re.search(r"pass resize=\((\d+), (\d+)\)",
+                                                     str(info.value)).groups())
+        assert min(suggested) >= 2  # a value the declaration accepts
+        assert min(s for s, e in zip(fit_size(shape, suggested), shape) if e > 1) >= 2, shape
+        assert emd(maps, maps, resize=suggested) == pytest.approx(0.0)
+        larger = (suggested[0] + 3, suggested[1])
+        assert min(s for s, e in zip(fit_size(shape, larger), shape) if e > 1) >= 2, shape

@@ -131,6 +131,14 @@ def _warn_undefined(name: str, undefined: np.ndarray, why: str) -> None:
              "NaN.", UndefinedScoreWarning)
 
 
+def _two_cells(extent: Tuple[int, int]) -> Tuple[int, int]:
+    """The ``resize`` that keeps 2 cells on the shortest axis of maps of ``extent`` that
+    has more than one pixel (each entry >= 2, as declared): any pair at least as large in
+    both entries leaves no such axis a single cell under :func:`fit_size`."""
+    shortest = min(e for e in extent if e > 1)
+    return tuple(max(2, -(-2 * int(e) // shortest)) for e in extent)  # ceil, exact
+
+
 def _distributions(name, explanations, ground_truth, sign, resize, normalize=True):
     """The maps made non-negative by ``sign``, scaled (each map by its largest value, or,
     with ``normalize=False``, both maps of a pair by their common largest value: returned
@@ -148,8 +156,9 @@ def _distributions(name, explanations, ground_truth, sign, resize, normalize=Tru
         raise ValueError(f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
                          f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
                          f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a "
-                         "single cell, along which every displacement is free; pass a larger "
-                         "`resize` (e.g. (32, 32)) or None")
+                         "single cell, along which every displacement is free; pass "
+                         f"resize={_two_cells(extent)} or larger in both entries (2 cells on "
+                         "the maps' shortest axis, aspect ratio kept) or None")
     phi, gt = area_downsample(phi, size), area_downsample(gt, size)
     mass_phi, mass_gt = phi.sum(axis=(1, 2)), gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
