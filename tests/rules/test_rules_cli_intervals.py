@@ -84,3 +84,24 @@ def test_with_wilson_columns_of_an_empty_denominator_is_nan_without_a_warning():
         warnings.simplefilter("error")
         every = with_wilson_columns(t.iloc[1:])  # no row with trials
     assert np.isnan(every["Acc_ci_high"]).all()
+
+
+def test_csv_is_utf8_whatever_the_locale(tmp_path):
+    # a value outside ASCII, under the C locale: the CSV is UTF-8 like every output file
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "v.names").write_text(
+        "voyage.\n\noutlook: sunny, rain\u00e9.\ntemp: continuous.\nvoyage: go, dont_go.\n",
+        encoding="utf-8")
+    (tmp_path / "v.data").write_text("sunny,1,go\nrain\u00e9,2,dont_go\n", encoding="utf-8")
+    (tmp_path / "v.pbm").write_text(
+        "R0001 IF outlook = rain\u00e9 THEN CLASS = dont_go\nR0002 DEFAULT CLASS = go\n",
+        encoding="utf-8")
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    done = subprocess.run([sys.executable, "-m", "xplique_ext.cli", "rules", "-d", "v.data",
+                           "-f", "v.pbm", "-s", "out.pbm", "--csv", "out.csv"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "rain\u00e9" in (tmp_path / "out.csv").read_text(encoding="utf-8")

@@ -558,3 +558,21 @@ def test_rule_measures_of_huge_cells_equal_those_of_the_cells_scaled_down():
             np.testing.assert_allclose(huge[name], small[name], rtol=1e-12, equal_nan=True)
     assert np.isfinite(huge["Laplace"]).all()
     np.testing.assert_array_equal(np.isnan(huge["Chi2_p"]), np.isnan(small["Chi2_p"]))
+
+
+def test_lift_and_chi2_are_correctly_rounded_like_their_typeset_formulas():
+    # the scaling that keeps huge cells finite is exact: Lift = bh n / (b h) and
+    # Chi2 = n d^2 / (b bbar h hbar) stay the correctly rounded values of the fractions
+    from fractions import Fraction
+
+    cells = np.random.default_rng(0).integers(0, 60, size=(4, 400)).astype(float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = rule_measures(*cells)
+    for k, (bh, bhbar, bbarh, bbarhbar) in enumerate(cells.T.astype(int)):
+        n, b, h = bh + bhbar + bbarh + bbarhbar, bh + bhbar, bh + bbarh
+        den = b * (bbarh + bbarhbar) * h * (bhbar + bbarhbar)
+        if b and h:
+            assert m["Lift"][k] == float(Fraction(bh * n, b * h))
+        if den:
+            assert m["Chi2"][k] == float(Fraction(n * (bh * bbarhbar - bhbar * bbarh) ** 2, den))

@@ -212,9 +212,8 @@ def run_rules(args: argparse.Namespace) -> int:
             evaluation = evaluate_rules(rules, data, args.mode, names=names)
         _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
-            frame = evaluation.to_frame(zero_division="nan")
-            with open(args.csv, "w", newline="") as handle:  # our message if it cannot be
-                with_wilson_columns(frame, args.ci_level).to_csv(handle, index=False)
+            frame = with_wilson_columns(evaluation.to_frame(zero_division="nan"), args.ci_level)
+            _write(args.csv, frame.to_csv(index=False))  # our message if it cannot be written
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:

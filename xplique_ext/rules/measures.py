@@ -65,12 +65,23 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     (bh, bhbar, bbarh, bbarhbar), scale = _scaled(bh, bhbar, bbarh, bbarhbar)
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     undefined = np.min([b, bbar, h, hbar], axis=0) == 0
-    d = bh * bbarhbar - bhbar * bbarh  # |d| <= b bbar, h hbar: the two ratios are in [-1, 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = (d / (b * bbar)) * (d / (h * hbar)) * (b + bbar) * scale
+    d = bh * bbarhbar - bhbar * bbarh
+    den = b * bbar * h * hbar
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        # the typeset formula (correctly rounded as for the unscaled cells); where the
+        # product of margins underflows (cells ~1e300 apart), two ratios in [-1, 1]
+        statistic = np.where(den > 0, (b + bbar) * d * d / np.where(den > 0, den, 1.0),
+                             (d / (b * bbar)) * (d / (h * hbar)) * (b + bbar)) * scale
     statistic = np.where(undefined, np.nan, statistic)
     pvalue = np.where(undefined, np.nan, chi2_distribution.sf(np.where(undefined, 0, statistic), 1))
     return statistic, pvalue
+
+
+def _lift_terms(bh, bhbar, bbarh, bbarhbar):
+    """``bh, n, b, h`` of the cells divided by a power of two near their largest (exact):
+    Lift = bh n / (b h) without a product that overflows, rounded as for the cells."""
+    (bh, bhbar, bbarh, bbarhbar), _ = _scaled(bh, bhbar, bbarh, bbarhbar)
+    return bh, bh + bhbar + bbarh + bbarhbar, bh + bhbar, bh + bbarh
 
 
 def _scaled(*cells):
@@ -149,9 +160,9 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
     Higher is better for every measure except ``Err`` and ``Chi2_p``.
 
     Cells of any size up to the float range give the measures of the same cells scaled
-    down (no product of cells is formed: ``Lift`` is computed as Acc / :math:`f_h`, and
-    Chi2 on the cells divided by a power of two near their largest, then multiplied back,
-    Chi2 being homogeneous of degree 1); cells whose sum overflows are refused.
+    down: ``Lift`` and Chi2 are computed on the cells divided by a power of two near their
+    largest (exact, so the results are rounded as for small cells), Chi2 then multiplied
+    back, being homogeneous of degree 1; cells whose sum overflows are refused.
 
     References
     ----------
@@ -187,8 +198,8 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
 
 def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     """Eq. 1-19 and the extra measures of the report, vectorised, and where each is
-    undefined (a zero denominator). Only frequencies and ratios of them are multiplied
-    (Lift = Acc / f_h): no product of cells overflows (Chi2 scales them, :func:`_scaled`)."""
+    undefined (a zero denominator). Only frequencies and ratios of them are multiplied, or
+    cells scaled down (Lift and Chi2, :func:`_scaled`): no product of cells overflows."""
     n = bh + bhbar + bbarh + bbarhbar
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     empty = n == 0
@@ -210,7 +221,8 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
         for name, num, den in (("Acc", bh, b), ("Err", bhbar, b), ("NegRel", bbarhbar, bbar),
                                ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n), ("Sup", bh, n)):
             ratio(name, num, den)
-        ratio("Lift", out["Acc"], np.where(b == 0, 0, f_h))
+        s_bh, s_n, s_b, s_h = _lift_terms(bh, bhbar, bbarh, bbarhbar)
+        ratio("Lift", s_bh * s_n, np.where(b == 0, 0, s_b * s_h))
         out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
         no_sat = (b == 0) | (hbar == 0)
         ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))
