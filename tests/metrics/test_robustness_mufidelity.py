@@ -436,3 +436,14 @@ def test_xplique_task_names_resolve_to_xplique_operators(monkeypatch):
     with pytest.raises(ValueError, match=r"`operator`='object detection' uses Xplique's operator"):
         resolve_operator("object detection")
     assert resolve_operator("classification") is None  # needs no Xplique
+
+
+def test_cell_sums_do_not_depend_on_how_many_explanations_are_summed_at_once(rng):
+    # same numbers at any batch size, to the last bit: the sums of one explanation
+    # alone equal its row among 64
+    x = rng.random((64, 32, 32, 3)).astype(np.float32)
+    metric = MuFidelity(sum_callable, x, None, grid_size=9, **FAST)
+    phi = rng.standard_normal((64, 32, 32))
+    together = metric._explanation_cells(phi)
+    alone = np.concatenate([metric._explanation_cells(phi[i:i + 1]) for i in range(64)])
+    np.testing.assert_array_equal(together, alone)

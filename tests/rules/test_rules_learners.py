@@ -240,6 +240,10 @@ def test_rule_list_hostile_inputs():
     x, labels = table(load_breast_cancer)
     with pytest.raises(ValueError, match="not fitted"):
         rule_list_to_rules(imodels.GreedyRuleListClassifier())
+    emptied = imodels.GreedyRuleListClassifier(max_depth=2).fit(x, labels)
+    emptied.rules_ = []  # no final leaf: refused as unfitted, not an IndexError
+    with pytest.raises(ValueError, match="rules_` is empty"):
+        rule_list_to_rules(emptied)
     with pytest.raises(TypeError, match="GreedyRuleListClassifier"):
         rule_list_to_rules(lw.RIPPER())
     model = imodels.GreedyRuleListClassifier(max_depth=2).fit(x, labels)

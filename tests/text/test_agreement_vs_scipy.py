@@ -70,3 +70,20 @@ def test_pearson_agreement_undefined_pairs_warn_once():
     with pytest.warns(UndefinedScoreWarning, match="L/S"):  # fewer than two sentences left
         r = percy_pearson_agreement({"L": [1, np.nan], "S": [1, 0]})
     assert np.isnan(r.loc["L", "S"])
+
+
+def test_pearson_agreement_reads_scalars_lists_and_refuses_matrices():
+    import numpy as np
+    import pytest
+
+    from xplique_ext.text import percy_pearson_agreement
+
+    one = percy_pearson_agreement({"a": np.float64(1), "b": np.float64(2)})  # one sentence each
+    assert one.shape == (2, 2)
+    split = percy_pearson_agreement({"a": [np.array([1.0, 0.0]), np.array([1.0, 1.0])],
+                                     "b": np.array([1.0, 0.0, 0.0, 1.0])})
+    whole = percy_pearson_agreement({"a": np.array([1.0, 0.0, 1.0, 1.0]),
+                                     "b": np.array([1.0, 0.0, 0.0, 1.0])})
+    assert split.equals(whole)
+    with pytest.raises(ValueError, match=r"`per_sentence\['a'\]` must be an array of scores"):
+        percy_pearson_agreement({"a": [np.ones((3, 1)), np.zeros((2, 1))], "b": np.ones(5)})

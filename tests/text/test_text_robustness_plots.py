@@ -236,3 +236,13 @@ def test_examples_html_aligns_sentences_with_several_structures(bow_all):
     assert len(percy.details(expl)) == 3
     html_text = percy_examples_html(percy, expl, [1])
     assert "superb" in html_text and "based on B" in html_text and "based on A" not in html_text
+
+
+def test_highlight_html_reads_a_partial_details_dict():
+    # `details` may be a dict holding only some of PERCY.details' columns (or None values)
+    sentence = "the plot is dull but the acting is great"
+    attributions = np.linspace(-1, 1, len(sentence.split()))
+    text = highlight_html(sentence, attributions, details={"score": 1.0, "rule_conjunct": "B"})
+    assert "PERCY = 1: decision based on B" in text
+    text = highlight_html(sentence, attributions, details={"score": None, "p_value": None})
+    assert "PERCY =" not in text

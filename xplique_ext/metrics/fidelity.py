@@ -410,9 +410,11 @@ class MuFidelity(BaseAttributionMetric):
         phi = unit_rows(phi.reshape(b, -1).astype(np.float64)).reshape(phi.shape)
         if len(self._input_shape) == 1:
             return phi
-        rows, cols = (np.eye(n)[cells] for n, cells in zip(
-            self._cells_shape, (self._row_cells, self._col_cells)))  # one-hot (H, G), (W, K)
-        return np.einsum("hg,bhw,wk->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
+        # one-hot (G, H) and (K, W), C-ordered: the sums then do not depend on how many
+        # explanations are summed at once, to the last bit (tested)
+        rows, cols = (np.ascontiguousarray(np.eye(n)[:, cells]) for n, cells in zip(
+            self._cells_shape, (self._row_cells, self._col_cells)))
+        return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])

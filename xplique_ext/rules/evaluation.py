@@ -376,8 +376,8 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     return {"counts": counts, "dropped": dropped, "labels": met}
 
 
-#: Examples below which the counting of a partition is not split between threads.
-_ROWS_PER_THREAD = 200_000
+#: The fewest examples a thread counts: a partition of 200,000 examples or more is split.
+_ROWS_PER_THREAD = 100_000
 
 
 def _cores() -> int:

@@ -230,6 +230,8 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
                  "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
     steps = model.rules_
+    if not len(steps):  # imodels' fit gives at least the final leaf
+        raise ValueError("`model` is not fitted: its rule list `rules_` is empty")
     classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
         raise ValueError(f"`model` must be a binary classifier, got {len(classes)} classes {classes}")

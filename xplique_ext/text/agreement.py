@@ -100,9 +100,7 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     if len(per_sentence) < 2:
         raise ValueError(
             f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
-    # one array, or one per model concatenated in order (the trailing [] keeps [] valid)
-    vectors = {str(name): np.hstack([*value, []]).astype(np.float64)
-               for name, value in per_sentence.items()}
+    vectors = {str(name): _concatenated(name, value) for name, value in per_sentence.items()}
     lengths = {k: len(v) for k, v in vectors.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(
@@ -110,3 +108,14 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     # the sentences scored by every framework
     table = pd.DataFrame(vectors).replace([np.inf, -np.inf], np.nan).dropna()
     return _correlation(table, "pearson", "Pearson r is undefined (constant PERCY vector)")
+
+
+def _concatenated(name: Any, value: Any) -> np.ndarray:
+    """One framework's PERCY scores: one array (N,), or a list of them (one per model)
+    concatenated in order; a scalar is one sentence."""
+    pieces = value if isinstance(value, (list, tuple)) else [value]
+    arrays = [np.atleast_1d(np.asarray(piece, dtype=np.float64)) for piece in pieces]
+    if any(a.ndim != 1 for a in arrays):
+        raise ValueError(f"`per_sentence[{name!r}]` must be an array of scores (N,) or a list "
+                         f"of them, got shapes {[a.shape for a in arrays]}")
+    return np.concatenate(arrays + [np.empty(0)])

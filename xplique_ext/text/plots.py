@@ -48,15 +48,22 @@ def _verdict(details: Any) -> Optional[str]:
     """The verdict line of a row of PERCY.details (None without one)."""
     if details is None:
         return None
-    d, pv, score = details, float(details["p_value"]), float(details["score"])
-    parts = [f"prediction {int(d['prediction'])} (target {int(d['target'])}, "
-             f"p(y=1|s) = {float(d['p_positive']):.3f})"]
-    if np.isfinite(d["E_a"]):
-        parts.append(f"E[a] = {float(d['E_a']):.3g}, E[b] = {float(d['E_b']):.3g}")
-    parts.append("p-value " + (f"{pv:.3g}" if np.isfinite(pv) else "n/a"))
-    based = "based" if score == 1.0 else "not (significantly) based"
-    parts.append(f"PERCY = {int(score)}: decision {based} on {d['rule_conjunct']}"
-                 if np.isfinite(score) else "no rule keyword: not scored")
+    get = details.get
+    parts = []
+    if get("prediction") is not None:
+        parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
+                     f"p(y=1|s) = {float(get('p_positive')):.3f})")
+    if get("E_a") is not None and np.isfinite(get("E_a")):
+        parts.append(f"E[a] = {float(get('E_a')):.3g}, E[b] = {float(get('E_b')):.3g}")
+    if get("p_value") is not None:
+        pv = float(get("p_value"))
+        parts.append("p-value " + (f"{pv:.3g}" if np.isfinite(pv) else "n/a"))
+    score = get("score")
+    if score is not None and np.isfinite(score):
+        based = "based" if score == 1.0 else "not (significantly) based"
+        parts.append(f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}")
+    elif score is not None:
+        parts.append("no rule keyword: not scored")
     return " | ".join(parts)
 
 
