@@ -392,7 +392,8 @@ class PERCY(BaseMetric):
     def __reduce_ex__(self, protocol: Any) -> Any:
         raise TypeError("PERCY cannot be pickled: it holds a model and compiled TensorFlow "
                         "functions. Save `metric.get_config()` and rebuild it with "
-                        "`PERCY.from_config(config, model=..., inputs=..., targets=...)`; "
+                        "`PERCY.from_config(config, model=..., inputs=..., targets=...)`, "
+                        "with `tokenizer=` and `rules=` where the metric was given them; "
                         "`copy.deepcopy(metric)` copies it in memory")
 
     def _check_explanations(self, explanations: Any) -> List[Optional[np.ndarray]]:
