@@ -141,7 +141,7 @@ def test_rows_counted_by_several_threads_add_up_to_the_loop(data, rules, mode, c
     from xplique_ext.rules import evaluation
 
     with mock.patch.object(evaluation, "_ROWS_PER_THREAD", 2), \
-            mock.patch.object(evaluation, "_cores", lambda: cores):
+            mock.patch.object(evaluation, "usable_cores", lambda: cores):
         fast = evaluate_rules(rules, data, mode)
     slow = evaluate_rules_loop(rules, data, mode)
     assert fast.known == slow.known and fast.unknown == slow.unknown
@@ -193,7 +193,7 @@ def test_labels_override_and_unknown_class(split, monkeypatch):
 
     if split:
         monkeypatch.setattr(evaluation, "_ROWS_PER_THREAD", 4)
-        monkeypatch.setattr(evaluation, "_cores", lambda: 3)
+        monkeypatch.setattr(evaluation, "usable_cores", lambda: 3)
     rules, data = load_voyage("unordered")
     flipped = np.where(data.labels() == "go", "dont_go", "go")
     result = evaluate_rules(rules, data, labels=flipped)

@@ -32,13 +32,13 @@ game).
 from __future__ import annotations
 
 import numbers
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..commons.parallel import usable_cores
 from ..commons.params import (
     NO_VALIDATION,
     ArrayLike,
@@ -244,7 +244,7 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         'auto', 'dense' (POT's network simplex on the supports) or 'column_generation'
         (our sparse, warm-started network simplex; see Notes). All are exact.
     n_jobs
-        Number of threads solving pairs in parallel (-1: all cores); same results.
+        Number of threads solving pairs in parallel (-1: every core this process may use); same results.
     progress
         Show a progress bar over the maps (tqdm is imported only then).
 
@@ -297,7 +297,7 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         return (value + (0.0 if normalize else abs(gt[k].sum() - phi[k].sum()))) * factor[k]
 
     bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
-    jobs = (os.cpu_count() or 1) if n_jobs == -1 else n_jobs
+    jobs = usable_cores() if n_jobs == -1 else n_jobs
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         out = np.array(list(progress_bar(pool.map(one, range(len(phi))), **bar)), np.float64)
     return float(out[0]) if single else out

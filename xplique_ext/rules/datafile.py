@@ -34,6 +34,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
 import numpy as np
 import pandas as pd
 
+from ..commons.parallel import usable_cores
 from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
 from . import dataset as model
 from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
@@ -91,9 +92,7 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     This thread reads the blocks; a thread per core parses and encodes them, up to
     :data:`_AHEAD` blocks ahead, delivered in order (Arrow's parser and NumPy release the
     GIL)."""
-    workers = ThreadPoolExecutor(max_workers=max(1, min(_AHEAD, len(os.sched_getaffinity(0))
-                                                        if hasattr(os, "sched_getaffinity")
-                                                        else os.cpu_count() or 1)))
+    workers = ThreadPoolExecutor(max_workers=min(_AHEAD, usable_cores()))
     ahead: collections.deque = collections.deque()
     try:
         while True:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import numbers
-import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -38,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.metric import BaseMetric
+from ..commons.parallel import usable_cores
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
@@ -365,7 +365,7 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
     met = set(pd.unique(y))
-    n_parts = min(_cores(), data.n_examples // _ROWS_PER_THREAD) if threads else 1
+    n_parts = min(usable_cores(), data.n_examples // _ROWS_PER_THREAD) if threads else 1
     if n_parts < 2:
         return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": met}
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)
@@ -378,11 +378,6 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
 
 #: The fewest examples a thread counts: a partition of 200,000 examples or more is split.
 _ROWS_PER_THREAD = 100_000
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) -> RuleEvaluation:
