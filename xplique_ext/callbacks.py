@@ -66,6 +66,7 @@ def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -
     return named
 
 
+X_PROBE = [ArrayLike("numeric", finite=True, nonempty=True)]
 Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=True)]
 
 
@@ -81,10 +82,10 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
         x, y = whole[0]
     else:
-        x, y = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True), None
-    if x.ndim < 2 or len(x) == 0:
-        raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
-                         f"one input, got shape {x.shape}")
+        x, y = x_probe, None
+    x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
+    if x.ndim < 2:
+        raise ValueError(f"`x_probe` must have a batch axis and a feature axis, got shape {x.shape}")
     return x, y
 
 
@@ -312,7 +313,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if targets is None:  # this epoch's predicted classes, as the metrics use them
             targets = runtime.predicted_targets(runtime.check_outputs(
                 self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
-        return check_param(explain(self.x_probe, targets), "explanations", [ArrayLike("any")])
+        # copies: an explainer that writes into its arguments leaves the probe set fixed
+        return check_param(explain(self.x_probe.copy(), targets.copy()), "explanations",
+                           [ArrayLike("any")])
 
     def evaluate(self) -> Dict[str, float]:
         """Explain the probe set with the current weights and score it now.
@@ -335,11 +338,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
                     scores[key + "_ci_low"] = float(summary.ci_low)
                     scores[key + "_ci_high"] = float(summary.ci_high)
                     continue
-                array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
-                if array.ndim != 0:
-                    raise TypeError(f"`metrics[{m_name!r}]`.evaluate must return one number, got "
-                                    f"an array of shape {array.shape}")
-                scores[key] = float(array)
+                scores[key] = float(check_param(
+                    metric.evaluate(explanations), f"metrics[{m_name!r}].evaluate(explanations)",
+                    [ArrayLike("real", ndim=0, shapes="() (one number)")]))
         return scores
 
     def on_epoch_end(self, epoch, logs=None):

@@ -130,9 +130,9 @@ def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     if rank is not None and inputs.ndim != rank:
         raise ValueError(f"`inputs` must have rank {rank} (batch axis included) to match the "
                          f"model's input, got shape {inputs.shape}")
-    if inputs.ndim < 2:
-        raise ValueError("`inputs` must have a batch axis and at least one feature axis, "
-                         f"got shape {inputs.shape}")
+    if inputs.ndim < 2 or 0 in inputs.shape[1:]:
+        raise ValueError("`inputs` must have a batch axis and at least one feature axis, none "
+                         f"of size 0, got shape {inputs.shape}")
 
 
 def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[int]]:
@@ -152,11 +152,11 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
     if cardinality == 0:
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
     element_rank = getattr(getattr(x_spec, "shape", None), "rank", None)
-    if rank is not None and element_rank is not None and element_rank not in (rank, rank - 1):
+    batched = runtime.dataset_is_batched(dataset, rank)
+    if rank is not None and element_rank is not None and element_rank != rank - 1 + batched:
         raise ValueError(
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
             f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}")
-    batched = runtime.dataset_is_batched(dataset, rank)
     return batched, None if batched or cardinality < 0 else cardinality
 
 
@@ -192,7 +192,8 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
 
         if operator is not None:
             return operator(f, x, y)
-        out = f(x)
+        out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
+        out = tf.reshape(out, [tf.shape(out)[0], -1])
         return tf.reduce_sum(out * tf.cast(y, out.dtype), axis=-1)
 
     return score

@@ -417,26 +417,31 @@ class MuFidelity(BaseAttributionMetric):
         return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
-        phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
+        shape = self._input_shape
+        allowed = list(dict.fromkeys(
+            [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])))
+        phi = check_param(explanations, "explanations", [
+            ArrayLike("real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True)])
         if self.n_inputs is not None and len(phi) != self.n_inputs:
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi)} explanations for {self.n_inputs} inputs")
-        shape = self._input_shape
-        allowed = [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])
         if tuple(phi.shape[1:]) not in allowed:
             raise ValueError(f"`explanations` must have one of the per-input shapes {allowed} to "
                              f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}")
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
-        """Baseline inputs, in the (floating-point) dtype of ``x``; a callable
-        ``baseline_mode`` is called with a single input (the documented contract)."""
+        """Baseline inputs, in the (floating-point) dtype of ``x`` (whose range they must
+        fit: a baseline that overflows it is refused); a callable ``baseline_mode`` is
+        called with a single input (the documented contract)."""
+        big = float(np.finfo(x.dtype).max)
         if not callable(self.baseline_mode):
-            return np.full_like(x, self.baseline_mode)
+            return np.full_like(x, check_param(self.baseline_mode, "baseline_mode",
+                                               [Interval(numbers.Real, -big, big)]))
         out = np.empty_like(x)
         for i, xi in enumerate(x):
             b = check_param(self.baseline_mode(xi.copy()), "baseline_mode(x)",
-                            [ArrayLike("numeric", finite=True)])
+                            [ArrayLike("numeric", within=Interval(numbers.Real, -big, big))])
             if b.shape != xi.shape:
                 raise ValueError("`baseline_mode` callable must return an array of the "
                                  f"input's shape {xi.shape}, got shape {b.shape}")
