@@ -34,12 +34,8 @@ def _spec_name(spec: Any) -> str:
     """A readable name for a metric or explainer given as a class, a factory or an
     instance: ``MuFidelity``, ``functools.partial(MuFidelity, ...)`` -> ``MuFidelity``."""
     target = getattr(spec, "func", spec)  # functools.partial
-    if isinstance(target, type):
-        return target.__name__
-    name = getattr(target, "__name__", None)
-    if name and name != "<lambda>":
-        return name
-    return type(target).__name__
+    name = getattr(target, "__name__", "<lambda>")  # a class or a function; an instance has none
+    return type(target).__name__ if name == "<lambda>" else name
 
 
 def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -> Dict[str, Any]:
@@ -334,9 +330,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 if self.log_interval is not None:
                     summary = metric.summary(explanations, confidence=self.log_interval,
                                              n_resamples=self.interval_resamples)
-                    scores[key] = float(summary.mean)
-                    scores[key + "_ci_low"] = float(summary.ci_low)
-                    scores[key + "_ci_high"] = float(summary.ci_high)
+                    scores.update({key + suffix: float(getattr(summary, field)) for suffix, field
+                                   in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))})
                     continue
                 scores[key] = float(check_param(
                     metric.evaluate(explanations), f"metrics[{m_name!r}].evaluate(explanations)",

@@ -212,8 +212,8 @@ def test_09_baseline_callable_of_wrong_shape(case):
 def test_09_operator_returning_one_score_per_output(case):
     model, x, y, phi = case
     metric = MuFidelity(model, x, y, operator=lambda f, a, b: f(a) * b, **FAST)
-    with pytest.raises(ValueError, match=r"`operator` must return one score per input, "
-                                         r"shape \(9,\) for a batch of 9 inputs, got shape \(9, 3\)"):
+    with pytest.raises(ValueError, match=r"`operator` must return one output per input of shape "
+                                         r"\(B,\) or \(B, 1\) .*got shape \(9, 3\) for a batch of 9"):
         metric.evaluate(phi)
 
 
@@ -353,6 +353,12 @@ def test_progress_bar_advances_per_perturbation_batch(rng, monkeypatch):
 
         def close(self):
             pass
+
+        def __enter__(self):  # tqdm's bars are context managers
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
 
     fake = types.ModuleType("tqdm.auto")
     fake.tqdm = FakeBar

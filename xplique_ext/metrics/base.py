@@ -76,10 +76,9 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     """
     if isinstance(operator, str):
         name = operator.strip().lower().replace("_", " ")
-        if name not in OPERATOR_NAMES:
-            raise ValueError(
-                f"`operator` must be a callable g(f, x, y), one of Xplique's task names "
-                f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks, got {operator!r}")
+        check_param(name if name in OPERATOR_NAMES else operator, "operator", [Options(
+            OPERATOR_NAMES, f"a callable g(f, x, y), one of Xplique's task names "
+                            f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks")])
         if name in ("classification", "regression"):
             return None
         try:
@@ -349,16 +348,11 @@ class BaseAttributionMetric(BaseMetric):
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
-        parts = []
-        for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y)):
-            out = np.asarray(out)
-            runtime.check_output_dtype(out.dtype, "operator")
-            if out.shape not in ((stop - start,), (stop - start, 1)):
-                raise ValueError("`operator` must return one score per input, shape "
-                                 f"({stop - start},) for a batch of {stop - start} inputs, got "
-                                 f"shape {out.shape}; an operator returning (B, K) must reduce "
-                                 "over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1)")
-            parts.append(out.reshape(-1))
+        parts = [runtime.check_outputs(
+            out, stop - start, name="operator", trailing=[(), (1,)], expected="shape (B,) or "
+            "(B, 1) (an operator returning (B, K) must reduce over the outputs, e.g. "
+            "tf.reduce_sum(f(x) * y, axis=-1))").reshape(-1)
+            for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y))]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
     # ------------------------------------------------------------------ targets

@@ -512,25 +512,14 @@ class MuFidelity(BaseAttributionMetric):
         pool = _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent) \
             if n_cells > 1 else None
         total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
-        bar = progress_bar(enabled=self.progress, total=total, unit="pert",
-                           desc="MuFidelity (adaptive)" if adaptive else "MuFidelity")
-        scores, used, reasons = [], [], np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
-        try:
-            for x, y, phi in self._explained_batches(phi_all):
-                if pool is None:
-                    scores.append(np.full(len(x), np.nan))
-                    used.append(np.zeros(len(x), dtype=np.int64))
-                    reasons[-1] += len(x)
-                    continue
-                corr, n_used, why = self._batch_evaluate(x, y, phi, pool, seed, bar)
-                scores.append(corr)
-                used.append(n_used)
-                reasons[:-1] += why
-        finally:
-            bar.close()
-        scores = np.concatenate(scores) if scores else np.zeros(0)
-        _warn_undefined_correlations(scores, reasons)
-        return scores, np.concatenate(used) if used else np.zeros(0, dtype=np.int64)
+        with progress_bar(enabled=self.progress, total=total, unit="pert",
+                          desc="MuFidelity (adaptive)" if adaptive else "MuFidelity") as bar:
+            batches = [self._batch_evaluate(x, y, phi, pool, seed, bar)
+                       for x, y, phi in self._explained_batches(phi_all)]
+        scores, used, reasons = zip(*batches)
+        scores = np.concatenate(scores)
+        _warn_undefined_correlations(scores, sum(reasons))
+        return scores, np.concatenate(used)
 
     def _explained_batches(self, phi_all: np.ndarray):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
@@ -552,7 +541,11 @@ class MuFidelity(BaseAttributionMetric):
         scores). A fixed ``nb_samples`` is one round over the whole pool; under
         ``nb_samples='auto'`` rounds bring each input to the next checkpoint until its
         standard error is at most ``target_se`` (an undefined one goes on)."""
-        n, n_cells = len(x), pool.shape[1]
+        n, why = len(x), np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
+        if pool is None:  # a single cell: every subset is empty or full
+            why[-1] = n
+            return np.full(n, np.nan), np.zeros(n, np.int64), why
+        n_cells = pool.shape[1]
         xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
         perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
         # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
@@ -577,7 +570,6 @@ class MuFidelity(BaseAttributionMetric):
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
             done = point
         corr = np.full(n, np.nan)
-        why = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
         no_op = (xf == baselines).reshape(n, -1).all(axis=1)
         zero_phi = ~phi.reshape(n, -1).any(axis=1)
         for count in np.unique(used):
@@ -619,7 +611,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     equal to their baseline, constant drops, an all-zero explanation, constant
     attribution sums."""
     nan = np.isnan(corr)
-    out = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
+    out = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
     if not nan.any():
         return out
     with np.errstate(invalid="ignore"):
@@ -630,7 +622,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     for j, cause in enumerate(causes):
         out[j] = int((nan & cause).sum())
         nan &= ~cause
-    out[-1] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
+    out[-2] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
     return out
 
 
