@@ -92,7 +92,8 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: flo
 def _cell_index(length: int, cells: int) -> np.ndarray:
     """Cell of each position when an axis of ``length`` is cut into ``cells`` parts, with
     the nearest-neighbour rule ``tf.image.resize`` uses (half-pixel centres)."""
-    return np.minimum(((np.arange(length) + 0.5) * cells / length).astype(np.int64), cells - 1)
+    return tuple(np.minimum(((np.arange(length) + 0.5) * cells / length).astype(int), cells - 1)
+                 .tolist())
 
 
 @validate_params({
@@ -345,8 +346,7 @@ class MuFidelity(BaseAttributionMetric):
         # compiled once per model, operator, activation, strategy and grid geometry, and
         # shared by every MuFidelity on them: nb_samples, subsets, baselines and targets
         # are arguments, never baked into the graph
-        geometry = (len(self._input_shape), self._cells_shape, tuple(self._row_cells.tolist()),
-                    None if self._col_cells is None else tuple(self._col_cells.tolist()))
+        geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
             "mufidelity", lambda live, activation: _fidelity_functions(
                 score_function(live, activation), *geometry),
@@ -389,7 +389,7 @@ class MuFidelity(BaseAttributionMetric):
         perturbed axes: tabular (F,) every feature its own cell; time series (T, F) a grid
         over time, every feature apart; images (H, W, C) a grid over H and W."""
         if len(shape) == 1:
-            return (shape[0],), np.arange(shape[0]), None
+            return (shape[0],), tuple(range(shape[0])), None
         if len(shape) not in (2, 3):
             raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
                              f"images (N, H, W, C), got per-input shape {shape}")
@@ -643,9 +643,6 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
     perturbed axes): ``perturbed`` (the scores (b, nb_samples) of every perturbed input
     of a batch, ``size`` at a time, also what each replica runs) and ``chunk`` (one
     perturbation batch)."""
-    row_cells = np.asarray(row_cells, dtype=np.int64)
-    col_cells = None if col_cells is None else np.asarray(col_cells, dtype=np.int64)
-
     def perturb(x, baseline, cell_masks, sample_ids):
         """Perturbed inputs: input ``sample_ids[k]`` with the cells where
         ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA,
