@@ -239,9 +239,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
             check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
         if not self.every:
             raise ValueError("`every` must name at least one epoch, got an empty collection")
-        if isinstance(log_interval, bool):  # True: the 95% interval (declared above)
-            log_interval = 0.95 if log_interval else None
-        self.log_interval: Optional[float] = log_interval
+        # True: the 95% interval (declared above)
+        self.log_interval: Optional[float] = (0.95 if log_interval else None) if isinstance(
+            log_interval, bool) else log_interval
         self.interval_resamples = interval_resamples
         keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:

@@ -50,7 +50,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .commons.params import ArrayLike, check_param
+from .commons.params import ArrayLike, InstanceOf, check_param
 from .commons.warnings import XpliqueExtWarning, warn
 
 __all__ = [
@@ -78,11 +78,10 @@ def resolve_strategy(strategy: Any = None) -> Any:
     """
     import tensorflow as tf
 
-    if strategy is None:
+    if check_param(strategy, "strategy", [InstanceOf(tf.distribute.Strategy, description=(
+            "a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)")),
+            None]) is None:
         return tf.distribute.get_strategy()
-    if not isinstance(strategy, tf.distribute.Strategy):
-        raise TypeError("`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
-                        f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}")
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
         raise ValueError("`strategy` must run replicas in sync (MirroredStrategy, "
                          "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
