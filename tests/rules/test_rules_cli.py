@@ -161,3 +161,84 @@ def test_rules_command_loads_no_heavy_module(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip() == "0 []", out.stderr
     assert "R0001" in (tmp_path / "out.pbm").read_text()
+
+
+def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(b"\xef\xbb\xbf0.05 3\n0.1 2\n")  # a byte-order mark: not a header
+    assert run_cli(["fire", "-f", str(pairs)]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "label", "#1", "#2"]
+    pairs.write_text("p, r, coverage\n0.05 3 1\n")  # words only: a header
+    assert run_cli(["fire", "-f", str(pairs)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    pairs.write_text("0.O5 3\n0.1 2\n")  # a typo in the first line: an error, not a header
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    captured = capsys.readouterr()
+    assert f"{pairs}, line 1: expected numbers" in captured.err and "'0.O5 3'" in captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text, line", [("0,5 3\n", 1), ("p r\n0.05 3\n0,05 3 CART\n", 3),
+                                        ("0.1 2\n0,05\t3\t0,9\n", 2)])
+def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, line):
+    (tmp_path / "pairs.txt").write_text(text)
+    assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
+    err = capsys.readouterr().err
+    assert f"pairs.txt, line {line}: decimal comma in" in err and "0.5, not 0,5" in err
+    # commas that separate the values, with or without spaces, are not decimal commas
+    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n")
+    assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["CART", "0.05"]
+
+
+def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, capsys):
+    from xplique_ext.rules import ParseError, parse_data, read_data, read_names
+
+    for name in ("voyage.names", "voyage.test"):
+        text = (voyage_dir / name).read_text()
+        (voyage_dir / f"u16_{name}").write_text(text, encoding="utf-16")
+        (voyage_dir / f"u16be_{name}").write_bytes(text.encode("utf-16-be"))  # no mark
+    names = read_names(voyage_dir / "voyage.names")
+    expected = "not a UTF-8 text file (it looks like UTF-16 or UTF-32"
+    for read in (lambda: read_names(voyage_dir / "u16_voyage.names"),
+                 lambda: read_names(voyage_dir / "u16be_voyage.names"),
+                 lambda: read_data(voyage_dir / "u16_voyage.test", names),
+                 lambda: read_data(voyage_dir / "u16be_voyage.test", names),
+                 lambda: parse_data("\x00s\x00", names)):
+        with pytest.raises(ParseError, match=r"\.names: not a UTF-8|\.test: not a UTF-8|"
+                           r"<string>: not a UTF-8") as info:
+            read()
+        assert expected in str(info.value) and "save it as UTF-8 (or ASCII)" in str(info.value)
+    for argv in (["rules", "-d", "u16_voyage.test", "-n", "voyage.names"],
+                 ["rules", "-d", "voyage.test", "-n", "u16_voyage.names"]):
+        assert run_cli(argv + ["-f", "voyage.cn2.unordered.pbm"]) == 1
+        captured = capsys.readouterr()
+        assert captured.err.startswith(f"xplique-ext rules: error: {argv[2]}") or \
+            captured.err.startswith(f"xplique-ext rules: error: {argv[4]}")
+        assert expected in captured.err and captured.out == ""
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("0.05 3 A\n", encoding="utf-16")
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"xplique-ext fire: error: {pairs}: {err.split(': ', 3)[3]}" and expected in err
+    pairs.write_bytes("0.05 3 caf\xe9\n".encode("latin-1"))  # read as every rule file is
+    assert run_cli(["fire", "-f", str(pairs)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[0] == "caf\xe9"
+
+
+def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
+    (voyage_dir / "old.csv").write_text("kept\n")
+    base = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]
+    for option, role in (("--csv", "write the CSV file"), ("-s", "write the output file")):
+        assert run_cli(base + [option, str(voyage_dir / "missing" / "out.txt")]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert f"cannot {role} " in captured.err and "No such file or directory" in captured.err
+    assert run_cli(["fire", "-s", str(voyage_dir / "missing" / "o.txt"), "0.1,2"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "cannot write the output file" in captured.err
+    # a failed command leaves no file of its own and an existing one as it was
+    assert run_cli(base[:-1] + ["nope.pbm", "-s", "new.pbm", "--csv", "old.csv"]) == 1
+    assert "nope.pbm" in capsys.readouterr().err
+    assert not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"

@@ -126,6 +126,16 @@ def _fail(command: str, message: str, code: int = 1) -> int:
     return code
 
 
+def _check_outputs(*paths: Optional[str]) -> None:
+    """Fail now, before any work, where an output file cannot be written: the OSError
+    ``open`` would raise (a file created for the test is removed)."""
+    for path in filter(None, paths):
+        existed = os.path.exists(path)
+        open(path, "a").close()
+        if not existed:
+            os.remove(path)
+
+
 def _write(path: Optional[str], text: str) -> None:
     if path is None:
         sys.stdout.write(text)
@@ -197,6 +207,7 @@ def run_rules(args: argparse.Namespace) -> int:
         return _fail("rules", usage, 2)
     names_path = args.names or default_names_path(args.data)
     try:
+        _check_outputs(args.output, args.csv)
         names = read_names(names_path)
         if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
             data = read_data(args.data, names, chunksize=args.chunksize)
@@ -269,6 +280,12 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     return reason if path is None else f"{reason}: {path}"
 
 
+def _fire_file_error(err: OSError, args: argparse.Namespace) -> str:
+    what = "write the output file" if err.filename == args.output else "read the pairs file"
+    option = "-s OUT" if err.filename == args.output else "-f FILE"
+    return f"cannot {what} {err.filename!r} ({option}): {err.strerror}"
+
+
 #: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
 _DASK_SECONDS = 5
 
@@ -313,7 +330,13 @@ def _float(text: str) -> Optional[float]:
 
 
 def _row(text: str, where: str) -> Row:
-    """``p r [coverage] [label]`` (commas or white space between) as a row."""
+    """``p r [coverage] [label]`` (commas or white space between) as a row; a number with a
+    comma next to numbers set apart by white space (``0,5 3``) is a decimal comma."""
+    numbers = [t for t in re.sub(r"\s*,\s*", ",", text.strip()).split()
+               if None not in map(_float, t.split(","))]
+    if len(numbers) > 1 and any("," in t for t in numbers):
+        raise ValueError(f"{where}decimal comma in {text!r}: commas separate the values, "
+                         "write the decimals with a dot (0.5, not 0,5)")
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     values = list(itertools.takewhile(lambda v: v is not None, map(_float, parts)))  # label after
     if len(values) not in (2, 3):
@@ -332,18 +355,21 @@ def _parse_pair(text: str) -> Row:
 
 
 def _parse_lines(text: str, source: str) -> List[Row]:
-    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment, a first line
-    that does not start with a number is a header)."""
+    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; a first line of
+    words only, none of them a number, is a header; a byte-order mark is skipped)."""
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         line = line.split("#", 1)[0].strip()
-        if line and (n > 1 or _float(re.split(r"[,\s]+", line)[0]) is not None):
+        header = n == 1 and all(_float(word) is None for word in re.split(r"[,\s]+", line))
+        if line and not header:
             rows.append(_row(line, f"{source}, line {n}: "))
     return rows
 
 
 def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
     """The trade-offs of ``--psi`` and the (label, p, r, coverage) rows to score."""
+    from ..rules.syntax import read_text
+
     psis = [_float(part) for part in ",".join(args.psi or ["1"]).split(",")]
     if None in psis:
         raise ValueError(f"--psi must be numbers > 0, got {','.join(args.psi)!r}")
@@ -352,8 +378,7 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
     if args.pairs:
         rows = [_parse_pair(p) for p in args.pairs]
     elif args.input:
-        with open(args.input, encoding="utf-8") as handle:
-            rows = _parse_lines(handle.read(), args.input)
+        rows = _parse_lines(read_text(args.input), args.input)
     else:
         rows = _parse_lines(sys.stdin.read(), "<stdin>")
     if not rows:
@@ -380,18 +405,13 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
     try:
+        _check_outputs(args.output)
         table = _fire_table(*_fire_inputs(args), args.precision)
+        widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+        _write(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in
+                                    zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", f"cannot read the pairs file {err.filename!r} (-f FILE): "
-                     f"{err.strerror}")
-    widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-    text = "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(
-        row[1:], widths[1:])]).rstrip() + "\n" for row in table)
-    try:
-        _write(args.output, text)
-    except OSError as err:
-        return _fail("fire", f"cannot write the output file {err.filename!r} (-s OUT): "
-                     f"{err.strerror}")
+        return _fail("fire", _fire_file_error(err, args))
     return 0

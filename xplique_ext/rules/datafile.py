@@ -239,15 +239,16 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
         raise ValueError("`names` must declare at least one column read from the file (not "
                          "derived with `:=`), got none: every line would be dropped")
     done = 0
-    with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
+    binary = io.BufferedReader(io.BytesIO(source)) if isinstance(source, bytes) else open(
+        source, "rb")
+    with open_text(binary, file) as handle:  # refuses UTF-16 and UTF-32 before any block
         try:
             for part in _fast_parts(binary, names, file):
                 done += part.n_examples
                 yield part
             return
         except model._Refused:
-            pass
-    with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
+            binary.seek(0)  # the text stream has read nothing yet
         yield from _exact_parts(handle, names, file, skip=done)
 
 

@@ -1,13 +1,13 @@
 """Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
 quoting a name or a value, reading it back (:func:`scan_quoted`, the token both
 tokenizers share), the :class:`Token` they yield, and reading a text file (UTF-8,
-Latin-1 as a fallback).
+Latin-1 as a fallback; UTF-16 and UTF-32 refused).
 
 The ``.names`` and PBM tokenizers stay two functions because their grammars differ
 (statement ends, ``|`` comments, ``:=`` in ``.names``; comparison operators, brackets and
 ``+`` in PBM rules); what they have in common lives here.
 
-This module is the lowest floor of the rule files: it imports nothing from the package.
+This module is the lowest floor of the rule files: it imports only their errors.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Collection, Optional, Pattern, Tuple, Union
+
+from .errors import ParseError
 
 __all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted"]
 
@@ -108,25 +110,37 @@ _LATIN1_FALLBACK = "xplique_ext.latin-1"
 codecs.register_error(_LATIN1_FALLBACK, _latin1)
 
 
-def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWrapper:
-    """Open a text input of the rule files (``.names``, ``.data``, PBM) for reading: the
-    one opener of every reader.
+def open_text(source: Union[str, os.PathLike, io.BufferedReader],
+              file: Optional[str] = None) -> io.TextIOWrapper:
+    """Open a text input of the rule files (``.names``, ``.data``, PBM, ``fire`` pairs) for
+    reading: the one opener of every reader.
 
     The text is UTF-8, a byte-order mark (``\ufeff``, as some editors save) skipped;
-    bytes that are not UTF-8 are read as Latin-1. New lines are not translated (the
-    readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
+    bytes that are not UTF-8 are read as Latin-1. A file in UTF-16 or UTF-32 (its
+    byte-order mark, or NUL bytes in its first 4 KiB) is refused. New lines are not
+    translated (the readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
 
     Parameters
     ----------
     source
-        A path, or a binary file object (closed with the text stream).
+        A path, or a binary file object with ``peek`` (closed with the text stream).
+    file
+        The name given in messages (default: ``source``'s path).
 
     Raises
     ------
     OSError
         When the file cannot be opened (its ``filename`` is ``source``).
+    ParseError
+        For a file in UTF-16 or UTF-32.
     """
     binary = open(source, "rb") if isinstance(source, (str, bytes, os.PathLike)) else source
+    head = binary.peek(4096)[:4096]
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
+        binary.close()
+        raise ParseError("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
+                         "mark or NUL bytes); save it as UTF-8 (or ASCII)",
+                         file=file or os.fspath(source))
     return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
 
 
