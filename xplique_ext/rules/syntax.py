@@ -110,8 +110,7 @@ _LATIN1_FALLBACK = "xplique_ext.latin-1"
 codecs.register_error(_LATIN1_FALLBACK, _latin1)
 
 
-def open_text(source: Union[str, os.PathLike, io.BufferedReader],
-              file: Optional[str] = None) -> io.TextIOWrapper:
+def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWrapper:
     """Open a text input of the rule files (``.names``, ``.data``, PBM, ``fire`` pairs) for
     reading: the one opener of every reader.
 
@@ -123,9 +122,8 @@ def open_text(source: Union[str, os.PathLike, io.BufferedReader],
     Parameters
     ----------
     source
-        A path, or a binary file object with ``peek`` (closed with the text stream).
-    file
-        The name given in messages (default: ``source``'s path).
+        A path, or a binary file object (closed with the text stream; its encoding is not
+        checked: it holds text the caller encoded).
 
     Raises
     ------
@@ -135,12 +133,11 @@ def open_text(source: Union[str, os.PathLike, io.BufferedReader],
         For a file in UTF-16 or UTF-32.
     """
     binary = open(source, "rb") if isinstance(source, (str, bytes, os.PathLike)) else source
-    head = binary.peek(4096)[:4096]
+    head = binary.peek(4096)[:4096] if binary is not source else b""
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
         binary.close()
         raise ParseError("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
-                         "mark or NUL bytes); save it as UTF-8 (or ASCII)",
-                         file=file or os.fspath(source))
+                         "mark or NUL bytes); save it as UTF-8 (or ASCII)", file=os.fspath(source))
     return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
 
 
