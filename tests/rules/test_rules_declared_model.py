@@ -60,7 +60,7 @@ def test_a_column_refuses_masks_that_are_not_boolean_or_of_another_length():
 
 def test_a_dataset_refuses_a_value_that_is_not_a_column():
     names = Names([X], None)
-    with pytest.raises(TypeError, match="`columns` must be a dict of Column, got list for 'x'"):
+    with pytest.raises(TypeError, match=r"`columns\['x'\]` must be a Column, got \[1.0, 2.0\]"):
         Dataset(names, {"x": [1.0, 2.0]})
     with pytest.raises(TypeError, match="`names` must be a Names object, got"):
         Dataset(["x"], {"x": _column()})

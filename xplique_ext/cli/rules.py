@@ -182,8 +182,7 @@ def with_wilson_columns(frame, confidence: float = 0.95):
 
 def _usage_error(args: argparse.Namespace) -> Optional[str]:
     """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
-    checks = ((args.data, "the data file is required (-d DATA)"),
-              (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
+    checks = ((0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
               (args.chunksize is None or args.chunksize >= 1,
                f"--chunksize must be a positive integer, got {args.chunksize}"))
     return next((message for ok, message in checks if not ok), None)
@@ -228,7 +227,7 @@ def run_rules(args: argparse.Namespace) -> int:
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:
-        return _fail("rules", _file_error(err, args, names_path))
+        return _fail("rules", _rules_file_error(err, args, names_path))
     except ValueError as err:
         from ..rules.on_dask import SchedulerError
 
@@ -261,7 +260,19 @@ def _json_value(value):
     return None if isinstance(value, float) and value != value else value
 
 
-def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
+_OUTPUT = ("write the output file", "-s OUT")
+
+
+def _file_error(path: Optional[str], reason: str, *roles: Tuple[Optional[str], str, str]) -> str:
+    """A file that cannot be read or written, as a message naming its role and option:
+    ``roles`` are (path, what is done with it, option) triples."""
+    for role_path, what, option in roles:
+        if path is not None and path == role_path:
+            return f"cannot {what} {path!r} ({option}): {reason}"
+    return reason if path is None else f"{reason}: {path}"
+
+
+def _rules_file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     """An OSError of ``xplique-ext rules`` as a message naming the file's role and option."""
     reason, path = err.strerror or str(err), err.filename
     if path == names_path and not os.path.exists(args.data):
@@ -269,21 +280,10 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     if path == names_path and not args.names:
         return (f"cannot read the names file {path!r}, the default for -d {args.data}: "
                 f"{reason}; give it with -n NAMES")
-    roles = ((args.data, "read the data file", "-d DATA"),
-             (names_path, "read the names file", "-n NAMES"),
-             (args.rules, "read the rule file", "-f RULES"),
-             (args.output, "write the output file", "-s OUT"),
-             (args.csv, "write the CSV file", "--csv FILE"))
-    for role_path, what, option in roles:
-        if path is not None and path == role_path:
-            return f"cannot {what} {path!r} ({option}): {reason}"
-    return reason if path is None else f"{reason}: {path}"
-
-
-def _fire_file_error(err: OSError, args: argparse.Namespace) -> str:
-    what = "write the output file" if err.filename == args.output else "read the pairs file"
-    option = "-s OUT" if err.filename == args.output else "-f FILE"
-    return f"cannot {what} {err.filename!r} ({option}): {err.strerror}"
+    return _file_error(path, reason, (args.data, "read the data file", "-d DATA"),
+                       (names_path, "read the names file", "-n NAMES"),
+                       (args.rules, "read the rule file", "-f RULES"), (args.output, *_OUTPUT),
+                       (args.csv, "write the CSV file", "--csv FILE"))
 
 
 #: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
@@ -301,8 +301,6 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     dask = import_dask()
     from distributed import Client, LocalCluster
 
-    if not os.path.exists(data_path):
-        raise FileNotFoundError(2, "No such file or directory", data_path)
     frame = read_data_dask(data_path, names)
     with contextlib.ExitStack() as stack:
         if address:
@@ -413,5 +411,6 @@ def run_fire(args: argparse.Namespace) -> int:
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", _fire_file_error(err, args))
+        return _fail("fire", _file_error(err.filename, err.strerror, (args.output, *_OUTPUT),
+                                         (args.input, "read the pairs file", "-f FILE")))
     return 0

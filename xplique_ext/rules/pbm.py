@@ -564,11 +564,9 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         raise RuleParseError("no rule found", file=file)
     try:
         return RuleSet(rules, header, file=file)
-    except RuleParseError as err:
-        if err.line is None:
-            raise
+    except RuleParseError as err:  # a rule read here has a line: show it, not the rule's id
         raise RuleParseError(err.message, file=file, line=err.line,
-                             text=by_number.get(err.line, err.text)) from None
+                             text=by_number[err.line]) from None
 
 
 @validate_params({"path": [PATH]})
