@@ -160,23 +160,24 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     >>> round(float(out.loc[0, "Acc_ci_low"]), 4), round(float(out.loc[0, "Acc_ci_high"]), 4)
     (0.3968, 0.8922)
     """
+    import warnings
+
     import numpy as np
 
     from ..commons.uncertainty import wilson_interval
+    from ..commons.warnings import UndefinedScoreWarning
 
     out = frame.copy()
     for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
         if measure in frame.columns:
             k = sum(frame[c].to_numpy(np.int64) for c in numerator)
             m = sum(frame[c].to_numpy(np.int64) for c in denominator)
-            k, m = np.atleast_1d(k), np.atleast_1d(m)
             # an empty denominator: the measure is NaN without a warning (zero_division=
-            # "nan"), and so is its interval (wilson_interval would warn for it)
-            low, high = np.full(m.shape, np.nan), np.full(m.shape, np.nan)
-            trials = m > 0
-            if trials.any():
-                low[trials], high[trials] = wilson_interval(k[trials], m[trials], confidence)
-            out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = low, high
+            # "nan"), and so is its interval (NaN, which wilson_interval would warn about)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedScoreWarning)
+                out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = wilson_interval(
+                    k, m, confidence)
     return out
 
 
