@@ -107,3 +107,11 @@ def test_read_data_dask_checks_its_parameters_before_importing_dask():
         read_data_dask("voyage.data", blocksize=0)
     with pytest.raises(TypeError, match="`path` must be a path"):
         read_data_dask(3)
+
+
+def test_a_rule_set_refuses_an_item_that_is_not_a_rule():
+    from xplique_ext.rules import Rule, RuleSet
+
+    rule = Rule("R1", (), "go", is_default=True)
+    with pytest.raises(TypeError, match="`rules` must hold Rule objects, got str"):
+        RuleSet(["R1", rule])
