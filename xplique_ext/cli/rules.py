@@ -181,14 +181,6 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     return out
 
 
-def _usage_error(args: argparse.Namespace) -> Optional[str]:
-    """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
-    checks = ((0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
-              (args.chunksize is None or args.chunksize >= 1,
-               f"--chunksize must be a positive integer, got {args.chunksize}"))
-    return next((message for ok, message in checks if not ok), None)
-
-
 def run_rules(args: argparse.Namespace) -> int:
     """Run ``xplique-ext rules``; returns the exit code."""
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
@@ -202,9 +194,10 @@ def run_rules(args: argparse.Namespace) -> int:
         except OSError as err:
             return _fail("rules", str(err))
         return 0
-    usage = _usage_error(args)
-    if usage:
-        return _fail("rules", usage, 2)
+    if not 0 < args.ci_level < 1:
+        return _fail("rules", f"--ci-level must be in (0, 1), got {args.ci_level}", 2)
+    if args.chunksize is not None and args.chunksize < 1:
+        return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
     names_path = args.names or default_names_path(args.data)
     try:
         _check_outputs(args.output, args.csv)
@@ -248,17 +241,11 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
         return frame.to_csv(index=False)
     import json
 
-    records = [{key: _json_value(v) for key, v in row.items()}
-               for row in frame.to_dict(orient="records")]
+    # Python numbers, None where a measure is undefined (NaN)
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
                 "rules": records}
     return json.dumps(document, indent=1) + "\n"
-
-
-def _json_value(value):
-    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
-    value = value.item() if hasattr(value, "item") else value
-    return None if isinstance(value, float) and value != value else value
 
 
 _OUTPUT = ("write the output file", "-s OUT")

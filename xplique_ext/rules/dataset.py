@@ -267,9 +267,8 @@ class Dataset:
         floating point numbers), unless ``names`` declares them.
         """
         x = features
-        if feature_names is None:
-            feature_names = [f"x{i}" for i in range(x.shape[1])]
-        feature_names = [str(f) for f in feature_names]
+        default = [f"x{i}" for i in range(x.shape[1])]
+        feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
         if len(feature_names) != x.shape[1]:
             raise ValueError(
                 f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}")
