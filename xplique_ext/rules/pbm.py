@@ -248,8 +248,7 @@ class RuleSet:
     def __init__(self, rules: Sequence[Rule], header: Optional[PBMHeader] = None,
                  file: Optional[str] = None) -> None:
         rules = list(rules)
-        self.file = file
-        self.header = header if header is not None else PBMHeader()
+        self.file, self.header = file, header if header is not None else PBMHeader()
         seen = set()
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
