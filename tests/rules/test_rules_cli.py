@@ -169,9 +169,13 @@ def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
     assert run_cli(["fire", "-f", str(pairs)]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
         "label", "#1", "#2"]
-    pairs.write_text("p, r, coverage\n0.05 3 1\n")  # words only: a header
-    assert run_cli(["fire", "-f", str(pairs)]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 2
+    for text in ("p, r, coverage\n0.05 3 1\n", "# FiRe inputs\n\np r coverage\n0.05 3 1\n"):
+        pairs.write_text(text)  # words only, on the first line with text: a header
+        assert run_cli(["fire", "-f", str(pairs)]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 2
+    pairs.write_text("0.05 3 1\np r coverage\n")  # a header after the first line: an error
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    assert f"{pairs}, line 2: expected numbers" in capsys.readouterr().err
     pairs.write_text("0.O5 3\n0.1 2\n")  # a typo in the first line: an error, not a header
     assert run_cli(["fire", "-f", str(pairs)]) == 1
     captured = capsys.readouterr()

@@ -341,14 +341,16 @@ def _parse_pair(text: str) -> Row:
 
 
 def _parse_lines(text: str, source: str) -> List[Row]:
-    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; a first line of
-    words only, none of them a number, is a header; a byte-order mark is skipped)."""
-    rows = []
+    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; the first line
+    with text may be a header: words only, none of them a number; a byte-order mark is
+    skipped)."""
+    rows, first = [], True
     for n, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         line = line.split("#", 1)[0].strip()
-        header = n == 1 and all(_float(word) is None for word in re.split(r"[,\s]+", line))
+        header = first and all(_float(word) is None for word in re.split(r"[,\s]+", line))
         if line and not header:
             rows.append(_row(line, f"{source}, line {n}: "))
+        first = first and not line
     return rows
 
 
