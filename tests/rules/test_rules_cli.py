@@ -163,6 +163,22 @@ def test_rules_command_loads_no_heavy_module(tmp_path):
     assert "R0001" in (tmp_path / "out.pbm").read_text()
 
 
+def test_standard_input_is_decoded_as_a_file(tmp_path):
+    """A byte-order mark is skipped, Latin-1 bytes are read as Latin-1, as in files."""
+    import subprocess
+    import sys
+
+    copy_examples(tmp_path)
+    command = [sys.executable, "-m", "xplique_ext.cli"]
+    rules = b"R1 IF outlook = rain THEN CLASS = go\n"
+    out = subprocess.run(command + ["rules", "-d", "voyage.test"], input=b"\xef\xbb\xbf" + rules,
+                         capture_output=True, cwd=tmp_path)
+    assert out.returncode == 0 and b"R1  IF outlook = rain" in out.stdout, out.stderr
+    pairs = b"\xef\xbb\xbf0.05 3 caf\xe9\n"
+    out = subprocess.run(command + ["fire"], input=pairs, capture_output=True, cwd=tmp_path)
+    assert out.stdout.decode().splitlines()[1].split()[0] == "caf\xe9", out.stderr
+
+
 def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
     pairs = tmp_path / "pairs.txt"
     pairs.write_bytes(b"\xef\xbb\xbf0.05 3\n0.1 2\n")  # a byte-order mark: not a header

@@ -204,8 +204,7 @@ def run_rules(args: argparse.Namespace) -> int:
         names = read_names(names_path)
         if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
             data = read_data(args.data, names, chunksize=args.chunksize)
-        text = read_text(args.rules) if args.rules else sys.stdin.read()
-        rules = parse_rules(text, file=args.rules or "<stdin>")
+        rules = parse_rules(read_text(args.rules), file=args.rules or "<stdin>")
         if args.dask is not None:
             evaluation = _evaluate_on_dask(rules, args.data, names, args.mode, args.dask)
         else:
@@ -342,10 +341,9 @@ def _parse_pair(text: str) -> Row:
 
 def _parse_lines(text: str, source: str) -> List[Row]:
     """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; the first line
-    with text may be a header: words only, none of them a number; a byte-order mark is
-    skipped)."""
+    with text may be a header: words only, none of them a number)."""
     rows, first = [], True
-    for n, line in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         header = first and all(_float(word) is None for word in re.split(r"[,\s]+", line))
         if line and not header:
@@ -365,10 +363,8 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
         raise ValueError("give the pairs either as arguments or with -f, not both")
     if args.pairs:
         rows = [_parse_pair(p) for p in args.pairs]
-    elif args.input:
-        rows = _parse_lines(read_text(args.input), args.input)
-    else:
-        rows = _parse_lines(sys.stdin.read(), "<stdin>")
+    else:  # a file, else standard input, decoded as the rule files are
+        rows = _parse_lines(read_text(args.input), args.input or "<stdin>")
     if not rows:
         raise ValueError("no (p, r) pair given")
     return psis, rows

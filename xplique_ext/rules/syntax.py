@@ -16,6 +16,7 @@ import codecs
 import io
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Collection, Optional, Pattern, Tuple, Union
 
@@ -141,8 +142,9 @@ def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWr
     return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
 
 
-def read_text(path: Union[str, os.PathLike]) -> str:
-    """The text of a file, opened by :func:`open_text`.
+def read_text(path: Union[str, os.PathLike, None]) -> str:
+    """The text of a file, opened by :func:`open_text`; with ``path`` None, standard
+    input, decoded as a file is (a UTF-16 or UTF-32 one is not recognised there).
 
     Raises
     ------
@@ -155,5 +157,9 @@ def read_text(path: Union[str, os.PathLike]) -> str:
     >>> read_text(example_path("voyage.names")).startswith("| The voyage example")
     True
     """
+    if path is None:
+        if hasattr(sys.stdin, "reconfigure"):  # nothing read yet (a StringIO holds text)
+            sys.stdin.reconfigure(encoding="utf-8-sig", errors=_LATIN1_FALLBACK)
+        return sys.stdin.read()
     with open_text(path) as handle:
         return handle.read()
