@@ -177,6 +177,24 @@ def test_generator_errors(kwargs, match):
         generate_sentences(3, **kwargs)
 
 
+def test_generator_never_exceeds_max_tokens():
+    # a comma before every keyword: only A and B of 2 tokens fit in 7 (1 draw in 144); the
+    # generator kept a too long row after 200 draws (rows of up to 14 tokens here)
+    df = generate_sentences(40, seed=0, structured=1.0, comma=1.0, max_tokens=7)
+    assert (df.n_tokens <= 7).all()
+    assert (df.sentence.str.split().str.len() == df.n_tokens).all()
+
+
+def test_generator_refuses_a_keyword_the_clauses_use():
+    # 'and' joins words inside clauses: the sentence's first 'and' was not its structure's
+    from xplique_ext.text import RuleTable
+
+    with pytest.raises(ValueError, match=r"`rules` keywords must not be words .*\['and'\]"):
+        generate_sentences(5, rules=RuleTable({"and": "B"}))
+    with pytest.raises(ValueError, match=r"\['superb'\]"):
+        generate_sentences(5, rules={"superb": "A"})
+
+
 def test_lexicon_is_shipped_and_consistent():
     lex = load_lexicon()
     assert len(lex.words("adj", 1)) >= 40 and len(lex.words("adj", -1)) >= 40
@@ -219,6 +237,9 @@ def test_raw_string_backbone(vectorizer):
         build_cnn_classifier(100, sequence_length=10, raw_strings=True)
     with pytest.raises(ValueError, match="sequence_length"):
         build_lstm_classifier(100)
+    # no kernel size at all: an IndexError deep in the builder before
+    with pytest.raises(ValueError, match=r"`kernel_sizes` must be a non-empty array"):
+        build_cnn_classifier(100, sequence_length=10, kernel_sizes=np.array([], dtype=int))
 
 
 # ----------------------------------------------------------------------------- bag of words

@@ -41,7 +41,7 @@ _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
 _REAL = Interval(numbers.Real, None, None)
 #: The heads' parameters (the CNN/LSTM builders and build_hub_classifier).
 _HEAD_PARAMETERS = {"filters": _POSITIVE, "units": _POSITIVE, "dropout": _DROPOUT, "seed": _SEED,
-                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
+                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False, nonempty=True,
                                                within=Interval(numbers.Integral, 1, None))]}
 #: The word-embedding builders' parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
