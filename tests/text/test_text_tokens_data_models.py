@@ -242,6 +242,27 @@ def test_raw_string_backbone(vectorizer):
         build_cnn_classifier(100, sequence_length=10, kernel_sizes=np.array([], dtype=int))
 
 
+def test_builders_and_training_refuse_what_they_used_to_take_silently(vectorizer):
+    """Found by the hostile sweep: a raw TensorFlow error for no or non-str sentences, and
+    train_classifier trained on 2 of 3 labels, on a label 2, or crashed on no row."""
+    from xplique_ext.text import make_vectorizer, train_classifier
+
+    with pytest.raises(ValueError, match="`sentences` must be a non-empty array"):
+        make_vectorizer([])
+    with pytest.raises(TypeError, match=r"`sentences\[0\]` must be a str"):
+        make_vectorizer([1, 2])
+    model = build_cnn_classifier(vectorizer, embedding_dim=4, filters=2)
+    x = vectorizer(["a good film", "a bad film"]).numpy()
+    with pytest.raises(ValueError, match=r"`y` must hold one label per row of `x` \(2\), got 3"):
+        train_classifier(model, x, [1, 0, 1])
+    with pytest.raises(ValueError, match=r"`y` must be numbers in \[0, 1\], got 2"):
+        train_classifier(model, x, [1, 2])
+    with pytest.raises(ValueError, match="`x` must be a non-empty array"):
+        train_classifier(model, x[:0], [])
+    with pytest.raises(ValueError, match="distinct single words .*got 'good'"):
+        BagOfWordsModel({"Good": 1.0, "good": -1.0})  # the last one won
+
+
 # ----------------------------------------------------------------------------- bag of words
 def test_bag_of_words_numpy_keras_and_exact_contributions(lexicon):
     sents = [
