@@ -249,34 +249,6 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
 
 
 # --------------------------------------------------------------------------- training
-def _student_inputs(student: Any, tokenizer: Any) -> Tuple[Optional[List[str]], bool]:
-    """(names of a dict input or None, whether the student takes raw strings), checked
-    against its output and against ``tokenizer``."""
-    out_shape = tuple(student.outputs[0].shape)
-    act = getattr(getattr(student.layers[-1], "activation", None), "__name__", "")
-    if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or act == "linear":
-        raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
-                         f"two-class softmax (N, 2) output, got output shape {out_shape}"
-                         + (" of logits (a linear last layer)" if act == "linear" else ""))
-    spec = student.input
-    if isinstance(spec, dict):  # a keras-hub backbone's token_ids / padding_mask / ...
-        if not callable(tokenizer):
-            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs {sorted(spec)}"
-                             ": pass the callable that packs sentences into that dict (e.g. its "
-                             f"keras-hub preprocessor), got {type(tokenizer).__name__}")
-        return sorted(spec), False
-    if len(student.inputs) != 1:
-        raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
-                         f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
-    raw = "string" in str(student.inputs[0].dtype)
-    if raw != (tokenizer is None):
-        raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
-                         "string), and is needed for a student on token ids (pass the "
-                         "TextVectorization layer or callable that made its inputs), got "
-                         f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
-    return None, raw
-
-
 class RuleDistillation(keras.Model):
     """Train a binary text classifier by iterative rule knowledge distillation.
 
@@ -335,10 +307,30 @@ class RuleDistillation(keras.Model):
                  tokenizer: Any = None, logic: str = "lukasiewicz",
                  name: str = "rule_distillation"):
         super().__init__(name=name)
-        self.input_names, self.raw_strings = _student_inputs(student, tokenizer)
+        out_shape = tuple(student.outputs[0].shape)
+        act = getattr(getattr(student.layers[-1], "activation", None), "__name__", "")
+        if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or act == "linear":
+            raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
+                             f"two-class softmax (N, 2) output, got output shape {out_shape}"
+                             + (" of logits (a linear last layer)" if act == "linear" else ""))
+        # a keras-hub backbone's dict (token_ids / padding_mask / ...), or one input
+        self.input_names = sorted(student.input) if isinstance(student.input, dict) else None
+        if self.input_names and not callable(tokenizer):
+            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
+                             f"{self.input_names}: pass the callable that packs sentences into "
+                             f"that dict (e.g. its keras-hub preprocessor), got {describe(tokenizer)}")
+        if not self.input_names and len(student.inputs) != 1:
+            raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
+                             f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
+        self.raw_strings = not self.input_names and "string" in str(student.inputs[0].dtype)
+        if not self.input_names and self.raw_strings != (tokenizer is None):
+            raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
+                             "string), and is needed for a student on token ids (pass the "
+                             "TextVectorization layer or callable that made its inputs), got "
+                             f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
         self.student, self.rules, self.logic = student, resolve_rules(rules), logic
         self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
-        self.sigmoid = student.outputs[0].shape[-1] == 1
+        self.sigmoid = out_shape[-1] == 1
         self.packer = tokenizer if self.input_names else None
         self.tokenizer = None if self.input_names or tokenizer is None else Tokenizer(tokenizer)
         shape = tuple(student.inputs[0].shape)
