@@ -54,15 +54,7 @@ import numbers
 import sys
 from typing import Any, List, Optional, Sequence
 
-from ..commons.params import (
-    Boolean,
-    Callable_,
-    InstanceOf,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
+from ..commons.params import Boolean, Callable_, InstanceOf, Interval, Options, validate_params
 from .models import _HEAD_PARAMETERS
 
 __all__ = ["adapt_text_model", "load_hub_backbone", "build_hub_classifier"]
@@ -251,8 +243,10 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
 
     from .models import _head
 
-    check_param(backbone, "backbone", [InstanceOf(keras_hub.models.Backbone, description=(
-        "a keras-hub Backbone (e.g. keras_hub.models.BertBackbone, or load_hub_backbone(preset)[0])"))])
+    if not isinstance(backbone, keras_hub.models.Backbone):
+        raise TypeError("`backbone` must be a keras-hub Backbone (e.g. keras_hub.models."
+                        f"BertBackbone, or load_hub_backbone(preset)[0]), got "
+                        f"{type(backbone).__name__}")
     names = _dict_input_names(backbone)
     if not {"token_ids", "padding_mask"} <= set(names or ()):
         raise ValueError("`backbone` must take the dict token_ids / padding_mask (a text "
