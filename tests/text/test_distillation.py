@@ -389,6 +389,12 @@ def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
     pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(50, 4)(inp))
     with pytest.raises(ValueError, match=r"output shape \(None, 2\) of logits"):
         RuleDistillation(keras.Model(inp, keras.layers.Dense(2)(pooled)), tokenizer=small_tv)
+    class Subclassed(keras.Model):  # an AttributeError ('outputs') before
+        def call(self, x):
+            return keras.ops.ones((keras.ops.shape(x)[0], 1))
+
+    with pytest.raises(TypeError, match="`student` must be a functional or Sequential"):
+        RuleDistillation(Subclassed(), tokenizer=small_tv)
     model = RuleDistillation(_cnn(small_tv), tokenizer=small_tv)
     model.compile(optimizer="adam")
     for kwargs, match in (({"steps_per_epoch": -3}, "`steps_per_epoch` must be >= 1"),

@@ -271,8 +271,8 @@ class RuleDistillation(keras.Model):
     Parameters
     ----------
     student
-        The classifier to train (a ``keras.Model`` with one input, or with a dict
-        input).
+        The classifier to train (a functional or ``Sequential`` ``keras.Model`` with one
+        input, or with a dict input).
     rules
         Rule table for the conjuncts (default but/yet -> B, though/while -> A; Hu et
         al.: ``RuleTable({'but': 'B'})``).
@@ -307,6 +307,9 @@ class RuleDistillation(keras.Model):
                  tokenizer: Any = None, logic: str = "lukasiewicz",
                  name: str = "rule_distillation"):
         super().__init__(name=name)
+        if not getattr(student, "outputs", None):  # subclassed: no inputs and outputs to read
+            raise TypeError("`student` must be a functional or Sequential keras.Model (inputs "
+                            f"and outputs known), got a subclassed {type(student).__name__}")
         out_shape = tuple(student.outputs[0].shape)
         act = getattr(getattr(student.layers[-1], "activation", None), "__name__", "")
         if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or act == "linear":
