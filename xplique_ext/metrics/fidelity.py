@@ -421,7 +421,8 @@ class MuFidelity(BaseAttributionMetric):
         allowed = list(dict.fromkeys(
             [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])))
         phi = check_param(explanations, "explanations", [
-            ArrayLike("real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True)])
+            ArrayLike("real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True,
+                      batch_hint=False)])  # (N, T) for series (N, T, F) misses F, not N
         if self.n_inputs is not None and len(phi) != self.n_inputs:
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi)} explanations for {self.n_inputs} inputs")
