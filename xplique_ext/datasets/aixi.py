@@ -39,7 +39,7 @@ import json
 import math
 import numbers
 import os
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -125,14 +125,14 @@ def max_count(dataset: str, layout: str = "authors") -> int:
     >>> max_count("color"), max_count("shape"), max_count("color", "free")
     (6, 2, 2)
     """
-    return N_COLOR_CIRCLES if (dataset, layout) == ("color", "authors") else MAX_PER_PATTERN
+    return _LAYOUT_TABLE[dataset, layout][2]
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
 def min_image_size(dataset: str, layout: str = "authors") -> int:
     """Smallest image side a layout accepts: 64 for the authors' AIXI-Shape (its 5 x 5 grid
     needs cells of 10 pixels for the shapes to stay distinct), 32 otherwise."""
-    return 64 if (dataset, layout) == ("shape", "authors") else MIN_IMAGE_SIZE
+    return _LAYOUT_TABLE[dataset, layout][3]
 
 
 # --------------------------------------------------------------------------- functions
@@ -634,17 +634,17 @@ def load_aixi(path: Union[str, Path]) -> AIXIData:
 
 
 # --------------------------------------------------------------------------- drawing
-def _draw(label: np.ndarray, kind: str, y: int, x: int, s: int, value: int) -> None:
-    if kind == "circle":
-        r = (s - 1) // 2
-        cv2.circle(label, (x + r, y + r), r, value, -1, lineType=cv2.LINE_8)
-    elif kind == "square":
-        cv2.rectangle(label, (x, y), (x + s - 1, y + s - 1), value, -1)
-    else:  # cross (plus sign) with arms about s/5 thick
-        t = max(1, round(s / 5))
-        o = (s - t) // 2
-        cv2.rectangle(label, (x, y + o), (x + s - 1, y + o + t - 1), value, -1)
-        cv2.rectangle(label, (x + o, y), (x + o + t - 1, y + s - 1), value, -1)
+def _draw(label: np.ndarray, kind: int, y: int, x: int, side: int, bar: int, value: int) -> None:
+    """Draw one object (0: circle, 1: square, 2: cross) in the box of ``side`` pixels at
+    (y, x): the disc of radius ``(side - 1) // 2``, the filled box, or two bars ``bar``
+    pixels thick across its middle."""
+    if kind == 0:
+        r = (side - 1) // 2
+        cv2.circle(label, (x + r, y + r), r, value, -1)
+    else:
+        o, t = ((0, side) if kind == 1 else ((side - bar) // 2, bar))
+        cv2.rectangle(label, (x, y + o), (x + side - 1, y + o + t - 1), value, -1)
+        cv2.rectangle(label, (x + o, y), (x + o + t - 1, y + side - 1), value, -1)
 
 
 def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
@@ -660,10 +660,11 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
 
 
 def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
-               kinds: Sequence[str]) -> None:
+               kinds: Sequence[int]) -> None:
     """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
     ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
-    depend on k, so a prefix of the images does not depend on ``n_samples``)."""
+    depend on k, so a prefix of the images does not depend on ``n_samples``); ``kinds``:
+    the object drawn for each pattern."""
     c, size = _CHUNK, labels.shape[1]
     low = max(_MIN_OBJECT, round(0.08 * size))
     high = max(low, round(0.2 * size))
@@ -701,7 +702,7 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
         labels[i], patterns[i] = 0, -1
         for j, (y, x, s, p) in enumerate(boxes):
-            _draw(labels[i], kinds[p], y, x, s, j + 1)
+            _draw(labels[i], kinds[p], y, x, s, max(1, round(s / 5)), j + 1)
             patterns[i, j] = p
 
 
@@ -726,7 +727,6 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
     cell = size // (GRID_SIDE + 1)
     a = max(2, (5 * size) // 128)
     b = max(a + 1, (6 * size) // 128)
-    d_high = (cell - a) // 2
     counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
     cells = rng.permuted(np.tile(np.arange(GRID_SIDE**2), (c, 1)), axis=1)[:, :MAX_OBJECTS]
     u = rng.random((c, MAX_OBJECTS, 4))
@@ -735,34 +735,22 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         return low + min(int(v * (high - low + 1)), high - low)
 
     for i in range(len(labels)):
-        label = labels[i]
-        label[:], patterns[i] = 0, -1
-        k = 0
-        for p in range(N_PATTERNS):
-            for _ in range(int(counts[i, p])):
-                gy, gx = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
-                dx, dy = pick(u[i, k, 0], a, d_high), pick(u[i, k, 1], a, d_high)
-                m = max(dx, dy)
-                r0, c0 = gx + dx, gy + dy
-                if p == 0:  # circle
-                    radius = min(pick(u[i, k, 2], a, max((cell - m) // 2, b)), (cell - m) // 2)
-                    cv2.circle(label, (c0 + radius, r0 + radius), radius, k + 1, -1)
-                elif p == 1:  # square
-                    side = pick(u[i, k, 2], a, max(cell - m, b))
-                    label[r0 : r0 + side, c0 : c0 + side] = k + 1
-                else:  # cross
-                    v_long, v_short = u[i, k, 2], u[i, k, 3]
-                    while True:
-                        long = pick(v_long, 1, cell - m)
-                        short = pick(v_short, a, max(b, long // 2))
-                        if long != 2 * (short // 2):
-                            break
-                        v_long, v_short = rng.random(2)
-                    h, s = long // 2, short // 2
-                    label[r0 : r0 + long, max(c0 + h - s, 0) : c0 + s + h] = k + 1
-                    label[max(r0 + h - s, 0) : r0 + s + h, c0 : c0 + long] = k + 1
-                patterns[i, k] = p
-                k += 1
+        labels[i], patterns[i] = 0, -1
+        for k, p in enumerate(np.repeat(np.arange(N_PATTERNS), counts[i])):
+            col, row = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
+            dy, dx = (pick(v, a, (cell - a) // 2) for v in u[i, k, :2])
+            room, (v_long, v_short) = cell - max(dx, dy), u[i, k, 2:]
+            side, bar = pick(v_long, a, max(room, b)), 0  # a square
+            if p == 0:
+                side = 2 * min(pick(v_long, a, max(room // 2, b)), room // 2) + 1
+            while p == 2:
+                side = pick(v_long, 1, room)
+                bar = 2 * (pick(v_short, a, max(b, side // 2)) // 2)
+                if side != bar:
+                    break
+                v_long, v_short = rng.random(2)
+            _draw(labels[i], p, row + dy, col + dx, side, bar, k + 1)
+            patterns[i, k] = p
 
 
 def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
@@ -784,29 +772,26 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
         while placed < N_COLOR_CIRCLES:
             if attempts >= _MAX_ATTEMPTS:  # the start, or a dead end (never met): start again
                 label[:], patterns[i], placed, attempts = 0, -1, 0, 0
-                occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of circles
             values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
             radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
             centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
             for value, r, (cx, cy) in zip(values, radii, centres):
-                y0, y1 = max(cy - r - 1, 0), min(cy + r + 2, size)
-                x0, x1 = max(cx - r - 1, 0), min(cx + r + 2, size)
-                inside = occupied[y1, x1] - occupied[y0, x1] - occupied[y1, x0] + occupied[y0, x0]
-                if inside == 0:  # the square around the circle, one pixel wider, is empty
+                # kept when the square around the circle, one pixel wider, is empty
+                if not label[max(cy - r - 1, 0) : cy + r + 2, max(cx - r - 1, 0) : cx + r + 2].any():
                     cv2.circle(label, (cx, cy), r, placed + 1, -1)
                     patterns[i, placed] = value
                     placed += 1
                     if placed == N_COLOR_CIRCLES:
                         break
-                    occupied = cv2.integral((label > 0).astype(np.uint8))
             attempts += _ATTEMPTS
 
-
-_DRAWERS = {
-    ("shape", "free"): (0, lambda rng, lab, pat: _draw_free(rng, lab, pat, SHAPE_PATTERNS)),
-    ("color", "free"): (1, lambda rng, lab, pat: _draw_free(rng, lab, pat, ("circle",) * 3)),
-    ("shape", "authors"): (2, _draw_authors_shape),
-    ("color", "authors"): (3, _draw_authors_color)}
+#: (dataset, layout) -> the stream of its random draws, its drawer, the largest count of one
+#: pattern (the divisor of g) and the smallest image side it accepts.
+_LAYOUT_TABLE = {
+    ("shape", "free"): (0, partial(_draw_free, kinds=(0, 1, 2)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
+    ("color", "free"): (1, partial(_draw_free, kinds=(0, 0, 0)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
+    ("shape", "authors"): (2, _draw_authors_shape, MAX_PER_PATTERN, 64),
+    ("color", "authors"): (3, _draw_authors_color, N_COLOR_CIRCLES, MIN_IMAGE_SIZE)}
 
 
 def _check_memory(n_samples: int, image_size: int) -> None:
@@ -877,7 +862,7 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
     weights = _weights(*resolve_function(function), weights, convention)
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
-    stream, draw = _DRAWERS[(dataset, layout)]
+    stream, draw = _LAYOUT_TABLE[dataset, layout][:2]
     labels = np.empty((n_samples, image_size, image_size), np.uint8)
     patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
     for start in range(0, n_samples, _CHUNK):
