@@ -230,7 +230,7 @@ def test_custom_callable_function_uses_enumeration():
     # the paper's ground truth of a callable needs its weights
     with pytest.raises(ValueError, match="`weights` must be given with a callable"):
         make_aixi_shape(4, image_size=64, function=lambda g: g[..., 2])
-    with pytest.raises(ValueError, match="`convention` 'paper' needs the weight"):
+    with pytest.raises(ValueError, match="`weights` must be given with a callable"):
         data.get_ground_truth("paper")
     weighted = make_aixi_shape(
         30, image_size=64, function=lambda g: g[..., 2], seed=1, weights=(0, 0, 1)

@@ -68,16 +68,19 @@ def test_huge_n_samples_is_refused_before_allocating(maker):
 
 
 @pytest.mark.parametrize(
-    "function,message",
+    "function,error,message",
     [
-        (lambda g: np.zeros(len(g) + 1), r"`function` must return one value per image"),
-        (lambda g: g, r"`function` must return one value per image, shape \(\d+,\)"),
-        (lambda g: np.full(len(g), np.nan), r"`function` must return finite values"),
-        (lambda g: "x" * len(g), r"`function` must map normalised counts"),
+        (lambda g: np.zeros(len(g) + 1), ValueError, r"`function` must return one value per image"),
+        (lambda g: g, ValueError, r"`function` must return one value per image, shape \(\d+,\)"),
+        (lambda g: np.full(len(g), np.nan), ValueError,
+         r"`function\(g\)` must be an array of finite values only, got 8 NaN"),
+        (lambda g: "x" * len(g), TypeError, r"`function\(g\)` must be a NumPy array"),
+        (lambda g: np.ones(len(g)) + 1j, TypeError, r"`function\(g\)` must be an array of numbers"),
+        (lambda g: 1 / "x", ValueError, r"`function` must map normalised counts"),
     ],
 )
-def test_callable_function_output_is_checked(function, message):
-    with pytest.raises(ValueError, match=message):
+def test_callable_function_output_is_checked(function, error, message):
+    with pytest.raises(error, match=message):
         make_aixi_color(8, image_size=32, function=function, convention="object", seed=0)
 
 

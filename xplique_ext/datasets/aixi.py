@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import cv2
 import numpy as np
 
+from ..commons import params
 from ..commons.params import PATH, ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 
 __all__ = [
@@ -236,6 +237,8 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     ------
     ValueError
         When ``fn`` fails on g, returns another shape, or non-finite values.
+    TypeError
+        When ``fn`` returns something other than numbers (complex numbers, strings).
 
     Examples
     --------
@@ -244,17 +247,16 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     """
     n = len(g)
     try:
-        out = np.asarray(fn(g), dtype=np.float64)
+        out = fn(g)
     except (TypeError, ValueError) as err:
         raise ValueError(f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
                          f"N real values; calling it on g of shape {g.shape} failed: {err}"
                          ) from None
+    # numbers (bools read as 0 / 1), finite: a complex F is refused, not cut to its real part
+    out = params.check_param(out, "function(g)", [ArrayLike("numeric", finite=True, dtype=np.float64)])
     if out.shape not in ((n,), (n, 1)):
         raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
                          f"shape {g.shape}, got shape {out.shape}")
-    if not np.isfinite(out).all():
-        raise ValueError(f"`function` must return finite values, got "
-                         f"{int((~np.isfinite(out)).sum())} non-finite values for {n} images")
     return out.reshape(n)
 
 
@@ -507,12 +509,8 @@ class AIXIData:
         dataset's): its pattern's weight ('paper'), its Shapley value ('object'), or its
         Shapley value divided by its area ('pixel')."""
         convention = convention or self.convention
-        if convention == "paper" and self.weights is None:
-            raise ValueError(
-                "`convention` 'paper' needs the weight of each pattern, unknown for the "
-                f"callable function {self.function_name!r}: generate with `weights=` "
-                "(w1, w2, w3), or use convention 'object' or 'pixel' (exact Shapley values)")
-        if convention == "paper":
+        if convention == "paper":  # refused without weights (those of a callable function)
+            _weights(self.function_name, self._fn, self.weights, convention)
             return self.object_weights
         if convention == "object":
             return self.object_values
@@ -617,9 +615,12 @@ class AIXIData:
     @classmethod
     def load(cls, path: Union[str, Path]) -> AIXIData:
         """Load a dataset written by :meth:`save`."""
-        with np.load(Path(path), allow_pickle=False) as f:
-            meta = json.loads(str(f["meta"]))
-            labels, patterns = f["object_labels"], f["object_patterns"]
+        try:
+            with np.load(Path(path), allow_pickle=False) as f:
+                meta = json.loads(str(f["meta"]))
+                labels, patterns = f["object_labels"], f["object_patterns"]
+        except (ValueError, KeyError, TypeError):  # not an .npz written by save (or a .npy)
+            meta = {"format": "none (another file)"}
         if meta.get("format") != 2:
             raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
                              f"format {meta.get('format', 1)} in {str(path)!r}")
@@ -834,6 +835,9 @@ def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
     if patterns.shape[1:] != (MAX_OBJECTS,):
         raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
                          f"per object slot, got shape {patterns.shape}")
+    if 0 in labels.shape[1:]:  # OpenCV crashes on images of no pixel
+        raise ValueError(f"`object_labels` must be images of at least one pixel, got shape "
+                         f"{labels.shape}")
     if len(labels) != len(patterns):
         raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
                          f"images, got {len(labels)} label maps and {len(patterns)} rows")
@@ -983,7 +987,7 @@ def _disc(radius: int) -> np.ndarray:
 
 @validate_params({
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
-                         dtype=np.float32)],
+                         dtype=np.float32, finite=True)],
     "dataset": _DATASET,
     "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
@@ -1019,8 +1023,9 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     """
     if images.ndim == 4 and images.shape[-1] == 1:
         images = images[..., 0]
-    if images.ndim != 3:
-        raise ValueError(f"`images` must have shape (N, H, W) or (N, H, W, 1), got {images.shape}")
+    if images.ndim != 3 or 0 in images.shape[1:]:  # OpenCV crashes on images of no pixel
+        raise ValueError("`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got "
+                         f"{images.shape}")
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
     levels = np.asarray(COLOR_INTENSITIES)
     for i, img in enumerate(images):
