@@ -306,20 +306,18 @@ class ObjectLime:
     __call__ = explain
 
     def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, np.ndarray, list]:
-        x = check_param(inputs, "inputs", [ArrayLike("numeric", finite=True, dtype=np.float32)])
-        if x.ndim == 3:
-            x = x[..., None]
-        if x.ndim != 4:
-            raise ValueError(f"`inputs` must have shape (N, H, W, C) or (N, H, W), got {x.shape}")
-        labels = check_param(object_labels, "object_labels", [ArrayLike("any")])
+        x = check_param(inputs, "inputs", [ArrayLike(
+            "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
+            dtype=np.float32)])
+        x = x[..., None] if x.ndim == 3 else x
+        # 0 for the background, 1..m for the objects
+        labels = check_param(object_labels, "object_labels", [ArrayLike(
+            "numeric", ndim=(3, 4), shapes="(N, H, W)", within=Interval(numbers.Integral, 0, None))])
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
-        if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
-            raise ValueError("`object_labels` must hold non-negative integers (0 for the "
-                             "background, 1..m for the objects)")
         # each image's objects renumbered 1..m in increasing label order (0: background)
         objects, local = [], np.empty(labels.shape, np.int64)
         for i, lab in enumerate(labels):
