@@ -445,13 +445,37 @@ class AIXIData:
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
         self.max_count = max_count(dataset, layout)
-        _check_drawing(object_labels, object_patterns, self.max_count)
         self.object_labels = object_labels.astype(np.uint8)  # copies: the caller's stay theirs
         self.object_patterns = object_patterns.astype(np.int8)
+        self._check_drawing()
         self.dataset, self.function, self.convention = dataset, function, convention
         self.layout, self.seed = layout, seed
         self.function_name, self._fn = resolve_function(function)
         self.weights = _weights(self.function_name, self._fn, weights, convention)
+
+    def _check_drawing(self) -> None:
+        """A drawing that describes images: one pattern row per label map naming the drawn
+        objects (labels and patterns in range: declared), at most ``max_count`` objects of
+        one pattern."""
+        labels, patterns = self.object_labels, self.object_patterns
+        if patterns.shape[1:] != (MAX_OBJECTS,):
+            raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
+                             f"per object slot, got shape {patterns.shape}")
+        if 0 in labels.shape[1:]:  # OpenCV crashes on images of no pixel
+            raise ValueError(f"`object_labels` must be images of at least one pixel, got shape "
+                             f"{labels.shape}")
+        if len(labels) != len(patterns):
+            raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
+                             f"images, got {len(labels)} label maps and {len(patterns)} rows")
+        if self.counts.max(initial=0) > self.max_count:
+            raise ValueError(f"`object_patterns` must hold at most {self.max_count} objects of "
+                             f"one pattern per image, got {self.counts.max()}")
+        mismatch = np.argwhere((self.object_areas > 0) != (patterns >= 0))
+        if len(mismatch):
+            i, k = mismatch[0]
+            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
+                             f"declares: in image {i}, object {k + 1} has pattern "
+                             f"{patterns[i, k]} but {'no' if patterns[i, k] >= 0 else 'some'} pixels")
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -651,13 +675,10 @@ def _draw(label: np.ndarray, kind: int, y: int, x: int, side: int, bar: int, val
 def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     """Flat indices (over the valid top-left range) of the positions where a box of side
     ``s`` plus the gap touches no occupied pixel."""
-    size = occ.shape[0]
-    integral = cv2.integral(np.pad(occ, _GAP))
-    w = s + 2 * _GAP
-    lo, hi = _MARGIN, size - _MARGIN - s  # valid top-left coordinates (inclusive)
-    ys, ye = slice(lo, hi + 1), slice(lo + w, hi + 1 + w)
-    window = integral[ye, ye] - integral[ys, ye] - integral[ye, ys] + integral[ys, ys]
-    return np.flatnonzero(window == 0)
+    w, valid = s + 2 * _GAP, slice(_MARGIN, occ.shape[0] - _MARGIN - s + 1)  # top-left corners
+    window = cv2.boxFilter(np.pad(occ, _GAP).astype(np.float32), -1, (w, w), anchor=(0, 0),
+                           normalize=False, borderType=cv2.BORDER_CONSTANT)  # exact sums
+    return np.flatnonzero(window[valid, valid] == 0)
 
 
 def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
@@ -827,32 +848,6 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
                          "of pattern i), got None; pass weights=(w1, w2, w3), or "
                          "convention='object' or 'pixel' for the exact Shapley values")
     return None if weights is None else np.asarray(weights, dtype=np.float64)
-
-
-def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
-    """A drawing that describes images: one pattern row per label map naming the drawn
-    objects (labels and patterns in range: declared), at most ``most`` objects per pattern."""
-    if patterns.shape[1:] != (MAX_OBJECTS,):
-        raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
-                         f"per object slot, got shape {patterns.shape}")
-    if 0 in labels.shape[1:]:  # OpenCV crashes on images of no pixel
-        raise ValueError(f"`object_labels` must be images of at least one pixel, got shape "
-                         f"{labels.shape}")
-    if len(labels) != len(patterns):
-        raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
-                         f"images, got {len(labels)} label maps and {len(patterns)} rows")
-    counts = (patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
-    if counts.size and counts.max() > most:
-        raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
-                         f"per image, got {counts.max()}")
-    for k in range(1, MAX_OBJECTS + 1):
-        mismatch = (labels == k).any(axis=(1, 2)) != (patterns[:, k - 1] >= 0)
-        if mismatch.any():
-            i = int(np.argmax(mismatch))
-            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
-                             f"declares: in image {i}, object {k} has pattern "
-                             f"{int(patterns[i, k - 1])} but "
-                             f"{'no' if patterns[i, k - 1] >= 0 else 'some'} pixels")
 
 
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):

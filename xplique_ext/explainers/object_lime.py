@@ -252,20 +252,14 @@ class ObjectLime:
             (N, H, W) integer maps: 0 for the background, 1..m for the m objects (e.g.
             ``AIXIData.object_labels``).
         """
-        x, labels, objects = self._prepare(inputs, object_labels)
-        n = len(x)
-        m_max = max((len(o) for o in objects), default=0)
-        coef = np.zeros((n, m_max))
+        x, labels, sizes = self._prepare(inputs, object_labels)
+        coef = np.zeros((len(x), sizes.max(initial=0)))
         seed = seed_to_int(self.seed)
         columns = self._target_columns(x, targets)
-        by_m = {}
-        for i, o in enumerate(objects):
-            by_m.setdefault(len(o), []).append(i)
-        bar = progress_bar(enabled=self.progress, total=n, desc="ObjectLime", unit="img")
-        for m, members in sorted(by_m.items()):
-            if m == 0:
-                bar.update(len(members))
-                continue
+        bar = progress_bar(enabled=self.progress, total=len(x), desc="ObjectLime", unit="img")
+        bar.update(int(np.sum(sizes == 0)))  # images without objects: nothing to explain
+        for m in np.unique(sizes[sizes > 0]).tolist():
+            members = np.flatnonzero(sizes == m).tolist()
             # at most ~2^24 perturbed pixel values in memory at once
             rows_per_image = min(2**m, self.nb_samples or 2**m)
             chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
@@ -275,9 +269,7 @@ class ObjectLime:
                 z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
                 pert = []
                 for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
-                    keep = np.concatenate(
-                        [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
-                    )[:, labels[i]]
+                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1).astype(bool)[:, labels[i]]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -305,7 +297,7 @@ class ObjectLime:
 
     __call__ = explain
 
-    def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, np.ndarray, list]:
+    def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
         x = check_param(inputs, "inputs", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
             dtype=np.float32)])
@@ -319,16 +311,14 @@ class ObjectLime:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
         # each image's objects renumbered 1..m in increasing label order (0: background)
-        objects, local = [], np.empty(labels.shape, np.int64)
+        local = np.empty(labels.shape, np.int64)
         for i, lab in enumerate(labels):
-            values, inverse = np.unique(np.append(lab, 0), return_inverse=True)
-            objects.append(values[1:])
-            local[i] = inverse[:-1].reshape(lab.shape)
-        too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
-        if too_many:
+            local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
+        sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
+        if sizes.max(initial=0) > MAX_OBJECTS:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                             f"image (2^m perturbations), got {max(too_many)}")
-        return x, local, objects
+                             f"image (2^m perturbations), got {sizes.max()}")
+        return x, local, sizes
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
         """The output explained for each image: 0 for a single-output model, else the
