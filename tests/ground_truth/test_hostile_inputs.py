@@ -8,8 +8,13 @@ import sys
 import numpy as np
 import pytest
 
-from xplique_ext.datasets import AIXIData, apply_function, count_patterns, load_aixi
-from xplique_ext.datasets import make_aixi_shape
+from xplique_ext.datasets import (
+    AIXIData,
+    apply_function,
+    count_patterns,
+    load_aixi,
+    make_aixi_shape,
+)
 from xplique_ext.metrics import (
     GroundTruthLocalisation,
     GroundTruthSaliency,

@@ -289,9 +289,9 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
 
     The players are the objects of the image and the value of a set of objects is F of
     the image where only those objects are drawn. By symmetry every object of a pattern
-    has the same value. For ssin and suum it is ``term_i / count_i`` (F is a sum of
-    terms symmetric in their objects, each 0 when its count is 0); for class (and any
-    callable) it is computed by enumerating the at most 2^12 subsets.
+    has the same value, computed by enumerating the at most 2^12 subsets of the objects
+    (for ssin and suum it equals ``term_i / count_i``: F is a sum of terms symmetric in
+    their objects, each 0 when its count is 0).
 
     This goes beyond the paper, whose ground truth is the weight w_i of each pattern
     (``AIXIData.get_ground_truth('paper')``).
@@ -318,7 +318,7 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
     >>> exact_object_shapley("class", [[1, 1, 0]]).tolist()  # circle +1/2, square -1/2
     [[0.5, -0.5, 0.0]]
     """
-    name, fn = resolve_function(function)
+    fn = resolve_function(function)[1]
     if counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
     if counts.size and counts.max() > max_count:
@@ -327,13 +327,8 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
     if counts.size and counts.sum(axis=1).max() > 12:
         raise ValueError("`counts` must describe at most 12 objects per image (2^m subsets are "
                          f"enumerated), got {int(counts.sum(axis=1).max())}")
-    counts = counts.astype(np.int64)
-    if name in ("ssin", "suum") and fn is FUNCTIONS[name]:
-        g = counts / max_count
-        terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
-        return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
     # enumerate once per distinct count configuration
-    configs, inverse = np.unique(counts.reshape(-1, N_PATTERNS), axis=0, return_inverse=True)
+    configs, inverse = np.unique(counts.astype(np.int64), axis=0, return_inverse=True)
     table = np.zeros((len(configs), N_PATTERNS))
     for k, config in enumerate(configs):
         patterns = np.repeat(np.arange(N_PATTERNS), config)
