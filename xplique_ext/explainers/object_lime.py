@@ -46,7 +46,8 @@ def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
 
 
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
-_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1))]
+_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1),
+                      dtype=np.float64)]
 _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 
 
@@ -54,9 +55,8 @@ _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
     """LIME's image kernel: ``sqrt(exp(-d^2 / width^2))`` with ``d`` the cosine distance
     between a perturbation z (S, m) and the original (all ones); d = 1 for z = 0."""
-    z = np.asarray(subsets, dtype=np.float64)
-    m = z.shape[1]
-    size = z.sum(axis=1)
+    m = subsets.shape[1]
+    size = subsets.sum(axis=1)
     d = np.where(size > 0, 1.0 - np.sqrt(size / max(m, 1)), 1.0)
     return np.sqrt(np.exp(-(d**2) / kernel_width**2))
 
@@ -65,10 +65,9 @@ def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.n
 def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     """Kernel SHAP weights ``(m - 1) / (C(m, |z|) |z| (m - |z|))``; infinite (returned as
     ``inf``) for the empty and full coalitions, which are enforced as constraints."""
-    z = np.asarray(subsets)
-    m = z.shape[1]
-    size = z.sum(axis=1)
-    out = np.full(len(z), np.inf)
+    m = subsets.shape[1]
+    size = subsets.sum(axis=1)
+    out = np.full(len(subsets), np.inf)
     inner = (size > 0) & (size < m)
     s = size[inner]
     out[inner] = (m - 1) / (np.array([math.comb(m, int(k)) for k in s]) * s * (m - s))
