@@ -368,13 +368,12 @@ class ObjectMasks:
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
     look-up table: no temporary larger than one image)."""
-    lut_dtype = np.uint8 if dtype is bool else dtype
-    lut = np.zeros((len(labels), 256), lut_dtype)
-    lut[:, 1 : values.shape[1] + 1] = values
-    out = np.empty(labels.shape, lut_dtype)
+    lut = np.zeros((len(labels), MAX_OBJECTS + 1), dtype)  # 0: the background
+    lut[:, 1:] = values
+    out = np.empty(labels.shape, dtype)
     for i in range(len(labels)):
-        out[i] = cv2.LUT(np.ascontiguousarray(labels[i]), lut[i])
-    return out.view(bool) if dtype is bool else out
+        out[i] = lut[i][labels[i]]
+    return out
 
 
 # --------------------------------------------------------------------------- result
@@ -508,8 +507,7 @@ class AIXIData:
 
     @cached_property
     def object_areas(self) -> np.ndarray:
-        bins = [MAX_OBJECTS + 1]
-        return np.array([cv2.calcHist([lab], [0], None, bins, [0, bins[0]]).ravel()[1:]
+        return np.array([np.bincount(lab.ravel(), minlength=MAX_OBJECTS + 1)[1:]
                          for lab in self.object_labels], np.int64).reshape(-1, MAX_OBJECTS)
 
     @property
