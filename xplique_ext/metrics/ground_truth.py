@@ -640,13 +640,17 @@ class _GroundTruthBase(BaseAttributionMetric):
         # a copy: the caller's array may change after this without changing the scores
         self.reference = _as_maps(reference, self._reference_name)[0].copy()
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
-        if self.n_inputs is None:  # a dataset: count its inputs (iter_batches sets it)
+        batches = []
+        if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
+            # one pass: the model's outputs (iter_batches also counts a dataset's inputs)
+            batches = [(self.model_outputs(x), y) for _, x, y in self.iter_batches()]
+        if self.n_inputs is None:  # a dataset without targets: count its inputs
             self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
         if len(self.reference) != self.n_inputs:
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
                              f"{len(self.reference)} maps for {self.n_inputs} inputs")
-        if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
-            outputs, ys = zip(*[(self.model_outputs(x), y) for _, x, y in self.iter_batches()])
+        if batches:
+            outputs, ys = zip(*batches)
             pred = np.concatenate(outputs).astype(np.float64)
             y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
             self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
