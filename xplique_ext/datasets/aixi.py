@@ -271,11 +271,8 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     size = subsets.sum(axis=1)
     weight = np.array([math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m)
                        for s in range(m)] + [0.0])
-    phi = np.zeros(m)
-    for i in range(m):
-        without = index[(index >> i) & 1 == 0]
-        phi[i] = np.sum(weight[size[without]] * (values[without | (1 << i)] - values[without]))
-    return phi
+    gain = values[index[:, None] | (1 << np.arange(m))] - values[:, None]  # (2^m, m): add i
+    return np.sum(np.where(subsets == 0, weight[size][:, None] * gain, 0.0), axis=0)
 
 
 @validate_params({
