@@ -178,17 +178,15 @@ EMD_MAX_ARCS = 7 * 10**7
 
 def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, resize) -> None:
     """Refuse, before solving anything, pairs whose transport problem is too large."""
-    if gt.shape[1] * gt.shape[2] <= 128 * 128:  # even two dense maps stay within the limit
-        return
-    for k in np.flatnonzero(defined):
-        sup, dem = (gt[k] - phi[k], phi[k] - gt[k]) if metric != "sqeuclidean" else (gt[k], phi[k])
-        arcs = int((sup > 0).sum()) * int((dem > 0).sum())
-        if arcs > EMD_MAX_ARCS:
-            raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
-                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply x "
-                             f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
-                             "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
-                             "128) or smaller (the default (32, 32) takes milliseconds)")
+    sup, dem = (gt - phi, phi - gt) if metric != "sqeuclidean" else (gt, phi)
+    arcs = np.where(defined, (sup > 0).sum(axis=(1, 2)) * (dem > 0).sum(axis=(1, 2)), 0)
+    if arcs.max(initial=0) > EMD_MAX_ARCS:
+        k = int(np.argmax(arcs > EMD_MAX_ARCS))  # the first map beyond the limit
+        raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
+                         f"pixels: map {k} is a transport problem of {arcs[k]:.2e} arcs (supply x "
+                         f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+                         "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
+                         "128) or smaller (the default (32, 32) takes milliseconds)")
 
 
 # --------------------------------------------------------------------------- EMD / KL
