@@ -38,13 +38,6 @@ MAX_OBJECTS = 12  # 2^12 = 4096 perturbations per image at most
 CONSTANT_ULPS = 8
 
 
-def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
-    """Which rows of ``y`` (G, S), a function's outputs over the perturbations of G
-    images, are constant up to rounding: ``max - min <= CONSTANT_ULPS eps max|y|``."""
-    spread = y.max(axis=1) - y.min(axis=1)
-    return spread <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)
-
-
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
 _SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1),
                       dtype=np.float64)]
@@ -72,10 +65,6 @@ def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     s = size[inner]
     out[inner] = (m - 1) / (np.array([math.comb(m, int(k)) for k in s]) * s * (m - s))
     return out
-
-
-def _all_subsets(m: int) -> np.ndarray:
-    return ((np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
 
 
 def _lime_solve(z: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
@@ -265,7 +254,8 @@ class ObjectLime:
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
                 rows = [self._subsets(m, i, seed) for i in idx]
-                z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
+                # (G, S, m): bit k of a row's subset index = object k kept
+                z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
                 pert = []
                 for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
                     keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1).astype(bool)[:, labels[i]]
@@ -278,8 +268,9 @@ class ObjectLime:
                     c = _lime_solve(z, y, w, self.alpha)
                 else:
                     c = _shapley_solve(z, y)
-                # a constant function has a zero explanation, not the solver's noise
-                c[_constant_rows(y, eps)] = 0.0
+                # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
+                # perturbations) has a zero explanation, not the solver's noise
+                c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
                 coef[idx, :m] = c
                 bar.update(len(idx))
         bar.close()
