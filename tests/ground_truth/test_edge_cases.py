@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+import xplique_ext.metrics.ground_truth as gtm
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.datasets import (
     AIXIData,
@@ -23,16 +24,7 @@ from xplique_ext.datasets import (
     make_aixi_color,
     make_aixi_shape,
 )
-from xplique_ext.metrics import (
-    GroundTruthLocalisation,
-    GroundTruthSaliency,
-    emd,
-    ground_truth_leaderboard,
-    kl_divergence,
-    pointing_game,
-    relevance_mass_accuracy,
-    relevance_rank_accuracy,
-)
+from xplique_ext.metrics import GroundTruthSaliency, emd, kl_divergence
 from xplique_ext.models import AIXIFunctionModel
 
 EPS = float(np.finfo(np.float64).eps)
@@ -196,8 +188,8 @@ def suum_data():
     return make_aixi_shape(4, image_size=64, function="suum", seed=1)
 
 
-@pytest.mark.parametrize("measure", [relevance_mass_accuracy, relevance_rank_accuracy,
-                                     pointing_game])
+@pytest.mark.parametrize("measure", [gtm.relevance_mass_accuracy, gtm.relevance_rank_accuracy,
+                                     gtm.pointing_game])
 def test_localisation_of_no_map_scores_no_map(measure):
     # was "cannot reshape array of size 0" (emd and kl_divergence returned an empty array)
     out = measure(np.zeros((0, 4, 4)), np.zeros((0, 4, 4), bool))
@@ -223,7 +215,7 @@ def test_metric_keeps_its_reference_when_the_caller_changes_its_array(suum_data)
 
 
 @pytest.mark.parametrize("metric,reference", [(GroundTruthSaliency, "ground_truth"),
-                                              (GroundTruthLocalisation, "masks")])
+                                              (gtm.GroundTruthLocalisation, "masks")])
 def test_metric_of_no_input_is_refused(suum_data, metric, reference):
     # both were "not enough values to unpack (expected 2, got 0)"
     model, masks = AIXIFunctionModel("suum"), suum_data.relevant_masks
@@ -246,10 +238,10 @@ def test_leaderboard_refuses_no_map_and_a_map_without_its_batch_axis(suum_data):
     truth = suum_data.ground_truth
     # was "`scores_by_name['a']` must be a non-empty array" (a parameter of compare_scores)
     with pytest.raises(ValueError, match=r"`ground_truth` must be a non-empty array"):
-        ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
+        gtm.ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
     with pytest.raises(ValueError, match=r"`ground_truth` must be an array of shape \(N, H, W\) "
                                          r"or \(N, H, W, C\), got shape \(64, 64\): is the batch"):
-        ground_truth_leaderboard({"a": truth[0]}, truth[0])
+        gtm.ground_truth_leaderboard({"a": truth[0]}, truth[0])
 
 
 def test_complex_function_is_refused_not_cut_to_its_real_part():

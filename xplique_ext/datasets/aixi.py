@@ -253,7 +253,8 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
                          f"N real values; calling it on g of shape {g.shape} failed: {err}"
                          ) from None
     # numbers (bools read as 0 / 1), finite: a complex F is refused, not cut to its real part
-    out = params.check_param(out, "function(g)", [ArrayLike("numeric", finite=True, dtype=np.float64)])
+    out = params.check_param(out, "function(g)",
+                             [ArrayLike("numeric", finite=True, dtype=np.float64)])
     if out.shape not in ((n,), (n, 1)):
         raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
                          f"shape {g.shape}, got shape {out.shape}")
@@ -464,9 +465,10 @@ class AIXIData:
         mismatch = np.argwhere((self.object_areas > 0) != (patterns >= 0))
         if len(mismatch):
             i, k = mismatch[0]
+            pixels = "no" if patterns[i, k] >= 0 else "some"
             raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
                              f"declares: in image {i}, object {k + 1} has pattern "
-                             f"{patterns[i, k]} but {'no' if patterns[i, k] >= 0 else 'some'} pixels")
+                             f"{patterns[i, k]} but {pixels} pixels")
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -789,7 +791,8 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
             centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
             for value, r, (cx, cy) in zip(values, radii, centres):
                 # kept when the square around the circle, one pixel wider, is empty
-                if not label[max(cy - r - 1, 0) : cy + r + 2, max(cx - r - 1, 0) : cx + r + 2].any():
+                y0, x0 = max(cy - r - 1, 0), max(cx - r - 1, 0)
+                if not label[y0 : cy + r + 2, x0 : cx + r + 2].any():
                     cv2.circle(label, (cx, cy), r, placed + 1, -1)
                     patterns[i, placed] = value
                     placed += 1

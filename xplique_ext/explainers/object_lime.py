@@ -258,7 +258,7 @@ class ObjectLime:
                 z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
                 pert = []
                 for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
-                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1).astype(bool)[:, labels[i]]
+                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1)[:, labels[i]]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -294,7 +294,8 @@ class ObjectLime:
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
         labels = check_param(object_labels, "object_labels", [ArrayLike(
-            "numeric", ndim=(3, 4), shapes="(N, H, W)", within=Interval(numbers.Integral, 0, None))])
+            "numeric", ndim=(3, 4), shapes="(N, H, W)",
+            within=Interval(numbers.Integral, 0, None))])
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
