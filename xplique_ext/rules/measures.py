@@ -12,7 +12,8 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import ArrayLike, Interval, Options, validate_params
+from ..commons.params import Interval, Options, validate_params
+from ..commons.uncertainty import Counts
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import broadcast_shape
 
@@ -93,9 +94,9 @@ def _scaled(*cells):
     return [c / scale for c in cells], scale
 
 
-#: A cell: counts of examples (whole numbers >= 0, of an integer or float dtype), as float64.
-_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
-    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Integral, 0, None))])
+#: A cell: counts of examples (whole numbers >= 0, of an integer or float dtype, or Python
+#: integers of any size within the float range), as float64.
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [Counts()])
 
 
 @validate_params(
