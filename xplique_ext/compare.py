@@ -241,7 +241,8 @@ def compare(metric: Any, explanations_by_name: Mapping[str, Any], *, confidence:
     seed = getattr(metric, "seed", None) if seed is None else seed
     return compare_scores(
         scores, higher_is_better=bool(metric.higher_is_better), confidence=confidence,
-        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()), alpha=alpha,
+        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()) and all(
+            uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values()), alpha=alpha,
         interval=interval, test=test, n_resamples=n_resamples, seed=seed or 0, name=name)
 
 
@@ -290,7 +291,9 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         The metric's direction (ranks and ``better``).
     proportion
         Whether scores are 0/1 outcomes of a proportion (Wilson intervals for the
-        means; the permutation test under ``test='auto'``).
+        means; the permutation test under ``test='auto'``); other scores are then
+        refused. (:func:`compare` passes it for a proportion metric whose scores are all
+        0 or 1.)
     confidence
         Level of the intervals, in (0, 1).
     alpha
@@ -332,9 +335,12 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     arrays = _check_score_arrays(_check_names(scores_by_name, "scores_by_name"))
     _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
                  "paired tests that involve them are undefined (NaN)")
-    binary = all(uncertainty.is_binary(a[~np.isnan(a)]) for a in arrays.values())
+    other = next((k for k, a in arrays.items() if not uncertainty.is_binary(a[~np.isnan(a)])), None)
+    if proportion and other is not None:
+        raise ValueError("`proportion` must be False for scores other than 0 and 1 (the outcomes "
+                         f"of a proportion), got True with other values in `scores_by_name[{other!r}]`")
     if test == "auto":
-        test = "permutation" if (proportion and binary) else "wilcoxon"
+        test = "permutation" if proportion else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
                  name=f"{name} of {key}", **options) for key, a in arrays.items()]
@@ -344,6 +350,11 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         a_better = (row["estimate"] > 0) == higher_is_better
         row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
         row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
+    few = [r["n"] for r in rows + pair_rows
+           if r["method"].startswith("BCa") and 2 <= r["n"] < uncertainty.BCA_MIN_N]
+    if few:
+        warn(f"{name}: BCa intervals over as few as n={min(few)} inputs are unreliable (fewer "
+             f"than {uncertainty.BCA_MIN_N})", DegenerateSettingWarning)
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
     # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
