@@ -18,7 +18,6 @@ from typing import Any, Optional
 import numpy as np
 
 from .params import ArrayLike, Boolean, InstanceOf, Interval, Mismatch, Options, validate_params
-from .random import make_rng
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["INTERVALS", "ScoreSummary", "summarize_scores", "wilson_interval",
@@ -284,10 +283,8 @@ def holm(p_values: Any) -> np.ndarray:
         raise ValueError(f"`p_values` must be in [0, 1], got {p_values!r}")
     order = np.argsort(q, kind="stable")
     steps = (q.size - np.arange(q.size)) * q[order]
-    adjusted = np.empty(q.size)
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
-    out = np.full(p.shape, np.nan)
-    out[defined] = adjusted
+    out = np.full(p.shape, np.nan)  # the adjusted values, at their defined positions
+    out.reshape(-1)[np.flatnonzero(defined)[order]] = np.minimum(1.0, np.maximum.accumulate(steps))
     return out
 
 
@@ -449,7 +446,7 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
         # on the scores divided by the largest |score|: no overflow near the float maximum
         scale = float(np.max(np.abs(defined)))
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=chosen, rng=make_rng(seed),
+                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
                         batch=resample_batch(n_resamples, defined.size))
     low, high = res.confidence_interval.low, res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):

@@ -221,8 +221,7 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     values = np.asarray(labels)
     if not expected or values.size == 0:
         return
-    distinct = np.unique(values) if values.dtype.kind in "fiub" else pd.unique(values)
-    received = sorted({label_text(v) for v in distinct if v is not None and v == v})
+    received = sorted({label_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v})
     never = [c for c in expected if c not in set(received)]
     if len(never) == len(expected):
         raise ValueError(f"`{name}` share no class with the rule heads: expected labels among "
@@ -624,11 +623,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     # numeric heads (typed_head gives floats) predict their mean
     numeric = attribute is not None and attribute.is_numeric and (
         bool(compiled) or default is not None)
-    if numeric:
-        out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
-    else:
-        out = np.empty(len(data), dtype=object)
-        out.fill(fill)
+    out = np.empty(len(data), dtype=np.float64 if numeric else object)
+    out.fill(float("nan" if fill is None else fill) if numeric else fill)
     if mode == "unordered":
         return _vote(compiled, masks, np.ones(len(compiled)) if weights is None else weights, out,
                      numeric)

@@ -19,32 +19,13 @@ import pandas as pd
 from ..commons.params import InstanceOf, validate_params
 from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
-from .trees import _names, _number
+from .trees import _check_model, _names, _number
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
 #: ``feature_names``: the attribute names, in the learner's training column order.
 _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
                              "(list, tuple, array or Index)"), None]
-
-
-def _check_model(model, module: str, kinds: Sequence[str], described: str,
-                 fitted: Sequence[str]) -> None:
-    """Import the optional package ``module`` (an ImportError saying how to install it),
-    then a TypeError unless ``model`` is one of its classes ``kinds``, a ValueError unless
-    it has the ``fitted`` attributes."""
-    import importlib
-
-    try:
-        package = importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(f"this adapter needs the package {module!r}: pip install "
-                          f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
-    classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
-    if not isinstance(model, classes):
-        raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
-    if any(getattr(model, name, None) is None for name in fitted):
-        raise ValueError("`model` is not fitted: call its fit method first")
 
 
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
@@ -159,7 +140,7 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     'no'
     """
     _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
-                 ("ruleset_", "trainset_features_"))
+                 ("ruleset_", "trainset_features_"), "model")
     positive = label_text(model.pos_class)
     negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
@@ -228,7 +209,8 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     'a'
     """
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"),
+                 "model")
     steps = model.rules_
     if not len(steps):  # imodels' fit gives at least the final leaf
         raise ValueError("`model` is not fitted: its rule list `rules_` is empty")
