@@ -478,22 +478,15 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
 
 
 # -- chunks -------------------------------------------------------------------------------
-def _difference(got: Names, expected: Names) -> str:
-    """The first declaration that differs between two ``Names``, in words."""
-    if got.class_name != expected.class_name:
-        return f"class attribute {got.class_name!r} instead of {expected.class_name!r}"
-    for a, b in zip(got.attributes, expected.attributes):
-        if a != b:
-            return f"attribute declared {a!r} instead of {b!r}"
-    return f"{len(got.attributes)} attributes instead of {len(expected.attributes)}"
-
-
 def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
-        if names is not None and chunk.names != names:
+        if names is not None and chunk.names != names:  # name the first declaration that differs
+            got, expected = next((a, b) for a, b in itertools.zip_longest(
+                [chunk.names.class_name, *chunk.names.attributes],
+                [names.class_name, *names.attributes]) if a != b)
             raise ValueError("`data` (every chunk of it) must have the same declarations as "
-                             f"`names` (or the first chunk): {_difference(chunk.names, names)}")
+                             f"`names` (or the first chunk): {got!r} instead of {expected!r}")
         return chunk
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(

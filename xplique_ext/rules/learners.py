@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.params import InstanceOf, validate_params
+from ..commons.params import InstanceOf, Interval, validate_params
 from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 from .trees import _check_model, _names, _number
@@ -39,9 +39,6 @@ def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> D
 def _negative_class(positive: Any, negative_class: Any) -> str:
     """The DEFAULT head of a RIPPER rule set: ``negative_class``, or the opposite of a
     ``True`` / ``1`` positive class."""
-    if isinstance(negative_class, (float, np.floating)) and np.isnan(negative_class):
-        raise ValueError("`negative_class` must be a class label (str, number or bool) that "
-                         "examples can hold, got nan")
     if negative_class is None:
         if isinstance(positive, (bool, np.bool_)):
             negative_class = not bool(positive)
@@ -82,8 +79,9 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
 
 @validate_params({
     "model": "no_validation",  # an instance of the optional package's classes, checked below
-    "negative_class": [InstanceOf(str, int, np.integer, float, np.floating, bool, np.bool_,
-                                  description="a class label (str, number or bool)"), None],
+    "negative_class": [  # a NaN matches no label: refused by the Interval
+        InstanceOf(str, int, np.integer, bool, np.bool_, description="a class label (str, number "
+                   "or bool)"), Interval(numbers.Real, None, None), None],
     "feature_names": _FEATURE_NAMES})
 def ripper_to_rules(model: Any, negative_class: Any = None, *,
                     feature_names: Optional[Sequence[str]] = None) -> RuleSet:
