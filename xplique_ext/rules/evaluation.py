@@ -393,14 +393,11 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
     met = set(pd.unique(y))
-    n_parts = min(usable_cores(), data.n_examples // _ROWS_PER_THREAD) if threads else 1
-    if n_parts < 2:
-        return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": met}
-    bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)
-    parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
+    bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
     with ThreadPoolExecutor(n_parts) as pool:
-        counts = sum(pool.map(lambda rows: _count(compiled, data._select(rows), y[rows], mode),
-                              parts))
+        counts = sum(pool.map(lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
+                              bounds[:-1], bounds[1:]))
     return {"counts": counts, "dropped": dropped, "labels": met}
 
 
