@@ -6,14 +6,14 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from ..text.classifier import as_text_classifier
+from ..text.classifier import TEXT_MODEL, as_text_classifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
@@ -22,8 +22,9 @@ from ..text.tokens import find_keywords, read_sentences
 _ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
                            batch_hint=False, finite=True)]
 
-#: the labels: (N,), (N, 1) or one-hot (N, 2); 0/1 values checked with the count
-_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False)]
+#: the labels: 0/1 values (N,), (N, 1) or one-hot (N, 2); the count is checked with the sentences
+_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False,
+                      within=Interval(numbers.Integral, 0, 1))]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -208,8 +209,8 @@ class PERCY(BaseMetric):
         N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)); None when
         ``inputs`` is a dataset of ``(sentence, label)`` pairs.
     batch_size
-        Number of sentences per model call (None: all at once); ignored when ``model``
-        is a TextClassifier (it has its own).
+        Number of sentences per model call (None: all at once). When ``model`` is a
+        TextClassifier (which has its own), leave it (and ``tokenizer``) at the default.
     tokenizer
         None for a model on raw strings; a ``TextVectorization`` layer or a callable
         (list of str -> ids (N, L)) for a model on token ids. A Keras model whose input
@@ -333,7 +334,7 @@ class PERCY(BaseMetric):
     @validate_params({
         # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
         # (or read from the dataset): _binary_labels; the rules: resolve_rules
-        "model": "no_validation", "tokenizer": "no_validation", "inputs": "no_validation",
+        "model": TEXT_MODEL, "tokenizer": "no_validation", "inputs": "no_validation",
         "targets": "no_validation", "rules": "no_validation",
         "batch_size": [Interval(numbers.Integral, 1, None), None],
         "preset": [Options((None, "authors"))], "test": [Options(TESTS)],
@@ -401,7 +402,8 @@ class PERCY(BaseMetric):
             explanations = explanations.to_list()  # tf.RaggedTensor / pandas Series
         elif callable(getattr(explanations, "numpy", None)):
             explanations = explanations.numpy()
-        if isinstance(explanations, (str, bytes)) or not hasattr(explanations, "__len__"):
+        if isinstance(explanations, (str, bytes, set, Mapping)) or not hasattr(
+                explanations, "__len__"):  # one array per sentence, in the sentences' order
             raise TypeError("`explanations` must be a sequence of per-token attribution arrays, "
                             f"got {type(explanations).__name__}")
         if len(explanations) != len(self.sentences):
@@ -532,18 +534,13 @@ class PERCY(BaseMetric):
 
 def _binary_labels(targets: Any, n: int) -> np.ndarray:
     """N binary labels 0/1 from (N,), (N, 1) or one-hot (N, 2) targets."""
-    y = check_param(targets, "targets", _TARGETS)  # None, strings: TypeError
-    if y.ndim == 2 and y.shape[1] == 2:
-        if not (np.isin(y, (0, 1)).all() and (y.sum(axis=1) == 1).all()):
-            raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
-        y = y.argmax(axis=1)
-    if y.ndim == 2 and y.shape[1] != 1:
+    y = check_param(targets, "targets", _TARGETS)  # None, strings, a rank 3, not 0/1: refused
+    if y.ndim == 2 and y.shape[1] > 2:
         raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
-    y = y.reshape(-1)
+    if y.ndim == 2 and y.shape[1] == 2 and (y.sum(axis=1) != 1).any():
+        raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
+    y = y[:, -1] if y.ndim == 2 else y  # the label is the last column of (N, 1) or one-hot
     if len(y) != n:
         raise ValueError(f"`targets` must hold one label per sentence: got {len(y)} targets for "
                          f"{n} sentences")
-    if not np.isin(y, (0, 1)).all():
-        values = np.unique(y[~np.isin(y, (0, 1))])[:5].tolist()
-        raise ValueError(f"`targets` must be binary labels 0/1, got values {values}")
     return y.astype(np.int64)
