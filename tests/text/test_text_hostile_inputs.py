@@ -134,3 +134,11 @@ def test_lipschitz_skips_only_the_perturbations_of_zero_norm():
     # whose perturbations ALL vanish)
     lle = LocalLipschitzEstimate(np.full((3, 1), 1e6), epsilon=0.1, nb_samples=10)
     np.testing.assert_allclose(lle.detailed_evaluate(lambda z: 2.0 * z), 2.0)
+
+
+def test_a_tokenizer_returning_too_few_rows_is_refused(bow):
+    # one row for every call: the pieces of all but the first word were dropped silently
+    # (zip), and predict_proba failed in NumPy
+    with pytest.raises(ValueError, match=r"`tokenizer` must return integer ids of shape \(N, L\)"
+                                         r" for N strings, got .* shape \(1, 3\).* for 2 strings"):
+        TextClassifier(bow, lambda s: np.ones((1, 3), int)).predict_proba(["good", "bad"])

@@ -182,20 +182,17 @@ class Tokenizer:
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.int64)
-        if self.is_text_vectorization:
-            import tensorflow as tf
-
-            texts = tf.constant(texts)
-        out = self.raw(texts)
+        out = self.raw(texts)  # a TextVectorization layer takes the list too
         out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
         out = out.numpy() if hasattr(out, "numpy") else out
         if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
             out = _pad(out)  # ragged rows, padded with 0
         arr = np.asarray(out)
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
-        if arr.ndim != 2 or arr.dtype.kind not in "iu":
+        if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
             raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
-                             f"got an array of shape {arr.shape} and dtype {arr.dtype}")
+                             f"got an array of shape {arr.shape} and dtype {arr.dtype} for "
+                             f"{len(texts)} strings")
         return arr.astype(np.int64, copy=False)
 
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
