@@ -104,8 +104,10 @@ def test_rank_agreement_names_the_column_it_cannot_read():
         percy_rank_agreement(table)
     t = percy_rank_agreement(table.set_index("model"))
     assert t.loc["L", "S"] == pytest.approx(1 / 3)
-    with pytest.raises(ValueError, match="same sentences or models .* got lengths"):
+    with pytest.raises(ValueError, match="on the same models .* got lengths"):
         percy_rank_agreement({"L": [1, 2, 3], "S": [1, 2]})  # was pandas' own message
+    with pytest.raises(ValueError, match=r"same models \(at least 2\), got lengths"):
+        percy_rank_agreement({"L": 1, "S": 2})  # was "'int' object is not iterable"
     with pytest.raises(TypeError, match=r"`scores\['L'\]` must be .*got dtype bool"):
         percy_rank_agreement({"L": [True, False, True], "S": [1, 2, 3]})
 
@@ -142,3 +144,15 @@ def test_a_tokenizer_returning_too_few_rows_is_refused(bow):
     with pytest.raises(ValueError, match=r"`tokenizer` must return integer ids of shape \(N, L\)"
                                          r" for N strings, got .* shape \(1, 3\).* for 2 strings"):
         TextClassifier(bow, lambda s: np.ones((1, 3), int)).predict_proba(["good", "bad"])
+
+
+def test_conjunct_contributions_checks_the_probability_and_the_weights():
+    from xplique_ext.metrics.percy import conjunct_contributions, conjunct_pvalues
+
+    # p(y=1|s) = 1.5 gave a negative contribution, NaN weights NaN contributions, silently
+    with pytest.raises(ValueError, match=r"`p_positive` must be in \[0, 1\], got 1.5"):
+        conjunct_contributions([0.3, -0.3], 1.5)
+    with pytest.raises(ValueError, match="`attributions` must be an array of finite values"):
+        conjunct_contributions([0.3, np.nan], 0.5)
+    with pytest.raises(TypeError, match="`alternative` must be one of"):  # was "unhashable"
+        conjunct_pvalues([[0.1, 0.2]], [[0.3, 0.4]], alternative=[["less"]])

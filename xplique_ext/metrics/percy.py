@@ -42,8 +42,8 @@ AUTHORS_PRESET = dict(contributions="sign_split", top_k=5, test="ttest", alterna
                       alpha=0.05)
 
 
-@validate_params({"attributions": "no_validation", "p_positive": "no_validation",
-                  "method": [Options(CONTRIBUTIONS)]})
+@validate_params({"attributions": [ArrayLike("real", ndim=1, finite=True, dtype=np.float64)],
+                  "p_positive": [Interval(numbers.Real, 0, 1)], "method": [Options(CONTRIBUTIONS)]})
 def conjunct_contributions(attributions: Any, p_positive: float,
                            method: str = "sign_split") -> np.ndarray:
     """Token contributions of Eq. 4.
@@ -83,8 +83,7 @@ def conjunct_contributions(attributions: Any, p_positive: float,
     >>> conjunct_contributions([1.0, -2.0], 0.75, method="typeset")
     array([ 1., -1.])
     """
-    w = np.asarray(attributions, dtype=np.float64)
-    p1 = float(p_positive)
+    w, p1 = attributions, p_positive
     if method == "typeset":
         return w * p1 + np.abs(w) * (1.0 - p1)
     return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
@@ -134,7 +133,7 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
     if len(alts) != m:
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
-    for alt in set(alts):
+    for alt in alts:
         check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
     a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]

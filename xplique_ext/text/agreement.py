@@ -51,10 +51,7 @@ def percy_rank_agreement(scores: Any):
     1.0
     """
     table = _table({k: _scores(v, f"scores[{k!r}]") for k, v in scores.items()}, "scores",
-                   getattr(scores, "index", None))
-    if table.shape[1] < 2 or len(table) < 2:
-        raise ValueError("`scores` must hold at least two frameworks (columns) and two models "
-                         f"(rows), got {table.shape[1]} columns and {len(table)} rows")
+                   "model", getattr(scores, "index", None), rows=2)
     # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are finite
     return _correlation(table, "kendall", "Kendall tau is undefined (constant ranking)")
 
@@ -99,14 +96,11 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     >>> round(float(r.loc["L", "I"]), 3)
     0.577
     """
-    if len(per_sentence) < 2:
-        raise ValueError(
-            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
     # one array (N,) per framework, or a list of them (one per model) concatenated in order
     vectors = {name: np.concatenate([_scores(piece, f"per_sentence[{name!r}]") for piece in (
         value if isinstance(value, (list, tuple)) else [value])] + [np.empty(0)])
         for name, value in per_sentence.items()}
-    table = _table(vectors, "per_sentence").replace([np.inf, -np.inf], np.nan).dropna()
+    table = _table(vectors, "per_sentence", "sentence").replace([np.inf, -np.inf], np.nan).dropna()
     # on the sentences scored by every framework
     return _correlation(table, "pearson", "Pearson r is undefined (constant PERCY vector)")
 
@@ -116,10 +110,12 @@ def _scores(value: Any, name: str) -> np.ndarray:
     return np.atleast_1d(check_param(value, name, _SCORES)).astype(np.float64)
 
 
-def _table(columns: Mapping[Any, np.ndarray], name: str, index: Any = None) -> pd.DataFrame:
-    """The columns as a DataFrame (their keys as they are: 1 and '1' stay two columns)."""
+def _table(columns: Mapping[Any, np.ndarray], name: str, what: str, index: Any = None,
+           rows: int = 0) -> pd.DataFrame:
+    """The columns as a DataFrame (their keys as they are: 1 and '1' stay two columns): at
+    least two, of one length (one value per ``what``), at least ``rows``."""
     lengths = {k: len(v) for k, v in columns.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(f"`{name}` must cover the same sentences or models in every "
-                         f"framework, got lengths {lengths}")
+    if len(lengths) < 2 or len(set(lengths.values())) > 1 or min(lengths.values()) < rows:
+        raise ValueError(f"`{name}` must hold at least two frameworks scored on the same {what}s"
+                         + (f" (at least {rows})" if rows else "") + f", got lengths {lengths}")
     return pd.DataFrame(columns, index=index)

@@ -227,7 +227,8 @@ class TextClassifier:
             expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
             else f"shape (N, {known}) on every batch")
         self._n_outputs = int(arr.shape[1])
-        return arr[:, -1].astype(np.float64)  # p(y=1): sigmoid or softmax
+        # p(y=1): sigmoid or softmax, its round-off past 0 or 1 (allowed above) clipped
+        return np.clip(arr[:, -1].astype(np.float64), 0.0, 1.0)
 
     def _first_call(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """The first call of the model, eagerly, with an error that says which input it
