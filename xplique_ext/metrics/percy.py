@@ -462,25 +462,25 @@ class PERCY(BaseMetric):
         b_groups = [self._select(contrib[rows[r][0]][rows[r][1] + 1 :]) for r in scored]
         alts = [self.alternative if self.alternative == "two-sided"
                 else ("less" if conj[r] == "B" else "greater") for r in scored]
-        e_a, e_b, p_values, score = (np.full(len(rows), np.nan) for _ in range(4))
+        e_a, e_b, p_values = (np.full(len(rows), np.nan) for _ in range(3))
         n_a, n_b = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
-        correct = self.predictions == self.targets
         for r, a, b in zip(scored, a_groups, b_groups):
             n_a[r], n_b[r] = len(a), len(b)
             e_a[r], e_b[r] = (a.mean() if len(a) else np.nan), (b.mean() if len(b) else np.nan)
-            direction = e_a[r] < e_b[r] if conj[r] == "B" else e_a[r] > e_b[r]  # NaN: False
-            # p < alpha as the authors' code under their preset, p <= alpha as the paper
-            p = p_values[r]
-            significant = self.test is None or (p < self.alpha if self.preset else p <= self.alpha)
-            score[r] = float(bool(correct[idx[r]] and direction and significant))
+        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
+        correct = (self.predictions == self.targets)[idx]
+        direction = np.where([c == "B" for c in conj], e_a < e_b, e_a > e_b)  # NaN: False
+        # p < alpha as the authors' code under their preset, p <= alpha as the paper
+        significant = self.test is None or (
+            p_values < self.alpha if self.preset else p_values <= self.alpha)
+        score = np.where([c is None for c in conj], np.nan, correct & direction & significant)
         return pd.DataFrame({
             "sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
             "keyword": [kw for _, _, kw in rows],
             "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
             "rule_conjunct": conj, "target": self.targets[idx],
             "prediction": self.predictions[idx], "p_positive": self.p_positive[idx],
-            "correct": correct[idx], "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
+            "correct": correct, "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
             "p_value": p_values, "score": score,
         })
 
