@@ -130,13 +130,13 @@ class TokenAttributionExplainer:
         extras = np.full((len(self._extras), len(out)), np.nan)
         sizes = [self._rows(len(w)) if w else 0 for w in prep.words]
         for group, bar in self._chunks(sizes, self._desc):
-            seeds = [sentence_seed(seed, prep.sentences[i]) for i in group]
-            masks = [self._draw(len(prep.words[i]), s) for i, s in zip(group, seeds)]
+            masks = [self._draw(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
+                     for i in group]
             probas = self.classifier.masked_proba(
                 prep, group, masks, shifts=None if shifts is None else [shifts[i] for i in group],
                 progress=bar)
-            for i, s, m, p in zip(group, seeds, masks, probas):
-                out[i], *extras[:, i] = self._combine(m, p, s)
+            for i, m, p in zip(group, masks, probas):
+                out[i], *extras[:, i] = self._combine(m, p)
         vars(self).update(zip(self._extras, extras))
         return out
 
@@ -168,7 +168,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     (``bow=False``: positions, so a repeated word gets one weight per occurrence). The
     model calls of all sentences are pooled into batches; the weighted ridge fit is
     LIME's ``LimeBase.explain_instance_with_data`` of a ``LimeTextExplainer(bow=False,
-    split_expression=str.split)`` created for each sentence from its seed, with every token
+    split_expression=str.split)`` created for each call from the seed, with every token
     kept (``feature_selection='none'``).
 
     Notes
@@ -249,14 +249,17 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     def _draw(self, n: int, seed: int) -> np.ndarray:
         return self.neighbourhood(n, self.nb_samples, np.random.default_rng(seed))
 
-    def _combine(self, data: np.ndarray, proba: np.ndarray, seed: int) -> tuple:
+    def _explain(self, prep, seed, shifts):
         from lime.lime_text import LimeTextExplainer
 
-        base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
+        self._base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
             kernel_width=self.kernel_width, bow=False, split_expression=whitespace_tokens,
             mask_string=self.classifier.mask_string, feature_selection="none",
-            random_state=seed).base
-        return self.fit(base, data, proba)
+            random_state=seed % (2**32)).base
+        return super()._explain(prep, seed, shifts)
+
+    def _combine(self, data: np.ndarray, proba: np.ndarray) -> tuple:
+        return self.fit(self._base, data, proba)
 
 
 # =========================================================================== SHAP
@@ -374,7 +377,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
                                f"masks ({len(masks)} instead of {evals})")
         return masks
 
-    def _combine(self, masks: np.ndarray, y: np.ndarray, seed: int) -> tuple:
+    def _combine(self, masks: np.ndarray, y: np.ndarray) -> tuple:
         """shap's permutation estimator on recorded masks and their outputs."""
         n = masks.shape[1]
         masks = masks.reshape(self.n_permutations, 2 * n + 1, n)
