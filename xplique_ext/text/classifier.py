@@ -218,11 +218,9 @@ class TextClassifier:
         a dict nor a tuple) of real numbers, shape (B, 1) (sigmoid) or (B, 2) (two-class
         softmax), the same on every batch, finite probabilities in [0, 1]; returns p1 as
         float64."""
-        out = single_output(out, "model")
-        arr = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
         known = self._n_outputs
-        arr = check_outputs(
-            arr, batch, trailing=[(1,), (2,)] if known is None else [(known,)],
+        arr = check_outputs(  # a single output (not a dict nor a tuple), as a NumPy array
+            out, batch, trailing=[(1,), (2,)] if known is None else [(known,)],
             probabilities=True, offset=offset,
             expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
             else f"shape (N, {known}) on every batch")

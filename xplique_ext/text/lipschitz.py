@@ -198,13 +198,10 @@ class TextLocalLipschitzEstimate(BaseMetric):
         shifts, norms = [], np.zeros((n, k))
         for i in range(n):
             _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
-            positions = np.flatnonzero(owner[0] >= 0)
-            delta = sample_ball(np.random.default_rng([seed, i]), k, len(positions) * dim,
-                                self.epsilon)
+            count = int((owner >= 0).sum())  # the token positions: the first ones (padding after)
+            delta = sample_ball(np.random.default_rng([seed, i]), k, count * dim, self.epsilon)
             norms[i] = np.linalg.norm(delta, axis=1)
-            block = np.zeros((k, owner.shape[1], dim), dtype=np.float32)
-            block[:, positions] = delta.reshape(k, len(positions), dim)
-            shifts.extend(block)
+            shifts.extend(delta.reshape(k, count, dim).astype(np.float32))  # padded with 0 later
         run_seed = seed_to_int(explainer.seed)
         e_s = explainer._explain(prep, run_seed, shifts=None)
         e_z = explainer._explain(clf.prepare(np.repeat(self.sentences, k)), run_seed, shifts=shifts)
