@@ -136,8 +136,8 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     for alt in alts:
         check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
-    a_groups, b_groups = ([np.asarray(g, np.float64).reshape(-1) for g in groups]
-                          for groups in (a_groups, b_groups))
+    a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]
+    b_groups = [np.asarray(b, np.float64).reshape(-1) for b in b_groups]
     buckets: dict = {}
     for i, (a, b, alt) in enumerate(zip(a_groups, b_groups, alts)):
         if test is not None and len(a) and len(b):
