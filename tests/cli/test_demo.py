@@ -142,6 +142,11 @@ def test_gradient_explanations_on_a_linear_model():
     np.testing.assert_allclose(maps["Saliency"], 1.0)
     np.testing.assert_allclose(maps["GradientInput"], x[..., 0], rtol=1e-6)
     np.testing.assert_allclose(maps["IntegratedGradients"], x[..., 0], rtol=1e-5)
+    # asked for explicitly: said so (it said "Xplique is not installed" even where it is)
+    maps, origin = demo_explanations(model, x, np.ones((2, 1), np.float32), use_xplique=False)
+    assert list(maps) == ["Saliency", "GradientInput", "IntegratedGradients", "Random"]
+    why = "Xplique is not installed" if not HAS_XPLIQUE else "use_xplique is False"
+    assert origin.startswith(f"{why}: explaining with the demo's own gradients")
 
 
 def test_parser_lists_sub_commands():

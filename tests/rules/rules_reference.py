@@ -215,3 +215,14 @@ def evaluate_rules_loop(
         names_file=data.names.file,
         data_file=data.file,
     )
+
+
+def parse_exact(text: str, names, file: str = "<string>") -> Dataset:
+    """``text`` read by the ``.data`` exact reader alone (the fast reader's reference)."""
+    import io
+
+    from xplique_ext.rules import datafile
+
+    handle = io.StringIO(text.lstrip("\ufeff"), newline="")
+    bound = datafile._records_bound(len(text.encode(errors="surrogatepass")), names)
+    return datafile._concat(datafile._exact_parts(handle, names, file), names, file, bound)

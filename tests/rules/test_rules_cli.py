@@ -161,3 +161,100 @@ def test_rules_command_loads_no_heavy_module(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert out.stdout.strip() == "0 []", out.stderr
     assert "R0001" in (tmp_path / "out.pbm").read_text()
+
+
+def test_standard_input_is_decoded_as_a_file(tmp_path):
+    """A byte-order mark is skipped, Latin-1 bytes are read as Latin-1, as in files."""
+    import subprocess
+    import sys
+
+    copy_examples(tmp_path)
+    command = [sys.executable, "-m", "xplique_ext.cli"]
+    rules = b"R1 IF outlook = rain THEN CLASS = go\n"
+    out = subprocess.run(command + ["rules", "-d", "voyage.test"], input=b"\xef\xbb\xbf" + rules,
+                         capture_output=True, cwd=tmp_path)
+    assert out.returncode == 0 and b"R1  IF outlook = rain" in out.stdout, out.stderr
+    pairs = b"\xef\xbb\xbf0.05 3 caf\xe9\n"
+    out = subprocess.run(command + ["fire"], input=pairs, capture_output=True, cwd=tmp_path)
+    assert out.stdout.decode().splitlines()[1].split()[0] == "caf\xe9", out.stderr
+
+
+def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_bytes(b"\xef\xbb\xbf0.05 3\n0.1 2\n")  # a byte-order mark: not a header
+    assert run_cli(["fire", "-f", str(pairs)]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "label", "#1", "#2"]
+    for text in ("p, r, coverage\n0.05 3 1\n", "# FiRe inputs\n\np r coverage\n0.05 3 1\n"):
+        pairs.write_text(text)  # words only, on the first line with text: a header
+        assert run_cli(["fire", "-f", str(pairs)]) == 0
+        assert len(capsys.readouterr().out.splitlines()) == 2
+    pairs.write_text("0.05 3 1\np r coverage\n")  # a header after the first line: an error
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    assert f"{pairs}, line 2: expected numbers" in capsys.readouterr().err
+    pairs.write_text("0.O5 3\n0.1 2\n")  # a typo in the first line: an error, not a header
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    captured = capsys.readouterr()
+    assert f"{pairs}, line 1: expected numbers" in captured.err and "'0.O5 3'" in captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text, line", [("0,5 3\n", 1), ("p r\n0.05 3\n0,05 3 CART\n", 3),
+                                        ("0.1 2\n0,05\t3\t0,9\n", 2)])
+def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, line):
+    (tmp_path / "pairs.txt").write_text(text)
+    assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
+    err = capsys.readouterr().err
+    assert f"pairs.txt, line {line}: decimal comma in" in err and "0.5, not 0,5" in err
+    # commas that separate the values, with or without spaces, are not decimal commas
+    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n")
+    assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["CART", "0.05"]
+
+
+def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, capsys):
+    from xplique_ext.rules import ParseError, read_data, read_names, read_rules
+
+    for name in ("voyage.names", "voyage.test", "voyage.cn2.unordered.pbm"):
+        text = (voyage_dir / name).read_text()
+        (voyage_dir / f"u16_{name}").write_text(text, encoding="utf-16")
+        (voyage_dir / f"u16be_{name}").write_bytes(text.encode("utf-16-be"))  # no mark
+    names = read_names(voyage_dir / "voyage.names")
+    message = ("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order mark or NUL "
+               "bytes); save it as UTF-8 (or ASCII)")
+    for prefix in ("u16_", "u16be_"):
+        for read, name in ((read_names, "voyage.names"), (read_rules, "voyage.cn2.unordered.pbm"),
+                           (lambda path: read_data(path, names), "voyage.test")):
+            with pytest.raises(ParseError) as info:
+                read(voyage_dir / f"{prefix}{name}")
+            assert str(info.value) == f"{voyage_dir / prefix}{name}: {message}"
+    for data, names_file in (("u16_voyage.test", "voyage.names"),
+                             ("voyage.test", "u16_voyage.names")):
+        argv = ["rules", "-d", data, "-n", names_file, "-f", "voyage.cn2.unordered.pbm"]
+        assert run_cli(argv) == 1
+        bad = data if data.startswith("u16") else names_file
+        assert capsys.readouterr() == ("", f"xplique-ext rules: error: {bad}: {message}\n")
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("0.05 3 A\n", encoding="utf-16")
+    assert run_cli(["fire", "-f", str(pairs)]) == 1
+    assert capsys.readouterr().err == f"xplique-ext fire: error: {pairs}: {message}\n"
+    pairs.write_bytes("0.05 3 caf\xe9\n".encode("latin-1"))  # read as every rule file is
+    assert run_cli(["fire", "-f", str(pairs)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[0] == "caf\xe9"
+
+
+def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
+    (voyage_dir / "old.csv").write_text("kept\n")
+    base = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]
+    for option, role in (("--csv", "write the CSV file"), ("-s", "write the output file")):
+        assert run_cli(base + [option, str(voyage_dir / "missing" / "out.txt")]) == 1
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert f"cannot {role} " in captured.err and "No such file or directory" in captured.err
+    assert run_cli(["fire", "-s", str(voyage_dir / "missing" / "o.txt"), "0.1,2"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "cannot write the output file" in captured.err
+    # a failed command leaves no file of its own and an existing one as it was
+    assert run_cli(base[:-1] + ["nope.pbm", "-s", "new.pbm", "--csv", "old.csv"]) == 1
+    assert "nope.pbm" in capsys.readouterr().err
+    assert not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"

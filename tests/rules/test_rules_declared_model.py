@@ -60,7 +60,7 @@ def test_a_column_refuses_masks_that_are_not_boolean_or_of_another_length():
 
 def test_a_dataset_refuses_a_value_that_is_not_a_column():
     names = Names([X], None)
-    with pytest.raises(TypeError, match="`columns` must be a dict of Column, got list for 'x'"):
+    with pytest.raises(TypeError, match=r"`columns\['x'\]` must be a Column, got \[1.0, 2.0\]"):
         Dataset(names, {"x": [1.0, 2.0]})
     with pytest.raises(TypeError, match="`names` must be a Names object, got"):
         Dataset(["x"], {"x": _column()})
@@ -107,3 +107,11 @@ def test_read_data_dask_checks_its_parameters_before_importing_dask():
         read_data_dask("voyage.data", blocksize=0)
     with pytest.raises(TypeError, match="`path` must be a path"):
         read_data_dask(3)
+
+
+def test_a_rule_set_refuses_an_item_that_is_not_a_rule():
+    from xplique_ext.rules import Rule, RuleSet
+
+    rule = Rule("R1", (), "go", is_default=True)
+    with pytest.raises(TypeError, match="`rules` must hold Rule objects, got str"):
+        RuleSet(["R1", rule])

@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rules_reference import parse_exact
 
 from xplique_ext.rules import (
     DataParseError,
@@ -125,9 +126,7 @@ def _outcome(read, text):
 def test_c_reader_agrees_with_the_exact_tokenizer(text):
     """The C reader (pandas) and the exact tokenizer give the same examples or the same
     error, message included, on any text."""
-    from xplique_ext.rules.datafile import _parse_exact
-
-    assert _outcome(parse_data, text) == _outcome(_parse_exact, text)
+    assert _outcome(parse_data, text) == _outcome(parse_exact, text)
 
 
 def test_fuzz_targets_parse_when_intact():

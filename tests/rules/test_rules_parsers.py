@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from rules_reference import parse_exact
 
 from xplique_ext.rules import (
     Attribute,
@@ -401,8 +402,6 @@ EDGE_ROWS = [
     ],
 )
 def test_c_reader_agrees_with_exact_tokenizer(text):
-    from xplique_ext.rules.datafile import _parse_exact
-
     def outcome(read):
         try:
             data = read(text, EDGE_NAMES, "e.data")
@@ -413,7 +412,7 @@ def test_c_reader_agrees_with_exact_tokenizer(text):
             for k, c in data.columns.items()
         }
 
-    fast, exact = outcome(parse_data), outcome(_parse_exact)
+    fast, exact = outcome(parse_data), outcome(parse_exact)
     assert repr(fast) == repr(exact)  # repr: NaN compares equal to NaN
 
 
@@ -556,7 +555,6 @@ ARROW_ROWS = ["a,1.5,3,yes", "b,-0.25,-4,no", "?,?,?,yes", "c,2e3,0,no"]
 def test_arrow_reader_agrees_with_the_exact_reader(text):
     """Arrow's reader gives the examples, or the error, of the exact reader bit for bit,
     the sign of zeros included (a negative zero reads as 0 in both)."""
-    from xplique_ext.rules import datafile as module
 
     def outcome(read):
         try:
@@ -569,7 +567,7 @@ def test_arrow_reader_agrees_with_the_exact_reader(text):
         }
 
     arrow = outcome(parse_data)
-    assert arrow == outcome(module._parse_exact)
+    assert arrow == outcome(parse_exact)
     if not isinstance(arrow, str):
         for values, dtype, *_ in arrow[1].values():
             if dtype == "<f8":
@@ -584,7 +582,7 @@ def test_arrow_reader_reads_clean_blocks_alone(monkeypatch):
 
     pytest.importorskip("pyarrow")
     text = "\n".join(ARROW_ROWS * 50) + "\n"
-    expected = module._parse_exact(text, ARROW_NAMES)
+    expected = parse_exact(text, ARROW_NAMES)
     monkeypatch.setattr(module, "_exact_parts", None)  # any fallback would fail
     data = parse_data(text, ARROW_NAMES, "a.data")
     assert data.n_examples == 200
@@ -601,7 +599,7 @@ def test_not_applicable_numbers_stay_on_the_fast_reader(monkeypatch):
 
     pytest.importorskip("pyarrow")
     text = "\n".join(ARROW_ROWS * 20).replace("-4", "!") + "\n"
-    expected = module._parse_exact(text, ARROW_NAMES)
+    expected = parse_exact(text, ARROW_NAMES)
     monkeypatch.setattr(module, "_exact_parts", None)  # any fallback would fail
     data = parse_data(text, ARROW_NAMES, "a.data")
     column = data.column("i")

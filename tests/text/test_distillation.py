@@ -372,8 +372,40 @@ def test_wrapper_hostile_inputs(small_data, small_tv):
         model.fit("one sentence", [1], verbose=0)
     with pytest.raises(ValueError, match="keys"):
         model.fit({"x": 1}, y, verbose=0)
-    with pytest.raises(ValueError, match="sample_weight"):
+    with pytest.raises(TypeError, match=r"`sample_weight` must be None \(Hu et al.'s"):
         model.fit(sentences, y, sample_weight=np.ones(len(y)), verbose=0)
+
+
+def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
+    """Found by the hostile sweep: a logits student trained as if it gave probabilities,
+    steps_per_epoch=-3 gave pi < 0, epochs=-1 returned an empty history, and with
+    validation_split the schedule counted the held-out batches as training steps."""
+    import keras
+
+    from xplique_ext.text import RuleDistillation
+
+    sentences, y = small_data
+    inp = keras.Input(shape=(16,), dtype="int32")
+    pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(50, 4)(inp))
+    with pytest.raises(ValueError, match=r"output shape \(None, 2\) of logits"):
+        RuleDistillation(keras.Model(inp, keras.layers.Dense(2)(pooled)), tokenizer=small_tv)
+    class Subclassed(keras.Model):  # an AttributeError ('outputs') before
+        def call(self, x):
+            return keras.ops.ones((keras.ops.shape(x)[0], 1))
+
+    with pytest.raises(TypeError, match="`student` must be a functional or Sequential"):
+        RuleDistillation(Subclassed(), tokenizer=small_tv)
+    model = RuleDistillation(_cnn(small_tv), tokenizer=small_tv)
+    model.compile(optimizer="adam")
+    for kwargs, match in (({"steps_per_epoch": -3}, "`steps_per_epoch` must be >= 1"),
+                          ({"epochs": -1}, "`epochs` must be >= 1"),
+                          ({"validation_split": 1.0}, r"`validation_split` must be in \[0, 1\)")):
+        with pytest.raises(ValueError, match=match):
+            model.fit(sentences, y, verbose=0, **kwargs)
+    with pytest.raises(ValueError, match="at least one training sentence, got 1"):
+        model.fit(sentences[:1], y[:1], validation_split=0.5, verbose=0)
+    model.fit(sentences, y, batch_size=16, validation_split=0.5, verbose=0)  # 48 of 96 train
+    assert float(model._steps_per_epoch.numpy()) == 3 == model.optimizer.iterations.numpy()
 
 
 def test_dict_student_over_a_keras_hub_backbone(tiny_bert):

@@ -144,6 +144,21 @@ def test_sentiment140_malformed_files(tmp_path, rows, match):
         load_sentiment_dataset("sentiment140", "test", path=path)
 
 
+@pytest.mark.parametrize("name, content, match", [
+    ("sst2", b"PK\x03\x04\x14\x00\x08\x00\xff\xfe\x9c", r"is not GLUE SST-2's TSV \(UTF-8\): .*"
+     "codec can't decode"),  # the zip archive itself
+    ("sst2", b"sentence\tlabel\n" + b"a" * 200_000 + b"\t1\n",
+     r"is not GLUE SST-2.s TSV \(UTF-8\): field larger than"),
+    ("sentiment140", b'"0","1","d","q","u","' + b"a" * 200_000 + b'"\n', "is not Sentiment140's"),
+])
+def test_unreadable_files_are_value_errors_naming_path(tmp_path, name, content, match):
+    # a raw UnicodeDecodeError / csv.Error before
+    path = tmp_path / "file"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"`path` '.*file' {match}"):
+        load_sentiment_dataset(name, "test" if name == "sentiment140" else "validation", path=path)
+
+
 def test_sentiment140_empty_file(tmp_path):
     path = tmp_path / "s140.csv"
     path.write_bytes(b"")
@@ -175,8 +190,8 @@ def test_bad_arguments_name_the_parameter(tmp_path, sst2_dir):
         load_sentiment_dataset("sst2", "validation", path=sst2_dir, contrastive_only="yes")
     with pytest.raises(FileNotFoundError, match="does not exist; download GLUE's SST-2"):
         load_sentiment_dataset("sst2", "validation", path=tmp_path / "nope.tsv")
-    with pytest.raises(FileNotFoundError, match="without 'train.tsv'"):
-        load_sentiment_dataset("sst2", "train", path=sst2_dir)
+    with pytest.raises(FileNotFoundError, match="train.tsv' does not exist; download GLUE"):
+        load_sentiment_dataset("sst2", "train", path=sst2_dir)  # a folder without the file
 
 
 # --------------------------------------------------------------------------- no path

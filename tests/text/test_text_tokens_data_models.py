@@ -177,6 +177,24 @@ def test_generator_errors(kwargs, match):
         generate_sentences(3, **kwargs)
 
 
+def test_generator_never_exceeds_max_tokens():
+    # a comma before every keyword: only A and B of 2 tokens fit in 7 (1 draw in 144); the
+    # generator kept a too long row after 200 draws (rows of up to 14 tokens here)
+    df = generate_sentences(40, seed=0, structured=1.0, comma=1.0, max_tokens=7)
+    assert (df.n_tokens <= 7).all()
+    assert (df.sentence.str.split().str.len() == df.n_tokens).all()
+
+
+def test_generator_refuses_a_keyword_the_clauses_use():
+    # 'and' joins words inside clauses: the sentence's first 'and' was not its structure's
+    from xplique_ext.text import RuleTable
+
+    with pytest.raises(ValueError, match=r"`rules` keywords must not be words .*\['and'\]"):
+        generate_sentences(5, rules=RuleTable({"and": "B"}))
+    with pytest.raises(ValueError, match=r"\['superb'\]"):
+        generate_sentences(5, rules={"superb": "A"})
+
+
 def test_lexicon_is_shipped_and_consistent():
     lex = load_lexicon()
     assert len(lex.words("adj", 1)) >= 40 and len(lex.words("adj", -1)) >= 40
@@ -219,6 +237,30 @@ def test_raw_string_backbone(vectorizer):
         build_cnn_classifier(100, sequence_length=10, raw_strings=True)
     with pytest.raises(ValueError, match="sequence_length"):
         build_lstm_classifier(100)
+    # no kernel size at all: an IndexError deep in the builder before
+    with pytest.raises(ValueError, match=r"`kernel_sizes` must be a non-empty array"):
+        build_cnn_classifier(100, sequence_length=10, kernel_sizes=np.array([], dtype=int))
+
+
+def test_builders_and_training_refuse_what_they_used_to_take_silently(vectorizer):
+    """Found by the hostile sweep: a raw TensorFlow error for no or non-str sentences, and
+    train_classifier trained on 2 of 3 labels, on a label 2, or crashed on no row."""
+    from xplique_ext.text import make_vectorizer, train_classifier
+
+    with pytest.raises(ValueError, match="`sentences` must be a non-empty array"):
+        make_vectorizer([])
+    with pytest.raises(TypeError, match=r"`sentences\[0\]` must be a str"):
+        make_vectorizer([1, 2])
+    model = build_cnn_classifier(vectorizer, embedding_dim=4, filters=2)
+    x = vectorizer(["a good film", "a bad film"]).numpy()
+    with pytest.raises(ValueError, match=r"`y` must hold one label per row of `x` \(2\), got 3"):
+        train_classifier(model, x, [1, 0, 1])
+    with pytest.raises(ValueError, match=r"`y` must be numbers in \[0, 1\], got 2"):
+        train_classifier(model, x, [1, 2])
+    with pytest.raises(ValueError, match="`x` must be a non-empty array"):
+        train_classifier(model, x[:0], [])
+    with pytest.raises(ValueError, match="distinct single words .*got 'good'"):
+        BagOfWordsModel({"Good": 1.0, "good": -1.0})  # the last one won
 
 
 # ----------------------------------------------------------------------------- bag of words

@@ -62,10 +62,10 @@ def _run_from_args(args) -> int:
     return 0
 
 
-def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *, ig_steps: int = 32,
-                          seed: int = 0) -> Dict[str, np.ndarray]:
-    """Saliency |dF/dx|, gradient x input, Integrated Gradients (zero baseline) and a random
-    map for the outputs ``F(x) = sum(model(x) * y, -1)``, each of shape (N, H, W)."""
+def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *,
+                          ig_steps: int = 32) -> Dict[str, np.ndarray]:
+    """Saliency |dF/dx|, gradient x input and Integrated Gradients (zero baseline) for the
+    outputs ``F(x) = sum(model(x) * y, -1)``, each of shape (N, H, W)."""
     import tensorflow as tf
 
     x_t, y_t = tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.float32)
@@ -84,7 +84,6 @@ def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *, ig_steps: int 
         "Saliency": np.abs(g).max(axis=-1),
         "GradientInput": (g * x).sum(axis=-1),
         "IntegratedGradients": ig.sum(axis=-1),
-        "Random": np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32),
     }
 
 
@@ -104,22 +103,24 @@ def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
         raise ValueError("`use_xplique` is True but Xplique is not installed "
                          "(pip install 'xplique_ext[xplique]')")
     if not (available if use_xplique is None else use_xplique):
-        return gradient_explanations(model, x, y, seed=seed), (
-            "Xplique is not installed: explaining with the demo's own gradients (saliency, "
-            "gradient x input, Integrated Gradients); install the [xplique] extra for "
-            "Xplique's explainers")
-    import xplique
-    from xplique import attributions
+        maps = gradient_explanations(model, x, y)
+        origin = ("Xplique is not installed" if not available else "use_xplique is False") + (
+            ": explaining with the demo's own gradients (saliency, gradient x input, Integrated "
+            "Gradients); install the [xplique] extra for Xplique's explainers")
+    else:
+        import xplique
+        from xplique import attributions
 
-    patch = max(1, x.shape[1] // 8)
-    options = {"Occlusion": dict(patch_size=patch, patch_stride=patch)}
-    maps = {}
-    for name in XPLIQUE_EXPLAINERS:  # (N, H, W) maps, channels summed
-        explainer = getattr(attributions, name)(model, batch_size=batch_size, **options.get(name, {}))
-        phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
-        maps[name] = phi.reshape(*x.shape[:3], -1).sum(axis=-1)
+        patch = max(1, x.shape[1] // 8)
+        options, maps = {"Occlusion": dict(patch_size=patch, patch_stride=patch)}, {}
+        for name in XPLIQUE_EXPLAINERS:  # (N, H, W) maps, channels summed
+            explainer = getattr(attributions, name)(model, batch_size=batch_size,
+                                                    **options.get(name, {}))
+            phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
+            maps[name] = phi.reshape(*x.shape[:3], -1).sum(axis=-1)
+        origin = f"Xplique {xplique.__version__}: {', '.join(XPLIQUE_EXPLAINERS)}, and a random map"
     maps["Random"] = np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32)
-    return maps, f"Xplique {xplique.__version__}: {', '.join(XPLIQUE_EXPLAINERS)}, and a random map"
+    return maps, origin
 
 
 def _training_bar(epochs: int, steps: int, enabled: bool):

@@ -126,6 +126,16 @@ def _fail(command: str, message: str, code: int = 1) -> int:
     return code
 
 
+def _check_outputs(*paths: Optional[str]) -> None:
+    """Fail now, before any work, where an output file cannot be written: the OSError
+    ``open`` would raise (a file created for the test is removed)."""
+    for path in filter(None, paths):
+        existed = os.path.exists(path)
+        open(path, "a").close()
+        if not existed:
+            os.remove(path)
+
+
 def _write(path: Optional[str], text: str) -> None:
     if path is None:
         sys.stdout.write(text)
@@ -150,33 +160,25 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     >>> round(float(out.loc[0, "Acc_ci_low"]), 4), round(float(out.loc[0, "Acc_ci_high"]), 4)
     (0.3968, 0.8922)
     """
+    import warnings
+
     import numpy as np
 
     from ..commons.uncertainty import wilson_interval
+    from ..commons.warnings import UndefinedScoreWarning
 
     out = frame.copy()
     for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
         if measure in frame.columns:
             k = sum(frame[c].to_numpy(np.int64) for c in numerator)
             m = sum(frame[c].to_numpy(np.int64) for c in denominator)
-            k, m = np.atleast_1d(k), np.atleast_1d(m)
             # an empty denominator: the measure is NaN without a warning (zero_division=
-            # "nan"), and so is its interval (wilson_interval would warn for it)
-            low, high = np.full(m.shape, np.nan), np.full(m.shape, np.nan)
-            trials = m > 0
-            if trials.any():
-                low[trials], high[trials] = wilson_interval(k[trials], m[trials], confidence)
-            out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = low, high
+            # "nan"), and so is its interval (NaN, which wilson_interval would warn about)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedScoreWarning)
+                out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = wilson_interval(
+                    k, m, confidence)
     return out
-
-
-def _usage_error(args: argparse.Namespace) -> Optional[str]:
-    """The first option of ``xplique-ext rules`` out of its range, in words, or None."""
-    checks = ((args.data, "the data file is required (-d DATA)"),
-              (0 < args.ci_level < 1, f"--ci-level must be in (0, 1), got {args.ci_level}"),
-              (args.chunksize is None or args.chunksize >= 1,
-               f"--chunksize must be a positive integer, got {args.chunksize}"))
-    return next((message for ok, message in checks if not ok), None)
 
 
 def run_rules(args: argparse.Namespace) -> int:
@@ -192,16 +194,17 @@ def run_rules(args: argparse.Namespace) -> int:
         except OSError as err:
             return _fail("rules", str(err))
         return 0
-    usage = _usage_error(args)
-    if usage:
-        return _fail("rules", usage, 2)
+    if not 0 < args.ci_level < 1:
+        return _fail("rules", f"--ci-level must be in (0, 1), got {args.ci_level}", 2)
+    if args.chunksize is not None and args.chunksize < 1:
+        return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
     names_path = args.names or default_names_path(args.data)
     try:
+        _check_outputs(args.output, args.csv)
         names = read_names(names_path)
         if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
             data = read_data(args.data, names, chunksize=args.chunksize)
-        text = read_text(args.rules) if args.rules else sys.stdin.read()
-        rules = parse_rules(text, file=args.rules or "<stdin>")
+        rules = parse_rules(read_text(args.rules), file=args.rules or "<stdin>")
         if args.dask is not None:
             evaluation = _evaluate_on_dask(rules, args.data, names, args.mode, args.dask)
         else:
@@ -217,7 +220,7 @@ def run_rules(args: argparse.Namespace) -> int:
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:
-        return _fail("rules", _file_error(err, args, names_path))
+        return _fail("rules", _rules_file_error(err, args, names_path))
     except ValueError as err:
         from ..rules.on_dask import SchedulerError
 
@@ -237,20 +240,26 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
         return frame.to_csv(index=False)
     import json
 
-    records = [{key: _json_value(v) for key, v in row.items()}
-               for row in frame.to_dict(orient="records")]
+    # Python numbers, None where a measure is undefined (NaN)
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
                 "rules": records}
     return json.dumps(document, indent=1) + "\n"
 
 
-def _json_value(value):
-    """A JSON-ready value: NumPy scalars as Python numbers, NaN (undefined) as null."""
-    value = value.item() if hasattr(value, "item") else value
-    return None if isinstance(value, float) and value != value else value
+_OUTPUT = ("write the output file", "-s OUT")
 
 
-def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
+def _file_error(path: Optional[str], reason: str, *roles: Tuple[Optional[str], str, str]) -> str:
+    """A file that cannot be read or written, as a message naming its role and option:
+    ``roles`` are (path, what is done with it, option) triples."""
+    for role_path, what, option in roles:
+        if path is not None and path == role_path:
+            return f"cannot {what} {path!r} ({option}): {reason}"
+    return reason if path is None else f"{reason}: {path}"
+
+
+def _rules_file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     """An OSError of ``xplique-ext rules`` as a message naming the file's role and option."""
     reason, path = err.strerror or str(err), err.filename
     if path == names_path and not os.path.exists(args.data):
@@ -258,15 +267,10 @@ def _file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     if path == names_path and not args.names:
         return (f"cannot read the names file {path!r}, the default for -d {args.data}: "
                 f"{reason}; give it with -n NAMES")
-    roles = ((args.data, "read the data file", "-d DATA"),
-             (names_path, "read the names file", "-n NAMES"),
-             (args.rules, "read the rule file", "-f RULES"),
-             (args.output, "write the output file", "-s OUT"),
-             (args.csv, "write the CSV file", "--csv FILE"))
-    for role_path, what, option in roles:
-        if path is not None and path == role_path:
-            return f"cannot {what} {path!r} ({option}): {reason}"
-    return reason if path is None else f"{reason}: {path}"
+    return _file_error(path, reason, (args.data, "read the data file", "-d DATA"),
+                       (names_path, "read the names file", "-n NAMES"),
+                       (args.rules, "read the rule file", "-f RULES"), (args.output, *_OUTPUT),
+                       (args.csv, "write the CSV file", "--csv FILE"))
 
 
 #: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
@@ -284,8 +288,6 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
     dask = import_dask()
     from distributed import Client, LocalCluster
 
-    if not os.path.exists(data_path):
-        raise FileNotFoundError(2, "No such file or directory", data_path)
     frame = read_data_dask(data_path, names)
     with contextlib.ExitStack() as stack:
         if address:
@@ -313,7 +315,13 @@ def _float(text: str) -> Optional[float]:
 
 
 def _row(text: str, where: str) -> Row:
-    """``p r [coverage] [label]`` (commas or white space between) as a row."""
+    """``p r [coverage] [label]`` (commas or white space between) as a row; a number with a
+    comma next to numbers set apart by white space (``0,5 3``) is a decimal comma."""
+    numbers = [t for t in re.sub(r"\s*,\s*", ",", text.strip()).split()
+               if None not in map(_float, t.split(","))]
+    if len(numbers) > 1 and any("," in t for t in numbers):
+        raise ValueError(f"{where}decimal comma in {text!r}: commas separate the values, "
+                         "write the decimals with a dot (0.5, not 0,5)")
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     values = list(itertools.takewhile(lambda v: v is not None, map(_float, parts)))  # label after
     if len(values) not in (2, 3):
@@ -332,18 +340,22 @@ def _parse_pair(text: str) -> Row:
 
 
 def _parse_lines(text: str, source: str) -> List[Row]:
-    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment, a first line
-    that does not start with a number is a header)."""
-    rows = []
+    """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; the first line
+    with text may be a header: words only, none of them a number)."""
+    rows, first = [], True
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
-        if line and (n > 1 or _float(re.split(r"[,\s]+", line)[0]) is not None):
+        header = first and all(_float(word) is None for word in re.split(r"[,\s]+", line))
+        if line and not header:
             rows.append(_row(line, f"{source}, line {n}: "))
+        first = first and not line
     return rows
 
 
 def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
     """The trade-offs of ``--psi`` and the (label, p, r, coverage) rows to score."""
+    from ..rules.syntax import read_text
+
     psis = [_float(part) for part in ",".join(args.psi or ["1"]).split(",")]
     if None in psis:
         raise ValueError(f"--psi must be numbers > 0, got {','.join(args.psi)!r}")
@@ -351,11 +363,8 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
         raise ValueError("give the pairs either as arguments or with -f, not both")
     if args.pairs:
         rows = [_parse_pair(p) for p in args.pairs]
-    elif args.input:
-        with open(args.input, encoding="utf-8") as handle:
-            rows = _parse_lines(handle.read(), args.input)
-    else:
-        rows = _parse_lines(sys.stdin.read(), "<stdin>")
+    else:  # a file, else standard input, decoded as the rule files are
+        rows = _parse_lines(read_text(args.input), args.input or "<stdin>")
     if not rows:
         raise ValueError("no (p, r) pair given")
     return psis, rows
@@ -380,18 +389,14 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
     try:
+        _check_outputs(args.output)
         table = _fire_table(*_fire_inputs(args), args.precision)
+        widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+        _write(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in
+                                    zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", f"cannot read the pairs file {err.filename!r} (-f FILE): "
-                     f"{err.strerror}")
-    widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-    text = "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(
-        row[1:], widths[1:])]).rstrip() + "\n" for row in table)
-    try:
-        _write(args.output, text)
-    except OSError as err:
-        return _fail("fire", f"cannot write the output file {err.filename!r} (-s OUT): "
-                     f"{err.strerror}")
+        return _fail("fire", _file_error(err.filename, err.strerror, (args.output, *_OUTPUT),
+                                         (args.input, "read the pairs file", "-f FILE")))
     return 0

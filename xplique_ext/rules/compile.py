@@ -116,10 +116,8 @@ def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
         return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
                                  terms)
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
-    if condition.operator == "in":
-        value = tuple(typed_value(attribute, v) for v in condition.value)
-    else:
-        value = typed_value(attribute, condition.value)
+    value = (tuple(typed_value(attribute, v) for v in condition.value)
+             if condition.operator == "in" else typed_value(attribute, condition.value))
     return CompiledCondition((attribute.name,), condition.operator, value)
 
 

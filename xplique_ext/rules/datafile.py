@@ -96,8 +96,9 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     ahead: collections.deque = collections.deque()
     try:
         while True:
-            while len(ahead) < _AHEAD and (block := _next_block(source)):
-                ahead.append(workers.submit(_block_part, block, names, file))
+            # blocks of :data:`_BLOCK_BYTES` and the rest of their last line
+            while len(ahead) < _AHEAD and (block := source.read(_BLOCK_BYTES)):
+                ahead.append(workers.submit(_block_part, block + source.readline(), names, file))
             if not ahead:
                 return
             part = ahead.popleft().result()
@@ -106,12 +107,6 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
             del part
     finally:  # refused, or the caller stopped: no block is read past this one
         workers.shutdown(cancel_futures=True)
-
-
-def _next_block(source) -> bytes:
-    """The next :data:`_BLOCK_BYTES` of ``source`` and the rest of its last line."""
-    block = source.read(_BLOCK_BYTES)
-    return block + source.readline() if block else block
 
 
 def _block_part(block: bytes, names: Names, file: str) -> Dataset:
@@ -239,15 +234,16 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
         raise ValueError("`names` must declare at least one column read from the file (not "
                          "derived with `:=`), got none: every line would be dropped")
     done = 0
-    with io.BytesIO(source) if isinstance(source, bytes) else open(source, "rb") as binary:
+    source = io.BytesIO(source) if isinstance(source, bytes) else source
+    with open_text(source) as handle:  # a file in UTF-16 or UTF-32 refused before any block
+        binary = handle.buffer
         try:
             for part in _fast_parts(binary, names, file):
                 done += part.n_examples
                 yield part
             return
         except model._Refused:
-            pass
-    with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
+            binary.seek(0)  # the text stream has read nothing yet
         yield from _exact_parts(handle, names, file, skip=done)
 
 
@@ -325,13 +321,6 @@ def _records_bound(size: int, names: Names) -> int:
     """An upper bound of the records in ``size`` bytes: a record holds at least one
     character per value, the commas between them and a line end."""
     return size // (2 * max(1, len(names.columns))) + 1
-
-
-def _parse_exact(text: str, names: Names, file: str = "<string>") -> Dataset:
-    """``text`` read by the exact reader alone (the tests' reference)."""
-    handle = io.StringIO(text.lstrip("\ufeff"), newline="")
-    bound = _records_bound(len(text.encode(errors="surrogatepass")), names)
-    return _concat(_exact_parts(handle, names, file), names, file, bound)
 
 
 # -- public -------------------------------------------------------------------------------

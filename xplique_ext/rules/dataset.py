@@ -22,7 +22,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from ..commons.params import STRING, ArrayLike, InstanceOf, validate_params
+from ..commons.params import STRING, ArrayLike, InstanceOf, check_param, validate_params
 from .errors import DataParseError
 from .names import Attribute, Names
 
@@ -149,9 +149,7 @@ class Dataset:
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
         self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
-            if not isinstance(column, Column):
-                raise TypeError(f"`columns` must be a dict of Column, got "
-                                f"{type(column).__name__} for {name!r}")
+            check_param(column, f"columns[{name!r}]", [InstanceOf(Column, description="a Column")])
         sizes = {len(c.values) for c in self.columns.values()}
         if len(sizes) > 1:
             raise ValueError(f"all columns must have the same length, got {sorted(sizes)}")
@@ -269,9 +267,8 @@ class Dataset:
         floating point numbers), unless ``names`` declares them.
         """
         x = features
-        if feature_names is None:
-            feature_names = [f"x{i}" for i in range(x.shape[1])]
-        feature_names = [str(f) for f in feature_names]
+        default = [f"x{i}" for i in range(x.shape[1])]
+        feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
         if len(feature_names) != x.shape[1]:
             raise ValueError(
                 f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}")

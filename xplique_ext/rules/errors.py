@@ -40,14 +40,8 @@ class ParseError(ValueError):
             where.append(f"line {line}")
         if text is not None:  # the offending text, shortened past 120 characters
             message += f": {text if len(text) <= 120 else text[:117] + '...'!r}"
+        # pickled as Exception is: rebuilt from the whole message, its fields restored
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
-
-    def __reduce__(self):  # keep pickling (multiprocessing, pytest-xdist) working
-        return (_rebuild, (type(self), self.message, self.file, self.line, self.text))
-
-
-def _rebuild(cls, message, file, line, text):
-    return cls(message, file=file, line=line, text=text)
 
 
 class NamesParseError(ParseError):

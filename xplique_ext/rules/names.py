@@ -132,9 +132,7 @@ class Names:
     })
     def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
                  file: Optional[str] = None) -> None:
-        self.attributes: Tuple[Attribute, ...] = tuple(attributes)
-        self.class_name = class_name
-        self.file = file
+        self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
         self._by_name: Dict[str, Attribute] = {}
         for attribute in self.attributes:
             if attribute.name in self._by_name:

@@ -23,6 +23,7 @@ from .datafile import default_names_path
 from .errors import DataParseError
 from .names import Names, read_names
 from .pbm import RuleSet
+from .syntax import open_text
 
 __all__ = ["import_dask", "read_data_dask", "dask_counts", "dask_predictions"]
 
@@ -73,6 +74,8 @@ def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.Pa
 
     dask = import_dask()
     names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
+    if not any(c in os.fspath(path) for c in "*?["):  # a file, not a glob: missing, UTF-16
+        open_text(path).close()  # or UTF-32 refused now, as read_data does
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
         os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,

@@ -248,8 +248,7 @@ class RuleSet:
     def __init__(self, rules: Sequence[Rule], header: Optional[PBMHeader] = None,
                  file: Optional[str] = None) -> None:
         rules = list(rules)
-        self.file = file
-        self.header = header if header is not None else PBMHeader()
+        self.file, self.header = file, header if header is not None else PBMHeader()
         seen = set()
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
@@ -497,38 +496,33 @@ class _RuleParser:
         return (*values[:4], int(values[4]))
 
 
-_HEADER_PATTERNS = (
-    ("conversor", re.compile(r"^\s*(Standard Rules Conversor.*?)\s*$")),
-    ("inducer", re.compile(r"^\s*Inducer:\s*(.*?)\s*(?:Input File:\s*(?P<input_file>.*?)\s*)?$")),
-    ("input_file", re.compile(r"^\s*Input File:\s*(.*?)\s*$")),
-    ("date", re.compile(r"^\s*Date:\s*(.*?)\s*$")),
-    ("evaluated_as", re.compile(r"^\s*Rules Evaluated as\s+(.*?)\s*$")),
-    ("names_file", re.compile(r"^\s*Names File:\s*(.*?)\s*(?:Data File:\s*(?P<data_file>.*?)\s*)?$")),
-    ("data_file", re.compile(r"^\s*Data File:\s*(.*?)\s*$")),
-)
+#: One item of a header line: the conversor line whole, or a label and its value (an
+#: ``Inducer:`` line may go on with ``Input File:``, a ``Names File:`` one with ``Data File:``).
+_HEADER_ITEM = re.compile(r"\s*(?:(?P<conversor>Standard Rules Conversor.*?)|(?P<label>Inducer:|"
+                          r"Input File:|Date:|Rules Evaluated as|Names File:|Data File:)\s*"
+                          r"(?P<value>.*?))\s*(?=Input File:|Data File:|$)")
+_HEADER_FIELDS = {"Inducer:": "inducer", "Input File:": "input_file", "Date:": "date",
+                  "Rules Evaluated as": "evaluated_as", "Names File:": "names_file",
+                  "Data File:": "data_file"}
 
 
 def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     fields: Dict[str, Optional[str]] = {}
     for number, line in lines:
-        if not line.strip():
-            continue
-        for key, pattern in _HEADER_PATTERNS:
-            match = pattern.match(line)
-            if match:  # the inducer's and names' lines may also give the next field
-                fields[key] = match.group(1) or None
-                fields.update({k: v for k, v in match.groupdict().items() if v is not None})
-                break
-        else:
-            raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
-                                 "Date:, Rules Evaluated as, Names File:) or a rule starting with "
-                                 "its id (R0001 IF ...)", file=file, line=number, text=line)
+        position = 0
+        while line[position:].strip():
+            match = _HEADER_ITEM.match(line, position)
+            if match is None:
+                raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
+                                     "Date:, Rules Evaluated as, Names File:) or a rule starting "
+                                     "with its id (R0001 IF ...)", file=file, line=number, text=line)
+            key = "conversor" if match["conversor"] else _HEADER_FIELDS[match["label"]]
+            fields[key], position = match["conversor"] or match["value"] or None, match.end()
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
         raise RuleParseError(f"unknown evaluation mode (expected one of "
                              f"{list(EVALUATION_MODES.values())})", file=file, text=evaluated)
     return PBMHeader(**fields)
-
 
 @validate_params({"text": [STRING], "file": [STRING]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
@@ -564,11 +558,9 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         raise RuleParseError("no rule found", file=file)
     try:
         return RuleSet(rules, header, file=file)
-    except RuleParseError as err:
-        if err.line is None:
-            raise
+    except RuleParseError as err:  # a rule read here has a line: show it, not the rule's id
         raise RuleParseError(err.message, file=file, line=err.line,
-                             text=by_number.get(err.line, err.text)) from None
+                             text=by_number[err.line]) from None
 
 
 @validate_params({"path": [PATH]})

@@ -1,13 +1,13 @@
 """Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
 quoting a name or a value, reading it back (:func:`scan_quoted`, the token both
 tokenizers share), the :class:`Token` they yield, and reading a text file (UTF-8,
-Latin-1 as a fallback).
+Latin-1 as a fallback; UTF-16 and UTF-32 refused).
 
 The ``.names`` and PBM tokenizers stay two functions because their grammars differ
 (statement ends, ``|`` comments, ``:=`` in ``.names``; comparison operators, brackets and
 ``+`` in PBM rules); what they have in common lives here.
 
-This module is the lowest floor of the rule files: it imports nothing from the package.
+This module is the lowest floor of the rule files: it imports only their errors.
 """
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ import codecs
 import io
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Collection, Optional, Pattern, Tuple, Union
+
+from .errors import ParseError
 
 __all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted"]
 
@@ -109,29 +112,39 @@ codecs.register_error(_LATIN1_FALLBACK, _latin1)
 
 
 def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWrapper:
-    """Open a text input of the rule files (``.names``, ``.data``, PBM) for reading: the
-    one opener of every reader.
+    """Open a text input of the rule files (``.names``, ``.data``, PBM, ``fire`` pairs) for
+    reading: the one opener of every reader.
 
     The text is UTF-8, a byte-order mark (``\ufeff``, as some editors save) skipped;
-    bytes that are not UTF-8 are read as Latin-1. New lines are not translated (the
-    readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
+    bytes that are not UTF-8 are read as Latin-1. A file in UTF-16 or UTF-32 (its
+    byte-order mark, or NUL bytes in its first 4 KiB) is refused. New lines are not
+    translated (the readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
 
     Parameters
     ----------
     source
-        A path, or a binary file object (closed with the text stream).
+        A path, or a binary file object (closed with the text stream; its encoding is not
+        checked: it holds text the caller encoded).
 
     Raises
     ------
     OSError
         When the file cannot be opened (its ``filename`` is ``source``).
+    ParseError
+        For a file in UTF-16 or UTF-32.
     """
     binary = open(source, "rb") if isinstance(source, (str, bytes, os.PathLike)) else source
+    head = binary.peek(4096)[:4096] if binary is not source else b""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
+        binary.close()
+        raise ParseError("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
+                         "mark or NUL bytes); save it as UTF-8 (or ASCII)", file=os.fspath(source))
     return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
 
 
-def read_text(path: Union[str, os.PathLike]) -> str:
-    """The text of a file, opened by :func:`open_text`.
+def read_text(path: Union[str, os.PathLike, None]) -> str:
+    """The text of a file, opened by :func:`open_text`; with ``path`` None, standard
+    input, decoded as a file is (a UTF-16 or UTF-32 one is not recognised there).
 
     Raises
     ------
@@ -144,5 +157,9 @@ def read_text(path: Union[str, os.PathLike]) -> str:
     >>> read_text(example_path("voyage.names")).startswith("| The voyage example")
     True
     """
+    if path is None:
+        if hasattr(sys.stdin, "reconfigure"):  # nothing read yet (a StringIO holds text)
+            sys.stdin.reconfigure(encoding="utf-8-sig", errors=_LATIN1_FALLBACK)
+        return sys.stdin.read()
     with open_text(path) as handle:
         return handle.read()

@@ -92,6 +92,12 @@ class _Generator:
     """Draws clauses and labelled rows from a lexicon with one local generator."""
 
     def __init__(self, lexicon: Lexicon, rng: np.random.Generator, table: Mapping[str, str]):
+        # a keyword inside a clause would split the sentence at the wrong place
+        words = {w for ts in _TEMPLATES.values() for t in ts for w in t.split() if "{" not in w}
+        clash = sorted(set(table) & (words | set(lexicon.entries)))
+        if clash:
+            raise ValueError("`rules` keywords must not be words the generated clauses use "
+                             f"(the structure's keyword must be the first one), got {clash}")
         self.rng, self.table, self.keywords = rng, table, sorted(table)
         self.pools = {pol: {kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
                             for kind in ("adj", "snoun", "verb", "adv")} for pol in (-1, 1)}
@@ -147,13 +153,11 @@ _UNIT = Interval(numbers.Real, 0, 1)
     "rules": "no_validation",  # checked by resolve_rules
     "structured": [_UNIT], "contrastive": [Boolean(), _UNIT], "comma": [_UNIT],
     "label_by": [Options(["rule", "anti", "A", "B"])], "a_style": [Options(CLAUSE_STYLES)],
-    "b_style": [Options(CLAUSE_STYLES)], "max_tokens": [Interval(numbers.Integral, 7, None)],
-    "lexicon": [InstanceOf(Lexicon), None]})
+    "b_style": [Options(CLAUSE_STYLES)], "max_tokens": [Interval(numbers.Integral, 7, None)]})
 def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
                        structured: float = 0.75, contrastive: Union[bool, float] = True,
                        label_by: str = "rule", a_style: str = "mixed", b_style: str = "mixed",
-                       comma: float = 0.25, max_tokens: int = 24,
-                       lexicon: Optional[Lexicon] = None):
+                       comma: float = 0.25, max_tokens: int = 24):
     """Generate labelled sentences, with and without an ``A keyword B`` structure.
 
     Parameters
@@ -166,7 +170,8 @@ def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
     rules
         Keywords to use and the conjunct each one expects (see
         :func:`xplique_ext.text.rules.resolve_rules`; default but/yet -> B,
-        though/while -> A). Keywords are drawn uniformly.
+        though/while -> A). Keywords are drawn uniformly; a keyword the clauses use
+        (``and``, a lexicon word) is refused.
     structured
         Fraction (probability) of sentences with an ``A keyword B`` structure.
     contrastive
@@ -185,9 +190,8 @@ def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
     comma
         Probability of a separate ``,`` token before the keyword.
     max_tokens
-        Maximum number of whitespace tokens of a sentence.
-    lexicon
-        Lexicon to draw words from (default: :func:`load_lexicon`).
+        Maximum number of whitespace tokens of a sentence (a longer one is drawn again;
+        every option allows sentences of 7 tokens).
 
     Returns
     -------
@@ -207,14 +211,13 @@ def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
     """
     import pandas as pd
 
-    gen = _Generator(lexicon or load_lexicon(), np.random.default_rng(seed), resolve_rules(rules))
+    gen = _Generator(load_lexicon(), np.random.default_rng(seed), resolve_rules(rules))
     rows: List[Dict[str, Any]] = []
     for _ in range(n):
-        for _attempt in range(200):  # redrawn while longer than max_tokens
+        row = {"n_tokens": max_tokens + 1}
+        while row["n_tokens"] > max_tokens:  # drawn again: rows of <= 6 tokens exist
             row = (gen.structured(float(contrastive), label_by, a_style, b_style, comma)
                    if gen.rng.random() < structured else gen.unstructured())
             row["n_tokens"] = len(row["sentence"].split())
-            if row["n_tokens"] <= max_tokens:
-                break
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)

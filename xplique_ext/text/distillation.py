@@ -109,6 +109,9 @@ LOGICS = ("lukasiewicz", "average")
 _UNIT = Interval(numbers.Real, 0.0, 1.0)
 _LOGIC = Options(LOGICS)
 _C = [Interval(numbers.Real, 0.0, None)]
+_POSITIVE = Interval(numbers.Integral, 1, None)
+_UNWEIGHTED = InstanceOf(type(None), description="None (Hu et al.'s objective weighs every "
+                                                 "sentence alike)")
 _PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within=_UNIT,
                             batch_hint=False)]
 
@@ -246,32 +249,6 @@ def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any
 
 
 # --------------------------------------------------------------------------- training
-def _student_inputs(student: Any, tokenizer: Any) -> Tuple[Optional[List[str]], bool]:
-    """(names of a dict input or None, whether the student takes raw strings), checked
-    against its output and against ``tokenizer``."""
-    out_shape = tuple(student.outputs[0].shape)
-    if len(out_shape) != 2 or out_shape[-1] not in (1, 2):
-        raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
-                         f"two-class softmax (N, 2) output, got output shape {out_shape}")
-    spec = student.input
-    if isinstance(spec, dict):  # a keras-hub backbone's token_ids / padding_mask / ...
-        if not callable(tokenizer):
-            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs {sorted(spec)}"
-                             ": pass the callable that packs sentences into that dict (e.g. its "
-                             f"keras-hub preprocessor), got {type(tokenizer).__name__}")
-        return sorted(spec), False
-    if len(student.inputs) != 1:
-        raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
-                         f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
-    raw = "string" in str(student.inputs[0].dtype)
-    if raw != (tokenizer is None):
-        raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
-                         "string), and is needed for a student on token ids (pass the "
-                         "TextVectorization layer or callable that made its inputs), got "
-                         f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
-    return None, raw
-
-
 class RuleDistillation(keras.Model):
     """Train a binary text classifier by iterative rule knowledge distillation.
 
@@ -294,8 +271,8 @@ class RuleDistillation(keras.Model):
     Parameters
     ----------
     student
-        The classifier to train (a ``keras.Model`` with one input, or with a dict
-        input).
+        The classifier to train (a functional or ``Sequential`` ``keras.Model`` with one
+        input, or with a dict input).
     rules
         Rule table for the conjuncts (default but/yet -> B, though/while -> A; Hu et
         al.: ``RuleTable({'but': 'B'})``).
@@ -330,10 +307,33 @@ class RuleDistillation(keras.Model):
                  tokenizer: Any = None, logic: str = "lukasiewicz",
                  name: str = "rule_distillation"):
         super().__init__(name=name)
-        self.input_names, self.raw_strings = _student_inputs(student, tokenizer)
+        if not getattr(student, "outputs", None):  # subclassed: no inputs and outputs to read
+            raise TypeError("`student` must be a functional or Sequential keras.Model (inputs "
+                            f"and outputs known), got a subclassed {type(student).__name__}")
+        out_shape = tuple(student.outputs[0].shape)
+        act = getattr(getattr(student.layers[-1], "activation", None), "__name__", "")
+        if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or act == "linear":
+            raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
+                             f"two-class softmax (N, 2) output, got output shape {out_shape}"
+                             + (" of logits (a linear last layer)" if act == "linear" else ""))
+        # a keras-hub backbone's dict (token_ids / padding_mask / ...), or one input
+        self.input_names = sorted(student.input) if isinstance(student.input, dict) else None
+        if self.input_names and not callable(tokenizer):
+            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
+                             f"{self.input_names}: pass the callable that packs sentences into "
+                             f"that dict (e.g. its keras-hub preprocessor), got {describe(tokenizer)}")
+        if not self.input_names and len(student.inputs) != 1:
+            raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
+                             f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
+        self.raw_strings = not self.input_names and "string" in str(student.inputs[0].dtype)
+        if not self.input_names and self.raw_strings != (tokenizer is None):
+            raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
+                             "string), and is needed for a student on token ids (pass the "
+                             "TextVectorization layer or callable that made its inputs), got "
+                             f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
         self.student, self.rules, self.logic = student, resolve_rules(rules), logic
         self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
-        self.sigmoid = student.outputs[0].shape[-1] == 1
+        self.sigmoid = out_shape[-1] == 1
         self.packer = tokenizer if self.input_names else None
         self.tokenizer = None if self.input_names or tokenizer is None else Tokenizer(tokenizer)
         shape = tuple(student.inputs[0].shape)
@@ -391,30 +391,33 @@ class RuleDistillation(keras.Model):
             x, y = self._tensors(x, y)
         return super().evaluate(x, y, **kwargs)
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, **kwargs):
+    @validate_params({
+        "x": NO_VALIDATION, "y": NO_VALIDATION,  # sentences, prepare()'s dict, a Dataset: below
+        "batch_size": [_POSITIVE, None], "epochs": [_POSITIVE], "steps_per_epoch": [_POSITIVE, None],
+        "validation_split": [Interval(numbers.Real, 0, 1, closed="left")],
+        "sample_weight": [_UNWEIGHTED], "class_weight": [_UNWEIGHTED]})
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, steps_per_epoch=None,
+            validation_split=0.0, sample_weight=None, class_weight=None, **kwargs):
         """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a
         ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
-        for unsupported in ("sample_weight", "class_weight"):
-            if kwargs.get(unsupported) is not None:
-                raise ValueError(f"`{unsupported}` is not supported by RuleDistillation.fit "
-                                 "(Hu et al.'s objective weighs every sentence alike), got "
-                                 f"{describe(kwargs[unsupported])}")
-        batch_size = check_param(batch_size, "batch_size",
-                                 [Interval(numbers.Integral, 1, None), None]) or 32
         if isinstance(x, tf.data.Dataset):
             steps = _dataset_steps(x)
             kwargs.setdefault("shuffle", False)  # a dataset is shuffled by its pipeline
         else:
             x, y = self._tensors(x, y)
-            if len(y) == 0:
-                raise ValueError("`x` must hold at least one sentence, got 0")
-            steps, kwargs["batch_size"] = math.ceil(len(y) / batch_size), batch_size
+            n_train = int(len(y) * (1.0 - validation_split))  # Keras' split
+            if n_train == 0:
+                raise ValueError("`x` must hold at least one training sentence, got "
+                                 f"{len(y)} with validation_split={validation_split:g}")
+            kwargs["batch_size"] = batch_size = batch_size or 32
+            steps = math.ceil(n_train / batch_size)
             val = kwargs.get("validation_data")
             if isinstance(val, (tuple, list)) and len(val) == 2:
                 kwargs["validation_data"] = self._tensors(*val, "validation_data[0]",
                                                           "validation_data[1]")
-        self._steps_per_epoch.assign(float(kwargs.get("steps_per_epoch") or steps))
-        return super().fit(x, y, epochs=epochs, **kwargs)
+        self._steps_per_epoch.assign(float(steps_per_epoch or steps))
+        return super().fit(x, y, epochs=epochs, steps_per_epoch=steps_per_epoch,
+                           validation_split=validation_split, **kwargs)
 
     # ------------------------------------------------------------ model
     def call(self, inputs, training=None):

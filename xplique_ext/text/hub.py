@@ -57,7 +57,7 @@ from typing import Any, List, Optional, Sequence
 from ..commons.params import Boolean, Callable_, InstanceOf, Interval, Options, validate_params
 from .models import _HEAD_PARAMETERS
 
-__all__ = ["adapt_text_model", "is_keras_hub_model", "load_hub_backbone", "build_hub_classifier"]
+__all__ = ["adapt_text_model", "load_hub_backbone", "build_hub_classifier"]
 
 
 def _hub():
@@ -76,20 +76,6 @@ def _dict_input_names(model: Any) -> Optional[List[str]]:
     except (AttributeError, ValueError, TypeError):
         return None
     return list(spec) if isinstance(spec, dict) else None
-
-
-def is_keras_hub_model(model: Any) -> bool:
-    """Whether ``model`` is a keras-hub text classifier task, a Keras model on the dict
-    of a keras-hub backbone (``token_ids`` among its inputs) or an adapter of one. Never
-    imports keras-hub: such a model cannot exist unless keras-hub was imported already."""
-    if "keras_hub" not in sys.modules:
-        return False
-    import keras_hub
-
-    from .hub_model import KerasHubTextModel
-
-    return (isinstance(model, (keras_hub.models.TextClassifier, KerasHubTextModel))
-            or "token_ids" in (_dict_input_names(model) or ()))
 
 
 @validate_params({"model": [Callable_()], "tokenizer": "no_validation",  # checked by the adapter
@@ -145,7 +131,7 @@ def adapt_text_model(model: Any, tokenizer: Any = None, *, mask_string: str = "U
     >>> [a.shape for a in ig(["a unfunny film"])]  # one value per word
     [(3,)]
     """
-    if not is_keras_hub_model(model):
+    if "keras_hub" not in sys.modules:  # no keras-hub model exists before keras-hub is imported
         return model, tokenizer
     from .hub_model import adapt
 

@@ -17,6 +17,7 @@ import keras_hub
 import numpy as np
 import tensorflow as tf
 
+from ..commons.params import InstanceOf, check_param
 from .tokens import Tokenizer, _pad, find_layer
 
 _NAMES = ("token_ids", "padding_mask", "segment_ids")
@@ -169,26 +170,14 @@ def _is_logits(model: Any, activation: str) -> bool:
     return name == "linear"
 
 
-def _hub_tokenizer(source: Any) -> tuple:
-    """(keras-hub tokenizer, sequence length or None) of a preprocessor or tokenizer."""
-    if isinstance(source, keras_hub.models.Preprocessor):
-        tokenizer, length = getattr(source, "tokenizer", None), getattr(source, "sequence_length", None)
-    elif isinstance(source, keras_hub.tokenizers.Tokenizer):
-        tokenizer, length = source, None
-    else:
-        raise TypeError("`tokenizer` must be a keras-hub preprocessor or tokenizer for a "
-                        f"keras-hub model, got {type(source).__name__}")
-    for attr in ("start_token_id", "end_token_id", "pad_token_id"):
-        if getattr(tokenizer, attr, None) is None:
-            raise ValueError(f"`tokenizer` must define {attr} (a [CLS] ... [SEP] packing "
-                             f"tokenizer such as BertTokenizer), got {type(tokenizer).__name__}")
-    return tokenizer, length
-
-
 def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
           names: Optional[List[str]]) -> tuple:
-    """:func:`~xplique_ext.text.hub.adapt_text_model` for a keras-hub model (or an
-    adapter), ``names`` its dict inputs (None: a task)."""
+    """:func:`~xplique_ext.text.hub.adapt_text_model` once keras-hub is imported: a
+    keras-hub task, a model on a backbone's dict (``names``, with ``token_ids``) or an
+    adapter is adapted; any other model is returned unchanged."""
+    if not isinstance(model, (keras_hub.models.TextClassifier, KerasHubTextModel)) and (
+            "token_ids" not in (names or ())):
+        return model, tokenizer
     if isinstance(model, KerasHubTextModel):
         if tokenizer is not None and tokenizer is not model.tokenizer:
             raise ValueError("`tokenizer` must be None for a KerasHubTextModel: it carries its "
@@ -202,13 +191,21 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
         raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
                          " pass its keras-hub preprocessor (e.g. BertTextClassifierPreprocessor)"
                          " or tokenizer (e.g. BertTokenizer) as `tokenizer=`")
-    hub_tok, max_len = _hub_tokenizer(source)
+    check_param(source, "tokenizer", [InstanceOf(
+        keras_hub.models.Preprocessor, keras_hub.tokenizers.Tokenizer,
+        description="a keras-hub preprocessor or tokenizer for a keras-hub model")])
+    hub_tok = getattr(source, "tokenizer", source)  # a preprocessor's, or the tokenizer
+    for attr in ("start_token_id", "end_token_id", "pad_token_id"):
+        if getattr(hub_tok, attr, None) is None:
+            raise ValueError(f"`tokenizer` must define {attr} (a [CLS] ... [SEP] packing "
+                             f"tokenizer such as BertTokenizer), got {type(hub_tok).__name__}")
     backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:
         raise ValueError("`model` must contain a keras-hub Backbone with a token embedding "
                          f"(e.g. keras_hub.models.BertBackbone), found none in "
                          f"{type(model).__name__}")
-    limits = (max_len, getattr(backbone, "max_sequence_length", None))
+    limits = (getattr(source, "sequence_length", None) if hub_tok is not source else None,
+              getattr(backbone, "max_sequence_length", None))
     max_len = min((v for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "

@@ -129,15 +129,10 @@ def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
     if path is None:
         texts, raw, lines, source = _load_remote(name, split)
     else:
-        path = Path(path)
-        if path.is_dir() and not (path / DATASETS[name][split]).is_file():
-            raise FileNotFoundError(f"`path` {str(path)!r} is a folder without "
-                                    f"{DATASETS[name][split]!r}, the {split} file of "
-                                    f"{_DOWNLOAD[name]}")
-        if not path.exists():
-            raise FileNotFoundError(f"`path` {str(path)!r} does not exist; download "
-                                    f"{_DOWNLOAD[name]} and pass the file or its folder")
-        file = path / DATASETS[name][split] if path.is_dir() else path
+        file = Path(path) / DATASETS[name][split] if Path(path).is_dir() else Path(path)
+        if not file.is_file():
+            raise FileNotFoundError(f"`path` {str(file)!r} does not exist; download "
+                                    f"{_DOWNLOAD[name]} and pass the {split} file or its folder")
         texts, raw, lines = _read_file(file, name)
         source = f"`path` {str(file)!r}"
     sentences, labels = _labelled(name, texts, raw, lines, source)
@@ -152,26 +147,27 @@ def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
 
 def _read_file(file: Path, name: str) -> Tuple[List[str], List[str], List[int]]:
     """(texts, raw labels, line numbers) of a published file, its columns checked."""
-    sst2 = name == "sst2"
-    with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
-        rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if sst2 else (
-            csv.reader(handle))
-        header = [h.strip() for h in next(rows, [])] if sst2 else _S140_COLUMNS
-        if not header:
-            raise ValueError(f"`path` {str(file)!r} is empty: expected GLUE SST-2's TSV")
-        if not {"sentence", "label"} <= set(header):
-            hint = f" {_HIDDEN}" if "index" in header and "sentence" in header else ""
-            raise ValueError(f"`path` {str(file)!r} is not GLUE SST-2's TSV: its header must "
-                             f"hold the columns 'sentence' and 'label', got {header}.{hint}")
-        data = [(row, rows.line_num) for row in rows if row]
+    sst2, where = name == "sst2", f"`path` {str(file)!r}"
+    what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1)"
+    try:
+        with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
+            rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if sst2 else (
+                csv.reader(handle))
+            header = [h.strip() for h in next(rows, [])] if sst2 else _S140_COLUMNS
+            if header and not {"sentence", "label"} <= set(header):
+                hint = f" {_HIDDEN}" if "index" in header and "sentence" in header else ""
+                raise ValueError(f"{where} is not GLUE SST-2's TSV: its header must hold the "
+                                 f"columns 'sentence' and 'label', got {header}.{hint}")
+            data = [(row, rows.line_num) for row in rows if row]
+    except (UnicodeDecodeError, csv.Error) as exc:  # an archive, a binary file...
+        raise ValueError(f"{where} is not {what}: {exc}; pass the extracted file") from None
+    if not data:
+        raise ValueError(f"{where} is empty: it holds no sentence (expected {what})")
     expected = (f"expected {len(header)} tab-separated fields ({header})" if sst2 else
                 "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)")
     for row, line in data:
         if len(row) != len(header):
-            raise ValueError(f"`path` {str(file)!r} line {line}: {expected}, got {len(row)}")
-    if not data:
-        raise ValueError(f"`path` {str(file)!r} " + ("holds no sentence (a header only)" if sst2
-                                                    else "is empty: expected Sentiment140's CSV"))
+            raise ValueError(f"{where} line {line}: {expected}, got {len(row)}")
     i_text, i_label = header.index("sentence"), header.index("label")
     return [r[i_text] for r, _ in data], [r[i_label] for r, _ in data], [n for _, n in data]
 

@@ -30,7 +30,7 @@ from ..commons.params import (
     validate_params,
 )
 from .rules import resolve_rules
-from .tokens import normalize_token, whitespace_tokens
+from .tokens import as_sentences, normalize_token, whitespace_tokens
 
 __all__ = ["make_vectorizer", "build_cnn_classifier", "build_lstm_classifier",
            "train_classifier", "BagOfWordsModel"]
@@ -41,7 +41,7 @@ _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
 _REAL = Interval(numbers.Real, None, None)
 #: The heads' parameters (the CNN/LSTM builders and build_hub_classifier).
 _HEAD_PARAMETERS = {"filters": _POSITIVE, "units": _POSITIVE, "dropout": _DROPOUT, "seed": _SEED,
-                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False,
+                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False, nonempty=True,
                                                within=Interval(numbers.Integral, 1, None))]}
 #: The word-embedding builders' parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
@@ -50,7 +50,7 @@ _BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSI
                        "seed": _SEED}
 
 
-@validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False)],
+@validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False, nonempty=True)],
                   "max_tokens": [Interval(numbers.Integral, 3, None)], "sequence_length": _POSITIVE})
 def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
                     sequence_length: int = 24):
@@ -68,7 +68,7 @@ def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
 
     tv = keras.layers.TextVectorization(max_tokens=max_tokens,
                                         output_sequence_length=sequence_length)
-    tv.adapt(tf.constant(sentences.tolist()))
+    tv.adapt(tf.constant(as_sentences(sentences, "sentences")))
     return tv
 
 
@@ -178,8 +178,9 @@ def build_lstm_classifier(vectorizer: Union[int, Any], *, sequence_length: Optio
                   units=units, dropout=dropout, seed=seed)
 
 
-@validate_params({"model": [Callable_()], "x": [ArrayLike("any")], "epochs": _POSITIVE,
-                  "y": [ArrayLike("numeric", finite=True)], "batch_size": _POSITIVE, "seed": _SEED,
+@validate_params({"model": [Callable_()], "x": [ArrayLike("any", nonempty=True)], "epochs": _POSITIVE,
+                  "y": [ArrayLike("numeric", within=Interval(numbers.Real, 0, 1))],
+                  "batch_size": _POSITIVE, "seed": _SEED,
                   "verbose": [Interval(numbers.Integral, 0, 2)],
                   "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")]})
 def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size: int = 32,
@@ -200,6 +201,8 @@ def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size:
     if x.dtype.kind in "OU" and x.ndim == 1:
         x = x.astype(object).reshape(-1, 1)
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
+    if len(y) != len(x):
+        raise ValueError(f"`y` must hold one label per row of `x` ({len(x)}), got {len(y)}")
     model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
                   metrics=["accuracy"])
     rng, history = np.random.default_rng(seed), []
@@ -272,8 +275,9 @@ class BagOfWordsModel:
         self.weights: Dict[str, float] = {}
         for word, w in weights.items():
             norm = normalize_token(str(word))
-            if not norm or len(norm.split()) != 1:
-                raise ValueError(f"`weights` keys must be single words, got {word!r}")
+            if not norm or len(norm.split()) != 1 or norm in self.weights:
+                raise ValueError("`weights` keys must be distinct single words (compared in lower "
+                                 f"case, punctuation stripped), got {word!r}")
             self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
             vocabulary=sorted(set(self.weights) | set(self.rules)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import numbers
+import textwrap
 from collections.abc import Mapping
 from typing import Any, Optional, Sequence
 
@@ -48,22 +49,19 @@ def _verdict(details: Any) -> Optional[str]:
     """The verdict line of a row of PERCY.details (None without one)."""
     if details is None:
         return None
-    get = details.get
-    parts = []
+    get, parts = details.get, []
+    pv, score = get("p_value"), get("score")
     if get("prediction") is not None:
         parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
                      f"p(y=1|s) = {float(get('p_positive')):.3f})")
     if get("E_a") is not None and np.isfinite(get("E_a")):
         parts.append(f"E[a] = {float(get('E_a')):.3g}, E[b] = {float(get('E_b')):.3g}")
-    if get("p_value") is not None:
-        pv = float(get("p_value"))
-        parts.append("p-value " + (f"{pv:.3g}" if np.isfinite(pv) else "n/a"))
-    score = get("score")
-    if score is not None and np.isfinite(score):
+    if pv is not None:
+        parts.append("p-value " + (f"{float(pv):.3g}" if np.isfinite(pv) else "n/a"))
+    if score is not None:
         based = "based" if score == 1.0 else "not (significantly) based"
-        parts.append(f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}")
-    elif score is not None:
-        parts.append("no rule keyword: not scored")
+        parts.append(f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}"
+                     if np.isfinite(score) else "no rule keyword: not scored")
     return " | ".join(parts)
 
 
@@ -175,12 +173,10 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     from matplotlib.colors import ListedColormap, Normalize
 
     tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
-    lines, width = [[]], 0  # token indices per line, wrapped at max_width characters
-    for i, tok in enumerate(tokens):
-        if lines[-1] and width + len(tok) + 1 > max_width:
-            lines, width = lines + [[]], 0
-        lines[-1].append(i)
-        width += len(tok) + 1
+    # token indices per line: each token and its space fit in max_width characters
+    wrapped = textwrap.wrap(" ".join(tokens), max(max_width - 1, 1), break_long_words=False,
+                            break_on_hyphens=False)
+    lines = np.split(np.arange(len(tokens)), np.cumsum([len(w.split()) for w in wrapped])[:-1])
     height = 0.5 * len(lines) + (0.6 if details is not None else 0.2) + (0.3 if title else 0)
     fig, ax = _figure(ax, (min(12, 0.13 * max_width + 1), max(1.2, height)))
     ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))
