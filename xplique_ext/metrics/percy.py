@@ -20,7 +20,7 @@ from ..text.tokens import find_keywords, read_sentences
 #: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
 #: refused rather than flattened: it is more often a (B, 1) score or a wrong axis than tokens)
 _ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
-                           batch_hint=False, finite=True)]
+                           batch_hint=False, finite=True, dtype=np.float64)]
 
 #: the labels: 0/1 values (N,), (N, 1) or one-hot (N, 2); the count is checked with the sentences
 _TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False,
@@ -408,19 +408,16 @@ class PERCY(BaseMetric):
         if len(explanations) != len(self.sentences):
             raise ValueError("`explanations` must hold one attribution array per sentence: got "
                              f"{len(explanations)} for {len(self.sentences)} sentences")
-        out: List[Optional[np.ndarray]] = []
-        for i, (e, toks) in enumerate(zip(explanations, self.tokens)):
-            if e is None and self.keywords[i] is not None:
+        out = [None if e is None else check_param(e, f"explanations[{i}]", _ATTRIBUTIONS)
+               for i, e in enumerate(explanations)]
+        for i, (e, toks, keyword) in enumerate(zip(out, self.tokens, self.keywords)):
+            if e is None and keyword is not None:
                 raise ValueError(f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                                 f"{self.keywords[i]!r}; only sentences without keyword may be "
-                                 "None")
-            if e is not None:
-                e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
-                if len(e) != len(toks):
-                    raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
-                                     f"whitespace token of sentence {i}: got shape {e.shape} "
-                                     f"for {len(toks)} tokens")
-            out.append(e)
+                                 f"{keyword!r}; only sentences without keyword may be None")
+            if e is not None and len(e) != len(toks):
+                raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
+                                 f"whitespace token of sentence {i}: got shape {e.shape} for "
+                                 f"{len(toks)} tokens")
         return out
 
     def _select(self, values: np.ndarray) -> np.ndarray:

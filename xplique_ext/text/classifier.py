@@ -91,7 +91,6 @@ class Prepared:
     sentences: List[str]
     words: List[List[str]]
     pieces: Optional[List[List[np.ndarray]]] = None
-    mask_pieces: Optional[np.ndarray] = None
     compositional: bool = False
 
 
@@ -199,7 +198,6 @@ class TextClassifier:
             if is_compositional(tok, sentences, prep.words)[0]:
                 prep.compositional = True
                 prep.pieces = [tok.pieces(ws) for ws in prep.words]
-                prep.mask_pieces = tok.pieces([self.mask_string])[0]
         return prep
 
     # ------------------------------------------------------------------ raw calls
@@ -330,14 +328,13 @@ class TextClassifier:
         keep = np.asarray(keep, dtype=bool)
         if not prep.compositional:
             return self._from_strings(self._strings(prep.words[index], keep)), None
-        pieces = prep.pieces[index]
+        pieces, mask = prep.pieces[index], self.align_tokenizer.pieces([self.mask_string])[0]
         length = (self.input_length if self.takes_ids else None) or (
             self.align_tokenizer.sequence_length)
         if not length:
             sizes = np.array([len(p) for p in pieces], dtype=np.int64)
-            length = int(np.where(keep, sizes, len(prep.mask_pieces)).sum(axis=1).max()
-                         ) if keep.size else 0
-        ids, owner = compose(pieces, keep, prep.mask_pieces, max(length, 1))
+            length = int(np.where(keep, sizes, len(mask)).sum(axis=1).max()) if keep.size else 0
+        ids, owner = compose(pieces, keep, mask, max(length, 1))
         return (ids if self.takes_ids else self._strings(prep.words[index], keep)), owner
 
     def _strings(self, words: List[str], keep: np.ndarray) -> List[str]:
