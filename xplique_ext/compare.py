@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .commons import uncertainty
-from .commons.params import Boolean, InstanceOf, Options, check_param, validate_params
+from .commons.metric import BaseMetric
+from .commons.params import Boolean, InstanceOf, Options, check_param, describe, validate_params
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
@@ -168,17 +169,6 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
     return dict(mapping)
 
 
-def _check_metric(metric: Any) -> None:
-    """A metric instance with ``detailed_evaluate`` and a bool ``higher_is_better``."""
-    if isinstance(metric, type) or not callable(getattr(metric, "detailed_evaluate", None)):
-        got = f"the class {metric.__name__}" if isinstance(metric, type) else type(metric).__name__
-        raise TypeError("`metric` must be a metric instance with a `detailed_evaluate` method, "
-                        f"built on the inputs (e.g. MuFidelity(model, inputs, targets)), got {got}")
-    direction = getattr(metric, "higher_is_better", None)
-    if not isinstance(direction, (bool, np.bool_)):
-        raise TypeError(f"`metric` must declare `higher_is_better` as a bool, got {direction!r}")
-
-
 @validate_params({
     "metric": "no_validation",  # duck-typed: detailed_evaluate and higher_is_better, below
     "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
@@ -224,24 +214,23 @@ def compare(metric: Any, explanations_by_name: Mapping[str, Any], *, confidence:
     [('bad', 'bad too')]
     """
     explanations_by_name = _check_names(explanations_by_name, "explanations_by_name")
-    _check_metric(metric)
-    name = type(metric).__name__
-    scores, reasons = {}, []
-    for explainer, explanations in explanations_by_name.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scores[explainer] = np.asarray(metric.detailed_evaluate(explanations), float)
-        for w in caught:
-            if issubclass(w.category, UndefinedScoreWarning):
-                reasons.append(f"{explainer}: {w.message}")
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if isinstance(metric, type) or not callable(getattr(metric, "detailed_evaluate", None)) or (
+            not isinstance(getattr(metric, "higher_is_better", None), (bool, np.bool_))):
+        got = f"the class {metric.__name__}" if isinstance(metric, type) else describe(metric)
+        raise TypeError("`metric` must be a metric instance with a `detailed_evaluate` method and "
+                        "a bool `higher_is_better`, built on the inputs (e.g. MuFidelity(model, "
+                        f"inputs, targets)), got {got}")
+    name, scores, reasons = type(metric).__name__, {}, []
+    for explainer, explanations in explanations_by_name.items():  # duck-typed: any metric
+        scores[explainer], found = BaseMetric._scores_and_reasons(metric, explanations)
+        reasons += [f"{explainer}: {reason}" for reason in found]
     _warn_counts(name, scores, np.isnan, "undefined (NaN) scores are left out of the "
                  "comparison", "." + (" Reasons: " + " ".join(reasons) if reasons else ""))
     seed = getattr(metric, "seed", None) if seed is None else seed
     return compare_scores(
         scores, higher_is_better=bool(metric.higher_is_better), confidence=confidence,
-        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()), alpha=alpha,
+        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()) and all(
+            uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values()), alpha=alpha,
         interval=interval, test=test, n_resamples=n_resamples, seed=seed or 0, name=name)
 
 
@@ -290,7 +279,8 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         The metric's direction (ranks and ``better``).
     proportion
         Whether scores are 0/1 outcomes of a proportion (Wilson intervals for the
-        means; the permutation test under ``test='auto'``).
+        means; the permutation test under ``test='auto'``); other scores are then
+        refused.
     confidence
         Level of the intervals, in (0, 1).
     alpha
@@ -300,8 +290,8 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
         :func:`~xplique_ext.commons.uncertainty.summarize_scores`; the differences
         always get a bootstrap ('bca' unless 'percentile' is asked).
     test
-        'auto' (the permutation test when ``proportion`` and every score is 0 or 1,
-        else Wilcoxon), 'wilcoxon' or 'permutation'.
+        'auto' (the permutation test when ``proportion``, else Wilcoxon), 'wilcoxon'
+        or 'permutation'.
     n_resamples
         Bootstrap and permutation resamples, in [100, 10**6].
     seed
@@ -329,21 +319,19 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     >>> t.pairs[["estimate", "differs", "better"]].round(3).to_dict("records")
     [{'estimate': 0.5, 'differs': True, 'better': 'A'}]
     """
-    arrays = _check_score_arrays(_check_names(scores_by_name, "scores_by_name"))
-    _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
-                 "paired tests that involve them are undefined (NaN)")
-    binary = all(uncertainty.is_binary(a[~np.isnan(a)]) for a in arrays.values())
+    arrays = _check_score_arrays(scores_by_name, proportion, name)
     if test == "auto":
-        test = "permutation" if (proportion and binary) else "wilcoxon"
+        test = "permutation" if proportion else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
                  name=f"{name} of {key}", **options) for key, a in arrays.items()]
     pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
-                           test, name, options)
-    for row, p in zip(pair_rows, uncertainty.holm([r["p_value"] for r in pair_rows])):
-        a_better = (row["estimate"] > 0) == higher_is_better
-        row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
-        row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
+                           test, name, options, alpha, higher_is_better)
+    few = [r["n"] for r in rows + pair_rows
+           if r["method"].startswith("BCa") and 2 <= r["n"] < uncertainty.BCA_MIN_N]
+    if few:
+        warn(f"{name}: BCa intervals over as few as n={min(few)} inputs are unreliable (fewer "
+             f"than {uncertainty.BCA_MIN_N})", DegenerateSettingWarning)
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
     # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
@@ -354,8 +342,10 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     return frame
 
 
-def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]:
-    """The scores as float64 arrays (N,), all of the same length, or raise."""
+def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dict[str, np.ndarray]:
+    """The scores as float64 arrays (N,), all of the same length (0 or 1 for a
+    ``proportion``), or raise; an UndefinedScoreWarning counts the infinite ones."""
+    scores_by_name = _check_names(scores_by_name, "scores_by_name")
     indexes = {key: values.index for key, values in scores_by_name.items()
                if isinstance(getattr(values, "index", None), pd.Index)}
     first = next(iter(indexes), None)
@@ -371,6 +361,12 @@ def _check_score_arrays(scores_by_name: Dict[str, Any]) -> Dict[str, np.ndarray]
     if len(set(lengths.values())) != 1:
         raise ValueError("every explainer must be scored on the same inputs: got per-input "
                          f"score counts {lengths}")
+    other = next((k for k, a in arrays.items() if not uncertainty.is_binary(a[~np.isnan(a)])), None)
+    if proportion and other is not None:
+        raise ValueError("`proportion` must be False for scores other than 0 and 1 (the outcomes "
+                         f"of a proportion), got True with other values in `scores_by_name[{other!r}]`")
+    _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
+                 "paired tests that involve them are undefined (NaN)")
     return arrays
 
 
@@ -385,9 +381,9 @@ def _row(kind: str, label: str, a: str, b: Optional[str], values: np.ndarray,
     return {"kind": kind, "name": label, "a": a, "b": b, "estimate": s.pop("mean"), **s}
 
 
-def _pair_rows(arrays, interval, test, name, options):
+def _pair_rows(arrays, interval, test, name, options, alpha, higher_is_better):
     """One row per pair (A, B): the mean paired difference A - B over the inputs where
-    both are defined, its bootstrap interval and the paired test (before Holm)."""
+    both are defined, its bootstrap interval, the paired test and Holm's correction."""
     rows = []
     for key_a, key_b in itertools.combinations(arrays, 2):
         with np.errstate(invalid="ignore"):
@@ -400,6 +396,10 @@ def _pair_rows(arrays, interval, test, name, options):
         statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
         row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic, p_value=p_value)
         rows.append(row)
+    for row, p in zip(rows, uncertainty.holm([r["p_value"] for r in rows])):
+        a_better = (row["estimate"] > 0) == higher_is_better
+        row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
+        row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
     return rows
 
 
@@ -407,8 +407,6 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
                  seed: Optional[int]) -> Tuple[float, float, str]:
     """(statistic, two-sided p-value, test label) for the paired differences ``d``."""
     from scipy.stats import permutation_test, wilcoxon
-
-    from .commons.random import make_rng
 
     label = "Wilcoxon signed-rank" if test == "wilcoxon" else "paired permutation (sign-flip)"
     if d.size == 0:
@@ -423,5 +421,5 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
         res = permutation_test(
             (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
             permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-            rng=make_rng(seed), batch=uncertainty.resample_batch(n_resamples, d.size))
+            rng=np.random.default_rng(seed), batch=uncertainty.resample_batch(n_resamples, d.size))
     return float(res.statistic), float(min(1.0, res.pvalue)), label

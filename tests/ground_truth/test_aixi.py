@@ -10,6 +10,7 @@ import pytest
 
 from xplique_ext.datasets import (
     FUNCTIONS,
+    WEIGHTS,
     AIXIData,
     class_function,
     count_patterns,
@@ -164,11 +165,20 @@ def test_same_seed_identical_arrays_and_prefix_stability(maker, layout, size):
     np.testing.assert_array_equal(e.images, a.images)
 
 
+def _closed_form(name, counts, max_count=2):
+    """The Shapley value of one object of each pattern for ssin and suum: term_i / count_i
+    (F is a sum of terms symmetric in their objects, each 0 when its count is 0)."""
+    g = counts / max_count
+    terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
+    return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
+
+
 @pytest.mark.parametrize("counts", list(itertools.product(range(3), repeat=3)))
 def test_closed_form_equals_enumerated_shapley(counts):
     counts = np.array([counts])
     for name in ("ssin", "suum"):
-        closed = exact_object_shapley(name, counts)
+        closed = _closed_form(name, counts)
+        np.testing.assert_allclose(exact_object_shapley(name, counts), closed, atol=1e-12)
         enumerated = exact_object_shapley(lambda g, f=FUNCTIONS[name]: f(g), counts)
         np.testing.assert_allclose(closed, enumerated, atol=1e-12)
 
@@ -177,7 +187,9 @@ def test_closed_form_equals_enumerated_shapley_six_circles():
     # the authors' AIXI-Color: six circles, counts 0-6, g = counts / 6
     counts = np.array([c for c in itertools.product(range(7), repeat=3) if sum(c) == 6])
     for name in ("ssin", "suum"):
-        closed = exact_object_shapley(name, counts, max_count=6)
+        closed = _closed_form(name, counts, max_count=6)
+        np.testing.assert_allclose(exact_object_shapley(name, counts, max_count=6), closed,
+                                   atol=1e-12)
         enumerated = exact_object_shapley(
             lambda g, f=FUNCTIONS[name]: f(g), counts, max_count=6
         )
@@ -230,7 +242,7 @@ def test_custom_callable_function_uses_enumeration():
     # the paper's ground truth of a callable needs its weights
     with pytest.raises(ValueError, match="`weights` must be given with a callable"):
         make_aixi_shape(4, image_size=64, function=lambda g: g[..., 2])
-    with pytest.raises(ValueError, match="`convention` 'paper' needs the weight"):
+    with pytest.raises(ValueError, match="`weights` must be given with a callable"):
         data.get_ground_truth("paper")
     weighted = make_aixi_shape(
         30, image_size=64, function=lambda g: g[..., 2], seed=1, weights=(0, 0, 1)

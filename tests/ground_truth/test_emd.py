@@ -327,7 +327,8 @@ def test_leaderboard_refuses_a_single_map_and_no_measure():
 
     truth = np.zeros((2, 8, 8))
     truth[:, 2, 2] = 1
-    with pytest.raises(ValueError, match="`ground_truth` must be maps \\(N, H, W\\)"):
+    with pytest.raises(ValueError, match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
+                                         r"\(N, H, W, C\), got shape \(8, 8\): is the batch"):
         ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
     with pytest.raises(ValueError, match="`measures` must name at least one measure"):
         ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])

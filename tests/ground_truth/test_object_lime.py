@@ -175,8 +175,9 @@ def test_errors():
     lime = ObjectLime(model)
     with pytest.raises(ValueError, match="`object_labels` must have shape"):
         lime.explain(data.images, object_labels=data.object_labels[:, :16])
-    with pytest.raises(ValueError, match="non-negative integers"):
-        lime.explain(data.images, object_labels=data.object_labels.astype(float))
+    for labels in (data.object_labels + 0.5, data.object_labels.astype(int) - 1):
+        with pytest.raises(ValueError, match="`object_labels` must be integers >= 0, got"):
+            lime.explain(data.images, object_labels=labels)
     too_many = np.zeros((1,) + data.images.shape[1:3], int)
     too_many[0, 0, :13] = np.arange(1, 14)
     with pytest.raises(ValueError, match="at most 12 objects"):

@@ -246,3 +246,15 @@ def test_plot_rule_measures_draws_one_bar_per_rule_and_measure():
     assert [t.get_text() for t in ax.get_xticklabels()] == frame["rule"].tolist()
     with pytest.raises(ValueError, match="`measures` not in the table: \\['Nope'\\]"):
         plot_rule_measures(frame, ["Acc", "Nope"])
+
+
+@pytest.mark.parametrize("psi, r, steps", [(0.7, 2.1, 3), (0.1, 3.0, 30), (0.1, 1.1, 11),
+                                           (0.7, 2.2, 4), (1.0, 3.0, 3)])
+def test_ceiling_of_r_over_psi_is_that_of_the_exact_quotient(psi, r, steps):
+    # 2.1 / 0.7 = 3.0000000000000004 in floats: its ceiling must be 3, as in exact arithmetic
+    expected = steps * r**0.05
+    assert fire_score(psi, 1.0, r) == pytest.approx(expected, rel=1e-12)
+    assert fire_score(psi, np.array([1.0]), np.array([r]))[0] == pytest.approx(expected, rel=1e-12)
+    assert fire_isoline(psi, 1.0, r, [r])[0] == pytest.approx(1.0, rel=1e-12)
+    assert fire_equilibrium_alpha(1.0, r, psi) == pytest.approx(1.0, rel=1e-12)
+    assert round(fire_score(0.7, 1.0, 2.1), 2) == 3.11

@@ -21,10 +21,13 @@ from xplique_ext.rules import (
     RuleMetrics,
     RuleSet,
     evaluate_rules,
+    example_path,
     load_voyage,
     parse_rules,
     predict_rules,
+    read_data,
     rule_measures,
+    score_rules,
 )
 
 NAMES = Names(
@@ -385,3 +388,82 @@ def test_regression_heads():
     np.testing.assert_allclose(predict_rules(rules, data, "unordered"), [1, 2.5, 4, 4])
     result = evaluate_rules(rules, data)
     assert result.known.bh.tolist() == [2, 0]
+
+
+def test_a_zero_weight_does_not_vote_and_huge_weights_do_not_overflow():
+    rules, data = load_voyage("ordered")
+    bare = RuleSet(list(rules.rules))  # no DEFAULT: an example no voting rule covers is None
+    plain = predict_rules(bare, data, "unordered")
+    # T8 is covered by R0004 alone: with weight 0 it gets no vote, as for numeric heads
+    zero = predict_rules(bare, data, "unordered", weights=[1, 1, 1, 0], missing="none")
+    assert plain[7] == "dont_go" and zero[7] == "none"
+    # T11: R0003 (go) and R0004 (dont_go); R0004 at weight 0 leaves go, R0003 at 0 dont_go
+    assert zero[10] == "go"
+    assert predict_rules(bare, data, "unordered", weights=[1, 1, 0, 1])[10] == "dont_go"
+    # weights near the float maximum: the sums do not overflow (inf would tie everything)
+    huge = predict_rules(bare, data, "unordered", weights=[1e308, 1e308, 1e308, 1.5e308])
+    assert huge.tolist() == predict_rules(bare, data, "unordered", weights=[2, 2, 2, 3]).tolist()
+    names = Names([Attribute("a", "real"), Attribute("t", "real")], "t")
+    frame = Dataset.from_frame(pd.DataFrame({"a": [0.0, 1.0, 2.0], "t": [1.0, 1.0, 2.0]}), names)
+    numeric = parse_rules("R0001 IF a <= 1 THEN CLASS = 1.0\nR0002 IF a >= 1 THEN CLASS = 4")
+    np.testing.assert_allclose(
+        predict_rules(numeric, frame, "unordered", weights=[1e308, 1e308]), [1, 2.5, 4])
+    np.testing.assert_allclose(predict_rules(numeric, frame, "unordered", weights=[0, 1]),
+                               [np.nan, 4, 4])
+
+
+def test_weights_of_chunk_predictions_are_checked_when_called():
+    rules, _ = load_voyage("ordered")
+    chunks = read_data(example_path("voyage.test"), chunksize=4)
+    with pytest.raises(ValueError, match=r"`weights` must hold one number per rule \(4\), got 2"):
+        predict_rules(rules, chunks, "unordered", weights=[1, 1])  # not iterated yet
+    with pytest.raises(ValueError, match="only used with mode='unordered'"):
+        predict_rules(rules, chunks, "ordered", weights=[1, 1, 1, 1])
+
+
+def test_as_array_is_in_the_order_of_rule_measures_arguments():
+    rules, data = load_voyage("unordered")
+    evaluation = evaluate_rules(rules, data, "unordered")
+    tables = evaluation.known
+    assert tables.as_array()[0].tolist() == [tables.bh[0], tables.bhbar[0], tables.bbarh[0],
+                                             tables.bbarhbar[0]]
+    again = pd.DataFrame(rule_measures(*tables.as_array().T, n_classes=evaluation.n_classes),
+                         index=evaluation.measures().index)
+    pd.testing.assert_frame_equal(again, evaluation.measures())
+    # the printed frequencies keep the report's order f_bh, f_bh̄, f_b̄h̄, f_b̄h, n (Fig. 12)
+    assert tables.frequencies()[0].round(3).tolist() == [0.25, 0.083, 0.417, 0.25, 12.0]
+
+
+def test_bytes_labels_are_refused_by_name():
+    rules, data = load_voyage("unordered")
+    text = np.asarray(data.labels(), dtype=str)
+    for labels in (text.astype(bytes), text.astype(bytes).astype(object)):
+        with pytest.raises(TypeError, match=r"`labels` must be an array of class labels: str, "
+                                            r"numbers or bools \(decode bytes\)"):
+            evaluate_rules(rules, data, labels=labels)
+    with pytest.raises(TypeError, match=r"`reference` must be an array of class labels"):
+        score_rules(rules, data, text.astype(bytes))
+    assert evaluate_rules(rules, data, labels=text).known == evaluate_rules(rules, data).known
+
+
+def test_tf_string_labels_are_refused_by_name():
+    tf = pytest.importorskip("tensorflow")
+    rules, data = load_voyage("unordered")
+    with pytest.raises(TypeError, match=r"`labels` must be an array of class labels.*EagerTensor"):
+        evaluate_rules(rules, data, labels=tf.constant(np.asarray(data.labels(), dtype=str)))
+
+
+def test_question_mark_labels_are_unknown_like_nan():
+    rules, data = load_voyage("unordered")
+    for marker in ("?", np.nan, None):
+        labels = np.asarray(data.labels(), dtype=object)
+        labels[[0, 5]] = marker
+        with pytest.warns(XpliqueExtWarning, match=r"2 example\(s\) with an unknown"):
+            evaluation = evaluate_rules(rules, data, labels=labels)
+        assert evaluation.known == evaluate_rules(rules, data.take(np.arange(1, 15)[
+            np.arange(1, 15) != 5])).known, marker
+    reference = np.asarray(data.labels(), dtype=object)
+    reference[0] = "?"  # score_rules leaves it out as a NaN reference
+    nan_reference = reference.copy()
+    nan_reference[0] = np.nan
+    assert score_rules(rules, data, reference) == score_rules(rules, data, nan_reference)

@@ -576,3 +576,15 @@ def test_lift_and_chi2_are_correctly_rounded_like_their_typeset_formulas():
             assert m["Lift"][k] == float(Fraction(bh * n, b * h))
         if den:
             assert m["Chi2"][k] == float(Fraction(n * (bh * bbarhbar - bhbar * bbarh) ** 2, den))
+
+
+def test_rule_measures_take_python_integers_beyond_int64_or_name_the_cell():
+    from xplique_ext.rules import rule_measures
+
+    # 2**70 is an object array in NumPy: a count all the same (was "got dtype object")
+    huge = rule_measures(3 * 2**70, 2**70, 3 * 2**70, 5 * 2**70)
+    small = rule_measures(3, 1, 3, 5)
+    for name in ("Acc", "Sens", "Spec", "Nov", "Lift"):
+        assert float(huge[name]) == pytest.approx(float(small[name]), rel=1e-12)
+    with pytest.raises(ValueError, match=r"`bbarh` must be whole counts within the float range"):
+        rule_measures(1, 1, 10**400, 1)

@@ -216,3 +216,25 @@ def test_plot_refuses_what_is_not_axes():
                        higher_is_better=True, n_resamples=199)
     with pytest.raises(TypeError, match=r"^`ax` must be matplotlib axes or None, got 'x' \(str\)$"):
         t.plot(ax="x")
+
+
+def test_proportion_scores_must_be_zero_or_one_and_few_inputs_warn_once():
+    import warnings
+
+    from xplique_ext.commons.warnings import DegenerateSettingWarning
+
+    with pytest.raises(ValueError, match=r"`proportion` must be False for scores other than 0 "
+                                         r"and 1.*`scores_by_name\['B'\]`"):
+        compare_scores({"A": np.array([1.0, 0, 1]), "B": np.array([1.0, 0.5, 0])},
+                       higher_is_better=True, proportion=True)
+    # a proportion metric whose scores are not all 0/1 (a PERCY sentence scoring 0.5) is
+    # compared as a plain mean by compare, as summary does
+    table = compare(Scores(proportion=True), {"A": np.r_[np.ones(12), 0.5], "B": np.zeros(13)},
+                    n_resamples=199)
+    assert table.pairs["test"].iloc[0] == "Wilcoxon signed-rank"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compare_scores({"A": np.arange(6.0), "B": np.arange(6.0) ** 2}, higher_is_better=True,
+                       n_resamples=199)
+    few = [w for w in caught if issubclass(w.category, DegenerateSettingWarning)]
+    assert len(few) == 1 and "n=6" in str(few[0].message)

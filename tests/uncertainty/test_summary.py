@@ -139,7 +139,7 @@ def test_wilson_interval_matches_scipy_vectorised():
         assert np.isnan(wilson_interval(0, 0)[0])
     with pytest.raises(ValueError, match="successes"):
         wilson_interval(5, 3)
-    with pytest.raises(TypeError, match="whole counts"):
+    with pytest.raises(ValueError, match=r"`successes` must be integers >= 0, got 1.5"):
         wilson_interval(1.5, 3)
     with pytest.raises(ValueError, match="confidence"):
         exact_interval(1, 3, confidence=1.0)
@@ -236,3 +236,49 @@ def test_proportion_intervals_without_trials_are_nan_with_the_reason():
         warnings.simplefilter("error")
         wilson_interval(np.array([0, 3]), np.array([1, 10]))
         exact_interval(0, 1)
+
+
+def test_exact_interval_is_accurate_for_rare_events_and_huge_n():
+    from scipy.stats import beta
+
+    # k = 0 and k = n: closed forms (the Beta(1, n) quantile is 1 - (1 - q) ** (1 / n))
+    assert exact_interval(0, 10) == pytest.approx((0.0, 1 - 0.025 ** 0.1), rel=1e-12)
+    assert exact_interval(10, 10) == pytest.approx((0.025 ** 0.1, 1.0), rel=1e-12)
+    assert exact_interval(7, 10) == pytest.approx((0.3475471499, 0.9332604888), abs=1e-10)
+    # k = 1 of n = 1e9: the lower bound is 1 - (1 - 0.025) ** (1 / n), to 1e-9 relative
+    low, high = exact_interval(1, 10**9)
+    assert low == pytest.approx(-np.expm1(np.log1p(-0.025) / 1e9), rel=1e-9)
+    assert high == pytest.approx(beta.ppf(0.975, 2, 10**9 - 1), rel=1e-12)
+    assert high == pytest.approx(5.5716434e-9, rel=1e-7)  # the Poisson limit of k = 1
+    # vectorised, and the same bounds as one count at a time
+    k, n = np.array([0, 1, 3, 50]), np.array([5, 10**9, 10, 50])
+    lows, highs = exact_interval(k, n, 0.9)
+    for i in range(4):
+        assert (lows[i], highs[i]) == exact_interval(int(k[i]), int(n[i]), 0.9)
+
+
+def test_proportion_intervals_take_python_integers_beyond_int64():
+    # 2**70 is an object array in NumPy: read as a count (float64), not refused as "object"
+    assert wilson_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
+    assert exact_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
+    with pytest.raises(ValueError, match=r"`n` must be whole counts within the float range"):
+        wilson_interval(1, 10**400)
+    with pytest.raises(ValueError, match=r"`successes` must be whole counts within the float"):
+        exact_interval(10**400, 10**401)
+
+
+def test_bca_over_few_inputs_warns_once_naming_n():
+    import warnings
+
+    from xplique_ext.commons.warnings import DegenerateSettingWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summarize_scores([0.1, 0.5, 0.2, 0.9, 0.4], seed=0, n_resamples=200)
+    small = [w for w in caught if issubclass(w.category, DegenerateSettingWarning)]
+    assert len(small) == 1 and "BCa interval over n=5 inputs is unreliable" in str(
+        small[0].message)
+    with warnings.catch_warnings():  # 10 inputs, or the percentile interval: no warning
+        warnings.simplefilter("error")
+        summarize_scores(np.linspace(0, 1, 10), seed=0, n_resamples=200)
+        summarize_scores([0.1, 0.5, 0.2], seed=0, n_resamples=200, interval="percentile")

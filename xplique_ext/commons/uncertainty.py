@@ -13,12 +13,11 @@ import math
 import numbers
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Optional
 
 import numpy as np
 
-from .params import ArrayLike, Boolean, InstanceOf, Interval, Options, check_param, validate_params
-from .random import make_rng
+from .params import ArrayLike, Boolean, InstanceOf, Interval, Mismatch, Options, validate_params
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
 __all__ = ["INTERVALS", "ScoreSummary", "summarize_scores", "wilson_interval",
@@ -91,38 +90,48 @@ def is_binary(values: np.ndarray) -> bool:
     return bool(np.isin(values, (0.0, 1.0)).all())
 
 
-def _counts(successes: Any, n: Any, confidence: Any) -> Tuple[np.ndarray, np.ndarray, float]:
-    """The counts as float arrays, whole numbers with ``0 <= successes <= n``, and the
-    confidence level in (0, 1), or raise."""
-    k, m = np.asarray(successes), np.asarray(n)
-    for value, name in ((k, "successes"), (m, "n")):
-        if value.dtype.kind not in "iuf" or not (np.mod(value, 1) == 0).all():  # NaN, inf
-            raise TypeError(f"`{name}` must hold whole counts, got {value!r}")
+class Counts(ArrayLike):
+    """Whole counts >= 0 (scalars or arrays of an integer or float dtype) as float64,
+    Python integers beyond int64 included (NumPy holds those as objects) up to the float
+    range; one beyond it is a ValueError naming the parameter."""
+
+    def __init__(self):
+        super().__init__("real", dtype=np.float64, within=Interval(numbers.Integral, 0, None))
+
+    def _as_array(self, value: Any) -> np.ndarray:
+        arr = super()._as_array(value)
+        if arr.dtype == object and all(isinstance(v, int) and not isinstance(v, bool)
+                                       for v in arr.flat):
+            try:
+                return arr.astype(np.float64)
+            except OverflowError:
+                raise Mismatch("whole counts within the float range (<= 1.8e308)",
+                               "an integer beyond it", True) from None
+        return arr
+
+
+#: the declared counts and level of the proportion intervals
+_PROPORTION = {"successes": [Counts()], "n": [Counts()], "confidence": LEVEL}
+
+
+def _trials(name: str, k: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``n`` broadcast with ``successes``, checked ``successes <= n``; an
+    :class:`UndefinedScoreWarning` where ``n`` is 0 (no proportion: a NaN interval)."""
     try:
-        np.broadcast_shapes(k.shape, m.shape)
+        m = np.broadcast_to(m, np.broadcast_shapes(k.shape, m.shape))
     except ValueError:
         raise ValueError(f"`successes` and `n` must have broadcastable shapes (one count of "
                          f"trials per count of successes), got {k.shape} and {m.shape}") from None
-    if (m < 0).any() or (k < 0).any() or (k > m).any():
-        raise ValueError(f"`successes` must be in [0, n] and `n` >= 0, got successes={k!r}, "
-                         f"n={m!r}")
-    return k.astype(np.float64), m.astype(np.float64), check_param(confidence, "confidence", LEVEL)
+    if (k > m).any():
+        raise ValueError(f"`successes` must be in [0, n], got successes={k!r}, n={m!r}")
+    empty = int(np.count_nonzero(m == 0))
+    if empty:
+        which = "no trials" if m.ndim == 0 else f"{empty} of {m.size} proportions have no trials"
+        warn(f"{name}: {which} (n = 0): the interval is NaN", UndefinedScoreWarning)
+    return m
 
 
-def _warn_no_trials(name: str, n: np.ndarray) -> None:
-    """The :class:`UndefinedScoreWarning` of intervals whose count of trials is 0 (no
-    proportion, so no interval: NaN)."""
-    empty = int(np.count_nonzero(n == 0))
-    if not empty:
-        return
-    if n.ndim == 0:
-        warn(f"{name}: no trials (n = 0): there is no proportion, the interval is NaN",
-             UndefinedScoreWarning)
-    else:
-        warn(f"{name}: {empty} of {n.size} proportions have no trials (n = 0): their "
-             "intervals are NaN", UndefinedScoreWarning)
-
-
+@validate_params(_PROPORTION)
 def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     r"""Wilson score interval of a proportion, vectorised.
 
@@ -138,7 +147,9 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     Parameters
     ----------
     successes, n
-        Counts (scalars or arrays of the same shape), ``0 <= successes <= n``.
+        Counts (scalars or arrays of broadcastable shapes), ``0 <= successes <= n``:
+        whole numbers of an integer or float dtype, or Python integers (any size within
+        the float range).
     confidence
         Level in (0, 1).
 
@@ -166,34 +177,54 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import norm
 
-    k, m, confidence = _counts(successes, n, confidence)
-    _warn_no_trials("wilson_interval", np.broadcast_to(m, np.broadcast_shapes(k.shape, m.shape)))
+    k, m = successes, _trials("wilson_interval", successes, n)
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
         centre = (p + z * z / (2 * m)) / (1 + z * z / m)
         half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
-        low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    return _bounds(np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1))
+
+
+def _bounds(low: np.ndarray, high: np.ndarray):
+    """Floats for scalar counts, else the arrays."""
     return (float(low), float(high)) if low.ndim == 0 else (low, high)
 
 
-def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[float, float]:
-    """Clopper-Pearson ("exact") interval of a proportion, from
-    ``scipy.stats.binomtest(successes, n).proportion_ci(confidence, 'exact')``.
+@validate_params(_PROPORTION)
+def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
+    r"""Clopper-Pearson ("exact") interval of a proportion, vectorised.
+
+    .. math::
+
+        \left[B\left(\tfrac{\alpha}{2}; k, n - k + 1\right),\;
+        B\left(1 - \tfrac{\alpha}{2}; k + 1, n - k\right)\right] \qquad (1)
+
+    with :math:`B(q; a, b)` the quantile of the Beta distribution
+    (``scipy.stats.beta.ppf``), :math:`\alpha = 1 - c`, and the bounds 0 at
+    :math:`k = 0` and 1 at :math:`k = n`. The quantiles are accurate for rare events and
+    huge ``n`` (``k = 1`` of ``n = 1e9``), where the root search of
+    ``binomtest(k, n).proportion_ci(method='exact')`` stops at an absolute tolerance.
 
     Parameters
     ----------
     successes, n
-        Single counts, ``0 <= successes <= n``.
+        Counts (scalars or arrays of broadcastable shapes), ``0 <= successes <= n``, as
+        in :func:`wilson_interval`.
     confidence
         Level in (0, 1).
 
     Returns
     -------
     low, high
-        Bounds (floats); NaN, with an
+        Bounds (floats for scalar counts, else arrays); NaN, with an
         :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`, where ``n`` is 0
         (no trials).
+
+    References
+    ----------
+    Clopper & Pearson, *The use of confidence or fiducial limits illustrated in the case
+    of the binomial*, Biometrika 26 (1934) 404-413.
 
     Examples
     --------
@@ -201,16 +232,14 @@ def exact_interval(successes: int, n: int, confidence: float = 0.95) -> Tuple[fl
     >>> round(low, 4), round(high, 4)
     (0.3475, 0.9333)
     """
-    from scipy.stats import binomtest
+    from scipy.stats import beta
 
-    k, m, confidence = _counts(successes, n, confidence)
-    if k.ndim or m.ndim:
-        raise TypeError("`successes` and `n` must be single counts")
-    if m == 0:
-        _warn_no_trials("exact_interval", m)
-        return math.nan, math.nan
-    ci = binomtest(int(k), int(m)).proportion_ci(confidence, method="exact")
-    return float(ci.low), float(ci.high)
+    k, m = successes, _trials("exact_interval", successes, n)
+    tail = (1 - confidence) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k == 0, 0.0, beta.ppf(tail, k, m - k + 1))
+        high = np.where(k == m, 1.0, beta.ppf(1 - tail, k + 1, m - k))
+    return _bounds(*(np.where(m == 0, np.nan, bound) for bound in (low, high)))
 
 
 def holm(p_values: Any) -> np.ndarray:
@@ -254,13 +283,16 @@ def holm(p_values: Any) -> np.ndarray:
         raise ValueError(f"`p_values` must be in [0, 1], got {p_values!r}")
     order = np.argsort(q, kind="stable")
     steps = (q.size - np.arange(q.size)) * q[order]
-    adjusted = np.empty(q.size)
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(steps))
-    out = np.full(p.shape, np.nan)
-    out[defined] = adjusted
+    out = np.full(p.shape, np.nan)  # the adjusted values, at their defined positions
+    out.reshape(-1)[np.flatnonzero(defined)[order]] = np.minimum(1.0, np.maximum.accumulate(steps))
     return out
 
 
+#: the fewest defined scores for which a BCa interval is given without a warning: below,
+#: its bias correction and acceleration come from a handful of jackknife values and its
+#: coverage falls short of the level (Efron & Tibshirani, *An Introduction to the
+#: Bootstrap*, 1993, ch. 14 and 22; Carpenter & Bithell, Stat. Med. 19 (2000) 1141-1164)
+BCA_MIN_N = 10
 #: the most resamples a bootstrap or permutation test may draw (a larger value is a typo
 #: that would exhaust memory or time)
 MAX_RESAMPLES = 10**6
@@ -329,7 +361,9 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         are infinite.
     DegenerateSettingWarning
         When every defined score is equal: the bootstrap interval has zero width,
-        which understates the uncertainty of so few or so coarse scores.
+        which understates the uncertainty of so few or so coarse scores. When a BCa
+        interval is computed over fewer than :data:`BCA_MIN_N` (10) defined scores: it
+        is unreliable there (one warning, naming n).
 
     Notes
     -----
@@ -402,13 +436,17 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
              "interval has zero width, which understates the uncertainty",
              DegenerateSettingWarning)
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
+    if chosen == "bca" and defined.size < BCA_MIN_N:
+        warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
+             f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
+             "coverage may fall well short of the level", DegenerateSettingWarning)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
         # on the scores divided by the largest |score|: no overflow near the float maximum
         scale = float(np.max(np.abs(defined)))
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=chosen, rng=make_rng(seed),
+                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
                         batch=resample_batch(n_resamples, defined.size))
     low, high = res.confidence_interval.low, res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):

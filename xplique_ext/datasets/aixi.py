@@ -39,13 +39,14 @@ import json
 import math
 import numbers
 import os
-from functools import cache, cached_property
+from functools import cache, cached_property, partial
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 import cv2
 import numpy as np
 
+from ..commons import params
 from ..commons.params import PATH, ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 
 __all__ = [
@@ -125,14 +126,14 @@ def max_count(dataset: str, layout: str = "authors") -> int:
     >>> max_count("color"), max_count("shape"), max_count("color", "free")
     (6, 2, 2)
     """
-    return N_COLOR_CIRCLES if (dataset, layout) == ("color", "authors") else MAX_PER_PATTERN
+    return _LAYOUT_TABLE[dataset, layout][2]
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
 def min_image_size(dataset: str, layout: str = "authors") -> int:
     """Smallest image side a layout accepts: 64 for the authors' AIXI-Shape (its 5 x 5 grid
     needs cells of 10 pixels for the shapes to stay distinct), 32 otherwise."""
-    return 64 if (dataset, layout) == ("shape", "authors") else MIN_IMAGE_SIZE
+    return _LAYOUT_TABLE[dataset, layout][3]
 
 
 # --------------------------------------------------------------------------- functions
@@ -236,6 +237,8 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     ------
     ValueError
         When ``fn`` fails on g, returns another shape, or non-finite values.
+    TypeError
+        When ``fn`` returns something other than numbers (complex numbers, strings).
 
     Examples
     --------
@@ -244,17 +247,17 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     """
     n = len(g)
     try:
-        out = np.asarray(fn(g), dtype=np.float64)
+        out = fn(g)
     except (TypeError, ValueError) as err:
         raise ValueError(f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
                          f"N real values; calling it on g of shape {g.shape} failed: {err}"
                          ) from None
+    # numbers (bools read as 0 / 1), finite: a complex F is refused, not cut to its real part
+    out = params.check_param(out, "function(g)",
+                             [ArrayLike("numeric", finite=True, dtype=np.float64)])
     if out.shape not in ((n,), (n, 1)):
         raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
                          f"shape {g.shape}, got shape {out.shape}")
-    if not np.isfinite(out).all():
-        raise ValueError(f"`function` must return finite values, got "
-                         f"{int((~np.isfinite(out)).sum())} non-finite values for {n} images")
     return out.reshape(n)
 
 
@@ -269,11 +272,8 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     size = subsets.sum(axis=1)
     weight = np.array([math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m)
                        for s in range(m)] + [0.0])
-    phi = np.zeros(m)
-    for i in range(m):
-        without = index[(index >> i) & 1 == 0]
-        phi[i] = np.sum(weight[size[without]] * (values[without | (1 << i)] - values[without]))
-    return phi
+    gain = values[index[:, None] | (1 << np.arange(m))] - values[:, None]  # (2^m, m): add i
+    return np.sum(np.where(subsets == 0, weight[size][:, None] * gain, 0.0), axis=0)
 
 
 @validate_params({
@@ -287,9 +287,9 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
 
     The players are the objects of the image and the value of a set of objects is F of
     the image where only those objects are drawn. By symmetry every object of a pattern
-    has the same value. For ssin and suum it is ``term_i / count_i`` (F is a sum of
-    terms symmetric in their objects, each 0 when its count is 0); for class (and any
-    callable) it is computed by enumerating the at most 2^12 subsets.
+    has the same value, computed by enumerating the at most 2^12 subsets of the objects
+    (for ssin and suum it equals ``term_i / count_i``: F is a sum of terms symmetric in
+    their objects, each 0 when its count is 0).
 
     This goes beyond the paper, whose ground truth is the weight w_i of each pattern
     (``AIXIData.get_ground_truth('paper')``).
@@ -316,7 +316,7 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
     >>> exact_object_shapley("class", [[1, 1, 0]]).tolist()  # circle +1/2, square -1/2
     [[0.5, -0.5, 0.0]]
     """
-    name, fn = resolve_function(function)
+    fn = resolve_function(function)[1]
     if counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
     if counts.size and counts.max() > max_count:
@@ -325,13 +325,8 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
     if counts.size and counts.sum(axis=1).max() > 12:
         raise ValueError("`counts` must describe at most 12 objects per image (2^m subsets are "
                          f"enumerated), got {int(counts.sum(axis=1).max())}")
-    counts = counts.astype(np.int64)
-    if name in ("ssin", "suum") and fn is FUNCTIONS[name]:
-        g = counts / max_count
-        terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
-        return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
     # enumerate once per distinct count configuration
-    configs, inverse = np.unique(counts.reshape(-1, N_PATTERNS), axis=0, return_inverse=True)
+    configs, inverse = np.unique(counts.astype(np.int64), axis=0, return_inverse=True)
     table = np.zeros((len(configs), N_PATTERNS))
     for k, config in enumerate(configs):
         patterns = np.repeat(np.arange(N_PATTERNS), config)
@@ -371,13 +366,12 @@ class ObjectMasks:
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
     look-up table: no temporary larger than one image)."""
-    lut_dtype = np.uint8 if dtype is bool else dtype
-    lut = np.zeros((len(labels), 256), lut_dtype)
-    lut[:, 1 : values.shape[1] + 1] = values
-    out = np.empty(labels.shape, lut_dtype)
+    lut = np.zeros((len(labels), MAX_OBJECTS + 1), dtype)  # 0: the background
+    lut[:, 1:] = values
+    out = np.empty(labels.shape, dtype)
     for i in range(len(labels)):
-        out[i] = cv2.LUT(np.ascontiguousarray(labels[i]), lut[i])
-    return out.view(bool) if dtype is bool else out
+        out[i] = lut[i][labels[i]]
+    return out
 
 
 # --------------------------------------------------------------------------- result
@@ -443,13 +437,38 @@ class AIXIData:
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
         self.max_count = max_count(dataset, layout)
-        _check_drawing(object_labels, object_patterns, self.max_count)
         self.object_labels = object_labels.astype(np.uint8)  # copies: the caller's stay theirs
         self.object_patterns = object_patterns.astype(np.int8)
+        self._check_drawing()
         self.dataset, self.function, self.convention = dataset, function, convention
         self.layout, self.seed = layout, seed
         self.function_name, self._fn = resolve_function(function)
         self.weights = _weights(self.function_name, self._fn, weights, convention)
+
+    def _check_drawing(self) -> None:
+        """A drawing that describes images: one pattern row per label map naming the drawn
+        objects (labels and patterns in range: declared), at most ``max_count`` objects of
+        one pattern."""
+        labels, patterns = self.object_labels, self.object_patterns
+        if patterns.shape[1:] != (MAX_OBJECTS,):
+            raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
+                             f"per object slot, got shape {patterns.shape}")
+        if 0 in labels.shape[1:]:  # OpenCV crashes on images of no pixel
+            raise ValueError(f"`object_labels` must be images of at least one pixel, got shape "
+                             f"{labels.shape}")
+        if len(labels) != len(patterns):
+            raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
+                             f"images, got {len(labels)} label maps and {len(patterns)} rows")
+        if self.counts.max(initial=0) > self.max_count:
+            raise ValueError(f"`object_patterns` must hold at most {self.max_count} objects of "
+                             f"one pattern per image, got {self.counts.max()}")
+        mismatch = np.argwhere((self.object_areas > 0) != (patterns >= 0))
+        if len(mismatch):
+            i, k = mismatch[0]
+            pixels = "no" if patterns[i, k] >= 0 else "some"
+            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
+                             f"declares: in image {i}, object {k + 1} has pattern "
+                             f"{patterns[i, k]} but {pixels} pixels")
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -487,8 +506,7 @@ class AIXIData:
 
     @cached_property
     def object_areas(self) -> np.ndarray:
-        bins = [MAX_OBJECTS + 1]
-        return np.array([cv2.calcHist([lab], [0], None, bins, [0, bins[0]]).ravel()[1:]
+        return np.array([np.bincount(lab.ravel(), minlength=MAX_OBJECTS + 1)[1:]
                          for lab in self.object_labels], np.int64).reshape(-1, MAX_OBJECTS)
 
     @property
@@ -507,12 +525,8 @@ class AIXIData:
         dataset's): its pattern's weight ('paper'), its Shapley value ('object'), or its
         Shapley value divided by its area ('pixel')."""
         convention = convention or self.convention
-        if convention == "paper" and self.weights is None:
-            raise ValueError(
-                "`convention` 'paper' needs the weight of each pattern, unknown for the "
-                f"callable function {self.function_name!r}: generate with `weights=` "
-                "(w1, w2, w3), or use convention 'object' or 'pixel' (exact Shapley values)")
-        if convention == "paper":
+        if convention == "paper":  # refused without weights (those of a callable function)
+            _weights(self.function_name, self._fn, self.weights, convention)
             return self.object_weights
         if convention == "object":
             return self.object_values
@@ -617,9 +631,12 @@ class AIXIData:
     @classmethod
     def load(cls, path: Union[str, Path]) -> AIXIData:
         """Load a dataset written by :meth:`save`."""
-        with np.load(Path(path), allow_pickle=False) as f:
-            meta = json.loads(str(f["meta"]))
-            labels, patterns = f["object_labels"], f["object_patterns"]
+        try:
+            with np.load(Path(path), allow_pickle=False) as f:
+                meta = json.loads(str(f["meta"]))
+                labels, patterns = f["object_labels"], f["object_patterns"]
+        except (ValueError, KeyError, TypeError):  # not an .npz written by save (or a .npy)
+            meta = {"format": "none (another file)"}
         if meta.get("format") != 2:
             raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
                              f"format {meta.get('format', 1)} in {str(path)!r}")
@@ -634,36 +651,34 @@ def load_aixi(path: Union[str, Path]) -> AIXIData:
 
 
 # --------------------------------------------------------------------------- drawing
-def _draw(label: np.ndarray, kind: str, y: int, x: int, s: int, value: int) -> None:
-    if kind == "circle":
-        r = (s - 1) // 2
-        cv2.circle(label, (x + r, y + r), r, value, -1, lineType=cv2.LINE_8)
-    elif kind == "square":
-        cv2.rectangle(label, (x, y), (x + s - 1, y + s - 1), value, -1)
-    else:  # cross (plus sign) with arms about s/5 thick
-        t = max(1, round(s / 5))
-        o = (s - t) // 2
-        cv2.rectangle(label, (x, y + o), (x + s - 1, y + o + t - 1), value, -1)
-        cv2.rectangle(label, (x + o, y), (x + o + t - 1, y + s - 1), value, -1)
+def _draw(label: np.ndarray, kind: int, y: int, x: int, side: int, bar: int, value: int) -> None:
+    """Draw one object (0: circle, 1: square, 2: cross) in the box of ``side`` pixels at
+    (y, x): the disc of radius ``(side - 1) // 2``, the filled box, or two bars ``bar``
+    pixels thick across its middle."""
+    if kind == 0:
+        r = (side - 1) // 2
+        cv2.circle(label, (x + r, y + r), r, value, -1)
+    else:
+        o, t = ((0, side) if kind == 1 else ((side - bar) // 2, bar))
+        cv2.rectangle(label, (x, y + o), (x + side - 1, y + o + t - 1), value, -1)
+        cv2.rectangle(label, (x + o, y), (x + o + t - 1, y + side - 1), value, -1)
 
 
 def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     """Flat indices (over the valid top-left range) of the positions where a box of side
     ``s`` plus the gap touches no occupied pixel."""
-    size = occ.shape[0]
-    integral = cv2.integral(np.pad(occ, _GAP))
-    w = s + 2 * _GAP
-    lo, hi = _MARGIN, size - _MARGIN - s  # valid top-left coordinates (inclusive)
-    ys, ye = slice(lo, hi + 1), slice(lo + w, hi + 1 + w)
-    window = integral[ye, ye] - integral[ys, ye] - integral[ye, ys] + integral[ys, ys]
-    return np.flatnonzero(window == 0)
+    w, valid = s + 2 * _GAP, slice(_MARGIN, occ.shape[0] - _MARGIN - s + 1)  # top-left corners
+    window = cv2.boxFilter(np.pad(occ, _GAP).astype(np.float32), -1, (w, w), anchor=(0, 0),
+                           normalize=False, borderType=cv2.BORDER_CONSTANT)  # exact sums
+    return np.flatnonzero(window[valid, valid] == 0)
 
 
 def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
-               kinds: Sequence[str]) -> None:
+               kinds: Sequence[int]) -> None:
     """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
     ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
-    depend on k, so a prefix of the images does not depend on ``n_samples``)."""
+    depend on k, so a prefix of the images does not depend on ``n_samples``); ``kinds``:
+    the object drawn for each pattern."""
     c, size = _CHUNK, labels.shape[1]
     low = max(_MIN_OBJECT, round(0.08 * size))
     high = max(low, round(0.2 * size))
@@ -701,7 +716,7 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
         labels[i], patterns[i] = 0, -1
         for j, (y, x, s, p) in enumerate(boxes):
-            _draw(labels[i], kinds[p], y, x, s, j + 1)
+            _draw(labels[i], kinds[p], y, x, s, max(1, round(s / 5)), j + 1)
             patterns[i, j] = p
 
 
@@ -726,7 +741,6 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
     cell = size // (GRID_SIDE + 1)
     a = max(2, (5 * size) // 128)
     b = max(a + 1, (6 * size) // 128)
-    d_high = (cell - a) // 2
     counts = rng.integers(0, MAX_PER_PATTERN + 1, size=(c, N_PATTERNS))
     cells = rng.permuted(np.tile(np.arange(GRID_SIDE**2), (c, 1)), axis=1)[:, :MAX_OBJECTS]
     u = rng.random((c, MAX_OBJECTS, 4))
@@ -735,34 +749,22 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         return low + min(int(v * (high - low + 1)), high - low)
 
     for i in range(len(labels)):
-        label = labels[i]
-        label[:], patterns[i] = 0, -1
-        k = 0
-        for p in range(N_PATTERNS):
-            for _ in range(int(counts[i, p])):
-                gy, gx = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
-                dx, dy = pick(u[i, k, 0], a, d_high), pick(u[i, k, 1], a, d_high)
-                m = max(dx, dy)
-                r0, c0 = gx + dx, gy + dy
-                if p == 0:  # circle
-                    radius = min(pick(u[i, k, 2], a, max((cell - m) // 2, b)), (cell - m) // 2)
-                    cv2.circle(label, (c0 + radius, r0 + radius), radius, k + 1, -1)
-                elif p == 1:  # square
-                    side = pick(u[i, k, 2], a, max(cell - m, b))
-                    label[r0 : r0 + side, c0 : c0 + side] = k + 1
-                else:  # cross
-                    v_long, v_short = u[i, k, 2], u[i, k, 3]
-                    while True:
-                        long = pick(v_long, 1, cell - m)
-                        short = pick(v_short, a, max(b, long // 2))
-                        if long != 2 * (short // 2):
-                            break
-                        v_long, v_short = rng.random(2)
-                    h, s = long // 2, short // 2
-                    label[r0 : r0 + long, max(c0 + h - s, 0) : c0 + s + h] = k + 1
-                    label[max(r0 + h - s, 0) : r0 + s + h, c0 : c0 + long] = k + 1
-                patterns[i, k] = p
-                k += 1
+        labels[i], patterns[i] = 0, -1
+        for k, p in enumerate(np.repeat(np.arange(N_PATTERNS), counts[i])):
+            col, row = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
+            dy, dx = (pick(v, a, (cell - a) // 2) for v in u[i, k, :2])
+            room, (v_long, v_short) = cell - max(dx, dy), u[i, k, 2:]
+            side, bar = pick(v_long, a, max(room, b)), 0  # a square
+            if p == 0:
+                side = 2 * min(pick(v_long, a, max(room // 2, b)), room // 2) + 1
+            while p == 2:
+                side = pick(v_long, 1, room)
+                bar = 2 * (pick(v_short, a, max(b, side // 2)) // 2)
+                if side != bar:
+                    break
+                v_long, v_short = rng.random(2)
+            _draw(labels[i], p, row + dy, col + dx, side, bar, k + 1)
+            patterns[i, k] = p
 
 
 def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
@@ -784,29 +786,27 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
         while placed < N_COLOR_CIRCLES:
             if attempts >= _MAX_ATTEMPTS:  # the start, or a dead end (never met): start again
                 label[:], patterns[i], placed, attempts = 0, -1, 0, 0
-                occupied = np.zeros((size + 1, size + 1), np.int32)  # integral image of circles
             values = rng.integers(0, N_PATTERNS, _ATTEMPTS).tolist()
             radii = rng.integers(r_low, r_high + 1, _ATTEMPTS).tolist()
             centres = rng.integers(0, size + 1, (_ATTEMPTS, 2)).tolist()
             for value, r, (cx, cy) in zip(values, radii, centres):
-                y0, y1 = max(cy - r - 1, 0), min(cy + r + 2, size)
-                x0, x1 = max(cx - r - 1, 0), min(cx + r + 2, size)
-                inside = occupied[y1, x1] - occupied[y0, x1] - occupied[y1, x0] + occupied[y0, x0]
-                if inside == 0:  # the square around the circle, one pixel wider, is empty
+                # kept when the square around the circle, one pixel wider, is empty
+                y0, x0 = max(cy - r - 1, 0), max(cx - r - 1, 0)
+                if not label[y0 : cy + r + 2, x0 : cx + r + 2].any():
                     cv2.circle(label, (cx, cy), r, placed + 1, -1)
                     patterns[i, placed] = value
                     placed += 1
                     if placed == N_COLOR_CIRCLES:
                         break
-                    occupied = cv2.integral((label > 0).astype(np.uint8))
             attempts += _ATTEMPTS
 
-
-_DRAWERS = {
-    ("shape", "free"): (0, lambda rng, lab, pat: _draw_free(rng, lab, pat, SHAPE_PATTERNS)),
-    ("color", "free"): (1, lambda rng, lab, pat: _draw_free(rng, lab, pat, ("circle",) * 3)),
-    ("shape", "authors"): (2, _draw_authors_shape),
-    ("color", "authors"): (3, _draw_authors_color)}
+#: (dataset, layout) -> the stream of its random draws, its drawer, the largest count of one
+#: pattern (the divisor of g) and the smallest image side it accepts.
+_LAYOUT_TABLE = {
+    ("shape", "free"): (0, partial(_draw_free, kinds=(0, 1, 2)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
+    ("color", "free"): (1, partial(_draw_free, kinds=(0, 0, 0)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
+    ("shape", "authors"): (2, _draw_authors_shape, MAX_PER_PATTERN, 64),
+    ("color", "authors"): (3, _draw_authors_color, N_COLOR_CIRCLES, MIN_IMAGE_SIZE)}
 
 
 def _check_memory(n_samples: int, image_size: int) -> None:
@@ -843,29 +843,6 @@ def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional
     return None if weights is None else np.asarray(weights, dtype=np.float64)
 
 
-def _check_drawing(labels: np.ndarray, patterns: np.ndarray, most: int) -> None:
-    """A drawing that describes images: one pattern row per label map naming the drawn
-    objects (labels and patterns in range: declared), at most ``most`` objects per pattern."""
-    if patterns.shape[1:] != (MAX_OBJECTS,):
-        raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
-                         f"per object slot, got shape {patterns.shape}")
-    if len(labels) != len(patterns):
-        raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
-                         f"images, got {len(labels)} label maps and {len(patterns)} rows")
-    counts = (patterns[..., None] == np.arange(N_PATTERNS)).sum(axis=1)
-    if counts.size and counts.max() > most:
-        raise ValueError(f"`object_patterns` must hold at most {most} objects of one pattern "
-                         f"per image, got {counts.max()}")
-    for k in range(1, MAX_OBJECTS + 1):
-        mismatch = (labels == k).any(axis=(1, 2)) != (patterns[:, k - 1] >= 0)
-        if mismatch.any():
-            i = int(np.argmax(mismatch))
-            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
-                             f"declares: in image {i}, object {k} has pattern "
-                             f"{int(patterns[i, k - 1])} but "
-                             f"{'no' if patterns[i, k - 1] >= 0 else 'some'} pixels")
-
-
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
@@ -877,7 +854,7 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
     weights = _weights(*resolve_function(function), weights, convention)
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
-    stream, draw = _DRAWERS[(dataset, layout)]
+    stream, draw = _LAYOUT_TABLE[dataset, layout][:2]
     labels = np.empty((n_samples, image_size, image_size), np.uint8)
     patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
     for start in range(0, n_samples, _CHUNK):
@@ -998,7 +975,7 @@ def _disc(radius: int) -> np.ndarray:
 
 @validate_params({
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
-                         dtype=np.float32)],
+                         dtype=np.float32, finite=True)],
     "dataset": _DATASET,
     "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
@@ -1034,8 +1011,9 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     """
     if images.ndim == 4 and images.shape[-1] == 1:
         images = images[..., 0]
-    if images.ndim != 3:
-        raise ValueError(f"`images` must have shape (N, H, W) or (N, H, W, 1), got {images.shape}")
+    if images.ndim != 3 or 0 in images.shape[1:]:  # OpenCV crashes on images of no pixel
+        raise ValueError("`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got "
+                         f"{images.shape}")
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
     levels = np.asarray(COLOR_INTENSITIES)
     for i, img in enumerate(images):

@@ -38,15 +38,9 @@ MAX_OBJECTS = 12  # 2^12 = 4096 perturbations per image at most
 CONSTANT_ULPS = 8
 
 
-def _constant_rows(y: np.ndarray, eps: float) -> np.ndarray:
-    """Which rows of ``y`` (G, S), a function's outputs over the perturbations of G
-    images, are constant up to rounding: ``max - min <= CONSTANT_ULPS eps max|y|``."""
-    spread = y.max(axis=1) - y.min(axis=1)
-    return spread <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)
-
-
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
-_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1))]
+_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1),
+                      dtype=np.float64)]
 _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 
 
@@ -54,9 +48,8 @@ _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
     """LIME's image kernel: ``sqrt(exp(-d^2 / width^2))`` with ``d`` the cosine distance
     between a perturbation z (S, m) and the original (all ones); d = 1 for z = 0."""
-    z = np.asarray(subsets, dtype=np.float64)
-    m = z.shape[1]
-    size = z.sum(axis=1)
+    m = subsets.shape[1]
+    size = subsets.sum(axis=1)
     d = np.where(size > 0, 1.0 - np.sqrt(size / max(m, 1)), 1.0)
     return np.sqrt(np.exp(-(d**2) / kernel_width**2))
 
@@ -65,18 +58,13 @@ def lime_kernel_weights(subsets: np.ndarray, kernel_width: float = 0.25) -> np.n
 def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     """Kernel SHAP weights ``(m - 1) / (C(m, |z|) |z| (m - |z|))``; infinite (returned as
     ``inf``) for the empty and full coalitions, which are enforced as constraints."""
-    z = np.asarray(subsets)
-    m = z.shape[1]
-    size = z.sum(axis=1)
-    out = np.full(len(z), np.inf)
+    m = subsets.shape[1]
+    size = subsets.sum(axis=1)
+    out = np.full(len(subsets), np.inf)
     inner = (size > 0) & (size < m)
     s = size[inner]
     out[inner] = (m - 1) / (np.array([math.comb(m, int(k)) for k in s]) * s * (m - s))
     return out
-
-
-def _all_subsets(m: int) -> np.ndarray:
-    return ((np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.float64)
 
 
 def _lime_solve(z: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
@@ -252,32 +240,25 @@ class ObjectLime:
             (N, H, W) integer maps: 0 for the background, 1..m for the m objects (e.g.
             ``AIXIData.object_labels``).
         """
-        x, labels, objects = self._prepare(inputs, object_labels)
-        n = len(x)
-        m_max = max((len(o) for o in objects), default=0)
-        coef = np.zeros((n, m_max))
+        x, labels, sizes = self._prepare(inputs, object_labels)
+        coef = np.zeros((len(x), sizes.max(initial=0)))
         seed = seed_to_int(self.seed)
         columns = self._target_columns(x, targets)
-        by_m = {}
-        for i, o in enumerate(objects):
-            by_m.setdefault(len(o), []).append(i)
-        bar = progress_bar(enabled=self.progress, total=n, desc="ObjectLime", unit="img")
-        for m, members in sorted(by_m.items()):
-            if m == 0:
-                bar.update(len(members))
-                continue
+        bar = progress_bar(enabled=self.progress, total=len(x), desc="ObjectLime", unit="img")
+        bar.update(int(np.sum(sizes == 0)))  # images without objects: nothing to explain
+        for m in np.unique(sizes[sizes > 0]).tolist():
+            members = np.flatnonzero(sizes == m).tolist()
             # at most ~2^24 perturbed pixel values in memory at once
             rows_per_image = min(2**m, self.nb_samples or 2**m)
             chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
                 rows = [self._subsets(m, i, seed) for i in idx]
-                z = np.stack([_all_subsets(m)[r] for r in rows])  # (G, S, m)
+                # (G, S, m): bit k of a row's subset index = object k kept
+                z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
                 pert = []
                 for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
-                    keep = np.concatenate(
-                        [np.ones((len(rows[k]), 1), bool), z[k].astype(bool)], axis=1
-                    )[:, labels[i]]
+                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1)[:, labels[i]]
                     pert.append(np.where(keep[..., None], x[i][None], self.background))
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
@@ -287,8 +268,9 @@ class ObjectLime:
                     c = _lime_solve(z, y, w, self.alpha)
                 else:
                     c = _shapley_solve(z, y)
-                # a constant function has a zero explanation, not the solver's noise
-                c[_constant_rows(y, eps)] = 0.0
+                # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
+                # perturbations) has a zero explanation, not the solver's noise
+                c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
                 coef[idx, :m] = c
                 bar.update(len(idx))
         bar.close()
@@ -305,32 +287,29 @@ class ObjectLime:
 
     __call__ = explain
 
-    def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, np.ndarray, list]:
-        x = check_param(inputs, "inputs", [ArrayLike("numeric", finite=True, dtype=np.float32)])
-        if x.ndim == 3:
-            x = x[..., None]
-        if x.ndim != 4:
-            raise ValueError(f"`inputs` must have shape (N, H, W, C) or (N, H, W), got {x.shape}")
-        labels = check_param(object_labels, "object_labels", [ArrayLike("any")])
+    def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
+        x = check_param(inputs, "inputs", [ArrayLike(
+            "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
+            dtype=np.float32)])
+        x = x[..., None] if x.ndim == 3 else x
+        # 0 for the background, 1..m for the objects
+        labels = check_param(object_labels, "object_labels", [ArrayLike(
+            "numeric", ndim=(3, 4), shapes="(N, H, W)",
+            within=Interval(numbers.Integral, 0, None))])
         if labels.ndim == 4 and labels.shape[-1] == 1:
             labels = labels[..., 0]
         if labels.shape != x.shape[:3]:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
-        if labels.dtype.kind not in "iub" or (labels.size and labels.min() < 0):
-            raise ValueError("`object_labels` must hold non-negative integers (0 for the "
-                             "background, 1..m for the objects)")
         # each image's objects renumbered 1..m in increasing label order (0: background)
-        objects, local = [], np.empty(labels.shape, np.int64)
+        local = np.empty(labels.shape, np.int64)
         for i, lab in enumerate(labels):
-            values, inverse = np.unique(np.append(lab, 0), return_inverse=True)
-            objects.append(values[1:])
-            local[i] = inverse[:-1].reshape(lab.shape)
-        too_many = [len(o) for o in objects if len(o) > MAX_OBJECTS]
-        if too_many:
+            local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
+        sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
+        if sizes.max(initial=0) > MAX_OBJECTS:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                             f"image (2^m perturbations), got {max(too_many)}")
-        return x, local, objects
+                             f"image (2^m perturbations), got {sizes.max()}")
+        return x, local, sizes
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
         """The output explained for each image: 0 for a single-output model, else the

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -73,8 +74,9 @@ Score = Union[float, np.ndarray]
 _MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
 #: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
-_MAPS = [ArrayLike("numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
-                   batch_hint=False)]
+_MAP = partial(ArrayLike, "numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
+               batch_hint=False)
+_MAPS, _REFERENCE = [_MAP()], [_MAP(nonempty=True)]  # a metric's reference: at least one map
 #: >= 2: a grid of one cell along an axis makes every displacement along it free (disjoint
 #: maps would score 0); a grid that collapses an axis of the maps is refused by _reduce.
 _RESIZE = [None, PairOf(Interval(numbers.Integral, 2, None),
@@ -176,17 +178,15 @@ EMD_MAX_ARCS = 7 * 10**7
 
 def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, resize) -> None:
     """Refuse, before solving anything, pairs whose transport problem is too large."""
-    if gt.shape[1] * gt.shape[2] <= 128 * 128:  # even two dense maps stay within the limit
-        return
-    for k in np.flatnonzero(defined):
-        sup, dem = (gt[k] - phi[k], phi[k] - gt[k]) if metric != "sqeuclidean" else (gt[k], phi[k])
-        arcs = int((sup > 0).sum()) * int((dem > 0).sum())
-        if arcs > EMD_MAX_ARCS:
-            raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
-                             f"pixels: map {k} is a transport problem of {arcs:.2e} arcs (supply x "
-                             f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
-                             "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
-                             "128) or smaller (the default (32, 32) takes milliseconds)")
+    sup, dem = (gt - phi, phi - gt) if metric != "sqeuclidean" else (gt, phi)
+    arcs = np.where(defined, (sup > 0).sum(axis=(1, 2)) * (dem > 0).sum(axis=(1, 2)), 0)
+    if arcs.max(initial=0) > EMD_MAX_ARCS:
+        k = int(np.argmax(arcs > EMD_MAX_ARCS))  # the first map beyond the limit
+        raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
+                         f"pixels: map {k} is a transport problem of {arcs[k]:.2e} arcs (supply x "
+                         f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+                         "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
+                         "128) or smaller (the default (32, 32) takes milliseconds)")
 
 
 # --------------------------------------------------------------------------- EMD / KL
@@ -305,7 +305,7 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
 
 @validate_params({**{k: _EMD_PARAMETERS[k] for k in ("explanations", "ground_truth", "sign",
                                                        "resize")},
-                  "epsilon": [Interval(numbers.Real, 0.0, None, closed="neither")]})
+                  "epsilon": [Interval(numbers.Real, 0.0, 1.0, closed="neither")]})
 def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
                   resize: Optional[Tuple[int, int]] = None,
                   epsilon: float = float(np.finfo(np.float64).eps)) -> Score:
@@ -327,8 +327,9 @@ def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         larger maps to the largest grid within it with their aspect ratio kept, as in
         :func:`emd` (values >= 2; a grid of one cell along an axis is refused).
     epsilon
-        The regulariser of Eq. 6, > 0 (default: float64 machine epsilon, as in the
-        saliency benchmark code the paper follows).
+        The regulariser of Eq. 6, in (0, 1) (default: float64 machine epsilon, as in the
+        saliency benchmark code the paper follows); one of 1 or more would outweigh every
+        probability, giving about ``log(epsilon)`` whatever the maps.
 
     Returns
     -------
@@ -399,7 +400,8 @@ def _localisation_inputs(explanations, masks, sign):
     phi, m, single = _pair(explanations, _read_masks(masks), "masks")
     phi = _apply_sign(phi, sign)
     phi = _scale(phi, np.abs(phi).max(axis=(1, 2), initial=0.0))
-    return phi.reshape(len(phi), -1), m.reshape(len(m), -1) != 0, single
+    flat = (len(phi), phi.shape[1] * phi.shape[2])  # also for no map at all
+    return phi.reshape(flat), m.reshape(flat) != 0, single
 
 
 @validate_params(_LOCALISATION_PARAMETERS)
@@ -633,18 +635,23 @@ class _GroundTruthBase(BaseAttributionMetric):
     def _setup(self, reference: Any, measure: Any, min_accuracy: float, task: str) -> None:
         self.measure = _measure(measure, LOCALISATION if self.higher_is_better else DISTANCES)
         spec = getattr(self.dataset, "element_spec", None)
-        self.reference, _ = _as_maps(reference, self._reference_name)
+        # a copy: the caller's array may change after this without changing the scores
+        self.reference = _as_maps(reference, self._reference_name)[0].copy()
         self.min_accuracy, self.task, self.model_accuracy = min_accuracy, task, None  # declared
+        batches = []
         if self.targets is not None or (isinstance(spec, (tuple, list)) and len(spec) == 2):
-            outputs, ys = zip(*[(self.model_outputs(x), y) for _, x, y in self.iter_batches()])
+            # one pass: the model's outputs (iter_batches also counts a dataset's inputs)
+            batches = [(self.model_outputs(x), y) for _, x, y in self.iter_batches()]
+        if self.n_inputs is None:  # a dataset without targets: count its inputs
+            self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
+        if len(self.reference) != self.n_inputs:
+            raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
+                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
+        if batches:
+            outputs, ys = zip(*batches)
             pred = np.concatenate(outputs).astype(np.float64)
             y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
             self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
-        elif self.n_inputs is None:  # a dataset without targets: count its inputs
-            self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
-        if len(self.reference) != self.n_inputs:  # known after a pass (iter_batches sets it)
-            raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
-                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
             warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
                  f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
@@ -660,6 +667,9 @@ class _GroundTruthBase(BaseAttributionMetric):
         reference of :class:`GroundTruthSaliency` is that ground truth; that of
         :class:`GroundTruthLocalisation` the masks of the objects whose value in it is not
         zero. ``kwargs``: the other parameters of the class."""
+        from ..datasets.aixi import AIXIData
+
+        data = check_param(data, "data", [InstanceOf(AIXIData)])
         reference = data.relevant_masks_for(convention) if cls.higher_is_better else (
             data.get_ground_truth(convention))
         return cls(model, data.images, data.targets, **{cls._reference_name: reference}, **kwargs)
@@ -748,7 +758,7 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
-    @validate_params({**_METRIC_PARAMETERS, "ground_truth": _MAPS,
+    @validate_params({**_METRIC_PARAMETERS, "ground_truth": _REFERENCE,
                       "measure": _measure_param(DISTANCES)})
     def __init__(self, model: Callable, inputs: Any, targets: Any = None,
                  batch_size: Optional[int] = 64, *, ground_truth: Any, measure: Any = "emd",
@@ -809,7 +819,7 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
-    @validate_params({**_METRIC_PARAMETERS, "masks": _MAPS,
+    @validate_params({**_METRIC_PARAMETERS, "masks": _REFERENCE,
                       "measure": _measure_param(LOCALISATION)})
     def __init__(self, model: Callable, inputs: Any, targets: Any = None,
                  batch_size: Optional[int] = 64, *, masks: Any, measure: Any = "mass_accuracy",
@@ -889,16 +899,17 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
     import pandas as pd
 
     from ..compare import compare_scores
+    from ..datasets.aixi import AIXIData
 
     if not explanations:
         raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, "
                          "got {}")
-    if hasattr(ground_truth, "get_ground_truth") and hasattr(ground_truth, "object_labels"):
+    if isinstance(ground_truth, AIXIData):
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
-    if _as_maps(ground_truth, "ground_truth")[1]:
-        raise ValueError("`ground_truth` must be maps (N, H, W) for a leaderboard (one score per "
-                         "map, compared across explainers), got one (H, W) map: add the batch axis")
+    # maps (N, H, W[, C]): one score per map, compared across explainers
+    check_param(ground_truth, "ground_truth", [_MAP(
+        ndim=(3, 4), shapes="(N, H, W) or (N, H, W, C)", batch_hint=True, nonempty=True)])
     if measures is not None and not measures:
         raise ValueError("`measures` must name at least one measure (None: the defaults), "
                          "got an empty list")

@@ -132,21 +132,12 @@ def aixi_cnn_logits(model: Any) -> Any:
     if not isinstance(last, keras.layers.Dense):
         raise TypeError(f"`model` must end with a Dense layer, got {type(last).__name__}")
 
-    class _Logits(keras.layers.Layer):
-        def __init__(self, dense, **kwargs):
-            super().__init__(**kwargs)
-            self.dense = dense
+    def logit(x):  # the last layer without its activation, on its own weights
+        out = keras.ops.matmul(x, last.kernel)
+        return out + last.bias if last.use_bias else out
 
-        def call(self, x):
-            out = keras.ops.matmul(x, self.dense.kernel)
-            return out + self.dense.bias if self.dense.use_bias else out
-
-        def compute_output_shape(self, input_shape):
-            return (*input_shape[:-1], self.dense.units)
-
-    inputs = keras.Input(model.input_shape[1:])
-    x = inputs
+    x = inputs = keras.Input(model.input_shape[1:])
     for layer in model.layers[:-1]:
         x = layer(x)
-    return keras.Model(inputs, _Logits(last, name=f"{last.name}_logits")(x),
+    return keras.Model(inputs, keras.layers.Lambda(logit, name=f"{last.name}_logits")(x),
                        name=f"{model.name}_logits")

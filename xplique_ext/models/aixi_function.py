@@ -14,30 +14,6 @@ from ..datasets.aixi import apply_function, count_patterns, max_count, resolve_f
 __all__ = ["AIXIFunctionModel"]
 
 
-class _FunctionLayer(keras.layers.Layer):
-    """Counts the patterns with OpenCV and applies F (through ``tf.numpy_function``)."""
-
-    def __init__(self, fn: Callable, dataset: str, layout: str = "authors", **kwargs: Any):
-        super().__init__(trainable=False, **kwargs)
-        self._fn, self.dataset, self.layout = fn, dataset, layout
-        self.max_count = max_count(dataset, layout)
-
-    def numpy_call(self, images: np.ndarray) -> np.ndarray:
-        counts = count_patterns(np.asarray(images), self.dataset, layout=self.layout)
-        return apply_function(self._fn, counts / self.max_count).astype(np.float32)[:, None]
-
-    def call(self, inputs: Any) -> Any:
-        import tensorflow as tf
-
-        inputs = tf.cast(inputs, tf.float32)
-        out = tf.numpy_function(self.numpy_call, [inputs], tf.float32, stateful=False)
-        out.set_shape([inputs.shape[0], 1])
-        return out
-
-    def compute_output_shape(self, input_shape: Any) -> Any:
-        return (input_shape[0], 1)
-
-
 class AIXIFunctionModel(keras.Model):
     """F(I) computed from the pixels: the objects of each pattern are counted
     (:func:`~xplique_ext.datasets.count_patterns`) and F is applied to the normalised
@@ -75,11 +51,24 @@ class AIXIFunctionModel(keras.Model):
                  image_size: Optional[int] = None, *, layout: str = "authors"):
         # checked in the body: Keras reads this signature, a decorator's would hide it
         name, fn = resolve_function(function)
-        max_count(dataset, layout)  # checks both
+        divisor = max_count(dataset, layout)  # checks both
         image_size = check_param(image_size, "image_size",
                                  [Interval(numbers.Integral, 1, None), None])
+
+        def numpy_call(images: np.ndarray) -> np.ndarray:  # F of the counted patterns, (N, 1)
+            counts = count_patterns(np.asarray(images), dataset, layout=layout)
+            return apply_function(fn, counts / divisor).astype(np.float32)[:, None]
+
+        def call(images: Any) -> Any:  # the counting runs in NumPy, through tf.numpy_function
+            import tensorflow as tf
+
+            images = tf.cast(images, tf.float32)
+            out = tf.numpy_function(numpy_call, [images], tf.float32, stateful=False)
+            out.set_shape([images.shape[0], 1])
+            return out
+
         inputs = keras.Input((image_size, image_size, 1))
-        layer = _FunctionLayer(fn, dataset, layout, name=f"aixi_{name}")
-        super().__init__(inputs=inputs, outputs=layer(inputs), name=f"aixi_{name}_{dataset}")
+        outputs = keras.layers.Lambda(call, output_shape=(1,), name=f"aixi_{name}")(inputs)
+        super().__init__(inputs=inputs, outputs=outputs, name=f"aixi_{name}_{dataset}")
         self.function_name, self.dataset, self.layout = name, dataset, layout
-        self.numpy_call = layer.numpy_call
+        self.numpy_call = numpy_call

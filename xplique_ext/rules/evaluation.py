@@ -64,6 +64,30 @@ _COUNTS = [ArrayLike(kind="integer", ndim=1, dtype=np.int64, batch_hint=False,
 _CELLS = ("bh", "bhbar", "bbarh", "bbarhbar")
 
 
+class _Labels(ArrayLike):
+    """Class labels given by a user (compared with the heads as text): str, numbers or
+    bools; bytes (a ``tf.string`` tensor's values) are refused, as they match no head."""
+
+    def __init__(self):
+        super().__init__("any")
+        self.description = "an array of class labels: str, numbers or bools (decode bytes)"
+
+    def check(self, value):
+        labels = super().check(value)
+        if labels.dtype.kind == "S" or pd.api.types.infer_dtype(labels, skipna=True) == "bytes":
+            raise self.wrong_kind(value)
+        return labels
+
+
+#: ``labels`` / ``reference``: class labels a user passes.
+LABELS = [_Labels(), None]
+
+
+def known_labels(labels: np.ndarray) -> np.ndarray:
+    """Where a label is known: not NaN, None nor ``"?"`` (the ``.data`` unknown marker)."""
+    return ~pd.isna(labels) & (labels != "?")
+
+
 class ContingencyTables:
     """Counts of the four cells of one contingency table per rule.
 
@@ -87,14 +111,16 @@ class ContingencyTables:
         return self.bh + self.bhbar + self.bbarh + self.bbarhbar
 
     def as_array(self) -> np.ndarray:
-        """``(n_rules, 4)`` counts in the report's printed order: bh, bh̄, b̄h̄, b̄h."""
-        return np.stack([self.bh, self.bhbar, self.bbarhbar, self.bbarh], axis=1)
+        """``(n_rules, 4)`` counts in the order of the arguments of the constructor and of
+        :func:`~xplique_ext.rules.rule_measures`: bh, bh̄, b̄h, b̄h̄ (so that
+        ``rule_measures(*tables.as_array().T)`` gives the measures of the tables)."""
+        return np.stack([getattr(self, c) for c in _CELLS], axis=1)
 
     def frequencies(self) -> np.ndarray:
-        """``(n_rules, 5)``: ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n`` as printed after each rule
+        """``(n_rules, 5)``: ``f_bh, f_bh̄, f_b̄h̄, f_b̄h, n`` in the report's printed order
         (frequencies 0 when ``n`` is 0, as the report prints them)."""
         n = self.n
-        freq = self.as_array() / np.where(n == 0, 1, n)[:, None]
+        freq = self.as_array()[:, [0, 1, 3, 2]] / np.where(n == 0, 1, n)[:, None]
         return np.concatenate([freq, n[:, None].astype(np.float64)], axis=1)
 
     def __add__(self, other: ContingencyTables) -> ContingencyTables:
@@ -195,8 +221,7 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     values = np.asarray(labels)
     if not expected or values.size == 0:
         return
-    distinct = np.unique(values) if values.dtype.kind in "fiub" else pd.unique(values)
-    received = sorted({label_text(v) for v in distinct if v is not None and v == v})
+    received = sorted({label_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v})
     never = [c for c in expected if c not in set(received)]
     if len(never) == len(expected):
         raise ValueError(f"`{name}` share no class with the rule heads: expected labels among "
@@ -226,7 +251,8 @@ def _labelled(data: Dataset, labels: Any = None):
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
             raise ValueError(f"`labels` must have shape ({data.n_examples},), got {y.shape}")
-        known, y = ~pd.isna(y), y if y.dtype.kind == "f" else y.astype(object)
+        y = y if y.dtype.kind == "f" else y.astype(object)
+        known = known_labels(y)
     if not known.all():
         data, y = data.take(np.flatnonzero(known)), y[known]
     if labels is None and column.is_coded:
@@ -258,7 +284,7 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
 @validate_params({
     "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
     "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "labels": [ArrayLike(kind="any"), None],  # its length is checked against `data`
+    "labels": LABELS,  # its length is checked against `data`
     "n_classes": [Interval(numbers.Integral, 1, None), None],
 })
 def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
@@ -284,9 +310,11 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         (Algorithm 2) or ``"inter-class"`` (Algorithm 3).
     labels
         Optional ``(N,)`` labels compared with the heads instead of the class column, for
-        instance a black box's predictions (rule fidelity). Labels that share no class
-        with the heads (compared as text, ``1.0`` matching ``"1"``) are refused; head
-        classes they never hold are named in a warning.
+        instance a black box's predictions (rule fidelity): str, numbers or bools (bytes
+        are refused: decode them). Labels that share no class with the heads (compared
+        as text, ``1.0`` matching ``"1"``) are refused; head classes they never hold are
+        named in a warning. NaN, None and ``"?"`` (the unknown marker of ``.data`` files)
+        are unknown labels: their examples are left out, as those of an unknown class.
     n_classes
         Classes for the Laplace accuracy (default: the size of the class domain, or the
         number of distinct labels).
@@ -365,14 +393,11 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
     met = set(pd.unique(y))
-    n_parts = min(usable_cores(), data.n_examples // _ROWS_PER_THREAD) if threads else 1
-    if n_parts < 2:
-        return {"counts": _count(compiled, data, y, mode), "dropped": dropped, "labels": met}
-    bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)
-    parts = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
+    bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
     with ThreadPoolExecutor(n_parts) as pool:
-        counts = sum(pool.map(lambda rows: _count(compiled, data._select(rows), y[rows], mode),
-                              parts))
+        counts = sum(pool.map(lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
+                              bounds[:-1], bounds[1:]))
     return {"counts": counts, "dropped": dropped, "labels": met}
 
 
@@ -450,22 +475,15 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
 
 
 # -- chunks -------------------------------------------------------------------------------
-def _difference(got: Names, expected: Names) -> str:
-    """The first declaration that differs between two ``Names``, in words."""
-    if got.class_name != expected.class_name:
-        return f"class attribute {got.class_name!r} instead of {expected.class_name!r}"
-    for a, b in zip(got.attributes, expected.attributes):
-        if a != b:
-            return f"attribute declared {a!r} instead of {b!r}"
-    return f"{len(got.attributes)} attributes instead of {len(expected.attributes)}"
-
-
 def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
-        if names is not None and chunk.names != names:
+        if names is not None and chunk.names != names:  # name the first declaration that differs
+            got, expected = next((a, b) for a, b in itertools.zip_longest(
+                [chunk.names.class_name, *chunk.names.attributes],
+                [names.class_name, *names.attributes]) if a != b)
             raise ValueError("`data` (every chunk of it) must have the same declarations as "
-                             f"`names` (or the first chunk): {_difference(chunk.names, names)}")
+                             f"`names` (or the first chunk): {got!r} instead of {expected!r}")
         return chunk
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(
@@ -555,7 +573,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
         For numeric heads the prediction is the weighted mean of the covering heads.
     weights
         ``(n_rules,)`` non-negative vote weights for ``"unordered"`` (for instance the
-        Laplace accuracy of each rule on training data).
+        Laplace accuracy of each rule on training data); a rule of weight 0 does not
+        vote. Checked when called, chunks included.
     missing
         Prediction for an example no rule covers when there is no DEFAULT rule (None,
         or NaN for numeric heads).
@@ -575,6 +594,11 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     A condition on an unknown value counts as true (the report's convention); on a
     not-applicable value as false. Examples no rule covers get the DEFAULT rule's head.
     """
+    if weights is not None and mode != "unordered":
+        raise ValueError("`weights` is only used with mode='unordered'")
+    if weights is not None and weights.shape != (len(rules.rules),):
+        raise ValueError(f"`weights` must hold one number per rule ({len(rules.rules)}), got "
+                         f"{weights.size}")
     if not isinstance(data, Dataset):
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
@@ -585,23 +609,15 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
                               missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
     masks = _possible_masks(compiled, data)
-    if weights is not None and mode != "unordered":
-        raise ValueError("`weights` is only used with mode='unordered'")
-    weights = np.ones(len(compiled)) if weights is None else weights
-    if weights.shape != (len(compiled),):
-        raise ValueError(f"`weights` must hold one number per rule ({len(compiled)}), got "
-                         f"{weights.size}")
     attribute, fill = data.names.class_attribute, missing if default is None else default
     # numeric heads (typed_head gives floats) predict their mean
     numeric = attribute is not None and attribute.is_numeric and (
         bool(compiled) or default is not None)
-    if numeric:
-        out = np.full(len(data), np.nan if fill is None else float(fill), dtype=np.float64)
-    else:
-        out = np.empty(len(data), dtype=object)
-        out.fill(fill)
+    out = np.empty(len(data), dtype=np.float64 if numeric else object)
+    out.fill(float("nan" if fill is None else fill) if numeric else fill)
     if mode == "unordered":
-        return _vote(compiled, masks, weights, out, numeric)
+        return _vote(compiled, masks, np.ones(len(compiled)) if weights is None else weights, out,
+                     numeric)
     return _first(compiled, masks, out)
 
 
@@ -617,8 +633,11 @@ def _first(compiled, masks, out: np.ndarray) -> np.ndarray:
 def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> np.ndarray:
     """Unordered predictions written into ``out``: the weighted mean of the covering
     heads (numeric heads), or the class with the largest total weight of covering rules
-    (ties to the class of the first such rule)."""
-    n = len(out)
+    (ties to the class of the first such rule). A rule of weight 0 does not vote; the
+    weights are divided by the largest, so that no sum overflows."""
+    n, keep = len(out), np.flatnonzero(weights > 0)
+    compiled, masks = [compiled[k] for k in keep], [masks[k] for k in keep]
+    weights = weights[keep] / weights.max(initial=0.0)
     if numeric:
         total, weight = np.zeros(n), np.zeros(n)
         for rule, mask, w in zip(compiled, masks, weights):

@@ -62,6 +62,14 @@ def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[
     return float(values) if all(np.ndim(x) == 0 for x in inputs) else values
 
 
+def _ceil(quotient: np.ndarray) -> np.ndarray:
+    """``ceil(r / psi)`` of Eq. 2 on the float quotient, which is first rounded to the
+    nearest whole number when within a relative 1e-12 of it: ``2.1 / 0.7`` is
+    ``3.0000000000000004`` in floats, whose ceiling would be 4 where the exact one is 3."""
+    whole = np.round(quotient)
+    return np.ceil(np.where(np.abs(quotient - whole) <= 1e-12 * np.abs(whole), whole, quotient))
+
+
 @validate_params({"psi": [PSI], **_LOSSES})
 def fire_score(psi: float, predictive_loss: ArrayLike,
                readability_loss: ArrayLike) -> Union[float, np.ndarray]:
@@ -83,6 +91,12 @@ def fire_score(psi: float, predictive_loss: ArrayLike,
         :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`) where the score
         overflows float64.
 
+    Notes
+    -----
+    ``r / psi`` within a relative 1e-12 of a whole number is taken as that number before
+    the ceiling (float division gives ``2.1 / 0.7 = 3.0000000000000004``, whose exact
+    quotient 3 is whole): ``fire_score(0.7, 1.0, 2.1)`` is ``3 * 2.1 ** 0.05``.
+
     Examples
     --------
     >>> round(fire_score(1.0, 5.0, 4), 1), round(fire_score(1.0, 12.0, 6), 1)
@@ -91,7 +105,7 @@ def fire_score(psi: float, predictive_loss: ArrayLike,
     p, r = predictive_loss, readability_loss
     broadcast_shape(predictive_loss=p, readability_loss=r)
     with np.errstate(over="ignore", invalid="ignore"):
-        values = p * np.ceil(r / psi) * r**FIRE_EXPONENT
+        values = p * _ceil(r / psi) * r**FIRE_EXPONENT
     # p = 0 gives 0 whatever r, unless r / psi itself overflowed (0 * inf)
     return _finite_or_nan(values, "FiRe", p, r)
 
@@ -153,8 +167,8 @@ def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
     broadcast_shape(beta=b, readability_loss=r)
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = check_param(b * r, "beta * readability_loss", _LOSSES["readability_loss"])
-        numerator = np.ceil(r / psi)
-        denominator = np.ceil(scaled / psi) * b**FIRE_EXPONENT
+        numerator = _ceil(r / psi)
+        denominator = _ceil(scaled / psi) * b**FIRE_EXPONENT
         alpha = np.where(np.isfinite(numerator) & np.isfinite(denominator),
                          numerator / denominator, np.inf)
     return _finite_or_nan(alpha, "the equilibrium alpha (Eq. 10)", b, r)
@@ -198,7 +212,7 @@ def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
     if np.isnan(level):  # the overflow of the level was reported
         return np.full(grid.shape, np.nan)
     with np.errstate(over="ignore", invalid="ignore"):
-        denominator = np.ceil(grid / psi) * grid**FIRE_EXPONENT
+        denominator = _ceil(grid / psi) * grid**FIRE_EXPONENT
         values = np.where(np.isfinite(denominator), level / denominator, np.inf)
     return np.asarray(_finite_or_nan(values, "the isoline", grid), dtype=np.float64)
 

@@ -16,35 +16,16 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.params import InstanceOf, validate_params
+from ..commons.params import InstanceOf, Interval, validate_params
 from .evaluation import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
-from .trees import _names, _number
+from .trees import _check_model, _names, _number
 
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
 #: ``feature_names``: the attribute names, in the learner's training column order.
 _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
                              "(list, tuple, array or Index)"), None]
-
-
-def _check_model(model, module: str, kinds: Sequence[str], described: str,
-                 fitted: Sequence[str]) -> None:
-    """Import the optional package ``module`` (an ImportError saying how to install it),
-    then a TypeError unless ``model`` is one of its classes ``kinds``, a ValueError unless
-    it has the ``fitted`` attributes."""
-    import importlib
-
-    try:
-        package = importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(f"this adapter needs the package {module!r}: pip install "
-                          f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
-    classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
-    if not isinstance(model, classes):
-        raise TypeError(f"`model` must be a fitted {described}, got {type(model).__name__}")
-    if any(getattr(model, name, None) is None for name in fitted):
-        raise ValueError("`model` is not fitted: call its fit method first")
 
 
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
@@ -58,9 +39,6 @@ def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> D
 def _negative_class(positive: Any, negative_class: Any) -> str:
     """The DEFAULT head of a RIPPER rule set: ``negative_class``, or the opposite of a
     ``True`` / ``1`` positive class."""
-    if isinstance(negative_class, (float, np.floating)) and np.isnan(negative_class):
-        raise ValueError("`negative_class` must be a class label (str, number or bool) that "
-                         "examples can hold, got nan")
     if negative_class is None:
         if isinstance(positive, (bool, np.bool_)):
             negative_class = not bool(positive)
@@ -101,8 +79,9 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
 
 @validate_params({
     "model": "no_validation",  # an instance of the optional package's classes, checked below
-    "negative_class": [InstanceOf(str, int, np.integer, float, np.floating, bool, np.bool_,
-                                  description="a class label (str, number or bool)"), None],
+    "negative_class": [  # a NaN matches no label: refused by the Interval
+        InstanceOf(str, int, np.integer, bool, np.bool_, description="a class label (str, number "
+                   "or bool)"), Interval(numbers.Real, None, None), None],
     "feature_names": _FEATURE_NAMES})
 def ripper_to_rules(model: Any, negative_class: Any = None, *,
                     feature_names: Optional[Sequence[str]] = None) -> RuleSet:
@@ -159,7 +138,7 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     'no'
     """
     _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
-                 ("ruleset_", "trainset_features_"))
+                 ("ruleset_", "trainset_features_"), "model")
     positive = label_text(model.pos_class)
     negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
@@ -228,7 +207,8 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     'a'
     """
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"),
+                 "model")
     steps = model.rules_
     if not len(steps):  # imodels' fit gives at least the final leaf
         raise ValueError("`model` is not fitted: its rule list `rules_` is empty")

@@ -12,7 +12,8 @@ from typing import Dict, Tuple, Union
 
 import numpy as np
 
-from ..commons.params import ArrayLike, Interval, Options, validate_params
+from ..commons.params import Interval, Options, validate_params
+from ..commons.uncertainty import Counts
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import broadcast_shape
 
@@ -77,13 +78,6 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     return statistic, pvalue
 
 
-def _lift_terms(bh, bhbar, bbarh, bbarhbar):
-    """``bh, n, b, h`` of the cells divided by a power of two near their largest (exact):
-    Lift = bh n / (b h) without a product that overflows, rounded as for the cells."""
-    (bh, bhbar, bbarh, bbarhbar), _ = _scaled(bh, bhbar, bbarh, bbarhbar)
-    return bh, bh + bhbar + bbarh + bbarhbar, bh + bhbar, bh + bbarh
-
-
 def _scaled(*cells):
     """The cells divided by a power of two close to their largest value, table by table,
     and that power: exact, so the scale-free measures do not change by one bit, and no
@@ -93,9 +87,9 @@ def _scaled(*cells):
     return [c / scale for c in cells], scale
 
 
-#: A cell: counts of examples (whole numbers >= 0, of an integer or float dtype), as float64.
-_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [
-    ArrayLike("real", dtype=np.float64, within=Interval(numbers.Integral, 0, None))])
+#: A cell: counts of examples (whole numbers >= 0, of an integer or float dtype, or Python
+#: integers of any size within the float range), as float64.
+_CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [Counts()])
 
 
 @validate_params(
@@ -221,8 +215,9 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
         for name, num, den in (("Acc", bh, b), ("Err", bhbar, b), ("NegRel", bbarhbar, bbar),
                                ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n), ("Sup", bh, n)):
             ratio(name, num, den)
-        s_bh, s_n, s_b, s_h = _lift_terms(bh, bhbar, bbarh, bbarhbar)
-        ratio("Lift", s_bh * s_n, np.where(b == 0, 0, s_b * s_h))
+        # Lift = bh n / (b h) on the cells scaled exactly (no product overflows)
+        c = _scaled(bh, bhbar, bbarh, bbarhbar)[0]
+        ratio("Lift", c[0] * (c[0] + c[1] + c[2] + c[3]), np.where(b == 0, 0, (c[0] + c[1]) * (c[0] + c[2])))
         out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
         no_sat = (b == 0) | (hbar == 0)
         ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))

@@ -9,11 +9,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Options, validate_params
+from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .checking import real_value
-from .dataset import Dataset
-from .evaluation import MODE, RULES, check_label_classes, label_text, predict_rules
+from .dataset import Dataset, label_text
+from .evaluation import LABELS, MODE, RULES, check_label_classes, known_labels, predict_rules
 from .fire import fire_score, qs_score
 from .pbm import RuleSet
 from .validation import PSI
@@ -72,7 +72,7 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
 
 
 @validate_params({  # data (a Dataset, a DataFrame or an array) and feature_names: below
-    "rules": RULES, "data": "no_validation", "reference": [ArrayLike(kind="any"), None],
+    "rules": RULES, "data": "no_validation", "reference": LABELS,
     "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
 })
 def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float = 1.0,
@@ -91,7 +91,8 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
         ``(N,)`` outputs to match: the black box's predictions (fidelity) or the true
         labels. By default the class column of ``data``. For classification, values that
         share no class with the heads are refused, head classes they never hold named in
-        a warning (as ``labels`` of :func:`~xplique_ext.rules.evaluate_rules`).
+        a warning; NaN, None and ``"?"`` are unknown (as ``labels`` of
+        :func:`~xplique_ext.rules.evaluate_rules`).
     psi
         FiRe's trade-off (> 0).
     mode
@@ -135,7 +136,7 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
     regression = reference.dtype.kind == "f" and all(
         real_value(rule.head) is not None for rule in rules.all_rules)
     task = "regression" if regression else "classification"
-    predicted, known = ~pd.isna(predictions), ~pd.isna(reference)
+    predicted, known = ~pd.isna(predictions), known_labels(reference)
     if regression:  # heads kept as text when no numeric class is declared
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:

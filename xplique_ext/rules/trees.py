@@ -16,16 +16,30 @@ from .pbm import Condition, PBMHeader, Rule, RuleSet
 __all__ = ["tree_to_rules", "tree_names"]
 
 
+def _check_model(model, module: str, kinds: Sequence[str], described: str,
+                 fitted: Sequence[str], name: str) -> None:
+    """Import the package ``module`` (the optional ones: an ImportError saying how to
+    install it), then a TypeError unless ``model`` (the parameter ``name``) is one of its
+    classes ``kinds``, a ValueError unless it has the ``fitted`` attributes."""
+    import importlib
+
+    try:
+        package = importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"this adapter needs the package {module!r}: pip install "
+                          f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
+    classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
+    if not isinstance(model, classes):
+        raise TypeError(f"`{name}` must be a fitted {described}, got {type(model).__name__}")
+    if any(getattr(model, attribute, None) is None for attribute in fitted):
+        raise ValueError(f"`{name}` is not fitted: call its fit method first")
+
+
 def _check_tree(tree, feature_names: Optional[Sequence], class_names: Optional[Sequence]):
     """Check ``tree`` is a fitted single-output scikit-learn tree; its feature names and its
     class names (None for a regressor)."""
-    from sklearn.tree import BaseDecisionTree
-
-    if not isinstance(tree, BaseDecisionTree):
-        raise TypeError("`tree` must be a fitted scikit-learn DecisionTreeClassifier or "
-                        f"DecisionTreeRegressor, got {type(tree).__name__}")
-    if not hasattr(tree, "tree_"):
-        raise ValueError("`tree` is not fitted: call its fit method first")
+    _check_model(tree, "sklearn.tree", ("BaseDecisionTree",),
+                 "scikit-learn DecisionTreeClassifier or DecisionTreeRegressor", ("tree_",), "tree")
     if tree.n_outputs_ != 1:
         raise ValueError(f"`tree` must have a single output, got {tree.n_outputs_}")
     default = [str(f) for f in getattr(tree, "feature_names_in_", [])] or [
