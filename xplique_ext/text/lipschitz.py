@@ -141,6 +141,7 @@ class LocalLipschitzEstimate(BaseMetric):
             self.inputs.reshape(n, -1).astype(np.float64), k, axis=0), axis=1)
         return _max_ratio(num.reshape(n, k), den.reshape(n, k))
 
+
 class TextLocalLipschitzEstimate(BaseMetric):
     """Local Lipschitz estimate (Eq. 9-10) of a token explainer, in the embedding space.
 

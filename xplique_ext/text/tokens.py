@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..commons.params import STRING, Callable_, InstanceOf, check_param, describe, validate_params
-from ..runtime import check_finite_dataset, dataset_is_batched, iterate_dataset
+from ..runtime import check_finite_dataset, dataset_is_batched, is_dataset, iterate_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
            "as_sentences", "read_sentences"]
@@ -280,7 +280,7 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
     """Like :func:`as_sentences`, also returning the labels of a ``tf.data.Dataset`` of
     ``(sentence, label)`` pairs (None for any other input)."""
     labels = None
-    if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
+    if is_dataset(inputs):
         inputs, labels = _read_dataset(inputs, name)
     elif hasattr(inputs, "numpy") or hasattr(inputs, "__array__"):
         # a tf.Tensor, NumPy array, pandas Series / Index / DataFrame: (N,) or a column
