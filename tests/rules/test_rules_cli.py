@@ -206,10 +206,14 @@ def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, li
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
     err = capsys.readouterr().err
     assert f"pairs.txt, line {line}: decimal comma in" in err and "0.5, not 0,5" in err
-    # commas that separate the values, with or without spaces, are not decimal commas
-    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n")
+    # commas that separate the values, with or without spaces, are not decimal commas, nor
+    # are numbers in the label, nor commas and spaces both between the values (refused before)
+    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n0.05,3,0.9 CART depth "
+                                        "3\n0.04,3 0.95 GridEx\n")
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 0
-    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["CART", "0.05"]
+    out = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [row[:-5] for row in out[2:]] == [["CART"], ["CART", "depth", "3"], ["GridEx"]]
+    assert out[3][-5:-3] == ["0.05", "3"] and out[4][-5:-2] == ["0.04", "3", "0.95"]
 
 
 def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, capsys):
