@@ -262,3 +262,7 @@ def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
     assert run_cli(base[:-1] + ["nope.pbm", "-s", "new.pbm", "--csv", "old.csv"]) == 1
     assert "nope.pbm" in capsys.readouterr().err
     assert not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"
+    # a link to a file not written yet stays a link (the check removed it and wrote a file)
+    (voyage_dir / "link.txt").symlink_to(voyage_dir / "target.txt")
+    assert run_cli(["fire", "-s", str(voyage_dir / "link.txt"), "0.1,2"]) == 0
+    assert (voyage_dir / "link.txt").is_symlink() and "0.1" in (voyage_dir / "target.txt").read_text()
