@@ -1,6 +1,7 @@
 """``xplique-ext rules`` errors and ``xplique-ext fire``; ``demo_section``."""
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -245,6 +246,32 @@ def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, 
     pairs.write_bytes("0.05 3 caf\xe9\n".encode("latin-1"))  # read as every rule file is
     assert run_cli(["fire", "-f", str(pairs)]) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[0] == "caf\xe9"
+
+
+def test_a_pipe_the_fast_reader_refuses_is_an_error_naming_it(voyage_dir):
+    """A data file read from a pipe (``-d <(zcat f.gz)``) with a quoted value: the exact
+    reader cannot read it again from its start (main: 'File or stream is not seekable'; a
+    reopened pipe before that: 0 examples, silently); a plain one is read through it (it
+    was 'could not broadcast': the table was sized by the pipe's size, 0)."""
+    import threading
+
+    from xplique_ext.rules import DataParseError, read_data
+
+    text = (voyage_dir / "voyage.test").read_text()
+    for data, n in ((text, read_data(voyage_dir / "voyage.test").n_examples),
+                    (text.replace("sunny", '"sunny"', 1), None)):
+        fifo = voyage_dir / f"pipe{n}"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_text, args=(data,))
+        writer.start()
+        try:
+            if n is None:
+                with pytest.raises(DataParseError, match=f"{fifo}: .*cannot be read again from a pipe"):
+                    read_data(fifo, voyage_dir / "voyage.names")
+            else:
+                assert read_data(fifo, voyage_dir / "voyage.names").n_examples == n
+        finally:
+            writer.join()
 
 
 def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
