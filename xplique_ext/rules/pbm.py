@@ -195,12 +195,10 @@ class PBMHeader:
 
     def lines(self) -> List[str]:
         """The header as PBM text lines (a conversor line written when none was read)."""
-        conversor = self.conversor
-        if conversor is None:
-            from .. import __version__
+        from .. import __version__
 
-            conversor = f"Standard Rules Conversor xplique_ext-{__version__}"
-        out = [conversor]
+        out = [f"Standard Rules Conversor xplique_ext-{__version__}" if self.conversor is None
+               else self.conversor]
         if self.inducer is not None or self.input_file is not None:
             inducer = f"Inducer: {self.inducer or ''}"
             out.append(inducer if self.input_file is None
@@ -402,12 +400,8 @@ class _RuleParser:
         """The text of the next token, a value (a number with ``number``)."""
         token = self.peek()
         word = token is not None and token.kind == "word"
-        if number:
-            ok = word and _NUMBER.match(token.value)
-        else:
-            keyword = word and token.value in _KEYWORDS
-            ok = token is not None and (token.kind == "quoted" or (word and not keyword))
-        if not ok:
+        if not (word and _NUMBER.match(token.value) if number else token is not None and (
+                token.kind == "quoted" or (word and token.value not in _KEYWORDS))):
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
         return token.value
@@ -426,7 +420,7 @@ class _RuleParser:
         body = ()
         if not default:
             self.expect("IF", "IF")
-            body = self.several(self.conjunction, "OR")
+            body = self.several(lambda: self.several(self.condition, "AND"), "OR")
             self.expect("THEN", "THEN")
         self.expect("CLASS", "CLASS")
         self.expect("=")
@@ -441,9 +435,6 @@ class _RuleParser:
         if token is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
         return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
-
-    def conjunction(self) -> Tuple[Condition, ...]:
-        return self.several(self.condition, "AND")
 
     def condition(self) -> Condition:
         first, second = self.peek(), self.peek(1)
