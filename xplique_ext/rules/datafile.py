@@ -218,9 +218,7 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
 
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
-    table = np.empty((len(rows), len(names.columns)), dtype=object)
-    if rows:
-        table[:] = rows
+    table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
     lines = np.asarray(numbers, dtype=np.int64)
     return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
                            for k, a in enumerate(names.columns)}, file=file)

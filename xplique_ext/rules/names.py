@@ -192,10 +192,9 @@ class Names:
 
     def to_string(self) -> str:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
-        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""]
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
-        for attribute in self.attributes:
-            lines.append(f"{(_quote(attribute.name) + ':').ljust(width)} {_type_text(attribute)}.")
+        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""] + [
+            f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes]
         return "\n".join(lines) + "\n"
 
     @classmethod

@@ -336,7 +336,7 @@ class RuleSet:
 #: One token of a rule at a time: white space, an operator, a punctuation mark or a word
 #: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
 #: identifiers are read by :func:`~xplique_ext.rules.syntax.scan_quoted`.
-_TOKEN = re.compile(r'\s+|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
+_TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
                     r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
 
 
@@ -345,20 +345,19 @@ def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
     for number, line in chunk:
         i = 0
         while i < len(line):
-            if line[i] == '"':
-                value, i = scan_quoted(line, i)
-                if value is None:
-                    raise RuleParseError(
-                        "unterminated quoted identifier", file=file, line=number, text=line)
-                tokens.append(Token("quoted", value, number))
-                continue
             match = _TOKEN.match(line, i)
             if match is None:
                 raise RuleParseError(
                     f"unexpected character {line[i]!r}", file=file, line=number, text=line)
-            if match.lastgroup:
-                tokens.append(Token(match.lastgroup, match.group(), number))
             i = match.end()
+            if match.lastgroup == "quoted":
+                value, i = scan_quoted(line, match.start())
+                if value is None:
+                    raise RuleParseError(
+                        "unterminated quoted identifier", file=file, line=number, text=line)
+                tokens.append(Token("quoted", value, number))
+            elif match.lastgroup:
+                tokens.append(Token(match.lastgroup, match.group(), number))
     return tokens
 
 
@@ -534,8 +533,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
     by_number = dict(numbered)
-    header_lines: List[Tuple[int, str]] = []
-    chunks: List[List[Tuple[int, str]]] = []
+    header_lines, chunks = [], []  # (number, line) pairs; one list of them per rule
     for number, line in numbered:
         if _RULE_START.match(line):
             chunks.append([(number, line)])
