@@ -170,10 +170,7 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
     a line of blanks is skipped. Errors give the file, the record's first line and text.
     """
     number = 0  # lines read
-    while skip:
-        line = next(handle, None)
-        if line is None:
-            return
+    while skip and (line := next(handle, None)) is not None:
         number, skip = number + 1, skip - bool(line.strip())
     held: List[str] = []  # the lines of the record being read
 
