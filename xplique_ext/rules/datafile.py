@@ -75,10 +75,8 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
         read_options=pacsv.ReadOptions(column_names=keys, use_threads=False,
                                        block_size=len(block) + 1),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types=types, null_values=[] if numbers_as_text else [UNKNOWN],
-            strings_can_be_null=False,
-        ),
+        convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                             null_values=[] if numbers_as_text else [UNKNOWN]),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the blocks being read (Arrow's own pools keep them for reuse)
         memory_pool=pa.system_memory_pool(),
@@ -198,18 +196,13 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        if len(fields) != len(attributes):
-            raise DataParseError(
-                f"expected {len(attributes)} comma-separated values "
-                f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
-                file=file, line=start, text=text,
-            )
-        if "" in fields:
-            raise DataParseError(
-                f"empty value for attribute {attributes[fields.index('')].name!r} "
-                "(write ? for an unknown value, ! for a not-applicable one)",
-                file=file, line=start, text=text,
-            )
+        fault = (f"expected {len(attributes)} comma-separated values ("
+                 f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
+                 if len(fields) != len(attributes) else
+                 f"empty value for attribute {attributes[fields.index('')].name!r} (write ? for "
+                 "an unknown value, ! for a not-applicable one)" if "" in fields else None)
+        if fault:
+            raise DataParseError(fault, file=file, line=start, text=text)
         rows.append(fields)
         numbers.append(start)
 
