@@ -253,3 +253,55 @@ def test_log_interval_refuses_metrics_without_summary():
     cb.set_model(_model())
     with pytest.raises(TypeError, match="summary"):
         cb.evaluate()
+
+
+# ------------------------------------------------------------- hostile-input sweep (issue 18)
+@pytest.mark.parametrize("x_probe, error, match", [
+    (np.full((4, 8, 8, 1), np.nan, np.float32), ValueError, "`x_probe` must be .*finite"),
+    (np.array([["a", "b"]]), TypeError, "`x_probe` must be an array of numbers"),
+    (np.zeros((4, 0), np.float32), ValueError, "`x_probe` must be a non-empty array"),
+    (lambda: tf.data.Dataset.from_tensor_slices({"image": np.zeros((4, 8, 8, 1))}), TypeError,
+     "`x_probe` must be a NumPy array"),
+    (lambda: tf.data.Dataset.from_tensor_slices(np.full((4, 8, 8, 1), np.inf)), ValueError,
+     "`x_probe` must be .*finite")])
+def test_sweep_probe_inputs_are_checked_when_the_callback_is_built(x_probe, error, match):
+    # were accepted, then failed after the first epoch of training (or an AttributeError)
+    x_probe = x_probe() if callable(x_probe) else x_probe
+    with pytest.raises(error, match=match):
+        ExplanationMetrics(GradientInput, [MU], x_probe)
+
+
+class _Returns:
+    def __init__(self, value):
+        self.value = value
+
+    def evaluate(self, explanations):
+        return self.value
+
+
+@pytest.mark.parametrize("value, error", [(None, TypeError), ("high", TypeError),
+                                          (np.ones(2), ValueError)])
+def test_sweep_metric_returning_no_number_is_refused(value, error):
+    # None was logged as NaN, a string was a raw "could not convert string to float"
+    x, y = _data()
+    cb = ExplanationMetrics(GradientInput, {"m": _Returns(value)}, x[:8], y[:8])
+    cb.set_model(_model())
+    with pytest.raises(error, match=r"`metrics\['m'\]\.evaluate\(explanations\)` must be"):
+        cb.evaluate()
+
+
+def test_sweep_explainer_writing_into_its_arguments_leaves_the_probe_fixed():
+    x, y = _data()
+
+    def zeroing(model):
+        def explain(inputs, targets):
+            inputs *= 0
+            targets *= 0
+            return np.ones(inputs.shape[:3], np.float32)
+        return explain
+
+    cb = ExplanationMetrics(zeroing, [MU], x[:8], y[:8])
+    cb.set_model(_model())
+    cb.evaluate()
+    np.testing.assert_array_equal(cb.x_probe, x[:8])
+    np.testing.assert_array_equal(cb._y_formatted, np.eye(2)[y[:8]])

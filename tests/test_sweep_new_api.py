@@ -253,7 +253,7 @@ def test_rule_distillation_fit_checks_its_arguments():
     for bad, error in ((0, ValueError), ("a", TypeError), (-1, ValueError), (2.5, TypeError)):
         with pytest.raises(error, match="`batch_size` must be"):
             model.fit(s, y, batch_size=bad, verbose=0)
-    with pytest.raises(ValueError, match="`x` must hold at least one sentence, got 0"):
+    with pytest.raises(ValueError, match="`x` must hold at least one training sentence, got 0"):
         model.fit([], [], verbose=0)  # was: nothing trained, a Keras warning
     raw = tf.data.Dataset.from_tensor_slices((s, y)).batch(2)
     with pytest.raises(TypeError, match=r"`x` must be a tf.data.Dataset of \(dict, label\)"):

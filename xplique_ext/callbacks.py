@@ -34,12 +34,8 @@ def _spec_name(spec: Any) -> str:
     """A readable name for a metric or explainer given as a class, a factory or an
     instance: ``MuFidelity``, ``functools.partial(MuFidelity, ...)`` -> ``MuFidelity``."""
     target = getattr(spec, "func", spec)  # functools.partial
-    if isinstance(target, type):
-        return target.__name__
-    name = getattr(target, "__name__", None)
-    if name and name != "<lambda>":
-        return name
-    return type(target).__name__
+    name = getattr(target, "__name__", "<lambda>")  # a class or a function; an instance has none
+    return type(target).__name__ if name == "<lambda>" else name
 
 
 def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -> Dict[str, Any]:
@@ -66,6 +62,7 @@ def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -
     return named
 
 
+X_PROBE = [ArrayLike("numeric", finite=True, nonempty=True)]
 Y_PROBE = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", finite=True)]
 
 
@@ -81,10 +78,10 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
         x, y = whole[0]
     else:
-        x, y = np.array(check_param(x_probe, "x_probe", [ArrayLike("any")]), copy=True), None
-    if x.ndim < 2 or len(x) == 0:
-        raise ValueError("`x_probe` must have a batch axis, at least one feature axis and "
-                         f"one input, got shape {x.shape}")
+        x, y = x_probe, None
+    x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
+    if x.ndim < 2:
+        raise ValueError(f"`x_probe` must have a batch axis and a feature axis, got shape {x.shape}")
     return x, y
 
 
@@ -242,9 +239,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
             check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
         if not self.every:
             raise ValueError("`every` must name at least one epoch, got an empty collection")
-        if isinstance(log_interval, bool):  # True: the 95% interval (declared above)
-            log_interval = 0.95 if log_interval else None
-        self.log_interval: Optional[float] = log_interval
+        # True: the 95% interval (declared above)
+        self.log_interval: Optional[float] = (0.95 if log_interval else None) if isinstance(
+            log_interval, bool) else log_interval
         self.interval_resamples = interval_resamples
         keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:
@@ -312,7 +309,9 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if targets is None:  # this epoch's predicted classes, as the metrics use them
             targets = runtime.predicted_targets(runtime.check_outputs(
                 self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
-        return check_param(explain(self.x_probe, targets), "explanations", [ArrayLike("any")])
+        # copies: an explainer that writes into its arguments leaves the probe set fixed
+        return check_param(explain(self.x_probe.copy(), targets.copy()), "explanations",
+                           [ArrayLike("any")])
 
     def evaluate(self) -> Dict[str, float]:
         """Explain the probe set with the current weights and score it now.
@@ -331,15 +330,12 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 if self.log_interval is not None:
                     summary = metric.summary(explanations, confidence=self.log_interval,
                                              n_resamples=self.interval_resamples)
-                    scores[key] = float(summary.mean)
-                    scores[key + "_ci_low"] = float(summary.ci_low)
-                    scores[key + "_ci_high"] = float(summary.ci_high)
+                    scores.update({key + suffix: float(getattr(summary, field)) for suffix, field
+                                   in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))})
                     continue
-                array = np.asarray(metric.evaluate(explanations), dtype=np.float64)
-                if array.ndim != 0:
-                    raise TypeError(f"`metrics[{m_name!r}]`.evaluate must return one number, got "
-                                    f"an array of shape {array.shape}")
-                scores[key] = float(array)
+                scores[key] = float(check_param(
+                    metric.evaluate(explanations), f"metrics[{m_name!r}].evaluate(explanations)",
+                    [ArrayLike("real", ndim=0, shapes="() (one number)")]))
         return scores
 
     def on_epoch_end(self, epoch, logs=None):

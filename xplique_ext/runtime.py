@@ -50,6 +50,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .commons.params import ArrayLike, InstanceOf, check_param
 from .commons.warnings import XpliqueExtWarning, warn
 
 __all__ = [
@@ -77,11 +78,10 @@ def resolve_strategy(strategy: Any = None) -> Any:
     """
     import tensorflow as tf
 
-    if strategy is None:
+    if check_param(strategy, "strategy", [InstanceOf(tf.distribute.Strategy, description=(
+            "a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)")),
+            None]) is None:
         return tf.distribute.get_strategy()
-    if not isinstance(strategy, tf.distribute.Strategy):
-        raise TypeError("`strategy` must be a tf.distribute.Strategy (MirroredStrategy, "
-                        f"MultiWorkerMirroredStrategy, ...) or None, got {type(strategy).__name__}")
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
         raise ValueError("`strategy` must run replicas in sync (MirroredStrategy, "
                          "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
@@ -431,7 +431,7 @@ def check_outputs(out: Any, batch: int, *, name: str = "model",
     """
     arr = _as_array(single_output(out, name))
     check_output_dtype(arr.dtype, name)
-    if arr.ndim == 0 or arr.shape[0] != batch or (
+    if arr.ndim == 0 or arr.shape[0] != batch or 0 in arr.shape[1:] or (
             trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]):
         shapes = ["(B, K)", "(B,)"] if trailing is None else [(batch, *t) for t in trailing]
         allowed = expected or "shape " + " or ".join(map(str, shapes))
@@ -545,7 +545,9 @@ def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> 
     compared with the model's input rank (batch axis included) when it is known.
     """
     spec = dataset.element_spec
-    shape = (spec[0] if isinstance(spec, (tuple, list)) else spec).shape
+    shape = getattr(spec[0] if isinstance(spec, (tuple, list)) else spec, "shape", None)
+    if shape is None:  # a dict: refused where the elements are read
+        return False
     if shape.rank is None or (shape.rank > 0 and shape[0] is None):
         return True
     return model_input_rank is not None and shape.rank == model_input_rank
@@ -559,7 +561,7 @@ def iterate_dataset(dataset: Any, batch_size: Optional[int], batched: bool,
     ds = dataset.unbatch() if batched else dataset
     for element in ds.batch(batch_size or 2**31 - 1):
         x, y = split_element(element, name)
-        yield x.numpy(), None if y is None else y.numpy()
+        yield check_param(x, name, [ArrayLike("any")]), None if y is None else y.numpy()
 
 
 def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:

@@ -212,8 +212,8 @@ def test_09_baseline_callable_of_wrong_shape(case):
 def test_09_operator_returning_one_score_per_output(case):
     model, x, y, phi = case
     metric = MuFidelity(model, x, y, operator=lambda f, a, b: f(a) * b, **FAST)
-    with pytest.raises(ValueError, match=r"`operator` must return one score per input, "
-                                         r"shape \(9,\) for a batch of 9 inputs, got shape \(9, 3\)"):
+    with pytest.raises(ValueError, match=r"`operator` must return one output per input of shape "
+                                         r"\(B,\) or \(B, 1\) .*got shape \(9, 3\) for a batch of 9"):
         metric.evaluate(phi)
 
 
@@ -354,6 +354,12 @@ def test_progress_bar_advances_per_perturbation_batch(rng, monkeypatch):
         def close(self):
             pass
 
+        def __enter__(self):  # tqdm's bars are context managers
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
     fake = types.ModuleType("tqdm.auto")
     fake.tqdm = FakeBar
     monkeypatch.setitem(sys.modules, "tqdm.auto", fake)
@@ -447,3 +453,69 @@ def test_cell_sums_do_not_depend_on_how_many_explanations_are_summed_at_once(rng
     together = metric._explanation_cells(phi)
     alone = np.concatenate([metric._explanation_cells(phi[i:i + 1]) for i in range(64)])
     np.testing.assert_array_equal(together, alone)
+
+
+# ------------------------------------------------------------- hostile-input sweep (issue 18)
+def test_sweep_batched_dataset_of_the_wrong_rank_is_refused(rng):
+    # batches (None, 8, 8) for a model of inputs (8, 8, 1): was accepted, then scored
+    # as time series (plausible numbers)
+    model = linear_model((8, 8, 1))
+    ds = tf.data.Dataset.from_tensor_slices(rng.random((4, 8, 8), dtype=np.float32)).batch(2)
+    with pytest.raises(ValueError, match=r"`inputs` dataset elements must have rank 4 .*"
+                                         r"got elements of shape \(None, 8, 8\)"):
+        MuFidelity(model, ds, np.ones(4), grid_size=4, **FAST)
+
+
+def test_sweep_inputs_with_a_feature_axis_of_size_0_are_refused():
+    # was a raw "zero-size array to reduction operation maximum"
+    with pytest.raises(ValueError, match=r"`inputs` must have .* none of size 0, got shape \(4, 0\)"):
+        MuFidelity(sum_callable, np.zeros((4, 0), np.float32), np.ones(4), **FAST)
+
+
+@pytest.mark.parametrize("phi", [1.0, np.ones(4)])
+def test_sweep_explanations_without_their_axes_are_refused(rng, phi):
+    # a scalar was a raw "len() of unsized object"
+    x = rng.random((4, 8, 8, 1), dtype=np.float32)
+    metric = MuFidelity(linear_model((8, 8, 1)), x, np.ones(4), grid_size=4, **FAST)
+    with pytest.raises(ValueError, match=r"`explanations` must be an array of rank 3 or 4, got shape"):
+        metric.evaluate(phi)
+    with pytest.raises(ValueError, match=r"per-input shapes \[\(8, 8, 1\), \(8, 8\)\] to"):
+        metric.evaluate(np.ones((4, 8, 8, 2)))  # each allowed shape named once
+
+
+@pytest.mark.parametrize("baseline", [1e300, lambda v: np.full(v.shape, 1e300)])
+def test_sweep_baseline_that_overflows_the_inputs_dtype_is_refused(rng, baseline):
+    # 1e300 became inf in float32 inputs: NaN scores blamed on the model's outputs
+    x = rng.random((4, 8, 8, 1), dtype=np.float32)
+    metric = MuFidelity(linear_model((8, 8, 1)), x, np.ones(4), grid_size=4,
+                        baseline_mode=baseline, **FAST)
+    with pytest.raises(ValueError, match=r"`baseline_mode(\(x\))?` must be (numbers )?in "
+                                         r"\[-3\.40282e\+38, 3\.40282e\+38\], got 1e\+300"):
+        metric.evaluate(x[..., 0])
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1, 1)])
+def test_sweep_model_outputs_of_rank_3_are_scored_flat(rng, shape):
+    # (B, 2, 3) was a raw InvalidArgumentError; (B, 1, 1) broadcast against (B, 1)
+    # targets into (B, B) and the error blamed the operator
+    x = rng.random((4, 8, 8, 1), dtype=np.float32)
+    k = int(np.prod(shape))
+
+    def model(v):
+        total = tf.reduce_sum(tf.reshape(v, (tf.shape(v)[0], -1)), axis=1)
+        return tf.reshape(tf.tile(total[:, None], [1, k]), (-1,) + shape)
+
+    # class id 0 of 6 outputs; a single output's target is a regression target (+1)
+    for targets in (np.zeros(4, np.int64) if k > 1 else np.ones(4), None):
+        scores = MuFidelity(model, x, targets, grid_size=4, **FAST).detailed_evaluate(x)
+        np.testing.assert_allclose(scores, 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("targets", [None, np.ones(4)])
+def test_sweep_model_without_outputs_is_refused(rng, targets):
+    # (B, 0) outputs gave NaN blamed on constant drops, or "class ids in [0, -1]"
+    x = rng.random((4, 8, 8, 1), dtype=np.float32)
+    metric = MuFidelity(lambda v: tf.zeros((tf.shape(v)[0], 0)), x, targets, grid_size=4, **FAST)
+    with pytest.raises(ValueError, match=r"`model` must return one output per input .*got shape "
+                                         r"\(1, 0\)"):
+        metric.detailed_evaluate(x)

@@ -1,6 +1,7 @@
 """``xplique-ext rules`` errors and ``xplique-ext fire``; ``demo_section``."""
 
 import io
+import os
 
 import numpy as np
 import pytest
@@ -206,10 +207,14 @@ def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, li
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
     err = capsys.readouterr().err
     assert f"pairs.txt, line {line}: decimal comma in" in err and "0.5, not 0,5" in err
-    # commas that separate the values, with or without spaces, are not decimal commas
-    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n")
+    # commas that separate the values, with or without spaces, are not decimal commas, nor
+    # are numbers in the label, nor commas and spaces both between the values (refused before)
+    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n0.05,3,0.9 CART depth "
+                                        "3\n0.04,3 0.95 GridEx\n")
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 0
-    assert capsys.readouterr().out.splitlines()[2].split()[:2] == ["CART", "0.05"]
+    out = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [row[:-5] for row in out[2:]] == [["CART"], ["CART", "depth", "3"], ["GridEx"]]
+    assert out[3][-5:-3] == ["0.05", "3"] and out[4][-5:-2] == ["0.04", "3", "0.95"]
 
 
 def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, capsys):
@@ -243,6 +248,32 @@ def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, 
     assert capsys.readouterr().out.splitlines()[1].split()[0] == "caf\xe9"
 
 
+def test_a_pipe_the_fast_reader_refuses_is_an_error_naming_it(voyage_dir):
+    """A data file read from a pipe (``-d <(zcat f.gz)``) with a quoted value: the exact
+    reader cannot read it again from its start (main: 'File or stream is not seekable'; a
+    reopened pipe before that: 0 examples, silently); a plain one is read through it (it
+    was 'could not broadcast': the table was sized by the pipe's size, 0)."""
+    import threading
+
+    from xplique_ext.rules import DataParseError, read_data
+
+    text = (voyage_dir / "voyage.test").read_text()
+    for data, n in ((text, read_data(voyage_dir / "voyage.test").n_examples),
+                    (text.replace("sunny", '"sunny"', 1), None)):
+        fifo = voyage_dir / f"pipe{n}"
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=fifo.write_text, args=(data,))
+        writer.start()
+        try:
+            if n is None:
+                with pytest.raises(DataParseError, match=f"{fifo}: .*cannot be read again from a pipe"):
+                    read_data(fifo, voyage_dir / "voyage.names")
+            else:
+                assert read_data(fifo, voyage_dir / "voyage.names").n_examples == n
+        finally:
+            writer.join()
+
+
 def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
     (voyage_dir / "old.csv").write_text("kept\n")
     base = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]
@@ -258,3 +289,7 @@ def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
     assert run_cli(base[:-1] + ["nope.pbm", "-s", "new.pbm", "--csv", "old.csv"]) == 1
     assert "nope.pbm" in capsys.readouterr().err
     assert not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"
+    # a link to a file not written yet stays a link (the check removed it and wrote a file)
+    (voyage_dir / "link.txt").symlink_to(voyage_dir / "target.txt")
+    assert run_cli(["fire", "-s", str(voyage_dir / "link.txt"), "0.1,2"]) == 0
+    assert (voyage_dir / "link.txt").is_symlink() and "0.1" in (voyage_dir / "target.txt").read_text()

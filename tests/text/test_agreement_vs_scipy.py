@@ -85,5 +85,11 @@ def test_pearson_agreement_reads_scalars_lists_and_refuses_matrices():
     whole = percy_pearson_agreement({"a": np.array([1.0, 0.0, 1.0, 1.0]),
                                      "b": np.array([1.0, 0.0, 0.0, 1.0])})
     assert split.equals(whole)
-    with pytest.raises(ValueError, match=r"`per_sentence\['a'\]` must be an array of scores"):
+    with pytest.raises(ValueError, match=r"`per_sentence\['a'\]` must be an array of shape \(N,\)"):
         percy_pearson_agreement({"a": [np.ones((3, 1)), np.zeros((2, 1))], "b": np.ones(5)})
+    # strings and booleans are refused with the framework's name (strings were a raw
+    # "could not convert string to float", booleans read as 0/1)
+    with pytest.raises(TypeError, match=r"`per_sentence\['a'\]` must be .*real numbers"):
+        percy_pearson_agreement({"a": ["1", "0"], "b": [1.0, 0.0]})
+    with pytest.raises(TypeError, match=r"`per_sentence\['b'\]` must be .*got dtype bool"):
+        percy_pearson_agreement({"a": [1.0, 0.0, 1.0], "b": np.array([True, False, False])})

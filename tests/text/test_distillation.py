@@ -408,6 +408,35 @@ def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
     assert float(model._steps_per_epoch.numpy()) == 3 == model.optimizer.iterations.numpy()
 
 
+def test_wrapper_reads_the_activation_of_the_output(small_data, small_tv):
+    """The logits check reads the operation that makes the output: a Dense followed by
+    keras.ops.sigmoid / keras.activations.softmax is a probability student (it was refused
+    as logits: the last *layer* is the linear Dense), a Sequential built on an Input is taken
+    (an AttributeError 'never been called' before) and a one-unit softmax (always 1) refused."""
+    import keras
+
+    from xplique_ext.text import RuleDistillation
+
+    def head(out):
+        inp = keras.Input(shape=(16,), dtype="int32")
+        return keras.Model(inp, out(keras.layers.GlobalAveragePooling1D()(
+            keras.layers.Embedding(vocab, 4)(inp))))
+
+    sentences, y = small_data
+    vocab = small_tv.vocabulary_size()
+    for student in (head(lambda h: keras.ops.sigmoid(keras.layers.Dense(1)(h))),
+                    head(lambda h: keras.activations.softmax(keras.layers.Dense(2)(h))),
+                    keras.Sequential([keras.Input((16,), dtype="int32"), keras.layers.Embedding(
+                        vocab, 4), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1, "sigmoid")])):
+        model = RuleDistillation(student, tokenizer=small_tv)
+        model.compile(optimizer="adam")
+        assert np.isfinite(model.fit(sentences, y, batch_size=48, verbose=0).history["loss"]).all()
+    with pytest.raises(ValueError, match=r"\(None, 1\) of a softmax over one unit"):
+        RuleDistillation(head(keras.layers.Dense(1, activation="softmax")), tokenizer=small_tv)
+    with pytest.raises(TypeError, match="got a Sequential without them"):  # not "subclassed"
+        RuleDistillation(keras.Sequential([keras.layers.Dense(1, "sigmoid")]), tokenizer=small_tv)
+
+
 def test_dict_student_over_a_keras_hub_backbone(tiny_bert):
     """A student on a keras-hub backbone's dict: prepare() packs the sentences and their
     rule conjuncts with the preprocessor; pi = 0 is plain cross-entropy training here too

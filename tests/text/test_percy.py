@@ -356,8 +356,9 @@ def test_counts_differ(bow_all):
 @pytest.mark.parametrize(
     "targets, match",
     [
-        ([0, 2], r"binary labels 0/1, got values \[2\]"),
-        ([0.5, 1.0], r"binary labels 0/1, got values \[0.5\]"),
+        ([0, 2], r"`targets` must be integers in \[0, 1\], got 2 \(1 of 2 values\)"),
+        ([0.5, 1.0], r"`targets` must be integers in \[0, 1\], got 0.5"),
+        ([1.0, np.nan], r"`targets` must be an array of finite values only, got 1 NaN"),
         (["pos", "neg"], "`targets` must be an array of .*got dtype"),
         (None, "`targets` must be a NumPy array.*got None"),
         (np.zeros((2, 1, 1)), r"`targets` must be an array of shape \(N,\), \(N, 1\) or \(N, 2\)"),

@@ -388,7 +388,7 @@ def test_other_errors(bow_all):
         IntegratedGradientsTokenExplainer(bow_all, bow_all.tokenizer)
     with pytest.raises(TypeError, match="`model` must be callable"):
         LimeTokenExplainer("model")
-    with pytest.raises(TypeError, match="`tokenizer` must be a keras TextVectorization"):
+    with pytest.raises(TypeError, match="`tokenizer` must be callable, got 42"):
         LimeTokenExplainer(bow_all, tokenizer=42)
     lime = LimeTokenExplainer(bow_all, bow_all.tokenizer, progress=False)
     with pytest.raises(TypeError, match="single str"):

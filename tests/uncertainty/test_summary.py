@@ -135,6 +135,9 @@ def test_wilson_interval_matches_scipy_vectorised():
     for i in range(4):
         ci = binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="wilson")
         assert (low[i], high[i]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    # at k = 0 and k = n the bounds are exactly 0 and 1 (round-off gave 5.55e-17 at k = 0)
+    for n_ in (1, 7, 10, 13, 1000):
+        assert wilson_interval(0, n_)[0] == 0.0 and wilson_interval(n_, n_)[1] == 1.0
     with pytest.warns(UndefinedScoreWarning, match="no trials"):
         assert np.isnan(wilson_interval(0, 0)[0])
     with pytest.raises(ValueError, match="successes"):

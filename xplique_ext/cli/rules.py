@@ -130,7 +130,7 @@ def _check_outputs(*paths: Optional[str]) -> None:
     """Fail now, before any work, where an output file cannot be written: the OSError
     ``open`` would raise (a file created for the test is removed)."""
     for path in filter(None, paths):
-        existed = os.path.exists(path)
+        existed = os.path.lexists(path)  # a link to a file to create: kept
         open(path, "a").close()
         if not existed:
             os.remove(path)
@@ -315,11 +315,11 @@ def _float(text: str) -> Optional[float]:
 
 
 def _row(text: str, where: str) -> Row:
-    """``p r [coverage] [label]`` (commas or white space between) as a row; a number with a
-    comma next to numbers set apart by white space (``0,5 3``) is a decimal comma."""
-    numbers = [t for t in re.sub(r"\s*,\s*", ",", text.strip()).split()
-               if None not in map(_float, t.split(","))]
-    if len(numbers) > 1 and any("," in t for t in numbers):
+    """``p r [coverage] [label]`` (commas or white space between) as a row; a number ``0,5``
+    among the values (before the label) set apart by white space (``0,5 3``) is a decimal comma."""
+    numbers = list(itertools.takewhile(lambda t: None not in map(_float, t.split(",")),
+                                       re.sub(r"\s*,\s*", ",", text.strip()).split()))
+    if len(numbers) > 1 and any(re.fullmatch(r"[+-]?\d+,\d+", t) for t in numbers):
         raise ValueError(f"{where}decimal comma in {text!r}: commas separate the values, "
                          "write the decimals with a dot (0.5, not 0,5)")
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]

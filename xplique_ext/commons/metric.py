@@ -34,7 +34,8 @@ from .warnings import UndefinedScoreWarning, warn
 __all__ = ["BaseMetric", "nan_aware_mean"]
 
 
-def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> float:
+def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None,
+                   category: type = UndefinedScoreWarning) -> float:
     """Mean of the defined scores; one warning says how many undefined (NaN) ones were
     skipped, and why when ``reason`` is given.
 
@@ -46,6 +47,8 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
         Name of the metric, quoted in the warning.
     reason
         Why scores are undefined, appended to the warning when given.
+    category
+        The warning's class (a subclass of UndefinedScoreWarning a metric names).
 
     Returns
     -------
@@ -75,18 +78,31 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None) -> floa
     if undefined == scores.size:
         what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
                 else "there is no sample to score (0 per-sample scores)")
-        warn(f"{name}: {what}; the aggregate is NaN.{suffix}", UndefinedScoreWarning)
+        warn(f"{name}: {what}; the aggregate is NaN.{suffix}", category)
         return float("nan")
     if undefined:
         warn(f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-             f"and were skipped in the mean.{suffix}",
-             UndefinedScoreWarning)
+             f"and were skipped in the mean.{suffix}", category)
     defined = scores[~np.isnan(scores)]
     with np.errstate(over="ignore"):
         mean = float(np.mean(defined))
     if not np.isfinite(mean) and np.isfinite(defined).all():
         mean = float(np.sum(defined / defined.size))  # the sum overflowed, not the mean
     return mean
+
+
+def _undefined_messages(call: Any) -> Tuple[Any, list]:
+    """``call()``'s result and the distinct messages of the UndefinedScoreWarnings it
+    raised (caught: the caller folds them into one); its other warnings pass on, through
+    the user's filters."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    for w in caught:
+        if not issubclass(w.category, UndefinedScoreWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result, list(dict.fromkeys(
+        str(w.message) for w in caught if issubclass(w.category, UndefinedScoreWarning)))
 
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -183,27 +199,12 @@ class BaseMetric(abc.ABC):
             # detailed_evaluate warned about values it replaced (a zero_division number)
             warn(f"{name}: {reason}", UndefinedScoreWarning)
             return float(np.mean(scores)) if scores.size else float("nan")
-        with warnings.catch_warnings(record=True) as mean_caught:
-            warnings.simplefilter("always")
-            value = nan_aware_mean(scores, name, reason)
-        for w in mean_caught:
-            warn(str(w.message), self.undefined_warning)
-        return value
+        return nan_aware_mean(scores, name, reason, self.undefined_warning)
 
     def _scores_and_reasons(self, *args: Any, **kwargs: Any):
         """:meth:`detailed_evaluate` as float64, and the distinct messages of the
-        UndefinedScoreWarnings it raised (caught: the caller folds them into one);
-        its other warnings pass on through the user's filters."""
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            scores = self.detailed_evaluate(*args, **kwargs)
-        reasons = []
-        for w in caught:
-            if issubclass(w.category, UndefinedScoreWarning):
-                if str(w.message) not in reasons:
-                    reasons.append(str(w.message))
-            else:  # pass the others on, through the user's filters
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        UndefinedScoreWarnings it raised (see :func:`_undefined_messages`)."""
+        scores, reasons = _undefined_messages(lambda: self.detailed_evaluate(*args, **kwargs))
         return np.asarray(scores, dtype=np.float64), reasons
 
     def _is_proportion(self) -> bool:
@@ -278,11 +279,9 @@ class BaseMetric(abc.ABC):
             return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0, "none: no sample")
         if seed is None:  # the metric's seed, or 0: the same metric gives the same interval
             seed = getattr(self, "seed", None) or 0
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = summarize_scores(scores, confidence=confidence, interval=interval,
-                                      proportion=self._is_proportion(),
-                                      n_resamples=n_resamples, seed=seed, name=name)
+        result, caught = _undefined_messages(lambda: summarize_scores(
+            scores, confidence=confidence, interval=interval, proportion=self._is_proportion(),
+            n_resamples=n_resamples, seed=seed, name=name))
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
         messages = []
@@ -292,11 +291,7 @@ class BaseMetric(abc.ABC):
         if undefined and undefined < scores.size:
             messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
                             f"undefined (NaN) and were left out of the summary.{suffix}")
-        for w in caught:
-            if issubclass(w.category, UndefinedScoreWarning):
-                messages.append(str(w.message))
-            else:
-                warn(w.message, w.category)
+        messages += caught
         if undefined == scores.size and suffix:  # every score undefined: say why
             messages.append(suffix.strip())
         if messages:

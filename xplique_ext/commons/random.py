@@ -18,13 +18,10 @@ def seed_to_int(seed: Optional[int]) -> int:
     """A concrete 63-bit integer seed: ``seed`` itself when it fits in 63 bits, a mix of
     all of its bits through :class:`numpy.random.SeedSequence` when it is larger (so
     that 2**63 and 0 differ), or fresh entropy when None."""
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> 1)
-    seed = int(seed)
-    if 0 <= seed <= _MASK63:
-        return seed
-    state = np.random.SeedSequence(abs(seed)).generate_state(1, dtype=np.uint64)[0]
-    return int(state >> 1)
+    if seed is not None and 0 <= int(seed) <= _MASK63:
+        return int(seed)
+    sequence = np.random.SeedSequence(None if seed is None else abs(int(seed)))
+    return int(sequence.generate_state(1, dtype=np.uint64)[0] >> 1)
 
 
 def make_rng(seed: Optional[int]) -> np.random.Generator:

@@ -48,9 +48,7 @@ def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[i
     h, w = int(shape[0]), int(shape[1])
     if size is None:
         return h, w
-    scale = min(1.0, size[0] / h, size[1] / w)
-    if scale >= 1.0:
-        return h, w
+    scale = min(1.0, size[0] / h, size[1] / w)  # 1: round(h * 1) is h
     return max(1, min(h, int(round(h * scale)))), max(1, min(w, int(round(w * scale))))
 
 
@@ -82,14 +80,12 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
     >>> float(area_downsample(m, (2, 2)).sum()) == float(m.sum())
     True
     """
-    if size is None:
+    n, h, w = maps.shape
+    th, tw = (h, w) if size is None else (min(h, size[0]), min(w, size[1]))
+    if (th, tw) == (h, w):
         return maps
     import cv2
 
-    n, h, w = maps.shape
-    th, tw = min(h, size[0]), min(w, size[1])
-    if (th, tw) == (h, w):
-        return maps
     out = np.empty((n, th, tw), dtype=np.float64)
     stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
     for s in range(0, n, _CV_CHANNELS):  # OpenCV resizes a limited number of channels

@@ -34,13 +34,9 @@ def _skipped_prefixes() -> tuple[str, ...]:
     """Directories whose frames are not the user's: this package, and the libraries
     (TensorFlow, Keras) through which a user's call reaches it (``model.fit`` calling a
     callback, a traced function); taken from ``sys.modules``, nothing is imported."""
-    prefixes = [_PACKAGE_DIR]
-    for name in ("tensorflow", "keras", "tf_keras"):
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path:
-            prefixes.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(prefixes)
+    modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
+    return (_PACKAGE_DIR,) + tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                                   for m in modules if getattr(m, "__file__", None))
 
 
 def _user_stacklevel() -> int:

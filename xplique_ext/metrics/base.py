@@ -76,10 +76,9 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     """
     if isinstance(operator, str):
         name = operator.strip().lower().replace("_", " ")
-        if name not in OPERATOR_NAMES:
-            raise ValueError(
-                f"`operator` must be a callable g(f, x, y), one of Xplique's task names "
-                f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks, got {operator!r}")
+        check_param(name if name in OPERATOR_NAMES else operator, "operator", [Options(
+            OPERATOR_NAMES, f"a callable g(f, x, y), one of Xplique's task names "
+                            f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks")])
         if name in ("classification", "regression"):
             return None
         try:
@@ -130,9 +129,9 @@ def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     if rank is not None and inputs.ndim != rank:
         raise ValueError(f"`inputs` must have rank {rank} (batch axis included) to match the "
                          f"model's input, got shape {inputs.shape}")
-    if inputs.ndim < 2:
-        raise ValueError("`inputs` must have a batch axis and at least one feature axis, "
-                         f"got shape {inputs.shape}")
+    if inputs.ndim < 2 or 0 in inputs.shape[1:]:
+        raise ValueError("`inputs` must have a batch axis and at least one feature axis, none "
+                         f"of size 0, got shape {inputs.shape}")
 
 
 def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[int]]:
@@ -152,11 +151,11 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
     if cardinality == 0:
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
     element_rank = getattr(getattr(x_spec, "shape", None), "rank", None)
-    if rank is not None and element_rank is not None and element_rank not in (rank, rank - 1):
+    batched = runtime.dataset_is_batched(dataset, rank)
+    if rank is not None and element_rank is not None and element_rank != rank - 1 + batched:
         raise ValueError(
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
             f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}")
-    batched = runtime.dataset_is_batched(dataset, rank)
     return batched, None if batched or cardinality < 0 else cardinality
 
 
@@ -192,7 +191,8 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
 
         if operator is not None:
             return operator(f, x, y)
-        out = f(x)
+        out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
+        out = tf.reshape(out, [tf.shape(out)[0], -1])
         return tf.reduce_sum(out * tf.cast(y, out.dtype), axis=-1)
 
     return score
@@ -348,16 +348,11 @@ class BaseAttributionMetric(BaseMetric):
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
-        parts = []
-        for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y)):
-            out = np.asarray(out)
-            runtime.check_output_dtype(out.dtype, "operator")
-            if out.shape not in ((stop - start,), (stop - start, 1)):
-                raise ValueError("`operator` must return one score per input, shape "
-                                 f"({stop - start},) for a batch of {stop - start} inputs, got "
-                                 f"shape {out.shape}; an operator returning (B, K) must reduce "
-                                 "over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1)")
-            parts.append(out.reshape(-1))
+        parts = [runtime.check_outputs(
+            out, stop - start, name="operator", trailing=[(), (1,)], expected="shape (B,) or "
+            "(B, 1) (an operator returning (B, K) must reduce over the outputs, e.g. "
+            "tf.reduce_sum(f(x) * y, axis=-1))").reshape(-1)
+            for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y))]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
     # ------------------------------------------------------------------ targets

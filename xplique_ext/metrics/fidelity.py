@@ -92,7 +92,8 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: flo
 def _cell_index(length: int, cells: int) -> np.ndarray:
     """Cell of each position when an axis of ``length`` is cut into ``cells`` parts, with
     the nearest-neighbour rule ``tf.image.resize`` uses (half-pixel centres)."""
-    return np.minimum(((np.arange(length) + 0.5) * cells / length).astype(np.int64), cells - 1)
+    return tuple(np.minimum(((np.arange(length) + 0.5) * cells / length).astype(int), cells - 1)
+                 .tolist())
 
 
 @validate_params({
@@ -345,8 +346,7 @@ class MuFidelity(BaseAttributionMetric):
         # compiled once per model, operator, activation, strategy and grid geometry, and
         # shared by every MuFidelity on them: nb_samples, subsets, baselines and targets
         # are arguments, never baked into the graph
-        geometry = (len(self._input_shape), self._cells_shape, tuple(self._row_cells.tolist()),
-                    None if self._col_cells is None else tuple(self._col_cells.tolist()))
+        geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
             "mufidelity", lambda live, activation: _fidelity_functions(
                 score_function(live, activation), *geometry),
@@ -389,7 +389,7 @@ class MuFidelity(BaseAttributionMetric):
         perturbed axes: tabular (F,) every feature its own cell; time series (T, F) a grid
         over time, every feature apart; images (H, W, C) a grid over H and W."""
         if len(shape) == 1:
-            return (shape[0],), np.arange(shape[0]), None
+            return (shape[0],), tuple(range(shape[0])), None
         if len(shape) not in (2, 3):
             raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
                              f"images (N, H, W, C), got per-input shape {shape}")
@@ -417,26 +417,32 @@ class MuFidelity(BaseAttributionMetric):
         return np.einsum("gh,bhw,kw->bgk", rows, phi, cols, optimize=True).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
-        phi = check_param(explanations, "explanations", [ArrayLike("real", finite=True)])
+        shape = self._input_shape
+        allowed = list(dict.fromkeys(
+            [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])))
+        phi = check_param(explanations, "explanations", [
+            ArrayLike("real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True,
+                      batch_hint=False)])  # (N, T) for series (N, T, F) misses F, not N
         if self.n_inputs is not None and len(phi) != self.n_inputs:
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi)} explanations for {self.n_inputs} inputs")
-        shape = self._input_shape
-        allowed = [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])
         if tuple(phi.shape[1:]) not in allowed:
             raise ValueError(f"`explanations` must have one of the per-input shapes {allowed} to "
                              f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}")
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
-        """Baseline inputs, in the (floating-point) dtype of ``x``; a callable
-        ``baseline_mode`` is called with a single input (the documented contract)."""
+        """Baseline inputs, in the (floating-point) dtype of ``x`` (whose range they must
+        fit: a baseline that overflows it is refused); a callable ``baseline_mode`` is
+        called with a single input (the documented contract)."""
+        big = float(np.finfo(x.dtype).max)
         if not callable(self.baseline_mode):
-            return np.full_like(x, self.baseline_mode)
+            return np.full_like(x, check_param(self.baseline_mode, "baseline_mode",
+                                               [Interval(numbers.Real, -big, big)]))
         out = np.empty_like(x)
         for i, xi in enumerate(x):
             b = check_param(self.baseline_mode(xi.copy()), "baseline_mode(x)",
-                            [ArrayLike("numeric", finite=True)])
+                            [ArrayLike("numeric", within=Interval(numbers.Real, -big, big))])
             if b.shape != xi.shape:
                 raise ValueError("`baseline_mode` callable must return an array of the "
                                  f"input's shape {xi.shape}, got shape {b.shape}")
@@ -507,25 +513,14 @@ class MuFidelity(BaseAttributionMetric):
         pool = _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent) \
             if n_cells > 1 else None
         total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
-        bar = progress_bar(enabled=self.progress, total=total, unit="pert",
-                           desc="MuFidelity (adaptive)" if adaptive else "MuFidelity")
-        scores, used, reasons = [], [], np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
-        try:
-            for x, y, phi in self._explained_batches(phi_all):
-                if pool is None:
-                    scores.append(np.full(len(x), np.nan))
-                    used.append(np.zeros(len(x), dtype=np.int64))
-                    reasons[-1] += len(x)
-                    continue
-                corr, n_used, why = self._batch_evaluate(x, y, phi, pool, seed, bar)
-                scores.append(corr)
-                used.append(n_used)
-                reasons[:-1] += why
-        finally:
-            bar.close()
-        scores = np.concatenate(scores) if scores else np.zeros(0)
-        _warn_undefined_correlations(scores, reasons)
-        return scores, np.concatenate(used) if used else np.zeros(0, dtype=np.int64)
+        with progress_bar(enabled=self.progress, total=total, unit="pert",
+                          desc="MuFidelity (adaptive)" if adaptive else "MuFidelity") as bar:
+            batches = [self._batch_evaluate(x, y, phi, pool, seed, bar)
+                       for x, y, phi in self._explained_batches(phi_all)]
+        scores, used, reasons = zip(*batches)
+        scores = np.concatenate(scores)
+        _warn_undefined_correlations(scores, sum(reasons))
+        return scores, np.concatenate(used)
 
     def _explained_batches(self, phi_all: np.ndarray):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
@@ -547,7 +542,11 @@ class MuFidelity(BaseAttributionMetric):
         scores). A fixed ``nb_samples`` is one round over the whole pool; under
         ``nb_samples='auto'`` rounds bring each input to the next checkpoint until its
         standard error is at most ``target_se`` (an undefined one goes on)."""
-        n, n_cells = len(x), pool.shape[1]
+        n, why = len(x), np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
+        if pool is None:  # a single cell: every subset is empty or full
+            why[-1] = n
+            return np.full(n, np.nan), np.zeros(n, np.int64), why
+        n_cells = pool.shape[1]
         xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
         perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
         # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
@@ -572,7 +571,6 @@ class MuFidelity(BaseAttributionMetric):
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
             done = point
         corr = np.full(n, np.nan)
-        why = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
         no_op = (xf == baselines).reshape(n, -1).all(axis=1)
         zero_phi = ~phi.reshape(n, -1).any(axis=1)
         for count in np.unique(used):
@@ -614,7 +612,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     equal to their baseline, constant drops, an all-zero explanation, constant
     attribution sums."""
     nan = np.isnan(corr)
-    out = np.zeros(len(UNDEFINED_CAUSES) - 1, dtype=np.int64)
+    out = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
     if not nan.any():
         return out
     with np.errstate(invalid="ignore"):
@@ -625,7 +623,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     for j, cause in enumerate(causes):
         out[j] = int((nan & cause).sum())
         nan &= ~cause
-    out[-1] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
+    out[-2] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
     return out
 
 
@@ -646,9 +644,6 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
     perturbed axes): ``perturbed`` (the scores (b, nb_samples) of every perturbed input
     of a batch, ``size`` at a time, also what each replica runs) and ``chunk`` (one
     perturbation batch)."""
-    row_cells = np.asarray(row_cells, dtype=np.int64)
-    col_cells = None if col_cells is None else np.asarray(col_cells, dtype=np.int64)
-
     def perturb(x, baseline, cell_masks, sample_ids):
         """Perturbed inputs: input ``sample_ids[k]`` with the cells where
         ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA,

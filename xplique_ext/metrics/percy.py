@@ -6,24 +6,25 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
-from ..text.classifier import as_text_classifier
+from ..text.classifier import TEXT_MODEL, as_text_classifier
 from ..text.rules import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
 #: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
 #: refused rather than flattened: it is more often a (B, 1) score or a wrong axis than tokens)
 _ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
-                           batch_hint=False, finite=True)]
+                           batch_hint=False, finite=True, dtype=np.float64)]
 
-#: the labels: (N,), (N, 1) or one-hot (N, 2); 0/1 values checked with the count
-_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False)]
+#: the labels: 0/1 values (N,), (N, 1) or one-hot (N, 2); the count is checked with the sentences
+_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False,
+                      within=Interval(numbers.Integral, 0, 1))]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -41,8 +42,8 @@ AUTHORS_PRESET = dict(contributions="sign_split", top_k=5, test="ttest", alterna
                       alpha=0.05)
 
 
-@validate_params({"attributions": "no_validation", "p_positive": "no_validation",
-                  "method": [Options(CONTRIBUTIONS)]})
+@validate_params({"attributions": [ArrayLike("real", ndim=1, finite=True, dtype=np.float64)],
+                  "p_positive": [Interval(numbers.Real, 0, 1)], "method": [Options(CONTRIBUTIONS)]})
 def conjunct_contributions(attributions: Any, p_positive: float,
                            method: str = "sign_split") -> np.ndarray:
     """Token contributions of Eq. 4.
@@ -82,8 +83,7 @@ def conjunct_contributions(attributions: Any, p_positive: float,
     >>> conjunct_contributions([1.0, -2.0], 0.75, method="typeset")
     array([ 1., -1.])
     """
-    w = np.asarray(attributions, dtype=np.float64)
-    p1 = float(p_positive)
+    w, p1 = attributions, p_positive
     if method == "typeset":
         return w * p1 + np.abs(w) * (1.0 - p1)
     return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
@@ -133,7 +133,7 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
     if len(alts) != m:
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
-    for alt in set(alts):
+    for alt in alts:
         check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
     a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]
@@ -208,8 +208,8 @@ class PERCY(BaseMetric):
         N binary labels 0/1 (shape (N,), (N, 1), or one-hot (N, 2)); None when
         ``inputs`` is a dataset of ``(sentence, label)`` pairs.
     batch_size
-        Number of sentences per model call (None: all at once); ignored when ``model``
-        is a TextClassifier (it has its own).
+        Number of sentences per model call (None: all at once). When ``model`` is a
+        TextClassifier (which has its own), leave it (and ``tokenizer``) at the default.
     tokenizer
         None for a model on raw strings; a ``TextVectorization`` layer or a callable
         (list of str -> ids (N, L)) for a model on token ids. A Keras model whose input
@@ -333,7 +333,7 @@ class PERCY(BaseMetric):
     @validate_params({
         # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
         # (or read from the dataset): _binary_labels; the rules: resolve_rules
-        "model": "no_validation", "tokenizer": "no_validation", "inputs": "no_validation",
+        "model": TEXT_MODEL, "tokenizer": "no_validation", "inputs": "no_validation",
         "targets": "no_validation", "rules": "no_validation",
         "batch_size": [Interval(numbers.Integral, 1, None), None],
         "preset": [Options((None, "authors"))], "test": [Options(TESTS)],
@@ -401,25 +401,23 @@ class PERCY(BaseMetric):
             explanations = explanations.to_list()  # tf.RaggedTensor / pandas Series
         elif callable(getattr(explanations, "numpy", None)):
             explanations = explanations.numpy()
-        if isinstance(explanations, (str, bytes)) or not hasattr(explanations, "__len__"):
+        if isinstance(explanations, (str, bytes, set, Mapping)) or not hasattr(
+                explanations, "__len__"):  # one array per sentence, in the sentences' order
             raise TypeError("`explanations` must be a sequence of per-token attribution arrays, "
                             f"got {type(explanations).__name__}")
         if len(explanations) != len(self.sentences):
             raise ValueError("`explanations` must hold one attribution array per sentence: got "
                              f"{len(explanations)} for {len(self.sentences)} sentences")
-        out: List[Optional[np.ndarray]] = []
-        for i, (e, toks) in enumerate(zip(explanations, self.tokens)):
-            if e is None and self.keywords[i] is not None:
+        out = [None if e is None else check_param(e, f"explanations[{i}]", _ATTRIBUTIONS)
+               for i, e in enumerate(explanations)]
+        for i, (e, toks, keyword) in enumerate(zip(out, self.tokens, self.keywords)):
+            if e is None and keyword is not None:
                 raise ValueError(f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                                 f"{self.keywords[i]!r}; only sentences without keyword may be "
-                                 "None")
-            if e is not None:
-                e = check_param(e, f"explanations[{i}]", _ATTRIBUTIONS).astype(np.float64)
-                if len(e) != len(toks):
-                    raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
-                                     f"whitespace token of sentence {i}: got shape {e.shape} "
-                                     f"for {len(toks)} tokens")
-            out.append(e)
+                                 f"{keyword!r}; only sentences without keyword may be None")
+            if e is not None and len(e) != len(toks):
+                raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
+                                 f"whitespace token of sentence {i}: got shape {e.shape} for "
+                                 f"{len(toks)} tokens")
         return out
 
     def _select(self, values: np.ndarray) -> np.ndarray:
@@ -461,25 +459,25 @@ class PERCY(BaseMetric):
         b_groups = [self._select(contrib[rows[r][0]][rows[r][1] + 1 :]) for r in scored]
         alts = [self.alternative if self.alternative == "two-sided"
                 else ("less" if conj[r] == "B" else "greater") for r in scored]
-        e_a, e_b, p_values, score = (np.full(len(rows), np.nan) for _ in range(4))
+        e_a, e_b, p_values = (np.full(len(rows), np.nan) for _ in range(3))
         n_a, n_b = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
-        correct = self.predictions == self.targets
         for r, a, b in zip(scored, a_groups, b_groups):
             n_a[r], n_b[r] = len(a), len(b)
             e_a[r], e_b[r] = (a.mean() if len(a) else np.nan), (b.mean() if len(b) else np.nan)
-            direction = e_a[r] < e_b[r] if conj[r] == "B" else e_a[r] > e_b[r]  # NaN: False
-            # p < alpha as the authors' code under their preset, p <= alpha as the paper
-            p = p_values[r]
-            significant = self.test is None or (p < self.alpha if self.preset else p <= self.alpha)
-            score[r] = float(bool(correct[idx[r]] and direction and significant))
+        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
+        correct = (self.predictions == self.targets)[idx]
+        direction = np.where([c == "B" for c in conj], e_a < e_b, e_a > e_b)  # NaN: False
+        # p < alpha as the authors' code under their preset, p <= alpha as the paper
+        significant = self.test is None or (
+            p_values < self.alpha if self.preset else p_values <= self.alpha)
+        score = np.where([c is None for c in conj], np.nan, correct & direction & significant)
         return pd.DataFrame({
             "sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
             "keyword": [kw for _, _, kw in rows],
             "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
             "rule_conjunct": conj, "target": self.targets[idx],
             "prediction": self.predictions[idx], "p_positive": self.p_positive[idx],
-            "correct": correct[idx], "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
+            "correct": correct, "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
             "p_value": p_values, "score": score,
         })
 
@@ -532,18 +530,13 @@ class PERCY(BaseMetric):
 
 def _binary_labels(targets: Any, n: int) -> np.ndarray:
     """N binary labels 0/1 from (N,), (N, 1) or one-hot (N, 2) targets."""
-    y = check_param(targets, "targets", _TARGETS)  # None, strings: TypeError
-    if y.ndim == 2 and y.shape[1] == 2:
-        if not (np.isin(y, (0, 1)).all() and (y.sum(axis=1) == 1).all()):
-            raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
-        y = y.argmax(axis=1)
-    if y.ndim == 2 and y.shape[1] != 1:
+    y = check_param(targets, "targets", _TARGETS)  # None, strings, a rank 3, not 0/1: refused
+    if y.ndim == 2 and y.shape[1] > 2:
         raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
-    y = y.reshape(-1)
+    if y.ndim == 2 and y.shape[1] == 2 and (y.sum(axis=1) != 1).any():
+        raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
+    y = y[:, -1] if y.ndim == 2 else y  # the label is the last column of (N, 1) or one-hot
     if len(y) != n:
         raise ValueError(f"`targets` must hold one label per sentence: got {len(y)} targets for "
                          f"{n} sentences")
-    if not np.isin(y, (0, 1)).all():
-        values = np.unique(y[~np.isin(y, (0, 1))])[:5].tolist()
-        raise ValueError(f"`targets` must be binary labels 0/1, got values {values}")
     return y.astype(np.int64)

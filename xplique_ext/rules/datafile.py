@@ -243,6 +243,10 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
                 yield part
             return
         except model._Refused:
+            if not binary.seekable():  # the exact reader starts again from the start
+                raise DataParseError("holds a value only the exact reader reads (quoted, "
+                                     "Latin-1...), which cannot be read again from a pipe: "
+                                     "save it to a file", file=file) from None
             binary.seek(0)  # the text stream has read nothing yet
         yield from _exact_parts(handle, names, file, skip=done)
 
@@ -416,6 +420,9 @@ def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLik
     names = names if isinstance(names, Names) else read_names(names or default_names_path(path))
     if chunksize is not None:
         return _chunks(_parts(file, names, file), names, file, int(chunksize))
+    if not os.path.isfile(file):  # a pipe: no size to bound the table, its parts counted first
+        parts = list(_parts(file, names, file))
+        return _concat(parts, names, file, sum(part.n_examples for part in parts))
     return _concat(_parts(file, names, file), names, file, _records_bound(size, names))
 
 

@@ -158,8 +158,8 @@ def read_text(path: Union[str, os.PathLike, None]) -> str:
     True
     """
     if path is None:
-        if hasattr(sys.stdin, "reconfigure"):  # nothing read yet (a StringIO holds text)
-            sys.stdin.reconfigure(encoding="utf-8-sig", errors=_LATIN1_FALLBACK)
-        return sys.stdin.read()
+        if not hasattr(sys.stdin, "buffer"):  # a StringIO holds text
+            return sys.stdin.read()
+        return sys.stdin.buffer.read().decode("utf-8-sig", errors=_LATIN1_FALLBACK)
     with open_text(path) as handle:
         return handle.read()

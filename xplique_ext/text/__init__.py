@@ -9,6 +9,7 @@ and keras-hub transformers (see :mod:`.hub`). The metric itself is
 :class:`xplique_ext.metrics.PERCY`.
 """
 
+from ..commons.lazy import lazy_exports
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
 from .data import Lexicon, generate_sentences, load_lexicon
@@ -55,14 +56,7 @@ __all__ = [
 ]
 
 
-#: names of :mod:`.distillation`, which subclasses keras.Model: resolved on first use, so
-#: that ``import xplique_ext.text`` loads no TensorFlow
-_DISTILLATION = ("RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher")
-
-
-def __getattr__(name: str):
-    if name in _DISTILLATION:
-        from . import distillation
-
-        return getattr(distillation, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: :mod:`.distillation` subclasses keras.Model: its names are resolved on first use, so that
+#: ``import xplique_ext.text`` loads no TensorFlow
+__getattr__, __dir__ = lazy_exports(__name__, {".distillation": [
+    "RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher"]})

@@ -13,10 +13,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ..commons.params import InstanceOf, validate_params
+from ..commons.params import ArrayLike, InstanceOf, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 
 __all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
+
+_SCORES = [ArrayLike("real", ndim=(0, 1), shapes="(N,), a list of them or of scores")]
 
 
 @validate_params({"scores": [InstanceOf(
@@ -48,11 +50,8 @@ def percy_rank_agreement(scores: Any):
     >>> float(t.loc["L", "S"])
     1.0
     """
-    table = (scores.copy() if isinstance(scores, pd.DataFrame)
-             else pd.DataFrame({str(k): list(v) for k, v in scores.items()})).astype(float)
-    if table.shape[1] < 2 or len(table) < 2:
-        raise ValueError("`scores` must hold at least two frameworks (columns) and two models "
-                         f"(rows), got {table.shape[1]} columns and {len(table)} rows")
+    table = _table({k: _scores(v, f"scores[{k!r}]") for k, v in scores.items()}, "scores",
+                   "model", getattr(scores, "index", None), rows=2)
     # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are finite
     return _correlation(table, "kendall", "Kendall tau is undefined (constant ranking)")
 
@@ -97,25 +96,26 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     >>> round(float(r.loc["L", "I"]), 3)
     0.577
     """
-    if len(per_sentence) < 2:
-        raise ValueError(
-            f"`per_sentence` must hold at least two frameworks, got {len(per_sentence)}")
-    vectors = {str(name): _concatenated(name, value) for name, value in per_sentence.items()}
-    lengths = {k: len(v) for k, v in vectors.items()}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(
-            f"`per_sentence` vectors must cover the same sentences, got lengths {lengths}")
-    # the sentences scored by every framework
-    table = pd.DataFrame(vectors).replace([np.inf, -np.inf], np.nan).dropna()
+    # one array (N,) per framework, or a list of them (one per model) concatenated in order
+    vectors = {name: np.concatenate([_scores(piece, f"per_sentence[{name!r}]") for piece in (
+        value if isinstance(value, (list, tuple)) else [value])] + [np.empty(0)])
+        for name, value in per_sentence.items()}
+    table = _table(vectors, "per_sentence", "sentence").replace([np.inf, -np.inf], np.nan).dropna()
+    # on the sentences scored by every framework
     return _correlation(table, "pearson", "Pearson r is undefined (constant PERCY vector)")
 
 
-def _concatenated(name: Any, value: Any) -> np.ndarray:
-    """One framework's PERCY scores: one array (N,), or a list of them (one per model)
-    concatenated in order; a scalar is one sentence."""
-    pieces = value if isinstance(value, (list, tuple)) else [value]
-    arrays = [np.atleast_1d(np.asarray(piece, dtype=np.float64)) for piece in pieces]
-    if any(a.ndim != 1 for a in arrays):
-        raise ValueError(f"`per_sentence[{name!r}]` must be an array of scores (N,) or a list "
-                         f"of them, got shapes {[a.shape for a in arrays]}")
-    return np.concatenate(arrays + [np.empty(0)])
+def _scores(value: Any, name: str) -> np.ndarray:
+    """Scores (N,) as floats (a scalar is one score); strings, booleans, ranks 2+ refused."""
+    return np.atleast_1d(check_param(value, name, _SCORES)).astype(np.float64)
+
+
+def _table(columns: Mapping[Any, np.ndarray], name: str, what: str, index: Any = None,
+           rows: int = 0) -> pd.DataFrame:
+    """The columns as a DataFrame (their keys as they are: 1 and '1' stay two columns): at
+    least two, of one length (one value per ``what``), at least ``rows``."""
+    lengths = {k: len(v) for k, v in columns.items()}
+    if len(lengths) < 2 or len(set(lengths.values())) > 1 or min(lengths.values()) < rows:
+        raise ValueError(f"`{name}` must hold at least two frameworks scored on the same {what}s"
+                         + (f" (at least {rows})" if rows else "") + f", got lengths {lengths}")
+    return pd.DataFrame(columns, index=index)

@@ -19,22 +19,15 @@ Gradients and embedding shifts need a Keras model with an ``Embedding`` layer.
 
 from __future__ import annotations
 
+import inspect
 import numbers
-import weakref
 from dataclasses import dataclass
 from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from ..commons.params import Callable_, Interval, Word, validate_params
-from ..runtime import (
-    ReplicaRunner,
-    check_outputs,
-    compiled_function,
-    is_default_strategy,
-    resolve_strategy,
-    single_output,
-)
+from ..commons.params import Callable_, InstanceOf, Interval, Word, validate_params
+from ..runtime import check_outputs, model_functions, resolve_strategy, single_output
 from .hub import adapt_text_model
 from .tokens import Tokenizer, as_sentences, compose, find_layer, is_compositional
 
@@ -44,68 +37,51 @@ __all__ = ["TextClassifier", "as_text_classifier"]
 #: ``batch_size`` at a time); bounds memory whatever the number of sentences.
 CHUNK_ROWS = 16384
 
-#: Compiled inference functions, per Keras model (weakly referenced: they go with it).
-_GRAPHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _graph(model: Any, layer: Any, kind: str) -> Any:
-    """The compiled function ``kind`` of ``model``, traced once per model and shared by
-    every wrapper of it: 'fwd' (the whole output, checked on every batch), 'shift' (the
-    output when a shift is added to the embedding output) or 'ig' (the contributions
-    grad * (e - baseline) along the path, and p1). The functions hold the model and the
-    embedding layer through weak references only.
+def _functions(live: Any) -> dict:
+    """The functions of a Keras model, compiled and shared by every wrapper of it through
+    :func:`~xplique_ext.runtime.model_functions` (``live()`` gives the model and its
+    embedding layer, held through weak references only): 'fwd' (the whole output, checked
+    on every batch), 'shift' (the output when a shift is added to the embedding output) and
+    'ig' (the contributions grad * (e - baseline) along the path, and p1).
 
     'shift' and 'ig' replace the embedding layer's ``call`` while the graph is traced (the
     traced graph keeps the replacement; the layer is restored as soon as the trace ends).
     """
-    per_model = _GRAPHS.setdefault(model, {})
-    key = (kind, id(layer))
-    if key in per_model:
-        return per_model[key]
     import tensorflow as tf
-
-    model_ref, layer_ref = weakref.ref(model), weakref.ref(layer) if layer is not None else None
 
     def run(x, embed=None):
         """The model's one output on ``x``, the embedding output passed through ``embed``."""
+        model, layer = live()[:2]
         if embed is None:
-            return single_output(model_ref()(x, training=False), "model")
-        target = layer_ref()
-        original = target.call
-        target.call = lambda inputs, *a, **k: embed(original(inputs, *a, **k))
+            return single_output(model(x, training=False), "model")
+        original = layer.call
+        layer.call = lambda inputs, *a, **k: embed(original(inputs, *a, **k))
         try:
-            return single_output(model_ref()(x, training=False), "model")
+            return single_output(model(x, training=False), "model")
         finally:
-            del target.call
+            del layer.call
 
-    if kind == "fwd":
-        graph = compiled_function(run)
-    elif kind == "shift":
-        graph = compiled_function(lambda x, shift: run(x, lambda e: e + tf.cast(shift, e.dtype)))
-    else:
+    def ig(x, alpha, word_mask, shift):
+        store = {}
+        tape = tf.GradientTape()
 
-        @compiled_function
-        def graph(x, alpha, word_mask, shift):
-            store = {}
-            tape = tf.GradientTape()
+        def embed(e):
+            e = e + tf.cast(shift, e.dtype)
+            store["diff"] = diff = e * tf.cast(word_mask, e.dtype)[..., None]
+            store["z"] = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
+            tape.watch(store["z"])
+            return store["z"]
 
-            def embed(e):
-                e = e + tf.cast(shift, e.dtype)
-                store["diff"] = diff = e * tf.cast(word_mask, e.dtype)[..., None]
-                store["z"] = e - diff + tf.cast(alpha, e.dtype)[:, None, None] * diff
-                tape.watch(store["z"])
-                return store["z"]
+        with tape:
+            p1 = run(x, embed)[:, -1]  # p(y=1): the last column of (B, 1) or (B, 2)
+        # gradient of p(y=1) with respect to the embedding output z, in float64 (which
+        # holds any model dtype exactly: never cast down)
+        grad = tf.cast(tape.gradient(p1, store["z"]), tf.float64)
+        contrib = tf.reduce_sum(grad * tf.cast(store["diff"], tf.float64), -1)
+        return contrib, tf.cast(p1, tf.float64)
 
-            with tape:
-                p1 = run(x, embed)[:, -1]  # p(y=1): the last column of (B, 1) or (B, 2)
-            # gradient of p(y=1) with respect to the embedding output z, in float64 (which
-            # holds any model dtype exactly: never cast down)
-            grad = tf.cast(tape.gradient(p1, store["z"]), tf.float64)
-            contrib = tf.reduce_sum(grad * tf.cast(store["diff"], tf.float64), -1)
-            return contrib, tf.cast(p1, tf.float64)
-
-    per_model[key] = graph
-    return graph
+    return {"fwd": lambda x: run(x), "ig": ig,
+            "shift": lambda x, shift: run(x, lambda e: e + tf.cast(shift, e.dtype))}
 
 
 @dataclass
@@ -115,14 +91,7 @@ class Prepared:
     sentences: List[str]
     words: List[List[str]]
     pieces: Optional[List[List[np.ndarray]]] = None
-    mask_pieces: Optional[np.ndarray] = None
     compositional: bool = False
-
-    def repeat(self, index: Sequence[int]) -> Prepared:
-        """The prepared sentences ``index`` (repeats allowed), in that order."""
-        return Prepared([self.sentences[i] for i in index], [self.words[i] for i in index],
-                        None if self.pieces is None else [self.pieces[i] for i in index],
-                        self.mask_pieces, self.compositional)
 
 
 class TextClassifier:
@@ -198,17 +167,18 @@ class TextClassifier:
                 f"{self.input_dtype}), not raw strings; pass the TextVectorization layer or "
                 "callable that maps sentences to its ids as `tokenizer=`")
         self._n_outputs: Optional[int] = None
-        self._fns: dict = {}
         # the adapter of text/hub.py names its own embedding
         self.embedding = (getattr(model, "_xplique_embedding", None)
                           or find_layer(model, keras.layers.Embedding)) if self.keras else None
+        self._fns = model_functions((model, self.embedding, self.strategy), ("text",),
+                                    _functions, self.strategy) if self.keras else {}
 
     def __deepcopy__(self, memo: dict) -> TextClassifier:
         """A copy sharing the model, tokenizer, strategy and compiled functions (immutable
         settings otherwise): it gives the same probabilities."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.__dict__.update(self.__dict__, _fns=dict(self._fns))
+        new.__dict__.update(self.__dict__)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -228,7 +198,6 @@ class TextClassifier:
             if is_compositional(tok, sentences, prep.words)[0]:
                 prep.compositional = True
                 prep.pieces = [tok.pieces(ws) for ws in prep.words]
-                prep.mask_pieces = tok.pieces([self.mask_string])[0]
         return prep
 
     # ------------------------------------------------------------------ raw calls
@@ -247,16 +216,15 @@ class TextClassifier:
         a dict nor a tuple) of real numbers, shape (B, 1) (sigmoid) or (B, 2) (two-class
         softmax), the same on every batch, finite probabilities in [0, 1]; returns p1 as
         float64."""
-        out = single_output(out, "model")
-        arr = np.asarray(out.numpy() if hasattr(out, "numpy") else out)
         known = self._n_outputs
-        arr = check_outputs(
-            arr, batch, trailing=[(1,), (2,)] if known is None else [(known,)],
+        arr = check_outputs(  # a single output (not a dict nor a tuple), as a NumPy array
+            out, batch, trailing=[(1,), (2,)] if known is None else [(known,)],
             probabilities=True, offset=offset,
             expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
             else f"shape (N, {known}) on every batch")
         self._n_outputs = int(arr.shape[1])
-        return arr[:, -1].astype(np.float64)  # p(y=1): sigmoid or softmax
+        # p(y=1): sigmoid or softmax, its round-off past 0 or 1 (allowed above) clipped
+        return np.clip(arr[:, -1].astype(np.float64), 0.0, 1.0)
 
     def _first_call(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """The first call of the model, eagerly, with an error that says which input it
@@ -273,15 +241,12 @@ class TextClassifier:
         return self._check_outputs(out, 1, offset)
 
     def _fn(self, kind: str, x: Any, what: str = "") -> Any:
-        """The compiled function ``kind`` (see :func:`_graph`), shared among the replicas
-        of the strategy; the model's first call is made on ``x`` when none was made yet."""
+        """The compiled function ``kind`` (see :func:`_functions`), run on the replicas of
+        the strategy; the model's first call is made on ``x`` when none was made yet."""
         if self._n_outputs is None:
             self._first_call(x)
-        if kind not in self._fns:
-            layer = None if kind == "fwd" else self._require_embedding(what)
-            graph = _graph(self.model, layer, kind)
-            self._fns[kind] = graph if is_default_strategy(self.strategy) else ReplicaRunner(
-                graph, self.strategy, fallback=graph)
+        if kind != "fwd":
+            self._require_embedding(what)
         return self._fns[kind]
 
     def forward(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
@@ -309,10 +274,16 @@ class TextClassifier:
         p1 = check_outputs(np.asarray(p1), len(x), trailing=[()], probabilities=True)
         return np.asarray(contrib), p1.astype(np.float64)
 
-    def _require_embedding(self, what: str) -> Any:
+    def _require_embedding(self, what: str, prep: Optional[Prepared] = None) -> Any:
+        """The embedding layer, which ``what`` needs; with ``prep``, ``what`` also needs the
+        tokenizer to compose over the whitespace tokens of the prepared sentences."""
         if self.embedding is None:
             raise ValueError(f"{what} need a Keras model with an Embedding layer; got "
                              f"{type(self.model).__name__} without one")
+        if prep is not None and not prep.compositional:
+            raise ValueError(f"{what} need a tokenizer whose ids of a sentence are the ids of its "
+                             "whitespace tokens put end to end (see xplique_ext.text.tokens); the "
+                             "given tokenizer is not compositional on these sentences")
         return self.embedding
 
     def embedding_dim(self) -> int:
@@ -324,19 +295,27 @@ class TextClassifier:
         size = self.batch_size or max(n, 1)
         return (slice(start, min(start + size, n)) for start in range(0, n, size))
 
-    def predict_proba(self, sentences: Sequence[str], progress: Any = None) -> np.ndarray:
-        """p(y=1|s) for each sentence, shape (N,), batched."""
-        sentences = list(sentences)
-        out = np.empty(len(sentences), dtype=np.float64)
-        for sl in self._batches(len(sentences)):
-            chunk = sentences[sl]
-            out[sl] = self.forward(self._fit_length(self.tokenizer(chunk)) if self.takes_ids
-                                   else chunk, sl.start)
+    def _pooled(self, n: int, call: Any, progress: Any = None) -> np.ndarray:
+        """``call(rows)`` (p(y=1) of a slice of rows) over ``n`` rows, ``batch_size`` at a
+        time, with the ``progress`` bar (or None) updated."""
+        out = np.empty(n, dtype=np.float64)
+        for sl in self._batches(n):
+            out[sl] = call(sl)
             if progress is not None:
-                progress.update(len(chunk))
+                progress.update(sl.stop - sl.start)
         return out
 
-    def _fit_length(self, ids: np.ndarray) -> np.ndarray:
+    def predict_proba(self, sentences: Sequence[str], progress: Any = None) -> np.ndarray:
+        """p(y=1|s) for each sentence, shape (N,), batched."""
+        sentences = as_sentences(sentences, "sentences")
+        return self._pooled(len(sentences), lambda sl: self.forward(
+            self._from_strings(sentences[sl]), sl.start), progress)
+
+    def _from_strings(self, strings: List[str]) -> Any:
+        """The model's input for sentences: the strings, or their ids at the input length."""
+        if not self.takes_ids:
+            return strings
+        ids = self.tokenizer(strings)
         return ids if self.input_length is None else stack_to_width([ids], self.input_length)
 
     # ------------------------------------------------------------------ masked inputs
@@ -348,16 +327,14 @@ class TextClassifier:
         """
         keep = np.asarray(keep, dtype=bool)
         if not prep.compositional:
-            strings = self._strings(prep.words[index], keep)
-            return (self._fit_length(self.tokenizer(strings)) if self.takes_ids else strings), None
-        pieces = prep.pieces[index]
+            return self._from_strings(self._strings(prep.words[index], keep)), None
+        pieces, mask = prep.pieces[index], self.align_tokenizer.pieces([self.mask_string])[0]
         length = (self.input_length if self.takes_ids else None) or (
             self.align_tokenizer.sequence_length)
         if not length:
             sizes = np.array([len(p) for p in pieces], dtype=np.int64)
-            length = int(np.where(keep, sizes, len(prep.mask_pieces)).sum(axis=1).max()
-                         ) if keep.size else 0
-        ids, owner = compose(pieces, keep, prep.mask_pieces, max(length, 1))
+            length = int(np.where(keep, sizes, len(mask)).sum(axis=1).max()) if keep.size else 0
+        ids, owner = compose(pieces, keep, mask, max(length, 1))
         return (ids if self.takes_ids else self._strings(prep.words[index], keep)), owner
 
     def _strings(self, words: List[str], keep: np.ndarray) -> List[str]:
@@ -395,17 +372,11 @@ class TextClassifier:
             return [np.zeros(0) for _ in sizes]
         x_all, owner = self.stacked_inputs(prep, indices, keeps)
         if shifts is not None:
-            if owner is None:
-                raise ValueError("embedding shifts need a tokenizer that composes over whitespace "
-                                 "tokens (see xplique_ext.text.tokens)")
+            self._require_embedding("embedding shifts", prep)
             shifts = np.repeat(pad_shifts(shifts, owner.shape[1]), sizes, axis=0)
             shifts *= (owner >= 0)[..., None]
-        out = np.empty(sum(sizes), dtype=np.float64)
-        for sl in self._batches(len(out)):
-            out[sl] = (self.forward(x_all[sl]) if shifts is None
-                       else self.forward_shifted(x_all[sl], shifts[sl]))
-            if progress is not None:
-                progress.update(sl.stop - sl.start)
+        out = self._pooled(sum(sizes), lambda sl: self.forward(x_all[sl]) if shifts is None
+                           else self.forward_shifted(x_all[sl], shifts[sl]), progress)
         return np.split(out, np.cumsum(sizes)[:-1])
 
     def stacked_inputs(self, prep: Prepared, indices: Sequence[int], keeps: Sequence[np.ndarray]):
@@ -433,11 +404,21 @@ def stack_to_width(arrays: Sequence[np.ndarray], width: Optional[int] = None,
 
 def as_text_classifier(model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64,
                        mask_string: str = "UNKWORDZ", strategy: Any = None) -> TextClassifier:
-    """A :class:`TextClassifier` for ``model`` (returned as is when it already is one)."""
+    """A :class:`TextClassifier` for ``model``, or ``model`` itself when it already is one:
+    then each setting must be left at its default or equal the classifier's own."""
     if not isinstance(model, TextClassifier):
         return TextClassifier(model, tokenizer, batch_size=batch_size, mask_string=mask_string,
                               strategy=strategy)
-    if strategy is not None and strategy is not model.strategy:
-        raise ValueError("`strategy` must be None when `model` is already a TextClassifier (it "
-                         f"runs on its own strategy, {type(model.strategy).__name__})")
+    given = dict(tokenizer=tokenizer, strategy=strategy, batch_size=batch_size,
+                 mask_string=mask_string)
+    for key, value in given.items():
+        own = getattr(model.tokenizer, "raw", None) if key == "tokenizer" else getattr(model, key)
+        default = inspect.signature(as_text_classifier).parameters[key].default
+        if value not in (default, own):
+            raise ValueError(f"`{key}` must be {default!r} (the default) or the classifier's own "
+                             f"{own!r} when `model` is already a TextClassifier, got {value!r}")
     return model
+
+
+#: a text model for :func:`as_text_classifier`: a callable, or a TextClassifier as it is
+TEXT_MODEL = [Callable_(), InstanceOf(TextClassifier)]

@@ -309,15 +309,20 @@ class RuleDistillation(keras.Model):
         super().__init__(name=name)
         if not getattr(student, "outputs", None):  # subclassed: no inputs and outputs to read
             raise TypeError("`student` must be a functional or Sequential keras.Model (inputs "
-                            f"and outputs known), got a subclassed {type(student).__name__}")
+                            f"and outputs known), got a {type(student).__name__} without them "
+                            "(subclassed, or a Sequential not built on a keras.Input)")
         out_shape = tuple(student.outputs[0].shape)
-        act = getattr(getattr(student.layers[-1], "activation", None), "__name__", "")
-        if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or act == "linear":
+        # the activation of the layer that makes the output (keras.ops.sigmoid: none to read)
+        act = getattr(getattr(student.outputs[0]._keras_history.operation, "activation", None),
+                      "__name__", "")
+        why = (" of logits (a linear last layer)" if act == "linear" else " of a softmax over "
+               "one unit (always 1)" if act == "softmax" and out_shape[-1:] == (1,) else "")
+        if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or why:
             raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
-                             f"two-class softmax (N, 2) output, got output shape {out_shape}"
-                             + (" of logits (a linear last layer)" if act == "linear" else ""))
+                             f"two-class softmax (N, 2) output, got output shape {out_shape}{why}")
         # a keras-hub backbone's dict (token_ids / padding_mask / ...), or one input
-        self.input_names = sorted(student.input) if isinstance(student.input, dict) else None
+        spec = student.inputs if isinstance(student, keras.Sequential) else student.input
+        self.input_names = sorted(spec) if isinstance(spec, dict) else None
         if self.input_names and not callable(tokenizer):
             raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
                              f"{self.input_names}: pass the callable that packs sentences into "

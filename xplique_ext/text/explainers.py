@@ -20,18 +20,17 @@ I-PERCY are PERCY computed with their attributions.
 
 from __future__ import annotations
 
-import abc
 import hashlib
 import numbers
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.params import Boolean, Callable_, Interval, Options, Word, validate_params
+from ..commons.params import Boolean, Interval, Options, Word, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
-from .classifier import CHUNK_ROWS, Prepared, TextClassifier, as_text_classifier, pad_shifts
+from .classifier import CHUNK_ROWS, TEXT_MODEL, Prepared, as_text_classifier, pad_shifts
 from .tokens import whitespace_tokens
 
 __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
@@ -40,7 +39,7 @@ __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplaine
 
 #: The parameters every token explainer declares (its classifier's and its own).
 EXPLAINER_PARAMETERS = {
-    "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "model": TEXT_MODEL, "batch_size": [Interval(numbers.Integral, 1, None), None],
     "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
     "mask_string": [Word()],
     "tokenizer": "no_validation", "strategy": "no_validation",  # Tokenizer, resolve_strategy
@@ -58,7 +57,7 @@ def sentence_seed(seed: int, sentence: str) -> int:
     return int(ss.generate_state(1, dtype=np.uint32)[0])
 
 
-class TokenAttributionExplainer(abc.ABC):
+class TokenAttributionExplainer:
     """Base class of the token attribution adapters.
 
     Parameters
@@ -69,7 +68,9 @@ class TokenAttributionExplainer(abc.ABC):
         and SHAP. Output: sigmoid (N, 1) or two-class softmax (N, 2). A keras-hub
         ``TextClassifier`` task with its preprocessor (``BertTextClassifier``...) is
         accepted as it comes (see :mod:`xplique_ext.text.hub`: whole words perturbed,
-        subword attributions summed per word).
+        subword attributions summed per word). A :class:`xplique_ext.text.TextClassifier`
+        is used as it is (leave ``tokenizer``, ``batch_size``, ``mask_string`` and
+        ``strategy`` at their defaults: it has its own).
     tokenizer
         None, a ``TextVectorization`` layer or a callable (list of str -> ids (N, L));
         for a Keras model over a keras-hub backbone, its keras-hub preprocessor or
@@ -88,11 +89,14 @@ class TokenAttributionExplainer(abc.ABC):
         calls (None: the one in scope); same attributions as on one device.
     """
 
+    #: the progress bar's label; the attributes that keep :meth:`_combine`'s extra values
+    _desc, _extras = "", ()
+
     @validate_params(EXPLAINER_PARAMETERS)
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
                  seed: Optional[int] = 0, progress: bool = False, mask_string: str = "UNKWORDZ",
                  strategy: Any = None):
-        self.classifier: TextClassifier = as_text_classifier(
+        self.classifier = as_text_classifier(
             model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy)
         self.model, self.batch_size = self.classifier.model, self.classifier.batch_size
         self.seed, self.progress = seed, progress
@@ -116,10 +120,25 @@ class TokenAttributionExplainer(abc.ABC):
 
     __call__ = explain
 
-    @abc.abstractmethod
     def _explain(self, prep: Prepared, seed: int,
                  shifts: Optional[Sequence[np.ndarray]]) -> List[np.ndarray]:
-        """Attributions for prepared sentences (``shifts``: embedding shifts or None)."""
+        """Attributions of prepared sentences (``shifts``: embedding shifts or None): each
+        sentence's perturbations (a binary mask per row, :meth:`_draw`), the model's outputs
+        on them pooled across sentences, and each sentence's estimate (:meth:`_combine`,
+        whose extra values go to the attributes named in ``_extras``)."""
+        out = [np.zeros(len(w)) for w in prep.words]
+        extras = np.full((len(self._extras), len(out)), np.nan)
+        sizes = [self._rows(len(w)) if w else 0 for w in prep.words]
+        for group, bar in self._chunks(sizes, self._desc):
+            masks = [self._draw(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
+                     for i in group]
+            probas = self.classifier.masked_proba(
+                prep, group, masks, shifts=None if shifts is None else [shifts[i] for i in group],
+                progress=bar)
+            for i, m, p in zip(group, masks, probas):
+                out[i], *extras[:, i] = self._combine(m, p)
+        vars(self).update(zip(self._extras, extras))
+        return out
 
     def _chunks(self, sizes: Sequence[int], desc: str) -> Iterator[Tuple[List[int], Any]]:
         """Groups of consecutive sentences (those with ``sizes[i] > 0`` model inputs) of
@@ -134,17 +153,6 @@ class TokenAttributionExplainer(abc.ABC):
                 if group and (rows >= CHUNK_ROWS or i == len(sizes) - 1):
                     yield group, bar
                     group, rows = [], 0
-
-    def _pooled_probas(self, prep: Prepared, sizes: Sequence[int], desc: str, draw, shifts):
-        """Model outputs on each sentence's perturbations, pooled across sentences: for
-        each sentence ``i`` with ``sizes[i] > 0``, ``draw(i)`` gives its perturbations (a
-        binary mask per row) and the generator yields ``(i, masks, proba)``."""
-        for group, bar in self._chunks(sizes, desc):
-            masks = [draw(i) for i in group]
-            probas = self.classifier.masked_proba(
-                prep, group, masks, shifts=None if shifts is None else [shifts[i] for i in group],
-                progress=bar)
-            yield from zip(group, masks, probas)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_size={self.batch_size}, seed={self.seed})"
@@ -195,6 +203,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     ([(3,), (1,)], True)
     """
 
+    _desc, _extras = "LIME", ("intercepts_", "scores_")
+
     @validate_params({**EXPLAINER_PARAMETERS,
                       "nb_samples": [Interval(numbers.Integral, 2, None)],
                       "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
@@ -233,24 +243,23 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         w[[j for j, _ in exp]] = [value for _, value in exp]
         return w, float(np.ravel(intercept)[0]), float(score)
 
+    def _rows(self, n: int) -> int:
+        return self.nb_samples
+
+    def _draw(self, n: int, seed: int) -> np.ndarray:
+        return self.neighbourhood(n, self.nb_samples, np.random.default_rng(seed))
+
     def _explain(self, prep, seed, shifts):
         from lime.lime_text import LimeTextExplainer
 
-        base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
+        self._base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
             kernel_width=self.kernel_width, bow=False, split_expression=whitespace_tokens,
             mask_string=self.classifier.mask_string, feature_selection="none",
             random_state=seed % (2**32)).base
-        sizes = [self.nb_samples if len(w) else 0 for w in prep.words]
-        out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
-        self.intercepts_, self.scores_ = np.full((2, len(prep.words)), np.nan)
+        return super()._explain(prep, seed, shifts)
 
-        def draw(i):
-            rng = np.random.default_rng(sentence_seed(seed, prep.sentences[i]))
-            return self.neighbourhood(len(prep.words[i]), self.nb_samples, rng)
-
-        for i, data, p in self._pooled_probas(prep, sizes, "LIME", draw, shifts):
-            out[i], self.intercepts_[i], self.scores_[i] = self.fit(base, data, p)
-        return out
+    def _combine(self, data: np.ndarray, proba: np.ndarray) -> tuple:
+        return self.fit(self._base, data, proba)
 
 
 # =========================================================================== SHAP
@@ -332,6 +341,8 @@ class ShapTokenExplainer(TokenAttributionExplainer):
     (True, True)
     """
 
+    _desc, _extras = "SHAP", ("expected_values_",)
+
     @validate_params({**EXPLAINER_PARAMETERS,
                       "n_permutations": [Interval(numbers.Integral, 1, None)]})
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
@@ -341,10 +352,14 @@ class ShapTokenExplainer(TokenAttributionExplainer):
                          mask_string=mask_string, strategy=strategy)
         self.n_permutations = n_permutations
 
-    def _record(self, n: int, seed: int) -> np.ndarray:
+    def _rows(self, n: int) -> int:
+        return self.n_permutations * (2 * n + 1)
+
+    def _draw(self, n: int, seed: int) -> np.ndarray:
+        """The masks shap's permutation explainer asks to evaluate, recorded."""
         import shap
 
-        blocks, evals = [], self.n_permutations * (2 * n + 1)
+        blocks, evals = [], self._rows(n)
 
         def record(masks):  # the model for shap: records the masks it is asked to evaluate
             blocks.append(np.asarray(masks, dtype=bool))
@@ -362,11 +377,11 @@ class ShapTokenExplainer(TokenAttributionExplainer):
                                f"masks ({len(masks)} instead of {evals})")
         return masks
 
-    def _combine(self, masks: np.ndarray, y: np.ndarray, n: int):
+    def _combine(self, masks: np.ndarray, y: np.ndarray) -> tuple:
         """shap's permutation estimator on recorded masks and their outputs."""
-        block = 2 * n + 1
-        masks = masks.reshape(self.n_permutations, block, n)
-        y = y.reshape(self.n_permutations, block)
+        n = masks.shape[1]
+        masks = masks.reshape(self.n_permutations, 2 * n + 1, n)
+        y = y.reshape(self.n_permutations, -1)
         flips = masks[:, 1:] ^ masks[:, :-1]  # exactly one token changes per step
         if not np.all(flips.sum(axis=2) == 1):  # pragma: no cover
             raise RuntimeError("shap's permutation masks do not flip one token per step")
@@ -376,18 +391,6 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         values = np.zeros(n)
         np.add.at(values, token.ravel(), delta.ravel())
         return values / (2 * self.n_permutations), float(y[-1, 0])
-
-    def _explain(self, prep, seed, shifts):
-        sizes = [self.n_permutations * (2 * len(w) + 1) if len(w) else 0 for w in prep.words]
-        out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
-        self.expected_values_ = np.full(len(prep.words), np.nan)
-
-        def draw(i):
-            return self._record(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
-
-        for i, m, p in self._pooled_probas(prep, sizes, "SHAP", draw, shifts):
-            out[i], self.expected_values_[i] = self._combine(m, p, len(prep.words[i]))
-        return out
 
 
 # =========================================================================== IG
@@ -486,11 +489,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):
-        if not prep.compositional:
-            raise ValueError("Integrated Gradients needs a tokenizer whose ids of a sentence are "
-                             "the ids of its whitespace tokens put end to end (see "
-                             "xplique_ext.text.tokens); the given tokenizer is not compositional "
-                             "on these sentences")
+        self.classifier._require_embedding("Integrated Gradients", prep)
         nodes, weights = _quadrature(self.steps, self.method)
         n = len(prep.words)
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]

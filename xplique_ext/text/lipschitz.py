@@ -38,6 +38,7 @@ import numpy as np
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
 from ..commons.random import seed_to_int
+from ..runtime import check_outputs
 from .explainers import TokenAttributionExplainer
 from .tokens import as_sentences
 
@@ -51,6 +52,13 @@ def sample_ball(rng: np.random.Generator, count: int, dim: int, epsilon: float) 
     norms[norms == 0] = 1.0
     radius = epsilon * rng.random((count, 1)) ** (1.0 / max(dim, 1))
     return direction / norms * radius
+
+
+def _max_ratio(dist: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Eq. 10 per row: the largest ||E_s - E_z|| / ||s - z|| over the perturbations with a
+    non-zero norm; NaN where none has one (fmax skips NaN and warns of no all-NaN row)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmax.reduce(np.where(norms > 0, dist / norms, np.nan), axis=1)
 
 
 class LocalLipschitzEstimate(BaseMetric):
@@ -92,8 +100,9 @@ class LocalLipschitzEstimate(BaseMetric):
     _data_params = ("inputs", "targets")
 
     @validate_params({
-        "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32)],
-        "targets": [ArrayLike("any"), None],  # one per input: checked below
+        "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32,
+                             finite=True)],
+        "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None],
         "batch_size": [Interval(numbers.Integral, 1, None), None],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "nb_samples": [Interval(numbers.Integral, 1, None)],
@@ -109,8 +118,8 @@ class LocalLipschitzEstimate(BaseMetric):
 
     def _explain(self, explainer, x, y):
         size, args = self.batch_size or len(x), (x,) if y is None else (x, y)
-        parts = [explainer(*(a[s : s + size] for a in args)) for s in range(0, len(x), size)]
-        parts = [np.asarray(p.numpy() if hasattr(p, "numpy") else p) for p in parts]
+        parts = [check_outputs(explainer(*(a[s : s + size] for a in args)), len(x[s : s + size]),
+                               name="explainer", finite=True) for s in range(0, len(x), size)]
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
     @validate_params({"explainer": [Callable_()]})
@@ -130,9 +139,7 @@ class LocalLipschitzEstimate(BaseMetric):
         # the actual distance of the (float32) perturbed inputs
         den = np.linalg.norm(z.reshape(n * k, -1).astype(np.float64) - np.repeat(
             self.inputs.reshape(n, -1).astype(np.float64), k, axis=0), axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(den > 0, num / den, np.nan).reshape(n, k).max(axis=1)
-
+        return _max_ratio(num.reshape(n, k), den.reshape(n, k))
 
 
 class TextLocalLipschitzEstimate(BaseMetric):
@@ -185,28 +192,19 @@ class TextLocalLipschitzEstimate(BaseMetric):
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each sentence, shape (N,) (NaN for a sentence without tokens)."""
         clf = explainer.classifier
-        clf._require_embedding("Text Lipschitz estimates")
         prep = clf.prepare(self.sentences)
-        if not prep.compositional:
-            raise ValueError("Text Lipschitz estimates need a tokenizer that composes over "
-                             "whitespace tokens (see xplique_ext.text.tokens)")
-        dim, n, k, seed = clf.embedding_dim(), len(self.sentences), self.nb_samples, seed_to_int(
-            self.seed)
+        clf._require_embedding("Text Lipschitz estimates", prep)
+        dim, n, k = clf.embedding_dim(), len(self.sentences), self.nb_samples
+        seed = seed_to_int(self.seed)
         shifts, norms = [], np.zeros((n, k))
         for i in range(n):
             _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
-            positions = np.flatnonzero(owner[0] >= 0)
-            delta = sample_ball(np.random.default_rng([seed, i]), k, len(positions) * dim,
-                                self.epsilon)
+            count = int((owner >= 0).sum())  # the token positions: the first ones (padding after)
+            delta = sample_ball(np.random.default_rng([seed, i]), k, count * dim, self.epsilon)
             norms[i] = np.linalg.norm(delta, axis=1)
-            block = np.zeros((k, owner.shape[1], dim), dtype=np.float32)
-            block[:, positions] = delta.reshape(k, len(positions), dim)
-            shifts.extend(block)
+            shifts.extend(delta.reshape(k, count, dim).astype(np.float32))  # padded with 0 later
         run_seed = seed_to_int(explainer.seed)
         e_s = explainer._explain(prep, run_seed, shifts=None)
-        e_z = explainer._explain(prep.repeat(np.repeat(np.arange(n), k)), run_seed, shifts=shifts)
+        e_z = explainer._explain(clf.prepare(np.repeat(self.sentences, k)), run_seed, shifts=shifts)
         dist = np.array([np.linalg.norm(e - e_s[r // k]) for r, e in enumerate(e_z)]).reshape(n, k)
-        # the largest ratio over the perturbations with a non-zero norm; NaN where none has
-        # one (a sentence without tokens): fmax skips NaN and warns of no all-NaN row
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.fmax.reduce(np.where(norms > 0, dist / norms, np.nan), axis=1)
+        return _max_ratio(dist, norms)  # NaN for a sentence without tokens

@@ -38,8 +38,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..commons.params import STRING, InstanceOf, validate_params
-from ..runtime import check_finite_dataset
+from ..commons.params import STRING, Callable_, InstanceOf, check_param, describe, validate_params
+from ..runtime import check_finite_dataset, dataset_is_batched, is_dataset, iterate_dataset
 
 __all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
            "as_sentences", "read_sentences"]
@@ -168,12 +168,8 @@ class Tokenizer:
     def __init__(self, tokenizer: Any):
         import keras
 
-        self.raw = tokenizer
+        self.raw = check_param(tokenizer, "tokenizer", [Callable_()])  # a layer is callable
         self.is_text_vectorization = isinstance(tokenizer, keras.layers.TextVectorization)
-        if not (self.is_text_vectorization or callable(tokenizer)):
-            raise TypeError("`tokenizer` must be a keras TextVectorization layer or a callable "
-                            "mapping a list of strings to token ids, got "
-                            f"{type(tokenizer).__name__}")
         mode = getattr(tokenizer, "_output_mode", "int") if self.is_text_vectorization else "int"
         if mode != "int":
             raise ValueError("`tokenizer` must be a TextVectorization layer with "
@@ -186,20 +182,17 @@ class Tokenizer:
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.int64)
-        if self.is_text_vectorization:
-            import tensorflow as tf
-
-            texts = tf.constant(texts)
-        out = self.raw(texts)
+        out = self.raw(texts)  # a TextVectorization layer takes the list too
         out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
         out = out.numpy() if hasattr(out, "numpy") else out
         if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
             out = _pad(out)  # ragged rows, padded with 0
         arr = np.asarray(out)
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
-        if arr.ndim != 2 or arr.dtype.kind not in "iu":
+        if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
             raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
-                             f"got an array of shape {arr.shape} and dtype {arr.dtype}")
+                             f"got an array of shape {arr.shape} and dtype {arr.dtype} for "
+                             f"{len(texts)} strings")
         return arr.astype(np.int64, copy=False)
 
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
@@ -287,42 +280,40 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
     """Like :func:`as_sentences`, also returning the labels of a ``tf.data.Dataset`` of
     ``(sentence, label)`` pairs (None for any other input)."""
     labels = None
+    if is_dataset(inputs):
+        inputs, labels = _read_dataset(inputs, name)
+    elif hasattr(inputs, "numpy") or hasattr(inputs, "__array__"):
+        # a tf.Tensor, NumPy array, pandas Series / Index / DataFrame: (N,) or a column
+        # (N, 1); a 0-d array gives its one str or bytes, refused below
+        arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
+        inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
     if isinstance(inputs, (str, bytes)):
         raise TypeError(f"`{name}` must be a sequence of sentences, got a single "
                         f"{type(inputs).__name__}; wrap it in a list")
-    if type(inputs).__module__.startswith("tensorflow") and hasattr(inputs, "element_spec"):
-        inputs, labels = _read_dataset(inputs, name)
-    elif hasattr(inputs, "numpy") or hasattr(inputs, "tolist") and not isinstance(inputs, list):
-        # a tf.Tensor, NumPy array, pandas Series / Index: (N,) or a column (N, 1)
-        arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
-        inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
+    if isinstance(inputs, (set, frozenset, Mapping)) or not hasattr(inputs, "__iter__"):
+        raise TypeError(f"`{name}` must be an ordered sequence of sentences (list, tuple, array, "
+                        f"Series or tf.data.Dataset), got {type(inputs).__name__}")
+    return [s if isinstance(s, str) else _text(s, f"{name}[{i}]") for i, s in enumerate(inputs)
+            ], labels
+
+
+def _text(item: Any, name: str) -> str:
+    """A sentence that is not a str: bytes decoded as UTF-8, anything else refused."""
+    if not isinstance(item, bytes):
+        return check_param(item, name, [STRING])
     try:
-        items = list(inputs)
-    except TypeError:
-        raise TypeError(f"`{name}` must be a sequence of sentences (str), got "
-                        f"{type(inputs).__name__}") from None
-    items = [s.decode("utf-8") if isinstance(s, bytes) else s for s in items]
-    for i, s in enumerate(items):
-        if not isinstance(s, str):
-            raise TypeError(f"`{name}[{i}]` must be a str, got {type(s).__name__}")
-    return items, labels
+        return item.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"`{name}` must be a str or UTF-8 bytes, got {describe(item)} ("
+                         f"{exc.reason} at byte {exc.start})") from None
 
 
 def _read_dataset(dataset: Any, name: str) -> Tuple[List[Any], Optional[np.ndarray]]:
     """The sentences of a finite ``tf.data.Dataset`` (batched or not) of sentences or of
-    ``(sentence, label)`` pairs, and the labels (None without), read once."""
+    ``(sentence, label)`` pairs, and the labels, one row per sentence (None without), read
+    once."""
     check_finite_dataset(dataset, name)
-    items, labels, batched = [], [], False
-    for element in dataset:
-        if isinstance(element, (tuple, list)):
-            if len(element) not in (1, 2):
-                raise ValueError(f"`{name}` dataset elements must be `sentence` or "
-                                 f"`(sentence, label)`, got tuples of {len(element)}")
-            labels += [np.asarray(element[1].numpy())] if len(element) == 2 else []
-            element = element[0]
-        arr = np.asarray(element.numpy())
-        batched = arr.ndim > 0
-        items.extend(arr.reshape(-1).tolist())
-    if not labels:
-        return items, None
-    return items, np.concatenate(labels) if batched else np.stack(labels)
+    for x, y in iterate_dataset(dataset, None, dataset_is_batched(dataset), name):  # one batch
+        x = x.reshape(-1)  # a batch of fixed size is an axis of its own
+        return x.tolist(), None if y is None else y.reshape(len(x), -1)
+    return [], None  # an empty dataset
