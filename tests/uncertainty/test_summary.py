@@ -285,3 +285,17 @@ def test_bca_over_few_inputs_warns_once_naming_n():
         warnings.simplefilter("error")
         summarize_scores(np.linspace(0, 1, 10), seed=0, n_resamples=200)
         summarize_scores([0.1, 0.5, 0.2], seed=0, n_resamples=200, interval="percentile")
+
+
+@pytest.mark.parametrize("n", [10**12, 10**100, 10**300])
+def test_wilson_interval_of_rare_events_at_huge_n_is_its_poisson_limit(n):
+    # k fixed, n -> inf: n * bounds -> k + z^2 / 2 -/+ z sqrt(k + z^2 / 4) (Eq. 1 times n);
+    # n * n must not overflow into a zero-width interval
+    from scipy.stats import norm
+
+    z = norm.ppf(0.975)
+    limit = (3 + z * z / 2 - z * np.sqrt(3 + z * z / 4), 3 + z * z / 2 + z * np.sqrt(3 + z * z / 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        low, high = wilson_interval(3, n)
+    assert (low * float(n), high * float(n)) == pytest.approx(limit, rel=1e-9)
