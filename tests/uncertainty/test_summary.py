@@ -263,7 +263,14 @@ def test_exact_interval_is_accurate_for_rare_events_and_huge_n():
 def test_proportion_intervals_take_python_integers_beyond_int64():
     # 2**70 is an object array in NumPy: read as a count (float64), not refused as "object"
     assert wilson_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
-    assert exact_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
+    low, high = wilson_interval(2**70, 2**71, 0.95)
+    assert (high - low) / 2 == pytest.approx(1.959964 * 0.5 / 2**35.5, rel=1e-6)
+    # the Beta quantiles drift past n = 1e12 (2**70 of 2**71: half-width 1.29e-11 for
+    # 2.0e-11; 3 of 1e200: NaN): exact_interval refuses such an n, naming wilson_interval
+    for k, n in ((2**70, 2**71), (3, 10**200), (5 * 10**16, 10**17)):
+        with pytest.raises(ValueError, match=r"`n` must be <= 1e12 for exact_interval.*wilson"):
+            exact_interval(k, n)
+    assert exact_interval(3, 10**12)[1] * 1e12 == pytest.approx(8.767273069742, rel=1e-9)
     with pytest.raises(ValueError, match=r"`n` must be whole counts within the float range"):
         wilson_interval(1, 10**400)
     with pytest.raises(ValueError, match=r"`successes` must be whole counts within the float"):
