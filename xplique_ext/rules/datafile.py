@@ -143,9 +143,8 @@ def _encode_arrow(attribute, array) -> Column:
     values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
     values = values if values.flags.writeable else values.copy()
     unknown = np.isnan(values)
-    if int(np.count_nonzero(unknown)) != array.null_count:  # ``nan`` written out
-        raise model._Refused
-    if model._number_rules(attribute, values, unknown)[0] is not None:
+    if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
+            or model._number_rules(attribute, values, unknown)[0] is not None):
         raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
@@ -303,8 +302,7 @@ class _Joined:
             self.categories = tuple(sorted(self.met))
             rank = {c: i for i, c in enumerate(self.categories)}
             lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
-            dtype = model._code_dtype(len(self.categories))
-            values = lookup[values.astype(np.intp)].astype(dtype)
+            values = lookup[values.astype(np.intp)].astype(model._code_dtype(len(self.categories)))
         return Column(self.attribute, values, self.categories, self.unknown[:n],
                       self.not_applicable[:n])
 

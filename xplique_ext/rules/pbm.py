@@ -207,13 +207,9 @@ class PBMHeader:
             out.append(f"Date: {self.date}")
         files = [f"{what} File: {name}" for what, name in
                  (("Names", self.names_file), ("Data", self.data_file)) if name is not None]
-        if self.evaluated_as is not None or files:
-            out.append("")
-            if self.evaluated_as is not None:
-                out.append(f"Rules Evaluated as {self.evaluated_as}")
-            if files:
-                out.append("   ".join(files))
-        return out
+        extended = [] if self.evaluated_as is None else [f"Rules Evaluated as {self.evaluated_as}"]
+        extended += ["   ".join(files)] if files else []
+        return out + [""] + extended if extended else out
 
 
 PBMHeader.__init__ = validate_params(
