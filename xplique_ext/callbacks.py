@@ -282,10 +282,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 if getattr(metric, "model", model) is not model:
                     warn(f"`metrics[{key!r}]` was built on another model than the one being "
                          "trained: its scores do not follow the training. Pass its class or "
-                         "a factory instead.",
-                         UserWarning)
-            if self.log_interval is not None and not callable(getattr(metric, "summary",
-                                                                          None)):
+                         "a factory instead.", UserWarning)
+            if self.log_interval is not None and not callable(getattr(metric, "summary", None)):
                 raise TypeError(
                     f"`log_interval` needs metrics with .summary (xplique_ext's metrics); "
                     f"`metrics[{key!r}]` is a {type(metric).__name__} without it")

@@ -320,10 +320,8 @@ class BaseMetric(abc.ABC):
         """The constructor's settings (every parameter but the data ones), as JSON-friendly
         values: ``type(m).from_config(m.get_config(), **data)`` rebuilds the metric."""
         owner = type(self).__name__
-        return {
-            name: _jsonable(self._setting(name), name, owner)
-            for name in self._init_parameters()
-            if name not in self._data_params}
+        return {name: _jsonable(self._setting(name), name, owner)
+                for name in self._init_parameters() if name not in self._data_params}
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist

@@ -41,15 +41,10 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 #: model's scores); also checked batch by batch for (x, y) datasets.
 INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
-BASE_PARAMETERS = {
-    "model": [Callable_()],
-    "inputs": NO_VALIDATION,
-    "targets": [TARGETS, None],
-    "batch_size": [Interval(numbers.Integral, 1, None), None],
-    "operator": NO_VALIDATION,
-    "activation": [Options((None, "sigmoid", "softmax"))],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "strategy": NO_VALIDATION}
+BASE_PARAMETERS = {"model": [Callable_()], "inputs": NO_VALIDATION, "targets": [TARGETS, None],
+                   "batch_size": [Interval(numbers.Integral, 1, None), None],
+                   "operator": NO_VALIDATION, "activation": [Options((None, "sigmoid", "softmax"))],
+                   "seed": [Interval(numbers.Integral, 0, None), None], "strategy": NO_VALIDATION}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",
@@ -372,16 +367,15 @@ class BaseAttributionMetric(BaseMetric):
         out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
-            raise ValueError(
-                "`targets` is None, so the target is the model's predicted class, but "
-                f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
-                "inputs of a batch: their predicted class is undefined; pass `targets`")
+            raise ValueError("`targets` is None, so the target is the model's predicted class, but "
+                             f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
+                             "inputs of a batch: their predicted class is undefined; pass "
+                             "`targets`")
         return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
-    def iter_batches(
-        self, batch_size: Optional[int] = None
-    ) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
+    def iter_batches(self, batch_size: Optional[int] = None
+                     ) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
         """Stream the inputs with their formatted targets: ``(start, x, y)``, the index of
         the batch's first input, inputs (B, ...) and targets formatted for the operator
         (B, K); ``batch_size`` defaults to the metric's."""

@@ -44,15 +44,13 @@ MAX_SUBSETS = 10**6
 _POOL_BUDGET = 2**28
 #: why a correlation is undefined, in the order :meth:`MuFidelity._undefined_reasons`
 #: counts them (the last: a grid of one cell)
-UNDEFINED_CAUSES = (
-    "non-finite model scores (the model returned NaN or inf)",
-    "non-finite attribution sums (overflow)",
-    "inputs equal to the baseline (the perturbations change nothing)",
-    "constant score drops over the subsets (the model's score does not change)",
-    "an all-zero explanation (constant attribution sums)",
-    "constant attribution sums over the subsets",
-    "no valid subset (a single-cell grid: every subset is empty or full)",
-)
+UNDEFINED_CAUSES = ("non-finite model scores (the model returned NaN or inf)",
+                    "non-finite attribution sums (overflow)",
+                    "inputs equal to the baseline (the perturbations change nothing)",
+                    "constant score drops over the subsets (the model's score does not change)",
+                    "an all-zero explanation (constant attribution sums)",
+                    "constant attribution sums over the subsets",
+                    "no valid subset (a single-cell grid: every subset is empty or full)")
 
 
 def _subset_sizes(n_cells: int, p: float):
@@ -96,10 +94,8 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
                  .tolist())
 
 
-@validate_params({
-    "r": [ArrayLike("real")],
-    "m": [ArrayLike("real")],
-    "correlation": [Options(CORRELATIONS)]})
+@validate_params({"r": [ArrayLike("real")], "m": [ArrayLike("real")],
+                  "correlation": [Options(CORRELATIONS)]})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -156,10 +152,9 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     return np.where(m > 3, se, np.nan)
 
 
-@validate_params({
-    "max_samples": [Interval(numbers.Integral, 1, None)],
-    "first": [Interval(numbers.Integral, 1, None)],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
+@validate_params({"max_samples": [Interval(numbers.Integral, 1, None)],
+                  "first": [Interval(numbers.Integral, 1, None)],
+                  "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
 def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
                          growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
@@ -317,13 +312,11 @@ class MuFidelity(BaseAttributionMetric):
     higher_is_better = True
 
     @validate_params({
-        **BASE_PARAMETERS,
-        "grid_size": [Interval(numbers.Integral, 1, None), None],
+        **BASE_PARAMETERS, "grid_size": [Interval(numbers.Integral, 1, None), None],
         "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
         "nb_samples": [Interval(numbers.Integral, 2, MAX_SUBSETS), Options(["auto"])],
-        "correlation": [Options(CORRELATIONS)],
-        "progress": [Boolean()],
+        "correlation": [Options(CORRELATIONS)], "progress": [Boolean()],
         "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)]})
     def __init__(
@@ -349,8 +342,7 @@ class MuFidelity(BaseAttributionMetric):
         geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
             "mufidelity", lambda live, activation: _fidelity_functions(
-                score_function(live, activation), *geometry),
-            geometry, split={"perturbed": 4})
+                score_function(live, activation), *geometry), geometry, split={"perturbed": 4})
         self._perturbed_fn, self._chunk_fn = functions["perturbed"], functions["chunk"]
 
     def _warn_degenerate(self) -> None:
@@ -364,8 +356,7 @@ class MuFidelity(BaseAttributionMetric):
             warn("MuFidelity: the perturbation grid has a single cell (`grid_size`="
                  f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
                  "random subsets are empty or full, so no correlation is defined and every "
-                 "score is NaN; use a finer `grid_size`",
-                 DegenerateSettingWarning)
+                 "score is NaN; use a finer `grid_size`", DegenerateSettingWarning)
         elif share >= DEGENERATE_SHARE:
             sizes, pmf = _subset_sizes(n, p)
             warn(f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
