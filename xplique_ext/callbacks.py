@@ -223,8 +223,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
             explainer_factory, Mapping) else {"": explainer_factory}  # callable: declared
         self._metric_specs = _named(
             metrics, "metrics", lambda spec: callable(spec) or hasattr(spec, "evaluate"),
-            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with "
-            ".evaluate")
+            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with .evaluate")
         self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(

@@ -322,33 +322,33 @@ class BaseAttributionMetric(BaseMetric):
                         "`copy.deepcopy(metric)` copies it in memory")
 
     # ------------------------------------------------------------------ inference
-    def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
-        """``(start, stop, fn(x[s], *more[s]))`` batch by batch (``batch_size`` rows)."""
+    def _batched(self, fn: Callable, x: Any, *more: np.ndarray, **check: Any) -> np.ndarray:
+        """``fn(x[s], *more[s])`` batch by batch (``batch_size`` rows), each batch's outputs
+        checked by :func:`~xplique_ext.runtime.check_outputs` (``check``: its options, the
+        errors naming the inputs by their index), concatenated."""
         x = check_param(x, "inputs", INPUTS)
         size = self.batch_size or max(len(x), 1)
+        parts = []
         for start in range(0, len(x), size):
             s = slice(start, start + size)
             with runtime.model_output_errors():
                 out = fn(*(tf.convert_to_tensor(a[s]) for a in (x,) + more))
-            yield start, min(start + size, len(x)), runtime.single_output(out, name)
+            parts.append(runtime.check_outputs(out, len(x[s]), offset=start, **check))
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x`` (B, ...), batched:
         a NumPy array (B, K)."""
-        parts = [runtime.check_outputs(out, stop - start, offset=start)
-                 for start, stop, out in self._batched(self._output_fn, "model", x)]
-        out = np.concatenate(parts, axis=0) if parts else np.zeros((0,))
+        out = self._batched(self._output_fn, x)
         return out.reshape(len(out), -1) if out.ndim == 1 else out
 
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
-        parts = [runtime.check_outputs(
-            out, stop - start, name="operator", trailing=[(), (1,)], expected="shape (B,) or "
-            "(B, 1) (an operator returning (B, K) must reduce over the outputs, e.g. "
-            "tf.reduce_sum(f(x) * y, axis=-1))").reshape(-1)
-            for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y))]
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
+        return self._batched(self._score_fn, x, np.asarray(y), name="operator", trailing=[(), (1,)],
+                             expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
+                             "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))"
+                             ).reshape(-1)
 
     # ------------------------------------------------------------------ targets
     def n_outputs(self, x_example: np.ndarray) -> int:

@@ -42,6 +42,8 @@ ADAPTIVE_GROWTH = 1.5
 MAX_SUBSETS = 10**6
 #: the most entries (subsets x cells) of the pool of subsets, held in float64: 2 GiB
 _POOL_BUDGET = 2**28
+#: correlations and their numbers of pairs (:func:`correlation_std_error`), as float64
+REALS = ArrayLike("real", dtype=np.float64)
 #: why a correlation is undefined, in the order :meth:`MuFidelity._undefined_reasons`
 #: counts them (the last: a grid of one cell)
 UNDEFINED_CAUSES = ("non-finite model scores (the model returned NaN or inf)",
@@ -94,8 +96,7 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
                  .tolist())
 
 
-@validate_params({"r": [ArrayLike("real")], "m": [ArrayLike("real")],
-                  "correlation": [Options(CORRELATIONS)]})
+@validate_params({"r": [REALS], "m": [REALS], "correlation": [Options(CORRELATIONS)]})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -144,8 +145,6 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     >>> float(correlation_std_error(0.5, 103, "pearson"))
     0.075
     """
-    r = np.asarray(r, dtype=np.float64)
-    m = np.asarray(m, dtype=np.float64)
     factor = 1.0 if correlation == "pearson" else np.sqrt(1.0 + r * r / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (1.0 - r * r) * factor / np.sqrt(m - 3.0)
@@ -509,8 +508,12 @@ class MuFidelity(BaseAttributionMetric):
             batches = [self._batch_evaluate(x, y, phi, pool, seed, bar)
                        for x, y, phi in self._explained_batches(phi_all)]
         scores, used, reasons = zip(*batches)
-        scores = np.concatenate(scores)
-        _warn_undefined_correlations(scores, sum(reasons))
+        scores, reasons = np.concatenate(scores), sum(reasons)
+        undefined = int(np.isnan(scores).sum())
+        if undefined:  # one warning: how many scores are NaN, and why
+            why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
+            warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+                 f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
         return scores, np.concatenate(used)
 
     def _explained_batches(self, phi_all: np.ndarray):
@@ -579,8 +582,7 @@ class MuFidelity(BaseAttributionMetric):
         b, k = len(x), len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
-        args = (tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
-                tf.convert_to_tensor(y), tf.constant(perms, tf.int32),
+        args = (*map(tf.convert_to_tensor, (x, baselines, y)), tf.constant(perms, tf.int32),
                 tf.constant(subsets, tf.float32), tf.constant(k, tf.int32))
         with runtime.model_output_errors():
             if not (self.progress and runtime.is_default_strategy(self.strategy)):
@@ -616,16 +618,6 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
         nan &= ~cause
     out[-2] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
     return out
-
-
-def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray) -> None:
-    """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
-    counts of the :data:`UNDEFINED_CAUSES`)."""
-    undefined = int(np.isnan(scores).sum())
-    if undefined:
-        why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
-        warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-             f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
 
 
 def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cells: tuple,
