@@ -479,10 +479,8 @@ class MuFidelity(BaseAttributionMetric):
         import pandas as pd
 
         scores, used = self._evaluate(explanations)
-        return pd.DataFrame({
-            "score": scores,
-            "std_error": correlation_std_error(scores, used, self.correlation),
-            "n_subsets": used})
+        std_error = correlation_std_error(scores, used, self.correlation)
+        return pd.DataFrame({"score": scores, "std_error": std_error, "n_subsets": used})
 
     def _evaluate(self, explanations: Any):
         """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of
