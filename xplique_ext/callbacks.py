@@ -262,13 +262,11 @@ class ExplanationMetrics(keras.callbacks.Callback):
             outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
             k = int(np.prod(outputs.shape[1:]))
             self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
-        self.explainers_ = {}
-        for name, factory in self._factories.items():
-            explainer = factory(model)
+        self.explainers_ = {name: factory(model) for name, factory in self._factories.items()}
+        for explainer in self.explainers_.values():
             if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
                 raise TypeError("`explainer_factory` must return an explainer with .explain(x, y) "
                                 f"or a callable explainer(x, y), got {type(explainer).__name__}")
-            self.explainers_[name] = explainer
         self.metrics_ = {}
         for key, spec in self._metric_specs.items():
             if isinstance(spec, type) or not hasattr(spec, "evaluate"):

@@ -604,9 +604,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     attribution sums."""
     nan = np.isnan(corr)
     out = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
-    if not nan.any():
-        return out
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         const_drop = np.ptp(drops, axis=1) == 0
         const_attr = np.ptp(attrs, axis=1) == 0
     causes = (~np.isfinite(drops).all(axis=1), ~np.isfinite(attrs).all(axis=1),
