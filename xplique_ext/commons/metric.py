@@ -284,14 +284,12 @@ class BaseMetric(abc.ABC):
             n_resamples=n_resamples, seed=seed, name=name))
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
-        messages = []
         undefined = int(np.isnan(scores).sum())
         reason = " ".join(reasons) or self.undefined_reason
         suffix = f" Reason: {reason}" if reason else ""
-        if undefined and undefined < scores.size:
-            messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
-                            f"undefined (NaN) and were left out of the summary.{suffix}")
-        messages += caught
+        skipped = (f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+                   f"and were left out of the summary.{suffix}")
+        messages = ([skipped] if 0 < undefined < scores.size else []) + caught
         if undefined == scores.size and suffix:  # every score undefined: say why
             messages.append(suffix.strip())
         if messages:

@@ -209,8 +209,7 @@ class Options(Constraint):
         except (TypeError, ValueError):  # arrays, incomparable
             ok = False
         if not ok:
-            raise self.bad_value(repr(value)) if self._right_kind(value) else (
-                self.wrong_kind(value))
+            raise self.bad_value(repr(value)) if self._right_kind(value) else self.wrong_kind(value)
         return value
 
 
