@@ -298,8 +298,7 @@ class ArrayLike(Constraint):
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
-        self.finite = finite or within is not None
-        self.nonempty = nonempty
+        self.finite, self.nonempty = finite or within is not None, nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
         self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
             map(str, self.ndim or ()))
