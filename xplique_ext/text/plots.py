@@ -267,8 +267,7 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     ax.set_xticks(range(values.shape[1]), matrix.columns)
     ax.set_yticks(range(values.shape[0]), matrix.index)
     for (i, j), v in np.ndenumerate(values):
-        ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center",
-                fontsize=9)
+        ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
     ax.set_title(title or "")
     fig.tight_layout()

@@ -134,14 +134,12 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
 def find_layer(model: Any, layer_type: Any) -> Any:
     """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
     nested models), or None."""
-    seen, queue = set(), [model]
+    queue = [model]
     while queue:
         obj = queue.pop(0)
         if isinstance(obj, layer_type):
             return obj
-        if id(obj) not in seen:
-            seen.add(id(obj))
-            queue.extend(getattr(obj, "layers", []) or [])
+        queue.extend(getattr(obj, "layers", []) or [])
     return None
 
 
