@@ -205,8 +205,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     _desc, _extras = "LIME", ("intercepts_", "scores_")
 
-    @validate_params({**EXPLAINER_PARAMETERS,
-                      "nb_samples": [Interval(numbers.Integral, 2, None)],
+    @validate_params({**EXPLAINER_PARAMETERS, "nb_samples": [Interval(numbers.Integral, 2, None)],
                       "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
                  nb_samples: int = 1000, kernel_width: float = 25.0, seed: Optional[int] = 0,
