@@ -358,7 +358,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         """The masks shap's permutation explainer asks to evaluate, recorded."""
         import shap
 
-        blocks, evals = [], self._rows(n)
+        blocks = []
 
         def record(masks):  # the model for shap: records the masks it is asked to evaluate
             blocks.append(np.asarray(masks, dtype=bool))
@@ -367,14 +367,10 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         state = np.random.get_state()
         try:
             explainer = shap.PermutationExplainer(record, _TokenMasker(n), seed=seed)
-            explainer(np.zeros((1, n)), max_evals=evals, silent=True)
+            explainer(np.zeros((1, n)), max_evals=self._rows(n), silent=True)
         finally:
             np.random.set_state(state)
-        masks = np.concatenate(blocks)
-        if len(masks) != evals:  # pragma: no cover
-            raise RuntimeError("shap's PermutationExplainer asked for an unexpected number of "
-                               f"masks ({len(masks)} instead of {evals})")
-        return masks
+        return np.concatenate(blocks)  # n_permutations * (2n + 1) masks: _combine reshapes them
 
     def _combine(self, masks: np.ndarray, y: np.ndarray) -> tuple:
         """shap's permutation estimator on recorded masks and their outputs."""
@@ -397,14 +393,11 @@ def _quadrature(steps: int, method: str):
     """Nodes alpha in [0, 1] and weights; the endpoints 0 and 1 are always included
     (weight 0 when the rule does not use them) to measure p(baseline) and p(s)."""
     if method == "trapezoid":
-        nodes = np.linspace(0.0, 1.0, steps + 1)
         weights = np.full(steps + 1, 1.0 / steps)
         weights[[0, -1]] *= 0.5
-        return nodes, weights
+        return np.linspace(0.0, 1.0, steps + 1), weights
     x, w = np.polynomial.legendre.leggauss(steps)
-    nodes = np.concatenate([[0.0], (x + 1) / 2, [1.0]])
-    weights = np.concatenate([[0.0], w / 2, [0.0]])
-    return nodes, weights
+    return np.concatenate([[0.0], (x + 1) / 2, [1.0]]), np.concatenate([[0.0], w / 2, [0.0]])
 
 
 class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
