@@ -204,9 +204,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     return fig
 
 
-@validate_params({"table": [_FRAME], "ax": _AX,
-                  "columns": [InstanceOf(list, tuple, description="a list of column names"),
-                              None]})
+@validate_params({"table": [_FRAME], "ax": _AX, "columns": [
+    InstanceOf(list, tuple, description="a list of column names"), None]})
 def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax: Any = None):
     """Grouped bar chart of PERCY scores (and accuracy) per model.
 

@@ -82,11 +82,9 @@ def normalize_token(token: str) -> str:
 _normalize_token = normalize_token.__wrapped__
 
 
-@validate_params({
-    "tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
-    "keywords": [InstanceOf(dict, set, frozenset, Mapping,
-                            description="a dict or a set of lower-case keywords")],
-})
+@validate_params({"tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
+                  "keywords": [InstanceOf(dict, set, frozenset, Mapping,
+                                          description="a dict or a set of lower-case keywords")]})
 def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], Optional[str]]:
     """Index and (lower-case) keyword of the first token matching one of ``keywords``.
 
