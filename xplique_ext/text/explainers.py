@@ -278,14 +278,12 @@ class _TokenMasker:
         self.n = n
 
     def __call__(self, mask, x):
-        """A full mask (shap's non-delta path) as it is; delta masks decoded: a value
-        v >= 0 flips token v and ends a row, a negative value flips token -v-1 and
-        continues the row, the no-op value flips nothing; rows start from "every token
-        masked"."""
+        """Delta masks decoded (shap's MaskedModel sends a masker that supports delta
+        masking nothing else): a value v >= 0 flips token v and ends a row, a negative value
+        flips token -v-1 and continues the row, the no-op value flips nothing; rows start
+        from "every token masked"."""
         from shap.utils import MaskedModel
 
-        if np.asarray(mask).dtype == bool:
-            return np.asarray(mask).reshape(1, -1).copy()
         delta = np.asarray(mask, dtype=np.int64)
         ends = delta >= 0
         row = np.concatenate([[0], np.cumsum(ends)[:-1]])
