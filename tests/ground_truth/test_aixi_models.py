@@ -110,3 +110,19 @@ def test_logits_model_shares_the_weights_and_undoes_the_sigmoid():
         import keras
 
         aixi_cnn_logits(keras.Sequential([keras.Input((4,)), keras.layers.Dropout(0.1)]))
+
+
+def test_logits_model_tracks_every_weight_of_the_cnn(tmp_path):
+    # the last Dense layer's kernel and bias belong to the logits model too: its weights,
+    # trainable weights and saved weights (a round trip reproduces the outputs)
+    from xplique_ext.models import aixi_cnn_logits
+
+    x = np.random.default_rng(0).random((3, 16, 16, 1), np.float32)
+    cnn = build_aixi_cnn((16, 16, 1), "class", seed=0)
+    logits = aixi_cnn_logits(cnn)
+    assert [v.path for v in logits.trainable_weights] == [v.path for v in cnn.trainable_weights]
+    assert len(cnn.weights) == 10 and logits.count_params() == cnn.count_params()
+    logits.save_weights(tmp_path / "logits.weights.h5")
+    other = aixi_cnn_logits(build_aixi_cnn((16, 16, 1), "class", seed=1))
+    other.load_weights(tmp_path / "logits.weights.h5")
+    np.testing.assert_array_equal(other(x).numpy(), logits(x).numpy())

@@ -332,3 +332,21 @@ def test_leaderboard_refuses_a_single_map_and_no_measure():
         ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
     with pytest.raises(ValueError, match="`measures` must name at least one measure"):
         ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])
+
+
+def test_maps_of_at_most_128x128_pixels_are_never_refused_for_their_size(monkeypatch):
+    # two dense 96x96 maps under 'sqeuclidean' (no reduction: supply x demand = 8.5e7
+    # arcs, beyond EMD_MAX_ARCS) are solved, as the advice "resize=(128, 128) or smaller"
+    # of the size error promises (a few seconds: the solver is replaced here)
+    from xplique_ext.metrics import ground_truth
+
+    monkeypatch.setattr(ground_truth, "grid_transport_cost", lambda *args, **kwargs: 0.25)
+    maps = np.random.default_rng(0).random((2, 1, 96, 96)).astype(np.float32) + 0.1
+    for resize in (None, (96, 96), (128, 128)):
+        assert emd(maps[0], maps[1], resize=resize, ground_distance="sqeuclidean").tolist() == [
+            0.25]
+    with pytest.raises(ValueError, match=r"maps of 180x180 pixels: map 0 is a transport "
+                                         r"problem of 2\.62e\+08 arcs.*resize=\(128, 128\)"):
+        half = np.zeros((1, 180, 180))
+        half[:, :, 90:] = 1
+        emd(half, 1 - half, resize=None)

@@ -455,9 +455,10 @@ def test_tf_string_labels_are_refused_by_name():
 
 def test_question_mark_labels_are_unknown_like_nan():
     rules, data = load_voyage("unordered")
-    for marker in ("?", np.nan, None):
+    for marker, series in (("?", 0), (np.nan, 0), (None, 0), (pd.NA, 0), (pd.NA, 1)):
         labels = np.asarray(data.labels(), dtype=object)
         labels[[0, 5]] = marker
+        labels = pd.Series(labels, dtype="string") if series else labels
         with pytest.warns(XpliqueExtWarning, match=r"2 example\(s\) with an unknown"):
             evaluation = evaluate_rules(rules, data, labels=labels)
         assert evaluation.known == evaluate_rules(rules, data.take(np.arange(1, 15)[
@@ -466,4 +467,6 @@ def test_question_mark_labels_are_unknown_like_nan():
     reference[0] = "?"  # score_rules leaves it out as a NaN reference
     nan_reference = reference.copy()
     nan_reference[0] = np.nan
+    assert score_rules(rules, data, reference) == score_rules(rules, data, nan_reference)
+    nan_reference[0] = pd.NA
     assert score_rules(rules, data, reference) == score_rules(rules, data, nan_reference)

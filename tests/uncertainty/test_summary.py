@@ -263,7 +263,14 @@ def test_exact_interval_is_accurate_for_rare_events_and_huge_n():
 def test_proportion_intervals_take_python_integers_beyond_int64():
     # 2**70 is an object array in NumPy: read as a count (float64), not refused as "object"
     assert wilson_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
-    assert exact_interval(2**70, 2**71) == pytest.approx((0.5, 0.5), abs=1e-9)
+    low, high = wilson_interval(2**70, 2**71, 0.95)
+    assert (high - low) / 2 == pytest.approx(1.959964 * 0.5 / 2**35.5, rel=1e-6)
+    # the Beta quantiles drift past n = 1e12 (2**70 of 2**71: half-width 1.29e-11 for
+    # 2.0e-11; 3 of 1e200: NaN): exact_interval refuses such an n, naming wilson_interval
+    for k, n in ((2**70, 2**71), (3, 10**200), (5 * 10**16, 10**17)):
+        with pytest.raises(ValueError, match=r"`n` must be <= 1e12 for exact_interval.*wilson"):
+            exact_interval(k, n)
+    assert exact_interval(3, 10**12)[1] * 1e12 == pytest.approx(8.767273069742, rel=1e-9)
     with pytest.raises(ValueError, match=r"`n` must be whole counts within the float range"):
         wilson_interval(1, 10**400)
     with pytest.raises(ValueError, match=r"`successes` must be whole counts within the float"):
@@ -285,3 +292,17 @@ def test_bca_over_few_inputs_warns_once_naming_n():
         warnings.simplefilter("error")
         summarize_scores(np.linspace(0, 1, 10), seed=0, n_resamples=200)
         summarize_scores([0.1, 0.5, 0.2], seed=0, n_resamples=200, interval="percentile")
+
+
+@pytest.mark.parametrize("n", [10**12, 10**100, 10**300])
+def test_wilson_interval_of_rare_events_at_huge_n_is_its_poisson_limit(n):
+    # k fixed, n -> inf: n * bounds -> k + z^2 / 2 -/+ z sqrt(k + z^2 / 4) (Eq. 1 times n);
+    # n * n must not overflow into a zero-width interval
+    from scipy.stats import norm
+
+    z = norm.ppf(0.975)
+    limit = (3 + z * z / 2 - z * np.sqrt(3 + z * z / 4), 3 + z * z / 2 + z * np.sqrt(3 + z * z / 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        low, high = wilson_interval(3, n)
+    assert (low * float(n), high * float(n)) == pytest.approx(limit, rel=1e-9)

@@ -182,7 +182,8 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
         centre = (p + z * z / (2 * m)) / (1 + z * z / m)
-        half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / (1 + z * z / m)
+        # z sqrt(p (1 - p) / m + z^2 / (4 m^2)), written without m^2 (no overflow)
+        half = z / m * np.sqrt(k * (1 - p) + z * z / 4) / (1 + z * z / m)
     low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
     # with trials, the bounds at k = 0 and k = n are exactly 0 and 1 (their round-off is not)
     return _bounds(np.where((k == 0) & (m > 0), 0.0, low),
@@ -192,6 +193,9 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
 def _bounds(low: np.ndarray, high: np.ndarray):
     """Floats for scalar counts, else the arrays."""
     return (float(low), float(high)) if low.ndim == 0 else (low, high)
+
+
+_EXACT_MAX_N = 1e12
 
 
 @validate_params(_PROPORTION)
@@ -208,6 +212,9 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
     :math:`k = 0` and 1 at :math:`k = n`. The quantiles are accurate for rare events and
     huge ``n`` (``k = 1`` of ``n = 1e9``), where the root search of
     ``binomtest(k, n).proportion_ci(method='exact')`` stops at an absolute tolerance.
+    Beyond ``n = 1e12`` the quantiles themselves lose accuracy when both ``k`` and
+    ``n - k`` are large (widths 0.5 % off at ``1e15``, 74 % at ``1e17``), so such an
+    ``n`` is refused: use :func:`wilson_interval` there.
 
     Parameters
     ----------
@@ -238,6 +245,9 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
     from scipy.stats import beta
 
     k, m = successes, _trials("exact_interval", successes, n)
+    if (m > _EXACT_MAX_N).any():  # central bounds drift past 1e11 (widths 74 % off at 1e17)
+        raise ValueError("`n` must be <= 1e12 for exact_interval: scipy's Beta quantiles lose "
+                         f"accuracy beyond (use wilson_interval), got {m.max():.6g}")
     tail = (1 - confidence) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         low = np.where(k == 0, 0.0, beta.ppf(tail, k, m - k + 1))

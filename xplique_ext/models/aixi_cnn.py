@@ -104,7 +104,9 @@ def aixi_cnn_logits(model: Any) -> Any:
     A well-trained 'class' CNN saturates its sigmoid (outputs of exactly 0 or 1 in
     float32), so gradient explainers return all-zero maps; explaining the logit avoids it
     (the paper notes the same effect of the sigmoid). Layer names are kept, so GradCAM's
-    ``conv_layer`` still finds the convolutions.
+    ``conv_layer`` still finds the convolutions. To keep it, save ``model`` (a plain
+    Sequential) and call this function again after loading: the logits model's own layer
+    is a Keras ``Lambda``, which ``keras.saving`` cannot load back.
 
     Parameters
     ----------
@@ -139,5 +141,6 @@ def aixi_cnn_logits(model: Any) -> Any:
     x = inputs = keras.Input(model.input_shape[1:])
     for layer in model.layers[:-1]:
         x = layer(x)
-    return keras.Model(inputs, keras.layers.Lambda(logit, name=f"{last.name}_logits")(x),
-                       name=f"{model.name}_logits")
+    head = keras.layers.Lambda(logit, name=f"{last.name}_logits")
+    head.dense = last  # tracked: the model's weights (and saved weights) include its own
+    return keras.Model(inputs, head(x), name=f"{model.name}_logits")

@@ -84,8 +84,11 @@ LABELS = [_Labels(), None]
 
 
 def known_labels(labels: np.ndarray) -> np.ndarray:
-    """Where a label is known: not NaN, None nor ``"?"`` (the ``.data`` unknown marker)."""
-    return ~pd.isna(labels) & (labels != "?")
+    """Where a label is known: not NaN, None, pandas' NA nor ``"?"`` (the ``.data`` unknown
+    marker)."""
+    known = ~pd.isna(labels)
+    known[known] = labels[known] != "?"  # pd.NA compares as NA: only the others are compared
+    return known
 
 
 class ContingencyTables:
