@@ -223,8 +223,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
             explainer_factory, Mapping) else {"": explainer_factory}  # callable: declared
         self._metric_specs = _named(
             metrics, "metrics", lambda spec: callable(spec) or hasattr(spec, "evaluate"),
-            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with "
-            ".evaluate")
+            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with .evaluate")
         self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(
@@ -263,13 +262,11 @@ class ExplanationMetrics(keras.callbacks.Callback):
             outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
             k = int(np.prod(outputs.shape[1:]))
             self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
-        self.explainers_ = {}
-        for name, factory in self._factories.items():
-            explainer = factory(model)
+        self.explainers_ = {name: factory(model) for name, factory in self._factories.items()}
+        for explainer in self.explainers_.values():
             if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
                 raise TypeError("`explainer_factory` must return an explainer with .explain(x, y) "
                                 f"or a callable explainer(x, y), got {type(explainer).__name__}")
-            self.explainers_[name] = explainer
         self.metrics_ = {}
         for key, spec in self._metric_specs.items():
             if isinstance(spec, type) or not hasattr(spec, "evaluate"):
@@ -282,10 +279,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
                 if getattr(metric, "model", model) is not model:
                     warn(f"`metrics[{key!r}]` was built on another model than the one being "
                          "trained: its scores do not follow the training. Pass its class or "
-                         "a factory instead.",
-                         UserWarning)
-            if self.log_interval is not None and not callable(getattr(metric, "summary",
-                                                                          None)):
+                         "a factory instead.", UserWarning)
+            if self.log_interval is not None and not callable(getattr(metric, "summary", None)):
                 raise TypeError(
                     f"`log_interval` needs metrics with .summary (xplique_ext's metrics); "
                     f"`metrics[{key!r}]` is a {type(metric).__name__} without it")

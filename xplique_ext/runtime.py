@@ -53,12 +53,11 @@ import numpy as np
 from .commons.params import ArrayLike, InstanceOf, check_param
 from .commons.warnings import XpliqueExtWarning, warn
 
-__all__ = [
-    "resolve_strategy", "is_default_strategy", "replica_shares", "ReplicaRunner",
-    "compiled_function", "shared_functions", "model_functions",
-    "single_output", "check_output_dtype", "check_outputs", "assert_batch_graph",
-    "model_output_errors", "is_dataset", "check_finite_dataset", "dataset_is_batched",
-    "iterate_dataset", "split_element", "as_model_targets", "predicted_targets"]
+__all__ = ["resolve_strategy", "is_default_strategy", "replica_shares", "ReplicaRunner",
+           "compiled_function", "shared_functions", "model_functions", "single_output",
+           "check_output_dtype", "check_outputs", "assert_batch_graph", "model_output_errors",
+           "is_dataset", "check_finite_dataset", "dataset_is_batched", "iterate_dataset",
+           "split_element", "as_model_targets", "predicted_targets"]
 
 #: marker of the in-graph batch assertion, to turn TensorFlow's error into a ValueError
 BATCH_MARKER = "xplique_ext: model output batch mismatch"

@@ -80,11 +80,8 @@ def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *,
     g = grad(x_t).numpy()
     alphas = (np.arange(ig_steps) + 0.5) / ig_steps  # midpoint Riemann sum
     ig = sum(grad(x_t * float(a)).numpy() for a in alphas) / ig_steps * x
-    return {
-        "Saliency": np.abs(g).max(axis=-1),
-        "GradientInput": (g * x).sum(axis=-1),
-        "IntegratedGradients": ig.sum(axis=-1),
-    }
+    return {"Saliency": np.abs(g).max(axis=-1), "GradientInput": (g * x).sum(axis=-1),
+            "IntegratedGradients": ig.sum(axis=-1)}
 
 
 def demo_explanations(model, x: np.ndarray, y: np.ndarray, *, seed: int = 0,
@@ -133,13 +130,12 @@ def _training_bar(epochs: int, steps: int, enabled: bool):
     bar = progress_bar(total=epochs * steps, desc="training", unit="batch", enabled=enabled)
 
     def epoch_end(epoch, logs):
-        bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}",
-                         "loss": f"{logs.get('loss', float('nan')):.3f}",
-                         "accuracy": f"{logs.get('accuracy', float('nan')):.3f}"})
+        bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}", **{
+            key: f"{logs.get(key, float('nan')):.3f}" for key in ("loss", "accuracy")}})
 
-    return keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: bar.update(1),
-                                          on_epoch_end=epoch_end,
-                                          on_train_end=lambda logs: bar.close())
+    return keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: bar.update(1), on_epoch_end=epoch_end,
+        on_train_end=lambda logs: bar.close())
 
 
 def _tiny_cnn(image_size: int, seed: int):

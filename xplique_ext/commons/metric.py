@@ -284,14 +284,12 @@ class BaseMetric(abc.ABC):
             n_resamples=n_resamples, seed=seed, name=name))
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
-        messages = []
         undefined = int(np.isnan(scores).sum())
         reason = " ".join(reasons) or self.undefined_reason
         suffix = f" Reason: {reason}" if reason else ""
-        if undefined and undefined < scores.size:
-            messages.append(f"{name}: {undefined} of {scores.size} per-sample scores are "
-                            f"undefined (NaN) and were left out of the summary.{suffix}")
-        messages += caught
+        skipped = (f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+                   f"and were left out of the summary.{suffix}")
+        messages = ([skipped] if 0 < undefined < scores.size else []) + caught
         if undefined == scores.size and suffix:  # every score undefined: say why
             messages.append(suffix.strip())
         if messages:
@@ -312,18 +310,18 @@ class BaseMetric(abc.ABC):
     # ------------------------------------------------------------------ configuration
     @classmethod
     def _init_parameters(cls) -> Dict[str, inspect.Parameter]:
+        """The constructor's settings: its parameters but ``self``, ``*args``, ``**kwargs``
+        and the data ones (``_data_params``)."""
         params = inspect.signature(cls.__init__).parameters
-        return {name: p for name, p in params.items()
-                if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        return {name: p for name, p in params.items() if name not in ("self", *cls._data_params)
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
     def get_config(self) -> Dict[str, Any]:
         """The constructor's settings (every parameter but the data ones), as JSON-friendly
         values: ``type(m).from_config(m.get_config(), **data)`` rebuilds the metric."""
         owner = type(self).__name__
-        return {
-            name: _jsonable(self._setting(name), name, owner)
-            for name in self._init_parameters()
-            if name not in self._data_params}
+        return {name: _jsonable(self._setting(name), name, owner)
+                for name in self._init_parameters()}
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist
@@ -346,8 +344,6 @@ class BaseMetric(abc.ABC):
         owner = type(self).__name__
         changed = []
         for name, p in self._init_parameters().items():
-            if name in self._data_params:
-                continue
             value = self._setting(name, p.default)
             try:
                 value = _jsonable(value, name, owner)

@@ -67,10 +67,9 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = [
-    "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
-    "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
-    "validate_params", "parameter_constraints", "describe"]
+__all__ = ["Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
+           "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
+           "validate_params", "parameter_constraints", "describe"]
 
 NO_VALIDATION = "no_validation"
 
@@ -210,8 +209,7 @@ class Options(Constraint):
         except (TypeError, ValueError):  # arrays, incomparable
             ok = False
         if not ok:
-            raise self.bad_value(repr(value)) if self._right_kind(value) else (
-                self.wrong_kind(value))
+            raise self.bad_value(repr(value)) if self._right_kind(value) else self.wrong_kind(value)
         return value
 
 
@@ -220,8 +218,7 @@ class InstanceOf(Constraint):
 
     def __init__(self, *types: type, description: Optional[str] = None):
         self.types = types
-        self.description = description or "an instance of " + " or ".join(
-            t.__name__ for t in types)
+        self.description = description or "an instance of " + " or ".join(t.__name__ for t in types)
 
     def check(self, value):
         if (_is_bool(value) and bool not in self.types) or not isinstance(value, self.types):
@@ -264,13 +261,12 @@ class Word(Constraint):
         return value
 
 
-_KINDS = {
-    "numeric": ("biuf", "numbers (bool, integer or float dtype)"),
-    "real": ("iuf", "real numbers (integer or float dtype)"),
-    "float": ("f", "floats"),
-    "integer": ("iu", "integers"),
-    "bool": ("b", "booleans (bool dtype)"),
-    "any": ("", "values")}
+_KINDS = {"numeric": ("biuf", "numbers (bool, integer or float dtype)"),
+          "real": ("iuf", "real numbers (integer or float dtype)"),
+          "float": ("f", "floats"),
+          "integer": ("iu", "integers"),
+          "bool": ("b", "booleans (bool dtype)"),
+          "any": ("", "values")}
 
 
 class ArrayLike(Constraint):
@@ -302,8 +298,7 @@ class ArrayLike(Constraint):
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
-        self.finite = finite or within is not None
-        self.nonempty = nonempty
+        self.finite, self.nonempty = finite or within is not None, nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
         self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
             map(str, self.ndim or ()))
@@ -338,8 +333,7 @@ class ArrayLike(Constraint):
                            else "a non-empty array", f"shape {arr.shape}", True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
-            raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf",
-                           True)
+            raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf", True)
         outside = ~self.within.contains(arr) if self.within is not None else None
         if outside is not None and self.within.kind is numbers.Integral and arr.dtype.kind == "f":
             outside |= arr != np.floor(arr)  # not a whole number (finite: checked above)
@@ -421,8 +415,7 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
     right_kind = [m for m in failures if m.right_kind]
     if right_kind:  # the right kind, a bad value: say what was wrong with it
         raise Mismatch(expected, right_kind[0].received, True)
-    raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value),
-                   False)
+    raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value), False)
 
 
 def _normalise(constraints: Any) -> Any:

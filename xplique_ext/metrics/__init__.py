@@ -47,13 +47,10 @@ __getattr__, __dir__ = lazy_exports(__name__, {
                       "LowModelAccuracyWarning", "emd", "ground_truth_leaderboard",
                       "kl_divergence", "pointing_game", "relevance_mass_accuracy",
                       "relevance_rank_accuracy"],
-    ".percy": ["PERCY", "NoRuleKeywordWarning"],
-})
-__all__ = [
-    "BaseAttributionMetric", "MuFidelity", "FiRe", "QsScore", "fire_equilibrium_alpha",
-    "fire_compensation_alpha", "fire_isoline", "fire_score", "qs_score", "PERCY",
-    "NoRuleKeywordWarning", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "GroundTruthMeasure", "LowModelAccuracyWarning", "emd", "kl_divergence",
-    "ground_truth_leaderboard", "relevance_mass_accuracy", "relevance_rank_accuracy",
-    "pointing_game",
-]
+    ".percy": ["PERCY", "NoRuleKeywordWarning"]})
+__all__ = ["BaseAttributionMetric", "MuFidelity", "FiRe", "QsScore", "fire_equilibrium_alpha",
+           "fire_compensation_alpha", "fire_isoline", "fire_score", "qs_score", "PERCY",
+           "NoRuleKeywordWarning", "GroundTruthSaliency", "GroundTruthLocalisation",
+           "GroundTruthMeasure", "LowModelAccuracyWarning", "emd", "kl_divergence",
+           "ground_truth_leaderboard", "relevance_mass_accuracy", "relevance_rank_accuracy",
+           "pointing_game"]

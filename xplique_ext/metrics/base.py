@@ -41,15 +41,10 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 #: model's scores); also checked batch by batch for (x, y) datasets.
 INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
-BASE_PARAMETERS = {
-    "model": [Callable_()],
-    "inputs": NO_VALIDATION,
-    "targets": [TARGETS, None],
-    "batch_size": [Interval(numbers.Integral, 1, None), None],
-    "operator": NO_VALIDATION,
-    "activation": [Options((None, "sigmoid", "softmax"))],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "strategy": NO_VALIDATION}
+BASE_PARAMETERS = {"model": [Callable_()], "inputs": NO_VALIDATION, "targets": [TARGETS, None],
+                   "batch_size": [Interval(numbers.Integral, 1, None), None],
+                   "operator": NO_VALIDATION, "activation": [Options((None, "sigmoid", "softmax"))],
+                   "seed": [Interval(numbers.Integral, 0, None), None], "strategy": NO_VALIDATION}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",
@@ -327,33 +322,33 @@ class BaseAttributionMetric(BaseMetric):
                         "`copy.deepcopy(metric)` copies it in memory")
 
     # ------------------------------------------------------------------ inference
-    def _batched(self, fn: Callable, name: str, x: Any, *more: np.ndarray) -> Iterator:
-        """``(start, stop, fn(x[s], *more[s]))`` batch by batch (``batch_size`` rows)."""
+    def _batched(self, fn: Callable, x: Any, *more: np.ndarray, **check: Any) -> np.ndarray:
+        """``fn(x[s], *more[s])`` batch by batch (``batch_size`` rows), each batch's outputs
+        checked by :func:`~xplique_ext.runtime.check_outputs` (``check``: its options, the
+        errors naming the inputs by their index), concatenated."""
         x = check_param(x, "inputs", INPUTS)
         size = self.batch_size or max(len(x), 1)
+        parts = []
         for start in range(0, len(x), size):
             s = slice(start, start + size)
             with runtime.model_output_errors():
                 out = fn(*(tf.convert_to_tensor(a[s]) for a in (x,) + more))
-            yield start, min(start + size, len(x)), runtime.single_output(out, name)
+            parts.append(runtime.check_outputs(out, len(x[s]), offset=start, **check))
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
 
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x`` (B, ...), batched:
         a NumPy array (B, K)."""
-        parts = [runtime.check_outputs(out, stop - start, offset=start)
-                 for start, stop, out in self._batched(self._output_fn, "model", x)]
-        out = np.concatenate(parts, axis=0) if parts else np.zeros((0,))
+        out = self._batched(self._output_fn, x)
         return out.reshape(len(out), -1) if out.ndim == 1 else out
 
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
         targets already formatted for the operator (see :meth:`format_targets`)."""
-        parts = [runtime.check_outputs(
-            out, stop - start, name="operator", trailing=[(), (1,)], expected="shape (B,) or "
-            "(B, 1) (an operator returning (B, K) must reduce over the outputs, e.g. "
-            "tf.reduce_sum(f(x) * y, axis=-1))").reshape(-1)
-            for start, stop, out in self._batched(self._score_fn, "operator", x, np.asarray(y))]
-        return np.concatenate(parts, axis=0) if parts else np.zeros((0,))
+        return self._batched(self._score_fn, x, np.asarray(y), name="operator", trailing=[(), (1,)],
+                             expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
+                             "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))"
+                             ).reshape(-1)
 
     # ------------------------------------------------------------------ targets
     def n_outputs(self, x_example: np.ndarray) -> int:
@@ -372,16 +367,15 @@ class BaseAttributionMetric(BaseMetric):
         out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
-            raise ValueError(
-                "`targets` is None, so the target is the model's predicted class, but "
-                f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
-                "inputs of a batch: their predicted class is undefined; pass `targets`")
+            raise ValueError("`targets` is None, so the target is the model's predicted class, but "
+                             f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
+                             "inputs of a batch: their predicted class is undefined; pass "
+                             "`targets`")
         return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
-    def iter_batches(
-        self, batch_size: Optional[int] = None
-    ) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
+    def iter_batches(self, batch_size: Optional[int] = None
+                     ) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
         """Stream the inputs with their formatted targets: ``(start, x, y)``, the index of
         the batch's first input, inputs (B, ...) and targets formatted for the operator
         (B, K); ``batch_size`` defaults to the metric's."""

@@ -42,17 +42,17 @@ ADAPTIVE_GROWTH = 1.5
 MAX_SUBSETS = 10**6
 #: the most entries (subsets x cells) of the pool of subsets, held in float64: 2 GiB
 _POOL_BUDGET = 2**28
+#: correlations and their numbers of pairs (:func:`correlation_std_error`), as float64
+REALS = ArrayLike("real", dtype=np.float64)
 #: why a correlation is undefined, in the order :meth:`MuFidelity._undefined_reasons`
 #: counts them (the last: a grid of one cell)
-UNDEFINED_CAUSES = (
-    "non-finite model scores (the model returned NaN or inf)",
-    "non-finite attribution sums (overflow)",
-    "inputs equal to the baseline (the perturbations change nothing)",
-    "constant score drops over the subsets (the model's score does not change)",
-    "an all-zero explanation (constant attribution sums)",
-    "constant attribution sums over the subsets",
-    "no valid subset (a single-cell grid: every subset is empty or full)",
-)
+UNDEFINED_CAUSES = ("non-finite model scores (the model returned NaN or inf)",
+                    "non-finite attribution sums (overflow)",
+                    "inputs equal to the baseline (the perturbations change nothing)",
+                    "constant score drops over the subsets (the model's score does not change)",
+                    "an all-zero explanation (constant attribution sums)",
+                    "constant attribution sums over the subsets",
+                    "no valid subset (a single-cell grid: every subset is empty or full)")
 
 
 def _subset_sizes(n_cells: int, p: float):
@@ -96,10 +96,7 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
                  .tolist())
 
 
-@validate_params({
-    "r": [ArrayLike("real")],
-    "m": [ArrayLike("real")],
-    "correlation": [Options(CORRELATIONS)]})
+@validate_params({"r": [REALS], "m": [REALS], "correlation": [Options(CORRELATIONS)]})
 def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.ndarray:
     r"""Approximate standard error of a correlation ``r`` over ``m`` pairs.
 
@@ -148,18 +145,15 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     >>> float(correlation_std_error(0.5, 103, "pearson"))
     0.075
     """
-    r = np.asarray(r, dtype=np.float64)
-    m = np.asarray(m, dtype=np.float64)
     factor = 1.0 if correlation == "pearson" else np.sqrt(1.0 + r * r / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = (1.0 - r * r) * factor / np.sqrt(m - 3.0)
     return np.where(m > 3, se, np.nan)
 
 
-@validate_params({
-    "max_samples": [Interval(numbers.Integral, 1, None)],
-    "first": [Interval(numbers.Integral, 1, None)],
-    "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
+@validate_params({"max_samples": [Interval(numbers.Integral, 1, None)],
+                  "first": [Interval(numbers.Integral, 1, None)],
+                  "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
 def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
                          growth: float = ADAPTIVE_GROWTH) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
@@ -317,13 +311,11 @@ class MuFidelity(BaseAttributionMetric):
     higher_is_better = True
 
     @validate_params({
-        **BASE_PARAMETERS,
-        "grid_size": [Interval(numbers.Integral, 1, None), None],
+        **BASE_PARAMETERS, "grid_size": [Interval(numbers.Integral, 1, None), None],
         "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
         "nb_samples": [Interval(numbers.Integral, 2, MAX_SUBSETS), Options(["auto"])],
-        "correlation": [Options(CORRELATIONS)],
-        "progress": [Boolean()],
+        "correlation": [Options(CORRELATIONS)], "progress": [Boolean()],
         "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
         "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)]})
     def __init__(
@@ -349,8 +341,7 @@ class MuFidelity(BaseAttributionMetric):
         geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
             "mufidelity", lambda live, activation: _fidelity_functions(
-                score_function(live, activation), *geometry),
-            geometry, split={"perturbed": 4})
+                score_function(live, activation), *geometry), geometry, split={"perturbed": 4})
         self._perturbed_fn, self._chunk_fn = functions["perturbed"], functions["chunk"]
 
     def _warn_degenerate(self) -> None:
@@ -364,8 +355,7 @@ class MuFidelity(BaseAttributionMetric):
             warn("MuFidelity: the perturbation grid has a single cell (`grid_size`="
                  f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
                  "random subsets are empty or full, so no correlation is defined and every "
-                 "score is NaN; use a finer `grid_size`",
-                 DegenerateSettingWarning)
+                 "score is NaN; use a finer `grid_size`", DegenerateSettingWarning)
         elif share >= DEGENERATE_SHARE:
             sizes, pmf = _subset_sizes(n, p)
             warn(f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
@@ -489,10 +479,8 @@ class MuFidelity(BaseAttributionMetric):
         import pandas as pd
 
         scores, used = self._evaluate(explanations)
-        return pd.DataFrame({
-            "score": scores,
-            "std_error": correlation_std_error(scores, used, self.correlation),
-            "n_subsets": used})
+        std_error = correlation_std_error(scores, used, self.correlation)
+        return pd.DataFrame({"score": scores, "std_error": std_error, "n_subsets": used})
 
     def _evaluate(self, explanations: Any):
         """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of
@@ -518,8 +506,12 @@ class MuFidelity(BaseAttributionMetric):
             batches = [self._batch_evaluate(x, y, phi, pool, seed, bar)
                        for x, y, phi in self._explained_batches(phi_all)]
         scores, used, reasons = zip(*batches)
-        scores = np.concatenate(scores)
-        _warn_undefined_correlations(scores, sum(reasons))
+        scores, reasons = np.concatenate(scores), sum(reasons)
+        undefined = int(np.isnan(scores).sum())
+        if undefined:  # one warning: how many scores are NaN, and why
+            why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
+            warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+                 f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
         return scores, np.concatenate(used)
 
     def _explained_batches(self, phi_all: np.ndarray):
@@ -588,8 +580,7 @@ class MuFidelity(BaseAttributionMetric):
         b, k = len(x), len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
-        args = (tf.convert_to_tensor(x), tf.convert_to_tensor(baselines),
-                tf.convert_to_tensor(y), tf.constant(perms, tf.int32),
+        args = (*map(tf.convert_to_tensor, (x, baselines, y)), tf.constant(perms, tf.int32),
                 tf.constant(subsets, tf.float32), tf.constant(k, tf.int32))
         with runtime.model_output_errors():
             if not (self.progress and runtime.is_default_strategy(self.strategy)):
@@ -613,9 +604,7 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     attribution sums."""
     nan = np.isnan(corr)
     out = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
-    if not nan.any():
-        return out
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         const_drop = np.ptp(drops, axis=1) == 0
         const_attr = np.ptp(attrs, axis=1) == 0
     causes = (~np.isfinite(drops).all(axis=1), ~np.isfinite(attrs).all(axis=1),
@@ -625,16 +614,6 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
         nan &= ~cause
     out[-2] += int(nan.sum())  # any other degenerate row (zero variance after rounding)
     return out
-
-
-def _warn_undefined_correlations(scores: np.ndarray, reasons: np.ndarray) -> None:
-    """One UndefinedScoreWarning naming how many scores are NaN and why (``reasons``:
-    counts of the :data:`UNDEFINED_CAUSES`)."""
-    undefined = int(np.isnan(scores).sum())
-    if undefined:
-        why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
-        warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-             f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
 
 
 def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cells: tuple,

@@ -136,15 +136,13 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     for alt in alts:
         check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
-    a_groups = [np.asarray(a, np.float64).reshape(-1) for a in a_groups]
-    b_groups = [np.asarray(b, np.float64).reshape(-1) for b in b_groups]
-    buckets: dict = {}
-    for i, (a, b, alt) in enumerate(zip(a_groups, b_groups, alts)):
+    groups = [[np.asarray(v, np.float64).reshape(-1) for v in g] for g in (a_groups, b_groups)]
+    buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
+    for i, (a, b, alt) in enumerate(zip(*groups, alts)):
         if test is not None and len(a) and len(b):
             buckets.setdefault((len(a), len(b), alt), []).append(i)
     for (_, _, alt), idx in buckets.items():
-        a = np.stack([a_groups[i] for i in idx])
-        b = np.stack([b_groups[i] for i in idx])
+        a, b = (np.stack([g[i] for i in idx]) for g in groups)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
             if test == "mannwhitneyu":

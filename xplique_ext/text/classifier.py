@@ -338,8 +338,6 @@ class TextClassifier:
         return (ids if self.takes_ids else self._strings(prep.words[index], keep)), owner
 
     def _strings(self, words: List[str], keep: np.ndarray) -> List[str]:
-        if keep.shape[1] == 0:
-            return [""] * keep.shape[0]
         table = np.where(keep, np.array(words, dtype=object)[None, :], self.mask_string)
         return [" ".join(row) for row in table]
 

@@ -131,9 +131,8 @@ class _Generator:
         by = {"rule": conj, "anti": "A" if conj == "B" else "B"}.get(label_by, label_by)
         return dict(sentence=f"{a_text}{sep}{kw} {b_text}",
                     label=int((a_pol if by == "A" else b_pol) > 0), structured=True, keyword=kw,
-                    rule_conjunct=conj, a_text=a_text, b_text=b_text,
-                    a_sentiment=int(a_pol > 0), b_sentiment=int(b_pol > 0),
-                    contrastive=contrastive)
+                    rule_conjunct=conj, a_text=a_text, b_text=b_text, a_sentiment=int(a_pol > 0),
+                    b_sentiment=int(b_pol > 0), contrastive=contrastive)
 
     def unstructured(self) -> Dict[str, Any]:
         """One clause, or two of the same sentiment joined by ``and``."""

@@ -205,8 +205,7 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     _desc, _extras = "LIME", ("intercepts_", "scores_")
 
-    @validate_params({**EXPLAINER_PARAMETERS,
-                      "nb_samples": [Interval(numbers.Integral, 2, None)],
+    @validate_params({**EXPLAINER_PARAMETERS, "nb_samples": [Interval(numbers.Integral, 2, None)],
                       "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
     def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
                  nb_samples: int = 1000, kernel_width: float = 25.0, seed: Optional[int] = 0,
@@ -279,14 +278,12 @@ class _TokenMasker:
         self.n = n
 
     def __call__(self, mask, x):
-        """A full mask (shap's non-delta path) as it is; delta masks decoded: a value
-        v >= 0 flips token v and ends a row, a negative value flips token -v-1 and
-        continues the row, the no-op value flips nothing; rows start from "every token
-        masked"."""
+        """Delta masks decoded (shap's MaskedModel sends a masker that supports delta
+        masking nothing else): a value v >= 0 flips token v and ends a row, a negative value
+        flips token -v-1 and continues the row, the no-op value flips nothing; rows start
+        from "every token masked"."""
         from shap.utils import MaskedModel
 
-        if np.asarray(mask).dtype == bool:
-            return np.asarray(mask).reshape(1, -1).copy()
         delta = np.asarray(mask, dtype=np.int64)
         ends = delta >= 0
         row = np.concatenate([[0], np.cumsum(ends)[:-1]])
@@ -359,7 +356,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         """The masks shap's permutation explainer asks to evaluate, recorded."""
         import shap
 
-        blocks, evals = [], self._rows(n)
+        blocks = []
 
         def record(masks):  # the model for shap: records the masks it is asked to evaluate
             blocks.append(np.asarray(masks, dtype=bool))
@@ -368,14 +365,10 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         state = np.random.get_state()
         try:
             explainer = shap.PermutationExplainer(record, _TokenMasker(n), seed=seed)
-            explainer(np.zeros((1, n)), max_evals=evals, silent=True)
+            explainer(np.zeros((1, n)), max_evals=self._rows(n), silent=True)
         finally:
             np.random.set_state(state)
-        masks = np.concatenate(blocks)
-        if len(masks) != evals:  # pragma: no cover
-            raise RuntimeError("shap's PermutationExplainer asked for an unexpected number of "
-                               f"masks ({len(masks)} instead of {evals})")
-        return masks
+        return np.concatenate(blocks)  # n_permutations * (2n + 1) masks: _combine reshapes them
 
     def _combine(self, masks: np.ndarray, y: np.ndarray) -> tuple:
         """shap's permutation estimator on recorded masks and their outputs."""
@@ -398,14 +391,11 @@ def _quadrature(steps: int, method: str):
     """Nodes alpha in [0, 1] and weights; the endpoints 0 and 1 are always included
     (weight 0 when the rule does not use them) to measure p(baseline) and p(s)."""
     if method == "trapezoid":
-        nodes = np.linspace(0.0, 1.0, steps + 1)
         weights = np.full(steps + 1, 1.0 / steps)
         weights[[0, -1]] *= 0.5
-        return nodes, weights
+        return np.linspace(0.0, 1.0, steps + 1), weights
     x, w = np.polynomial.legendre.leggauss(steps)
-    nodes = np.concatenate([[0.0], (x + 1) / 2, [1.0]])
-    weights = np.concatenate([[0.0], w / 2, [0.0]])
-    return nodes, weights
+    return np.concatenate([[0.0], (x + 1) / 2, [1.0]]), np.concatenate([[0.0], w / 2, [0.0]])
 
 
 class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):

@@ -201,9 +201,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
                              f"tokenizer such as BertTokenizer), got {type(hub_tok).__name__}")
     backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:
-        raise ValueError("`model` must contain a keras-hub Backbone with a token embedding "
-                         f"(e.g. keras_hub.models.BertBackbone), found none in "
-                         f"{type(model).__name__}")
+        raise ValueError("`model` must contain a keras-hub Backbone with a token embedding (e.g. "
+                         f"keras_hub.models.BertBackbone), found none in {type(model).__name__}")
     limits = (getattr(source, "sequence_length", None) if hub_tok is not source else None,
               getattr(backbone, "max_sequence_length", None))
     max_len = min((v for v in limits if v is not None), default=None)

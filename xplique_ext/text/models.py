@@ -98,8 +98,7 @@ def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **opti
     return keras.Model(inp, _head(head, emb, **options), name=f"{head}_classifier")
 
 
-def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units=128,
-          mask=None):
+def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units=128, mask=None):
     """The paper's heads on token vectors (N, L, D): Fig. 2a's parallel convolutions,
     max-pooled over time and concatenated, or Fig. 2b's LSTM (masked by the embedding, or
     by ``mask`` (N, L) bool) read at its last real step; then dropout and a sigmoid unit."""

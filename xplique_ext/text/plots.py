@@ -204,9 +204,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     return fig
 
 
-@validate_params({"table": [_FRAME], "ax": _AX,
-                  "columns": [InstanceOf(list, tuple, description="a list of column names"),
-                              None]})
+@validate_params({"table": [_FRAME], "ax": _AX, "columns": [
+    InstanceOf(list, tuple, description="a list of column names"), None]})
 def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax: Any = None):
     """Grouped bar chart of PERCY scores (and accuracy) per model.
 
@@ -267,8 +266,7 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     ax.set_xticks(range(values.shape[1]), matrix.columns)
     ax.set_yticks(range(values.shape[0]), matrix.index)
     for (i, j), v in np.ndenumerate(values):
-        ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center",
-                fontsize=9)
+        ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
     ax.set_title(title or "")
     fig.tight_layout()

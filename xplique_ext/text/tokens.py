@@ -82,11 +82,9 @@ def normalize_token(token: str) -> str:
 _normalize_token = normalize_token.__wrapped__
 
 
-@validate_params({
-    "tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
-    "keywords": [InstanceOf(dict, set, frozenset, Mapping,
-                            description="a dict or a set of lower-case keywords")],
-})
+@validate_params({"tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
+                  "keywords": [InstanceOf(dict, set, frozenset, Mapping,
+                                          description="a dict or a set of lower-case keywords")]})
 def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], Optional[str]]:
     """Index and (lower-case) keyword of the first token matching one of ``keywords``.
 
@@ -134,14 +132,12 @@ def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]
 def find_layer(model: Any, layer_type: Any) -> Any:
     """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
     nested models), or None."""
-    seen, queue = set(), [model]
+    queue = [model]
     while queue:
         obj = queue.pop(0)
         if isinstance(obj, layer_type):
             return obj
-        if id(obj) not in seen:
-            seen.add(id(obj))
-            queue.extend(getattr(obj, "layers", []) or [])
+        queue.extend(getattr(obj, "layers", []) or [])
     return None
 
 
