@@ -34,40 +34,6 @@ PROPORTION_MEASURES = {"Acc": (("bh",), ("bh", "bhbar")),
                        "Cov": (("bh", "bhbar"), ("n",)),
                        "Sup": (("bh",), ("n",))}
 
-#: The options of ``xplique-ext rules`` besides the modes, the data source and the scale:
-#: (flags, add_argument keywords).
-_RULES_OPTIONS = (
-    (("-n",), dict(dest="names", metavar="NAMES",
-                   help="names file (default: DATA with the extension .names)")),
-    (("-f",), dict(dest="rules", metavar="RULES", help="PBM rule file (default: standard input)")),
-    (("--precision",), dict(type=int, default=3, choices=range(13), metavar="DIGITS",
-                            help="decimals of the frequencies")),
-    (("--csv",), dict(metavar="FILE", help="also write the tidy table of counts and measures as "
-                      "CSV, with a Wilson confidence interval (columns MEASURE_ci_low, "
-                      "MEASURE_ci_high) for each measure that is a proportion: "
-                      + ", ".join(PROPORTION_MEASURES))),
-    (("--ci-level",), dict(type=float, default=0.95, metavar="LEVEL",
-                           help="confidence level of the --csv intervals, in (0, 1)")),
-    (("--format",), dict(choices=("pbm", "csv", "json"), default="pbm",
-                         help="output format: the extended PBM file, or the tidy table of "
-                         "counts and measures (one row per rule) as CSV or JSON")),
-)
-_FIRE_OPTIONS = (
-    (("pairs",), dict(nargs="*", metavar="P,R[,COVERAGE]",
-                      help="predictive loss, readability loss and optional coverage")),
-    (("--psi",), dict(action="append", metavar="PSI[,PSI...]",
-                      help="trade-off values psi > 0, comma-separated or repeated (default: 1)")),
-    (("-f",), dict(dest="input", metavar="FILE",
-                   help="read the pairs from FILE (default: the arguments, else stdin)")),
-    (("--precision",), dict(type=int, default=2, choices=range(13), metavar="DIGITS",
-                            help="decimals printed")),
-)
-
-
-def _add(parser, options) -> None:
-    for flags, keywords in options:
-        parser.add_argument(*flags, **keywords)
-
 
 def register(subparsers) -> None:
     """Add the ``rules`` and ``fire`` sub-commands to an argparse ``subparsers`` object."""
@@ -92,7 +58,21 @@ def register(subparsers) -> None:
     source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
     source.add_argument("--copy-examples", metavar="DIR", help="copy the voyage example files "
                         "(names, data, test, rules) into DIR and exit")
-    _add(rules, _RULES_OPTIONS)
+    rules.add_argument("-n", dest="names", metavar="NAMES",
+                       help="names file (default: DATA with the extension .names)")
+    rules.add_argument("-f", dest="rules", metavar="RULES",
+                       help="PBM rule file (default: standard input)")
+    rules.add_argument("--precision", type=int, default=3, choices=range(13), metavar="DIGITS",
+                       help="decimals of the frequencies")
+    rules.add_argument("--csv", metavar="FILE", help="also write the tidy table of counts and "
+                       "measures as CSV, with a Wilson confidence interval (columns "
+                       "MEASURE_ci_low, MEASURE_ci_high) for each measure that is a proportion: "
+                       + ", ".join(PROPORTION_MEASURES))
+    rules.add_argument("--ci-level", type=float, default=0.95, metavar="LEVEL",
+                       help="confidence level of the --csv intervals, in (0, 1)")
+    rules.add_argument("--format", choices=("pbm", "csv", "json"), default="pbm",
+                       help="output format: the extended PBM file, or the tidy table of counts "
+                       "and measures (one row per rule) as CSV or JSON")
     scale = rules.add_mutually_exclusive_group()
     scale.add_argument("--chunksize", type=int, metavar="N", help="read and evaluate DATA N "
                        "examples at a time: a file of any size in bounded memory, in one process "
@@ -113,7 +93,14 @@ def register(subparsers) -> None:
         "starts a comment).",
         epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
     )
-    _add(fire, _FIRE_OPTIONS)
+    fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
+                      help="predictive loss, readability loss and optional coverage")
+    fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",
+                      help="trade-off values psi > 0, comma-separated or repeated (default: 1)")
+    fire.add_argument("-f", dest="input", metavar="FILE",
+                      help="read the pairs from FILE (default: the arguments, else stdin)")
+    fire.add_argument("--precision", type=int, default=2, choices=range(13), metavar="DIGITS",
+                      help="decimals printed")
     # a pair that starts with a minus sign (-0.1,3) is a value, not an unknown option, so
     # that FiRe's domain error reaches the user; Python 3.13's argparse does this already
     if hasattr(fire, "_negative_number_matcher"):
@@ -205,14 +192,12 @@ def run_rules(args: argparse.Namespace) -> int:
         if args.dask is None:  # with --chunksize: an iterator of chunks, read as evaluated
             data = read_data(args.data, names, chunksize=args.chunksize)
         rules = parse_rules(read_text(args.rules), file=args.rules or "<stdin>")
-        if args.dask is not None:
-            evaluation = _evaluate_on_dask(rules, args.data, names, args.mode, args.dask)
-        else:
-            if args.chunksize is not None:  # a progress bar on a terminal
-                from tqdm.auto import tqdm
+        if args.chunksize is not None:  # a progress bar on a terminal (not with --dask)
+            from tqdm.auto import tqdm
 
-                data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
-            evaluation = evaluate_rules(rules, data, args.mode, names=names)
+            data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
+        evaluation = (evaluate_rules(rules, data, args.mode, names=names) if args.dask is None
+                      else _evaluate_on_dask(rules, args.data, names, args.mode, args.dask))
         _write(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             frame = with_wilson_columns(evaluation.to_frame(zero_division="nan"), args.ci_level)

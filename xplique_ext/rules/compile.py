@@ -160,14 +160,13 @@ class MaskCache:
     def certain(self, condition: CompiledCondition) -> np.ndarray:
         """Certain mask ``(N,)`` of a condition (shared: never modify it)."""
         key = condition.key
-        uses = self.remaining.pop(key, 1) - 1
-        if uses <= 0:  # its last use
-            mask = self.cache.pop(key, None)
-            return condition.certain(self.data) if mask is None else mask
-        self.remaining[key] = uses
-        if key not in self.cache:
-            self.cache[key] = condition.certain(self.data)
-        return self.cache[key]
+        mask = self.cache.get(key)
+        if mask is None:
+            mask = self.cache[key] = condition.certain(self.data)
+        self.remaining[key] -= 1
+        if self.remaining[key] <= 0:  # its last use
+            del self.cache[key]
+        return mask
 
     def unknown_rows(self, attributes: Sequence[str]) -> np.ndarray:
         """Sorted indices of the examples with an unknown value in any of ``attributes``,

@@ -75,10 +75,8 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
         read_options=pacsv.ReadOptions(column_names=keys, use_threads=False,
                                        block_size=len(block) + 1),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=True),
-        convert_options=pacsv.ConvertOptions(
-            column_types=types, null_values=[] if numbers_as_text else [UNKNOWN],
-            strings_can_be_null=False,
-        ),
+        convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                             null_values=[] if numbers_as_text else [UNKNOWN]),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the blocks being read (Arrow's own pools keep them for reuse)
         memory_pool=pa.system_memory_pool(),
@@ -145,9 +143,8 @@ def _encode_arrow(attribute, array) -> Column:
     values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
     values = values if values.flags.writeable else values.copy()
     unknown = np.isnan(values)
-    if int(np.count_nonzero(unknown)) != array.null_count:  # ``nan`` written out
-        raise model._Refused
-    if model._number_rules(attribute, values, unknown)[0] is not None:
+    if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
+            or model._number_rules(attribute, values, unknown)[0] is not None):
         raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
@@ -170,10 +167,7 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
     a line of blanks is skipped. Errors give the file, the record's first line and text.
     """
     number = 0  # lines read
-    while skip:
-        line = next(handle, None)
-        if line is None:
-            return
+    while skip and (line := next(handle, None)) is not None:
         number, skip = number + 1, skip - bool(line.strip())
     held: List[str] = []  # the lines of the record being read
 
@@ -201,26 +195,19 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        if len(fields) != len(attributes):
-            raise DataParseError(
-                f"expected {len(attributes)} comma-separated values "
-                f"({', '.join(a.name for a in attributes)}), got {len(fields)}",
-                file=file, line=start, text=text,
-            )
-        if "" in fields:
-            raise DataParseError(
-                f"empty value for attribute {attributes[fields.index('')].name!r} "
-                "(write ? for an unknown value, ! for a not-applicable one)",
-                file=file, line=start, text=text,
-            )
+        fault = (f"expected {len(attributes)} comma-separated values ("
+                 f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
+                 if len(fields) != len(attributes) else
+                 f"empty value for attribute {attributes[fields.index('')].name!r} (write ? for "
+                 "an unknown value, ! for a not-applicable one)" if "" in fields else None)
+        if fault:
+            raise DataParseError(fault, file=file, line=start, text=text)
         rows.append(fields)
         numbers.append(start)
 
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
-    table = np.empty((len(rows), len(names.columns)), dtype=object)
-    if rows:
-        table[:] = rows
+    table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
     lines = np.asarray(numbers, dtype=np.int64)
     return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
                            for k, a in enumerate(names.columns)}, file=file)
@@ -315,8 +302,7 @@ class _Joined:
             self.categories = tuple(sorted(self.met))
             rank = {c: i for i, c in enumerate(self.categories)}
             lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
-            dtype = model._code_dtype(len(self.categories))
-            values = lookup[values.astype(np.intp)].astype(dtype)
+            values = lookup[values.astype(np.intp)].astype(model._code_dtype(len(self.categories)))
         return Column(self.attribute, values, self.categories, self.unknown[:n],
                       self.not_applicable[:n])
 

@@ -306,12 +306,10 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
 
     def fail(bad: np.ndarray, message: str) -> DataParseError:
         first = int(np.flatnonzero(bad)[0])
-        message = f"{message} for attribute {attribute.name!r}"
-        shown = str(raw[first] if text is None else text[first])
-        if where == "row":
-            return DataParseError(f"{message} (row {lines[first]} of the DataFrame)", file=file,
-                                  text=shown)
-        return DataParseError(message, file=file, line=int(lines[first]), text=shown)
+        row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
+        return DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
+                              line=None if row else int(lines[first]),
+                              text=str(raw[first] if text is None else text[first]))
 
     if attribute.type in ("integer", "real", "date", "time"):
         if text is None and attribute.type in ("date", "time") and not missing.all():

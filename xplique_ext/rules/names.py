@@ -139,12 +139,12 @@ class Names:
                 raise NamesParseError(f"attribute {attribute.name!r} is declared twice",
                                       file=file, line=attribute.line, text=attribute.name)
             self._by_name[attribute.name] = attribute
-        if class_name is not None and class_name not in self._by_name:
-            raise NamesParseError(f"the class attribute {class_name!r} named by the first "
-                                  "statement is never declared", file=file, text=class_name)
-        if class_name is not None and self._by_name[class_name].is_derived:
-            raise NamesParseError(f"the class attribute {class_name!r} cannot be a derived attribute",
-                                  file=file, line=self._by_name[class_name].line, text=class_name)
+        declared = self._by_name.get(class_name)
+        if class_name is not None and (declared is None or declared.is_derived):
+            fault = ("named by the first statement is never declared" if declared is None
+                     else "cannot be a derived attribute")
+            raise NamesParseError(f"the class attribute {class_name!r} {fault}", file=file,
+                                  line=getattr(declared, "line", None), text=class_name)
 
     def __getitem__(self, name: str) -> Attribute:
         try:
@@ -192,10 +192,9 @@ class Names:
 
     def to_string(self) -> str:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
-        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""]
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
-        for attribute in self.attributes:
-            lines.append(f"{(_quote(attribute.name) + ':').ljust(width)} {_type_text(attribute)}.")
+        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""] + [
+            f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes]
         return "\n".join(lines) + "\n"
 
     @classmethod

@@ -34,10 +34,8 @@ def import_dask():
         import dask
         import dask.dataframe  # noqa: F401
     except ImportError as error:
-        raise ImportError(
-            "this needs Dask, an optional dependency: install it with "
-            "pip install 'xplique_ext[distributed]'"
-        ) from error
+        raise ImportError("this needs Dask, an optional dependency: install it with "
+                          "pip install 'xplique_ext[distributed]'") from error
     return dask
 
 
@@ -101,8 +99,7 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
                 f"empty value for attribute {name!r} (write ? for an unknown value, ! for a "
                 f"not-applicable one), or fewer than {len(names.columns)} values (row "
                 f"{row + 1} of partition {number})",
-                file=file, text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)),
-            )
+                file=file, text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)))
     return frame
 
 
@@ -111,10 +108,8 @@ def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names,
     try:
         return task(rules, frame, mode, names)
     except DataParseError as error:
-        raise DataParseError(
-            error.message.replace("of the DataFrame)", f"of partition {number})"),
-            file="<Dask DataFrame>", line=error.line, text=error.text,
-        ) from None
+        raise DataParseError(error.message.replace("of the DataFrame)", f"of partition {number})"),
+                             file="<Dask DataFrame>", line=error.line, text=error.text) from None
 
 
 def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names, task):
@@ -164,9 +159,8 @@ def check_scheduler(address: str, seconds: float) -> None:
         get_backend(scheme)  # an unknown scheme
         host_port = parse_host_port(location) if scheme in ("tcp", "tls", "ws", "wss") else None
     except (ValueError, TypeError) as error:
-        raise SchedulerError(
-            f"invalid Dask scheduler address {address!r} (expected tcp://HOST:PORT): {error}"
-        ) from None
+        raise SchedulerError(f"invalid Dask scheduler address {address!r} (expected "
+                             f"tcp://HOST:PORT): {error}") from None
     if host_port is not None:  # a closed port: refused at once (distributed retries 30 s)
         try:
             socket.create_connection(host_port, timeout=seconds).close()
@@ -185,11 +179,9 @@ def check_scheduler(address: str, seconds: float) -> None:
     try:
         reply = asyncio.run(identity())
     except asyncio.TimeoutError:
-        raise SchedulerError(
-            f"no Dask scheduler answered at {address} within {seconds:g} s (a server "
-            "listens there, but is it a scheduler's address, e.g. tcp://host:8786, and "
-            "not its dashboard's?)"
-        ) from None
+        raise SchedulerError(f"no Dask scheduler answered at {address} within {seconds:g} s (a "
+                             "server listens there, but is it a scheduler's address, e.g. "
+                             "tcp://host:8786, and not its dashboard's?)") from None
     except (OSError, ValueError, TypeError) as error:
         reason = str(error).strip() or type(error).__name__
         raise SchedulerError(f"cannot reach a Dask scheduler at {address}: {reason}") from None

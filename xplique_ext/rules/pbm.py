@@ -195,12 +195,10 @@ class PBMHeader:
 
     def lines(self) -> List[str]:
         """The header as PBM text lines (a conversor line written when none was read)."""
-        conversor = self.conversor
-        if conversor is None:
-            from .. import __version__
+        from .. import __version__
 
-            conversor = f"Standard Rules Conversor xplique_ext-{__version__}"
-        out = [conversor]
+        out = [f"Standard Rules Conversor xplique_ext-{__version__}" if self.conversor is None
+               else self.conversor]
         if self.inducer is not None or self.input_file is not None:
             inducer = f"Inducer: {self.inducer or ''}"
             out.append(inducer if self.input_file is None
@@ -209,13 +207,9 @@ class PBMHeader:
             out.append(f"Date: {self.date}")
         files = [f"{what} File: {name}" for what, name in
                  (("Names", self.names_file), ("Data", self.data_file)) if name is not None]
-        if self.evaluated_as is not None or files:
-            out.append("")
-            if self.evaluated_as is not None:
-                out.append(f"Rules Evaluated as {self.evaluated_as}")
-            if files:
-                out.append("   ".join(files))
-        return out
+        extended = [] if self.evaluated_as is None else [f"Rules Evaluated as {self.evaluated_as}"]
+        extended += ["   ".join(files)] if files else []
+        return out + [""] + extended if extended else out
 
 
 PBMHeader.__init__ = validate_params(
@@ -338,7 +332,7 @@ class RuleSet:
 #: One token of a rule at a time: white space, an operator, a punctuation mark or a word
 #: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
 #: identifiers are read by :func:`~xplique_ext.rules.syntax.scan_quoted`.
-_TOKEN = re.compile(r'\s+|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
+_TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
                     r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
 
 
@@ -347,20 +341,19 @@ def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
     for number, line in chunk:
         i = 0
         while i < len(line):
-            if line[i] == '"':
-                value, i = scan_quoted(line, i)
-                if value is None:
-                    raise RuleParseError(
-                        "unterminated quoted identifier", file=file, line=number, text=line)
-                tokens.append(Token("quoted", value, number))
-                continue
             match = _TOKEN.match(line, i)
             if match is None:
                 raise RuleParseError(
                     f"unexpected character {line[i]!r}", file=file, line=number, text=line)
-            if match.lastgroup:
-                tokens.append(Token(match.lastgroup, match.group(), number))
             i = match.end()
+            if match.lastgroup == "quoted":
+                value, i = scan_quoted(line, match.start())
+                if value is None:
+                    raise RuleParseError(
+                        "unterminated quoted identifier", file=file, line=number, text=line)
+                tokens.append(Token("quoted", value, number))
+            elif match.lastgroup:
+                tokens.append(Token(match.lastgroup, match.group(), number))
     return tokens
 
 
@@ -402,12 +395,8 @@ class _RuleParser:
         """The text of the next token, a value (a number with ``number``)."""
         token = self.peek()
         word = token is not None and token.kind == "word"
-        if number:
-            ok = word and _NUMBER.match(token.value)
-        else:
-            keyword = word and token.value in _KEYWORDS
-            ok = token is not None and (token.kind == "quoted" or (word and not keyword))
-        if not ok:
+        if not (word and _NUMBER.match(token.value) if number else token is not None and (
+                token.kind == "quoted" or (word and token.value not in _KEYWORDS))):
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
         return token.value
@@ -426,7 +415,7 @@ class _RuleParser:
         body = ()
         if not default:
             self.expect("IF", "IF")
-            body = self.several(self.conjunction, "OR")
+            body = self.several(lambda: self.several(self.condition, "AND"), "OR")
             self.expect("THEN", "THEN")
         self.expect("CLASS", "CLASS")
         self.expect("=")
@@ -441,9 +430,6 @@ class _RuleParser:
         if token is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
         return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
-
-    def conjunction(self) -> Tuple[Condition, ...]:
-        return self.several(self.condition, "AND")
 
     def condition(self) -> Condition:
         first, second = self.peek(), self.peek(1)
@@ -543,8 +529,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     """
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
     by_number = dict(numbered)
-    header_lines: List[Tuple[int, str]] = []
-    chunks: List[List[Tuple[int, str]]] = []
+    header_lines, chunks = [], []  # (number, line) pairs; one list of them per rule
     for number, line in numbered:
         if _RULE_START.match(line):
             chunks.append([(number, line)])
