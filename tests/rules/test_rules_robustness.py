@@ -9,10 +9,11 @@ import re
 import subprocess
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from rules_cli_helpers import run_cli
 from scipy.stats import chi2_contingency
@@ -335,6 +336,9 @@ def _vectorised(function, *arrays):
     rows=st.lists(st.tuples(losses, readabilities), min_size=1, max_size=12),
     cut=st.integers(min_value=0, max_value=12),
 )
+# r / psi within 1e-12 of a whole number (above it, below it), and clearly above one
+@example(psi=1.0, rows=[(1.0, 1.0000000000000002), (1.0, 3.0 - 2**-51), (1.0, 1.5)], cut=1)
+@example(psi=0.7, rows=[(1.0, 2.1), (0.5, 1.4000000001)], cut=0)
 def test_fire_property(psi, rows, cut):
     p = np.array([row[0] for row in rows])
     r = np.array([row[1] for row in rows])
@@ -348,9 +352,13 @@ def test_fire_property(psi, rows, cut):
     assert np.all(values[finite] >= 0)
     assert np.all(np.isnan(values[~finite]))
     assert warned == bool(np.any(~finite))
-    # Eq. 2, value by value, where it is representable
+    # Eq. 2, value by value, where it is representable, with the documented ceiling: the
+    # exact quotient r / psi (fractions), taken as the whole number within a relative 1e-12
     for k in np.flatnonzero(finite):
-        expected = p[k] * float(math.ceil(r[k] / psi)) * r[k] ** 0.05
+        q = Fraction(float(r[k])) / Fraction(psi)
+        whole = round(q)
+        ceiling = whole if abs(q - whole) <= Fraction(1, 10**12) * whole else math.ceil(q)
+        expected = p[k] * float(ceiling) * r[k] ** 0.05
         assert math.isclose(values[k], expected, rel_tol=1e-14), (values[k], expected)
     # identical one value at a time, and in two chunks
     np.testing.assert_array_equal(values, _elementwise(lambda a, b: fire_score(psi, a, b), p, r))
@@ -563,7 +571,6 @@ def test_rule_measures_of_huge_cells_equal_those_of_the_cells_scaled_down():
 def test_lift_and_chi2_are_correctly_rounded_like_their_typeset_formulas():
     # the scaling that keeps huge cells finite is exact: Lift = bh n / (b h) and
     # Chi2 = n d^2 / (b bbar h hbar) stay the correctly rounded values of the fractions
-    from fractions import Fraction
 
     cells = np.random.default_rng(0).integers(0, 60, size=(4, 400)).astype(float)
     with warnings.catch_warnings():
