@@ -31,11 +31,9 @@ __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
 #: Wilcoxon), 'wilcoxon' (signed-rank), 'permutation' (paired, sign-flip).
 TESTS = ("auto", "wilcoxon", "permutation")
 
-COLUMNS = [
-    "kind", "name", "a", "b", "estimate", "std_error", "ci_low", "ci_high", "n",
-    "n_undefined", "rank", "test", "statistic", "p_value", "p_holm", "differs", "better",
-    "method",
-]
+COLUMNS = ["kind", "name", "a", "b", "estimate", "std_error", "ci_low", "ci_high", "n",
+           "n_undefined", "rank", "test", "statistic", "p_value", "p_holm", "differs", "better",
+           "method"]
 
 
 class ComparisonFrame(pd.DataFrame):
@@ -351,10 +349,9 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
     first = next(iter(indexes), None)
     for key, index in indexes.items():  # pandas: aligned by position, so the same index
         if not index.equals(indexes[first]):
-            raise ValueError(
-                "`scores_by_name` must score every explainer on the same inputs in the same "
-                f"order: the pandas index of {key!r} differs from that of {first!r} (align "
-                "them, e.g. with .reindex, or pass arrays)")
+            raise ValueError("`scores_by_name` must score every explainer on the same inputs in "
+                             f"the same order: the pandas index of {key!r} differs from that of "
+                             f"{first!r} (align them, e.g. with .reindex, or pass arrays)")
     arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
               for key, values in scores_by_name.items()}
     lengths = {key: len(a) for key, a in arrays.items()}

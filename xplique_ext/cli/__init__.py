@@ -41,8 +41,7 @@ class HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         text, default = action.help or "", action.default
         shown = not ("default" in text or default is None or default is argparse.SUPPRESS
-                     or isinstance(default, bool) or not action.option_strings
-                     or action.nargs == 0)
+                     or isinstance(default, bool) or not action.option_strings or action.nargs == 0)
         return f"{text} (default: %(default)s)" if shown else text
 
 

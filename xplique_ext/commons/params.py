@@ -199,9 +199,8 @@ class Options(Constraint):
     def _right_kind(self, value):
         if _is_bool(value):
             return any(_is_bool(v) for v in self.values)
-        return any(isinstance(value, type(v)) or (
-            isinstance(value, numbers.Number) and isinstance(v, numbers.Number)
-            and not _is_bool(v)) for v in self.values)
+        return any(isinstance(value, type(v)) or (isinstance(value, numbers.Number) and isinstance(
+            v, numbers.Number) and not _is_bool(v)) for v in self.values)
 
     def check(self, value):
         try:
@@ -262,10 +261,8 @@ class Word(Constraint):
 
 
 _KINDS = {"numeric": ("biuf", "numbers (bool, integer or float dtype)"),
-          "real": ("iuf", "real numbers (integer or float dtype)"),
-          "float": ("f", "floats"),
-          "integer": ("iu", "integers"),
-          "bool": ("b", "booleans (bool dtype)"),
+          "real": ("iuf", "real numbers (integer or float dtype)"), "float": ("f", "floats"),
+          "integer": ("iu", "integers"), "bool": ("b", "booleans (bool dtype)"),
           "any": ("", "values")}
 
 

@@ -80,9 +80,8 @@ class ScoreSummary:
     def __str__(self) -> str:
         return (f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
                 f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
-            + (f", {self.n_undefined} undefined" if self.n_undefined else "")
-            + f"; {self.method})"
-        )
+                + (f", {self.n_undefined} undefined" if self.n_undefined else "")
+                + f"; {self.method})")
 
 
 def is_binary(values: np.ndarray) -> bool:
@@ -323,8 +322,7 @@ def resample_batch(n_resamples: int, n: int) -> Optional[int]:
 #: the declared settings of an uncertainty summary (also checked by
 #: ``BaseMetric.summary`` before it scores anything)
 SUMMARY_PARAMETERS = {
-    "confidence": LEVEL,
-    "interval": [Options(INTERVALS)],
+    "confidence": LEVEL, "interval": [Options(INTERVALS)],
     "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
     "seed": [Interval(numbers.Integral, 0, None), None]}
 
@@ -446,8 +444,7 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
         return result(mean, method)
     if defined.min() == defined.max():
         warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
-             "interval has zero width, which understates the uncertainty",
-             DegenerateSettingWarning)
+             "interval has zero width, which understates the uncertainty", DegenerateSettingWarning)
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
     if chosen == "bca" and defined.size < BCA_MIN_N:
         warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
