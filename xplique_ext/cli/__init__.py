@@ -11,17 +11,14 @@ from typing import Optional, Sequence
 
 __all__ = ["main", "build_parser", "HelpFormatter", "plain"]
 
-_MARKUP = (
-    (re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"),  # :class:`Name`, :func:`~mod.name`
-    (re.compile(r"``([^`]+)``"), r"\1"),  # ``literal``
-    (re.compile(r"`([^`]+)`"), r"\1"),  # `name`
-)
+# in this order: :class:`Name` and :func:`~mod.name`, then ``literal``, then `name`
+_MARKUP = [re.compile(p) for p in (r":[a-z]+:`~?([^`]+)`", r"``([^`]+)``", r"`([^`]+)`")]
 
 
 def plain(text: str) -> str:
     """``text`` without reStructuredText markup (for terminal help)."""
-    for pattern, repl in _MARKUP:
-        text = pattern.sub(repl, text)
+    for pattern in _MARKUP:
+        text = pattern.sub(r"\1", text)
     return text
 
 

@@ -176,8 +176,7 @@ class Interval(Constraint):
         if not math.isfinite(value):
             raise Mismatch(f"finite ({self.description})", repr(value), True)
         if not self.contains(value):
-            received = f"{value:g}" if isinstance(value, float) else repr(value)
-            raise Mismatch(self.bounds, received, True)
+            raise Mismatch(self.bounds, f"{value:g}" if isinstance(value, float) else repr(value), True)
         return value
 
     def contains(self, values: Any) -> Any:
@@ -297,8 +296,7 @@ class ArrayLike(Constraint):
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
         self.finite, self.nonempty = finite or within is not None, nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
-        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
-            map(str, self.ndim or ()))
+        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(map(str, self.ndim or ()))
         of = "" if kind == "any" else f" of {_KINDS[kind][1]}"
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 
@@ -318,8 +316,7 @@ class ArrayLike(Constraint):
         kinds, noun = _KINDS[self.kind]
         if kinds and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {noun}", f"dtype {arr.dtype}", False)
-        if kinds and "b" not in kinds and isinstance(value, (list, tuple)) and _holds_bool(
-                value):  # NumPy reads [1.0, True] as floats
+        if kinds and "b" not in kinds and _holds_bool(value):  # NumPy reads [1.0, True] as floats
             raise Mismatch(f"an array of {noun}", "a list holding a bool", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
             hint = self.batch_hint and arr.ndim == min(self.ndim) - 1
