@@ -430,14 +430,6 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
     method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
-    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
-
-
-def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
-    """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
-    from scipy.stats import bootstrap
-
-    mean = _mean(defined)
     if defined.size < 2:
         warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
              "and bounds are NaN", UndefinedScoreWarning)
@@ -446,20 +438,22 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
         warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
              "interval has zero width, which understates the uncertainty", DegenerateSettingWarning)
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
-    if chosen == "bca" and defined.size < BCA_MIN_N:
+    if interval == "bca" and defined.size < BCA_MIN_N:
         warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
              f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
              "coverage may fall well short of the level", DegenerateSettingWarning)
+    from scipy.stats import bootstrap
+
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
         # on the scores divided by the largest |score|: no overflow near the float maximum
         scale = float(np.max(np.abs(defined)))
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
-                        batch=resample_batch(n_resamples, defined.size))
+                        confidence_level=confidence, method=interval,
+                        rng=np.random.default_rng(seed), batch=resample_batch(n_resamples, n))
     low, high = res.confidence_interval.low, res.confidence_interval.high
-    if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
+    if interval == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
         low, high = np.quantile(res.bootstrap_distribution,
                                 [(1 - confidence) / 2, (1 + confidence) / 2])
