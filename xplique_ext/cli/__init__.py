@@ -6,7 +6,6 @@ import argparse
 import functools
 import os
 import re
-import sys
 from typing import Optional, Sequence
 
 __all__ = ["main", "build_parser", "HelpFormatter", "plain"]
@@ -67,6 +66,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -159,8 +159,7 @@ class Interval(Constraint):
     def _bounds_text(self) -> str:
         low, high = self.low, self.high
         if self.kind is numbers.Integral and (low is None) != (high is None):
-            return f">{'=' if self.left else ''} {low}" if high is None else (
-                f"<{'=' if self.right else ''} {high}")
+            return f">{'=' * self.left} {low}" if high is None else f"<{'=' * self.right} {high}"
         if low is None and high is None:
             return ""
         text = str if self.kind is numbers.Integral else "{:g}".format  # 1000000, not 1e+06
@@ -374,10 +373,9 @@ class Strings(Constraint):
     def check(self, value):
         if not (isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy")):
             raise self.wrong_kind(value)
-        arr = None if isinstance(value, (list, tuple)) else np.asarray(value)
-        if arr is not None and arr.ndim != 1:
-            raise self.bad_value(f"shape {arr.shape}")
-        items = list(value) if arr is None else arr.tolist()
+        if not isinstance(value, (list, tuple)) and np.ndim(value) != 1:  # an array, pandas
+            raise self.bad_value(f"shape {np.shape(value)}")
+        items = list(value) if isinstance(value, (list, tuple)) else np.asarray(value).tolist()
         wrong = [item for item in items if not isinstance(item, str)]
         if wrong:
             raise Mismatch(self.description, f"an item {describe(wrong[0])}", False)
