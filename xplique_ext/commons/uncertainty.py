@@ -321,10 +321,9 @@ def resample_batch(n_resamples: int, n: int) -> Optional[int]:
 
 #: the declared settings of an uncertainty summary (also checked by
 #: ``BaseMetric.summary`` before it scores anything)
-SUMMARY_PARAMETERS = {
-    "confidence": LEVEL, "interval": [Options(INTERVALS)],
-    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None]}
+SUMMARY_PARAMETERS = {"confidence": LEVEL, "interval": [Options(INTERVALS)],
+                      "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
+                      "seed": [Interval(numbers.Integral, 0, None), None]}
 
 
 #: per-input scores (N,), NaN where undefined, as float64
