@@ -255,10 +255,9 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
         stage("rule metrics: decision trees mimicking the CNN, scored with FiRe and Qs")
         from ..rules.demo import demo_section as rules_section
 
-        predictions = np.argmax(model.predict(x, verbose=0), -1)
         names = [f"n_{p}" for p in getattr(data, "pattern_names", ("circle", "square", "cross"))]
         results["rules"] = rules_section(np.asarray(data.counts, dtype=float), names,
-                                         predictions, seed=seed)
+                                         np.argmax(model.predict(x, verbose=0), -1), seed=seed)
         out("\n" + results["rules"])
 
     if "text" in sections:

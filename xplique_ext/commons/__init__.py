@@ -22,4 +22,6 @@ _EXPORTS = {".metric": ["BaseMetric", "nan_aware_mean"], ".progress": ["progress
             ".random": ["cell_permutations", "make_rng", "seed_to_int"],
             ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"]}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = [name for names in _EXPORTS.values() for name in names]
+__all__ = ["BaseMetric", "nan_aware_mean", "progress_bar", "batched_pearson", "batched_spearman",
+           "cell_permutations", "make_rng", "seed_to_int", "DegenerateSettingWarning",
+           "UndefinedScoreWarning", "XpliqueExtWarning"]

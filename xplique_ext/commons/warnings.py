@@ -42,8 +42,7 @@ def _user_stacklevel() -> int:
     modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
     prefixes = (_PACKAGE_DIR,) + tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                                        for m in modules if getattr(m, "__file__", None))
-    frame = sys._getframe(2)  # the caller of warn()
-    level = 1
+    frame, level = sys._getframe(2), 1  # the caller of warn()
     while frame.f_back is not None:
         name = frame.f_code.co_filename
         if not (name in _WRAPPER_FILES or os.path.abspath(name).startswith(prefixes)
