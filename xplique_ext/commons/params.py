@@ -175,7 +175,8 @@ class Interval(Constraint):
         if not math.isfinite(value):
             raise Mismatch(f"finite ({self.description})", repr(value), True)
         if not self.contains(value):
-            raise Mismatch(self.bounds, f"{value:g}" if isinstance(value, float) else repr(value), True)
+            received = f"{value:g}" if isinstance(value, float) else repr(value)
+            raise Mismatch(self.bounds, received, True)
         return value
 
     def contains(self, values: Any) -> Any:
@@ -295,7 +296,8 @@ class ArrayLike(Constraint):
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
         self.finite, self.nonempty = finite or within is not None, nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
-        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(map(str, self.ndim or ()))
+        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
+            map(str, self.ndim or ()))
         of = "" if kind == "any" else f" of {_KINDS[kind][1]}"
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 

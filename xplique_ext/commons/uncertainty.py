@@ -183,10 +183,9 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
         centre = (p + z * z / (2 * m)) / (1 + z * z / m)
         # z sqrt(p (1 - p) / m + z^2 / (4 m^2)), written without m^2 (no overflow)
         half = z / m * np.sqrt(k * (1 - p) + z * z / 4) / (1 + z * z / m)
-    low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
     # with trials, the bounds at k = 0 and k = n are exactly 0 and 1 (their round-off is not)
-    return _bounds(np.where((k == 0) & (m > 0), 0.0, low),
-                   np.where((k == m) & (m > 0), 1.0, high))
+    return _bounds(np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1)),
+                   np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1)))
 
 
 def _bounds(low: np.ndarray, high: np.ndarray):
