@@ -54,12 +54,11 @@ def register(subparsers) -> None:
     parser.set_defaults(func=_run_from_args)
 
 
-def _run_from_args(args) -> int:
+def _run_from_args(args) -> None:  # main() exits 0
     with quiet_console(args.verbose):
         run_demo(n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
                  epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
                  progress=args.progress)
-    return 0
 
 
 def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *,

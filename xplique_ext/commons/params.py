@@ -130,14 +130,6 @@ class Constraint:
         return f"<{type(self).__name__}: {self.description}>"
 
 
-class _NoneConstraint(Constraint):
-    description = "None"
-
-    def check(self, value):
-        if value is not None:
-            raise self.wrong_kind(value)
-
-
 class Interval(Constraint):
     """A number of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``low`` and
     ``high`` (None: unbounded), ``closed`` in "both", "left", "right", "neither". Real
@@ -209,6 +201,13 @@ class Options(Constraint):
         if not ok:
             raise self.bad_value(repr(value)) if self._right_kind(value) else self.wrong_kind(value)
         return value
+
+
+class _NoneConstraint(Options):
+    """``None`` in a declaration's list: the value may be None."""
+
+    def __init__(self):
+        super().__init__([None])
 
 
 class InstanceOf(Constraint):

@@ -409,8 +409,12 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
              "interval are NaN", UndefinedScoreWarning)
         return result(math.nan, "none: no defined score")
+    # the mean of the scores divided by the largest finite |score| (the sum of two scores
+    # near the float maximum would overflow to inf)
+    finite = np.abs(defined[np.isfinite(defined)])
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     with np.errstate(invalid="ignore"):  # inf - inf
-        mean = _mean(defined)
+        mean = scale * float(np.mean(defined / scale))
     if np.isinf(defined).any():
         warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
              "error and interval are undefined (NaN)", UndefinedScoreWarning)
@@ -445,8 +449,7 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
-        # on the scores divided by the largest |score|: no overflow near the float maximum
-        scale = float(np.max(np.abs(defined)))
+        # on the scores divided by the largest |score| (scale): no overflow near the float maximum
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
                         confidence_level=confidence, method=interval,
                         rng=np.random.default_rng(seed), batch=resample_batch(n_resamples, n))
@@ -458,10 +461,3 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         method += "; BCa undefined here, percentile bounds"
     return result(mean, method, scale * res.standard_error, scale * low, scale * high)
 
-
-def _mean(scores: np.ndarray) -> float:
-    """The mean, computed on the scores divided by the largest finite |score| (the sum of
-    two scores near the float maximum would overflow to inf)."""
-    finite = np.abs(scores[np.isfinite(scores)])
-    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    return scale * float(np.mean(scores / scale))
