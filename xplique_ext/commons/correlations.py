@@ -50,11 +50,9 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         a, b = unit_rows(a), unit_rows(b)
-        a = unit_rows(a - a.mean(axis=1, keepdims=True))
-        b = unit_rows(b - b.mean(axis=1, keepdims=True))
-        num = np.einsum("ij,ij->i", a, b)
+        a, b = (unit_rows(v - v.mean(axis=1, keepdims=True)) for v in (a, b))  # centred
         den = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
-        r = np.where(undefined | ~(den > 0), np.nan, num / den)
+        r = np.where(undefined | ~(den > 0), np.nan, np.einsum("ij,ij->i", a, b) / den)
     return np.clip(r, -1.0, 1.0)
 
 

@@ -424,8 +424,7 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
                          f"{name} hold other values: use 'bca' or 'percentile'")
     note = "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
-    if interval == "auto":
-        interval = "wilson" if (proportion and binary) else "bca"
+    interval = ("wilson" if proportion and binary else "bca") if interval == "auto" else interval
     if interval in ("wilson", "exact"):
         low, high = (wilson_interval if interval == "wilson" else exact_interval)(
             int(defined.sum()), n, confidence)
