@@ -31,11 +31,9 @@ __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
 #: Wilcoxon), 'wilcoxon' (signed-rank), 'permutation' (paired, sign-flip).
 TESTS = ("auto", "wilcoxon", "permutation")
 
-COLUMNS = [
-    "kind", "name", "a", "b", "estimate", "std_error", "ci_low", "ci_high", "n",
-    "n_undefined", "rank", "test", "statistic", "p_value", "p_holm", "differs", "better",
-    "method",
-]
+COLUMNS = ["kind", "name", "a", "b", "estimate", "std_error", "ci_low", "ci_high", "n",
+           "n_undefined", "rank", "test", "statistic", "p_value", "p_holm", "differs", "better",
+           "method"]
 
 
 class ComparisonFrame(pd.DataFrame):
@@ -320,8 +318,7 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     [{'estimate': 0.5, 'differs': True, 'better': 'A'}]
     """
     arrays = _check_score_arrays(scores_by_name, proportion, name)
-    if test == "auto":
-        test = "permutation" if proportion else "wilcoxon"
+    test = ("permutation" if proportion else "wilcoxon") if test == "auto" else test
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
                  name=f"{name} of {key}", **options) for key, a in arrays.items()]
@@ -351,10 +348,9 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
     first = next(iter(indexes), None)
     for key, index in indexes.items():  # pandas: aligned by position, so the same index
         if not index.equals(indexes[first]):
-            raise ValueError(
-                "`scores_by_name` must score every explainer on the same inputs in the same "
-                f"order: the pandas index of {key!r} differs from that of {first!r} (align "
-                "them, e.g. with .reindex, or pass arrays)")
+            raise ValueError("`scores_by_name` must score every explainer on the same inputs in "
+                             f"the same order: the pandas index of {key!r} differs from that of "
+                             f"{first!r} (align them, e.g. with .reindex, or pass arrays)")
     arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
               for key, values in scores_by_name.items()}
     lengths = {key: len(a) for key, a in arrays.items()}
@@ -409,10 +405,9 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
     from scipy.stats import permutation_test, wilcoxon
 
     label = "Wilcoxon signed-rank" if test == "wilcoxon" else "paired permutation (sign-flip)"
-    if d.size == 0:
-        return math.nan, math.nan, label + " (no input with both defined)"
-    if not np.isfinite(d).all():
-        return math.nan, math.nan, label + " (infinite differences)"
+    if d.size == 0 or not np.isfinite(d).all():
+        why = "no input with both defined" if d.size == 0 else "infinite differences"
+        return math.nan, math.nan, f"{label} ({why})"
     if not np.any(d):
         return 0.0, 1.0, label + " (all differences 0)"
     if test == "wilcoxon":

@@ -6,22 +6,18 @@ import argparse
 import functools
 import os
 import re
-import sys
 from typing import Optional, Sequence
 
 __all__ = ["main", "build_parser", "HelpFormatter", "plain"]
 
-_MARKUP = (
-    (re.compile(r":[a-z]+:`~?([^`]+)`"), r"\1"),  # :class:`Name`, :func:`~mod.name`
-    (re.compile(r"``([^`]+)``"), r"\1"),  # ``literal``
-    (re.compile(r"`([^`]+)`"), r"\1"),  # `name`
-)
+# in this order: :class:`Name` and :func:`~mod.name`, then ``literal``, then `name`
+_MARKUP = [re.compile(p) for p in (r":[a-z]+:`~?([^`]+)`", r"``([^`]+)``", r"`([^`]+)`")]
 
 
 def plain(text: str) -> str:
     """``text`` without reStructuredText markup (for terminal help)."""
-    for pattern, repl in _MARKUP:
-        text = pattern.sub(repl, text)
+    for pattern in _MARKUP:
+        text = pattern.sub(r"\1", text)
     return text
 
 
@@ -41,8 +37,7 @@ class HelpFormatter(argparse.HelpFormatter):
     def _get_help_string(self, action):
         text, default = action.help or "", action.default
         shown = not ("default" in text or default is None or default is argparse.SUPPRESS
-                     or isinstance(default, bool) or not action.option_strings
-                     or action.nargs == 0)
+                     or isinstance(default, bool) or not action.option_strings or action.nargs == 0)
         return f"{text} (default: %(default)s)" if shown else text
 
 
@@ -71,6 +66,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

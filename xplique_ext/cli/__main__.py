@@ -1,8 +1,6 @@
 """``python -m xplique_ext.cli``: the ``xplique-ext`` command."""
 
-import sys
-
 from . import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

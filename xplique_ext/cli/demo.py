@@ -54,12 +54,11 @@ def register(subparsers) -> None:
     parser.set_defaults(func=_run_from_args)
 
 
-def _run_from_args(args) -> int:
+def _run_from_args(args) -> None:  # main() exits 0
     with quiet_console(args.verbose):
         run_demo(n_train=args.n_train, n_explain=args.n_explain, image_size=args.image_size,
                  epochs=args.epochs, seed=args.seed, sections=args.sections.split(","),
                  progress=args.progress)
-    return 0
 
 
 def gradient_explanations(model, x: np.ndarray, y: np.ndarray, *,
@@ -167,9 +166,8 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
                 by_name, higher_is_better=measure == "MuFidelity", seed=seed, name=measure)
         columns.append(comparisons[measure].explainers[["estimate", "ci_low", "ci_high"]].set_axis(
             [_LABELS[measure], f"{measure} CI low", f"{measure} CI high"], axis=1))
-    table = pd.concat(columns, axis=1).loc[list(scores["MuFidelity"])]
+    table = pd.concat(columns, axis=1).loc[list(scores["MuFidelity"])].rename_axis("explainer")
     table["undefined MuFidelity"] = [int(np.isnan(v).sum()) for v in scores["MuFidelity"].values()]
-    table.index.name = "explainer"
     return table, comparisons
 
 
@@ -215,8 +213,7 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
     x, y = data.images, np.asarray(data.targets).astype(np.int64)
     # explain held-out images whose ground truth is not all zero (EMD/KL are defined): the
     # paper's ground truth of 'class' is w1 = 1 on circles and -w2 = -0.5 on squares
-    held_out = np.arange(n_train, len(x))
-    held_out = held_out[np.asarray(data.has_ground_truth)[held_out]][:n_explain]
+    held_out = n_train + np.flatnonzero(np.asarray(data.has_ground_truth)[n_train:])[:n_explain]
     x_test, y_test = x[held_out], y[held_out]
     model = _tiny_cnn(image_size, seed)
     model.compile(optimizer=keras.optimizers.Adam(2e-3),
@@ -257,10 +254,9 @@ def run_demo(n_train: int = 3000, n_explain: int = 32, image_size: int = 64, epo
         stage("rule metrics: decision trees mimicking the CNN, scored with FiRe and Qs")
         from ..rules.demo import demo_section as rules_section
 
-        predictions = np.argmax(model.predict(x, verbose=0), -1)
         names = [f"n_{p}" for p in getattr(data, "pattern_names", ("circle", "square", "cross"))]
         results["rules"] = rules_section(np.asarray(data.counts, dtype=float), names,
-                                         predictions, seed=seed)
+                                         np.argmax(model.predict(x, verbose=0), -1), seed=seed)
         out("\n" + results["rules"])
 
     if "text" in sections:

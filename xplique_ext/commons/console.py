@@ -49,9 +49,8 @@ def _silence_fd2() -> Optional[int]:
         saved = os.dup(2)
     except OSError:
         return None
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    os.close(devnull)
+    with open(os.devnull, "wb") as devnull:
+        os.dup2(devnull.fileno(), 2)
     if real_stderr:
         encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
         sys.stderr = io.TextIOWrapper(os.fdopen(os.dup(saved), "wb", buffering=0),
@@ -92,15 +91,13 @@ def quiet_console(verbose: bool = False) -> Iterator[None]:
     if verbose:
         yield
         return
-    levels = _quiet_loggers()
-    stderr = sys.stderr
-    saved = _silence_fd2()
+    levels, stderr = _quiet_loggers(), sys.stderr
+    saved = _silence_fd2()  # may replace sys.stderr
     try:
         yield
     finally:
         if sys.stderr is not stderr:
-            sys.stderr.flush()
-            sys.stderr.close()
+            sys.stderr.close()  # flushed first
             sys.stderr = stderr
         if saved is not None:
             os.dup2(saved, 2)

@@ -44,20 +44,15 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ...                 batched_pearson(a, b)[0], rtol=1e-14))
     True
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     # a correlation with an exactly constant row is undefined
     undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         a, b = unit_rows(a), unit_rows(b)
-        a = unit_rows(a - a.mean(axis=1, keepdims=True))
-        b = unit_rows(b - b.mean(axis=1, keepdims=True))
-        num = np.einsum("ij,ij->i", a, b)
+        a, b = (unit_rows(v - v.mean(axis=1, keepdims=True)) for v in (a, b))  # centred
         den = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
-    undefined |= ~(den > 0)
-    r = np.full(a.shape[0], np.nan)
-    r[~undefined] = num[~undefined] / den[~undefined]
+        r = np.where(undefined | ~(den > 0), np.nan, np.einsum("ij,ij->i", a, b) / den)
     return np.clip(r, -1.0, 1.0)
 
 
@@ -67,6 +62,4 @@ def batched_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # the commons (xplique-ext rules among them) and only rank correlations need it
     from scipy.stats import rankdata
 
-    ra = rankdata(np.asarray(a), axis=1)
-    rb = rankdata(np.asarray(b), axis=1)
-    return batched_pearson(ra, rb)
+    return batched_pearson(rankdata(np.asarray(a), axis=1), rankdata(np.asarray(b), axis=1))

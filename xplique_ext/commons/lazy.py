@@ -59,8 +59,7 @@ def lazy_exports(package: str, exports: Mapping[str, Iterable[str]], submodules:
             if name in where:
                 raise ValueError(f"`exports` lists {name!r} twice ({where[name]}, {module})")
             where[name] = module
-    children = tuple(submodules)
-    namespace = sys.modules[package].__dict__
+    children, namespace = tuple(submodules), sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
         if name in where:

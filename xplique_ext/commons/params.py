@@ -130,14 +130,6 @@ class Constraint:
         return f"<{type(self).__name__}: {self.description}>"
 
 
-class _NoneConstraint(Constraint):
-    description = "None"
-
-    def check(self, value):
-        if value is not None:
-            raise self.wrong_kind(value)
-
-
 class Interval(Constraint):
     """A number of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``low`` and
     ``high`` (None: unbounded), ``closed`` in "both", "left", "right", "neither". Real
@@ -159,8 +151,7 @@ class Interval(Constraint):
     def _bounds_text(self) -> str:
         low, high = self.low, self.high
         if self.kind is numbers.Integral and (low is None) != (high is None):
-            return f">{'=' if self.left else ''} {low}" if high is None else (
-                f"<{'=' if self.right else ''} {high}")
+            return f">{'=' * self.left} {low}" if high is None else f"<{'=' * self.right} {high}"
         if low is None and high is None:
             return ""
         text = str if self.kind is numbers.Integral else "{:g}".format  # 1000000, not 1e+06
@@ -199,9 +190,8 @@ class Options(Constraint):
     def _right_kind(self, value):
         if _is_bool(value):
             return any(_is_bool(v) for v in self.values)
-        return any(isinstance(value, type(v)) or (
-            isinstance(value, numbers.Number) and isinstance(v, numbers.Number)
-            and not _is_bool(v)) for v in self.values)
+        return any(isinstance(value, type(v)) or (isinstance(value, numbers.Number) and isinstance(
+            v, numbers.Number) and not _is_bool(v)) for v in self.values)
 
     def check(self, value):
         try:
@@ -211,6 +201,13 @@ class Options(Constraint):
         if not ok:
             raise self.bad_value(repr(value)) if self._right_kind(value) else self.wrong_kind(value)
         return value
+
+
+class _NoneConstraint(Options):
+    """``None`` in a declaration's list: the value may be None."""
+
+    def __init__(self):
+        super().__init__([None])
 
 
 class InstanceOf(Constraint):
@@ -262,10 +259,8 @@ class Word(Constraint):
 
 
 _KINDS = {"numeric": ("biuf", "numbers (bool, integer or float dtype)"),
-          "real": ("iuf", "real numbers (integer or float dtype)"),
-          "float": ("f", "floats"),
-          "integer": ("iu", "integers"),
-          "bool": ("b", "booleans (bool dtype)"),
+          "real": ("iuf", "real numbers (integer or float dtype)"), "float": ("f", "floats"),
+          "integer": ("iu", "integers"), "bool": ("b", "booleans (bool dtype)"),
           "any": ("", "values")}
 
 
@@ -321,8 +316,7 @@ class ArrayLike(Constraint):
         kinds, noun = _KINDS[self.kind]
         if kinds and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {noun}", f"dtype {arr.dtype}", False)
-        if kinds and "b" not in kinds and isinstance(value, (list, tuple)) and _holds_bool(
-                value):  # NumPy reads [1.0, True] as floats
+        if kinds and "b" not in kinds and _holds_bool(value):  # NumPy reads [1.0, True] as floats
             raise Mismatch(f"an array of {noun}", "a list holding a bool", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
             hint = self.batch_hint and arr.ndim == min(self.ndim) - 1
@@ -380,10 +374,9 @@ class Strings(Constraint):
     def check(self, value):
         if not (isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy")):
             raise self.wrong_kind(value)
-        arr = None if isinstance(value, (list, tuple)) else np.asarray(value)
-        if arr is not None and arr.ndim != 1:
-            raise self.bad_value(f"shape {arr.shape}")
-        items = list(value) if arr is None else arr.tolist()
+        if not isinstance(value, (list, tuple)) and np.ndim(value) != 1:  # an array, pandas
+            raise self.bad_value(f"shape {np.shape(value)}")
+        items = list(value) if isinstance(value, (list, tuple)) else np.asarray(value).tolist()
         wrong = [item for item in items if not isinstance(item, str)]
         if wrong:
             raise Mismatch(self.description, f"an item {describe(wrong[0])}", False)

@@ -36,7 +36,7 @@ class _NoBar:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        """Do nothing (exceptions propagate)."""
 
 
 def progress_bar(iterable: Optional[Iterable] = None, *, enabled: bool = False,

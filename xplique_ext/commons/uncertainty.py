@@ -80,9 +80,8 @@ class ScoreSummary:
     def __str__(self) -> str:
         return (f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
                 f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
-            + (f", {self.n_undefined} undefined" if self.n_undefined else "")
-            + f"; {self.method})"
-        )
+                + (f", {self.n_undefined} undefined" if self.n_undefined else "")
+                + f"; {self.method})")
 
 
 def is_binary(values: np.ndarray) -> bool:
@@ -184,10 +183,9 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
         centre = (p + z * z / (2 * m)) / (1 + z * z / m)
         # z sqrt(p (1 - p) / m + z^2 / (4 m^2)), written without m^2 (no overflow)
         half = z / m * np.sqrt(k * (1 - p) + z * z / 4) / (1 + z * z / m)
-    low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
     # with trials, the bounds at k = 0 and k = n are exactly 0 and 1 (their round-off is not)
-    return _bounds(np.where((k == 0) & (m > 0), 0.0, low),
-                   np.where((k == m) & (m > 0), 1.0, high))
+    return _bounds(np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1)),
+                   np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1)))
 
 
 def _bounds(low: np.ndarray, high: np.ndarray):
@@ -322,11 +320,9 @@ def resample_batch(n_resamples: int, n: int) -> Optional[int]:
 
 #: the declared settings of an uncertainty summary (also checked by
 #: ``BaseMetric.summary`` before it scores anything)
-SUMMARY_PARAMETERS = {
-    "confidence": LEVEL,
-    "interval": [Options(INTERVALS)],
-    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-    "seed": [Interval(numbers.Integral, 0, None), None]}
+SUMMARY_PARAMETERS = {"confidence": LEVEL, "interval": [Options(INTERVALS)],
+                      "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
+                      "seed": [Interval(numbers.Integral, 0, None), None]}
 
 
 #: per-input scores (N,), NaN where undefined, as float64
@@ -413,8 +409,12 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
              "interval are NaN", UndefinedScoreWarning)
         return result(math.nan, "none: no defined score")
+    # the mean of the scores divided by the largest finite |score| (the sum of two scores
+    # near the float maximum would overflow to inf)
+    finite = np.abs(defined[np.isfinite(defined)])
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     with np.errstate(invalid="ignore"):  # inf - inf
-        mean = _mean(defined)
+        mean = scale * float(np.mean(defined / scale))
     if np.isinf(defined).any():
         warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
              "error and interval are undefined (NaN)", UndefinedScoreWarning)
@@ -424,55 +424,39 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
                          f"{name} hold other values: use 'bca' or 'percentile'")
     note = "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
-    if interval == "auto":
-        interval = "wilson" if (proportion and binary) else "bca"
+    interval = ("wilson" if proportion and binary else "bca") if interval == "auto" else interval
     if interval in ("wilson", "exact"):
         low, high = (wilson_interval if interval == "wilson" else exact_interval)(
             int(defined.sum()), n, confidence)
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
     method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
-    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
-
-
-def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
-    """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
-    from scipy.stats import bootstrap
-
-    mean = _mean(defined)
     if defined.size < 2:
         warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
              "and bounds are NaN", UndefinedScoreWarning)
         return result(mean, method)
     if defined.min() == defined.max():
         warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
-             "interval has zero width, which understates the uncertainty",
-             DegenerateSettingWarning)
+             "interval has zero width, which understates the uncertainty", DegenerateSettingWarning)
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
-    if chosen == "bca" and defined.size < BCA_MIN_N:
+    if interval == "bca" and defined.size < BCA_MIN_N:
         warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
              f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
              "coverage may fall well short of the level", DegenerateSettingWarning)
+    from scipy.stats import bootstrap
+
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
-        # on the scores divided by the largest |score|: no overflow near the float maximum
-        scale = float(np.max(np.abs(defined)))
+        # on the scores divided by the largest |score| (scale): no overflow near the float maximum
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
-                        batch=resample_batch(n_resamples, defined.size))
+                        confidence_level=confidence, method=interval,
+                        rng=np.random.default_rng(seed), batch=resample_batch(n_resamples, n))
     low, high = res.confidence_interval.low, res.confidence_interval.high
-    if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
+    if interval == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
         low, high = np.quantile(res.bootstrap_distribution,
                                 [(1 - confidence) / 2, (1 + confidence) / 2])
         method += "; BCa undefined here, percentile bounds"
     return result(mean, method, scale * res.standard_error, scale * low, scale * high)
 
-
-def _mean(scores: np.ndarray) -> float:
-    """The mean, computed on the scores divided by the largest finite |score| (the sum of
-    two scores near the float maximum would overflow to inf)."""
-    finite = np.abs(scores[np.isfinite(scores)])
-    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    return scale * float(np.mean(scores / scale))

@@ -30,24 +30,19 @@ class DegenerateSettingWarning(XpliqueExtWarning):
     affected subsets."""
 
 
-def _skipped_prefixes() -> tuple[str, ...]:
-    """Directories whose frames are not the user's: this package, and the libraries
-    (TensorFlow, Keras) through which a user's call reaches it (``model.fit`` calling a
-    callback, a traced function); taken from ``sys.modules``, nothing is imported."""
-    modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
-    return (_PACKAGE_DIR,) + tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                                   for m in modules if getattr(m, "__file__", None))
-
-
 def _user_stacklevel() -> int:
     """The ``stacklevel``, counted from the caller of :func:`warn`, of the first frame
     outside xplique_ext (the user's line), however deep the internal calls and whatever
     decorators (``validate_params``) wrap them. Frames of
     functools, contextlib, TensorFlow and Keras are skipped too; where no frame is
     outside (a worker thread, the CLI), the outermost frame is used."""
-    prefixes = _skipped_prefixes()
-    frame = sys._getframe(2)  # the caller of warn()
-    level = 1
+    # directories whose frames are not the user's: this package, and the libraries
+    # (TensorFlow, Keras) through which a user's call reaches it (``model.fit`` calling a
+    # callback, a traced function); taken from ``sys.modules``, nothing is imported
+    modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
+    prefixes = (_PACKAGE_DIR,) + tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                                       for m in modules if getattr(m, "__file__", None))
+    frame, level = sys._getframe(2), 1  # the caller of warn()
     while frame.f_back is not None:
         name = frame.f_code.co_filename
         if not (name in _WRAPPER_FILES or os.path.abspath(name).startswith(prefixes)
