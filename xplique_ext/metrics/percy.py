@@ -145,10 +145,8 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
         a, b = (np.stack([g[i] for i in idx]) for g in groups)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
-            if test == "mannwhitneyu":
-                res = stats.mannwhitneyu(a, b, alternative=alt, axis=1)
-            else:
-                res = stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1)
+            res = (stats.mannwhitneyu(a, b, alternative=alt, axis=1) if test == "mannwhitneyu"
+                   else stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1))
         out[idx] = np.asarray(res.pvalue, dtype=np.float64).reshape(-1)
     return out
 

@@ -46,10 +46,8 @@ def _layout(sentence: str, attributions: np.ndarray, rules: Any):
 
 
 def _verdict(details: Any) -> Optional[str]:
-    """The verdict line of a row of PERCY.details (None without one)."""
-    if details is None:
-        return None
-    get, parts = details.get, []
+    """The verdict line of a row of PERCY.details ('' without one)."""
+    get, parts = ({} if details is None else details).get, []
     pv, score = get("p_value"), get("score")
     if get("prediction") is not None:
         parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
@@ -224,8 +222,7 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     fig, ax = _figure(ax, (1.6 + 1.4 * len(table), 3.2))
     data = table.select_dtypes("number") if columns is None else table[list(columns)]
     data.astype(float).plot.bar(ax=ax, rot=0, width=0.8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("score (higher is better)")
+    ax.set(ylim=(0, 1.05), ylabel="score (higher is better)")
     fig.tight_layout()
     return fig
 
@@ -263,11 +260,10 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     fig, ax = _figure(ax, (1.2 + 0.9 * len(matrix), 1 + 0.8 * len(matrix)))
     values = matrix.to_numpy(dtype=float)
     im = ax.imshow(values, vmin=-1, vmax=1, cmap="RdBu")
-    ax.set_xticks(range(values.shape[1]), matrix.columns)
-    ax.set_yticks(range(values.shape[0]), matrix.index)
+    ax.set(xticks=range(values.shape[1]), xticklabels=matrix.columns,
+           yticks=range(values.shape[0]), yticklabels=matrix.index, title=title or "")
     for (i, j), v in np.ndenumerate(values):
         ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    ax.set_title(title or "")
     fig.tight_layout()
     return fig

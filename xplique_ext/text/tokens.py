@@ -59,10 +59,6 @@ def whitespace_tokens(sentence: str) -> List[str]:
     return sentence.split()
 
 
-def _is_punct(ch: str) -> bool:
-    return ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P")
-
-
 @validate_params({"token": [STRING]})
 def normalize_token(token: str) -> str:
     """Lower-case ``token`` and strip its leading and trailing punctuation.
@@ -74,7 +70,8 @@ def normalize_token(token: str) -> str:
     >>> normalize_token("(yet)")
     'yet'
     """
-    kept = [i for i, ch in enumerate(token) if not _is_punct(ch)]
+    kept = [i for i, ch in enumerate(token)
+            if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")]
     return token[kept[0] : kept[-1] + 1].lower() if kept else ""
 
 
@@ -100,8 +97,7 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
     index, keyword
         ``(None, None)`` when no token matches.
     """
-    found = find_keywords(tokens, keywords)
-    return found[0] if found else (None, None)
+    return next(iter(find_keywords(tokens, keywords)), (None, None))
 
 
 def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]:
@@ -221,23 +217,20 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
     """
     keep = np.asarray(keep, dtype=bool)
     r, n = keep.shape
-    ids = np.zeros((r, length), dtype=np.int64)
-    owner = np.full((r, length), -1, dtype=np.int64)
+    ids, owner = np.zeros((r, length), dtype=np.int64), np.full((r, length), -1, dtype=np.int64)
     if n == 0 or length == 0:
         return ids, owner
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
-    m = len(mask_pieces)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
     kstart = np.cumsum(klen) - klen
     mstart = int(klen.sum())
-    if m == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
+    if len(mask_pieces) == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
-        words = kflat[:n]
-        ids[:, :width] = np.where(keep[:, :width], words[None, :width], kflat[mstart])
+        ids[:, :width] = np.where(keep[:, :width], kflat[None, :width], kflat[mstart])
         owner[:, :width] = np.arange(width)[None, :]
         return ids, owner
     # one entry per piece of the result, slot after slot (a slot: one token of one row)
-    lengths = np.where(keep, klen[None, :], m).ravel()
+    lengths = np.where(keep, klen[None, :], len(mask_pieces)).ravel()
     starts = np.where(keep, kstart[None, :], mstart).ravel()
     slot = np.repeat(np.arange(r * n), lengths)
     first = np.cumsum(lengths) - lengths  # the index of each slot's first piece
