@@ -379,8 +379,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         token = flips.argmax(axis=2)  # (P, 2n)
         turned_on = np.take_along_axis(masks[:, 1:], token[..., None], axis=2)[..., 0]
         delta = np.where(turned_on, 1.0, -1.0) * (y[:, 1:] - y[:, :-1])
-        values = np.zeros(n)
-        np.add.at(values, token.ravel(), delta.ravel())
+        values = np.bincount(token.ravel(), weights=delta.ravel(), minlength=n)
         return values / (2 * self.n_permutations), float(y[-1, 0])
 
 
@@ -472,7 +471,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                          strategy=strategy)
         if max_steps < steps:
             raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
-        self.steps, self.method, self.tolerance, self.max_steps = steps, method, tolerance, max_steps
+        vars(self).update(steps=steps, method=method, tolerance=tolerance, max_steps=max_steps)
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):
@@ -490,7 +489,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
             shift = np.zeros(own.shape + (clf.embedding_dim(),), np.float32) if shifts is None else (
                 pad_shifts([shifts[i] for i in group], own.shape[1]))
             g = np.arange(len(group))
-            path = np.repeat(g, len(nodes)), np.tile(nodes, len(group)), np.tile(weights, len(group))
+            path = np.repeat(g, len(nodes)), np.tile(nodes, len(g)), np.tile(weights, len(g))
             pos, p_end = self._integrate(x, own, shift, path, bar)  # p(baseline), p(s)
             target = p_end[:, 1] - p_end[:, 0]
             steps = self._refine(pos, target, x, own, shift, bar)

@@ -166,9 +166,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import ListedColormap, Normalize
+    import matplotlib as mpl
 
     tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
     # token indices per line: each token and its space fit in max_width characters
@@ -180,7 +178,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))
     ax.set_axis_off()
     # RdYlGn without its darkest ends (the token text stays readable), centred on 0
-    cmap = ListedColormap(plt.get_cmap("RdYlGn")(np.linspace(0.05, 0.95, 256)))
+    cmap = mpl.colors.ListedColormap(mpl.colormaps["RdYlGn"](np.linspace(0.05, 0.95, 256)))
     for row, idx in enumerate(lines):
         x = 0.0
         for i in idx:
@@ -193,8 +191,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
                 ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
                         color="#555", va="center")
             x += len(tokens[i]) + 1.2
-    fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03, pad=0.01,
-                 label="attribution")
+    fig.colorbar(mpl.cm.ScalarMappable(mpl.colors.Normalize(-scale, scale), cmap), ax=ax,
+                 fraction=0.03, pad=0.01, label="attribution")
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")

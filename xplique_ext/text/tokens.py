@@ -222,8 +222,7 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
         return ids, owner
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
-    kstart = np.cumsum(klen) - klen
-    mstart = int(klen.sum())
+    kstart, mstart = np.cumsum(klen) - klen, int(klen.sum())
     if len(mask_pieces) == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
         ids[:, :width] = np.where(keep[:, :width], kflat[None, :width], kflat[mstart])
