@@ -37,12 +37,10 @@ __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplaine
 
 
 #: The parameters every token explainer declares (its classifier's and its own).
-EXPLAINER_PARAMETERS = {
+EXPLAINER_PARAMETERS = {  # the tokenizer is checked by Tokenizer, the strategy by resolve_strategy
     "model": TEXT_MODEL, "batch_size": [Interval(numbers.Integral, 1, None), None],
     "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
-    "mask_string": [Word()],
-    "tokenizer": "no_validation", "strategy": "no_validation",  # Tokenizer, resolve_strategy
-}
+    "mask_string": [Word()], "tokenizer": "no_validation", "strategy": "no_validation"}
 
 
 def sentence_seed(seed: int, sentence: str) -> int:

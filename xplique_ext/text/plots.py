@@ -69,13 +69,10 @@ def _figure(ax: Any, figsize: tuple):
     return plt.subplots(figsize=figsize) if ax is None else (ax.figure, ax)
 
 
-_HIGHLIGHT = {
-    "sentence": [STRING],
-    "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],  # one per token: below
-    "rules": "no_validation",  # checked by resolve_rules
-    "details": "no_validation",  # a row of PERCY.details, read by name
-    "title": [STRING, None],
-}
+#: attributions: one per token (checked by _layout); rules: checked by resolve_rules; details: a
+#: row of PERCY.details, read by name
+_HIGHLIGHT = {"sentence": [STRING], "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],
+              "rules": "no_validation", "details": "no_validation", "title": [STRING, None]}
 _AX = "no_validation"  # a matplotlib Axes
 _FRAME = InstanceOf(pd.DataFrame, description="a pandas DataFrame")
 

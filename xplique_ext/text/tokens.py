@@ -129,8 +129,7 @@ def find_layer(model: Any, layer_type: Any) -> Any:
     """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
     nested models), or None."""
     queue = [model]
-    while queue:
-        obj = queue.pop(0)
+    for obj in queue:  # the queue grows while it is read: breadth-first
         if isinstance(obj, layer_type):
             return obj
         queue.extend(getattr(obj, "layers", []) or [])
@@ -177,9 +176,8 @@ class Tokenizer:
         out = self.raw(texts)  # a TextVectorization layer takes the list too
         out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
         out = out.numpy() if hasattr(out, "numpy") else out
-        if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
-            out = _pad(out)  # ragged rows, padded with 0
-        arr = np.asarray(out)
+        ragged = isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple))
+        arr = _pad(out) if ragged else np.asarray(out)  # ragged rows padded with 0
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
         if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
             raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
