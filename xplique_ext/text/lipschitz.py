@@ -129,10 +129,9 @@ class LocalLipschitzEstimate(BaseMetric):
         n, k, seed = len(self.inputs), self.nb_samples, seed_to_int(self.seed)
         if not n:
             return np.zeros(0)
-        dim = int(np.prod(self.inputs.shape[1:]))
+        dim, x_rep = self.inputs[0].size, np.repeat(self.inputs, k, axis=0)
         deltas = np.concatenate([sample_ball(np.random.default_rng([seed, i]), k, dim,
                                              self.epsilon) for i in range(n)])
-        x_rep = np.repeat(self.inputs, k, axis=0)
         z = x_rep + deltas.reshape(x_rep.shape).astype(np.float32)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
