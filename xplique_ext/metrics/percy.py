@@ -130,11 +130,10 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     if len(b_groups) != m:
         raise ValueError(f"`a_groups` and `b_groups` must have the same length, got {m} and "
                          f"{len(b_groups)}")
-    alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
+    alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
+            for alt in ([alternative] * m if isinstance(alternative, str) else alternative)]
     if len(alts) != m:
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
-    for alt in alts:
-        check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
     out = np.full(m, np.nan)
     groups = [[np.asarray(v, np.float64).reshape(-1) for v in g] for g in (a_groups, b_groups)]
     buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
@@ -145,10 +144,8 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
         a, b = (np.stack([g[i] for i in idx]) for g in groups)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
-            if test == "mannwhitneyu":
-                res = stats.mannwhitneyu(a, b, alternative=alt, axis=1)
-            else:
-                res = stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1)
+            res = (stats.mannwhitneyu(a, b, alternative=alt, axis=1) if test == "mannwhitneyu"
+                   else stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1))
         out[idx] = np.asarray(res.pvalue, dtype=np.float64).reshape(-1)
     return out
 
@@ -469,15 +466,13 @@ class PERCY(BaseMetric):
         significant = self.test is None or (
             p_values < self.alpha if self.preset else p_values <= self.alpha)
         score = np.where([c is None for c in conj], np.nan, correct & direction & significant)
-        return pd.DataFrame({
-            "sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
+        return pd.DataFrame({"sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
             "keyword": [kw for _, _, kw in rows],
             "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
             "rule_conjunct": conj, "target": self.targets[idx],
             "prediction": self.predictions[idx], "p_positive": self.p_positive[idx],
             "correct": correct, "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
-            "p_value": p_values, "score": score,
-        })
+            "p_value": p_values, "score": score})
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """PERCY(s) per sentence (Eq. 5-6), shape (N,): the mean of the scores of the

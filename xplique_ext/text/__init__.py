@@ -52,8 +52,7 @@ __all__ = [
     "load_sentiment_dataset", "load_word_vectors", "make_vectorizer", "normalize_token",
     "percy_examples_html", "percy_pearson_agreement", "percy_rank_agreement", "plot_agreement",
     "plot_highlight", "plot_lipschitz", "plot_percy_scores", "resolve_rules", "rule_conjuncts",
-    "rule_teacher", "set_embedding", "train_classifier", "whitespace_tokens"
-]
+    "rule_teacher", "set_embedding", "train_classifier", "whitespace_tokens"]
 
 
 #: :mod:`.distillation` subclasses keras.Model: its names are resolved on first use, so that

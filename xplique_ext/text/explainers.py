@@ -31,19 +31,16 @@ from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, TEXT_MODEL, Prepared, as_text_classifier, pad_shifts
-from .tokens import whitespace_tokens
 
 __all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
            "IntegratedGradientsTokenExplainer", "sentence_seed"]
 
 
 #: The parameters every token explainer declares (its classifier's and its own).
-EXPLAINER_PARAMETERS = {
+EXPLAINER_PARAMETERS = {  # the tokenizer is checked by Tokenizer, the strategy by resolve_strategy
     "model": TEXT_MODEL, "batch_size": [Interval(numbers.Integral, 1, None), None],
     "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
-    "mask_string": [Word()],
-    "tokenizer": "no_validation", "strategy": "no_validation",  # Tokenizer, resolve_strategy
-}
+    "mask_string": [Word()], "tokenizer": "no_validation", "strategy": "no_validation"}
 
 
 def sentence_seed(seed: int, sentence: str) -> int:
@@ -251,10 +248,9 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     def _explain(self, prep, seed, shifts):
         from lime.lime_text import LimeTextExplainer
 
-        self._base = LimeTextExplainer(  # its LimeBase: the weighted ridge fit
-            kernel_width=self.kernel_width, bow=False, split_expression=whitespace_tokens,
-            mask_string=self.classifier.mask_string, feature_selection="none",
-            random_state=seed % (2**32)).base
+        # only its LimeBase, the weighted ridge fit, is used (the masking is the classifier's)
+        self._base = LimeTextExplainer(kernel_width=self.kernel_width,
+                                       random_state=seed % (2**32)).base
         return super()._explain(prep, seed, shifts)
 
     def _combine(self, data: np.ndarray, proba: np.ndarray) -> tuple:
@@ -381,8 +377,7 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         token = flips.argmax(axis=2)  # (P, 2n)
         turned_on = np.take_along_axis(masks[:, 1:], token[..., None], axis=2)[..., 0]
         delta = np.where(turned_on, 1.0, -1.0) * (y[:, 1:] - y[:, :-1])
-        values = np.zeros(n)
-        np.add.at(values, token.ravel(), delta.ravel())
+        values = np.bincount(token.ravel(), weights=delta.ravel(), minlength=n)
         return values / (2 * self.n_permutations), float(y[-1, 0])
 
 
@@ -472,10 +467,9 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                  strategy: Any = None):
         super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
                          strategy=strategy)
-        self.steps, self.method, self.tolerance = steps, method, tolerance
         if max_steps < steps:
             raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
-        self.max_steps = max_steps
+        vars(self).update(steps=steps, method=method, tolerance=tolerance, max_steps=max_steps)
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):
@@ -493,10 +487,8 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
             shift = np.zeros(own.shape + (clf.embedding_dim(),), np.float32) if shifts is None else (
                 pad_shifts([shifts[i] for i in group], own.shape[1]))
             g = np.arange(len(group))
-            p_end = np.zeros((len(group), 2))  # p(baseline), p(s)
-            pos = self._integrate(x, own, shift, (np.repeat(g, len(nodes)),
-                                  np.tile(nodes, len(group)), np.tile(weights, len(group))),
-                                  bar, p_end)
+            path = np.repeat(g, len(nodes)), np.tile(nodes, len(g)), np.tile(weights, len(g))
+            pos, p_end = self._integrate(x, own, shift, path, bar)  # p(baseline), p(s)
             target = p_end[:, 1] - p_end[:, 0]
             steps = self._refine(pos, target, x, own, shift, bar)
             for j, i in zip(g, group):
@@ -513,28 +505,24 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                  XpliqueExtWarning)
         return out
 
-    def _integrate(self, x, own, shift, path, bar, p_end=None) -> np.ndarray:
+    def _integrate(self, x, own, shift, path, bar) -> Tuple[np.ndarray, np.ndarray]:
         """Sum of weight * contribution per position (G, L) over the rows ``path = (sentence
-        of the row, alpha, weight)``; ``p_end`` gets p1 at alpha = 0 and 1."""
+        of the row, alpha, weight)``, and p1 at alpha = 0 and 1 (G, 2) where a row has them."""
         clf = self.classifier
         sentence, alpha, weight = path
-        acc = np.zeros(own.shape)
+        acc, p_end = np.zeros(own.shape), np.zeros((len(own), 2))
         for sl in clf._batches(len(sentence)):
             rows, a = sentence[sl], alpha[sl]
-            if clf.takes_ids:
-                xb, w = x[rows], own.shape[1]
-            else:
-                xb = [x[r] for r in rows]
-                w = own.shape[1] if clf.align_tokenizer.sequence_length else int(
-                    (own[rows] >= 0).sum(axis=1).max())
+            xb = x[rows] if clf.takes_ids else [x[r] for r in rows]
+            w = own.shape[1] if clf.takes_ids or clf.align_tokenizer.sequence_length else int(
+                (own[rows] >= 0).sum(axis=1).max())
             mask = (own[rows, :w] >= 0).astype(np.float32)
             contrib, p1 = clf.ig_batch(xb, a, mask, shift[rows, :w])
             np.add.at(acc[:, :w], rows, weight[sl, None] * contrib[:, :w])
-            if p_end is not None:
-                p_end[rows[a == 0.0], 0] = p1[a == 0.0]
-                p_end[rows[a == 1.0], 1] = p1[a == 1.0]
+            p_end[rows[a == 0.0], 0] = p1[a == 0.0]
+            p_end[rows[a == 1.0], 1] = p1[a == 1.0]
             bar.update(len(rows))
-        return acc
+        return acc, p_end
 
     def _refine(self, pos, target, x, own, shift, bar) -> np.ndarray:
         """Halve the trapezoid step of the sentences whose completeness gap exceeds the
@@ -552,6 +540,6 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
             if self.progress:  # the silent stand-in has no total
                 bar.total += len(n)
             path = (np.repeat(todo, steps[todo]), (2 * within + 1) / (2.0 * n), 1.0 / (2 * n))
-            pos[todo] = pos[todo] / 2 + self._integrate(x, own, shift, path, bar)[todo]
+            pos[todo] = pos[todo] / 2 + self._integrate(x, own, shift, path, bar)[0][todo]
             steps[todo] *= 2
         return steps

@@ -45,6 +45,12 @@ from .tokens import as_sentences
 __all__ = ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate", "sample_ball"]
 
 
+#: The perturbations' parameters of both estimates.
+_BALL = {"epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+         "nb_samples": [Interval(numbers.Integral, 1, None)],
+         "seed": [Interval(numbers.Integral, 0, None), None]}
+
+
 def sample_ball(rng: np.random.Generator, count: int, dim: int, epsilon: float) -> np.ndarray:
     """``count`` points drawn uniformly in the L2 ball of radius ``epsilon`` in R^dim."""
     direction = rng.standard_normal((count, dim))
@@ -99,15 +105,10 @@ class LocalLipschitzEstimate(BaseMetric):
     undefined_reason = "every perturbation of the input has a zero norm in float32"
     _data_params = ("inputs", "targets")
 
-    @validate_params({
-        "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32,
-                             finite=True)],
-        "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None],
-        "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
-        "nb_samples": [Interval(numbers.Integral, 1, None)],
-        "seed": [Interval(numbers.Integral, 0, None), None],
-    })
+    @validate_params({**_BALL, "batch_size": [Interval(numbers.Integral, 1, None), None],
+                      "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)",
+                                           dtype=np.float32, finite=True)],
+                      "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None]})
     def __init__(self, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64, *,
                  epsilon: float = 0.1, nb_samples: int = 10, seed: Optional[int] = 0):
         if targets is not None and len(targets) != len(inputs):
@@ -128,17 +129,15 @@ class LocalLipschitzEstimate(BaseMetric):
         n, k, seed = len(self.inputs), self.nb_samples, seed_to_int(self.seed)
         if not n:
             return np.zeros(0)
-        dim = int(np.prod(self.inputs.shape[1:]))
+        dim, x_rep = self.inputs[0].size, np.repeat(self.inputs, k, axis=0)
         deltas = np.concatenate([sample_ball(np.random.default_rng([seed, i]), k, dim,
                                              self.epsilon) for i in range(n)])
-        z = np.repeat(self.inputs, k, axis=0) + deltas.reshape(
-            (n * k,) + self.inputs.shape[1:]).astype(np.float32)
+        z = x_rep + deltas.reshape(x_rep.shape).astype(np.float32)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
         num = np.linalg.norm(np.repeat(e_x, k, axis=0) - self._explain(explainer, z, y_rep), axis=1)
         # the actual distance of the (float32) perturbed inputs
-        den = np.linalg.norm(z.reshape(n * k, -1).astype(np.float64) - np.repeat(
-            self.inputs.reshape(n, -1).astype(np.float64), k, axis=0), axis=1)
+        den = np.linalg.norm((z - x_rep.astype(np.float64)).reshape(n * k, -1), axis=1)
         return _max_ratio(num.reshape(n, k), den.reshape(n, k))
 
 
@@ -176,12 +175,7 @@ class TextLocalLipschitzEstimate(BaseMetric):
                         "perturbations have a zero norm)")
     _data_params = ("sentences",)
 
-    @validate_params({
-        "sentences": "no_validation",  # checked by as_sentences
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
-        "nb_samples": [Interval(numbers.Integral, 1, None)],
-        "seed": [Interval(numbers.Integral, 0, None), None],
-    })
+    @validate_params({**_BALL, "sentences": "no_validation"})  # checked by as_sentences
     def __init__(self, sentences: Any, *, epsilon: float = 0.1, nb_samples: int = 5,
                  seed: Optional[int] = 0):
         self.sentences = as_sentences(sentences, "sentences")
@@ -194,9 +188,8 @@ class TextLocalLipschitzEstimate(BaseMetric):
         clf = explainer.classifier
         prep = clf.prepare(self.sentences)
         clf._require_embedding("Text Lipschitz estimates", prep)
-        dim, n, k = clf.embedding_dim(), len(self.sentences), self.nb_samples
-        seed = seed_to_int(self.seed)
-        shifts, norms = [], np.zeros((n, k))
+        n, k, seed = len(self.sentences), self.nb_samples, seed_to_int(self.seed)
+        dim, shifts, norms = clf.embedding_dim(), [], np.zeros((n, k))
         for i in range(n):
             _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
             count = int((owner >= 0).sum())  # the token positions: the first ones (padding after)

@@ -46,10 +46,8 @@ def _layout(sentence: str, attributions: np.ndarray, rules: Any):
 
 
 def _verdict(details: Any) -> Optional[str]:
-    """The verdict line of a row of PERCY.details (None without one)."""
-    if details is None:
-        return None
-    get, parts = details.get, []
+    """The verdict line of a row of PERCY.details ('' without one)."""
+    get, parts = ({} if details is None else details).get, []
     pv, score = get("p_value"), get("score")
     if get("prediction") is not None:
         parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
@@ -71,13 +69,10 @@ def _figure(ax: Any, figsize: tuple):
     return plt.subplots(figsize=figsize) if ax is None else (ax.figure, ax)
 
 
-_HIGHLIGHT = {
-    "sentence": [STRING],
-    "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],  # one per token: below
-    "rules": "no_validation",  # checked by resolve_rules
-    "details": "no_validation",  # a row of PERCY.details, read by name
-    "title": [STRING, None],
-}
+#: attributions: one per token (checked by _layout); rules: checked by resolve_rules; details: a
+#: row of PERCY.details, read by name
+_HIGHLIGHT = {"sentence": [STRING], "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],
+              "rules": "no_validation", "details": "no_validation", "title": [STRING, None]}
 _AX = "no_validation"  # a matplotlib Axes
 _FRAME = InstanceOf(pd.DataFrame, description="a pandas DataFrame")
 
@@ -168,9 +163,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     -------
     matplotlib.figure.Figure
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import ListedColormap, Normalize
+    import matplotlib as mpl
 
     tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
     # token indices per line: each token and its space fit in max_width characters
@@ -182,7 +175,7 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))
     ax.set_axis_off()
     # RdYlGn without its darkest ends (the token text stays readable), centred on 0
-    cmap = ListedColormap(plt.get_cmap("RdYlGn")(np.linspace(0.05, 0.95, 256)))
+    cmap = mpl.colors.ListedColormap(mpl.colormaps["RdYlGn"](np.linspace(0.05, 0.95, 256)))
     for row, idx in enumerate(lines):
         x = 0.0
         for i in idx:
@@ -195,8 +188,8 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
                 ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
                         color="#555", va="center")
             x += len(tokens[i]) + 1.2
-    fig.colorbar(ScalarMappable(Normalize(-scale, scale), cmap), ax=ax, fraction=0.03, pad=0.01,
-                 label="attribution")
+    fig.colorbar(mpl.cm.ScalarMappable(mpl.colors.Normalize(-scale, scale), cmap), ax=ax,
+                 fraction=0.03, pad=0.01, label="attribution")
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")
@@ -224,8 +217,7 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     fig, ax = _figure(ax, (1.6 + 1.4 * len(table), 3.2))
     data = table.select_dtypes("number") if columns is None else table[list(columns)]
     data.astype(float).plot.bar(ax=ax, rot=0, width=0.8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("score (higher is better)")
+    ax.set(ylim=(0, 1.05), ylabel="score (higher is better)")
     fig.tight_layout()
     return fig
 
@@ -263,11 +255,10 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     fig, ax = _figure(ax, (1.2 + 0.9 * len(matrix), 1 + 0.8 * len(matrix)))
     values = matrix.to_numpy(dtype=float)
     im = ax.imshow(values, vmin=-1, vmax=1, cmap="RdBu")
-    ax.set_xticks(range(values.shape[1]), matrix.columns)
-    ax.set_yticks(range(values.shape[0]), matrix.index)
+    ax.set(xticks=range(values.shape[1]), xticklabels=matrix.columns,
+           yticks=range(values.shape[0]), yticklabels=matrix.index, title=title or "")
     for (i, j), v in np.ndenumerate(values):
         ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    ax.set_title(title or "")
     fig.tight_layout()
     return fig

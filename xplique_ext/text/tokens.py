@@ -59,10 +59,6 @@ def whitespace_tokens(sentence: str) -> List[str]:
     return sentence.split()
 
 
-def _is_punct(ch: str) -> bool:
-    return ch in _ASCII_PUNCT or unicodedata.category(ch).startswith("P")
-
-
 @validate_params({"token": [STRING]})
 def normalize_token(token: str) -> str:
     """Lower-case ``token`` and strip its leading and trailing punctuation.
@@ -74,7 +70,8 @@ def normalize_token(token: str) -> str:
     >>> normalize_token("(yet)")
     'yet'
     """
-    kept = [i for i, ch in enumerate(token) if not _is_punct(ch)]
+    kept = [i for i, ch in enumerate(token)
+            if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")]
     return token[kept[0] : kept[-1] + 1].lower() if kept else ""
 
 
@@ -100,8 +97,7 @@ def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], O
     index, keyword
         ``(None, None)`` when no token matches.
     """
-    found = find_keywords(tokens, keywords)
-    return found[0] if found else (None, None)
+    return next(iter(find_keywords(tokens, keywords)), (None, None))
 
 
 def find_keywords(tokens: Sequence[str], keywords: Any) -> List[Tuple[int, str]]:
@@ -133,8 +129,7 @@ def find_layer(model: Any, layer_type: Any) -> Any:
     """The first layer of type ``layer_type`` inside ``model`` (breadth-first through
     nested models), or None."""
     queue = [model]
-    while queue:
-        obj = queue.pop(0)
+    for obj in queue:  # the queue grows while it is read: breadth-first
         if isinstance(obj, layer_type):
             return obj
         queue.extend(getattr(obj, "layers", []) or [])
@@ -181,9 +176,8 @@ class Tokenizer:
         out = self.raw(texts)  # a TextVectorization layer takes the list too
         out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
         out = out.numpy() if hasattr(out, "numpy") else out
-        if isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple)):
-            out = _pad(out)  # ragged rows, padded with 0
-        arr = np.asarray(out)
+        ragged = isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple))
+        arr = _pad(out) if ragged else np.asarray(out)  # ragged rows padded with 0
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
         if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
             raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
@@ -221,23 +215,19 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
     """
     keep = np.asarray(keep, dtype=bool)
     r, n = keep.shape
-    ids = np.zeros((r, length), dtype=np.int64)
-    owner = np.full((r, length), -1, dtype=np.int64)
+    ids, owner = np.zeros((r, length), dtype=np.int64), np.full((r, length), -1, dtype=np.int64)
     if n == 0 or length == 0:
         return ids, owner
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
-    m = len(mask_pieces)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
-    kstart = np.cumsum(klen) - klen
-    mstart = int(klen.sum())
-    if m == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
+    kstart, mstart = np.cumsum(klen) - klen, int(klen.sum())
+    if len(mask_pieces) == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
-        words = kflat[:n]
-        ids[:, :width] = np.where(keep[:, :width], words[None, :width], kflat[mstart])
+        ids[:, :width] = np.where(keep[:, :width], kflat[None, :width], kflat[mstart])
         owner[:, :width] = np.arange(width)[None, :]
         return ids, owner
     # one entry per piece of the result, slot after slot (a slot: one token of one row)
-    lengths = np.where(keep, klen[None, :], m).ravel()
+    lengths = np.where(keep, klen[None, :], len(mask_pieces)).ravel()
     starts = np.where(keep, kstart[None, :], mstart).ravel()
     slot = np.repeat(np.arange(r * n), lengths)
     first = np.cumsum(lengths) - lengths  # the index of each slot's first piece
