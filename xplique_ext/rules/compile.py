@@ -160,13 +160,10 @@ class MaskCache:
     def certain(self, condition: CompiledCondition) -> np.ndarray:
         """Certain mask ``(N,)`` of a condition (shared: never modify it)."""
         key = condition.key
-        mask = self.cache.get(key)
-        if mask is None:
-            mask = self.cache[key] = condition.certain(self.data)
+        if key not in self.cache:
+            self.cache[key] = condition.certain(self.data)
         self.remaining[key] -= 1
-        if self.remaining[key] <= 0:  # its last use
-            del self.cache[key]
-        return mask
+        return self.cache.pop(key) if self.remaining[key] <= 0 else self.cache[key]
 
     def unknown_rows(self, attributes: Sequence[str]) -> np.ndarray:
         """Sorted indices of the examples with an unknown value in any of ``attributes``,

@@ -179,8 +179,7 @@ class RuleEvaluation:
 
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
-        t = self.table(table)
-        values = rule_measures(t.bh, t.bhbar, t.bbarh, t.bbarhbar, n_classes=self.n_classes,
+        values = rule_measures(*self.table(table).as_array().T, n_classes=self.n_classes,
                                zero_division=zero_division)
         return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
 
@@ -266,13 +265,10 @@ def _labelled(data: Dataset, labels: Any = None):
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head (compared as text, or
     as numbers for numeric labels; a categorical compares its codes)."""
-    masks: Dict[Any, np.ndarray] = {}
-    for head in dict.fromkeys(rule.head for rule in compiled):
-        if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
-            masks[head] = y == pd.to_numeric(head, errors="coerce")
-        else:
-            masks[head] = np.asarray(y == label_text(head), dtype=bool)
-    return masks
+    heads = dict.fromkeys(rule.head for rule in compiled)
+    if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
+        return {head: y == pd.to_numeric(head, errors="coerce") for head in heads}
+    return {head: np.asarray(y == label_text(head), dtype=bool) for head in heads}
 
 
 # -- evaluation ---------------------------------------------------------------------------
@@ -365,8 +361,7 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
-            parts, names, file = dask_counts(rules, data, mode, _names_required(names),
-                                             _frame_counts)
+            parts, names, file = dask_counts(rules, data, mode, _names_required(names))
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
@@ -395,13 +390,12 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     data, y, dropped = _labelled(data, labels)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
-    met = set(pd.unique(y))
     n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
     with ThreadPoolExecutor(n_parts) as pool:
         counts = sum(pool.map(lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
                               bounds[:-1], bounds[1:]))
-    return {"counts": counts, "dropped": dropped, "labels": met}
+    return {"counts": counts, "dropped": dropped, "labels": set(pd.unique(y))}
 
 
 #: The fewest examples a thread counts: a partition of 200,000 examples or more is split.
@@ -434,12 +428,11 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
     head_totals = {k: int(np.count_nonzero(v)) for k, v in heads.items()}
     blocks = _blocks(compiled, mode)
     alive = None if mode == "unordered" else np.ones(n, dtype=bool)
-    n_alive = n
     current = data  # examples still to decide (ordered modes compact it as rules fire)
     cache = MaskCache(compiled, current)
     both = np.empty(n, dtype=bool)  # scratch: body and head
     for b, block in enumerate(blocks):
-        if alive is not None and n_alive < current.n_examples // 2:
+        if alive is not None and np.count_nonzero(alive) < current.n_examples // 2:
             # Compact: rules below only see the examples no earlier rule covered for certain;
             # the others enter their known tables through the totals n and h only.
             keep = np.flatnonzero(alive)
@@ -473,7 +466,6 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             del certain, counted
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
-            n_alive = int(np.count_nonzero(alive))
     return counts
 
 
@@ -515,17 +507,6 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
     if compiled is None and names is None:  # no chunk: the rules are checked by _summed
         raise ValueError("`data` holds no chunk, and no `names` were given")
     return parts, names, file
-
-
-def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) -> dict:
-    """The counts of a DataFrame partition (a Dask task), encoded against ``names``."""
-    return _partition_counts(compile_rules(rules, names)[0], _as_dataset(frame, names), mode)
-
-
-def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
-    """The predictions of a DataFrame partition (a Dask task), on its index."""
-    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights, missing=missing)
-    return pd.Series(values, index=frame.index, dtype=values.dtype)
 
 
 # -- predictions --------------------------------------------------------------------------
@@ -606,8 +587,7 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
 
-            return dask_predictions(_frame_predictions, data, rules, _names_required(names), mode,
-                                    weights, missing)
+            return dask_predictions(data, rules, _names_required(names), mode, weights, missing)
         return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
                               missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
@@ -621,15 +601,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     if mode == "unordered":
         return _vote(compiled, masks, np.ones(len(compiled)) if weights is None else weights, out,
                      numeric)
-    return _first(compiled, masks, out)
-
-
-def _first(compiled, masks, out: np.ndarray) -> np.ndarray:
-    """Ordered predictions written into ``out``: the head of the first covering rule."""
-    decided = np.zeros(len(out), dtype=bool)
-    for rule, mask in zip(compiled, masks):
-        out[mask & ~decided] = rule.head
-        decided |= mask
+    for rule, mask in zip(compiled[::-1], masks[::-1]):  # the first covering rule, written last
+        out[mask] = rule.head
     return out
 
 
@@ -652,12 +625,11 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> n
     classes = list(dict.fromkeys(r.head for r in compiled))
     if not classes:
         return out
-    index = {c: i for i, c in enumerate(classes)}
     scores = np.zeros((n, len(classes)))
     last = np.iinfo(np.int64).max
     first = np.full((n, len(classes)), last, dtype=np.int64)
     for k, (rule, mask, w) in enumerate(zip(compiled, masks, weights)):
-        j = index[rule.head]
+        j = classes.index(rule.head)
         scores[:, j] += mask * w
         first[mask, j] = np.minimum(first[mask, j], k)
     covered = np.logical_or.reduce(masks)

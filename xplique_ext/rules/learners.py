@@ -140,13 +140,12 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
                  ("ruleset_", "trainset_features_"), "model")
     positive = label_text(model.pos_class)
-    negative = _negative_class(model.pos_class, negative_class)
     rename = _rename(model.trainset_features_, feature_names)
     transformer = getattr(model, "bin_transformer_", None)
     bins = {feature: set(labels) for feature, labels in
             (getattr(transformer, "bins_", None) or {}).items()}
     rules: List[Rule] = []
-    default = negative
+    default = _negative_class(model.pos_class, negative_class)
     for rule in model.ruleset_.rules:
         unknown = [c.feature for c in rule.conds if c.feature not in rename]
         if unknown:

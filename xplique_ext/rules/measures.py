@@ -176,8 +176,7 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
         if not np.isfinite(bh + bhbar + bbarh + bbarhbar).all():
             raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number "
                              "of examples, got cells whose sum overflows the float range")
-    cells = np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar)
-    out, undefined = _formulas(*cells, n_classes)
+    out, undefined = _formulas(*np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar), n_classes)
     counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
               if np.any(undefined[name])}
     if counts and zero_division == "warn":
@@ -197,8 +196,7 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     n = bh + bhbar + bbarh + bbarhbar
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     empty = n == 0
-    undefined: Dict[str, np.ndarray] = {}
-    out: Dict[str, np.ndarray] = {}
+    out, undefined = {}, {}  # name: values, name: where undefined
 
     def ratio(name, num, den):
         undefined[name] = den == 0
