@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checking import BOOLEAN_VALUES, check_rules, typed_value
+from .checking import check_rules, typed_value
 from .dataset import Dataset
 from .names import Names
 from .pbm import Condition, Rule, RuleSet
@@ -30,12 +30,11 @@ COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": oper
 
 
 def typed_head(names: Names, head: str) -> Union[str, float]:
-    """A rule head as a class label (str) or, for a numeric class, a float."""
+    """A rule head checked by :func:`check_rules` as a class label (str, ``"true"`` or
+    ``"false"`` for a boolean class) or, for a numeric class, a float."""
     attribute = names.class_attribute
-    if attribute is not None and attribute.is_numeric:
-        return float(head)
-    if attribute is not None and attribute.type == "boolean":
-        return BOOLEAN_VALUES.get(head.lower(), head)
+    if attribute is not None and (attribute.is_numeric or attribute.type == "boolean"):
+        return typed_value(attribute, head)
     return head
 
 
@@ -112,9 +111,8 @@ class CompiledRule:
 
 def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     if condition.is_linear:
-        terms = tuple((float(c), a) for c, a in condition.terms)
         return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
-                                 terms)
+                                 tuple((float(c), a) for c, a in condition.terms))
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
     value = (tuple(typed_value(attribute, v) for v in condition.value)
              if condition.operator == "in" else typed_value(attribute, condition.value))

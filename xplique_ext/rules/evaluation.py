@@ -361,7 +361,8 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
-            parts, names, file = dask_counts(rules, data, mode, _names_required(names))
+            parts, names, file = dask_counts(rules, data, mode, _names_required(names),
+                                             _frame_counts)
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
@@ -509,6 +510,17 @@ def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[N
     return parts, names, file
 
 
+def _frame_counts(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names) -> dict:
+    """The counts of a DataFrame partition (a Dask task), encoded against ``names``."""
+    return _partition_counts(compile_rules(rules, names)[0], _as_dataset(frame, names), mode)
+
+
+def _frame_predictions(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
+    """The predictions of a DataFrame partition (a Dask task), on its index."""
+    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights, missing=missing)
+    return pd.Series(values, index=frame.index, dtype=values.dtype)
+
+
 # -- predictions --------------------------------------------------------------------------
 def _possible_masks(compiled: Sequence[CompiledRule], data: Dataset) -> List[np.ndarray]:
     """Whether each rule covers each example, a test on an unknown value being true."""
@@ -587,7 +599,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
 
-            return dask_predictions(data, rules, _names_required(names), mode, weights, missing)
+            return dask_predictions(_frame_predictions, data, rules, _names_required(names), mode,
+                                    weights, missing)
         return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
                               missing=missing) for chunk in data)
     compiled, default = compile_rules(rules, data.names)
@@ -623,18 +636,13 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> n
         out[has] = total[has] / weight[has]
         return out
     classes = list(dict.fromkeys(r.head for r in compiled))
-    if not classes:
-        return out
     scores = np.zeros((n, len(classes)))
-    last = np.iinfo(np.int64).max
-    first = np.full((n, len(classes)), last, dtype=np.int64)
-    for k, (rule, mask, w) in enumerate(zip(compiled, masks, weights)):
-        j = classes.index(rule.head)
-        scores[:, j] += mask * w
-        first[mask, j] = np.minimum(first[mask, j], k)
-    covered = np.logical_or.reduce(masks)
-    tie_break = np.where(scores == scores.max(axis=1, keepdims=True), first, last)
-    out[covered] = np.asarray(classes, dtype=object)[tie_break.argmin(axis=1)[covered]]
+    for rule, mask, w in zip(compiled, masks, weights):
+        scores[:, classes.index(rule.head)] += mask * w
+    best = scores.max(axis=1, initial=0.0)
+    # the first covering rule whose class has the best score wins (it is written last)
+    for rule, mask in zip(compiled[::-1], masks[::-1]):
+        out[mask & (scores[:, classes.index(rule.head)] == best)] = rule.head
     return out
 
 

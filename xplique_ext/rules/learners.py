@@ -31,7 +31,6 @@ _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a s
 def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
     """Map the learner's feature identifiers to attribute names (``feature_names`` in
     the learner's training column order, or the identifiers as text)."""
-    trained = list(trained)
     return dict(zip(trained, _names(feature_names, [str(f) for f in trained], "feature_names")))
 
 
@@ -138,12 +137,10 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     'no'
     """
     _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
-                 ("ruleset_", "trainset_features_"), "model")
+                 ("ruleset_", "trainset_features_"))
     positive = label_text(model.pos_class)
     rename = _rename(model.trainset_features_, feature_names)
-    transformer = getattr(model, "bin_transformer_", None)
-    bins = {feature: set(labels) for feature, labels in
-            (getattr(transformer, "bins_", None) or {}).items()}
+    bins = getattr(getattr(model, "bin_transformer_", None), "bins_", None) or {}  # bin labels
     rules: List[Rule] = []
     default = _negative_class(model.pos_class, negative_class)
     for rule in model.ruleset_.rules:
@@ -206,8 +203,7 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     'a'
     """
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"),
-                 "model")
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
     steps = model.rules_
     if not len(steps):  # imodels' fit gives at least the final leaf
         raise ValueError("`model` is not fitted: its rule list `rules_` is empty")

@@ -177,8 +177,7 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
             raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number "
                              "of examples, got cells whose sum overflows the float range")
     out, undefined = _formulas(*np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar), n_classes)
-    counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
-              if np.any(undefined[name])}
+    counts = {name: np.count_nonzero(undefined[name]) for name in MEASURES if undefined[name].any()}
     if counts and zero_division == "warn":
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
         warn("some rule measures are undefined (a zero denominator: a rule that covers no "

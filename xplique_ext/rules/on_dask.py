@@ -21,7 +21,6 @@ from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
 from .compile import compile_rules
 from .datafile import default_names_path
 from .errors import DataParseError
-from .evaluation import _as_dataset, _partition_counts, predict_rules
 from .names import Names, read_names
 from .pbm import RuleSet
 from .syntax import open_text
@@ -78,8 +77,7 @@ def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.Pa
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
         os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,
-        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False,
-    )
+        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False)
     return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
 
 
@@ -104,38 +102,31 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
     return frame
 
 
-def _counted(rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
-    """One Dask task: the counts of a partition, encoded against ``names``; its errors name
-    the partition."""
+def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names, number):
+    """One Dask task: ``task`` counts a partition; its errors name the partition."""
     try:
-        return _partition_counts(compile_rules(rules, names)[0], _as_dataset(frame, names), mode)
+        return task(rules, frame, mode, names)
     except DataParseError as error:
         raise DataParseError(error.message.replace("of the DataFrame)", f"of partition {number})"),
                              file="<Dask DataFrame>", line=error.line, text=error.text) from None
 
 
-def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names):
-    """The counts of every partition, computed in parallel by Dask's current scheduler (a
-    ``distributed`` client when one is active)."""
+def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names, task):
+    """The counts of every partition, ``task(rules, partition, mode, names)``, computed in
+    parallel by Dask's current scheduler (a ``distributed`` client when one is active)."""
     dask = import_dask()
     compile_rules(rules, names)  # a rule that does not fit fails here, at once
-    tasks = [dask.delayed(_counted)(rules, part, mode, names, number)
+    tasks = [dask.delayed(_counted)(task, rules, part, mode, names, number)
              for number, part in enumerate(frame.to_delayed())]
     return list(dask.compute(*tasks)), names, None
 
 
-def _predicted(frame: pd.DataFrame, rules, names, mode, weights, missing) -> pd.Series:
-    """One Dask task: the predictions of a partition, on its index."""
-    values = predict_rules(rules, _as_dataset(frame, names), mode, weights=weights, missing=missing)
-    return pd.Series(values, index=frame.index, dtype=values.dtype)
-
-
-def dask_predictions(frame: Any, rules: RuleSet, names: Names, *args):
-    """A lazy Dask series of the predictions, partition by partition (``args``: mode,
-    weights, missing; its type: the predictions of the empty partition Dask describes)."""
+def dask_predictions(task, frame: Any, rules: RuleSet, names: Names, *args):
+    """A lazy Dask series of the predictions, ``task(partition, rules, names, *args)``
+    partition by partition (its type: ``task`` on the empty partition Dask describes)."""
     import_dask()
-    return frame.map_partitions(_predicted, rules, names, *args,
-                                meta=_predicted(frame._meta, rules, names, *args))
+    meta = task(frame._meta, rules, names, *args)
+    return frame.map_partitions(task, rules, names, *args, meta=meta)
 
 
 class SchedulerError(ValueError):
