@@ -632,9 +632,7 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> n
         for rule, mask, w in zip(compiled, masks, weights):
             total += mask * (w * rule.head)
             weight += mask * w
-        has = weight > 0
-        out[has] = total[has] / weight[has]
-        return out
+        return np.divide(total, weight, out=out, where=weight > 0)
     classes = list(dict.fromkeys(r.head for r in compiled))
     scores = np.zeros((n, len(classes)))
     for rule, mask, w in zip(compiled, masks, weights):
