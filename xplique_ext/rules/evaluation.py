@@ -164,8 +164,7 @@ class RuleEvaluation:
         "rules": RULES, "mode": MODE, "n_classes": [Interval(numbers.Integral, 1, None)],
         "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "names_file": [STRING, None], "data_file": [STRING, None],
-    })
+        "names_file": [STRING, None], "data_file": [STRING, None]})
     def __init__(self, rules: RuleSet, mode: str, known: ContingencyTables,
                  unknown: ContingencyTables, n_classes: int = 2, names_file: Optional[str] = None,
                  data_file: Optional[str] = None) -> None:
@@ -280,12 +279,9 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
-@validate_params({
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
-    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "labels": LABELS,  # its length is checked against `data`
-    "n_classes": [Interval(numbers.Integral, 1, None), None],
-})
+@validate_params({  # data (a Dataset, Dask DataFrame or chunks), the length of labels: below
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
+    "labels": LABELS, "n_classes": [Interval(numbers.Integral, 1, None), None]})
 def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
                    n_classes: Optional[int] = None, names: Optional[Names] = None) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
@@ -542,13 +538,11 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     return np.logical_or.reduce(_possible_masks(compiled, data) + [np.zeros(len(data), bool)])
 
 
-@validate_params({
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
-    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,
-                          within=Interval(numbers.Real, 0, None)), None],  # one per rule
-    "missing": "no_validation",  # any value, returned as it is
-})
+@validate_params({  # data (a Dataset, Dask DataFrame or chunks): below; missing: any value
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
+    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,  # one per rule
+                          within=Interval(numbers.Real, 0, None)), None],
+    "missing": "no_validation"})
 def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
                   weights: Optional[Sequence[float]] = None, missing: Any = None,
                   names: Optional[Names] = None) -> Any:
@@ -689,10 +683,8 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
-    @validate_params({
-        "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
-        "zero_division": ZERO_DIVISION,
-    })
+    @validate_params({"rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
+                      "zero_division": ZERO_DIVISION})
     def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
                  measure: str = "WRAcc") -> None:
         self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division

@@ -42,8 +42,7 @@ def import_dask():
 @validate_params({
     "path": [PATH],
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "blocksize": [Interval(numbers.Integral, 1, None), STRING],  # bytes, or "64MB"
-})
+    "blocksize": [Interval(numbers.Integral, 1, None), STRING]})  # bytes, or "64MB"
 def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
                    *, blocksize: Union[int, str] = "64MB") -> Any:
     """A ``.data`` file as a ``dask.dataframe.DataFrame``, read with
