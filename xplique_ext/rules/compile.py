@@ -88,8 +88,7 @@ class CompiledCondition:
 
     def unknown(self, data: Dataset, index: np.ndarray) -> np.ndarray:
         """Mask over ``index``: some attribute read is unknown and none is not applicable."""
-        unknown = np.zeros(index.shape, dtype=bool)
-        applicable = np.ones(index.shape, dtype=bool)
+        unknown, applicable = np.zeros(index.shape, dtype=bool), np.ones(index.shape, dtype=bool)
         for name in self.attributes:
             column = data.column(name)
             if column.has_unknown:
@@ -176,8 +175,7 @@ class MaskCache:
         """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)
         and its possible coverage over ``rows`` (a test on an unknown value counting as
         true)."""
-        covered = np.zeros(self.data.n_examples, dtype=bool)
-        possible = np.zeros(rows.shape, dtype=bool)
+        covered, possible = np.zeros(self.data.n_examples, bool), np.zeros(rows.shape, bool)
         for conjunction in rule.body:
             part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
             for condition in conjunction:

@@ -708,5 +708,4 @@ class RuleMetrics(BaseMetric):
         """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
         ``score`` column: ``measure``."""
         frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(self.zero_division)
-        frame["score"] = frame[self.measure]
-        return frame
+        return frame.assign(score=frame[self.measure])
