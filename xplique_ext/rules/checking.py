@@ -56,9 +56,7 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
     if kind in ("date", "time"):  # read as the data reader reads them
         value = float(_parse_numbers(kind, pd.Series([text], dtype=object))[0][0])
         return None if math.isnan(value) else value
-    if attribute.values is not None and text not in attribute.values:
-        return None
-    return text
+    return text if attribute.values is None or text in attribute.values else None
 
 
 def describe_domain(attribute: Attribute) -> str:

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checking import BOOLEAN_VALUES, check_rules, typed_value
+from .checking import check_rules, typed_value
 from .dataset import Dataset
 from .names import Names
 from .pbm import Condition, Rule, RuleSet
@@ -30,12 +30,11 @@ COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": oper
 
 
 def typed_head(names: Names, head: str) -> Union[str, float]:
-    """A rule head as a class label (str) or, for a numeric class, a float."""
+    """A rule head checked by :func:`check_rules` as a class label (str, ``"true"`` or
+    ``"false"`` for a boolean class) or, for a numeric class, a float."""
     attribute = names.class_attribute
-    if attribute is not None and attribute.is_numeric:
-        return float(head)
-    if attribute is not None and attribute.type == "boolean":
-        return BOOLEAN_VALUES.get(head.lower(), head)
+    if attribute is not None and (attribute.is_numeric or attribute.type == "boolean"):
+        return typed_value(attribute, head)
     return head
 
 
@@ -89,8 +88,7 @@ class CompiledCondition:
 
     def unknown(self, data: Dataset, index: np.ndarray) -> np.ndarray:
         """Mask over ``index``: some attribute read is unknown and none is not applicable."""
-        unknown = np.zeros(index.shape, dtype=bool)
-        applicable = np.ones(index.shape, dtype=bool)
+        unknown, applicable = np.zeros(index.shape, dtype=bool), np.ones(index.shape, dtype=bool)
         for name in self.attributes:
             column = data.column(name)
             if column.has_unknown:
@@ -112,9 +110,8 @@ class CompiledRule:
 
 def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     if condition.is_linear:
-        terms = tuple((float(c), a) for c, a in condition.terms)
         return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
-                                 terms)
+                                 tuple((float(c), a) for c, a in condition.terms))
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
     value = (tuple(typed_value(attribute, v) for v in condition.value)
              if condition.operator == "in" else typed_value(attribute, condition.value))
@@ -132,8 +129,7 @@ def compile_rules(rules: RuleSet,
     for rule in rules.rules:
         body = tuple(tuple(_compile_condition(c, names) for c in conj) for conj in rule.body)
         compiled.append(CompiledRule(rule, body, typed_head(names, rule.head), rule.attributes))
-    default = None if rules.default is None else typed_head(names, rules.default.head)
-    return compiled, default
+    return compiled, None if rules.default is None else typed_head(names, rules.default.head)
 
 
 def _union(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -160,13 +156,10 @@ class MaskCache:
     def certain(self, condition: CompiledCondition) -> np.ndarray:
         """Certain mask ``(N,)`` of a condition (shared: never modify it)."""
         key = condition.key
-        mask = self.cache.get(key)
-        if mask is None:
-            mask = self.cache[key] = condition.certain(self.data)
+        if key not in self.cache:
+            self.cache[key] = condition.certain(self.data)
         self.remaining[key] -= 1
-        if self.remaining[key] <= 0:  # its last use
-            del self.cache[key]
-        return mask
+        return self.cache.pop(key) if self.remaining[key] <= 0 else self.cache[key]
 
     def unknown_rows(self, attributes: Sequence[str]) -> np.ndarray:
         """Sorted indices of the examples with an unknown value in any of ``attributes``,
@@ -181,8 +174,7 @@ class MaskCache:
         """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)
         and its possible coverage over ``rows`` (a test on an unknown value counting as
         true)."""
-        covered = np.zeros(self.data.n_examples, dtype=bool)
-        possible = np.zeros(rows.shape, dtype=bool)
+        covered, possible = np.zeros(self.data.n_examples, bool), np.zeros(rows.shape, bool)
         for conjunction in rule.body:
             part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
             for condition in conjunction:

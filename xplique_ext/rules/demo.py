@@ -55,9 +55,7 @@ def demo_section(features: np.ndarray, feature_names: Sequence[str],
         raise ValueError(f"`features` must have shape (N, F), got {x.shape}")
     if y.shape != (x.shape[0],):
         raise ValueError(f"`black_box_predictions` must have shape ({x.shape[0]},), got {y.shape}")
-    names = [str(n) for n in feature_names]
-    if len(names) != x.shape[1]:
-        raise ValueError(f"`feature_names` must have {x.shape[1]} names, got {len(names)}")
+    names = [str(n) for n in feature_names]  # their number is checked by tree_to_rules
     labels = np.array([label_text(v) for v in y.tolist()])
     lines = ["Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
              f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}"]

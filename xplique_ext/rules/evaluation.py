@@ -164,8 +164,7 @@ class RuleEvaluation:
         "rules": RULES, "mode": MODE, "n_classes": [Interval(numbers.Integral, 1, None)],
         "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
         "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "names_file": [STRING, None], "data_file": [STRING, None],
-    })
+        "names_file": [STRING, None], "data_file": [STRING, None]})
     def __init__(self, rules: RuleSet, mode: str, known: ContingencyTables,
                  unknown: ContingencyTables, n_classes: int = 2, names_file: Optional[str] = None,
                  data_file: Optional[str] = None) -> None:
@@ -179,8 +178,7 @@ class RuleEvaluation:
 
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
-        t = self.table(table)
-        values = rule_measures(t.bh, t.bhbar, t.bbarh, t.bbarhbar, n_classes=self.n_classes,
+        values = rule_measures(*self.table(table).as_array().T, n_classes=self.n_classes,
                                zero_division=zero_division)
         return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
 
@@ -266,13 +264,10 @@ def _labelled(data: Dataset, labels: Any = None):
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
     """``H`` mask of every distinct head: the label equals the head (compared as text, or
     as numbers for numeric labels; a categorical compares its codes)."""
-    masks: Dict[Any, np.ndarray] = {}
-    for head in dict.fromkeys(rule.head for rule in compiled):
-        if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
-            masks[head] = y == pd.to_numeric(head, errors="coerce")
-        else:
-            masks[head] = np.asarray(y == label_text(head), dtype=bool)
-    return masks
+    heads = dict.fromkeys(rule.head for rule in compiled)
+    if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
+        return {head: y == pd.to_numeric(head, errors="coerce") for head in heads}
+    return {head: np.asarray(y == label_text(head), dtype=bool) for head in heads}
 
 
 # -- evaluation ---------------------------------------------------------------------------
@@ -284,12 +279,9 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
-@validate_params({
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
-    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "labels": LABELS,  # its length is checked against `data`
-    "n_classes": [Interval(numbers.Integral, 1, None), None],
-})
+@validate_params({  # data (a Dataset, Dask DataFrame or chunks), the length of labels: below
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
+    "labels": LABELS, "n_classes": [Interval(numbers.Integral, 1, None), None]})
 def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
                    n_classes: Optional[int] = None, names: Optional[Names] = None) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
@@ -395,13 +387,12 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     data, y, dropped = _labelled(data, labels)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
-    met = set(pd.unique(y))
     n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
     with ThreadPoolExecutor(n_parts) as pool:
         counts = sum(pool.map(lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
                               bounds[:-1], bounds[1:]))
-    return {"counts": counts, "dropped": dropped, "labels": met}
+    return {"counts": counts, "dropped": dropped, "labels": set(pd.unique(y))}
 
 
 #: The fewest examples a thread counts: a partition of 200,000 examples or more is split.
@@ -434,12 +425,11 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
     head_totals = {k: int(np.count_nonzero(v)) for k, v in heads.items()}
     blocks = _blocks(compiled, mode)
     alive = None if mode == "unordered" else np.ones(n, dtype=bool)
-    n_alive = n
     current = data  # examples still to decide (ordered modes compact it as rules fire)
     cache = MaskCache(compiled, current)
     both = np.empty(n, dtype=bool)  # scratch: body and head
     for b, block in enumerate(blocks):
-        if alive is not None and n_alive < current.n_examples // 2:
+        if alive is not None and np.count_nonzero(alive) < current.n_examples // 2:
             # Compact: rules below only see the examples no earlier rule covered for certain;
             # the others enter their known tables through the totals n and h only.
             keep = np.flatnonzero(alive)
@@ -473,7 +463,6 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             del certain, counted
         if fired is not None:
             np.logical_xor(alive, fired, out=alive)
-            n_alive = int(np.count_nonzero(alive))
     return counts
 
 
@@ -549,13 +538,11 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     return np.logical_or.reduce(_possible_masks(compiled, data) + [np.zeros(len(data), bool)])
 
 
-@validate_params({
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE,
-    "data": "no_validation",  # a Dataset, a Dask DataFrame or chunks: checked below
-    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,
-                          within=Interval(numbers.Real, 0, None)), None],  # one per rule
-    "missing": "no_validation",  # any value, returned as it is
-})
+@validate_params({  # data (a Dataset, Dask DataFrame or chunks): below; missing: any value
+    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
+    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,  # one per rule
+                          within=Interval(numbers.Real, 0, None)), None],
+    "missing": "no_validation"})
 def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
                   weights: Optional[Sequence[float]] = None, missing: Any = None,
                   names: Optional[Names] = None) -> Any:
@@ -621,15 +608,8 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     if mode == "unordered":
         return _vote(compiled, masks, np.ones(len(compiled)) if weights is None else weights, out,
                      numeric)
-    return _first(compiled, masks, out)
-
-
-def _first(compiled, masks, out: np.ndarray) -> np.ndarray:
-    """Ordered predictions written into ``out``: the head of the first covering rule."""
-    decided = np.zeros(len(out), dtype=bool)
-    for rule, mask in zip(compiled, masks):
-        out[mask & ~decided] = rule.head
-        decided |= mask
+    for rule, mask in zip(compiled[::-1], masks[::-1]):  # the first covering rule, written last
+        out[mask] = rule.head
     return out
 
 
@@ -646,23 +626,15 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> n
         for rule, mask, w in zip(compiled, masks, weights):
             total += mask * (w * rule.head)
             weight += mask * w
-        has = weight > 0
-        out[has] = total[has] / weight[has]
-        return out
+        return np.divide(total, weight, out=out, where=weight > 0)
     classes = list(dict.fromkeys(r.head for r in compiled))
-    if not classes:
-        return out
-    index = {c: i for i, c in enumerate(classes)}
     scores = np.zeros((n, len(classes)))
-    last = np.iinfo(np.int64).max
-    first = np.full((n, len(classes)), last, dtype=np.int64)
-    for k, (rule, mask, w) in enumerate(zip(compiled, masks, weights)):
-        j = index[rule.head]
-        scores[:, j] += mask * w
-        first[mask, j] = np.minimum(first[mask, j], k)
-    covered = np.logical_or.reduce(masks)
-    tie_break = np.where(scores == scores.max(axis=1, keepdims=True), first, last)
-    out[covered] = np.asarray(classes, dtype=object)[tie_break.argmin(axis=1)[covered]]
+    for rule, mask, w in zip(compiled, masks, weights):
+        scores[:, classes.index(rule.head)] += mask * w
+    best = scores.max(axis=1, initial=0.0)
+    # the first covering rule whose class has the best score wins (it is written last)
+    for rule, mask in zip(compiled[::-1], masks[::-1]):
+        out[mask & (scores[:, classes.index(rule.head)] == best)] = rule.head
     return out
 
 
@@ -711,10 +683,8 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
-    @validate_params({
-        "rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
-        "zero_division": ZERO_DIVISION,
-    })
+    @validate_params({"rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
+                      "zero_division": ZERO_DIVISION})
     def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
                  measure: str = "WRAcc") -> None:
         self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division
@@ -738,5 +708,4 @@ class RuleMetrics(BaseMetric):
         """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
         ``score`` column: ``measure``."""
         frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(self.zero_division)
-        frame["score"] = frame[self.measure]
-        return frame
+        return frame.assign(score=frame[self.measure])

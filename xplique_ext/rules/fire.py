@@ -205,16 +205,15 @@ def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
     array([19.3,  9.3,  6.1,  4.5])
     """
     level = fire_score(psi, predictive_loss, readability_loss)
-    grid = readability_grid
     if np.ndim(level):  # arrays of (p, r) have no single isoline
         raise TypeError("`predictive_loss` and `readability_loss` must be numbers (one point), "
                         f"got arrays of shape {np.shape(level)}")
     if np.isnan(level):  # the overflow of the level was reported
-        return np.full(grid.shape, np.nan)
+        return np.full(readability_grid.shape, np.nan)
     with np.errstate(over="ignore", invalid="ignore"):
-        denominator = _ceil(grid / psi) * grid**FIRE_EXPONENT
+        denominator = _ceil(readability_grid / psi) * readability_grid**FIRE_EXPONENT
         values = np.where(np.isfinite(denominator), level / denominator, np.inf)
-    return np.asarray(_finite_or_nan(values, "the isoline", grid), dtype=np.float64)
+    return np.asarray(_finite_or_nan(values, "the isoline", readability_grid), dtype=np.float64)
 
 
 def _per_sample(values: Any, what: str) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,13 +26,6 @@ __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 #: ``feature_names``: the attribute names, in the learner's training column order.
 _FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
                              "(list, tuple, array or Index)"), None]
-
-
-def _rename(trained: Sequence[Any], feature_names: Optional[Sequence[str]]) -> Dict[Any, str]:
-    """Map the learner's feature identifiers to attribute names (``feature_names`` in
-    the learner's training column order, or the identifiers as text)."""
-    trained = list(trained)
-    return dict(zip(trained, _names(feature_names, [str(f) for f in trained], "feature_names")))
 
 
 # ------------------------------------------------------------------------ wittgenstein
@@ -138,15 +131,14 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     'no'
     """
     _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
-                 ("ruleset_", "trainset_features_"), "model")
+                 ("ruleset_", "trainset_features_"))
     positive = label_text(model.pos_class)
-    negative = _negative_class(model.pos_class, negative_class)
-    rename = _rename(model.trainset_features_, feature_names)
-    transformer = getattr(model, "bin_transformer_", None)
-    bins = {feature: set(labels) for feature, labels in
-            (getattr(transformer, "bins_", None) or {}).items()}
+    # the learner's feature identifiers: their attribute names (``feature_names``, or as text)
+    trained = model.trainset_features_
+    rename = dict(zip(trained, _names(feature_names, [str(f) for f in trained], "feature_names")))
+    bins = getattr(getattr(model, "bin_transformer_", None), "bins_", None) or {}  # bin labels
     rules: List[Rule] = []
-    default = negative
+    default = _negative_class(model.pos_class, negative_class)
     for rule in model.ruleset_.rules:
         unknown = [c.feature for c in rule.conds if c.feature not in rename]
         if unknown:
@@ -207,8 +199,7 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     'a'
     """
     _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"),
-                 "model")
+                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
     steps = model.rules_
     if not len(steps):  # imodels' fit gives at least the final leaf
         raise ValueError("`model` is not fitted: its rule list `rules_` is empty")
@@ -216,7 +207,7 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     if len(classes) != 2:
         raise ValueError(f"`model` must be a binary classifier, got {len(classes)} classes {classes}")
     trained = [str(f) for f in model.feature_names_]
-    rename = _rename(trained, feature_names)
+    rename = dict(zip(trained, _names(feature_names, trained, "feature_names")))
 
     def head(probability: float) -> str:
         # imodels: argmax of (1 - p, p), the first class on a tie (and for NaN)

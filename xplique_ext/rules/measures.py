@@ -176,10 +176,8 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
         if not np.isfinite(bh + bhbar + bbarh + bbarhbar).all():
             raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number "
                              "of examples, got cells whose sum overflows the float range")
-    cells = np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar)
-    out, undefined = _formulas(*cells, n_classes)
-    counts = {name: int(np.count_nonzero(undefined[name])) for name in MEASURES
-              if np.any(undefined[name])}
+    out, undefined = _formulas(*np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar), n_classes)
+    counts = {name: np.count_nonzero(undefined[name]) for name in MEASURES if undefined[name].any()}
     if counts and zero_division == "warn":
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
         warn("some rule measures are undefined (a zero denominator: a rule that covers no "
@@ -197,16 +195,11 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     n = bh + bhbar + bbarh + bbarhbar
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     empty = n == 0
-    undefined: Dict[str, np.ndarray] = {}
-    out: Dict[str, np.ndarray] = {}
+    out, undefined = {}, {}  # name: values, name: where undefined
 
     def ratio(name, num, den):
         undefined[name] = den == 0
         out[name] = np.where(den == 0, np.nan, num / np.where(den == 0, 1.0, den))
-
-    def weighted(name, weight, relative, expanded):  # 0 where the weight is 0 (the limit)
-        undefined[name] = empty
-        out[name] = np.where(empty, np.nan, np.where(weight > 0, weight * relative, expanded))
 
     with np.errstate(divide="ignore", invalid="ignore"):
         f_n = np.where(empty, 1.0, n)
@@ -221,13 +214,16 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
         out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
         no_sat = (b == 0) | (hbar == 0)
         ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))
-        for name, base, chance in (("RAcc", "Acc", f_h), ("RNegRel", "NegRel", f_hbar),
-                                   ("RSens", "Sens", f_b), ("RSpec", "Spec", f_bbar)):
-            out[name], undefined[name] = out[base] - chance, undefined[base]
-        weighted("WRAcc", f_b, out["RAcc"], f_bh - f_b * f_h)
-        weighted("WRNegRel", f_bbar, out["RNegRel"], f_bbarhbar - f_bbar * f_hbar)
-        weighted("WRSens", f_h, out["RSens"], f_bh - f_h * f_b)
-        weighted("WRSpec", f_hbar, out["RSpec"], f_bbarhbar - f_hbar * f_bbar)
+        # Eq. 10-18: R<base> = base - chance, WR<base> = weight R<base>, its expanded form
+        # where the weight is 0 (0, the limit of the product)
+        for base, chance, weight, expanded in (
+                ("Acc", f_h, f_b, f_bh - f_b * f_h), ("Sens", f_b, f_h, f_bh - f_h * f_b),
+                ("NegRel", f_hbar, f_bbar, f_bbarhbar - f_bbar * f_hbar),
+                ("Spec", f_bbar, f_hbar, f_bbarhbar - f_hbar * f_bbar)):
+            relative = out["R" + base] = out[base] - chance
+            undefined["R" + base], undefined["WR" + base] = undefined[base], empty
+            out["WR" + base] = np.where(empty, np.nan,
+                                        np.where(weight > 0, weight * relative, expanded))
         out["Laplace"], undefined["Laplace"] = (bh + 1.0) / (b + n_classes), np.zeros(n.shape, bool)
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = np.isnan(out["Chi2"])

@@ -42,8 +42,7 @@ def import_dask():
 @validate_params({
     "path": [PATH],
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "blocksize": [Interval(numbers.Integral, 1, None), STRING],  # bytes, or "64MB"
-})
+    "blocksize": [Interval(numbers.Integral, 1, None), STRING]})  # bytes, or "64MB"
 def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
                    *, blocksize: Union[int, str] = "64MB") -> Any:
     """A ``.data`` file as a ``dask.dataframe.DataFrame``, read with
@@ -77,8 +76,7 @@ def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.Pa
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
         os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,
-        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False,
-    )
+        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False)
     return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
 
 

@@ -9,16 +9,9 @@ from typing import Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-from ..commons.params import (
-    ArrayLike,
-    Boolean,
-    InstanceOf,
-    Interval,
-    PairOf,
-    check_param,
-    validate_params,
-)
-from .fire import PSI, fire_equilibrium_alpha, fire_isoline, fire_score
+from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, check_param, validate_params
+from .fire import fire_equilibrium_alpha, fire_isoline, fire_score
+from .validation import POINT, PSI
 
 __all__ = ["plot_fire_isolines", "plot_alpha_beta", "plot_rule_measures"]
 
@@ -36,11 +29,10 @@ def _axes(ax):
 _POSITIVE = ArrayLike("real", ndim=1, dtype=np.float64,
                       within=Interval(numbers.Real, 0, None, closed="neither"))
 _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
-_POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
 
 
 @validate_params({  # extractors, a mapping or a list of pairs: each pair checked below
-    "reference": [_POINT], "psi": [PSI, _POSITIVE], "extractors": "no_validation",
+    "reference": [POINT], "psi": [PSI, _POSITIVE], "extractors": "no_validation",
     "r_max": [_AT_LEAST_ONE, None], "ax": "no_validation", "hatch": [Boolean()]})
 def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequence[float]] = 1.0,
                        extractors: Optional[Extractors] = None, *, r_max: Optional[float] = None,
@@ -78,7 +70,7 @@ def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequenc
     items = (extractors.items() if isinstance(extractors, Mapping)
              else enumerate(() if extractors is None else extractors))
     points = {label: check_param(tuple(point) if isinstance(point, np.ndarray) else point,
-                                 f"extractors[{label}]", [_POINT]) for label, point in items}
+                                 f"extractors[{label}]", [POINT]) for label, point in items}
     ax = _axes(ax)
     r_top = r_max if r_max is not None else 1.25 * max([r0, 2.0] + [r for _, r in points.values()])
     grid = np.linspace(1.0, r_top, 2000)
@@ -95,10 +87,8 @@ def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequenc
         ax.scatter([r], [p], marker="o", zorder=3)
         if isinstance(extractors, Mapping):
             ax.annotate(label, (r, p), textcoords="offset points", xytext=(4, 4))
-    ax.set_xlabel("readability loss r (rules)")
-    ax.set_ylabel("predictive loss p")
-    ax.set_ylim(0, 1.6 * max([p0] + [p for p, _ in points.values()]))
-    ax.set_xlim(1, r_top)
+    ax.set(xlabel="readability loss r (rules)", ylabel="predictive loss p", xlim=(1, r_top),
+           ylim=(0, 1.6 * max([p0] + [p for p, _ in points.values()])))
     ax.legend(loc="upper right")
     return ax
 
@@ -130,8 +120,7 @@ def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
             ax.plot(grid, fire_equilibrium_alpha(grid, r, psi), label=f"r = {r:g}, psi = {psi:g}")
     ax.axhline(1.0, color="gray", linewidth=0.8)
     if log:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set(xscale="log", yscale="log")
     ax.set_xlabel("beta (factor on the readability loss)")
     ax.set_ylabel("alpha (factor on the predictive loss)")
     ax.legend(fontsize="small")

@@ -73,8 +73,7 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
 
 @validate_params({  # data (a Dataset, a DataFrame or an array) and feature_names: below
     "rules": RULES, "data": "no_validation", "reference": LABELS,
-    "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation",
-})
+    "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation"})
 def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float = 1.0,
                 mode: str = "ordered", count_default: bool = False,
                 feature_names: Optional[Sequence[str]] = None) -> RuleSetScore:

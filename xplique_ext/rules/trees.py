@@ -17,7 +17,7 @@ __all__ = ["tree_to_rules", "tree_names"]
 
 
 def _check_model(model, module: str, kinds: Sequence[str], described: str,
-                 fitted: Sequence[str], name: str) -> None:
+                 fitted: Sequence[str], name: str = "model") -> None:
     """Import the package ``module`` (the optional ones: an ImportError saying how to
     install it), then a TypeError unless ``model`` (the parameter ``name``) is one of its
     classes ``kinds``, a ValueError unless it has the ``fitted`` attributes."""

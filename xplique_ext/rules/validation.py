@@ -15,13 +15,15 @@ from typing import Tuple
 
 import numpy as np
 
-from ..commons.params import Interval
+from ..commons.params import Interval, PairOf
 
-__all__ = ["PSI", "broadcast_shape"]
+__all__ = ["POINT", "PSI", "broadcast_shape"]
 
 #: FiRe's trade-off ``psi``: a finite real number > 0 (Eq. 1).
 PSI = Interval(numbers.Real, 0, None, closed="neither")
 PSI.description = PSI.bounds = "a finite real number > 0 (Eq. 1)"
+#: A point ``(p, r)`` of the plots of FiRe: a pair of real numbers.
+POINT = PairOf(Interval(numbers.Real, None, None), description="a pair (p, r)")
 
 
 def broadcast_shape(**arrays: np.ndarray) -> Tuple[int, ...]:
