@@ -37,7 +37,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
-from .syntax import Token, quote, read_text, scan_quoted
+from .syntax import Token, quote, read_text, tokenize
 
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
@@ -51,7 +51,7 @@ _NUMERIC_TYPES = ("integer", "real")
 _ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
-_TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
+_TOKEN = re.compile(r'\s+|\|[^\n]*|(?P<quoted>")|(?P<punct>:=|[,:()])'
                     r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)')
 
 
@@ -250,25 +250,13 @@ def _statements(text: str, file: str) -> List[List[Token]]:
     """The statements of a ``.names`` text, each a list of tokens (blanks and comments
     dropped, the ``.`` that ends it too)."""
     statements: List[List[Token]] = [[]]
-    i, line = 0, 1
-    while i < len(text):
-        match = _TOKEN.match(text, i)
-        kind, i = match.lastgroup, match.end()
-        if kind == "space":
-            line += match.group().count("\n")
-        elif kind == "quoted":
-            value, i = scan_quoted(text, match.start())
-            if not value:
-                raise NamesParseError("empty quoted identifier" if value == "" else
-                                      "unterminated quoted identifier", file=file, line=line,
-                                      text=text[match.start():i])
-            statements[-1].append(Token("quoted", value, line))
-        elif kind == "end" and not statements[-1]:
-            raise NamesParseError("empty statement", file=file, line=line, text=".")
-        elif kind == "end":
+    for token in tokenize(enumerate(text.split("\n"), 1), _TOKEN, NamesParseError, file, True):
+        if token.kind != "end":
+            statements[-1].append(token)
+        elif statements[-1]:
             statements.append([])
-        elif kind != "comment":
-            statements[-1].append(Token(kind, match.group(), line))
+        else:
+            raise NamesParseError("empty statement", file=file, line=token.line, text=".")
     if statements[-1]:
         raise NamesParseError("statement not terminated by '.'", file=file,
                               line=statements[-1][0].line, text=_text(statements[-1]))

@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from .errors import RuleParseError
-from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
+from .syntax import PBM_WORD, Token, quote, read_text, tokenize
 
 __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
            "OPERATORS", "EVALUATION_MODES"]
@@ -331,37 +331,17 @@ class RuleSet:
 # -- reading ------------------------------------------------------------------------------
 #: One token of a rule at a time: white space, an operator, a punctuation mark or a word
 #: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
-#: identifiers are read by :func:`~xplique_ext.rules.syntax.scan_quoted`.
+#: identifiers are read by :func:`~xplique_ext.rules.syntax.tokenize`.
 _TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
                     r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
-
-
-def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
-    tokens: List[Token] = []
-    for number, line in chunk:
-        i = 0
-        while i < len(line):
-            match = _TOKEN.match(line, i)
-            if match is None:
-                raise RuleParseError(
-                    f"unexpected character {line[i]!r}", file=file, line=number, text=line)
-            i = match.end()
-            if match.lastgroup == "quoted":
-                value, i = scan_quoted(line, match.start())
-                if value is None:
-                    raise RuleParseError(
-                        "unterminated quoted identifier", file=file, line=number, text=line)
-                tokens.append(Token("quoted", value, number))
-            elif match.lastgroup:
-                tokens.append(Token(match.lastgroup, match.group(), number))
-    return tokens
 
 
 class _RuleParser:
     """A recursive-descent parser of one rule's tokens."""
 
-    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str) -> None:
-        self.tokens, self.pos, self.lines, self.file = tokens, 0, lines, file  # tokens[0]: the id
+    def __init__(self, chunk: Sequence[Tuple[int, str]], lines: Dict[int, str], file: str) -> None:
+        self.tokens = list(tokenize(chunk, _TOKEN, RuleParseError, file))  # tokens[0]: the id
+        self.pos, self.lines, self.file = 0, lines, file
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
         if self.pos >= len(self.tokens):
@@ -538,7 +518,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule() for chunk in chunks]
+    rules = [_RuleParser(chunk, by_number, file).rule() for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:

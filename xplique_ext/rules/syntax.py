@@ -17,12 +17,12 @@ import io
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Collection, Optional, Pattern, Tuple, Union
+from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern, Tuple, Union
 
 from .errors import ParseError
 
-__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted"]
+__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted",
+           "tokenize"]
 
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -66,8 +66,7 @@ _QUOTED = re.compile(r'"((?:\\["\\]|[^"\\\n]|\\(?!["\\]))*)"')
 _ESCAPE = re.compile(r'\\(["\\])')
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """A token of a ``.names`` or PBM file: its kind ('word', 'quoted', 'punct', and
     'end' in ``.names``, 'op' in PBM), its text (unescaped for 'quoted') and its line."""
 
@@ -100,6 +99,35 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
         end = text.find("\n", start)
         return None, len(text) if end < 0 else end
     return _ESCAPE.sub(r"\1", match.group(1)), match.end()
+
+
+def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: type, file: str,
+             names: bool = False) -> Iterator[Token]:
+    """The tokens of numbered lines, the one tokenizer of the ``.names`` and PBM grammars:
+    a match of a named group of ``pattern`` is a token of that kind (``quoted`` read by
+    :func:`scan_quoted`), any other match (white space, a comment) is dropped.
+
+    Raises ``error`` (a :class:`ParseError`) with the line for a character ``pattern``
+    does not match, or an unterminated quoted identifier. With ``names`` (the ``.names``
+    rules), an empty quoted identifier is refused too, and the error shows the quoted
+    text, not the whole line.
+    """
+    for number, line in lines:
+        i = 0
+        while i < len(line):
+            match = pattern.match(line, i)
+            if match is None:
+                raise error(f"unexpected character {line[i]!r}", file=file, line=number, text=line)
+            i = match.end()
+            if match.lastgroup == "quoted":
+                value, i = scan_quoted(line, match.start())
+                if value is None or (names and not value):
+                    raise error("empty quoted identifier" if value == "" else
+                                "unterminated quoted identifier", file=file, line=number,
+                                text=line[match.start():i] if names else line)
+                yield Token("quoted", value, number)
+            elif match.lastgroup:
+                yield Token(match.lastgroup, match.group(), number)
 
 
 def _latin1(error: UnicodeDecodeError):
