@@ -304,24 +304,23 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         unknown, not_applicable = (text == UNKNOWN) | isna, text == NOT_APPLICABLE
     missing = unknown | not_applicable
 
-    def fail(bad: np.ndarray, message: str) -> DataParseError:
+    def check(bad: Optional[np.ndarray], message: str) -> None:
+        """Raise the error ``message`` at the first value of the mask ``bad``, if any."""
+        if bad is None or not bad.any():
+            return
         first = int(np.flatnonzero(bad)[0])
         row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
-        return DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
-                              line=None if row else int(lines[first]),
-                              text=str(raw[first] if text is None else text[first]))
+        raise DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
+                             line=None if row else int(lines[first]),
+                             text=str(raw[first] if text is None else text[first]))
 
     if attribute.type in ("integer", "real", "date", "time"):
-        if text is None and attribute.type in ("date", "time") and not missing.all():
-            raise fail(~missing, f"a {attribute.type} must be written as text, got a number")
+        if text is None and attribute.type in ("date", "time"):
+            check(~missing, f"a {attribute.type} must be written as text, got a number")
         values, message = (raw.astype(np.float64), "") if text is None else \
             _parse_numbers(attribute.type, pd.Series(np.where(missing, None, text), dtype=object))
-        bad = np.isnan(values) & ~missing
-        if bad.any():
-            raise fail(bad, message)
-        bad, message = _number_rules(attribute, values, missing)
-        if bad is not None:
-            raise fail(bad, message)
+        check(np.isnan(values) & ~missing, message)
+        check(*_number_rules(attribute, values, missing))
         values[missing] = np.nan
         return Column(attribute, values, None, unknown, not_applicable)
     if text is None:  # numbers in a DataFrame column of a coded attribute
@@ -335,10 +334,8 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
     elif categories is None:
         categories = tuple(sorted(set(text[~missing])))
     codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
-    bad = (codes < 0) & ~missing
-    if bad.any():
-        raise fail(bad, message if attribute.type == "boolean" else
-                   f"value outside the declared domain {list(categories)}")
+    check((codes < 0) & ~missing, message if attribute.type == "boolean" else
+          f"value outside the declared domain {list(categories)}")
     codes = codes.astype(_code_dtype(len(categories)))
     codes[unknown], codes[not_applicable] = _UNKNOWN_CODE, _NA_CODE
     return Column(attribute, codes, tuple(categories), unknown, not_applicable)

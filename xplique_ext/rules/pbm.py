@@ -87,9 +87,7 @@ class Condition:
     @property
     def attributes(self) -> Tuple[str, ...]:
         """Attributes the condition reads."""
-        if self.attribute is not None:
-            return (self.attribute,)
-        return tuple(dict.fromkeys(a for _, a in self.terms))
+        return tuple(dict.fromkeys(a for _, a in self.terms)) if self.is_linear else (self.attribute,)
 
     @property
     def is_linear(self) -> bool:
@@ -341,7 +339,7 @@ class _RuleParser:
 
     def __init__(self, chunk: Sequence[Tuple[int, str]], lines: Dict[int, str], file: str) -> None:
         self.tokens = list(tokenize(chunk, _TOKEN, RuleParseError, file))  # tokens[0]: the id
-        self.pos, self.lines, self.file = 0, lines, file
+        self.pos, self.lines, self.file = 1, lines, file  # :meth:`rule` reads after the id
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
         if self.pos >= len(self.tokens):
@@ -390,7 +388,6 @@ class _RuleParser:
 
     def rule(self) -> Rule:
         id_token = self.tokens[0]  # a rule starts with its id
-        self.pos = 1
         default = self.accept("DEFAULT") is not None
         body = ()
         if not default:
@@ -430,12 +427,10 @@ class _RuleParser:
         return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
-        token = self.peek()
-        if token is not None and (token.kind == "op" or (
-                allow_in and token.kind == "word" and token.value in ("in", "IN"))):
-            self.pos += 1
-            return token.value.lower()
-        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
+        operator = self.accept(*OPERATORS[:-1], *(("in", "IN") if allow_in else ()))
+        if operator is None:
+            raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
+        return operator.lower()
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
         terms, sign = [], "+"
