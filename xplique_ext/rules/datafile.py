@@ -140,8 +140,7 @@ def _encode_arrow(attribute, array) -> Column:
             raise model._Refused
         return model._encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
                                 categories)
-    values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
-    values = values if values.flags.writeable else values.copy()
+    values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
     if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
             or model._number_rules(attribute, values, unknown)[0] is not None):
@@ -240,7 +239,7 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
 
 def _chunks(parts: Iterable[Dataset], names: Names, file: str, size: int) -> Iterator[Dataset]:
     """Consecutive data sets of exactly ``size`` examples (the last one may be shorter)."""
-    pending: List[Dataset] = []
+    pending: List[Dataset] = []  # the examples held, ``held`` of them
     held = 0
     for part in parts:
         start = 0
@@ -424,11 +423,10 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     for attribute in dataset.names.columns:
         if attribute.name in dataset.columns:
             column = dataset.columns[attribute.name]
-            texts = np.array([_format_value(attribute.type, v, column.categories is None)
-                              for v in column.decoded(None)], dtype=object)
-            texts[column.unknown] = UNKNOWN
-            texts[column.not_applicable] = NOT_APPLICABLE
-            columns.append(texts)
+            flags = zip(column.decoded(None), column.unknown, column.not_applicable)
+            columns.append([NOT_APPLICABLE if not_applicable else UNKNOWN if unknown else
+                            _format_value(attribute.type, value, column.categories is None)
+                            for value, unknown, not_applicable in flags])
     text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
         with open(path, "w", encoding="utf-8") as handle:
@@ -439,8 +437,6 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
 def _format_value(kind: str, value: Any, number: bool) -> str:
     """A value as written in a ``.data`` file (numbers, dates and times in their format;
     quoted when needed to read back the same)."""
-    if value is None:
-        return ""
     if number and kind == "date":
         return (pd.Timestamp("1970-01-01") + pd.Timedelta(days=value)).strftime("%Y/%m/%d")
     if number and kind == "time":

@@ -266,7 +266,7 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        x = features
+        x = features  # (N, F)
         default = [f"x{i}" for i in range(x.shape[1])]
         feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
         if len(feature_names) != x.shape[1]:

@@ -302,7 +302,7 @@ def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...
 def _split(tokens: Sequence[Token]) -> List[Tuple[str, List[Token]]]:
     """Split at the ``:`` and ``:=`` outside parentheses: (separator, tokens) pairs."""
     parts: List[Tuple[str, List[Token]]] = [("", [])]
-    depth = 0
+    depth = 0  # of parentheses
     for token in tokens:
         depth += _is(token, "(") - _is(token, ")")
         if depth == 0 and token.kind == "punct" and token.value in (":", ":="):

@@ -308,7 +308,6 @@ class RuleSet:
         header
             Override the header (default: the one read, or a minimal one).
         """
-        header = header if header is not None else self.header
         frequencies = [(rule.known, rule.unknown) for rule in self.rules]
         changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
@@ -319,8 +318,8 @@ class RuleSet:
             changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
                        "names_file": evaluation.names_file if names_file is None else names_file,
                        "data_file": evaluation.data_file if data_file is None else data_file}
-        header = dataclasses.replace(
-            header, **{key: value for key, value in changes.items() if value is not None})
+        header = dataclasses.replace(self.header if header is None else header,
+                                     **{k: v for k, v in changes.items() if v is not None})
         blocks = [rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
                   for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])]
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
@@ -337,9 +336,9 @@ _TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?
 class _RuleParser:
     """A recursive-descent parser of one rule's tokens."""
 
-    def __init__(self, chunk: Sequence[Tuple[int, str]], lines: Dict[int, str], file: str) -> None:
+    def __init__(self, chunk: Sequence[Tuple[int, str]], file: str) -> None:
         self.tokens = list(tokenize(chunk, _TOKEN, RuleParseError, file))  # tokens[0]: the id
-        self.pos, self.lines, self.file = 1, lines, file  # :meth:`rule` reads after the id
+        self.pos, self.lines, self.file = 1, dict(chunk), file  # :meth:`rule` reads after the id
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
         if self.pos >= len(self.tokens):
@@ -403,8 +402,7 @@ class _RuleParser:
             if self.accept("?"):
                 self.expect("[")
                 unknown = self.frequencies()
-        token = self.peek()
-        if token is not None:
+        if (token := self.peek()) is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
         return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
 
@@ -503,7 +501,6 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         the offending line.
     """
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
-    by_number = dict(numbered)
     header_lines, chunks = [], []  # (number, line) pairs; one list of them per rule
     for number, line in numbered:
         if _RULE_START.match(line):
@@ -513,14 +510,14 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(chunk, by_number, file).rule() for chunk in chunks]
+    rules = [_RuleParser(chunk, file).rule() for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:
         return RuleSet(rules, header, file=file)
     except RuleParseError as err:  # a rule read here has a line: show it, not the rule's id
         raise RuleParseError(err.message, file=file, line=err.line,
-                             text=by_number[err.line]) from None
+                             text=numbered[err.line - 1][1]) from None
 
 
 @validate_params({"path": [PATH]})
