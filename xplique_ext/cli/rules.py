@@ -123,15 +123,6 @@ def _check_outputs(*paths: Optional[str]) -> None:
             os.remove(path)
 
 
-def _write(path: Optional[str], text: str) -> None:
-    if path is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-
-
 def with_wilson_columns(frame, confidence: float = 0.95):
     """The tidy table of ``RuleEvaluation.to_frame()`` with, after its own columns, the
     Wilson interval of each proportion measure (:data:`PROPORTION_MEASURES`):
@@ -173,11 +164,11 @@ def run_rules(args: argparse.Namespace) -> int:
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
     from ..rules.datafile import default_names_path
     from ..rules.names import read_names
-    from ..rules.syntax import read_text
+    from ..rules.syntax import read_text, write_text
 
     if args.copy_examples:
         try:
-            _write(None, "".join(f"{p}\n" for p in copy_examples(args.copy_examples)))
+            write_text(None, "".join(f"{p}\n" for p in copy_examples(args.copy_examples)))
         except OSError as err:
             return _fail("rules", str(err))
         return 0
@@ -198,10 +189,10 @@ def run_rules(args: argparse.Namespace) -> int:
             data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
         evaluation = (evaluate_rules(rules, data, args.mode, names=names) if args.dask is None
                       else _evaluate_on_dask(rules, args.data, names, args.mode, args.dask))
-        _write(args.output, _rules_output(evaluation, args, names_path))
+        write_text(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             frame = with_wilson_columns(evaluation.to_frame(zero_division="nan"), args.ci_level)
-            _write(args.csv, frame.to_csv(index=False))  # our message if it cannot be written
+            write_text(args.csv, frame.to_csv(index=False))  # our message if it cannot be written
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:
@@ -373,12 +364,14 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
 
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
+    from ..rules.syntax import write_text
+
     try:
         _check_outputs(args.output)
         table = _fire_table(*_fire_inputs(args), args.precision)
         widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-        _write(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in
-                                    zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
+        write_text(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:

@@ -40,7 +40,7 @@ from . import dataset as model
 from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
 from .errors import DataParseError
 from .names import Names, read_names
-from .syntax import open_text
+from .syntax import open_text, write_text
 
 __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 
@@ -429,8 +429,7 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
                             for value, unknown, not_applicable in flags])
     text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_text(path, text)
     return text
 
 

@@ -37,7 +37,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
-from .syntax import Token, quote, read_text, tokenize
+from .syntax import Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
@@ -47,8 +47,6 @@ ATTRIBUTE_TYPES = ("nominal", "enumerated", "integer", "real", "boolean", "strin
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
 _TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
                    "int": "integer", "continuous": "real", "bool": "boolean"}
-_NUMERIC_TYPES = ("integer", "real")
-_ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
 _TOKEN = re.compile(r'\s+|\|[^\n]*|(?P<quoted>")|(?P<punct>:=|[,:()])'
@@ -87,12 +85,12 @@ class Attribute:
     @property
     def is_numeric(self) -> bool:
         """Whether values are numbers (integer or real), usable in linear combinations."""
-        return self.type in _NUMERIC_TYPES
+        return self.type in ("integer", "real")
 
     @property
     def is_ordered(self) -> bool:
         """Whether ``<``, ``<=``, ``>`` and ``>=`` are meaningful for the attribute."""
-        return self.type in _ORDERED_TYPES
+        return self.type in ("integer", "real", "date", "time", "enumerated")
 
     @property
     def is_derived(self) -> bool:
@@ -258,8 +256,7 @@ def _statements(text: str, file: str) -> List[List[Token]]:
         else:
             raise NamesParseError("empty statement", file=file, line=token.line, text=".")
     if statements[-1]:
-        raise NamesParseError("statement not terminated by '.'", file=file,
-                              line=statements[-1][0].line, text=_text(statements[-1]))
+        raise _error("statement not terminated by '.'", statements[-1], file)
     return statements[:-1]
 
 
@@ -426,5 +423,4 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
 @validate_params({"names": [InstanceOf(Names, description="a Names object")], "path": [PATH]})
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(names.to_string())
+    write_text(path, names.to_string())

@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from .errors import RuleParseError
-from .syntax import PBM_WORD, Token, quote, read_text, tokenize
+from .syntax import PBM_WORD, Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
            "OPERATORS", "EVALUATION_MODES"]
@@ -538,5 +538,4 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
                   "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write :meth:`RuleSet.to_string` (with ``evaluation``, the frequencies) to ``path``."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(rules.to_string(evaluation, **kwargs))
+    write_text(path, rules.to_string(evaluation, **kwargs))

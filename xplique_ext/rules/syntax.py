@@ -22,7 +22,7 @@ from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern
 from .errors import ParseError
 
 __all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted",
-           "tokenize"]
+           "tokenize", "write_text"]
 
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -191,3 +191,14 @@ def read_text(path: Union[str, os.PathLike, None]) -> str:
         return sys.stdin.buffer.read().decode("utf-8-sig", errors=_LATIN1_FALLBACK)
     with open_text(path) as handle:
         return handle.read()
+
+
+def write_text(path: Union[str, os.PathLike, None], text: str) -> None:
+    """Write ``text`` to a file in UTF-8 (the one writer of the rule files and of the
+    command line's outputs) or, with ``path`` None, to standard output (flushed)."""
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
