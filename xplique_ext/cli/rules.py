@@ -46,8 +46,7 @@ def register(subparsers) -> None:
         "rules with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] ?[... for "
         "examples with unknown values] (extended PBM format).",
         epilog="example: xplique-ext rules --copy-examples . && "
-        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm",
-    )
+        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm")
     modes = rules.add_mutually_exclusive_group()
     for flag, mode, text in (("-u", "unordered", "unordered (default)"),
                              ("-o", "ordered", "ordered"),
@@ -91,8 +90,7 @@ def register(subparsers) -> None:
         "P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per line from a file or "
         "standard input as 'p r [coverage] [label]' (separated by commas or white space; # "
         "starts a comment).",
-        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
-    )
+        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95")
     fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
                       help="predictive loss, readability loss and optional coverage")
     fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",

@@ -150,10 +150,8 @@ def _encode_arrow(attribute, array) -> Column:
 
 # -- the exact reader ---------------------------------------------------------------------
 #: The ``csv`` module's messages, in the format's words.
-_CSV_ERRORS = {
-    "unexpected end of data": "unterminated quoted value",
-    "',' expected after '\"'": "text after a closing quote",
-}
+_CSV_ERRORS = {"unexpected end of data": "unterminated quoted value",
+               "',' expected after '\"'": "text after a closing quote"}
 
 
 def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dataset]:
@@ -313,9 +311,8 @@ def _records_bound(size: int, names: Names) -> int:
 
 
 # -- public -------------------------------------------------------------------------------
-@validate_params({
-    "text": [STRING], "names": [InstanceOf(Names, description="a Names object")], "file": [STRING],
-})
+@validate_params({"text": [STRING], "names": [InstanceOf(Names, description="a Names object")],
+                  "file": [STRING]})
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -346,8 +343,7 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
 @validate_params({
     "path": [PATH],
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "chunksize": [Interval(numbers.Integral, 1, None), None],
-})
+    "chunksize": [Interval(numbers.Integral, 1, None), None]})
 def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
               *, chunksize: Optional[int] = None) -> Union[Dataset, Iterator[Dataset]]:
     """Read a ``.data`` file, whole or in chunks.

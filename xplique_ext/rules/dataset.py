@@ -112,8 +112,7 @@ Column.__init__ = validate_params({
     "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
     "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
     "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-})(Column.__init__)
+    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)]})(Column.__init__)
 
 
 class Dataset:
@@ -144,8 +143,7 @@ class Dataset:
     @validate_params({
         "names": [InstanceOf(Names, description="a Names object")],
         "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
-        "file": [STRING, None],
-    })
+        "file": [STRING, None]})
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
         self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
@@ -217,8 +215,7 @@ class Dataset:
     @validate_params({
         "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
         "names": [InstanceOf(Names, description="a Names object"), None],
-        "class_name": [STRING, None],
-    })
+        "class_name": [STRING, None]})
     def from_frame(cls, frame: pd.DataFrame, names: Optional[Names] = None, *,
                    class_name: Optional[str] = None) -> Dataset:
         """Examples from a DataFrame, one column per attribute.
@@ -255,8 +252,7 @@ class Dataset:
         "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
         "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
         "feature_names": "no_validation",  # F names, any sequence: checked below
-        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None],
-    })
+        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None]})
     def from_arrays(cls, features: Any, labels: Any = None, *,
                     feature_names: Optional[Sequence[str]] = None, class_name: str = "class",
                     names: Optional[Names] = None) -> Dataset:

@@ -126,8 +126,7 @@ class Names:
 
     @validate_params({
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
-        "class_name": [STRING, None], "file": [STRING, None],
-    })
+        "class_name": [STRING, None], "file": [STRING, None]})
     def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
                  file: Optional[str] = None) -> None:
         self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
