@@ -138,16 +138,14 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     """
     import warnings
 
-    import numpy as np
-
     from ..commons.uncertainty import wilson_interval
     from ..commons.warnings import UndefinedScoreWarning
 
     out = frame.copy()
     for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
         if measure in frame.columns:
-            k = sum(frame[c].to_numpy(np.int64) for c in numerator)
-            m = sum(frame[c].to_numpy(np.int64) for c in denominator)
+            k = sum(frame[c].to_numpy("int64") for c in numerator)
+            m = sum(frame[c].to_numpy("int64") for c in denominator)
             # an empty denominator: the measure is NaN without a warning (zero_division=
             # "nan"), and so is its interval (NaN, which wilson_interval would warn about)
             with warnings.catch_warnings():
@@ -215,9 +213,8 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     import json
 
     # Python numbers, None where a measure is undefined (NaN)
-    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
-                "rules": records}
+                "rules": frame.astype(object).where(frame.notna(), None).to_dict("records")}
     return json.dumps(document, indent=1) + "\n"
 
 
@@ -335,10 +332,9 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
         raise ValueError(f"--psi must be numbers > 0, got {','.join(args.psi)!r}")
     if args.input and args.pairs:
         raise ValueError("give the pairs either as arguments or with -f, not both")
-    if args.pairs:
-        rows = [_parse_pair(p) for p in args.pairs]
-    else:  # a file, else standard input, decoded as the rule files are
-        rows = _parse_lines(read_text(args.input), args.input or "<stdin>")
+    # the arguments, else a file, else standard input (decoded as the rule files are)
+    rows = ([_parse_pair(p) for p in args.pairs] if args.pairs
+            else _parse_lines(read_text(args.input), args.input or "<stdin>"))
     if not rows:
         raise ValueError("no (p, r) pair given")
     return psis, rows

@@ -295,9 +295,8 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         not_applicable, text = np.zeros(raw.shape, bool), None
     else:
         series = pd.Series(raw, dtype=object)
-        isna = series.isna().to_numpy()
-        text = series.where(~isna, UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
-        unknown, not_applicable = (text == UNKNOWN) | isna, text == NOT_APPLICABLE
+        text = series.where(series.notna(), UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
+        unknown, not_applicable = text == UNKNOWN, text == NOT_APPLICABLE  # NaN, None: unknown
     missing = unknown | not_applicable
 
     def check(bad: Optional[np.ndarray], message: str) -> None:
@@ -435,8 +434,7 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     import pyarrow.compute as pc
 
     try:
-        array = series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(
-            series.array)
+        array = pa.array(getattr(series, "array", series))  # a Series' values, or Arrow's
         text = pc.utf8_trim_whitespace(array)
         unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
         not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)
