@@ -237,11 +237,9 @@ class Dataset:
         elif class_name is not None and class_name != names.class_name:
             raise ValueError(f"`class_name` {class_name!r} differs from the class of `names` "
                              f"({names.class_name!r})")
-        extra = [c for c in frame.columns if c not in names.column_names]
-        if extra:
+        if extra := [c for c in frame.columns if c not in names.column_names]:
             raise ValueError(f"`frame` has columns not declared in `names`: {extra}")
-        missing = [c for c in names.feature_names if c not in frame.columns]
-        if missing:
+        if missing := [c for c in names.feature_names if c not in frame.columns]:
             raise ValueError(f"`frame` lacks the declared columns {missing}")
         rows = np.arange(1, len(frame) + 1)
         return cls(names, {a.name: _encode_series(a, frame[a.name], rows)

@@ -289,8 +289,7 @@ def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...
         line = tokens[-1].line if tokens else None
         raise _error("a value list is empty or ends with ','", statement, file, line)
     values = [t.value for t in tokens[::2]]
-    duplicated = sorted({v for v in values if values.count(v) > 1})
-    if duplicated:
+    if duplicated := sorted({v for v in values if values.count(v) > 1}):
         raise _error(f"value(s) {duplicated} listed twice", statement, file)
     return tuple(values)
 

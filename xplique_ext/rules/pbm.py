@@ -245,10 +245,9 @@ class RuleSet:
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
                 raise TypeError(f"`rules` must hold Rule objects, got {type(rule).__name__}")
-            fault = (f"rule id {rule.id} is used twice" if rule.id in seen
-                     else "the DEFAULT rule must be the last rule"
-                     if rule.is_default and k != len(rules) - 1 else None)
-            if fault:
+            if fault := (f"rule id {rule.id} is used twice" if rule.id in seen
+                         else "the DEFAULT rule must be the last rule"
+                         if rule.is_default and k != len(rules) - 1 else None):
                 raise RuleParseError(fault, file=file, line=rule.line, text=rule.id)
             seen.add(rule.id)
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
@@ -364,9 +363,13 @@ class _RuleParser:
         self.pos += 1
         return token.value
 
-    def expect(self, value: str, what: Optional[str] = None) -> None:
-        if self.accept(value) is None:
-            raise self.error(f"expected {what or repr(value)}, got {self.got()}")
+    def expect(self, *values: str, what: Optional[str] = None) -> str:
+        """Step over the next token, one of ``values`` (else an error naming ``what``, by
+        default the first value); return its text."""
+        value = self.accept(*values)
+        if value is None:
+            raise self.error(f"expected {what or repr(values[0])}, got {self.got()}")
+        return value
 
     def take(self, what: str = "a value", number: bool = False) -> str:
         """The text of the next token, a value (a number with ``number``)."""
@@ -390,10 +393,10 @@ class _RuleParser:
         default = self.accept("DEFAULT") is not None
         body = ()
         if not default:
-            self.expect("IF", "IF")
+            self.expect("IF", what="IF")
             body = self.several(lambda: self.several(self.condition, "AND"), "OR")
-            self.expect("THEN", "THEN")
-        self.expect("CLASS", "CLASS")
+            self.expect("THEN", what="THEN")
+        self.expect("CLASS", what="CLASS")
         self.expect("=")
         head = self.take("the default class" if default else "the class")
         known = unknown = None
@@ -425,17 +428,14 @@ class _RuleParser:
         return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
-        operator = self.accept(*OPERATORS[:-1], *(("in", "IN") if allow_in else ()))
-        if operator is None:
-            raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
-        return operator.lower()
+        return self.expect(*OPERATORS[:-1], *(("in", "IN") if allow_in else ()),
+                           what=f"an operator ({', '.join(OPERATORS)})").lower()
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
         terms, sign = [], "+"
         while sign:
             text = self.take("a numeric coefficient", number=True)
-            if not self.accept("x", "*"):
-                raise self.error(f"expected 'x' after a coefficient, got {self.got()}")
+            self.expect("x", "*", what="'x' after a coefficient")
             if sign == "-":
                 text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
             terms.append((text, self.take("a numeric attribute")))
@@ -470,8 +470,7 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     for number, line in lines:
         position = 0
         while line[position:].strip():
-            match = _HEADER_ITEM.match(line, position)
-            if match is None:
+            if (match := _HEADER_ITEM.match(line, position)) is None:
                 raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
                                      "Date:, Rules Evaluated as, Names File:) or a rule starting "
                                      "with its id (R0001 IF ...)", file=file, line=number, text=line)

@@ -94,8 +94,7 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
     >>> scan_quoted('"open', 0)
     (None, 5)
     """
-    match = _QUOTED.match(text, start)
-    if match is None:
+    if (match := _QUOTED.match(text, start)) is None:
         end = text.find("\n", start)
         return None, len(text) if end < 0 else end
     return _ESCAPE.sub(r"\1", match.group(1)), match.end()
@@ -115,8 +114,7 @@ def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: typ
     for number, line in lines:
         i = 0
         while i < len(line):
-            match = pattern.match(line, i)
-            if match is None:
+            if (match := pattern.match(line, i)) is None:
                 raise error(f"unexpected character {line[i]!r}", file=file, line=number, text=line)
             i = match.end()
             if match.lastgroup == "quoted":
