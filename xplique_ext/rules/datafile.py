@@ -79,8 +79,7 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
                                              null_values=[] if numbers_as_text else [UNKNOWN]),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the blocks being read (Arrow's own pools keep them for reuse)
-        memory_pool=pa.system_memory_pool(),
-    )
+        memory_pool=pa.system_memory_pool())
 
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
@@ -192,12 +191,11 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        fault = (f"expected {len(attributes)} comma-separated values ("
-                 f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
-                 if len(fields) != len(attributes) else
-                 f"empty value for attribute {attributes[fields.index('')].name!r} (write ? for "
-                 "an unknown value, ! for a not-applicable one)" if "" in fields else None)
-        if fault:
+        if fault := (f"expected {len(attributes)} comma-separated values ("
+                     f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
+                     if len(fields) != len(attributes) else
+                     f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
+                     "for an unknown value, ! for a not-applicable one)" if "" in fields else None):
             raise DataParseError(fault, file=file, line=start, text=text)
         rows.append(fields)
         numbers.append(start)
@@ -205,8 +203,7 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
     table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
-    lines = np.asarray(numbers, dtype=np.int64)
-    return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
+    return Dataset(names, {a.name: model._encode(a, table[:, k], numbers, file)
                            for k, a in enumerate(names.columns)}, file=file)
 
 

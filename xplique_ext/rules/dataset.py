@@ -260,17 +260,16 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        x = features  # (N, F)
-        default = [f"x{i}" for i in range(x.shape[1])]
+        default = [f"x{i}" for i in range(features.shape[1])]
         feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
-        if len(feature_names) != x.shape[1]:
+        if len(feature_names) != features.shape[1]:
             raise ValueError(
-                f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}")
-        frame = pd.DataFrame({f: x[:, i].astype(float) for i, f in enumerate(feature_names)})
+                f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}")
+        frame = pd.DataFrame({f: features[:, i].astype(float) for i, f in enumerate(feature_names)})
         if labels is not None:
             y = np.asarray(labels)
-            if y.shape != (x.shape[0],):
-                raise ValueError(f"`labels` must have shape ({x.shape[0]},), got {y.shape}")
+            if y.shape != (features.shape[0],):
+                raise ValueError(f"`labels` must have shape ({features.shape[0]},), got {y.shape}")
             frame[class_name] = y if names is not None or y.dtype.kind == "f" else y.astype(str)
         if names is None:
             attributes = [Attribute(f, "real") for f in feature_names]
