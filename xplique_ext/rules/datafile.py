@@ -142,7 +142,7 @@ def _encode_arrow(attribute, array) -> Column:
     values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
     if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
-            or model._number_rules(attribute, values, unknown)[0] is not None):
+            or model._number_rules(attribute, values, unknown)[0].any()):
         raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 

@@ -296,9 +296,9 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         unknown, not_applicable = text == UNKNOWN, text == NOT_APPLICABLE  # NaN, None: unknown
     missing = unknown | not_applicable
 
-    def check(bad: Optional[np.ndarray], message: str) -> None:
+    def check(bad: np.ndarray, message: str) -> None:
         """Raise the error ``message`` at the first value of the mask ``bad``, if any."""
-        if bad is None or not bad.any():
+        if not bad.any():
             return
         first = int(np.flatnonzero(bad)[0])
         row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
@@ -350,19 +350,15 @@ def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
 
 
 def _number_rules(attribute: Attribute, values: np.ndarray,
-                  missing: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
+                  missing: np.ndarray) -> Tuple[np.ndarray, str]:
     """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
     changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
-    the values that break the first broken rule and its message, or ``(None, "")``."""
+    the values that break the first broken rule (all False when none is) and its message."""
     values += 0.0  # -0.0 + 0.0 is +0.0; NaN stays NaN
     infinite = np.isinf(values) & ~missing
-    if infinite.any():
+    if infinite.any() or attribute.type != "integer":
         return infinite, "infinite value"
-    if attribute.type == "integer":
-        whole = missing | np.isnan(values) | (values == np.round(values))
-        if not whole.all():
-            return ~whole, "non-integer value"
-    return None, ""
+    return ~(missing | np.isnan(values) | (values == np.round(values))), "non-integer value"
 
 
 def _code_dtype(n_categories: int):
@@ -443,7 +439,7 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     unknown, not_applicable = (np.asarray(m.to_numpy(zero_copy_only=False), bool)
                                for m in (unknown, not_applicable))
     missing = unknown | not_applicable
-    if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0] is not None:
+    if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0].any():
         raise _Refused  # ``nan`` written out, or a broken rule: the exact reader says which
     values[missing] = np.nan
     return Column(attribute, values, None, unknown, not_applicable)

@@ -164,8 +164,7 @@ class Names:
         return self.attributes == other.attributes and self.class_name == other.class_name
 
     def __repr__(self) -> str:
-        names = [a.name for a in self.attributes]
-        return f"Names(class_name={self.class_name!r}, attributes={names!r})"
+        return f"Names(class_name={self.class_name!r}, attributes={[a.name for a in self]!r})"
 
     @property
     def columns(self) -> List[Attribute]:
@@ -279,12 +278,10 @@ def _error(message: str, statement: Sequence[Token], file: str, line: Optional[i
 
 def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...]:
     """``v1 , v2 , ...`` -> tuple of identifiers (at least one)."""
-    for k, token in enumerate(tokens):
-        if k % 2 == 0 and not _is_identifier(token):
-            raise _error(f"expected a value, got {token.value!r}", statement, file, token.line)
-        if k % 2 and not _is(token, ","):
-            raise _error(f"expected ',' between values, got {token.value!r}", statement, file,
-                         token.line)
+    for k, token in enumerate(tokens):  # values at even positions, commas between them
+        if not (_is(token, ",") if k % 2 else _is_identifier(token)):
+            expected = "',' between values" if k % 2 else "a value"
+            raise _error(f"expected {expected}, got {token.value!r}", statement, file, token.line)
     if len(tokens) % 2 == 0:
         line = tokens[-1].line if tokens else None
         raise _error("a value list is empty or ends with ','", statement, file, line)

@@ -269,8 +269,7 @@ class RuleSet:
         return (self.rules, self.default) == (other.rules, other.default)
 
     def __repr__(self) -> str:
-        default = None if self.default is None else self.default.head
-        return f"RuleSet({len(self.rules)} rules, default={default!r})"
+        return f"RuleSet({len(self.rules)} rules, default={getattr(self.default, 'head', None)!r})"
 
     @property
     def all_rules(self) -> Tuple[Rule, ...]:
