@@ -107,8 +107,7 @@ class Column:
 # The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
 # are checked by dtype kind and rank only, never element by element: a Column is built for
 # every attribute of every chunk read, and the readers build its values vectorised.
-Column.__init__ = validate_params({
-    "attribute": [InstanceOf(Attribute, description="an Attribute")],
+Column.__init__ = validate_params({"attribute": [InstanceOf(Attribute, description="an Attribute")],
     "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
     "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
     "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
@@ -140,10 +139,9 @@ class Dataset:
     (3, [False, True, False], ['a', 'b', None])
     """
 
-    @validate_params({
-        "names": [InstanceOf(Names, description="a Names object")],
-        "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
-        "file": [STRING, None]})
+    @validate_params({"names": [InstanceOf(Names, description="a Names object")],
+                      "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
+                      "file": [STRING, None]})
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
         self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
@@ -212,10 +210,9 @@ class Dataset:
         return pd.DataFrame(data)
 
     @classmethod
-    @validate_params({
-        "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
-        "names": [InstanceOf(Names, description="a Names object"), None],
-        "class_name": [STRING, None]})
+    @validate_params({"frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
+                      "names": [InstanceOf(Names, description="a Names object"), None],
+                      "class_name": [STRING, None]})
     def from_frame(cls, frame: pd.DataFrame, names: Optional[Names] = None, *,
                    class_name: Optional[str] = None) -> Dataset:
         """Examples from a DataFrame, one column per attribute.

@@ -98,8 +98,7 @@ class Attribute:
         return self.expression is not None
 
 
-Attribute.__init__ = validate_params({
-    "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
+Attribute.__init__ = validate_params({"name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
     "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
     "line": [Interval(numbers.Integral, 0, None), None]})(Attribute.__init__)

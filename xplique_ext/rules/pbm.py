@@ -103,9 +103,8 @@ class Condition:
     __str__ = to_string
 
 
-Condition.__init__ = validate_params({
-    "attribute": [STRING, None], "operator": [Options(OPERATORS)], "line": _LINE,
-    "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
+Condition.__init__ = validate_params({"attribute": [STRING, None], "operator": [Options(OPERATORS)],
+    "line": _LINE, "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
     "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
 })(Condition.__init__)
 
