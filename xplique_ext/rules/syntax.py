@@ -1,11 +1,11 @@
 """Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
-quoting a name or a value, reading it back (:func:`scan_quoted`, the token both
-tokenizers share), the :class:`Token` they yield, and reading a text file (UTF-8,
-Latin-1 as a fallback; UTF-16 and UTF-32 refused).
+quoting a name or a value, reading it back (:func:`scan_quoted`), the one tokenizer of
+both grammars (:func:`tokenize`) and the :class:`Token` it yields, and reading and writing
+a text file (UTF-8, Latin-1 as a fallback; UTF-16 and UTF-32 refused).
 
-The ``.names`` and PBM tokenizers stay two functions because their grammars differ
-(statement ends, ``|`` comments, ``:=`` in ``.names``; comparison operators, brackets and
-``+`` in PBM rules); what they have in common lives here.
+The ``.names`` and PBM grammars differ only in their token pattern (statement ends, ``|``
+comments, ``:=`` in ``.names``; comparison operators, brackets and ``+`` in PBM rules)
+and in how a quoted identifier is checked; their parsers stay apart.
 
 This module is the lowest floor of the rule files: it imports only their errors.
 """
