@@ -320,11 +320,12 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         lowered = pd.Series(text, dtype=object).str.lower()
         text = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", text))
         message = "not a boolean (expected true/false, yes/no or 1/0)"
-    elif categories is None:
-        categories = tuple(sorted(set(text[~missing])))
+    elif categories is None:  # an open domain, the values met: none is outside it
+        categories, message = tuple(sorted(set(text[~missing]))), ""
+    else:
+        message = f"value outside the declared domain {list(categories)}"
     codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
-    check((codes < 0) & ~missing, message if attribute.type == "boolean" else
-          f"value outside the declared domain {list(categories)}")
+    check((codes < 0) & ~missing, message)
     codes = codes.astype(_code_dtype(len(categories)))
     codes[unknown], codes[not_applicable] = _UNKNOWN_CODE, _NA_CODE
     return Column(attribute, codes, tuple(categories), unknown, not_applicable)
