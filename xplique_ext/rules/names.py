@@ -245,7 +245,8 @@ def _statements(text: str, file: str) -> List[List[Token]]:
     """The statements of a ``.names`` text, each a list of tokens (blanks and comments
     dropped, the ``.`` that ends it too)."""
     statements: List[List[Token]] = [[]]
-    for token in tokenize(enumerate(text.split("\n"), 1), _TOKEN, NamesParseError, file, True):
+    tokens = tokenize(enumerate(text.split("\n"), 1), _TOKEN, NamesParseError, file, names=True)
+    for token in tokens:
         if token.kind != "end":
             statements[-1].append(token)
         elif statements[-1]:

@@ -101,7 +101,7 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
 
 
 def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: type, file: str,
-             names: bool = False) -> Iterator[Token]:
+             *, names: bool = False) -> Iterator[Token]:
     """The tokens of numbered lines, the one tokenizer of the ``.names`` and PBM grammars:
     a match of a named group of ``pattern`` is a token of that kind (``quoted`` read by
     :func:`scan_quoted`), any other match (white space, a comment) is dropped.
