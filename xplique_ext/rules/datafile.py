@@ -214,9 +214,8 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
     if not names.columns:
         raise ValueError("`names` must declare at least one column read from the file (not "
                          "derived with `:=`), got none: every line would be dropped")
-    done = 0
-    source = io.BytesIO(source) if isinstance(source, bytes) else source
-    with open_text(source) as handle:  # a file in UTF-16 or UTF-32 refused before any block
+    done = 0  # a file in UTF-16 or UTF-32 is refused by open_text, before any block
+    with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         binary = handle.buffer
         try:
             for part in _fast_parts(binary, names, file):
