@@ -46,8 +46,7 @@ def register(subparsers) -> None:
         "rules with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] ?[... for "
         "examples with unknown values] (extended PBM format).",
         epilog="example: xplique-ext rules --copy-examples . && "
-        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm",
-    )
+        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm")
     modes = rules.add_mutually_exclusive_group()
     for flag, mode, text in (("-u", "unordered", "unordered (default)"),
                              ("-o", "ordered", "ordered"),
@@ -91,8 +90,7 @@ def register(subparsers) -> None:
         "P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per line from a file or "
         "standard input as 'p r [coverage] [label]' (separated by commas or white space; # "
         "starts a comment).",
-        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
-    )
+        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95")
     fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
                       help="predictive loss, readability loss and optional coverage")
     fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",
@@ -123,15 +121,6 @@ def _check_outputs(*paths: Optional[str]) -> None:
             os.remove(path)
 
 
-def _write(path: Optional[str], text: str) -> None:
-    if path is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-
-
 def with_wilson_columns(frame, confidence: float = 0.95):
     """The tidy table of ``RuleEvaluation.to_frame()`` with, after its own columns, the
     Wilson interval of each proportion measure (:data:`PROPORTION_MEASURES`):
@@ -149,16 +138,14 @@ def with_wilson_columns(frame, confidence: float = 0.95):
     """
     import warnings
 
-    import numpy as np
-
     from ..commons.uncertainty import wilson_interval
     from ..commons.warnings import UndefinedScoreWarning
 
     out = frame.copy()
     for measure, (numerator, denominator) in PROPORTION_MEASURES.items():
         if measure in frame.columns:
-            k = sum(frame[c].to_numpy(np.int64) for c in numerator)
-            m = sum(frame[c].to_numpy(np.int64) for c in denominator)
+            k = sum(frame[c].to_numpy("int64") for c in numerator)
+            m = sum(frame[c].to_numpy("int64") for c in denominator)
             # an empty denominator: the measure is NaN without a warning (zero_division=
             # "nan"), and so is its interval (NaN, which wilson_interval would warn about)
             with warnings.catch_warnings():
@@ -173,11 +160,11 @@ def run_rules(args: argparse.Namespace) -> int:
     from ..rules import ParseError, copy_examples, evaluate_rules, parse_rules, read_data
     from ..rules.datafile import default_names_path
     from ..rules.names import read_names
-    from ..rules.syntax import read_text
+    from ..rules.syntax import read_text, write_text
 
     if args.copy_examples:
         try:
-            _write(None, "".join(f"{p}\n" for p in copy_examples(args.copy_examples)))
+            write_text(None, "".join(f"{p}\n" for p in copy_examples(args.copy_examples)))
         except OSError as err:
             return _fail("rules", str(err))
         return 0
@@ -198,10 +185,10 @@ def run_rules(args: argparse.Namespace) -> int:
             data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
         evaluation = (evaluate_rules(rules, data, args.mode, names=names) if args.dask is None
                       else _evaluate_on_dask(rules, args.data, names, args.mode, args.dask))
-        _write(args.output, _rules_output(evaluation, args, names_path))
+        write_text(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             frame = with_wilson_columns(evaluation.to_frame(zero_division="nan"), args.ci_level)
-            _write(args.csv, frame.to_csv(index=False))  # our message if it cannot be written
+            write_text(args.csv, frame.to_csv(index=False))  # our message if it cannot be written
     except (ParseError, ImportError) as err:
         return _fail("rules", str(err))
     except OSError as err:
@@ -226,9 +213,8 @@ def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     import json
 
     # Python numbers, None where a measure is undefined (NaN)
-    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
     document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
-                "rules": records}
+                "rules": frame.astype(object).where(frame.notna(), None).to_dict("records")}
     return json.dumps(document, indent=1) + "\n"
 
 
@@ -346,10 +332,9 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
         raise ValueError(f"--psi must be numbers > 0, got {','.join(args.psi)!r}")
     if args.input and args.pairs:
         raise ValueError("give the pairs either as arguments or with -f, not both")
-    if args.pairs:
-        rows = [_parse_pair(p) for p in args.pairs]
-    else:  # a file, else standard input, decoded as the rule files are
-        rows = _parse_lines(read_text(args.input), args.input or "<stdin>")
+    # the arguments, else a file, else standard input (decoded as the rule files are)
+    rows = ([_parse_pair(p) for p in args.pairs] if args.pairs
+            else _parse_lines(read_text(args.input), args.input or "<stdin>"))
     if not rows:
         raise ValueError("no (p, r) pair given")
     return psis, rows
@@ -373,12 +358,14 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
 
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
+    from ..rules.syntax import write_text
+
     try:
         _check_outputs(args.output)
         table = _fire_table(*_fire_inputs(args), args.precision)
         widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-        _write(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [c.rjust(w) for c, w in
-                                    zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
+        write_text(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:

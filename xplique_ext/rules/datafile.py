@@ -40,7 +40,7 @@ from . import dataset as model
 from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
 from .errors import DataParseError
 from .names import Names, read_names
-from .syntax import open_text
+from .syntax import open_text, write_text
 
 __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 
@@ -79,8 +79,7 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
                                              null_values=[] if numbers_as_text else [UNKNOWN]),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the blocks being read (Arrow's own pools keep them for reuse)
-        memory_pool=pa.system_memory_pool(),
-    )
+        memory_pool=pa.system_memory_pool())
 
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
@@ -140,21 +139,18 @@ def _encode_arrow(attribute, array) -> Column:
             raise model._Refused
         return model._encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
                                 categories)
-    values = array.to_numpy(zero_copy_only=False)  # NaN where null (``?``)
-    values = values if values.flags.writeable else values.copy()
+    values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
     if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
-            or model._number_rules(attribute, values, unknown)[0] is not None):
+            or model._number_rules(attribute, values, unknown)[0].any()):
         raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
 # -- the exact reader ---------------------------------------------------------------------
 #: The ``csv`` module's messages, in the format's words.
-_CSV_ERRORS = {
-    "unexpected end of data": "unterminated quoted value",
-    "',' expected after '\"'": "text after a closing quote",
-}
+_CSV_ERRORS = {"unexpected end of data": "unterminated quoted value",
+               "',' expected after '\"'": "text after a closing quote"}
 
 
 def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dataset]:
@@ -195,12 +191,11 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        fault = (f"expected {len(attributes)} comma-separated values ("
-                 f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
-                 if len(fields) != len(attributes) else
-                 f"empty value for attribute {attributes[fields.index('')].name!r} (write ? for "
-                 "an unknown value, ! for a not-applicable one)" if "" in fields else None)
-        if fault:
+        if fault := (f"expected {len(attributes)} comma-separated values ("
+                     f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
+                     if len(fields) != len(attributes) else
+                     f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
+                     "for an unknown value, ! for a not-applicable one)" if "" in fields else None):
             raise DataParseError(fault, file=file, line=start, text=text)
         rows.append(fields)
         numbers.append(start)
@@ -208,8 +203,7 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
     table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
-    lines = np.asarray(numbers, dtype=np.int64)
-    return Dataset(names, {a.name: model._encode(a, table[:, k], lines, file)
+    return Dataset(names, {a.name: model._encode(a, table[:, k], numbers, file)
                            for k, a in enumerate(names.columns)}, file=file)
 
 
@@ -220,9 +214,8 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
     if not names.columns:
         raise ValueError("`names` must declare at least one column read from the file (not "
                          "derived with `:=`), got none: every line would be dropped")
-    done = 0
-    source = io.BytesIO(source) if isinstance(source, bytes) else source
-    with open_text(source) as handle:  # a file in UTF-16 or UTF-32 refused before any block
+    done = 0  # a file in UTF-16 or UTF-32 is refused by open_text, before any block
+    with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         binary = handle.buffer
         try:
             for part in _fast_parts(binary, names, file):
@@ -240,7 +233,7 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
 
 def _chunks(parts: Iterable[Dataset], names: Names, file: str, size: int) -> Iterator[Dataset]:
     """Consecutive data sets of exactly ``size`` examples (the last one may be shorter)."""
-    pending: List[Dataset] = []
+    pending: List[Dataset] = []  # the examples held, ``held`` of them
     held = 0
     for part in parts:
         start = 0
@@ -314,9 +307,8 @@ def _records_bound(size: int, names: Names) -> int:
 
 
 # -- public -------------------------------------------------------------------------------
-@validate_params({
-    "text": [STRING], "names": [InstanceOf(Names, description="a Names object")], "file": [STRING],
-})
+@validate_params({"text": [STRING], "names": [InstanceOf(Names, description="a Names object")],
+                  "file": [STRING]})
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -347,8 +339,7 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
 @validate_params({
     "path": [PATH],
     "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "chunksize": [Interval(numbers.Integral, 1, None), None],
-})
+    "chunksize": [Interval(numbers.Integral, 1, None), None]})
 def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
               *, chunksize: Optional[int] = None) -> Union[Dataset, Iterator[Dataset]]:
     """Read a ``.data`` file, whole or in chunks.
@@ -424,23 +415,19 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     for attribute in dataset.names.columns:
         if attribute.name in dataset.columns:
             column = dataset.columns[attribute.name]
-            texts = np.array([_format_value(attribute.type, v, column.categories is None)
-                              for v in column.decoded(None)], dtype=object)
-            texts[column.unknown] = UNKNOWN
-            texts[column.not_applicable] = NOT_APPLICABLE
-            columns.append(texts)
+            flags = zip(column.decoded(None), column.unknown, column.not_applicable)
+            columns.append([NOT_APPLICABLE if not_applicable else UNKNOWN if unknown else
+                            _format_value(attribute.type, value, column.categories is None)
+                            for value, unknown, not_applicable in flags])
     text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_text(path, text)
     return text
 
 
 def _format_value(kind: str, value: Any, number: bool) -> str:
     """A value as written in a ``.data`` file (numbers, dates and times in their format;
     quoted when needed to read back the same)."""
-    if value is None:
-        return ""
     if number and kind == "date":
         return (pd.Timestamp("1970-01-01") + pd.Timedelta(days=value)).strftime("%Y/%m/%d")
     if number and kind == "time":

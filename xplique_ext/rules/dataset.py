@@ -107,13 +107,11 @@ class Column:
 # The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
 # are checked by dtype kind and rank only, never element by element: a Column is built for
 # every attribute of every chunk read, and the readers build its values vectorised.
-Column.__init__ = validate_params({
-    "attribute": [InstanceOf(Attribute, description="an Attribute")],
+Column.__init__ = validate_params({"attribute": [InstanceOf(Attribute, description="an Attribute")],
     "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
     "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
     "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-})(Column.__init__)
+    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)]})(Column.__init__)
 
 
 class Dataset:
@@ -141,11 +139,9 @@ class Dataset:
     (3, [False, True, False], ['a', 'b', None])
     """
 
-    @validate_params({
-        "names": [InstanceOf(Names, description="a Names object")],
-        "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
-        "file": [STRING, None],
-    })
+    @validate_params({"names": [InstanceOf(Names, description="a Names object")],
+                      "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
+                      "file": [STRING, None]})
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
         self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
@@ -214,11 +210,9 @@ class Dataset:
         return pd.DataFrame(data)
 
     @classmethod
-    @validate_params({
-        "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
-        "names": [InstanceOf(Names, description="a Names object"), None],
-        "class_name": [STRING, None],
-    })
+    @validate_params({"frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
+                      "names": [InstanceOf(Names, description="a Names object"), None],
+                      "class_name": [STRING, None]})
     def from_frame(cls, frame: pd.DataFrame, names: Optional[Names] = None, *,
                    class_name: Optional[str] = None) -> Dataset:
         """Examples from a DataFrame, one column per attribute.
@@ -240,11 +234,9 @@ class Dataset:
         elif class_name is not None and class_name != names.class_name:
             raise ValueError(f"`class_name` {class_name!r} differs from the class of `names` "
                              f"({names.class_name!r})")
-        extra = [c for c in frame.columns if c not in names.column_names]
-        if extra:
+        if extra := [c for c in frame.columns if c not in names.column_names]:
             raise ValueError(f"`frame` has columns not declared in `names`: {extra}")
-        missing = [c for c in names.feature_names if c not in frame.columns]
-        if missing:
+        if missing := [c for c in names.feature_names if c not in frame.columns]:
             raise ValueError(f"`frame` lacks the declared columns {missing}")
         rows = np.arange(1, len(frame) + 1)
         return cls(names, {a.name: _encode_series(a, frame[a.name], rows)
@@ -255,8 +247,7 @@ class Dataset:
         "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
         "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
         "feature_names": "no_validation",  # F names, any sequence: checked below
-        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None],
-    })
+        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None]})
     def from_arrays(cls, features: Any, labels: Any = None, *,
                     feature_names: Optional[Sequence[str]] = None, class_name: str = "class",
                     names: Optional[Names] = None) -> Dataset:
@@ -266,17 +257,16 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        x = features
-        default = [f"x{i}" for i in range(x.shape[1])]
+        default = [f"x{i}" for i in range(features.shape[1])]
         feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
-        if len(feature_names) != x.shape[1]:
+        if len(feature_names) != features.shape[1]:
             raise ValueError(
-                f"`feature_names` must have {x.shape[1]} names, got {len(feature_names)}")
-        frame = pd.DataFrame({f: x[:, i].astype(float) for i, f in enumerate(feature_names)})
+                f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}")
+        frame = pd.DataFrame({f: features[:, i].astype(float) for i, f in enumerate(feature_names)})
         if labels is not None:
             y = np.asarray(labels)
-            if y.shape != (x.shape[0],):
-                raise ValueError(f"`labels` must have shape ({x.shape[0]},), got {y.shape}")
+            if y.shape != (features.shape[0],):
+                raise ValueError(f"`labels` must have shape ({features.shape[0]},), got {y.shape}")
             frame[class_name] = y if names is not None or y.dtype.kind == "f" else y.astype(str)
         if names is None:
             attributes = [Attribute(f, "real") for f in feature_names]
@@ -299,29 +289,27 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         not_applicable, text = np.zeros(raw.shape, bool), None
     else:
         series = pd.Series(raw, dtype=object)
-        isna = series.isna().to_numpy()
-        text = series.where(~isna, UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
-        unknown, not_applicable = (text == UNKNOWN) | isna, text == NOT_APPLICABLE
+        text = series.where(series.notna(), UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
+        unknown, not_applicable = text == UNKNOWN, text == NOT_APPLICABLE  # NaN, None: unknown
     missing = unknown | not_applicable
 
-    def fail(bad: np.ndarray, message: str) -> DataParseError:
+    def check(bad: np.ndarray, message: str) -> None:
+        """Raise the error ``message`` at the first value of the mask ``bad``, if any."""
+        if not bad.any():
+            return
         first = int(np.flatnonzero(bad)[0])
         row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
-        return DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
-                              line=None if row else int(lines[first]),
-                              text=str(raw[first] if text is None else text[first]))
+        raise DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
+                             line=None if row else int(lines[first]),
+                             text=str(raw[first] if text is None else text[first]))
 
     if attribute.type in ("integer", "real", "date", "time"):
-        if text is None and attribute.type in ("date", "time") and not missing.all():
-            raise fail(~missing, f"a {attribute.type} must be written as text, got a number")
+        if text is None and attribute.type in ("date", "time"):
+            check(~missing, f"a {attribute.type} must be written as text, got a number")
         values, message = (raw.astype(np.float64), "") if text is None else \
             _parse_numbers(attribute.type, pd.Series(np.where(missing, None, text), dtype=object))
-        bad = np.isnan(values) & ~missing
-        if bad.any():
-            raise fail(bad, message)
-        bad, message = _number_rules(attribute, values, missing)
-        if bad is not None:
-            raise fail(bad, message)
+        check(np.isnan(values) & ~missing, message)
+        check(*_number_rules(attribute, values, missing))
         values[missing] = np.nan
         return Column(attribute, values, None, unknown, not_applicable)
     if text is None:  # numbers in a DataFrame column of a coded attribute
@@ -332,13 +320,12 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
         lowered = pd.Series(text, dtype=object).str.lower()
         text = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", text))
         message = "not a boolean (expected true/false, yes/no or 1/0)"
-    elif categories is None:
-        categories = tuple(sorted(set(text[~missing])))
+    elif categories is None:  # an open domain, the values met: none is outside it
+        categories, message = tuple(sorted(set(text[~missing]))), ""
+    else:
+        message = f"value outside the declared domain {list(categories)}"
     codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
-    bad = (codes < 0) & ~missing
-    if bad.any():
-        raise fail(bad, message if attribute.type == "boolean" else
-                   f"value outside the declared domain {list(categories)}")
+    check((codes < 0) & ~missing, message)
     codes = codes.astype(_code_dtype(len(categories)))
     codes[unknown], codes[not_applicable] = _UNKNOWN_CODE, _NA_CODE
     return Column(attribute, codes, tuple(categories), unknown, not_applicable)
@@ -361,19 +348,15 @@ def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
 
 
 def _number_rules(attribute: Attribute, values: np.ndarray,
-                  missing: np.ndarray) -> Tuple[Optional[np.ndarray], str]:
+                  missing: np.ndarray) -> Tuple[np.ndarray, str]:
     """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
     changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
-    the values that break the first broken rule and its message, or ``(None, "")``."""
+    the values that break the first broken rule (all False when none is) and its message."""
     values += 0.0  # -0.0 + 0.0 is +0.0; NaN stays NaN
     infinite = np.isinf(values) & ~missing
-    if infinite.any():
+    if infinite.any() or attribute.type != "integer":
         return infinite, "infinite value"
-    if attribute.type == "integer":
-        whole = missing | np.isnan(values) | (values == np.round(values))
-        if not whole.all():
-            return ~whole, "non-integer value"
-    return None, ""
+    return ~(missing | np.isnan(values) | (values == np.round(values))), "non-integer value"
 
 
 def _code_dtype(n_categories: int):
@@ -442,8 +425,7 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     import pyarrow.compute as pc
 
     try:
-        array = series if isinstance(series, (pa.Array, pa.ChunkedArray)) else pa.array(
-            series.array)
+        array = pa.array(getattr(series, "array", series))  # a Series' values, or Arrow's
         text = pc.utf8_trim_whitespace(array)
         unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
         not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)
@@ -455,7 +437,7 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     unknown, not_applicable = (np.asarray(m.to_numpy(zero_copy_only=False), bool)
                                for m in (unknown, not_applicable))
     missing = unknown | not_applicable
-    if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0] is not None:
+    if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0].any():
         raise _Refused  # ``nan`` written out, or a broken rule: the exact reader says which
     values[missing] = np.nan
     return Column(attribute, values, None, unknown, not_applicable)

@@ -37,7 +37,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
-from .syntax import Token, quote, read_text, scan_quoted
+from .syntax import Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
@@ -47,11 +47,9 @@ ATTRIBUTE_TYPES = ("nominal", "enumerated", "integer", "real", "boolean", "strin
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
 _TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
                    "int": "integer", "continuous": "real", "bool": "boolean"}
-_NUMERIC_TYPES = ("integer", "real")
-_ORDERED_TYPES = ("integer", "real", "date", "time", "enumerated")
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
-_TOKEN = re.compile(r'(?P<space>\s+)|(?P<comment>\|[^\n]*)|(?P<quoted>")|(?P<punct>:=|[,:()])'
+_TOKEN = re.compile(r'\s+|\|[^\n]*|(?P<quoted>")|(?P<punct>:=|[,:()])'
                     r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)')
 
 
@@ -87,12 +85,12 @@ class Attribute:
     @property
     def is_numeric(self) -> bool:
         """Whether values are numbers (integer or real), usable in linear combinations."""
-        return self.type in _NUMERIC_TYPES
+        return self.type in ("integer", "real")
 
     @property
     def is_ordered(self) -> bool:
         """Whether ``<``, ``<=``, ``>`` and ``>=`` are meaningful for the attribute."""
-        return self.type in _ORDERED_TYPES
+        return self.type in ("integer", "real", "date", "time", "enumerated")
 
     @property
     def is_derived(self) -> bool:
@@ -100,8 +98,7 @@ class Attribute:
         return self.expression is not None
 
 
-Attribute.__init__ = validate_params({
-    "name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
+Attribute.__init__ = validate_params({"name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
     "values": [InstanceOf(tuple, description="a tuple of values"), None],
     "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
     "line": [Interval(numbers.Integral, 0, None), None]})(Attribute.__init__)
@@ -128,8 +125,7 @@ class Names:
 
     @validate_params({
         "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
-        "class_name": [STRING, None], "file": [STRING, None],
-    })
+        "class_name": [STRING, None], "file": [STRING, None]})
     def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
                  file: Optional[str] = None) -> None:
         self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
@@ -167,8 +163,7 @@ class Names:
         return self.attributes == other.attributes and self.class_name == other.class_name
 
     def __repr__(self) -> str:
-        names = [a.name for a in self.attributes]
-        return f"Names(class_name={self.class_name!r}, attributes={names!r})"
+        return f"Names(class_name={self.class_name!r}, attributes={[a.name for a in self]!r})"
 
     @property
     def columns(self) -> List[Attribute]:
@@ -250,28 +245,16 @@ def _statements(text: str, file: str) -> List[List[Token]]:
     """The statements of a ``.names`` text, each a list of tokens (blanks and comments
     dropped, the ``.`` that ends it too)."""
     statements: List[List[Token]] = [[]]
-    i, line = 0, 1
-    while i < len(text):
-        match = _TOKEN.match(text, i)
-        kind, i = match.lastgroup, match.end()
-        if kind == "space":
-            line += match.group().count("\n")
-        elif kind == "quoted":
-            value, i = scan_quoted(text, match.start())
-            if not value:
-                raise NamesParseError("empty quoted identifier" if value == "" else
-                                      "unterminated quoted identifier", file=file, line=line,
-                                      text=text[match.start():i])
-            statements[-1].append(Token("quoted", value, line))
-        elif kind == "end" and not statements[-1]:
-            raise NamesParseError("empty statement", file=file, line=line, text=".")
-        elif kind == "end":
+    tokens = tokenize(enumerate(text.split("\n"), 1), _TOKEN, NamesParseError, file, names=True)
+    for token in tokens:
+        if token.kind != "end":
+            statements[-1].append(token)
+        elif statements[-1]:
             statements.append([])
-        elif kind != "comment":
-            statements[-1].append(Token(kind, match.group(), line))
+        else:
+            raise NamesParseError("empty statement", file=file, line=token.line, text=".")
     if statements[-1]:
-        raise NamesParseError("statement not terminated by '.'", file=file,
-                              line=statements[-1][0].line, text=_text(statements[-1]))
+        raise _error("statement not terminated by '.'", statements[-1], file)
     return statements[:-1]
 
 
@@ -295,18 +278,15 @@ def _error(message: str, statement: Sequence[Token], file: str, line: Optional[i
 
 def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...]:
     """``v1 , v2 , ...`` -> tuple of identifiers (at least one)."""
-    for k, token in enumerate(tokens):
-        if k % 2 == 0 and not _is_identifier(token):
-            raise _error(f"expected a value, got {token.value!r}", statement, file, token.line)
-        if k % 2 and not _is(token, ","):
-            raise _error(f"expected ',' between values, got {token.value!r}", statement, file,
-                         token.line)
+    for k, token in enumerate(tokens):  # values at even positions, commas between them
+        if not (_is(token, ",") if k % 2 else _is_identifier(token)):
+            expected = "',' between values" if k % 2 else "a value"
+            raise _error(f"expected {expected}, got {token.value!r}", statement, file, token.line)
     if len(tokens) % 2 == 0:
         line = tokens[-1].line if tokens else None
         raise _error("a value list is empty or ends with ','", statement, file, line)
     values = [t.value for t in tokens[::2]]
-    duplicated = sorted({v for v in values if values.count(v) > 1})
-    if duplicated:
+    if duplicated := sorted({v for v in values if values.count(v) > 1}):
         raise _error(f"value(s) {duplicated} listed twice", statement, file)
     return tuple(values)
 
@@ -314,7 +294,7 @@ def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...
 def _split(tokens: Sequence[Token]) -> List[Tuple[str, List[Token]]]:
     """Split at the ``:`` and ``:=`` outside parentheses: (separator, tokens) pairs."""
     parts: List[Tuple[str, List[Token]]] = [("", [])]
-    depth = 0
+    depth = 0  # of parentheses
     for token in tokens:
         depth += _is(token, "(") - _is(token, ")")
         if depth == 0 and token.kind == "punct" and token.value in (":", ":="):
@@ -438,5 +418,4 @@ def read_names(path: Union[str, os.PathLike]) -> Names:
 @validate_params({"names": [InstanceOf(Names, description="a Names object")], "path": [PATH]})
 def write_names(names: Names, path: Union[str, os.PathLike]) -> None:
     """Write declarations to a ``.names`` file."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(names.to_string())
+    write_text(path, names.to_string())

@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from .errors import RuleParseError
-from .syntax import PBM_WORD, Token, quote, read_text, scan_quoted
+from .syntax import PBM_WORD, Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
            "OPERATORS", "EVALUATION_MODES"]
@@ -87,9 +87,7 @@ class Condition:
     @property
     def attributes(self) -> Tuple[str, ...]:
         """Attributes the condition reads."""
-        if self.attribute is not None:
-            return (self.attribute,)
-        return tuple(dict.fromkeys(a for _, a in self.terms))
+        return tuple(dict.fromkeys(a for _, a in self.terms)) if self.is_linear else (self.attribute,)
 
     @property
     def is_linear(self) -> bool:
@@ -105,9 +103,8 @@ class Condition:
     __str__ = to_string
 
 
-Condition.__init__ = validate_params({
-    "attribute": [STRING, None], "operator": [Options(OPERATORS)], "line": _LINE,
-    "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
+Condition.__init__ = validate_params({"attribute": [STRING, None], "operator": [Options(OPERATORS)],
+    "line": _LINE, "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
     "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
 })(Condition.__init__)
 
@@ -247,10 +244,9 @@ class RuleSet:
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
                 raise TypeError(f"`rules` must hold Rule objects, got {type(rule).__name__}")
-            fault = (f"rule id {rule.id} is used twice" if rule.id in seen
-                     else "the DEFAULT rule must be the last rule"
-                     if rule.is_default and k != len(rules) - 1 else None)
-            if fault:
+            if fault := (f"rule id {rule.id} is used twice" if rule.id in seen
+                         else "the DEFAULT rule must be the last rule"
+                         if rule.is_default and k != len(rules) - 1 else None):
                 raise RuleParseError(fault, file=file, line=rule.line, text=rule.id)
             seen.add(rule.id)
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
@@ -272,8 +268,7 @@ class RuleSet:
         return (self.rules, self.default) == (other.rules, other.default)
 
     def __repr__(self) -> str:
-        default = None if self.default is None else self.default.head
-        return f"RuleSet({len(self.rules)} rules, default={default!r})"
+        return f"RuleSet({len(self.rules)} rules, default={getattr(self.default, 'head', None)!r})"
 
     @property
     def all_rules(self) -> Tuple[Rule, ...]:
@@ -310,7 +305,6 @@ class RuleSet:
         header
             Override the header (default: the one read, or a minimal one).
         """
-        header = header if header is not None else self.header
         frequencies = [(rule.known, rule.unknown) for rule in self.rules]
         changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
@@ -321,8 +315,8 @@ class RuleSet:
             changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
                        "names_file": evaluation.names_file if names_file is None else names_file,
                        "data_file": evaluation.data_file if data_file is None else data_file}
-        header = dataclasses.replace(
-            header, **{key: value for key, value in changes.items() if value is not None})
+        header = dataclasses.replace(self.header if header is None else header,
+                                     **{k: v for k, v in changes.items() if v is not None})
         blocks = [rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
                   for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])]
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
@@ -331,37 +325,17 @@ class RuleSet:
 # -- reading ------------------------------------------------------------------------------
 #: One token of a rule at a time: white space, an operator, a punctuation mark or a word
 #: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
-#: identifiers are read by :func:`~xplique_ext.rules.syntax.scan_quoted`.
+#: identifiers are read by :func:`~xplique_ext.rules.syntax.tokenize`.
 _TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
                     r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
-
-
-def _tokenize_rule(chunk: Sequence[Tuple[int, str]], file: str) -> List[Token]:
-    tokens: List[Token] = []
-    for number, line in chunk:
-        i = 0
-        while i < len(line):
-            match = _TOKEN.match(line, i)
-            if match is None:
-                raise RuleParseError(
-                    f"unexpected character {line[i]!r}", file=file, line=number, text=line)
-            i = match.end()
-            if match.lastgroup == "quoted":
-                value, i = scan_quoted(line, match.start())
-                if value is None:
-                    raise RuleParseError(
-                        "unterminated quoted identifier", file=file, line=number, text=line)
-                tokens.append(Token("quoted", value, number))
-            elif match.lastgroup:
-                tokens.append(Token(match.lastgroup, match.group(), number))
-    return tokens
 
 
 class _RuleParser:
     """A recursive-descent parser of one rule's tokens."""
 
-    def __init__(self, tokens: List[Token], lines: Dict[int, str], file: str) -> None:
-        self.tokens, self.pos, self.lines, self.file = tokens, 0, lines, file  # tokens[0]: the id
+    def __init__(self, chunk: Sequence[Tuple[int, str]], file: str) -> None:
+        self.tokens = list(tokenize(chunk, _TOKEN, RuleParseError, file))  # tokens[0]: the id
+        self.pos, self.lines, self.file = 1, dict(chunk), file  # :meth:`rule` reads after the id
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
         if self.pos >= len(self.tokens):
@@ -387,9 +361,13 @@ class _RuleParser:
         self.pos += 1
         return token.value
 
-    def expect(self, value: str, what: Optional[str] = None) -> None:
-        if self.accept(value) is None:
-            raise self.error(f"expected {what or repr(value)}, got {self.got()}")
+    def expect(self, *values: str, what: Optional[str] = None) -> str:
+        """Step over the next token, one of ``values`` (else an error naming ``what``, by
+        default the first value); return its text."""
+        value = self.accept(*values)
+        if value is None:
+            raise self.error(f"expected {what or repr(values[0])}, got {self.got()}")
+        return value
 
     def take(self, what: str = "a value", number: bool = False) -> str:
         """The text of the next token, a value (a number with ``number``)."""
@@ -410,14 +388,13 @@ class _RuleParser:
 
     def rule(self) -> Rule:
         id_token = self.tokens[0]  # a rule starts with its id
-        self.pos = 1
         default = self.accept("DEFAULT") is not None
         body = ()
         if not default:
-            self.expect("IF", "IF")
+            self.expect("IF", what="IF")
             body = self.several(lambda: self.several(self.condition, "AND"), "OR")
-            self.expect("THEN", "THEN")
-        self.expect("CLASS", "CLASS")
+            self.expect("THEN", what="THEN")
+        self.expect("CLASS", what="CLASS")
         self.expect("=")
         head = self.take("the default class" if default else "the class")
         known = unknown = None
@@ -426,8 +403,7 @@ class _RuleParser:
             if self.accept("?"):
                 self.expect("[")
                 unknown = self.frequencies()
-        token = self.peek()
-        if token is not None:
+        if (token := self.peek()) is not None:
             raise self.error(f"unexpected {token.value!r} after the rule head", token)
         return Rule(id_token.value, body, head, default, known, unknown, line=id_token.line)
 
@@ -450,19 +426,14 @@ class _RuleParser:
         return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
-        token = self.peek()
-        if token is not None and (token.kind == "op" or (
-                allow_in and token.kind == "word" and token.value in ("in", "IN"))):
-            self.pos += 1
-            return token.value.lower()
-        raise self.error(f"expected an operator ({', '.join(OPERATORS)}), got {self.got()}")
+        return self.expect(*OPERATORS[:-1], *(("in", "IN") if allow_in else ()),
+                           what=f"an operator ({', '.join(OPERATORS)})").lower()
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
         terms, sign = [], "+"
         while sign:
             text = self.take("a numeric coefficient", number=True)
-            if not self.accept("x", "*"):
-                raise self.error(f"expected 'x' after a coefficient, got {self.got()}")
+            self.expect("x", "*", what="'x' after a coefficient")
             if sign == "-":
                 text = text[1:] if text.startswith("-") else "-" + text.lstrip("+")
             terms.append((text, self.take("a numeric attribute")))
@@ -497,8 +468,7 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
     for number, line in lines:
         position = 0
         while line[position:].strip():
-            match = _HEADER_ITEM.match(line, position)
-            if match is None:
+            if (match := _HEADER_ITEM.match(line, position)) is None:
                 raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
                                      "Date:, Rules Evaluated as, Names File:) or a rule starting "
                                      "with its id (R0001 IF ...)", file=file, line=number, text=line)
@@ -528,7 +498,6 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         the offending line.
     """
     numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
-    by_number = dict(numbered)
     header_lines, chunks = [], []  # (number, line) pairs; one list of them per rule
     for number, line in numbered:
         if _RULE_START.match(line):
@@ -538,14 +507,14 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         elif line.strip():
             chunks[-1].append((number, line))
     header = _parse_header(header_lines, file)
-    rules = [_RuleParser(_tokenize_rule(chunk, file), by_number, file).rule() for chunk in chunks]
+    rules = [_RuleParser(chunk, file).rule() for chunk in chunks]
     if not rules:
         raise RuleParseError("no rule found", file=file)
     try:
         return RuleSet(rules, header, file=file)
     except RuleParseError as err:  # a rule read here has a line: show it, not the rule's id
         raise RuleParseError(err.message, file=file, line=err.line,
-                             text=by_number[err.line]) from None
+                             text=numbered[err.line - 1][1]) from None
 
 
 @validate_params({"path": [PATH]})
@@ -566,5 +535,4 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
                   "evaluation": "no_validation"})  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write :meth:`RuleSet.to_string` (with ``evaluation``, the frequencies) to ``path``."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(rules.to_string(evaluation, **kwargs))
+    write_text(path, rules.to_string(evaluation, **kwargs))

@@ -1,11 +1,11 @@
 """Lexical helpers shared by the ``.names``, ``.data`` and PBM readers and writers:
-quoting a name or a value, reading it back (:func:`scan_quoted`, the token both
-tokenizers share), the :class:`Token` they yield, and reading a text file (UTF-8,
-Latin-1 as a fallback; UTF-16 and UTF-32 refused).
+quoting a name or a value, reading it back (:func:`scan_quoted`), the one tokenizer of
+both grammars (:func:`tokenize`) and the :class:`Token` it yields, and reading and writing
+a text file (UTF-8, Latin-1 as a fallback; UTF-16 and UTF-32 refused).
 
-The ``.names`` and PBM tokenizers stay two functions because their grammars differ
-(statement ends, ``|`` comments, ``:=`` in ``.names``; comparison operators, brackets and
-``+`` in PBM rules); what they have in common lives here.
+The ``.names`` and PBM grammars differ only in their token pattern (statement ends, ``|``
+comments, ``:=`` in ``.names``; comparison operators, brackets and ``+`` in PBM rules)
+and in how a quoted identifier is checked; their parsers stay apart.
 
 This module is the lowest floor of the rule files: it imports only their errors.
 """
@@ -17,12 +17,12 @@ import io
 import os
 import re
 import sys
-from dataclasses import dataclass
-from typing import Collection, Optional, Pattern, Tuple, Union
+from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern, Tuple, Union
 
 from .errors import ParseError
 
-__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted"]
+__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted",
+           "tokenize", "write_text"]
 
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -66,8 +66,7 @@ _QUOTED = re.compile(r'"((?:\\["\\]|[^"\\\n]|\\(?!["\\]))*)"')
 _ESCAPE = re.compile(r'\\(["\\])')
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """A token of a ``.names`` or PBM file: its kind ('word', 'quoted', 'punct', and
     'end' in ``.names``, 'op' in PBM), its text (unescaped for 'quoted') and its line."""
 
@@ -95,11 +94,38 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
     >>> scan_quoted('"open', 0)
     (None, 5)
     """
-    match = _QUOTED.match(text, start)
-    if match is None:
+    if (match := _QUOTED.match(text, start)) is None:
         end = text.find("\n", start)
         return None, len(text) if end < 0 else end
     return _ESCAPE.sub(r"\1", match.group(1)), match.end()
+
+
+def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: type, file: str,
+             *, names: bool = False) -> Iterator[Token]:
+    """The tokens of numbered lines, the one tokenizer of the ``.names`` and PBM grammars:
+    a match of a named group of ``pattern`` is a token of that kind (``quoted`` read by
+    :func:`scan_quoted`), any other match (white space, a comment) is dropped.
+
+    Raises ``error`` (a :class:`ParseError`) with the line for a character ``pattern``
+    does not match, or an unterminated quoted identifier. With ``names`` (the ``.names``
+    rules), an empty quoted identifier is refused too, and the error shows the quoted
+    text, not the whole line.
+    """
+    for number, line in lines:
+        i = 0
+        while i < len(line):
+            if (match := pattern.match(line, i)) is None:
+                raise error(f"unexpected character {line[i]!r}", file=file, line=number, text=line)
+            i = match.end()
+            if match.lastgroup == "quoted":
+                value, i = scan_quoted(line, match.start())
+                if value is None or (names and not value):
+                    raise error("empty quoted identifier" if value == "" else
+                                "unterminated quoted identifier", file=file, line=number,
+                                text=line[match.start():i] if names else line)
+                yield Token("quoted", value, number)
+            elif match.lastgroup:
+                yield Token(match.lastgroup, match.group(), number)
 
 
 def _latin1(error: UnicodeDecodeError):
@@ -163,3 +189,14 @@ def read_text(path: Union[str, os.PathLike, None]) -> str:
         return sys.stdin.buffer.read().decode("utf-8-sig", errors=_LATIN1_FALLBACK)
     with open_text(path) as handle:
         return handle.read()
+
+
+def write_text(path: Union[str, os.PathLike, None], text: str) -> None:
+    """Write ``text`` to a file in UTF-8 (the one writer of the rule files and of the
+    command line's outputs) or, with ``path`` None, to standard output (flushed)."""
+    if path is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
