@@ -98,6 +98,8 @@ _ATTEMPTS = 64  # authors' AIXI-Color: candidate circles drawn at once
 _MAX_ATTEMPTS = 20000  # ... before the image is started again (never reached in practice)
 
 _DATASET = [Options(["shape", "color"])]
+#: What an AIXIData holds besides its drawing (saved with it).
+_RECIPE = ("dataset", "function", "convention", "layout", "weights", "seed")
 _LAYOUT = [Options(LAYOUTS)]
 _CONVENTION = [Options(CONVENTIONS)]
 _SEED = [Interval(numbers.Integral, 0, None), None]
@@ -574,8 +576,7 @@ class AIXIData:
         return np.any(self.object_ground_truth() != 0, axis=1)
 
     def _recipe(self) -> Dict[str, Any]:
-        return dict(dataset=self.dataset, function=self.function, convention=self.convention,
-                    layout=self.layout, weights=self.weights, seed=self.seed)
+        return {k: getattr(self, k) for k in _RECIPE}
 
     def __len__(self) -> int:
         return len(self.object_labels)
@@ -629,6 +630,7 @@ class AIXIData:
         return path
 
     @classmethod
+    @validate_params({"path": [PATH]})
     def load(cls, path: Union[str, Path]) -> AIXIData:
         """Load a dataset written by :meth:`save`."""
         try:
@@ -640,14 +642,11 @@ class AIXIData:
         if meta.get("format") != 2:
             raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
                              f"format {meta.get('format', 1)} in {str(path)!r}")
-        recipe = {k: meta[k] for k in ("dataset", "function", "convention", "layout", "seed")}
-        return cls(labels, patterns, weights=meta["weights"], **recipe)
+        return cls(labels, patterns, **{k: meta[k] for k in _RECIPE})
 
 
-@validate_params({"path": [PATH]})
-def load_aixi(path: Union[str, Path]) -> AIXIData:
-    """Load a dataset written by :meth:`AIXIData.save`."""
-    return AIXIData.load(path)
+#: Load a dataset written by :meth:`AIXIData.save` (the same as :meth:`AIXIData.load`).
+load_aixi = AIXIData.load
 
 
 # --------------------------------------------------------------------------- drawing
@@ -714,7 +713,6 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
                 break  # every object placed
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
-        labels[i], patterns[i] = 0, -1
         for j, (y, x, s, p) in enumerate(boxes):
             _draw(labels[i], kinds[p], y, x, s, max(1, round(s / 5)), j + 1)
             patterns[i, j] = p
@@ -749,7 +747,6 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         return low + min(int(v * (high - low + 1)), high - low)
 
     for i in range(len(labels)):
-        labels[i], patterns[i] = 0, -1
         for k, p in enumerate(np.repeat(np.arange(N_PATTERNS), counts[i])):
             col, row = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
             dy, dx = (pick(v, a, (cell - a) // 2) for v in u[i, k, :2])
@@ -851,12 +848,11 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
                "without overlap")
         raise ValueError(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
-    weights = _weights(*resolve_function(function), weights, convention)
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
     stream, draw = _LAYOUT_TABLE[dataset, layout][:2]
-    labels = np.empty((n_samples, image_size, image_size), np.uint8)
-    patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
+    labels = np.zeros((n_samples, image_size, image_size), np.uint8)  # no object yet
+    patterns = np.full((n_samples, MAX_OBJECTS), -1, np.int8)
     for start in range(0, n_samples, _CHUNK):
         rng = np.random.default_rng([entropy, stream, start // _CHUNK])
         draw(rng, labels[start : start + _CHUNK], patterns[start : start + _CHUNK])
@@ -1027,10 +1023,8 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
             fill = area / (width * height)
             pattern = np.where(fill < _FILL_CROSS_MAX, 2, np.where(fill < _FILL_CIRCLE_MAX, 0, 1))
         else:
-            pattern = np.full(n - 1, 2)
-            pattern[area == width * height] = 1
-            odd_square_box = (area != width * height) & (height == width) & (height % 2 == 1)
-            for j in np.flatnonzero(odd_square_box):
+            pattern = np.where(area == width * height, 1, 2)  # a full box is a square
+            for j in np.flatnonzero((pattern == 2) & (height == width) & (height % 2 == 1)):
                 crop = comp[top[j] : top[j] + height[j], left[j] : left[j] + width[j]] == j + 1
                 if np.array_equal(crop, _disc(int(height[j]) // 2)):
                     pattern[j] = 0

@@ -16,15 +16,8 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from .. import runtime
-from ..commons.params import (
-    ArrayLike,
-    Boolean,
-    Callable_,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
+from ..commons import params
+from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 
@@ -195,19 +188,15 @@ class ObjectLime:
                                                self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
-    def _predict(self, x: np.ndarray, with_eps: bool = False):
-        """Model outputs (len(x), K) in float64; with ``with_eps``, also the machine
-        epsilon of the coarsest float dtype the model returned (float64's for integers)."""
+    def _predict(self, x: np.ndarray) -> Tuple[np.ndarray, float]:
+        """Model outputs (len(x), K) in float64, and the machine epsilon of the coarsest
+        float dtype the model returned (float64's for integers)."""
         size = self.batch_size or len(x)
-        parts = []
-        eps = float(np.finfo(np.float64).eps)
-        for s in range(0, len(x), size):
-            out = runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
-            if out.dtype.kind == "f":
-                eps = max(eps, float(np.finfo(out.dtype).eps))
-            parts.append(out.astype(np.float64).reshape(len(out), -1))
-        values = np.concatenate(parts, axis=0)
-        return (values, eps) if with_eps else values
+        outs = [runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
+                for s in range(0, len(x), size)]
+        eps = max([np.finfo(o.dtype).eps for o in outs if o.dtype.kind == "f"], default=0.0)
+        values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
+        return values, max(float(eps), float(np.finfo(np.float64).eps))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """Rows (subset indices, bit k = object k kept) used for image ``index``."""
@@ -256,11 +245,11 @@ class ObjectLime:
                 rows = [self._subsets(m, i, seed) for i in idx]
                 # (G, S, m): bit k of a row's subset index = object k kept
                 z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
-                pert = []
-                for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
-                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1)[:, labels[i]]
-                    pert.append(np.where(keep[..., None], x[i][None], self.background))
-                out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
+                # kept: the background (label 0) and the objects of the subset
+                keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
+                pert = [np.where(keep[k][:, labels[i], None], x[i][None], self.background)
+                        for k, i in enumerate(idx)]
+                out, eps = self._predict(np.concatenate(pert).astype(np.float32))
                 cols = np.repeat(columns[idx], [len(r) for r in rows])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
                 if self.kernel == "lime":
@@ -282,18 +271,17 @@ class ObjectLime:
         labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
         coef = np.pad(self.explain_objects(inputs, targets, object_labels=object_labels),
                       ((0, 0), (1, 0)))  # column 0: the background
-        painted = np.take_along_axis(coef, labels.reshape(len(labels), -1), axis=1)
-        return painted.reshape(labels.shape).astype(np.float32)
+        return coef[np.arange(len(labels))[:, None, None], labels].astype(np.float32)
 
     __call__ = explain
 
     def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
-        x = check_param(inputs, "inputs", [ArrayLike(
+        x = params.check_param(inputs, "inputs", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
             dtype=np.float32)])
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
-        labels = check_param(object_labels, "object_labels", [ArrayLike(
+        labels = params.check_param(object_labels, "object_labels", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W)",
             within=Interval(numbers.Integral, 0, None))])
         if labels.ndim == 4 and labels.shape[-1] == 1:
@@ -302,9 +290,8 @@ class ObjectLime:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
         # each image's objects renumbered 1..m in increasing label order (0: background)
-        local = np.empty(labels.shape, np.int64)
-        for i, lab in enumerate(labels):
-            local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
+        local = np.array([np.unique(np.append(lab, 0), return_inverse=True)[1][:-1]
+                          for lab in labels], np.int64).reshape(labels.shape)
         sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
         if sizes.max(initial=0) > MAX_OBJECTS:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
@@ -315,12 +302,12 @@ class ObjectLime:
         """The output explained for each image: 0 for a single-output model, else the
         target class (the predicted one for None)."""
         n = len(x)
-        k = self._predict(x[:1]).shape[1] if n else 1
+        k = self._predict(x[:1])[0].shape[1] if n else 1
         if k == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
-            return np.argmax(self._predict(x), axis=1)
-        t = check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
+            return np.argmax(self._predict(x)[0], axis=1)
+        t = params.check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
         if len(t) != n:
             raise ValueError(f"`targets` must hold one target per input: got {len(t)} targets "
                              f"for {n} inputs")
