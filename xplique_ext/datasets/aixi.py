@@ -692,10 +692,9 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
         used = (np.arange(MAX_OBJECTS) % MAX_PER_PATTERN) < counts[i][slots]
         objs = [k for k in order[i] if used[k]]
         for attempt in range(1000):
-            occ[:] = 0
-            boxes = []
-            for k in objs:
-                s = int(sizes[i, k])
+            occ[:], labels[i] = 0, 0
+            for j, k in enumerate(objs):
+                s, p = int(sizes[i, k]), int(slots[k])
                 span = size - 2 * _MARGIN - s + 1
                 tries = [(_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
                          for u in candidates[i, k]] if attempt == 0 else []
@@ -708,14 +707,12 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
                     f = int(free[rng.integers(free.size)])
                     pos = (_MARGIN + f // span, _MARGIN + f % span)
                 occ[pos[0] : pos[0] + s, pos[1] : pos[1] + s] = 1
-                boxes.append((*pos, s, int(slots[k])))
+                _draw(labels[i], kinds[p], *pos, s, max(1, round(s / 5)), j + 1)
+                patterns[i, j] = p
             else:
                 break  # every object placed
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
-        for j, (y, x, s, p) in enumerate(boxes):
-            _draw(labels[i], kinds[p], y, x, s, max(1, round(s / 5)), j + 1)
-            patterns[i, j] = p
 
 
 def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
@@ -797,8 +794,9 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
                         break
             attempts += _ATTEMPTS
 
-#: (dataset, layout) -> the stream of its random draws, its drawer, the largest count of one
-#: pattern (the divisor of g) and the smallest image side it accepts.
+#: (dataset, layout) -> the stream of its random draws, its drawer (into labels of zeros and
+#: patterns of -1), the largest count of one pattern (the divisor of g) and the smallest
+#: image side it accepts.
 _LAYOUT_TABLE = {
     ("shape", "free"): (0, partial(_draw_free, kinds=(0, 1, 2)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
     ("color", "free"): (1, partial(_draw_free, kinds=(0, 0, 0)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),

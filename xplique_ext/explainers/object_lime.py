@@ -60,11 +60,12 @@ def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lime_solve(z: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
-    """Weighted ridge regression with an (unpenalised) intercept, batched, as lime's
-    ``Ridge(alpha, fit_intercept=True)`` with sample weights: z (G, S, m), y (G, S),
-    w (G, S) -> coefficients (G, m)."""
+def _lime_solve(z: np.ndarray, y: np.ndarray, width: float, alpha: float) -> np.ndarray:
+    """Ridge regression with an (unpenalised) intercept weighted by LIME's kernel of
+    ``width``, batched, as lime's ``Ridge(alpha, fit_intercept=True)`` with sample weights:
+    z (G, S, m), y (G, S) -> coefficients (G, m)."""
     g, s, m = z.shape
+    w = np.stack([lime_kernel_weights(zk, width) for zk in z])
     x = np.concatenate([z, np.ones((g, s, 1))], axis=2)
     xtw = x.transpose(0, 2, 1) * w[:, None, :]
     a = xtw @ x
@@ -199,16 +200,18 @@ class ObjectLime:
         return values, max(float(eps), float(np.finfo(np.float64).eps))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
-        """Rows (subset indices, bit k = object k kept) used for image ``index``."""
+        """The subsets used for image ``index``, (S, m) 0/1: row r keeps object k when bit k
+        of the subset's number is set."""
         total = 2**m
-        if self.nb_samples is None or self.nb_samples >= total:
-            return np.arange(total)
-        forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
-        others = np.setdiff1d(np.arange(total), forced)
-        # one generator per image: the draw does not depend on batching or on the others
-        rng = np.random.default_rng([seed, index])
-        chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
-        return np.sort(np.concatenate([np.asarray(forced), chosen]))
+        rows = np.arange(total)
+        if self.nb_samples is not None and self.nb_samples < total:
+            forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
+            others = np.setdiff1d(rows, forced)
+            # one generator per image: the draw does not depend on batching or on the others
+            rng = np.random.default_rng([seed, index])
+            chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
+            rows = np.sort(np.concatenate([np.asarray(forced), chosen]))
+        return (rows[:, None] >> np.arange(m)) & 1
 
     # ------------------------------------------------------------------ API
     def explain_objects(self, inputs: Any, targets: Any = None, *,
@@ -242,21 +245,17 @@ class ObjectLime:
             chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
-                rows = [self._subsets(m, i, seed) for i in idx]
-                # (G, S, m): bit k of a row's subset index = object k kept
-                z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
+                # (G, S, m): the subsets of each image
+                z = np.stack([self._subsets(m, i, seed) for i in idx]).astype(np.float64)
                 # kept: the background (label 0) and the objects of the subset
                 keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
                 pert = [np.where(keep[k][:, labels[i], None], x[i][None], self.background)
                         for k, i in enumerate(idx)]
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32))
-                cols = np.repeat(columns[idx], [len(r) for r in rows])
+                cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
-                if self.kernel == "lime":
-                    w = np.stack([lime_kernel_weights(zk, self.kernel_width) for zk in z])
-                    c = _lime_solve(z, y, w, self.alpha)
-                else:
-                    c = _shapley_solve(z, y)
+                c = (_lime_solve(z, y, self.kernel_width, self.alpha) if self.kernel == "lime"
+                     else _shapley_solve(z, y))
                 # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
                 # perturbations) has a zero explanation, not the solver's noise
                 c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
