@@ -433,25 +433,16 @@ class AIXIData:
                                     within=Interval(numbers.Integral, 0, MAX_OBJECTS))],
         "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})",  # -1: none
                                       within=Interval(numbers.Integral, -1, N_PATTERNS - 1))],
-        "dataset": _DATASET,
-        **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
+        "dataset": _DATASET, **{k: _MAKE[k] for k in _RECIPE if k != "dataset"}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
         self.max_count = max_count(dataset, layout)
-        self.object_labels = object_labels.astype(np.uint8)  # copies: the caller's stay theirs
-        self.object_patterns = object_patterns.astype(np.int8)
-        self._check_drawing()
-        self.dataset, self.function, self.convention = dataset, function, convention
-        self.layout, self.seed = layout, seed
-        self.function_name, self._fn = resolve_function(function)
-        self.weights = _weights(self.function_name, self._fn, weights, convention)
-
-    def _check_drawing(self) -> None:
-        """A drawing that describes images: one pattern row per label map naming the drawn
-        objects (labels and patterns in range: declared), at most ``max_count`` objects of
-        one pattern."""
-        labels, patterns = self.object_labels, self.object_patterns
+        # copies: the caller's arrays stay theirs
+        labels = self.object_labels = object_labels.astype(np.uint8)
+        patterns = self.object_patterns = object_patterns.astype(np.int8)
+        # a drawing that describes images: one pattern row per label map naming the drawn
+        # objects (labels and patterns in range: declared), at most max_count of one pattern
         if patterns.shape[1:] != (MAX_OBJECTS,):
             raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
                              f"per object slot, got shape {patterns.shape}")
@@ -471,6 +462,10 @@ class AIXIData:
             raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
                              f"declares: in image {i}, object {k + 1} has pattern "
                              f"{patterns[i, k]} but {pixels} pixels")
+        self.dataset, self.function, self.convention = dataset, function, convention
+        self.layout, self.seed = layout, seed
+        self.function_name, self._fn = resolve_function(function)
+        self.weights = _weights(self.function_name, self._fn, weights, convention)
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -493,8 +488,8 @@ class AIXIData:
     @cached_property
     def images(self) -> np.ndarray:
         level = np.ones(N_PATTERNS) if self.dataset == "shape" else np.asarray(COLOR_INTENSITIES)
-        values = np.where(self.object_patterns >= 0, level[self.object_patterns], 0)
-        return _per_object(self.object_labels, values)[..., None]
+        # an empty slot (pattern -1) has no pixel: the level it reads is never painted
+        return _per_object(self.object_labels, level[self.object_patterns])[..., None]
 
     @cached_property
     def targets(self) -> np.ndarray:

@@ -86,10 +86,9 @@ def _shapley_solve(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     if m == 1:
         return delta[:, None]
     w = np.stack([shapley_kernel_weights(zk) for zk in z])
-    w = np.where(np.isfinite(w), w, 0.0)  # the two constrained coalitions
+    sw = np.sqrt(np.where(np.isfinite(w), w, 0.0))  # 0: the two constrained coalitions
     t = y - f0[:, None] - z[:, :, -1] * delta[:, None]
     x = z[:, :, :-1] - z[:, :, -1:]
-    sw = np.sqrt(w)
     head = (np.linalg.pinv(x * sw[..., None]) @ (t * sw)[..., None])[..., 0]
     return np.concatenate([head, (delta - head.sum(axis=1))[:, None]], axis=1)
 
