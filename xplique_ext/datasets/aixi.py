@@ -110,10 +110,7 @@ _G = [ArrayLike("real", dtype=np.float64, finite=True)]
 _MAKE = {
     "n_samples": [Interval(numbers.Integral, 1, None)],
     "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
-    "function": _FUNCTION,
-    "seed": _SEED,
-    "convention": _CONVENTION,
-    "layout": _LAYOUT,
+    "function": _FUNCTION, "seed": _SEED, "convention": _CONVENTION, "layout": _LAYOUT,
     "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None]}
 
 
@@ -965,8 +962,7 @@ def _disc(radius: int) -> np.ndarray:
 @validate_params({
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
                          dtype=np.float32, finite=True)],
-    "dataset": _DATASET,
-    "layout": _LAYOUT})
+    "dataset": _DATASET, "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 

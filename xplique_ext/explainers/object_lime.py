@@ -163,15 +163,12 @@ class ObjectLime:
     """
 
     @validate_params({
-        "model": [Callable_()],
-        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
         "kernel": [Options(["lime", "shapley"])],
-        "nb_samples": [Interval(numbers.Integral, 2, None), None],
-        "kernel_width": _WIDTH,
+        "nb_samples": [Interval(numbers.Integral, 2, None), None], "kernel_width": _WIDTH,
         "alpha": [Interval(numbers.Real, 0, None)],
         "background": [Interval(numbers.Real, None, None)],
-        "seed": [Interval(numbers.Integral, 0, None), None],
-        "progress": [Boolean()],
+        "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
         "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
     def __init__(self, model: Callable, batch_size: Optional[int] = 64, *, kernel: str = "lime",

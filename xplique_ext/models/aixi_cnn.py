@@ -14,8 +14,7 @@ __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
     "input_shape": [ArrayLike("integer", ndim=1, batch_hint=False,
                               within=Interval(numbers.Integral, 1, None))],
     "function": [Options(["ssin", "suum", "class"])],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "compile": [Boolean()],
+    "seed": [Interval(numbers.Integral, 0, None), None], "compile": [Boolean()],
     "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")]})
 def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "ssin", *,
                    seed: Optional[int] = None, compile: bool = True,
