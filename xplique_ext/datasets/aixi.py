@@ -269,8 +269,7 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     subsets = (index[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
     values = apply_function(fn, subsets @ np.eye(N_PATTERNS)[patterns] / divisor)
     size = subsets.sum(axis=1)
-    weight = np.array([math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m)
-                       for s in range(m)] + [0.0])
+    weight = np.array([1 / (m * math.comb(m - 1, s)) for s in range(m)] + [0.0])  # s!(m-s-1)!/m!
     gain = values[index[:, None] | (1 << np.arange(m))] - values[:, None]  # (2^m, m): add i
     return np.sum(np.where(subsets == 0, weight[size][:, None] * gain, 0.0), axis=0)
 
