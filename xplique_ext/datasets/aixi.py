@@ -993,20 +993,18 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     >>> bool((count_patterns(data.images) == data.counts).all())
     True
     """
-    if images.ndim == 4 and images.shape[-1] == 1:
-        images = images[..., 0]
+    images = images[..., 0] if images.ndim == 4 and images.shape[-1] == 1 else images
     if images.ndim != 3 or 0 in images.shape[1:]:  # OpenCV crashes on images of no pixel
         raise ValueError("`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got "
                          f"{images.shape}")
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
-    levels = np.asarray(COLOR_INTENSITIES)
     for i, img in enumerate(images):
         binary = (img > 1e-6).astype(np.uint8)
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
         left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
-            pattern = np.argmin(np.abs((sums / area)[:, None] - levels[None, :]), axis=1)
+            pattern = np.argmin(np.abs((sums / area)[:, None] - COLOR_INTENSITIES), axis=1)
         elif layout == "free":
             fill = area / (width * height)
             pattern = np.where(fill < _FILL_CROSS_MAX, 2, np.where(fill < _FILL_CIRCLE_MAX, 0, 1))

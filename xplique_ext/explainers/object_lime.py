@@ -279,8 +279,7 @@ class ObjectLime:
         labels = params.check_param(object_labels, "object_labels", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W)",
             within=Interval(numbers.Integral, 0, None))])
-        if labels.ndim == 4 and labels.shape[-1] == 1:
-            labels = labels[..., 0]
+        labels = labels[..., 0] if labels.ndim == 4 and labels.shape[-1] == 1 else labels
         if labels.shape != x.shape[:3]:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
