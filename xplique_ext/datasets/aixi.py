@@ -364,8 +364,7 @@ class ObjectMasks:
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
     look-up table: no temporary larger than one image)."""
-    lut = np.zeros((len(labels), MAX_OBJECTS + 1), dtype)  # 0: the background
-    lut[:, 1:] = values
+    lut = np.pad(np.asarray(values, dtype), ((0, 0), (1, 0)))  # 0: the background
     out = np.empty(labels.shape, dtype)
     for i in range(len(labels)):
         out[i] = lut[i][labels[i]]

@@ -236,9 +236,8 @@ class ObjectLime:
         bar.update(int(np.sum(sizes == 0)))  # images without objects: nothing to explain
         for m in np.unique(sizes[sizes > 0]).tolist():
             members = np.flatnonzero(sizes == m).tolist()
-            # at most ~2^24 perturbed pixel values in memory at once
-            rows_per_image = min(2**m, self.nb_samples or 2**m)
-            chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
+            # at most ~2^24 perturbed pixel values in memory at once (2^m or nb_samples rows)
+            chunk = max(1, 2**24 // (min(2**m, self.nb_samples or 2**m) * x[0].size))
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
                 # (G, S, m): the subsets of each image
