@@ -836,6 +836,7 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
                "without overlap")
         raise ValueError(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
+    weights = _weights(*resolve_function(function), weights, convention)  # before the drawing
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
     stream, draw = _LAYOUT_TABLE[dataset, layout][:2]
