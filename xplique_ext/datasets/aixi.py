@@ -98,6 +98,8 @@ _ATTEMPTS = 64  # authors' AIXI-Color: candidate circles drawn at once
 _MAX_ATTEMPTS = 20000  # ... before the image is started again (never reached in practice)
 
 _DATASET = [Options(["shape", "color"])]
+#: What an AIXIData holds besides its drawing (saved with it).
+_RECIPE = ("dataset", "function", "convention", "layout", "weights", "seed")
 _LAYOUT = [Options(LAYOUTS)]
 _CONVENTION = [Options(CONVENTIONS)]
 _SEED = [Interval(numbers.Integral, 0, None), None]
@@ -108,10 +110,7 @@ _G = [ArrayLike("real", dtype=np.float64, finite=True)]
 _MAKE = {
     "n_samples": [Interval(numbers.Integral, 1, None)],
     "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
-    "function": _FUNCTION,
-    "seed": _SEED,
-    "convention": _CONVENTION,
-    "layout": _LAYOUT,
+    "function": _FUNCTION, "seed": _SEED, "convention": _CONVENTION, "layout": _LAYOUT,
     "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None]}
 
 
@@ -270,8 +269,7 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     subsets = (index[:, None] >> np.arange(m)[None, :]) & 1  # (2^m, m)
     values = apply_function(fn, subsets @ np.eye(N_PATTERNS)[patterns] / divisor)
     size = subsets.sum(axis=1)
-    weight = np.array([math.factorial(s) * math.factorial(m - s - 1) / math.factorial(m)
-                       for s in range(m)] + [0.0])
+    weight = np.array([1 / (m * math.comb(m - 1, s)) for s in range(m)] + [0.0])  # s!(m-s-1)!/m!
     gain = values[index[:, None] | (1 << np.arange(m))] - values[:, None]  # (2^m, m): add i
     return np.sum(np.where(subsets == 0, weight[size][:, None] * gain, 0.0), axis=0)
 
@@ -366,8 +364,7 @@ class ObjectMasks:
 def _per_object(labels: np.ndarray, values: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
     """Paint per-object values (N, 6) on object labels (N, H, W), one image at a time (a
     look-up table: no temporary larger than one image)."""
-    lut = np.zeros((len(labels), MAX_OBJECTS + 1), dtype)  # 0: the background
-    lut[:, 1:] = values
+    lut = np.pad(np.asarray(values, dtype), ((0, 0), (1, 0)))  # 0: the background
     out = np.empty(labels.shape, dtype)
     for i in range(len(labels)):
         out[i] = lut[i][labels[i]]
@@ -431,25 +428,16 @@ class AIXIData:
                                     within=Interval(numbers.Integral, 0, MAX_OBJECTS))],
         "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})",  # -1: none
                                       within=Interval(numbers.Integral, -1, N_PATTERNS - 1))],
-        "dataset": _DATASET,
-        **{k: _MAKE[k] for k in ("function", "convention", "layout", "weights", "seed")}})
+        "dataset": _DATASET, **{k: _MAKE[k] for k in _RECIPE if k != "dataset"}})
     def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
                  function: Any, convention: str = "paper", layout: str = "authors",
                  weights: Any = None, seed: Optional[int] = None):
         self.max_count = max_count(dataset, layout)
-        self.object_labels = object_labels.astype(np.uint8)  # copies: the caller's stay theirs
-        self.object_patterns = object_patterns.astype(np.int8)
-        self._check_drawing()
-        self.dataset, self.function, self.convention = dataset, function, convention
-        self.layout, self.seed = layout, seed
-        self.function_name, self._fn = resolve_function(function)
-        self.weights = _weights(self.function_name, self._fn, weights, convention)
-
-    def _check_drawing(self) -> None:
-        """A drawing that describes images: one pattern row per label map naming the drawn
-        objects (labels and patterns in range: declared), at most ``max_count`` objects of
-        one pattern."""
-        labels, patterns = self.object_labels, self.object_patterns
+        # copies: the caller's arrays stay theirs
+        labels = self.object_labels = object_labels.astype(np.uint8)
+        patterns = self.object_patterns = object_patterns.astype(np.int8)
+        # a drawing that describes images: one pattern row per label map naming the drawn
+        # objects (labels and patterns in range: declared), at most max_count of one pattern
         if patterns.shape[1:] != (MAX_OBJECTS,):
             raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
                              f"per object slot, got shape {patterns.shape}")
@@ -469,6 +457,10 @@ class AIXIData:
             raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
                              f"declares: in image {i}, object {k + 1} has pattern "
                              f"{patterns[i, k]} but {pixels} pixels")
+        self.dataset, self.function, self.convention = dataset, function, convention
+        self.layout, self.seed = layout, seed
+        self.function_name, self._fn = resolve_function(function)
+        self.weights = _weights(self.function_name, self._fn, weights, convention)
 
     @property
     def pattern_names(self) -> Tuple[str, str, str]:
@@ -491,8 +483,8 @@ class AIXIData:
     @cached_property
     def images(self) -> np.ndarray:
         level = np.ones(N_PATTERNS) if self.dataset == "shape" else np.asarray(COLOR_INTENSITIES)
-        values = np.where(self.object_patterns >= 0, level[self.object_patterns], 0)
-        return _per_object(self.object_labels, values)[..., None]
+        # an empty slot (pattern -1) has no pixel: the level it reads is never painted
+        return _per_object(self.object_labels, level[self.object_patterns])[..., None]
 
     @cached_property
     def targets(self) -> np.ndarray:
@@ -574,8 +566,7 @@ class AIXIData:
         return np.any(self.object_ground_truth() != 0, axis=1)
 
     def _recipe(self) -> Dict[str, Any]:
-        return dict(dataset=self.dataset, function=self.function, convention=self.convention,
-                    layout=self.layout, weights=self.weights, seed=self.seed)
+        return {k: getattr(self, k) for k in _RECIPE}
 
     def __len__(self) -> int:
         return len(self.object_labels)
@@ -629,6 +620,7 @@ class AIXIData:
         return path
 
     @classmethod
+    @validate_params({"path": [PATH]})
     def load(cls, path: Union[str, Path]) -> AIXIData:
         """Load a dataset written by :meth:`save`."""
         try:
@@ -640,14 +632,11 @@ class AIXIData:
         if meta.get("format") != 2:
             raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
                              f"format {meta.get('format', 1)} in {str(path)!r}")
-        recipe = {k: meta[k] for k in ("dataset", "function", "convention", "layout", "seed")}
-        return cls(labels, patterns, weights=meta["weights"], **recipe)
+        return cls(labels, patterns, **{k: meta[k] for k in _RECIPE})
 
 
-@validate_params({"path": [PATH]})
-def load_aixi(path: Union[str, Path]) -> AIXIData:
-    """Load a dataset written by :meth:`AIXIData.save`."""
-    return AIXIData.load(path)
+#: Load a dataset written by :meth:`AIXIData.save` (the same as :meth:`AIXIData.load`).
+load_aixi = AIXIData.load
 
 
 # --------------------------------------------------------------------------- drawing
@@ -693,10 +682,9 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
         used = (np.arange(MAX_OBJECTS) % MAX_PER_PATTERN) < counts[i][slots]
         objs = [k for k in order[i] if used[k]]
         for attempt in range(1000):
-            occ[:] = 0
-            boxes = []
-            for k in objs:
-                s = int(sizes[i, k])
+            occ[:], labels[i] = 0, 0
+            for j, k in enumerate(objs):
+                s, p = int(sizes[i, k]), int(slots[k])
                 span = size - 2 * _MARGIN - s + 1
                 tries = [(_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
                          for u in candidates[i, k]] if attempt == 0 else []
@@ -709,15 +697,12 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
                     f = int(free[rng.integers(free.size)])
                     pos = (_MARGIN + f // span, _MARGIN + f % span)
                 occ[pos[0] : pos[0] + s, pos[1] : pos[1] + s] = 1
-                boxes.append((*pos, s, int(slots[k])))
+                _draw(labels[i], kinds[p], *pos, s, max(1, round(s / 5)), j + 1)
+                patterns[i, j] = p
             else:
                 break  # every object placed
         else:  # pragma: no cover - only for sizes below MIN_IMAGE_SIZE
             raise RuntimeError(f"could not place the objects in a {size}x{size} image")
-        labels[i], patterns[i] = 0, -1
-        for j, (y, x, s, p) in enumerate(boxes):
-            _draw(labels[i], kinds[p], y, x, s, max(1, round(s / 5)), j + 1)
-            patterns[i, j] = p
 
 
 def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray):
@@ -749,7 +734,6 @@ def _draw_authors_shape(rng: np.random.Generator, labels: np.ndarray, patterns: 
         return low + min(int(v * (high - low + 1)), high - low)
 
     for i in range(len(labels)):
-        labels[i], patterns[i] = 0, -1
         for k, p in enumerate(np.repeat(np.arange(N_PATTERNS), counts[i])):
             col, row = (cell * v for v in divmod(int(cells[i, k]), GRID_SIDE))
             dy, dx = (pick(v, a, (cell - a) // 2) for v in u[i, k, :2])
@@ -800,8 +784,9 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
                         break
             attempts += _ATTEMPTS
 
-#: (dataset, layout) -> the stream of its random draws, its drawer, the largest count of one
-#: pattern (the divisor of g) and the smallest image side it accepts.
+#: (dataset, layout) -> the stream of its random draws, its drawer (into labels of zeros and
+#: patterns of -1), the largest count of one pattern (the divisor of g) and the smallest
+#: image side it accepts.
 _LAYOUT_TABLE = {
     ("shape", "free"): (0, partial(_draw_free, kinds=(0, 1, 2)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
     ("color", "free"): (1, partial(_draw_free, kinds=(0, 0, 0)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
@@ -851,12 +836,12 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
                "without overlap")
         raise ValueError(
             f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
-    weights = _weights(*resolve_function(function), weights, convention)
+    weights = _weights(*resolve_function(function), weights, convention)  # before the drawing
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
     stream, draw = _LAYOUT_TABLE[dataset, layout][:2]
-    labels = np.empty((n_samples, image_size, image_size), np.uint8)
-    patterns = np.empty((n_samples, MAX_OBJECTS), np.int8)
+    labels = np.zeros((n_samples, image_size, image_size), np.uint8)  # no object yet
+    patterns = np.full((n_samples, MAX_OBJECTS), -1, np.int8)
     for start in range(0, n_samples, _CHUNK):
         rng = np.random.default_rng([entropy, stream, start // _CHUNK])
         draw(rng, labels[start : start + _CHUNK], patterns[start : start + _CHUNK])
@@ -976,8 +961,7 @@ def _disc(radius: int) -> np.ndarray:
 @validate_params({
     "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
                          dtype=np.float32, finite=True)],
-    "dataset": _DATASET,
-    "layout": _LAYOUT})
+    "dataset": _DATASET, "layout": _LAYOUT})
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 
@@ -1009,28 +993,24 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     >>> bool((count_patterns(data.images) == data.counts).all())
     True
     """
-    if images.ndim == 4 and images.shape[-1] == 1:
-        images = images[..., 0]
+    images = images[..., 0] if images.ndim == 4 and images.shape[-1] == 1 else images
     if images.ndim != 3 or 0 in images.shape[1:]:  # OpenCV crashes on images of no pixel
         raise ValueError("`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got "
                          f"{images.shape}")
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
-    levels = np.asarray(COLOR_INTENSITIES)
     for i, img in enumerate(images):
         binary = (img > 1e-6).astype(np.uint8)
         n, comp, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
         left, top, width, height, area = stats[1:].T  # cv2.CC_STAT_LEFT ... CC_STAT_AREA
         if dataset == "color":
             sums = np.bincount(comp.ravel(), weights=img.ravel(), minlength=n)[1:]
-            pattern = np.argmin(np.abs((sums / area)[:, None] - levels[None, :]), axis=1)
+            pattern = np.argmin(np.abs((sums / area)[:, None] - COLOR_INTENSITIES), axis=1)
         elif layout == "free":
             fill = area / (width * height)
             pattern = np.where(fill < _FILL_CROSS_MAX, 2, np.where(fill < _FILL_CIRCLE_MAX, 0, 1))
         else:
-            pattern = np.full(n - 1, 2)
-            pattern[area == width * height] = 1
-            odd_square_box = (area != width * height) & (height == width) & (height % 2 == 1)
-            for j in np.flatnonzero(odd_square_box):
+            pattern = np.where(area == width * height, 1, 2)  # a full box is a square
+            for j in np.flatnonzero((pattern == 2) & (height == width) & (height % 2 == 1)):
                 crop = comp[top[j] : top[j] + height[j], left[j] : left[j] + width[j]] == j + 1
                 if np.array_equal(crop, _disc(int(height[j]) // 2)):
                     pattern[j] = 0

@@ -16,15 +16,8 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from .. import runtime
-from ..commons.params import (
-    ArrayLike,
-    Boolean,
-    Callable_,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
+from ..commons import params
+from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
 from ..commons.random import seed_to_int
 
@@ -67,11 +60,12 @@ def shapley_kernel_weights(subsets: np.ndarray) -> np.ndarray:
     return out
 
 
-def _lime_solve(z: np.ndarray, y: np.ndarray, w: np.ndarray, alpha: float) -> np.ndarray:
-    """Weighted ridge regression with an (unpenalised) intercept, batched, as lime's
-    ``Ridge(alpha, fit_intercept=True)`` with sample weights: z (G, S, m), y (G, S),
-    w (G, S) -> coefficients (G, m)."""
+def _lime_solve(z: np.ndarray, y: np.ndarray, width: float, alpha: float) -> np.ndarray:
+    """Ridge regression with an (unpenalised) intercept weighted by LIME's kernel of
+    ``width``, batched, as lime's ``Ridge(alpha, fit_intercept=True)`` with sample weights:
+    z (G, S, m), y (G, S) -> coefficients (G, m)."""
     g, s, m = z.shape
+    w = np.stack([lime_kernel_weights(zk, width) for zk in z])
     x = np.concatenate([z, np.ones((g, s, 1))], axis=2)
     xtw = x.transpose(0, 2, 1) * w[:, None, :]
     a = xtw @ x
@@ -92,10 +86,9 @@ def _shapley_solve(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     if m == 1:
         return delta[:, None]
     w = np.stack([shapley_kernel_weights(zk) for zk in z])
-    w = np.where(np.isfinite(w), w, 0.0)  # the two constrained coalitions
+    sw = np.sqrt(np.where(np.isfinite(w), w, 0.0))  # 0: the two constrained coalitions
     t = y - f0[:, None] - z[:, :, -1] * delta[:, None]
     x = z[:, :, :-1] - z[:, :, -1:]
-    sw = np.sqrt(w)
     head = (np.linalg.pinv(x * sw[..., None]) @ (t * sw)[..., None])[..., 0]
     return np.concatenate([head, (delta - head.sum(axis=1))[:, None]], axis=1)
 
@@ -170,15 +163,12 @@ class ObjectLime:
     """
 
     @validate_params({
-        "model": [Callable_()],
-        "batch_size": [Interval(numbers.Integral, 1, None), None],
+        "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
         "kernel": [Options(["lime", "shapley"])],
-        "nb_samples": [Interval(numbers.Integral, 2, None), None],
-        "kernel_width": _WIDTH,
+        "nb_samples": [Interval(numbers.Integral, 2, None), None], "kernel_width": _WIDTH,
         "alpha": [Interval(numbers.Real, 0, None)],
         "background": [Interval(numbers.Real, None, None)],
-        "seed": [Interval(numbers.Integral, 0, None), None],
-        "progress": [Boolean()],
+        "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
         "strategy": "no_validation",  # checked by runtime.resolve_strategy
     })
     def __init__(self, model: Callable, batch_size: Optional[int] = 64, *, kernel: str = "lime",
@@ -195,31 +185,29 @@ class ObjectLime:
                                                self.strategy, fallback=self.model)
 
     # ------------------------------------------------------------------ helpers
-    def _predict(self, x: np.ndarray, with_eps: bool = False):
-        """Model outputs (len(x), K) in float64; with ``with_eps``, also the machine
-        epsilon of the coarsest float dtype the model returned (float64's for integers)."""
+    def _predict(self, x: np.ndarray) -> Tuple[np.ndarray, float]:
+        """Model outputs (len(x), K) in float64, and the machine epsilon of the coarsest
+        float dtype the model returned (float64's for integers)."""
         size = self.batch_size or len(x)
-        parts = []
-        eps = float(np.finfo(np.float64).eps)
-        for s in range(0, len(x), size):
-            out = runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
-            if out.dtype.kind == "f":
-                eps = max(eps, float(np.finfo(out.dtype).eps))
-            parts.append(out.astype(np.float64).reshape(len(out), -1))
-        values = np.concatenate(parts, axis=0)
-        return (values, eps) if with_eps else values
+        outs = [runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
+                for s in range(0, len(x), size)]
+        eps = max([np.finfo(o.dtype).eps for o in outs if o.dtype.kind == "f"], default=0.0)
+        values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
+        return values, max(float(eps), float(np.finfo(np.float64).eps))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
-        """Rows (subset indices, bit k = object k kept) used for image ``index``."""
+        """The subsets used for image ``index``, (S, m) 0/1: row r keeps object k when bit k
+        of the subset's number is set."""
         total = 2**m
-        if self.nb_samples is None or self.nb_samples >= total:
-            return np.arange(total)
-        forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
-        others = np.setdiff1d(np.arange(total), forced)
-        # one generator per image: the draw does not depend on batching or on the others
-        rng = np.random.default_rng([seed, index])
-        chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
-        return np.sort(np.concatenate([np.asarray(forced), chosen]))
+        rows = np.arange(total)
+        if self.nb_samples is not None and self.nb_samples < total:
+            forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
+            others = np.setdiff1d(rows, forced)
+            # one generator per image: the draw does not depend on batching or on the others
+            rng = np.random.default_rng([seed, index])
+            chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
+            rows = np.sort(np.concatenate([np.asarray(forced), chosen]))
+        return (rows[:, None] >> np.arange(m)) & 1
 
     # ------------------------------------------------------------------ API
     def explain_objects(self, inputs: Any, targets: Any = None, *,
@@ -248,26 +236,21 @@ class ObjectLime:
         bar.update(int(np.sum(sizes == 0)))  # images without objects: nothing to explain
         for m in np.unique(sizes[sizes > 0]).tolist():
             members = np.flatnonzero(sizes == m).tolist()
-            # at most ~2^24 perturbed pixel values in memory at once
-            rows_per_image = min(2**m, self.nb_samples or 2**m)
-            chunk = max(1, 2**24 // (rows_per_image * int(np.prod(x.shape[1:]))))
+            # at most ~2^24 perturbed pixel values in memory at once (2^m or nb_samples rows)
+            chunk = max(1, 2**24 // (min(2**m, self.nb_samples or 2**m) * x[0].size))
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
-                rows = [self._subsets(m, i, seed) for i in idx]
-                # (G, S, m): bit k of a row's subset index = object k kept
-                z = np.stack([(r[:, None] >> np.arange(m)) & 1 for r in rows]).astype(np.float64)
-                pert = []
-                for k, i in enumerate(idx):  # keep: background (label 0) and kept objects
-                    keep = np.pad(z[k], ((0, 0), (1, 0)), constant_values=1)[:, labels[i]]
-                    pert.append(np.where(keep[..., None], x[i][None], self.background))
-                out, eps = self._predict(np.concatenate(pert).astype(np.float32), True)
-                cols = np.repeat(columns[idx], [len(r) for r in rows])
+                # (G, S, m): the subsets of each image
+                z = np.stack([self._subsets(m, i, seed) for i in idx]).astype(np.float64)
+                # kept: the background (label 0) and the objects of the subset
+                keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
+                pert = [np.where(keep[k][:, labels[i], None], x[i][None], self.background)
+                        for k, i in enumerate(idx)]
+                out, eps = self._predict(np.concatenate(pert).astype(np.float32))
+                cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
-                if self.kernel == "lime":
-                    w = np.stack([lime_kernel_weights(zk, self.kernel_width) for zk in z])
-                    c = _lime_solve(z, y, w, self.alpha)
-                else:
-                    c = _shapley_solve(z, y)
+                c = (_lime_solve(z, y, self.kernel_width, self.alpha) if self.kernel == "lime"
+                     else _shapley_solve(z, y))
                 # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
                 # perturbations) has a zero explanation, not the solver's noise
                 c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
@@ -282,29 +265,26 @@ class ObjectLime:
         labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
         coef = np.pad(self.explain_objects(inputs, targets, object_labels=object_labels),
                       ((0, 0), (1, 0)))  # column 0: the background
-        painted = np.take_along_axis(coef, labels.reshape(len(labels), -1), axis=1)
-        return painted.reshape(labels.shape).astype(np.float32)
+        return coef[np.arange(len(labels))[:, None, None], labels].astype(np.float32)
 
     __call__ = explain
 
     def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
-        x = check_param(inputs, "inputs", [ArrayLike(
+        x = params.check_param(inputs, "inputs", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
             dtype=np.float32)])
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
-        labels = check_param(object_labels, "object_labels", [ArrayLike(
+        labels = params.check_param(object_labels, "object_labels", [ArrayLike(
             "numeric", ndim=(3, 4), shapes="(N, H, W)",
             within=Interval(numbers.Integral, 0, None))])
-        if labels.ndim == 4 and labels.shape[-1] == 1:
-            labels = labels[..., 0]
+        labels = labels[..., 0] if labels.ndim == 4 and labels.shape[-1] == 1 else labels
         if labels.shape != x.shape[:3]:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
         # each image's objects renumbered 1..m in increasing label order (0: background)
-        local = np.empty(labels.shape, np.int64)
-        for i, lab in enumerate(labels):
-            local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
+        local = np.array([np.unique(np.append(lab, 0), return_inverse=True)[1][:-1]
+                          for lab in labels], np.int64).reshape(labels.shape)
         sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
         if sizes.max(initial=0) > MAX_OBJECTS:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
@@ -315,12 +295,12 @@ class ObjectLime:
         """The output explained for each image: 0 for a single-output model, else the
         target class (the predicted one for None)."""
         n = len(x)
-        k = self._predict(x[:1]).shape[1] if n else 1
+        k = self._predict(x[:1])[0].shape[1] if n else 1
         if k == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
-            return np.argmax(self._predict(x), axis=1)
-        t = check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
+            return np.argmax(self._predict(x)[0], axis=1)
+        t = params.check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
         if len(t) != n:
             raise ValueError(f"`targets` must hold one target per input: got {len(t)} targets "
                              f"for {n} inputs")

@@ -14,8 +14,7 @@ __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
     "input_shape": [ArrayLike("integer", ndim=1, batch_hint=False,
                               within=Interval(numbers.Integral, 1, None))],
     "function": [Options(["ssin", "suum", "class"])],
-    "seed": [Interval(numbers.Integral, 0, None), None],
-    "compile": [Boolean()],
+    "seed": [Interval(numbers.Integral, 0, None), None], "compile": [Boolean()],
     "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")]})
 def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "ssin", *,
                    seed: Optional[int] = None, compile: bool = True,
@@ -74,19 +73,18 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
     def init(k):
         return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)
 
-    layers = keras.layers
     model = keras.Sequential([
         keras.Input(input_shape),
-        layers.Conv2D(25, 3, activation="relu", padding="same", kernel_initializer=init(0)),
-        layers.MaxPooling2D(2),
-        layers.Conv2D(50, 3, activation="relu", padding="same", kernel_initializer=init(1)),
-        layers.MaxPooling2D(2),
-        layers.Flatten(),
-        layers.Dense(25, activation="relu", kernel_initializer=init(2)),
-        layers.Dropout(0.5, seed=None if seed is None else seed + 10),
-        layers.Dense(15, activation="relu", kernel_initializer=init(3)),
-        layers.Dropout(0.5, seed=None if seed is None else seed + 11),
-        layers.Dense(1, activation="sigmoid" if function == "class" else None,
+        keras.layers.Conv2D(25, 3, activation="relu", padding="same", kernel_initializer=init(0)),
+        keras.layers.MaxPooling2D(2),
+        keras.layers.Conv2D(50, 3, activation="relu", padding="same", kernel_initializer=init(1)),
+        keras.layers.MaxPooling2D(2),
+        keras.layers.Flatten(),
+        keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
+        keras.layers.Dropout(0.5, seed=None if seed is None else seed + 10),
+        keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
+        keras.layers.Dropout(0.5, seed=None if seed is None else seed + 11),
+        keras.layers.Dense(1, activation="sigmoid" if function == "class" else None,
                      kernel_initializer=init(4)),
     ], name=f"aixi_cnn_{function}")
     if compile:

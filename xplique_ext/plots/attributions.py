@@ -84,8 +84,7 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
         shown = img[..., 0] if img.ndim == 3 and img.shape[-1] == 1 else img
         axes[i, 0].imshow(shown, cmap="gray" if shown.ndim == 2 else None)
         axes[i, 0].set_title("input" if i == 0 else "")
-        for j, name in enumerate(names, start=1):
-            ax = axes[i, j]
+        for name, ax in zip(names, axes[i, 1:]):
             overlay(ax, shown, np.asarray(explanations[name])[i], cmap=cmap, alpha=alpha)
             title = name if i == 0 else ""
             value = None if scores is None else scores.get(name)

@@ -31,10 +31,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
     fig, axes = plt.subplots(len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)),
                              squeeze=False)
-    names = data.pattern_names
     for i in range(n):
         axes[0, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
-        counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], names) if c)
+        counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], data.pattern_names) if c)
         axes[0, i].set_title(f"{counts or 'empty'}\nF = {data.targets[i]:.3f}", fontsize=7)
         for r, (label, maps) in enumerate(rows, start=1):
             overlay(axes[r, i], data.images[i, ..., 0], maps[i], cmap=cmap, alpha=0.75)
