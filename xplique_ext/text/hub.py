@@ -179,10 +179,9 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
     >>> type(backbone).__name__, pre.sequence_length
     ('BertBackbone', 12)
     """
-    keras_hub = _hub()
-    return (keras_hub.models.Backbone.from_preset(preset),
-            keras_hub.models.TextClassifierPreprocessor.from_preset(
-                preset, sequence_length=sequence_length))
+    models = _hub().models
+    return (models.Backbone.from_preset(preset),
+            models.TextClassifierPreprocessor.from_preset(preset, sequence_length=sequence_length))
 
 
 @validate_params({"backbone": "no_validation",  # a keras-hub Backbone with a dict input: below

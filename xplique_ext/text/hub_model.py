@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from types import SimpleNamespace as _Holder  # holds a layer that Keras must not track
 from typing import Any, List, Optional, Sequence
 
 import keras
@@ -23,13 +24,6 @@ from .tokens import Tokenizer, _pad, find_layer
 _NAMES = ("token_ids", "padding_mask", "segment_ids")
 #: adapters in use, by (id(model), id(tokenizer source), mask_string, activation kind)
 _ADAPTERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-class _Holder:
-    """Holds a layer without Keras tracking it as a sublayer of the holder's owner."""
-
-    def __init__(self, value: Any):
-        self.value = value
 
 
 class _HubTokenizer(Tokenizer):
@@ -76,7 +70,7 @@ class PieceEmbedding(keras.layers.Embedding):
 
     def __init__(self, token_embedding, baseline_id, **kwargs):
         super().__init__(token_embedding.input_dim + 1, token_embedding.output_dim, **kwargs)
-        self._token_embedding = _Holder(token_embedding)  # not tracked as a sublayer
+        self._token_embedding = _Holder(value=token_embedding)  # not tracked as a sublayer
         self.baseline_id = int(baseline_id)
 
     def build(self, input_shape=None):
@@ -102,7 +96,7 @@ class KerasHubTextModel(keras.Model):
         self.piece_embedding = PieceEmbedding(backbone.token_embedding, self.baseline_id,
                                               name="piece_embedding")
         self._xplique_embedding = self.piece_embedding
-        self.net, self.backbone_, self.hub_tokenizer = net, _Holder(backbone), hub_tokenizer
+        self.net, self.backbone_, self.hub_tokenizer = net, _Holder(value=backbone), hub_tokenizer
         self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string,
                                        None if mask_id is None else int(mask_id))
         self.max_pieces, self.logits, self.input_names = max_pieces, logits, list(input_names)
@@ -220,6 +214,6 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
         adapted = KerasHubTextModel(
             model, backbone, hub_tok, max_pieces=None if max_len is None else int(max_len) - 2,
             logits=logits, input_names=names or _NAMES, mask_string=mask_string)
-        adapted.source_ = _Holder(source)
+        adapted.source_ = _Holder(value=source)
         _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer

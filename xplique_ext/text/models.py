@@ -282,8 +282,8 @@ class BagOfWordsModel:
             vocabulary=sorted(set(self.weights) | set(self.rules)),
             output_sequence_length=sequence_length)
         self.vocabulary = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
-        self.id_weights = np.array([0.0, 0.0] + [self.weights.get(t, 0.0)
-                                                 for t in self.vocabulary[2:]])
+        # '' and '[UNK]' are no weights' key (those are non-empty words without brackets)
+        self.id_weights = np.array([self.weights.get(t, 0.0) for t in self.vocabulary])
         self.keyword_ids = np.array([self.vocabulary.index(k) for k in self.rules])
 
     # ---------------------------------------------------------------- the function
