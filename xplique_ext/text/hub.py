@@ -184,9 +184,9 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
             models.TextClassifierPreprocessor.from_preset(preset, sequence_length=sequence_length))
 
 
-@validate_params({"backbone": "no_validation",  # a keras-hub Backbone with a dict input: below
-                  "head": [Options(("cnn", "lstm"))], "trainable": [Boolean()],
-                  **_HEAD_PARAMETERS})
+# backbone: a keras-hub Backbone with a dict input, checked below
+@validate_params({"backbone": "no_validation", "head": [Options(("cnn", "lstm"))],
+                  "trainable": [Boolean()], **_HEAD_PARAMETERS})
 def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = False,
                          filters: int = 64, kernel_sizes: Sequence[int] = (3, 4, 5),
                          units: int = 128, dropout: float = 0.5, seed: int = 0):

@@ -279,8 +279,7 @@ class BagOfWordsModel:
                                  f"case, punctuation stripped), got {word!r}")
             self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
-            vocabulary=sorted(set(self.weights) | set(self.rules)),
-            output_sequence_length=sequence_length)
+            vocabulary=sorted({*self.weights, *self.rules}), output_sequence_length=sequence_length)
         self.vocabulary = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
         # '' and '[UNK]' are no weights' key (those are non-empty words without brackets)
         self.id_weights = np.array([self.weights.get(t, 0.0) for t in self.vocabulary])
