@@ -135,8 +135,6 @@ class TextClassifier:
                       "tokenizer": "no_validation", "strategy": "no_validation"})
     def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
                  mask_string: str = "UNKWORDZ", strategy: Any = None):
-        if isinstance(model, TextClassifier):
-            raise TypeError("`model` is already a TextClassifier; pass its `.model`")
         # a keras-hub text classifier becomes a model on word-piece ids + its tokenizer
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
@@ -261,9 +259,8 @@ class TextClassifier:
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
-        out = self._fn("shift", x, "embedding shifts")(self._to_model_input(x),
-                                                        shift.astype(np.float32))
-        return self._check_outputs(out, len(x))
+        return self._check_outputs(self._fn("shift", x, "embedding shifts")(
+            self._to_model_input(x), shift.astype(np.float32)), len(x))
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""

@@ -183,8 +183,7 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
 
 def _penalty(p_rule, mask, C, logic):
     """C (1 - r(x, y)) of Eq. (2), 0 where ``mask`` (N, 1) is 0 (no rule keyword)."""
-    r = p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule)
-    return C * (1.0 - r) * mask
+    return C * (1.0 - (p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule))) * mask
 
 
 def _teacher_ops(p2, pr2, mask, C, logic):

@@ -236,13 +236,12 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
     >>> model.output_shape, model.backbone.trainable
     ((None, 1), False)
     """
-    keras_hub = _hub()
     import keras
     from keras import ops
 
     from .models import _head
 
-    if not isinstance(backbone, keras_hub.models.Backbone):
+    if not isinstance(backbone, _hub().models.Backbone):  # keras-hub missing: an ImportError
         raise TypeError("`backbone` must be a keras-hub Backbone (e.g. keras_hub.models."
                         f"BertBackbone, or load_hub_backbone(preset)[0]), got "
                         f"{type(backbone).__name__}")

@@ -93,9 +93,8 @@ class KerasHubTextModel(keras.Model):
         mask_id = getattr(hub_tokenizer, "mask_token_id", None)
         self.baseline_id = int(hub_tokenizer.pad_token_id if mask_id is None else mask_id)
         # the layer the text classifier's IG and embedding shifts act on
-        self.piece_embedding = PieceEmbedding(backbone.token_embedding, self.baseline_id,
-                                              name="piece_embedding")
-        self._xplique_embedding = self.piece_embedding
+        self.piece_embedding = self._xplique_embedding = PieceEmbedding(
+            backbone.token_embedding, self.baseline_id, name="piece_embedding")
         self.net, self.backbone_, self.hub_tokenizer = net, _Holder(value=backbone), hub_tokenizer
         self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string,
                                        None if mask_id is None else int(mask_id))
@@ -177,9 +176,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
             raise ValueError("`tokenizer` must be None for a KerasHubTextModel: it carries its "
                              f"own, got {type(tokenizer).__name__}")
         tok = model.tokenizer
-        if mask_string != tok.mask_string:
-            tok = _HubTokenizer(tok.raw, mask_string, tok.mask_id)
-        return model, tok
+        return model, tok if mask_string == tok.mask_string else _HubTokenizer(
+            tok.raw, mask_string, tok.mask_id)
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
         raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
@@ -199,7 +197,7 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
                          f"keras_hub.models.BertBackbone), found none in {type(model).__name__}")
     limits = (getattr(source, "sequence_length", None) if hub_tok is not source else None,
               getattr(backbone, "max_sequence_length", None))
-    max_len = min((v for v in limits if v is not None), default=None)
+    max_pieces = min((int(v) - 2 for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "
                          "of a keras-hub backbone, got the extra inputs "
@@ -211,9 +209,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
     key = (id(model), id(source), mask_string, logits)
     adapted = _ADAPTERS.get(key)
     if adapted is None:
-        adapted = KerasHubTextModel(
-            model, backbone, hub_tok, max_pieces=None if max_len is None else int(max_len) - 2,
-            logits=logits, input_names=names or _NAMES, mask_string=mask_string)
+        adapted = KerasHubTextModel(model, backbone, hub_tok, max_pieces=max_pieces, logits=logits,
+                                    input_names=names or _NAMES, mask_string=mask_string)
         adapted.source_ = _Holder(value=source)
         _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer

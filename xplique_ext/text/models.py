@@ -63,11 +63,10 @@ def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
     >>> tv(["good film"]).shape
     TensorShape([1, 4])
     """
-    import keras
     import tensorflow as tf
+    from keras.layers import TextVectorization
 
-    tv = keras.layers.TextVectorization(max_tokens=max_tokens,
-                                        output_sequence_length=sequence_length)
+    tv = TextVectorization(max_tokens=max_tokens, output_sequence_length=sequence_length)
     tv.adapt(tf.constant(as_sentences(sentences, "sentences")))
     return tv
 
