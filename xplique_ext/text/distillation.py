@@ -161,10 +161,10 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
         if arr.shape[-1] < 2:
             raise ValueError(f"`{name}` must hold K >= 2 class probabilities per sentence (for "
                              f"a sigmoid output p, pass [1 - p, p]), got shape {arr.shape}")
-        off = [total for total in arr.sum(axis=-1).ravel() if abs(total - 1.0) > 1e-5]
-        if off:
+        sums = arr.sum(axis=-1).ravel()
+        if (np.abs(sums - 1.0) > 1e-5).any():
             raise ValueError(f"`{name}` rows must sum to 1 (a distribution over the K classes),"
-                             f" got a row summing to {off[0]:.6g}")
+                             f" got a row summing to {sums[np.abs(sums - 1) > 1e-5][0]:.6g}")
     if p.shape != p_rule.shape:
         raise ValueError(f"`p` and `p_rule` must have the same shape, got {p.shape} and "
                          f"{p_rule.shape}")
