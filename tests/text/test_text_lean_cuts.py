@@ -43,7 +43,8 @@ def test_rule_tables_default_empty_and_replacing():
 
 
 def test_rule_teacher_names_the_first_row_not_summing_to_one():
-    with pytest.raises(ValueError, match=r"`p_rule` rows must sum to 1 .* got a row summing to 0\.9$"):
+    message = r"`p_rule` rows must sum to 1 .* got a row summing to 0\.9$"
+    with pytest.raises(ValueError, match=message):
         rule_teacher([[0.5, 0.5], [0.3, 0.7]], [[0.5, 0.5], [0.4, 0.5]])
     q = rule_teacher([[0.3, 0.7]], [[0.9, 0.1]], C=6, logic="average")
     expected = np.array([0.3, 0.7]) * np.exp(-6 * (1 - 0.5 * (1 + np.array([0.9, 0.1]))))
