@@ -49,12 +49,11 @@ class _HubTokenizer(Tokenizer):
         for text in texts:
             layout: List[Optional[int]] = []
             for is_mask, group in itertools.groupby(text.split(), self._is_mask):
-                words = list(group)
                 if is_mask:
-                    layout += [None] * len(words)
+                    layout += [None for _ in group]
                 else:
                     layout.append(len(runs))
-                    runs.append(" ".join(words))
+                    runs.append(" ".join(group))
             layouts.append(layout)
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
