@@ -129,14 +129,12 @@ class TextClassifier:
       model that pads to the longest sentence of each batch sees batch-dependent padding.
     """
 
+    # tokenizer and strategy: checked by Tokenizer and resolve_strategy
     @validate_params({"model": [Callable_()], "mask_string": [Word()],
                       "batch_size": [Interval(numbers.Integral, 1, None), None],
-                      # checked by Tokenizer and resolve_strategy
                       "tokenizer": "no_validation", "strategy": "no_validation"})
     def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
                  mask_string: str = "UNKWORDZ", strategy: Any = None):
-        if isinstance(model, TextClassifier):
-            raise TypeError("`model` is already a TextClassifier; pass its `.model`")
         # a keras-hub text classifier becomes a model on word-piece ids + its tokenizer
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
@@ -218,10 +216,9 @@ class TextClassifier:
         float64."""
         known = self._n_outputs
         arr = check_outputs(  # a single output (not a dict nor a tuple), as a NumPy array
-            out, batch, trailing=[(1,), (2,)] if known is None else [(known,)],
-            probabilities=True, offset=offset,
-            expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)" if known is None
-            else f"shape (N, {known}) on every batch")
+            out, batch, trailing=[(1,), (2,)] if known is None else [(known,)], probabilities=True,
+            offset=offset, expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
+            if known is None else f"shape (N, {known}) on every batch")
         self._n_outputs = int(arr.shape[1])
         # p(y=1): sigmoid or softmax, its round-off past 0 or 1 (allowed above) clipped
         return np.clip(arr[:, -1].astype(np.float64), 0.0, 1.0)
@@ -262,15 +259,13 @@ class TextClassifier:
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
-        out = self._fn("shift", x, "embedding shifts")(self._to_model_input(x),
-                                                        shift.astype(np.float32))
-        return self._check_outputs(out, len(x))
+        return self._check_outputs(self._fn("shift", x, "embedding shifts")(
+            self._to_model_input(x), shift.astype(np.float32)), len(x))
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
-        contrib, p1 = self._fn("ig", x, "Integrated Gradients")(
-            self._to_model_input(x), *(np.asarray(v, np.float32) for v in (alpha, word_mask, shift))
-        )
+        contrib, p1 = self._fn("ig", x, "Integrated Gradients")(self._to_model_input(x), *(
+            np.asarray(v, np.float32) for v in (alpha, word_mask, shift)))
         p1 = check_outputs(np.asarray(p1), len(x), trailing=[()], probabilities=True)
         return np.asarray(contrib), p1.astype(np.float64)
 

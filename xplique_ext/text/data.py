@@ -29,17 +29,13 @@ __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
 CLAUSE_STYLES = ("mixed", "sentiment")
 
 _TEMPLATES = {
-    "mixed": (
-        "the {noun} was {adj}", "the {noun} was {int} {adj}", "the {noun} is {adj}",
-        "{adj} {noun}", "i {verb} the {noun}", "the {noun} felt {int} {adj}", "it was a {snoun}",
-        "the {noun} and the {noun2} were {adj}", "the {noun} was {adj} and {adj2}",
-        "the {noun} was {adv} done", "we found the {noun} {adj}", "this {noun} is a {snoun}",
-    ),
-    "sentiment": (
-        "{adj} {adj2}", "{adj} {adj2} {adj3}", "{adv} {adj}", "{adj} {snoun}",
-        "{adv} {adj} {snoun}", "{adj} {adj2} {snoun}",
-    ),
-}
+    "mixed": ("the {noun} was {adj}", "the {noun} was {int} {adj}", "the {noun} is {adj}",
+              "{adj} {noun}", "i {verb} the {noun}", "the {noun} felt {int} {adj}",
+              "it was a {snoun}", "the {noun} and the {noun2} were {adj}",
+              "the {noun} was {adj} and {adj2}", "the {noun} was {adv} done",
+              "we found the {noun} {adj}", "this {noun} is a {snoun}"),
+    "sentiment": ("{adj} {adj2}", "{adj} {adj2} {adj3}", "{adv} {adj}", "{adj} {snoun}",
+                  "{adv} {adj} {snoun}", "{adj} {adj2} {snoun}")}
 _COLUMNS = ["sentence", "label", "structured", "keyword", "rule_conjunct", "a_text", "b_text",
             "a_sentiment", "b_sentiment", "contrastive", "n_tokens"]
 

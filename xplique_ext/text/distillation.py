@@ -183,8 +183,7 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
 
 def _penalty(p_rule, mask, C, logic):
     """C (1 - r(x, y)) of Eq. (2), 0 where ``mask`` (N, 1) is 0 (no rule keyword)."""
-    r = p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule)
-    return C * (1.0 - r) * mask
+    return C * (1.0 - (p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule))) * mask
 
 
 def _teacher_ops(p2, pr2, mask, C, logic):
@@ -296,16 +295,15 @@ class RuleDistillation(keras.Model):
     See the module's docstring.
     """
 
+    # student: one input or a dict, binary (checked below); tokenizer: checked against the
+    # student's input dtype; rules: by resolve_rules
     @validate_params({
-        "student": [InstanceOf(keras.Model)],  # one input or a dict, binary: checked below
-        "tokenizer": NO_VALIDATION,  # checked against the student's input dtype
-        "rules": NO_VALIDATION,  # resolve_rules
-        "C": _C, "alpha": [_UNIT], "pi_max": [_UNIT], "pi": [_UNIT, None],
-        "logic": [_LOGIC], "name": [InstanceOf(str)]})
-    def __init__(self, student: Any, *, rules: Any = None, C: float = HU_C,
-                 alpha: float = HU_ALPHA, pi_max: float = 1.0, pi: Optional[float] = None,
-                 tokenizer: Any = None, logic: str = "lukasiewicz",
-                 name: str = "rule_distillation"):
+        "student": [InstanceOf(keras.Model)], "tokenizer": NO_VALIDATION, "rules": NO_VALIDATION,
+        "C": _C, "alpha": [_UNIT], "pi_max": [_UNIT], "pi": [_UNIT, None], "logic": [_LOGIC],
+        "name": [InstanceOf(str)]})
+    def __init__(self, student: Any, *, rules: Any = None, C: float = HU_C, alpha: float = HU_ALPHA,
+                 pi_max: float = 1.0, pi: Optional[float] = None, tokenizer: Any = None,
+                 logic: str = "lukasiewicz", name: str = "rule_distillation"):
         super().__init__(name=name)
         if not getattr(student, "outputs", None):  # subclassed: no inputs and outputs to read
             raise TypeError("`student` must be a functional or Sequential keras.Model (inputs "
@@ -396,11 +394,11 @@ class RuleDistillation(keras.Model):
             x, y = self._tensors(x, y)
         return super().evaluate(x, y, **kwargs)
 
-    @validate_params({
-        "x": NO_VALIDATION, "y": NO_VALIDATION,  # sentences, prepare()'s dict, a Dataset: below
-        "batch_size": [_POSITIVE, None], "epochs": [_POSITIVE], "steps_per_epoch": [_POSITIVE, None],
-        "validation_split": [Interval(numbers.Real, 0, 1, closed="left")],
-        "sample_weight": [_UNWEIGHTED], "class_weight": [_UNWEIGHTED]})
+    # x, y: sentences, prepare()'s dict or a Dataset, checked below
+    @validate_params({"x": NO_VALIDATION, "y": NO_VALIDATION, "batch_size": [_POSITIVE, None],
+                      "epochs": [_POSITIVE], "steps_per_epoch": [_POSITIVE, None],
+                      "validation_split": [Interval(numbers.Real, 0, 1, closed="left")],
+                      "sample_weight": [_UNWEIGHTED], "class_weight": [_UNWEIGHTED]})
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, steps_per_epoch=None,
             validation_split=0.0, sample_weight=None, class_weight=None, **kwargs):
         """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a

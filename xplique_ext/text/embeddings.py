@@ -111,14 +111,13 @@ def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, nam
     if not callable(getattr(model, "get_layer", None)):
         raise TypeError(f"`model` must be a Keras model with an embedding layer, got "
                         f"{type(model).__name__}")
-    layers = {layer.name: layer for layer in model.layers}
-    if name not in layers:
+    layer = {layer.name: layer for layer in model.layers}.get(name)
+    if layer is None:
         raise ValueError(f"`name` must be the name of a layer of `model` (one of "
-                         f"{list(layers)}), got {name!r}")
-    if not hasattr(layers[name], "embeddings"):
+                         f"{[each.name for each in model.layers]}), got {name!r}")
+    if not hasattr(layer, "embeddings"):
         raise ValueError(f"`name` must name an embedding layer, got {name!r}, a "
-                         f"{type(layers[name]).__name__} layer")
-    layer = layers[name]
+                         f"{type(layer).__name__} layer")
     if matrix is not None:
         if matrix.shape != tuple(layer.embeddings.shape):
             raise ValueError(f"`matrix` must have the embedding's shape "

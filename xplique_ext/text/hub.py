@@ -179,15 +179,14 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
     >>> type(backbone).__name__, pre.sequence_length
     ('BertBackbone', 12)
     """
-    keras_hub = _hub()
-    return (keras_hub.models.Backbone.from_preset(preset),
-            keras_hub.models.TextClassifierPreprocessor.from_preset(
-                preset, sequence_length=sequence_length))
+    models = _hub().models
+    return (models.Backbone.from_preset(preset),
+            models.TextClassifierPreprocessor.from_preset(preset, sequence_length=sequence_length))
 
 
-@validate_params({"backbone": "no_validation",  # a keras-hub Backbone with a dict input: below
-                  "head": [Options(("cnn", "lstm"))], "trainable": [Boolean()],
-                  **_HEAD_PARAMETERS})
+# backbone: a keras-hub Backbone with a dict input, checked below
+@validate_params({"backbone": "no_validation", "head": [Options(("cnn", "lstm"))],
+                  "trainable": [Boolean()], **_HEAD_PARAMETERS})
 def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = False,
                          filters: int = 64, kernel_sizes: Sequence[int] = (3, 4, 5),
                          units: int = 128, dropout: float = 0.5, seed: int = 0):
@@ -237,13 +236,12 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
     >>> model.output_shape, model.backbone.trainable
     ((None, 1), False)
     """
-    keras_hub = _hub()
     import keras
     from keras import ops
 
     from .models import _head
 
-    if not isinstance(backbone, keras_hub.models.Backbone):
+    if not isinstance(backbone, _hub().models.Backbone):  # keras-hub missing: an ImportError
         raise TypeError("`backbone` must be a keras-hub Backbone (e.g. keras_hub.models."
                         f"BertBackbone, or load_hub_backbone(preset)[0]), got "
                         f"{type(backbone).__name__}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from types import SimpleNamespace as _Holder  # holds a layer that Keras must not track
 from typing import Any, List, Optional, Sequence
 
 import keras
@@ -23,13 +24,6 @@ from .tokens import Tokenizer, _pad, find_layer
 _NAMES = ("token_ids", "padding_mask", "segment_ids")
 #: adapters in use, by (id(model), id(tokenizer source), mask_string, activation kind)
 _ADAPTERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-class _Holder:
-    """Holds a layer without Keras tracking it as a sublayer of the holder's owner."""
-
-    def __init__(self, value: Any):
-        self.value = value
 
 
 class _HubTokenizer(Tokenizer):
@@ -55,12 +49,11 @@ class _HubTokenizer(Tokenizer):
         for text in texts:
             layout: List[Optional[int]] = []
             for is_mask, group in itertools.groupby(text.split(), self._is_mask):
-                words = list(group)
                 if is_mask:
-                    layout += [None] * len(words)
+                    layout += [None for _ in group]
                 else:
                     layout.append(len(runs))
-                    runs.append(" ".join(words))
+                    runs.append(" ".join(group))
             layouts.append(layout)
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
@@ -76,7 +69,7 @@ class PieceEmbedding(keras.layers.Embedding):
 
     def __init__(self, token_embedding, baseline_id, **kwargs):
         super().__init__(token_embedding.input_dim + 1, token_embedding.output_dim, **kwargs)
-        self._token_embedding = _Holder(token_embedding)  # not tracked as a sublayer
+        self._token_embedding = _Holder(value=token_embedding)  # not tracked as a sublayer
         self.baseline_id = int(baseline_id)
 
     def build(self, input_shape=None):
@@ -99,10 +92,9 @@ class KerasHubTextModel(keras.Model):
         mask_id = getattr(hub_tokenizer, "mask_token_id", None)
         self.baseline_id = int(hub_tokenizer.pad_token_id if mask_id is None else mask_id)
         # the layer the text classifier's IG and embedding shifts act on
-        self.piece_embedding = PieceEmbedding(backbone.token_embedding, self.baseline_id,
-                                              name="piece_embedding")
-        self._xplique_embedding = self.piece_embedding
-        self.net, self.backbone_, self.hub_tokenizer = net, _Holder(backbone), hub_tokenizer
+        self.piece_embedding = self._xplique_embedding = PieceEmbedding(
+            backbone.token_embedding, self.baseline_id, name="piece_embedding")
+        self.net, self.backbone_, self.hub_tokenizer = net, _Holder(value=backbone), hub_tokenizer
         self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string,
                                        None if mask_id is None else int(mask_id))
         self.max_pieces, self.logits, self.input_names = max_pieces, logits, list(input_names)
@@ -183,9 +175,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
             raise ValueError("`tokenizer` must be None for a KerasHubTextModel: it carries its "
                              f"own, got {type(tokenizer).__name__}")
         tok = model.tokenizer
-        if mask_string != tok.mask_string:
-            tok = _HubTokenizer(tok.raw, mask_string, tok.mask_id)
-        return model, tok
+        return model, tok if mask_string == tok.mask_string else _HubTokenizer(
+            tok.raw, mask_string, tok.mask_id)
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
         raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
@@ -205,7 +196,7 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
                          f"keras_hub.models.BertBackbone), found none in {type(model).__name__}")
     limits = (getattr(source, "sequence_length", None) if hub_tok is not source else None,
               getattr(backbone, "max_sequence_length", None))
-    max_len = min((v for v in limits if v is not None), default=None)
+    max_pieces = min((int(v) - 2 for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "
                          "of a keras-hub backbone, got the extra inputs "
@@ -217,9 +208,8 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
     key = (id(model), id(source), mask_string, logits)
     adapted = _ADAPTERS.get(key)
     if adapted is None:
-        adapted = KerasHubTextModel(
-            model, backbone, hub_tok, max_pieces=None if max_len is None else int(max_len) - 2,
-            logits=logits, input_names=names or _NAMES, mask_string=mask_string)
-        adapted.source_ = _Holder(source)
+        adapted = KerasHubTextModel(model, backbone, hub_tok, max_pieces=max_pieces, logits=logits,
+                                    input_names=names or _NAMES, mask_string=mask_string)
+        adapted.source_ = _Holder(value=source)
         _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer

@@ -48,22 +48,17 @@ __all__ = ["load_sentiment_dataset", "DATASETS"]
 DATASETS: Dict[str, Dict[str, str]] = {
     "sst2": {"train": "train.tsv", "validation": "dev.tsv", "test": "test.tsv"},
     "sentiment140": {"train": "training.1600000.processed.noemoticon.csv",
-                     "test": "testdata.manual.2009.06.14.csv"},
-}
+                     "test": "testdata.manual.2009.06.14.csv"}}
 _DOWNLOAD = {
-    "sst2": "GLUE's SST-2 (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip: train.tsv, "
-    "dev.tsv, test.tsv)",
-    "sentiment140": "Sentiment140 (http://cs.stanford.edu/people/alecmgo/"
-    "trainingandtestdata.zip: training.1600000.processed.noemoticon.csv, "
-    "testdata.manual.2009.06.14.csv)",
-}
+    "sst2": "GLUE's SST-2 (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip: train.tsv, dev.tsv, "
+    "test.tsv)",
+    "sentiment140": "Sentiment140 (http://cs.stanford.edu/people/alecmgo/trainingandtestdata.zip: "
+    "training.1600000.processed.noemoticon.csv, testdata.manual.2009.06.14.csv)"}
 #: name -> library -> (dataset, text key, label key)
-_LIBRARIES = {
-    "sst2": {"tensorflow_datasets": ("glue/sst2", "sentence", "label"),
-             "datasets": (("nyu-mll/glue", "sst2"), "sentence", "label")},
-    "sentiment140": {"tensorflow_datasets": ("sentiment140", "text", "polarity"),
-                     "datasets": (("stanfordnlp/sentiment140",), "text", "sentiment")},
-}
+_LIBRARIES = {"sst2": {"tensorflow_datasets": ("glue/sst2", "sentence", "label"),
+                       "datasets": (("nyu-mll/glue", "sst2"), "sentence", "label")},
+              "sentiment140": {"tensorflow_datasets": ("sentiment140", "text", "polarity"),
+                               "datasets": (("stanfordnlp/sentiment140",), "text", "sentiment")}}
 #: Sentiment140's six columns (no header), named as the reader uses them
 _S140_COLUMNS = ["label", "id", "date", "query", "user", "sentence"]
 _HIDDEN = "GLUE keeps the labels of SST-2's test split hidden: use split='validation' (dev.tsv)"
@@ -126,16 +121,8 @@ def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
     allowed = tuple(DATASETS[name]) + (("dev",) if "validation" in DATASETS[name] else ())
     split = {"dev": "validation"}.get(check_param(split, "split", [Options(allowed)]), split)
     table = resolve_rules(rules)
-    if path is None:
-        texts, raw, lines, source = _load_remote(name, split)
-    else:
-        file = Path(path) / DATASETS[name][split] if Path(path).is_dir() else Path(path)
-        if not file.is_file():
-            raise FileNotFoundError(f"`path` {str(file)!r} does not exist; download "
-                                    f"{_DOWNLOAD[name]} and pass the {split} file or its folder")
-        texts, raw, lines = _read_file(file, name)
-        source = f"`path` {str(file)!r}"
-    sentences, labels = _labelled(name, texts, raw, lines, source)
+    loaded = _load_remote(name, split) if path is None else _read_file(path, name, split)
+    sentences, labels = _labelled(name, *loaded)  # texts, raw labels, line numbers, source
     if contrastive_only:
         keep = [find_keyword(whitespace_tokens(s), table)[0] is not None for s in sentences]
         sentences, labels = [s for s, k in zip(sentences, keep) if k], labels[np.array(keep, bool)]
@@ -145,8 +132,13 @@ def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
     return sentences, labels
 
 
-def _read_file(file: Path, name: str) -> Tuple[List[str], List[str], List[int]]:
-    """(texts, raw labels, line numbers) of a published file, its columns checked."""
+def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], List[int], str]:
+    """(texts, raw labels, line numbers, source) of the published file ``path``, or of the
+    split's file in the folder ``path``, its columns checked."""
+    file = Path(path) / DATASETS[name][split] if Path(path).is_dir() else Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"`path` {str(file)!r} does not exist; download "
+                                f"{_DOWNLOAD[name]} and pass the {split} file or its folder")
     sst2, where = name == "sst2", f"`path` {str(file)!r}"
     what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1)"
     try:
@@ -169,7 +161,7 @@ def _read_file(file: Path, name: str) -> Tuple[List[str], List[str], List[int]]:
         if len(row) != len(header):
             raise ValueError(f"{where} line {line}: {expected}, got {len(row)}")
     i_text, i_label = header.index("sentence"), header.index("label")
-    return [r[i_text] for r, _ in data], [r[i_label] for r, _ in data], [n for _, n in data]
+    return [r[i_text] for r, _ in data], [r[i_label] for r, _ in data], [n for _, n in data], where
 
 
 def _load_remote(name: str, split: str) -> tuple:

@@ -63,11 +63,10 @@ def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
     >>> tv(["good film"]).shape
     TensorShape([1, 4])
     """
-    import keras
     import tensorflow as tf
+    from keras.layers import TextVectorization
 
-    tv = keras.layers.TextVectorization(max_tokens=max_tokens,
-                                        output_sequence_length=sequence_length)
+    tv = TextVectorization(max_tokens=max_tokens, output_sequence_length=sequence_length)
     tv.adapt(tf.constant(as_sentences(sentences, "sentences")))
     return tv
 
@@ -279,11 +278,10 @@ class BagOfWordsModel:
                                  f"case, punctuation stripped), got {word!r}")
             self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
-            vocabulary=sorted(set(self.weights) | set(self.rules)),
-            output_sequence_length=sequence_length)
+            vocabulary=sorted({*self.weights, *self.rules}), output_sequence_length=sequence_length)
         self.vocabulary = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
-        self.id_weights = np.array([0.0, 0.0] + [self.weights.get(t, 0.0)
-                                                 for t in self.vocabulary[2:]])
+        # '' and '[UNK]' are no weights' key (those are non-empty words without brackets)
+        self.id_weights = np.array([self.weights.get(t, 0.0) for t in self.vocabulary])
         self.keyword_ids = np.array([self.vocabulary.index(k) for k in self.rules])
 
     # ---------------------------------------------------------------- the function

@@ -64,10 +64,9 @@ class RuleTable(Mapping):
 
     @validate_params({"mapping": [_TABLE]})
     def __init__(self, mapping: Mapping):
-        table = _check_table(mapping, "rules", allow_none=False)
-        if not table:
+        self._table = _check_table(mapping, "rules", allow_none=False)
+        if not self._table:
             raise ValueError("`rules` must hold at least one keyword, got an empty mapping")
-        self._table = table
 
     def __getitem__(self, key: str) -> str:
         return self._table[key]
@@ -102,9 +101,7 @@ def resolve_rules(rules: Any = None) -> RuleTable:
     >>> sorted(resolve_rules({"although": "A", "while": None}).items())
     [('although', 'A'), ('but', 'B'), ('though', 'A'), ('yet', 'B')]
     """
-    if rules is None:
-        return RuleTable(DEFAULT_RULES)
     if isinstance(rules, RuleTable):
         return rules
-    table = {**DEFAULT_RULES, **_check_table(rules, "rules", allow_none=True)}
+    table = {**DEFAULT_RULES, **_check_table(rules or {}, "rules", allow_none=True)}
     return RuleTable({key: value for key, value in table.items() if value is not None})
