@@ -106,10 +106,6 @@ def _trace_errors() -> tuple:
     return TypeError, NotImplementedError, ValueError, tf.errors.OperatorNotAllowedInGraphError
 
 
-def _as_array(value: Any) -> np.ndarray:
-    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
-
-
 # ---------------------------------------------------------------- compiled functions
 class _CallStatsKey:
     """Stands for one compiled function in TensorFlow's frequent-retracing detector."""
@@ -213,7 +209,7 @@ class ReplicaRunner:
         shared = tuple(args[len(split_args):]) + tuple(shared)
         if not split_args:
             raise TypeError("ReplicaRunner needs at least one argument to split")
-        arrays = [_as_array(a) for a in split_args]
+        arrays = [np.asarray(a) for a in split_args]
         n = len(arrays[0])
         if any(len(a) != n for a in arrays):
             raise ValueError("the arguments split across replicas must have the same first "
@@ -247,7 +243,7 @@ class ReplicaRunner:
 
         if self.fallback is None:
             raise ValueError("ReplicaRunner got an empty batch and has no fallback")
-        return tf.nest.map_structure(_as_array, self.fallback(*split_args, *shared))
+        return tf.nest.map_structure(np.asarray, self.fallback(*split_args, *shared))
 
 
 def _with_eager_fallback(fn: Callable) -> Callable:
@@ -329,13 +325,12 @@ def model_functions(objects: Sequence[Any], static: tuple, build: Callable, stra
     same call signature either way. The result is shared through
     :func:`shared_functions` on ``objects`` (model, operator, strategy) and ``static``: a
     second metric on a model reuses the traced graphs of the first (no retracing)."""
-    split = split or {}
 
     def compiled(name: str, fn: Callable) -> Callable:
         single = _with_eager_fallback(fn)
         if is_default_strategy(strategy):
             return single
-        return ReplicaRunner(fn, strategy, fallback=single, split=split.get(name))
+        return ReplicaRunner(fn, strategy, fallback=single, split=(split or {}).get(name))
 
     return shared_functions(objects, static, lambda live: {
         name: compiled(name, fn) for name, fn in build(live).items()})
@@ -428,7 +423,7 @@ def check_outputs(out: Any, batch: int, *, name: str = "model",
         A wrong shape, non-finite values where finite ones are required, values outside
         [0, 1] where probabilities are expected.
     """
-    arr = _as_array(single_output(out, name))
+    arr = np.asarray(single_output(out, name))
     check_output_dtype(arr.dtype, name)
     if arr.ndim == 0 or arr.shape[0] != batch or 0 in arr.shape[1:] or (
             trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]):
@@ -491,9 +486,7 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
 def predicted_targets(outputs: np.ndarray) -> np.ndarray:
     """One-hot targets (B, K) of the predicted classes of model ``outputs`` (B, K); a
     column of ones for a single-output model."""
-    outputs = outputs.reshape(len(outputs), -1)
-    if outputs.shape[1] == 1:
-        return np.ones((len(outputs), 1), dtype=np.float32)
+    outputs = outputs.reshape(len(outputs), -1)  # one output: argmax 0, a column of ones
     return np.eye(outputs.shape[1], dtype=np.float32)[np.argmax(outputs, axis=-1)]
 
 
