@@ -126,8 +126,7 @@ def compiled_function(fn: Callable, **options: Any) -> Callable:
     """
     import tensorflow as tf
 
-    options.setdefault("reduce_retracing", True)
-    out = tf.function(fn, **options)
+    out = tf.function(fn, **{"reduce_retracing": True, **options})
     # private attribute of tf.function's Function (TF 2.x); harmless if it moves
     out._key_for_call_stats = _CallStatsKey()
     return out
@@ -174,8 +173,7 @@ class ReplicaRunner:
         self.replicas = int(strategy.num_replicas_in_sync)
         self._devices = tuple(getattr(strategy.extended, "worker_devices", None) or ())
         self._all_local = len(self._devices) == self.replicas
-        self._eager = False
-        self._structure: Any = None
+        self._eager, self._structure = False, None  # _structure: the outputs' nesting
         self._step = compiled_function(self._run_step)
 
     def _run_step(self, split, shared):
@@ -190,15 +188,19 @@ class ReplicaRunner:
         # replicas on other workers: all-gather, so every worker gets every row
         return tf.nest.map_structure(lambda v: self.strategy.gather(v, axis=0), per_replica)
 
-    def _distribute(self, arrays: Sequence[np.ndarray], share: int):
+    def _distribute(self, arrays: Sequence[np.ndarray], n: int):
         import tensorflow as tf
+
+        share = replica_shares(n, self.replicas)
 
         def value_fn(ctx):
             rid = ctx.replica_id_in_sync_group
+            # repeat the last row: every replica gets a full share
+            rows = np.minimum(np.arange(rid * share, (rid + 1) * share), n - 1)
             # a multi-worker strategy asks each worker for its local replicas only
             devices = self._devices
             with tf.device(devices[rid % len(devices)]) if devices else contextlib.nullcontext():
-                return tuple(tf.constant(a[rid * share:(rid + 1) * share]) for a in arrays)
+                return tuple(tf.constant(np.take(a, rows, axis=0)) for a in arrays)
 
         return self.strategy.experimental_distribute_values_from_function(value_fn)
 
@@ -216,13 +218,9 @@ class ReplicaRunner:
                              f"dimension, got {[len(b) for b in arrays]}")
         if self._eager or n == 0:
             return self._call_fallback(split_args, shared)
-        share = replica_shares(n, self.replicas)
-        # repeat the last row: every replica gets a full share
-        index = np.minimum(np.arange(share * self.replicas), n - 1)
-        arrays = [np.take(a, index, axis=0) for a in arrays]
         shared = tuple(tf.convert_to_tensor(s) for s in shared)
         try:
-            out = self._step(self._distribute(arrays, share), shared)
+            out = self._step(self._distribute(arrays, n), shared)
         except _trace_errors() as error:
             if self.fallback is None:
                 raise

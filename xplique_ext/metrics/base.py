@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import copy
 import enum
+import functools
 import numbers
 import types
 import weakref
@@ -172,10 +173,7 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
 
     def score(x, y):
         model, operator = live()[:2]
-
-        def f(z):
-            return _activated(model, activation, z)
-
+        f = functools.partial(_activated, model, activation)
         if operator is not None:
             return operator(f, x, y)
         out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
@@ -249,8 +247,7 @@ class BaseAttributionMetric(BaseMetric):
             *, operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
             seed: Optional[int] = None, strategy: Any = None):
         self.model, self.batch_size, self.seed = model, batch_size, seed
-        self.activation = activation
-        self.operator = resolve_operator(operator)
+        self.activation, self.operator = activation, resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
             self.dataset, self.inputs = inputs, None

@@ -327,9 +327,8 @@ class MuFidelity(BaseAttributionMetric):
         super().__init__(model, inputs, targets, batch_size, operator=operator,
                          activation=activation, seed=seed, strategy=strategy)
         self.grid_size, self.subset_percent = grid_size, subset_percent
-        self.baseline_mode = baseline_mode
+        self.baseline_mode, self.correlation, self.progress = baseline_mode, correlation, progress
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
-        self.correlation, self.progress = correlation, progress
         # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
@@ -544,8 +543,7 @@ class MuFidelity(BaseAttributionMetric):
         base = self.scores(xf, y)  # (B,)
         baselines = self._baselines(xf)
         drops = np.full((n, len(pool)), np.nan)
-        used = np.zeros(n, dtype=np.int64)
-        active = np.arange(n)
+        used, active = np.zeros(n, dtype=np.int64), np.arange(n)
         corr_fn = CORRELATIONS[self.correlation]
         points = adaptive_checkpoints(len(pool)) if self.nb_samples == "auto" else [len(pool)]
         for done, point in zip([0, *points], points):
