@@ -327,8 +327,7 @@ class BaseAttributionMetric(BaseMetric):
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x`` (B, ...), batched:
         a NumPy array (B, K)."""
-        out = self._batched(self._output_fn, x)
-        return out.reshape(len(out), -1) if out.ndim == 1 else out
+        return self._batched(self._output_fn, x)  # _activated gives (B, K) or more axes
 
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
