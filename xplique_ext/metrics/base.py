@@ -11,7 +11,6 @@ from __future__ import annotations
 import abc
 import copy
 import enum
-import functools
 import numbers
 import types
 import weakref
@@ -173,7 +172,10 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
 
     def score(x, y):
         model, operator = live()[:2]
-        f = functools.partial(_activated, model, activation)
+
+        def f(z):
+            return _activated(model, activation, z)
+
         if operator is not None:
             return operator(f, x, y)
         out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
