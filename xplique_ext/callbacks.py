@@ -73,10 +73,9 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
             raise ValueError("`x_probe` must be a finite dataset (a probe set is read whole once), "
                              "got a dataset of infinite or unknown cardinality; use .take(n)")
         batched = runtime.dataset_is_batched(x_probe)
-        whole = list(runtime.iterate_dataset(x_probe, None, batched, "x_probe"))  # one batch
-        if not whole:
+        x, y = next(runtime.iterate_dataset(x_probe, None, batched, "x_probe"), (None, None))
+        if x is None:  # the whole dataset is one batch: none when it is empty
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
-        x, y = whole[0]
     else:
         x, y = x_probe, None
     x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
@@ -259,8 +258,7 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if self._built_for is model:
             return
         if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
-            outputs = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)
-            k = int(np.prod(outputs.shape[1:]))
+            k = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)[0].size  # K
             self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
         self.explainers_ = {name: factory(model) for name, factory in self._factories.items()}
         for explainer in self.explainers_.values():
@@ -293,13 +291,11 @@ class ExplanationMetrics(keras.callbacks.Callback):
     # ------------------------------------------------------------------ scoring
     def is_scored(self, epoch: int) -> bool:
         """Whether the epoch of 0-based index ``epoch`` is scored."""
-        if isinstance(self.every, frozenset):
-            return epoch in self.every
-        return (epoch + 1) % self.every == 0
+        every = self.every
+        return epoch in every if isinstance(every, frozenset) else (epoch + 1) % every == 0
 
     def _explain(self, explainer: Any) -> np.ndarray:
-        explain = getattr(explainer, "explain", None)
-        explain = explain if callable(explain) else explainer
+        explain = explainer.explain if callable(getattr(explainer, "explain", None)) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
             targets = runtime.predicted_targets(runtime.check_outputs(

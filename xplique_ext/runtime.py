@@ -106,10 +106,6 @@ def _trace_errors() -> tuple:
     return TypeError, NotImplementedError, ValueError, tf.errors.OperatorNotAllowedInGraphError
 
 
-def _as_array(value: Any) -> np.ndarray:
-    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
-
-
 # ---------------------------------------------------------------- compiled functions
 class _CallStatsKey:
     """Stands for one compiled function in TensorFlow's frequent-retracing detector."""
@@ -130,8 +126,7 @@ def compiled_function(fn: Callable, **options: Any) -> Callable:
     """
     import tensorflow as tf
 
-    options.setdefault("reduce_retracing", True)
-    out = tf.function(fn, **options)
+    out = tf.function(fn, **{"reduce_retracing": True, **options})
     # private attribute of tf.function's Function (TF 2.x); harmless if it moves
     out._key_for_call_stats = _CallStatsKey()
     return out
@@ -178,8 +173,7 @@ class ReplicaRunner:
         self.replicas = int(strategy.num_replicas_in_sync)
         self._devices = tuple(getattr(strategy.extended, "worker_devices", None) or ())
         self._all_local = len(self._devices) == self.replicas
-        self._eager = False
-        self._structure: Any = None
+        self._eager, self._structure = False, None  # _structure: the outputs' nesting
         self._step = compiled_function(self._run_step)
 
     def _run_step(self, split, shared):
@@ -194,15 +188,19 @@ class ReplicaRunner:
         # replicas on other workers: all-gather, so every worker gets every row
         return tf.nest.map_structure(lambda v: self.strategy.gather(v, axis=0), per_replica)
 
-    def _distribute(self, arrays: Sequence[np.ndarray], share: int):
+    def _distribute(self, arrays: Sequence[np.ndarray], n: int):
         import tensorflow as tf
+
+        share = replica_shares(n, self.replicas)
 
         def value_fn(ctx):
             rid = ctx.replica_id_in_sync_group
+            # repeat the last row: every replica gets a full share
+            rows = np.minimum(np.arange(rid * share, (rid + 1) * share), n - 1)
             # a multi-worker strategy asks each worker for its local replicas only
             devices = self._devices
             with tf.device(devices[rid % len(devices)]) if devices else contextlib.nullcontext():
-                return tuple(tf.constant(a[rid * share:(rid + 1) * share]) for a in arrays)
+                return tuple(tf.constant(np.take(a, rows, axis=0)) for a in arrays)
 
         return self.strategy.experimental_distribute_values_from_function(value_fn)
 
@@ -213,20 +211,16 @@ class ReplicaRunner:
         shared = tuple(args[len(split_args):]) + tuple(shared)
         if not split_args:
             raise TypeError("ReplicaRunner needs at least one argument to split")
-        arrays = [_as_array(a) for a in split_args]
+        arrays = [np.asarray(a) for a in split_args]
         n = len(arrays[0])
         if any(len(a) != n for a in arrays):
             raise ValueError("the arguments split across replicas must have the same first "
                              f"dimension, got {[len(b) for b in arrays]}")
         if self._eager or n == 0:
             return self._call_fallback(split_args, shared)
-        share = replica_shares(n, self.replicas)
-        # repeat the last row: every replica gets a full share
-        index = np.minimum(np.arange(share * self.replicas), n - 1)
-        arrays = [np.take(a, index, axis=0) for a in arrays]
         shared = tuple(tf.convert_to_tensor(s) for s in shared)
         try:
-            out = self._step(self._distribute(arrays, share), shared)
+            out = self._step(self._distribute(arrays, n), shared)
         except _trace_errors() as error:
             if self.fallback is None:
                 raise
@@ -247,7 +241,7 @@ class ReplicaRunner:
 
         if self.fallback is None:
             raise ValueError("ReplicaRunner got an empty batch and has no fallback")
-        return tf.nest.map_structure(_as_array, self.fallback(*split_args, *shared))
+        return tf.nest.map_structure(np.asarray, self.fallback(*split_args, *shared))
 
 
 def _with_eager_fallback(fn: Callable) -> Callable:
@@ -329,13 +323,12 @@ def model_functions(objects: Sequence[Any], static: tuple, build: Callable, stra
     same call signature either way. The result is shared through
     :func:`shared_functions` on ``objects`` (model, operator, strategy) and ``static``: a
     second metric on a model reuses the traced graphs of the first (no retracing)."""
-    split = split or {}
 
     def compiled(name: str, fn: Callable) -> Callable:
         single = _with_eager_fallback(fn)
         if is_default_strategy(strategy):
             return single
-        return ReplicaRunner(fn, strategy, fallback=single, split=split.get(name))
+        return ReplicaRunner(fn, strategy, fallback=single, split=(split or {}).get(name))
 
     return shared_functions(objects, static, lambda live: {
         name: compiled(name, fn) for name, fn in build(live).items()})
@@ -428,7 +421,7 @@ def check_outputs(out: Any, batch: int, *, name: str = "model",
         A wrong shape, non-finite values where finite ones are required, values outside
         [0, 1] where probabilities are expected.
     """
-    arr = _as_array(single_output(out, name))
+    arr = np.asarray(single_output(out, name))
     check_output_dtype(arr.dtype, name)
     if arr.ndim == 0 or arr.shape[0] != batch or 0 in arr.shape[1:] or (
             trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]):
@@ -491,9 +484,7 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
 def predicted_targets(outputs: np.ndarray) -> np.ndarray:
     """One-hot targets (B, K) of the predicted classes of model ``outputs`` (B, K); a
     column of ones for a single-output model."""
-    outputs = outputs.reshape(len(outputs), -1)
-    if outputs.shape[1] == 1:
-        return np.ones((len(outputs), 1), dtype=np.float32)
+    outputs = outputs.reshape(len(outputs), -1)  # one output: argmax 0, a column of ones
     return np.eye(outputs.shape[1], dtype=np.float32)[np.argmax(outputs, axis=-1)]
 
 

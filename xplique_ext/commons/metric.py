@@ -29,6 +29,8 @@ from typing import Any, ClassVar, Dict, Optional, Tuple
 
 import numpy as np
 
+from .params import InstanceOf, validate_params
+from .uncertainty import SUMMARY_PARAMETERS, ScoreSummary, summarize_scores
 from .warnings import UndefinedScoreWarning, warn
 
 __all__ = ["BaseMetric", "nan_aware_mean"]
@@ -212,6 +214,7 @@ class BaseMetric(abc.ABC):
         pointing game): :meth:`summary` then gives the Wilson interval."""
         return False
 
+    @validate_params(SUMMARY_PARAMETERS)  # the settings first: a typo costs no evaluation
     def summary(self, *args: Any, confidence: float = 0.95, interval: str = "auto",
                 n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
@@ -261,22 +264,12 @@ class BaseMetric(abc.ABC):
         >>> s.method
         'BCa bootstrap over inputs (9999 resamples)'
         """
-        from .params import check_param
-        from .uncertainty import SUMMARY_PARAMETERS, ScoreSummary, summarize_scores
-
-        # the settings first: a typo must not cost a whole evaluation
-        confidence, interval, n_resamples, seed = (
-            check_param(value, key, SUMMARY_PARAMETERS[key]) for key, value in
-            dict(confidence=confidence, interval=interval, n_resamples=n_resamples,
-                 seed=seed).items())
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
-        name = type(self).__name__
+        name, why = type(self).__name__, " ".join(reasons)
         if scores.size == 0:  # as evaluate: NaN, with the true reason
-            why = " ".join(reasons)
             warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
                  f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
-            nan = float("nan")
-            return ScoreSummary(nan, nan, nan, nan, float(confidence), 0, 0, "none: no sample")
+            return ScoreSummary(*[float("nan")] * 4, float(confidence), 0, 0, "none: no sample")
         if seed is None:  # the metric's seed, or 0: the same metric gives the same interval
             seed = getattr(self, "seed", None) or 0
         result, caught = _undefined_messages(lambda: summarize_scores(
@@ -285,7 +278,7 @@ class BaseMetric(abc.ABC):
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
         undefined = int(np.isnan(scores).sum())
-        reason = " ".join(reasons) or self.undefined_reason
+        reason = why or self.undefined_reason
         suffix = f" Reason: {reason}" if reason else ""
         skipped = (f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
                    f"and were left out of the summary.{suffix}")
@@ -328,11 +321,10 @@ class BaseMetric(abc.ABC):
         return getattr(self, self._config_attributes.get(name, name), *fallback)
 
     @classmethod
+    @validate_params({"config": [InstanceOf(dict, description="a dict")]})
     def from_config(cls, config: Dict[str, Any], **data: Any) -> BaseMetric:
         """Build the metric from :meth:`get_config`'s output and its data arguments
         (``_data_params``, for instance ``inputs=...``)."""
-        if not isinstance(config, dict):
-            raise TypeError(f"`config` must be a dict, got {type(config).__name__}")
         clash = sorted(set(config) & set(data))
         if clash:
             raise ValueError(f"`config` and the data arguments both give {clash}")

@@ -21,15 +21,7 @@ import tensorflow as tf
 
 from .. import runtime
 from ..commons.metric import BaseMetric
-from ..commons.params import (
-    NO_VALIDATION,
-    ArrayLike,
-    Callable_,
-    Interval,
-    Options,
-    check_param,
-    validate_params,
-)
+from ..commons.params import ArrayLike, Callable_, Interval, Options, check_param, validate_params
 
 __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 
@@ -41,10 +33,11 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 #: model's scores); also checked batch by batch for (x, y) datasets.
 INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
-BASE_PARAMETERS = {"model": [Callable_()], "inputs": NO_VALIDATION, "targets": [TARGETS, None],
+BASE_PARAMETERS = {"model": [Callable_()], "inputs": "no_validation", "targets": [TARGETS, None],
                    "batch_size": [Interval(numbers.Integral, 1, None), None],
-                   "operator": NO_VALIDATION, "activation": [Options((None, "sigmoid", "softmax"))],
-                   "seed": [Interval(numbers.Integral, 0, None), None], "strategy": NO_VALIDATION}
+                   "operator": "no_validation",
+                   "activation": [Options((None, "sigmoid", "softmax"))],
+                   "seed": [Interval(numbers.Integral, 0, None), None], "strategy": "no_validation"}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
 OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",
@@ -79,10 +72,9 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
         try:
             from xplique.commons import Tasks
         except ImportError:
-            raise ValueError(
-                f"`operator`={operator!r} uses Xplique's operator for that task: install "
-                "the `xplique` extra (pip install xplique-ext[xplique]) or pass a callable"
-            ) from None
+            raise ValueError(f"`operator`={operator!r} uses Xplique's operator for that task: "
+                             "install the `xplique` extra (pip install xplique-ext[xplique]) or "
+                             "pass a callable") from None
         operator = Tasks.from_string(name)
     if isinstance(operator, enum.Enum):  # a Tasks member, in Xplique versions where it is one
         operator = operator.value
@@ -257,8 +249,7 @@ class BaseAttributionMetric(BaseMetric):
             *, operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
             seed: Optional[int] = None, strategy: Any = None):
         self.model, self.batch_size, self.seed = model, batch_size, seed
-        self.activation = activation
-        self.operator = resolve_operator(operator)
+        self.activation, self.operator = activation, resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
             self.dataset, self.inputs = inputs, None
@@ -287,8 +278,8 @@ class BaseAttributionMetric(BaseMetric):
         operator through ``live()`` only)."""
         activation = self.activation
         return runtime.model_functions((self.model, self.operator, self.strategy),
-                               (name, activation) + tuple(static),
-                               lambda live: build(live, activation), self.strategy, split)
+                                       (name, activation, *static),
+                                       lambda live: build(live, activation), self.strategy, split)
 
     # ------------------------------------------------------------------ copies
     def __copy__(self) -> BaseAttributionMetric:
@@ -309,8 +300,7 @@ class BaseAttributionMetric(BaseMetric):
             if not isinstance(value, types.MethodType) and (
                     callable(value) or isinstance(value, shared) or runtime.is_dataset(value)):
                 memo.setdefault(id(value), value)
-        for name, value in self.__dict__.items():
-            new.__dict__[name] = copy.deepcopy(value, memo)
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -339,8 +329,7 @@ class BaseAttributionMetric(BaseMetric):
     def model_outputs(self, x: Any) -> np.ndarray:
         """The model's outputs (after ``activation``) for inputs ``x`` (B, ...), batched:
         a NumPy array (B, K)."""
-        out = self._batched(self._output_fn, x)
-        return out.reshape(len(out), -1) if out.ndim == 1 else out
+        return self._batched(self._output_fn, x)  # _activated gives (B, K) or more axes
 
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
@@ -374,17 +363,15 @@ class BaseAttributionMetric(BaseMetric):
         return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
-    def iter_batches(self, batch_size: Optional[int] = None
-                     ) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
-        """Stream the inputs with their formatted targets: ``(start, x, y)``, the index of
-        the batch's first input, inputs (B, ...) and targets formatted for the operator
-        (B, K); ``batch_size`` defaults to the metric's."""
-        size = batch_size if batch_size is not None else self.batch_size
+    def iter_batches(self) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
+        """Stream the inputs with their formatted targets, ``batch_size`` at a time:
+        ``(start, x, y)``, the index of the batch's first input, inputs (B, ...) and
+        targets formatted for the operator (B, K)."""
         if self.dataset is None:
-            step = size or max(self.n_inputs, 1)
+            step = self.batch_size or max(self.n_inputs, 1)
             pairs = ((self.inputs[s:s + step], None) for s in range(0, self.n_inputs, step))
         else:
-            pairs = runtime.iterate_dataset(self.dataset, size, self._dataset_batched)
+            pairs = runtime.iterate_dataset(self.dataset, self.batch_size, self._dataset_batched)
         start = 0
         for x, y in pairs:
             if self.targets is not None:

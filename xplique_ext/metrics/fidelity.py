@@ -77,8 +77,7 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: flo
     if 1.0 - (1.0 - p) ** n_cells - p ** n_cells >= 0.5:
         pool = rng.random((nb_samples, n_cells)) < p
         for _ in range(64):  # each round leaves a bad row with probability < 1/2
-            size = pool.sum(axis=1)
-            bad = np.flatnonzero((size == 0) | (size == n_cells))
+            bad = np.flatnonzero(np.isin(pool.sum(axis=1), (0, n_cells)))
             if not len(bad):
                 return pool
             pool[bad] = rng.random((len(bad), n_cells)) < p
@@ -328,9 +327,8 @@ class MuFidelity(BaseAttributionMetric):
         super().__init__(model, inputs, targets, batch_size, operator=operator,
                          activation=activation, seed=seed, strategy=strategy)
         self.grid_size, self.subset_percent = grid_size, subset_percent
-        self.baseline_mode = baseline_mode
+        self.baseline_mode, self.correlation, self.progress = baseline_mode, correlation, progress
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
-        self.correlation, self.progress = correlation, progress
         # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
         self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
@@ -503,9 +501,8 @@ class MuFidelity(BaseAttributionMetric):
         total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
         with progress_bar(enabled=self.progress, total=total, unit="pert",
                           desc="MuFidelity (adaptive)" if adaptive else "MuFidelity") as bar:
-            batches = [self._batch_evaluate(x, y, phi, pool, seed, bar)
-                       for x, y, phi in self._explained_batches(phi_all)]
-        scores, used, reasons = zip(*batches)
+            scores, used, reasons = zip(*[self._batch_evaluate(x, y, phi, pool, seed, bar)
+                                          for x, y, phi in self._explained_batches(phi_all)])
         scores, reasons = np.concatenate(scores), sum(reasons)
         undefined = int(np.isnan(scores).sum())
         if undefined:  # one warning: how many scores are NaN, and why
@@ -520,11 +517,10 @@ class MuFidelity(BaseAttributionMetric):
         explanations and the inputs differ in number."""
         seen = 0
         for start, x, y in self.iter_batches():
-            phi = phi_all[start:start + len(x)]
-            seen += len(x)
-            if len(phi) != len(x):
+            seen = start + len(x)
+            if seen > len(phi_all):
                 break
-            yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi
+            yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi_all[start:seen]
         if seen != len(phi_all):
             raise ValueError("`explanations` must hold one explanation per input: got "
                              f"{len(phi_all)} explanations for {seen} inputs")
@@ -547,12 +543,10 @@ class MuFidelity(BaseAttributionMetric):
         base = self.scores(xf, y)  # (B,)
         baselines = self._baselines(xf)
         drops = np.full((n, len(pool)), np.nan)
-        used = np.zeros(n, dtype=np.int64)
-        active = np.arange(n)
+        used, active = np.zeros(n, dtype=np.int64), np.arange(n)
         corr_fn = CORRELATIONS[self.correlation]
         points = adaptive_checkpoints(len(pool)) if self.nb_samples == "auto" else [len(pool)]
-        done = 0
-        for point in points:
+        for done, point in zip([0, *points], points):
             if not len(active):
                 break
             drops[active, done:point] = base[active, None] - self._perturbed_scores(
@@ -561,7 +555,6 @@ class MuFidelity(BaseAttributionMetric):
             se = correlation_std_error(corr_fn(drops[active, :point], attrs[active, :point]),
                                        point, self.correlation)
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
-            done = point
         corr = np.full(n, np.nan)
         no_op = (xf == baselines).reshape(n, -1).all(axis=1)
         zero_phi = ~phi.reshape(n, -1).any(axis=1)
@@ -587,14 +580,13 @@ class MuFidelity(BaseAttributionMetric):
                 size = runtime.replica_shares(size, self.strategy.num_replicas_in_sync)
                 scores = self._perturbed_fn(*args, tf.constant(size, tf.int32))
                 bar.update(total)
-                return np.asarray(scores, dtype=np.float64).reshape(b, k)
+                return np.asarray(scores).reshape(b, k)
             parts = []
             for start in range(0, total, size):
                 n = min(size, total - start)
-                parts.append(np.asarray(self._chunk_fn(
-                    *args, tf.constant(start, tf.int32), tf.constant(n, tf.int32))))
+                parts.append(self._chunk_fn(*args, tf.constant(start), tf.constant(n)))
                 bar.update(n)
-        return np.concatenate(parts).astype(np.float64).reshape(b, k)
+        return np.concatenate(parts).reshape(b, k)
 
 
 def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
@@ -658,17 +650,12 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         left)."""
         total = tf.shape(x)[0] * nb_samples
         n_chunks = (total + size - 1) // size
-
-        def body(i, results):
+        results = tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)
+        for i in tf.range(n_chunks):  # AutoGraph makes it a tf.while_loop
+            tf.autograph.experimental.set_loop_options(parallel_iterations=1)
             start = i * size
-            out = chunk(x, baseline, y, perms, masks, nb_samples, start,
-                        tf.minimum(size, total - start))
-            return i + 1, results.write(i, out)
-
-        _, results = tf.while_loop(
-            lambda i, _: i < n_chunks, body,
-            (tf.constant(0), tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)),
-            parallel_iterations=1)
+            results = results.write(i, chunk(x, baseline, y, perms, masks, nb_samples, start,
+                                             tf.minimum(size, total - start)))
         return tf.reshape(results.concat(), [-1, nb_samples])
 
     return {"perturbed": perturbed, "chunk": chunk}
