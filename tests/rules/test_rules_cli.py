@@ -143,6 +143,12 @@ def test_demo_section():
     assert demo_section(counts, ["circles", "squares", "stars"], black_box, seed=0) == text
     with pytest.raises(ValueError, match="`feature_names`"):
         demo_section(counts, ["a"], black_box)
+    # no tree to grow: a named error (c8a0a2f: "min() arg is an empty sequence", and with
+    # it no word on wrong feature_names, which 0.x checked before growing any tree)
+    for leaves in ((), [], np.array([], dtype=int)):
+        with pytest.raises(ValueError, match="`leaves` must hold at least one"):
+            demo_section(counts, ["a"], black_box, leaves=leaves)
+    assert demo_section(counts, ["circles", "squares", "stars"], black_box, leaves=np.array([2]))
 
 
 def test_rules_command_loads_no_heavy_module(tmp_path):

@@ -390,6 +390,20 @@ def test_regression_heads():
     assert result.known.bh.tolist() == [2, 0]
 
 
+
+def test_typed_head_of_a_head_no_check_read():
+    """``typed_head`` is public: a head ``check_rules`` did not check keeps the behaviour of
+    0.x (text kept for a boolean class; ``float``'s value or ValueError for a numeric one),
+    never None."""
+    from xplique_ext.rules.compile import typed_head
+
+    boolean = Names([Attribute("a", "real"), Attribute("b", "boolean")], "b")
+    assert [typed_head(boolean, h) for h in ("TRUE", "no", "maybe")] == ["true", "false", "maybe"]
+    real = Names([Attribute("a", "real"), Attribute("t", "real")], "t")
+    assert typed_head(real, "1e400") == float("inf") and typed_head(real, " 2 ") == 2.0
+    with pytest.raises(ValueError, match="could not convert string to float: 'warm'"):
+        typed_head(real, "warm")
+
 def test_a_zero_weight_does_not_vote_and_huge_weights_do_not_overflow():
     rules, data = load_voyage("ordered")
     bare = RuleSet(list(rules.rules))  # no DEFAULT: an example no voting rule covers is None

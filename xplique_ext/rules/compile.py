@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .checking import check_rules, typed_value
+from .checking import BOOLEAN_VALUES, check_rules, typed_value
 from .dataset import Dataset
 from .names import Names
 from .pbm import Condition, Rule, RuleSet
@@ -30,11 +30,14 @@ COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": oper
 
 
 def typed_head(names: Names, head: str) -> Union[str, float]:
-    """A rule head checked by :func:`check_rules` as a class label (str, ``"true"`` or
-    ``"false"`` for a boolean class) or, for a numeric class, a float."""
+    """A rule head as a class label (str, ``"true"`` or ``"false"`` for a boolean class)
+    or, for a numeric class, a float. A head :func:`check_rules` did not check keeps its
+    text (boolean class) or raises ``float``'s ValueError (numeric class)."""
     attribute = names.class_attribute
-    if attribute is not None and (attribute.is_numeric or attribute.type == "boolean"):
-        return typed_value(attribute, head)
+    if attribute is not None and attribute.is_numeric:
+        return float(head)
+    if attribute is not None and attribute.type == "boolean":
+        return BOOLEAN_VALUES.get(head.lower(), head)
     return head
 
 

@@ -55,6 +55,8 @@ def demo_section(features: np.ndarray, feature_names: Sequence[str],
         raise ValueError(f"`features` must have shape (N, F), got {x.shape}")
     if y.shape != (x.shape[0],):
         raise ValueError(f"`black_box_predictions` must have shape ({x.shape[0]},), got {y.shape}")
+    if np.size(leaves) == 0:  # no tree: no error of tree_to_rules on feature_names either
+        raise ValueError("`leaves` must hold at least one number of leaves, got none")
     names = [str(n) for n in feature_names]  # their number is checked by tree_to_rules
     labels = np.array([label_text(v) for v in y.tolist()])
     lines = ["Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
