@@ -303,8 +303,7 @@ class _Problem:
     def __init__(self, p, q, xs, xt, metric):
         self.xs, self.xt = (np.ascontiguousarray(x, np.float64) for x in (xs, xt))
         self.metric, self.ns_real, self.nt_real = metric, len(p), len(q)
-        diff = float(p.sum() - q.sum())
-        self.dummy = None
+        diff, self.dummy = float(p.sum() - q.sum()), None
         if abs(diff) <= 1e-12 * max(float(p.sum()), float(q.sum()), 1e-300):
             q = q * (p.sum() / q.sum()) if q.sum() > 0 else q  # balanced up to rounding: exact
         elif diff > 0:
