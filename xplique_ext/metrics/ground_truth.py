@@ -58,10 +58,9 @@ from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
-__all__ = [
-    "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
-    "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
+__all__ = ["emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
+           "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
+           "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
 
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
