@@ -435,9 +435,8 @@ def _coarse_arcs(a, b, metric, reduce, coords, sup, dem):
         c = (cells % wc)[:, None] * 2 + np.array([0, 1, 0, 1])
         return np.where((r < h) & (c < w), r * w + c, -1)
 
-    kids = children(np.arange(ca.size))
-    valid = kids >= 0
-    ccoords = (coords[np.maximum(kids, 0)] * valid[..., None]).sum(1) / valid.sum(1)[:, None]
+    kids = children(np.arange(ca.size))  # -1 (outside the maps) picks the appended zero row
+    ccoords = np.append(coords, [[0.0, 0.0]], axis=0)[kids].sum(1) / (kids >= 0).sum(1)[:, None]
     _, (pa, pb) = _grid_solve(ca, cb, metric, reduce, "auto", True, ccoords)
     real = (pa >= 0) & (pb >= 0)
     # position of each pixel among sup / dem, -1 elsewhere (and at index -1: outside the maps)
