@@ -191,11 +191,14 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
 
 
 # --------------------------------------------------------------------------- EMD / KL
-@validate_params({
+_EMD_PARAMETERS = {
     **_DISTANCE_PARAMETERS, "ground_distance": [Options(METRICS)], "normalize": [Boolean()],
     "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
-    "progress": [Boolean()]})
+    "progress": [Boolean()]}
+
+
+@validate_params(_EMD_PARAMETERS)
 def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         resize: Optional[Tuple[int, int]] = (32, 32), ground_distance: str = "euclidean",
         normalize: bool = True, solver: str = "auto", n_jobs: int = 1,
