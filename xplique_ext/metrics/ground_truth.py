@@ -607,10 +607,9 @@ def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
     return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
 
 
-_METRIC_PARAMETERS = {
-    **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
-    "min_accuracy": [Interval(numbers.Real, None, 1.0)],
-    "task": [Options(["auto", "classification", "regression"])]}
+_METRIC_PARAMETERS = {**{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+                      "min_accuracy": [Interval(numbers.Real, None, 1.0)],
+                      "task": [Options(["auto", "classification", "regression"])]}
 
 
 def _measure_param(names: Sequence[str]) -> list:
@@ -894,8 +893,7 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
     from ..datasets.aixi import AIXIData
 
     if not explanations:
-        raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, "
-                         "got {}")
+        raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, got {}")
     if isinstance(ground_truth, AIXIData):
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
