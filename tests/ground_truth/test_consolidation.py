@@ -159,3 +159,6 @@ def test_area_downsample_takes_many_maps_at_a_non_integer_factor():
     np.testing.assert_allclose(out.sum(axis=(1, 2)), maps.sum(axis=(1, 2)))
     np.testing.assert_array_equal(emd(maps, other, resize=(10, 10)),
                                   [emd(a, b, resize=(10, 10)) for a, b in zip(maps, other)])
+    strided = maps.transpose(0, 2, 1)[:, ::-1]  # any strides: OpenCV copies what it must
+    np.testing.assert_array_equal(area_downsample(strided, (4, 8)),
+                                  area_downsample(np.ascontiguousarray(strided), (4, 8)))

@@ -85,6 +85,5 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
     import cv2
 
     # one map per call: OpenCV's INTER_AREA takes at most 4 channels at a non-integer factor
-    out = [cv2.resize(np.ascontiguousarray(m), (tw, th), interpolation=cv2.INTER_AREA)
-           for m in maps]
+    out = [cv2.resize(m, (tw, th), interpolation=cv2.INTER_AREA) for m in maps]
     return np.array(out, dtype=np.float64).reshape(n, th, tw) * (h * w) / (th * tw)
