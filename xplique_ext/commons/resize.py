@@ -16,8 +16,6 @@ import numpy as np
 
 __all__ = ["area_downsample", "fit_size"]
 
-_CV_CHANNELS = 128  # maps resized per OpenCV call (OpenCV 5 takes at most 128 channels)
-
 
 def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[int, int]:
     """The grid that maps of ``shape`` (H, W) are area-downsampled to so as to fit within
@@ -86,10 +84,6 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
         return maps
     import cv2
 
-    out = np.empty((n, th, tw), dtype=np.float64)
-    stacked = np.ascontiguousarray(maps.transpose(1, 2, 0))
-    for s in range(0, n, _CV_CHANNELS):  # OpenCV resizes a limited number of channels
-        chunk = np.ascontiguousarray(stacked[:, :, s : s + _CV_CHANNELS])
-        part = cv2.resize(chunk, (tw, th), interpolation=cv2.INTER_AREA)
-        out[s : s + _CV_CHANNELS] = part.reshape(th, tw, -1).transpose(2, 0, 1)
-    return out * (h * w) / (th * tw)
+    # one map per call: OpenCV's INTER_AREA takes at most 4 channels at a non-integer factor
+    out = [cv2.resize(m, (tw, th), interpolation=cv2.INTER_AREA) for m in maps]
+    return np.array(out, dtype=np.float64).reshape(n, th, tw) * (h * w) / (th * tw)

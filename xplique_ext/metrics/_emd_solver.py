@@ -24,7 +24,7 @@ import warnings
 import numba
 import numpy as np
 
-__all__ = ["grid_transport_cost", "grid_unit", "METRICS"]
+__all__ = ["grid_transport_cost", "METRICS"]
 
 _njit = numba.njit(cache=True, nogil=True)
 
@@ -274,8 +274,7 @@ def _new_arcs(xs, xt, pi_s, pi_t, metric):
     jj, slot = np.nonzero(arg_t >= 0)
     si = np.flatnonzero(arg_s >= 0)
     fresh = ~(arg_t[arg_s[si]] == si[:, None]).any(axis=1)
-    return (np.concatenate([arg_t[jj, slot], si[fresh]]),
-            np.concatenate([jj, arg_s[si][fresh]]))
+    return np.concatenate([arg_t[jj, slot], si[fresh]]), np.concatenate([jj, arg_s[si][fresh]])
 
 
 @_njit
@@ -291,9 +290,9 @@ _CDIST = {"euclidean": "euclidean", "manhattan": "cityblock", "sqeuclidean": "sq
 
 
 def _grow(arcs, size):
-    """The arc arrays (src, tgt, cost, flow, state) extended to ``size`` (state 1: free)."""
-    return tuple(np.concatenate([a, np.full(size - len(a), 1 if a.dtype == np.int8 else 0,
-                                            a.dtype)]) for a in arcs)
+    """The arc arrays (src, tgt, cost, flow, state) extended to ``size``: the new arcs carry
+    no flow and are free (state 1, the int8 array)."""
+    return tuple(np.pad(a, (0, size - len(a)), constant_values=a.dtype == np.int8) for a in arcs)
 
 
 class _Problem:
@@ -302,19 +301,16 @@ class _Problem:
     absorbs the difference of mass (Eq. 5's partial transport)."""
 
     def __init__(self, p, q, xs, xt, metric):
-        self.metric = metric
         self.xs, self.xt = (np.ascontiguousarray(x, np.float64) for x in (xs, xt))
-        self.ns_real, self.nt_real = len(p), len(q)
-        diff = float(p.sum() - q.sum())
-        self.dummy = None
+        self.metric, self.ns_real, self.nt_real = metric, len(p), len(q)
+        diff, self.dummy = float(p.sum() - q.sum()), None
         if abs(diff) <= 1e-12 * max(float(p.sum()), float(q.sum()), 1e-300):
             q = q * (p.sum() / q.sum()) if q.sum() > 0 else q  # balanced up to rounding: exact
         elif diff > 0:
             q, self.dummy = np.append(q, diff), "t"
         else:
             p, self.dummy = np.append(p, -diff), "s"
-        self.p, self.q = p, q
-        self.ns, self.nt = len(p), len(q)
+        self.p, self.q, self.ns, self.nt = p, q, len(p), len(q)
 
     def dense(self, want_plan):
         """POT's network simplex on the full cost matrix of the problem."""
@@ -334,14 +330,6 @@ class _Problem:
                 raise RuntimeError(
                     f"POT's network simplex did not reach optimality: {stopped}") from None
         return value, (np.nonzero(plan > 0) if want_plan else None)
-
-    def arc_costs(self, ii, jj):
-        """Costs of arcs (supply node ii -> demand node jj); 0 for the dummy node."""
-        real = (ii < self.ns_real) & (jj < self.nt_real)
-        out = np.zeros(len(ii))
-        if real.any():
-            out[real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], _METRIC_ID[self.metric])
-        return out
 
     def column_generation(self, init_i, init_j, want_plan, k=4, max_rounds=10_000):
         """Our network simplex on the ``k`` nearest neighbours of each node, the arcs
@@ -364,8 +352,9 @@ class _Problem:
         ii, jj, m = keys // nt, keys % nt, len(keys)
         empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) * 2 + (np.zeros(0, np.int8),)
         arcs = _grow(empty, n + 2 * m)  # src, tgt, cost, flow, state
-        arcs[0][n : n + m], arcs[1][n : n + m], arcs[2][n : n + m] = ii, ns + jj, self.arc_costs(
-            ii, jj)
+        arcs[0][n : n + m], arcs[1][n : n + m] = ii, ns + jj
+        real = (ii < self.ns_real) & (jj < self.nt_real)  # the dummy node's arcs cost 0
+        arcs[2][n : n + m][real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], mid)
         tree = tuple(np.zeros(n + 1, np.int64) for _ in range(6)) + (
             np.zeros(n + 1, np.bool_), np.zeros(n + 1))  # parent ... forward, pi
         dirty, ctl = np.zeros(n + 2, np.int64), np.zeros(1, np.int64)
@@ -394,11 +383,9 @@ class _Problem:
                 src, tgt, cost, flow, state = arcs
             src[n_arcs:need], tgt[n_arcs:need] = new_i, ns + new_j
             cost[n_arcs:need] = _arc_costs(self.xs, self.xt, new_i, new_j, mid)
-            flow[n_arcs:need], state[n_arcs:need] = 0.0, 1
-            n_arcs = need
+            n_arcs = need  # (arcs beyond n_arcs are as _grow left them: no flow, free)
         else:  # pragma: no cover - defensive
             raise RuntimeError("column generation did not converge")
-        src, tgt, cost, flow, _ = arcs
         flow[:n] = 0.0
         value = float(np.dot(flow[n:n_arcs], cost[n:n_arcs]))
         used = np.flatnonzero(flow[n:n_arcs] > 0) + n
@@ -406,21 +393,17 @@ class _Problem:
 
 
 # --------------------------------------------------------------------------- grids
-def grid_unit(shape, metric: str) -> float:
-    """Distance between the centres of two opposite corner pixels, in ``metric``
-    (the EMD unit, so that the EMD lies in [0, 1])."""
-    h, w = shape[0] - 1, shape[1] - 1
-    return float({"manhattan": h + w, "sqeuclidean": h * h + w * w}.get(metric, np.hypot(h, w)))
-
-
 def _grid_coords(shape, metric: str, extent=None) -> np.ndarray:
-    """Pixel centres of an (h, w) grid in units of :func:`grid_unit` of ``extent``, the
-    (H, W) grid it was area-downsampled from (default: ``shape`` itself): cell ``i`` of
-    ``h`` covers original pixels ``[i H / h, (i + 1) H / h)``, so its centre lies at
-    ``(i + 1/2) H / h - 1/2`` in original pixel units."""
+    """Pixel centres of an (h, w) grid in the EMD unit of ``extent``, the (H, W) grid it
+    was area-downsampled from (default: ``shape`` itself): the distance between the centres
+    of its two opposite corner pixels in ``metric`` (its square root for 'sqeuclidean'), so
+    that the EMD lies in [0, 1]. Cell ``i`` of ``h`` covers original pixels
+    ``[i H / h, (i + 1) H / h)``, so its centre lies at ``(i + 1/2) H / h - 1/2`` in
+    original pixel units."""
     (h, w), (big_h, big_w) = shape, (shape if extent is None else extent)
-    unit = grid_unit((big_h, big_w), metric)
-    unit = np.sqrt(unit) if metric == "sqeuclidean" else unit
+    dh, dw = big_h - 1, big_w - 1
+    unit = {"manhattan": dh + dw, "sqeuclidean": np.sqrt(dh * dh + dw * dw)}.get(
+        metric, np.hypot(dh, dw))
     rows = (np.arange(h, dtype=np.float64) + 0.5) * (big_h / h) - 0.5
     cols = (np.arange(w, dtype=np.float64) + 0.5) * (big_w / w) - 0.5
     coords = np.stack([a.ravel() for a in np.meshgrid(rows, cols, indexing="ij")], axis=1)
@@ -452,17 +435,15 @@ def _coarse_arcs(a, b, metric, reduce, coords, sup, dem):
         c = (cells % wc)[:, None] * 2 + np.array([0, 1, 0, 1])
         return np.where((r < h) & (c < w), r * w + c, -1)
 
-    kids = children(np.arange(ca.size))
-    valid = kids >= 0
-    ccoords = (coords[np.maximum(kids, 0)] * valid[..., None]).sum(1) / valid.sum(1)[:, None]
+    kids = children(np.arange(ca.size))  # -1 (outside the maps) picks the appended zero row
+    ccoords = np.append(coords, [[0.0, 0.0]], axis=0)[kids].sum(1) / (kids >= 0).sum(1)[:, None]
     _, (pa, pb) = _grid_solve(ca, cb, metric, reduce, "auto", True, ccoords)
     real = (pa >= 0) & (pb >= 0)
-    pos_s, pos_t = np.full(h * w, -1, np.int64), np.full(h * w, -1, np.int64)
+    # position of each pixel among sup / dem, -1 elsewhere (and at index -1: outside the maps)
+    pos_s, pos_t = np.full(h * w + 1, -1, np.int64), np.full(h * w + 1, -1, np.int64)
     pos_s[sup], pos_t[dem] = np.arange(len(sup)), np.arange(len(dem))
-    fs, ft = children(pa[real]), children(pb[real])
-    ci = np.where(fs >= 0, pos_s[np.maximum(fs, 0)], -1)[:, :, None]
-    cj = np.where(ft >= 0, pos_t[np.maximum(ft, 0)], -1)[:, None, :]
-    ci, cj = (np.broadcast_to(x, (len(fs), 4, 4)).ravel() for x in (ci, cj))
+    ci, cj = pos_s[children(pa[real])][:, :, None], pos_t[children(pb[real])][:, None, :]
+    ci, cj = (np.broadcast_to(x, (len(ci), 4, 4)).ravel() for x in (ci, cj))
     ok = (ci >= 0) & (cj >= 0)
     return ci[ok], cj[ok]
 
@@ -482,24 +463,23 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
         start = (_coarse_arcs(a, b, metric, reduce, coords, sup, dem) if min(a.shape) >= 8
                  else (np.zeros(0, np.int64),) * 2)
         value, plan = problem.column_generation(*start, want_plan)
-    if not want_plan:
-        return value, None
-    fi = np.where(plan[0] < len(sup), sup[np.minimum(plan[0], len(sup) - 1)], -1)
-    fj = np.where(plan[1] < len(dem), dem[np.minimum(plan[1], len(dem) - 1)], -1)
-    return value, (fi, fj)
+    if want_plan:  # the dummy node, if any, is the last one: pixel -1
+        plan = np.append(sup, -1)[plan[0]], np.append(dem, -1)[plan[1]]
+    return value, plan
 
 
 def grid_transport_cost(a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *,
                         solver: str = "auto", extent=None) -> float:
     """Exact (partial) transport cost between two non-negative maps (h, w) on the pixel
-    grid, the ground distance ``metric`` between pixel centres in units of
-    :func:`grid_unit` (so the cost of moving a unit mass is at most 1).
+    grid, the ground distance ``metric`` between pixel centres in units of the distance
+    between the centres of two opposite corner pixels (so the cost of moving a unit mass is
+    at most 1).
 
     ``extent`` (H, W): the maps were area-downsampled from an (H, W) grid; distances are
     then measured between the centres of the regions the cells cover, in the original
-    pixel units (and the unit is the original grid's :func:`grid_unit`), so that the cost
-    approximates the full-resolution one whatever the reduction (within the cells'
-    half-diagonal per unit of mass moved, on each side).
+    pixel units (and the unit is the original grid's), so that the cost approximates the
+    full-resolution one whatever the reduction (within the cells' half-diagonal per unit of
+    mass moved, on each side).
 
     For 'euclidean' and 'manhattan' (metrics), the mass common to both maps stays in
     place (Kantorovich-Rubinstein: the optimum depends only on ``a - b``), which is

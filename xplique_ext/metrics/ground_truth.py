@@ -58,10 +58,9 @@ from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
-__all__ = [
-    "emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
-    "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
-    "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
+__all__ = ["emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
+           "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
+           "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
 
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
@@ -71,16 +70,18 @@ LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
 
 #: A float for one (H, W) map, else one score per map (N,).
 Score = Union[float, np.ndarray]
-_MAP_SHAPES = "(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)"
 #: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
-_MAP = partial(ArrayLike, "numeric", ndim=(2, 3, 4), shapes=_MAP_SHAPES, finite=True,
-               batch_hint=False)
+_MAP = partial(ArrayLike, "numeric", ndim=(2, 3, 4), finite=True, batch_hint=False,
+               shapes="(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)")
 _MAPS, _REFERENCE = [_MAP()], [_MAP(nonempty=True)]  # a metric's reference: at least one map
 #: >= 2: a grid of one cell along an axis makes every displacement along it free (disjoint
 #: maps would score 0); a grid that collapses an axis of the maps is refused by _reduce.
 _RESIZE = [None, PairOf(Interval(numbers.Integral, 2, None),
                         description="a pair of integers >= 2 (height, width)")]
+#: The arguments :func:`emd` and :func:`kl_divergence` share.
+_DISTANCE_PARAMETERS = {"explanations": _MAPS, "ground_truth": _MAPS,
+                        "sign": [Options(["abs", "positive"])], "resize": _RESIZE}
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -147,11 +148,10 @@ def _distributions(name, explanations, ground_truth, sign, resize, normalize=Tru
     as ``factor``), area-downsampled within ``resize`` and, with ``normalize``, divided by
     their mass. Returns (phi, gt, defined, factor, single, extent of the maps as given)."""
     phi, gt, single = _pair(explanations, ground_truth)
-    phi, gt = _apply_sign(phi, sign), _apply_sign(gt, sign)
+    extent, phi, gt = phi.shape[1:], _apply_sign(phi, sign), _apply_sign(gt, sign)
     factor = np.maximum(phi.max(axis=(1, 2), initial=0.0), gt.max(axis=(1, 2), initial=0.0))
-    factor = np.where(factor > 0, factor, 1.0) if not normalize else np.ones(len(phi))
-    extent = phi.shape[1:]
-    phi, gt = (_scale(phi), _scale(gt)) if normalize else (_scale(phi, factor), _scale(gt, factor))
+    factor = np.ones(len(phi)) if normalize else factor  # 0 only for pairs left undefined
+    phi, gt = _scale(phi, None if normalize else factor), _scale(gt, None if normalize else factor)
     size = fit_size(extent, resize)
     collapsed = [a for a in (0, 1) if size[a] == 1 and extent[a] > 1]
     if collapsed:
@@ -179,11 +179,9 @@ EMD_MAX_ARCS = 7 * 10**7
 def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, resize) -> None:
     """Refuse, before solving anything, pairs whose transport problem is too large (maps
     of at most 128 x 128 pixels are always solved, as the error's advice promises)."""
-    if gt.shape[1] * gt.shape[2] <= 128 * 128:
-        return
     sup, dem = (gt - phi, phi - gt) if metric != "sqeuclidean" else (gt, phi)
     arcs = np.where(defined, (sup > 0).sum(axis=(1, 2)) * (dem > 0).sum(axis=(1, 2)), 0)
-    if arcs.max(initial=0) > EMD_MAX_ARCS:
+    if gt.shape[1] * gt.shape[2] > 128 * 128 and arcs.max(initial=0) > EMD_MAX_ARCS:
         k = int(np.argmax(arcs > EMD_MAX_ARCS))  # the first map beyond the limit
         raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
                          f"pixels: map {k} is a transport problem of {arcs[k]:.2e} arcs (supply x "
@@ -194,12 +192,7 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
 
 # --------------------------------------------------------------------------- EMD / KL
 _EMD_PARAMETERS = {
-    "explanations": _MAPS,
-    "ground_truth": _MAPS,
-    "sign": [Options(["abs", "positive"])],
-    "resize": _RESIZE,
-    "ground_distance": [Options(METRICS)],
-    "normalize": [Boolean()],
+    **_DISTANCE_PARAMETERS, "ground_distance": [Options(METRICS)], "normalize": [Boolean()],
     "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
     "progress": [Boolean()]}
@@ -300,14 +293,12 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
         return (value + (0.0 if normalize else abs(gt[k].sum() - phi[k].sum()))) * factor[k]
 
     bar = dict(enabled=progress, total=len(phi), desc="EMD", unit="map")
-    jobs = usable_cores() if n_jobs == -1 else n_jobs
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
+    with ThreadPoolExecutor(max_workers=usable_cores() if n_jobs == -1 else n_jobs) as pool:
         out = np.array(list(progress_bar(pool.map(one, range(len(phi))), **bar)), np.float64)
     return float(out[0]) if single else out
 
 
-@validate_params({**{k: _EMD_PARAMETERS[k] for k in ("explanations", "ground_truth", "sign",
-                                                       "resize")},
+@validate_params({**_DISTANCE_PARAMETERS,
                   "epsilon": [Interval(numbers.Real, 0.0, 1.0, closed="neither")]})
 def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
                   resize: Optional[Tuple[int, int]] = None,
@@ -367,8 +358,7 @@ def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
     """
     phi, gt, defined, _, single, _ = _distributions(
         "kl_divergence", explanations, ground_truth, sign, resize)
-    out = np.sum(gt * np.log(gt / (phi + epsilon) + epsilon), axis=(1, 2))
-    out = np.where(defined, out, np.nan)
+    out = np.where(defined, np.sum(gt * np.log(gt / (phi + epsilon) + epsilon), axis=(1, 2)), np.nan)
     return float(out[0]) if single else out
 
 
@@ -617,10 +607,9 @@ def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
     return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
 
 
-_METRIC_PARAMETERS = {
-    **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
-    "min_accuracy": [Interval(numbers.Real, None, 1.0)],
-    "task": [Options(["auto", "classification", "regression"])]}
+_METRIC_PARAMETERS = {**{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+                      "min_accuracy": [Interval(numbers.Real, None, 1.0)],
+                      "task": [Options(["auto", "classification", "regression"])]}
 
 
 def _measure_param(names: Sequence[str]) -> list:
@@ -651,10 +640,9 @@ class _GroundTruthBase(BaseAttributionMetric):
             raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
                              f"{len(self.reference)} maps for {self.n_inputs} inputs")
         if batches:
-            outputs, ys = zip(*batches)
-            pred = np.concatenate(outputs).astype(np.float64)
-            y = np.concatenate(ys).astype(np.float64).reshape(len(pred), -1)
-            self.model_accuracy = _agreement(y, pred.reshape(len(pred), -1), task)
+            pred, y = (np.concatenate(part).astype(np.float64) for part in zip(*batches))
+            pred, y = pred.reshape(len(pred), -1), y.reshape(len(pred), -1)
+            self.model_accuracy = _agreement(y, pred, task)
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
             warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
                  f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
@@ -905,8 +893,7 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
     from ..datasets.aixi import AIXIData
 
     if not explanations:
-        raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, "
-                         "got {}")
+        raise ValueError("`explanations` must be a non-empty dict explainer name -> maps, got {}")
     if isinstance(ground_truth, AIXIData):
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
@@ -920,7 +907,8 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
     measures = [_measure(m, names, "measures") for m in (names if measures is None else measures)]
     if len({m.label for m in measures}) < len(measures):
         raise ValueError(f"`measures` must have distinct labels, got {measures}")
-    per_sample, table, comparisons = {}, pd.DataFrame(index=list(explanations)), {}
+    per_sample, comparisons = {}, {}
+    table = pd.DataFrame(index=pd.Index(list(explanations), name="explainer"))
     for m in measures:
         reference = masks if m.higher_is_better else ground_truth
         with warnings.catch_warnings():
@@ -933,9 +921,7 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
             # NaN scores are skipped; all-NaN scores give a NaN mean (its warning is ignored)
             table[f"{m.label} ({direction} is better)"] = [np.nanmean(s) for s in scores.values()]
     for label, frame in comparisons.items():
-        table[f"{label} ci_low"] = frame.explainers["ci_low"]
-        table[f"{label} ci_high"] = frame.explainers["ci_high"]
+        table[[f"{label} ci_low", f"{label} ci_high"]] = frame.explainers[["ci_low", "ci_high"]]
     table = table.sort_values(table.columns[0])
-    table.index.name = "explainer"
     table.attrs["comparisons"] = comparisons
     return table, per_sample
