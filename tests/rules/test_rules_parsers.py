@@ -621,3 +621,18 @@ def test_names_infer_reads_numbers_written_as_text():
     frame = pd.DataFrame({"a": ["1", "2", "?"], "b": ["1.5", "2", None], "c": ["x", "y", "!"]})
     inferred = [(a.name, a.type, a.values) for a in Names.infer(frame)]
     assert inferred == [("a", "integer", None), ("b", "real", None), ("c", "nominal", ("x", "y"))]
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"])
+def test_names_and_rules_with_other_line_ends_read_the_same(end, tmp_path):
+    # a lone CR (old Mac OS files) is a line end, as in .data files: a `|` comment ran to
+    # the end of a .names file (attributes after it dropped silently) and PBM rules were
+    # read as one line
+    for name, read in (("voyage.names", read_names), ("voyage.cn2.unordered.pbm", read_rules)):
+        text = open(example_path(name), encoding="utf-8").read()
+        path = tmp_path / name
+        path.write_bytes(text.replace("\n", end).encode("utf-8"))
+        assert read(path) == read(example_path(name))
+    with pytest.raises(NamesParseError, match="line 3: statement not terminated") as err:
+        parse_names("class: a, b.\r| comment\rx: real\r")
+    assert "\r" not in str(err.value)

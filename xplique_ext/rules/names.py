@@ -37,7 +37,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
-from .syntax import Token, quote, read_text, tokenize, write_text
+from .syntax import LINE_END, Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
@@ -245,7 +245,7 @@ def _statements(text: str, file: str) -> List[List[Token]]:
     """The statements of a ``.names`` text, each a list of tokens (blanks and comments
     dropped, the ``.`` that ends it too)."""
     statements: List[List[Token]] = [[]]
-    tokens = tokenize(enumerate(text.split("\n"), 1), _TOKEN, NamesParseError, file, names=True)
+    tokens = tokenize(enumerate(LINE_END.split(text), 1), _TOKEN, NamesParseError, file, names=True)
     for token in tokens:
         if token.kind != "end":
             statements[-1].append(token)

@@ -40,7 +40,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Options, validate_params
 from .errors import RuleParseError
-from .syntax import PBM_WORD, Token, quote, read_text, tokenize, write_text
+from .syntax import LINE_END, PBM_WORD, Token, quote, read_text, tokenize, write_text
 
 __all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
            "OPERATORS", "EVALUATION_MODES"]
@@ -497,7 +497,7 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
         For a malformed header or rule; the message gives the file, the line number and
         the offending line.
     """
-    numbered = [(k + 1, line.rstrip("\r")) for k, line in enumerate(text.split("\n"))]
+    numbered = list(enumerate(LINE_END.split(text), 1))
     header_lines, chunks = [], []  # (number, line) pairs; one list of them per rule
     for number, line in numbered:
         if _RULE_START.match(line):

@@ -21,9 +21,11 @@ from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern
 
 from .errors import ParseError
 
-__all__ = ["NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text", "scan_quoted",
-           "tokenize", "write_text"]
+__all__ = ["LINE_END", "NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text",
+           "scan_quoted", "tokenize", "write_text"]
 
+#: A line end of the rule files: ``\n``, ``\r\n`` or a lone ``\r`` (old Mac OS files).
+LINE_END = re.compile(r"\r\n?|\n")
 #: A name or value written without quotes in a ``.names`` file.
 NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
 #: A name or value written without quotes in a PBM rule file (dots and minus signs too).
