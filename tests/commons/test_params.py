@@ -348,3 +348,30 @@ def test_an_integral_range_on_a_float_array_asks_for_whole_finite_numbers():
     # an integer-dtype array under the same range is unchanged
     assert check_param(np.array([2, 0]), "c", [ArrayLike(
         "integer", within=Interval(numbers.Integral, 0, None))]).tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("value", [np.array(None), np.array([None], dtype=object)])
+@pytest.mark.parametrize("constraints, expected", [
+    ([Interval(numbers.Integral, 0, None), None], "an integer >= 0 or None"),
+    ([Options(["a", "b"]), None], "one of ['a', 'b'] or None"),
+    ([ArrayLike("real", ndim=1), None], "an array of real numbers (integer or float dtype) or None"),
+    ([Callable_(), None], "callable or None"),
+])
+def test_an_array_holding_none_is_not_none(value, constraints, expected):
+    # ``None`` in a declaration is None itself: an object array holding None compares equal
+    # to None (np.array(None) == None), which once let it through as the value (a later
+    # ``seed is None`` or len() then failed far from the argument)
+    with pytest.raises(TypeError, match=re.escape(f"`p` must be {expected}, got an array of shape "
+                                                  f"{value.shape} and dtype object (ndarray)")):
+        check_param(value, "p", constraints)
+    assert check_param(None, "p", constraints) is None
+
+
+def test_a_seed_or_strategy_holding_none_is_refused_by_name():
+    from xplique_ext import runtime
+    from xplique_ext.commons.uncertainty import summarize_scores
+
+    with pytest.raises(TypeError, match=r"^`seed` must be an integer >= 0 or None, got an array"):
+        summarize_scores([0.1, 0.5, 0.7], seed=np.array(None), n_resamples=100)
+    with pytest.raises(TypeError, match=r"^`strategy` must be a tf.distribute.Strategy"):
+        runtime.resolve_strategy(np.array([None], dtype=object))

@@ -182,3 +182,21 @@ def test_errors():
     too_many[0, 0, :13] = np.arange(1, 14)
     with pytest.raises(ValueError, match="at most 12 objects"):
         lime.explain(data.images[:1], object_labels=too_many)
+
+
+def test_the_object_numbering_holds_one_copy_of_the_labels():
+    import tracemalloc
+
+    # each image's objects are renumbered into one preallocated array; a list of per-image
+    # arrays stacked afterwards held every label map twice at the peak
+    labels = np.random.default_rng(0).integers(0, 4, (400, 32, 32)).astype(np.uint8)
+    explainer, x = ObjectLime(lambda z: np.zeros((len(z), 1))), np.zeros((400, 32, 32, 1), np.float32)
+    explainer._prepare(x[:2], labels[:2])  # first-call imports and caches are not measured
+    tracemalloc.start()
+    try:
+        local = explainer._prepare(x, labels)[1]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert local.dtype == np.int64 and local.max() == 3
+    assert peak < 1.5 * local.nbytes, (peak, local.nbytes)

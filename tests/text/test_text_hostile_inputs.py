@@ -156,3 +156,13 @@ def test_conjunct_contributions_checks_the_probability_and_the_weights():
         conjunct_contributions([0.3, np.nan], 0.5)
     with pytest.raises(TypeError, match="`alternative` must be one of"):  # was "unhashable"
         conjunct_pvalues([[0.1, 0.2]], [[0.3, 0.4]], alternative=[["less"]])
+
+
+@pytest.mark.parametrize("alternative", [["bogus"], [3], ["less", "greater", "bogus"]])
+def test_conjunct_pvalues_counts_the_alternatives_before_checking_each(alternative):
+    from xplique_ext.metrics.percy import conjunct_pvalues
+
+    # a wrong count is reported as such, whatever the values (it came second for a while)
+    with pytest.raises(ValueError, match=r"^`alternative` must be one value or 2 values, got "):
+        conjunct_pvalues([[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]],
+                         alternative=alternative)

@@ -409,12 +409,8 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
              "interval are NaN", UndefinedScoreWarning)
         return result(math.nan, "none: no defined score")
-    # the mean of the scores divided by the largest finite |score| (the sum of two scores
-    # near the float maximum would overflow to inf)
-    finite = np.abs(defined[np.isfinite(defined)])
-    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     with np.errstate(invalid="ignore"):  # inf - inf
-        mean = scale * float(np.mean(defined / scale))
+        mean = _mean(defined)
     if np.isinf(defined).any():
         warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
              "error and interval are undefined (NaN)", UndefinedScoreWarning)
@@ -431,6 +427,14 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
     method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
+    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
+
+
+def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
+    """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
+    from scipy.stats import bootstrap
+
+    mean = _mean(defined)
     if defined.size < 2:
         warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
              "and bounds are NaN", UndefinedScoreWarning)
@@ -439,24 +443,30 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
         warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
              "interval has zero width, which understates the uncertainty", DegenerateSettingWarning)
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
-    if interval == "bca" and defined.size < BCA_MIN_N:
+    if chosen == "bca" and defined.size < BCA_MIN_N:
         warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
              f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
              "coverage may fall well short of the level", DegenerateSettingWarning)
-    from scipy.stats import bootstrap
-
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
-        # on the scores divided by the largest |score| (scale): no overflow near the float maximum
+        # on the scores divided by the largest |score|: no overflow near the float maximum
+        scale = float(np.max(np.abs(defined)))
         res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=interval,
-                        rng=np.random.default_rng(seed), batch=resample_batch(n_resamples, n))
+                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
+                        batch=resample_batch(n_resamples, defined.size))
     low, high = res.confidence_interval.low, res.confidence_interval.high
-    if interval == "bca" and not (np.isfinite(low) and np.isfinite(high)):
+    if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
         low, high = np.quantile(res.bootstrap_distribution,
                                 [(1 - confidence) / 2, (1 + confidence) / 2])
         method += "; BCa undefined here, percentile bounds"
     return result(mean, method, scale * res.standard_error, scale * low, scale * high)
 
+
+def _mean(scores: np.ndarray) -> float:
+    """The mean, computed on the scores divided by the largest finite |score| (the sum of
+    two scores near the float maximum would overflow to inf)."""
+    finite = np.abs(scores[np.isfinite(scores)])
+    scale = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    return scale * float(np.mean(scores / scale))

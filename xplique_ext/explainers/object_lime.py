@@ -283,8 +283,9 @@ class ObjectLime:
             raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
                              f"the inputs, got {labels.shape}")
         # each image's objects renumbered 1..m in increasing label order (0: background)
-        local = np.array([np.unique(np.append(lab, 0), return_inverse=True)[1][:-1]
-                          for lab in labels], np.int64).reshape(labels.shape)
+        local = np.empty(labels.shape, np.int64)  # filled in place: no second copy of all
+        for i, lab in enumerate(labels):
+            local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
         sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
         if sizes.max(initial=0) > MAX_OBJECTS:
             raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "

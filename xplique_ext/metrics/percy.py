@@ -130,10 +130,11 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     if len(b_groups) != m:
         raise ValueError(f"`a_groups` and `b_groups` must have the same length, got {m} and "
                          f"{len(b_groups)}")
-    alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
-            for alt in ([alternative] * m if isinstance(alternative, str) else alternative)]
-    if len(alts) != m:
+    alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
+    if len(alts) != m:  # the count first, then each value
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
+    alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
+            for alt in alts]
     out = np.full(m, np.nan)
     groups = [[np.asarray(v, np.float64).reshape(-1) for v in g] for g in (a_groups, b_groups)]
     buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
