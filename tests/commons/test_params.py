@@ -7,6 +7,7 @@ import numbers
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tests.params_cases import (
@@ -375,3 +376,15 @@ def test_a_seed_or_strategy_holding_none_is_refused_by_name():
         summarize_scores([0.1, 0.5, 0.7], seed=np.array(None), n_resamples=100)
     with pytest.raises(TypeError, match=r"^`strategy` must be a tf.distribute.Strategy"):
         runtime.resolve_strategy(np.array([None], dtype=object))
+
+
+@pytest.mark.parametrize("value", [np.array(["spearman"]), np.array("spearman"),
+                                   np.array([["spearman"]]), pd.Series(["spearman"])])
+def test_an_array_holding_an_option_is_not_the_option(value):
+    # np.array(['a']) == 'a' is array([True]), once read as a match: the array was passed
+    # on as the option (a later `correlation == "pearson"` then compared arrays)
+    with pytest.raises(TypeError, match=r"^`correlation` must be one of \['spearman', 'pearson'\]"):
+        check_param(value, "correlation", [Options(["spearman", "pearson"])])
+    assert check_param(np.str_("pearson"), "correlation", [Options(["spearman", "pearson"])])
+    assert check_param(np.int64(2), "k", [Options([1, 2])]) == 2
+    assert check_param(2.0, "k", [Options([1, 2])]) == 2

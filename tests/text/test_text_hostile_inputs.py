@@ -166,3 +166,13 @@ def test_conjunct_pvalues_counts_the_alternatives_before_checking_each(alternati
     with pytest.raises(ValueError, match=r"^`alternative` must be one value or 2 values, got "):
         conjunct_pvalues([[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]],
                          alternative=alternative)
+
+
+@pytest.mark.parametrize("alternative", [None, 3, {"less"}])
+def test_conjunct_pvalues_names_an_alternative_that_is_no_option(alternative):
+    from xplique_ext.metrics.percy import conjunct_pvalues
+
+    # None and 3 gave "'NoneType' object is not iterable" / "'int' object is not iterable"
+    with pytest.raises(TypeError, match=r"^`alternative` must be one of \['two-sided', 'less'"):
+        conjunct_pvalues([[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]],
+                         alternative=alternative)

@@ -194,9 +194,11 @@ class Options(Constraint):
             v, numbers.Number) and not _is_bool(v)) for v in self.values)
 
     def check(self, value):
-        try:  # None by identity: an array holding None (which == None) is not None
-            ok = any((value is v) if v is None else (value == v and _is_bool(value) == _is_bool(v))
-                     for v in self.values)
+        try:  # None by identity, others by ==, an array never (np.array(['a']) == 'a' and
+            # np.array(None) == None hold)
+            ok = not isinstance(value, np.ndarray) and any(
+                (value is v) if v is None else (value == v and _is_bool(value) == _is_bool(v))
+                for v in self.values)
         except (TypeError, ValueError):  # arrays, incomparable
             ok = False
         if not ok:

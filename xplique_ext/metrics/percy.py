@@ -130,7 +130,8 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     if len(b_groups) != m:
         raise ValueError(f"`a_groups` and `b_groups` must have the same length, got {m} and "
                          f"{len(b_groups)}")
-    alts = [alternative] * m if isinstance(alternative, str) else list(alternative)
+    alts = (list(alternative) if isinstance(alternative, (list, tuple, np.ndarray))
+            else [alternative] * m)  # one value (checked below, named, like each of a list)
     if len(alts) != m:  # the count first, then each value
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
     alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
