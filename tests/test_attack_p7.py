@@ -35,3 +35,11 @@ def test_correlations_unchanged_on_valid_rows():
     np.testing.assert_allclose(batched_pearson(a, b), [np.corrcoef(a[i], b[i])[0, 1]
                                                        for i in range(2)])
     np.testing.assert_allclose(batched_spearman(a, b), [1.0, -0.5])
+
+
+@pytest.mark.parametrize("bad, error", [(["a"], TypeError), ({"a": 0.1}, TypeError),
+                                        (None, TypeError), ([True, False], TypeError)])
+def test_holm_names_its_parameter(bad, error):
+    with pytest.raises(error, match="`p_values`"):
+        holm(bad)  # were numpy's "could not convert", float() errors, array(nan), [1, 0]
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
