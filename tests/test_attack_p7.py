@@ -43,3 +43,8 @@ def test_holm_names_its_parameter(bad, error):
     with pytest.raises(error, match="`p_values`"):
         holm(bad)  # were numpy's "could not convert", float() errors, array(nan), [1, 0]
     np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+
+
+def test_real_interval_names_an_int_beyond_the_float_range():
+    with pytest.raises(ValueError, match="`p` must be finite"):
+        check_param(10**400, "p", [Interval(numbers.Real, 0, None)])  # was OverflowError
