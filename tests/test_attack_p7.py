@@ -48,3 +48,20 @@ def test_holm_names_its_parameter(bad, error):
 def test_real_interval_names_an_int_beyond_the_float_range():
     with pytest.raises(ValueError, match="`p` must be finite"):
         check_param(10**400, "p", [Interval(numbers.Real, 0, None)])  # was OverflowError
+
+
+@pytest.mark.parametrize("maps, size, error, name", [
+    (np.ones((8, 8)), (4, 4), ValueError, "maps"), (np.ones((1, 8, 8, 1)), (4, 4), ValueError, "maps"),
+    (np.ones((1, 8, 8)), (0, 0), ValueError, "size"), (np.ones((1, 8, 8)), (2.5, 4), TypeError, "size"),
+    (np.ones((1, 8, 8)), 4, TypeError, "size"), (np.ones((1, 8, 8), bool), (4, 4), TypeError, "maps")])
+def test_area_downsample_names_bad_input(maps, size, error, name):
+    with pytest.raises(error, match=f"`{name}`"):  # were OpenCV errors, unpacking errors
+        area_downsample(maps, size)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float16, np.float32])
+def test_area_downsample_takes_any_real_dtype_and_keeps_mass(dtype):
+    maps = np.arange(64).reshape(1, 8, 8).astype(dtype)  # int64, float16 were OpenCV errors
+    out = area_downsample(maps, (4, 4))
+    assert out.shape == (1, 4, 4) and np.isclose(out.sum(), maps.astype(float).sum())
+    assert np.array_equal(area_downsample(maps.tolist(), (4, 4)), out)
