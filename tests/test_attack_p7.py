@@ -111,3 +111,16 @@ def test_metric_scores_name_targets_of_the_wrong_shape():
     expected = (model(x).numpy() * one_hot).sum(axis=1)
     np.testing.assert_allclose(metric.scores(x, one_hot), expected, rtol=1e-5)
     np.testing.assert_allclose(metric.scores(x, np.arange(5) % 3), expected, rtol=1e-5)
+
+
+def test_metric_scores_of_a_one_output_model_with_targets_b():
+    import keras
+
+    from xplique_ext.metrics import MuFidelity
+
+    x = np.random.default_rng(0).random((4, 8, 8, 1)).astype(np.float32)
+    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(1)])
+    metric = MuFidelity(model, x, np.ones(4), grid_size=4, nb_samples=20, seed=1)
+    y = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    # was f(x)_i * sum(y): (B, 1) outputs times (B,) targets broadcast to (B, B)
+    np.testing.assert_allclose(metric.scores(x, y), model(x).numpy().ravel() * y, rtol=1e-5)
