@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .params import ArrayLike, validate_params
+
 __all__ = ["batched_pearson", "batched_spearman", "unit_rows"]
 
 
@@ -16,6 +18,17 @@ def unit_rows(a: np.ndarray) -> np.ndarray:
     return np.ldexp(a, -exponent[:, None])
 
 
+#: two (N, M) arrays of one shape (checked by :func:`_same_shape`)
+_ROWS = {name: [ArrayLike("numeric", ndim=2, shapes="(N, M)", batch_hint=False)] for name in "ab"}
+
+
+def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
+    """Row i of ``a`` goes with row i of ``b``: NumPy would broadcast one row to all."""
+    if a.shape != b.shape:
+        raise ValueError(f"`a` and `b` must have the same shape (N, M), got {a.shape} and {b.shape}")
+
+
+@validate_params(_ROWS)
 def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Pearson correlation of each row of ``a`` with the same row of ``b``.
 
@@ -44,7 +57,8 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ...                 batched_pearson(a, b)[0], rtol=1e-14))
     True
     """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    _same_shape(a, b)
+    a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
     finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     # a correlation with an exactly constant row is undefined
     undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
@@ -56,10 +70,12 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(r, -1.0, 1.0)
 
 
+@validate_params(_ROWS)
 def batched_spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Spearman rank correlation (average ranks for ties) of each row pair, shape (N,)."""
     # imported here: scipy.stats costs 0.6 s of start-up to every command that imports
     # the commons (xplique-ext rules among them) and only rank correlations need it
     from scipy.stats import rankdata
 
-    return batched_pearson(rankdata(np.asarray(a), axis=1), rankdata(np.asarray(b), axis=1))
+    _same_shape(a, b)
+    return batched_pearson(rankdata(a, axis=1), rankdata(b, axis=1))

@@ -163,7 +163,10 @@ class Interval(Constraint):
     def check(self, value):
         if _is_bool(value) or not isinstance(value, self.kind):
             raise self.wrong_kind(value)
-        value = int(value) if self.kind is numbers.Integral else float(value)
+        try:
+            value = int(value) if self.kind is numbers.Integral else float(value)
+        except OverflowError:  # an int beyond the float range (10**400) where a real is expected
+            value = math.inf if value > 0 else -math.inf
         if not math.isfinite(value):
             raise Mismatch(f"finite ({self.description})", repr(value), True)
         if not self.contains(value):

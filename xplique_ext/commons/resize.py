@@ -10,9 +10,12 @@ would weigh vertical displacements twice as much as horizontal ones.
 
 from __future__ import annotations
 
+import numbers
 from typing import Optional, Tuple
 
 import numpy as np
+
+from .params import ArrayLike, Interval, PairOf, validate_params
 
 __all__ = ["area_downsample", "fit_size"]
 
@@ -50,6 +53,8 @@ def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[i
     return max(1, min(h, int(round(h * scale)))), max(1, min(w, int(round(w * scale))))
 
 
+@validate_params({"maps": [ArrayLike("real", ndim=3, shapes="(N, H, W)", batch_hint=False)],
+                  "size": [PairOf(Interval(numbers.Integral, 1, None)), None]})
 def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.ndarray:
     """Area-downsample (N, H, W) maps to at most ``size``, preserving each map's mass.
 
@@ -84,6 +89,8 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
         return maps
     import cv2
 
+    if maps.dtype not in (np.float32, np.float64):  # OpenCV's INTER_AREA takes neither
+        maps = maps.astype(np.float64)  # integers nor float16
     # one map per call: OpenCV's INTER_AREA takes at most 4 channels at a non-integer factor
     out = [cv2.resize(m, (tw, th), interpolation=cv2.INTER_AREA) for m in maps]
     return np.array(out, dtype=np.float64).reshape(n, th, tw) * (h * w) / (th * tw)

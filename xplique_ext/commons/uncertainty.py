@@ -253,6 +253,7 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
     return _bounds(*(np.where(m == 0, np.nan, bound) for bound in (low, high)))
 
 
+@validate_params({"p_values": [ArrayLike("real", dtype=np.float64)]})
 def holm(p_values: Any) -> np.ndarray:
     r"""Holm's step-down adjustment of ``m`` p-values (family-wise error control).
 
@@ -287,7 +288,7 @@ def holm(p_values: Any) -> np.ndarray:
     >>> holm([0.01, 0.04, 0.03])
     array([0.03, 0.06, 0.06])
     """
-    p = np.asarray(p_values, dtype=np.float64)
+    p = p_values  # float64, converted by @validate_params
     defined = ~np.isnan(p)
     q = p[defined]
     if ((q < 0) | (q > 1)).any():

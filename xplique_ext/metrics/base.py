@@ -333,8 +333,15 @@ class BaseAttributionMetric(BaseMetric):
 
     def scores(self, x: Any, y: Any) -> np.ndarray:
         """The operator's score ``g(f, x, y)`` for each input (B,), batched; ``y``: the
-        targets already formatted for the operator (see :meth:`format_targets`)."""
-        return self._batched(self._score_fn, x, np.asarray(y), name="operator", trailing=[(), (1,)],
+        targets already formatted for the operator (see :meth:`format_targets`); for no
+        operator, one-hot targets (B, K) or class ids (B,), checked."""
+        y = np.asarray(y)
+        if self.operator is None and (y.ndim not in (1, 2) or len(y) != len(x)):
+            raise ValueError(f"`y` must hold the targets of the {len(x)} inputs, one-hot (B, K) "
+                             f"or class ids (B,), got shape {y.shape}")
+        if self.operator is None:
+            y = runtime.as_model_targets(y, self.n_outputs(x), "y")
+        return self._batched(self._score_fn, x, y, name="operator", trailing=[(), (1,)],
                              expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
                              "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))"
                              ).reshape(-1)

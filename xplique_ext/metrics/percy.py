@@ -11,7 +11,7 @@ from typing import Any, List, Mapping, Optional, Sequence
 import numpy as np
 
 from ..commons.metric import BaseMetric
-from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
+from ..commons.params import ArrayLike, InstanceOf, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TEXT_MODEL, as_text_classifier
 from ..text.rules import resolve_rules
@@ -89,7 +89,12 @@ def conjunct_contributions(attributions: Any, p_positive: float,
     return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
 
 
-@validate_params({"a_groups": "no_validation", "b_groups": "no_validation",
+_GROUPS = [InstanceOf(list, tuple, np.ndarray, description="a sequence of contribution arrays")]
+#: one structure's contributions to one conjunct
+_GROUP = [ArrayLike("real", ndim=(0, 1), finite=True, dtype=np.float64)]
+
+
+@validate_params({"a_groups": _GROUPS, "b_groups": _GROUPS,  # each item below (ragged)
                   "test": [Options(TESTS)], "alternative": "no_validation"})
 def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
                      test: Optional[str] = "ttest", alternative: Any = "two-sided") -> np.ndarray:
@@ -137,7 +142,8 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
     alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
             for alt in alts]
     out = np.full(m, np.nan)
-    groups = [[np.asarray(v, np.float64).reshape(-1) for v in g] for g in (a_groups, b_groups)]
+    groups = [[check_param(v, f"{name}[{i}]", _GROUP).reshape(-1) for i, v in enumerate(g)]
+              for name, g in (("a_groups", a_groups), ("b_groups", b_groups))]
     buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
     for i, (a, b, alt) in enumerate(zip(*groups, alts)):
         if test is not None and len(a) and len(b):

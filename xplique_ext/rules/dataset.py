@@ -229,6 +229,9 @@ class Dataset:
             For a value outside its nominal domain or a non-numeric value of a numeric
             attribute (the message names the column and row).
         """
+        if frame.columns.has_duplicates:  # frame[name] would be a DataFrame
+            repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
+            raise ValueError(f"`frame` must have distinct column names, got {repeated} repeated")
         if names is None:
             names = Names.infer(frame, class_name=class_name)
         elif class_name is not None and class_name != names.class_name:
@@ -262,7 +265,13 @@ class Dataset:
         if len(feature_names) != features.shape[1]:
             raise ValueError(
                 f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}")
-        frame = pd.DataFrame({f: features[:, i].astype(float) for i, f in enumerate(feature_names)})
+        try:  # real numbers (None, NaN: unknown) or their strings; complex ones lose a part
+            frame = pd.DataFrame({f: features[:, i].astype(float, casting="unsafe" if
+                                  features.dtype.kind != "c" else "safe")
+                                  for i, f in enumerate(feature_names)})
+        except (TypeError, ValueError):
+            raise TypeError(f"`features` must hold real numbers, got dtype {features.dtype}: "
+                            "non-numeric or complex values") from None
         if labels is not None:
             y = np.asarray(labels)
             if y.shape != (features.shape[0],):
