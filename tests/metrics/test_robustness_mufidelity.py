@@ -519,3 +519,14 @@ def test_sweep_model_without_outputs_is_refused(rng, targets):
     with pytest.raises(ValueError, match=r"`model` must return one output per input .*got shape "
                                          r"\(1, 0\)"):
         metric.detailed_evaluate(x)
+
+
+def test_scores_do_not_depend_on_the_inputs_dtype(rng):
+    # the cell order was drawn from the rows' bytes: the same images as float32, float64
+    # or a list (read as float64) got other permutations, hence other scores for one seed
+    x = rng.random((6, 8, 8, 1)).astype(np.float32)
+    phi = rng.standard_normal((6, 8, 8))
+    scores = [MuFidelity(sum_callable, inputs, np.ones(6), grid_size=4, **FAST
+                         ).detailed_evaluate(phi) for inputs in (x, x.astype(np.float64), x.tolist())]
+    np.testing.assert_array_equal(scores[0], scores[1])
+    np.testing.assert_array_equal(scores[0], scores[2])

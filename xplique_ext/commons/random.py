@@ -32,8 +32,8 @@ def make_rng(seed: Optional[int]) -> np.random.Generator:
 
 def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
     """One random permutation of ``range(n_cells)`` per input, drawn from ``seed`` and the
-    input's content only (the same input gets the same permutation in any batch, at any
-    position).
+    input's values only, read as float32 (the same input gets the same permutation in any
+    batch, at any position, whatever its dtype: a list, float64, float32 or integers).
 
     Returns
     -------
@@ -41,7 +41,7 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
         int64 array of shape (len(x), n_cells).
     """
     perms = np.empty((len(x), n_cells), dtype=np.int64)
-    for i, row in enumerate(np.ascontiguousarray(x).reshape(len(x), -1)):
+    for i, row in enumerate(np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)):
         # a BLAKE2b digest (128 bits) of the row's bytes, mixed with the seed
         words = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint32)
         sequence = np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
