@@ -263,8 +263,11 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, object]:
     parser.add_argument("--n-train", type=int, default=1500, help="CNN training images (50,000)")
     parser.add_argument("--n-val", type=int, default=200, help="CNN validation images (2,000)")
     parser.add_argument("--epochs", type=int, default=12, help="CNN training epochs")
-    parser.add_argument("--sample-sizes", default="8,16,32,64",
-                        help="experiment 1: LIME sample sizes, the first gives Table 1")
+    parser.add_argument(
+        "--sample-sizes",
+        default="8,16,32,64",
+        help="experiment 1: LIME sample sizes, the first gives Table 1",
+    )
     parser.add_argument("--resize", type=int, default=32, help="EMD grid side (0: full)")
     parser.add_argument("--experiments", default="1,2,3", help="which experiments to run")
     parser.add_argument("--functions", default=",".join(FUNCTIONS), help="ssin,suum,class")

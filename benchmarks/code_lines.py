@@ -33,8 +33,15 @@ def docstring_lines(tree: ast.AST) -> set[int]:
 
 def code_lines(source: str) -> set[int]:
     """Line numbers holding code: a token other than a comment, outside docstrings."""
-    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-            tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+    skip = {
+        tokenize.COMMENT,
+        tokenize.NL,
+        tokenize.NEWLINE,
+        tokenize.INDENT,
+        tokenize.DEDENT,
+        tokenize.ENCODING,
+        tokenize.ENDMARKER,
+    }
     lines: set[int] = set()
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type not in skip:
@@ -44,6 +51,7 @@ def code_lines(source: str) -> set[int]:
 
 def functions(tree: ast.AST, module: str):
     """(qualified name, physical length) of every function, methods and nested ones included."""
+
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -52,6 +60,7 @@ def functions(tree: ast.AST, module: str):
                     start = min([child.lineno] + [d.lineno for d in child.decorator_list])
                     yield name, child.end_lineno - start + 1
                 yield from visit(child, name)
+
     yield from visit(tree, module)
 
 
@@ -64,8 +73,10 @@ def main(root: Path) -> int:
         per_module[name] = len(code_lines(source))
         sizes.extend((length, qual) for qual, length in functions(ast.parse(source), name))
     total = sum(per_module.values())
-    print(f"code lines of {root.name}/: {total} in {len(per_module)} modules "
-          f"(limit {TOTAL_LIMIT}: {'met' if total <= TOTAL_LIMIT else 'NOT met'})")
+    print(
+        f"code lines of {root.name}/: {total} in {len(per_module)} modules "
+        f"(limit {TOTAL_LIMIT}: {'met' if total <= TOTAL_LIMIT else 'NOT met'})"
+    )
     print("\nper module:")
     for name, count in sorted(per_module.items(), key=lambda item: -item[1]):
         print(f"  {count:6d}  {name}")

@@ -43,15 +43,17 @@ def small_cnn(shape, classes=10):
     import keras
 
     init = keras.initializers.GlorotUniform(seed=0)
-    return keras.Sequential([
-        keras.Input(shape),
-        keras.layers.Conv2D(16, 3, activation="relu", kernel_initializer=init),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, activation="relu", kernel_initializer=init),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(classes, kernel_initializer=init),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Conv2D(16, 3, activation="relu", kernel_initializer=init),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Conv2D(32, 3, activation="relu", kernel_initializer=init),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(classes, kernel_initializer=init),
+        ]
+    )
 
 
 def case(quick):
@@ -109,14 +111,19 @@ def mirrored(quick, repeats, gpu):
     many, t_many, _ = timed_scores(strategy, quick, repeats)
     equal = np.array_equal(one, many)
     gap = float(np.max(np.abs(one - many)))
-    print(f"(i) MirroredStrategy over {label} {devices}, {perts} perturbed inputs, "
-          f"best of {repeats}")
+    print(
+        f"(i) MirroredStrategy over {label} {devices}, {perts} perturbed inputs, best of {repeats}"
+    )
     print(f"  1 device (default strategy)  {t_one:8.3f} s   {perts / t_one:9.0f} inputs/s")
-    print(f"  {strategy.num_replicas_in_sync} replicas (MirroredStrategy) {t_many:8.3f} s   "
-          f"{perts / t_many:9.0f} inputs/s")
+    print(
+        f"  {strategy.num_replicas_in_sync} replicas (MirroredStrategy) {t_many:8.3f} s   "
+        f"{perts / t_many:9.0f} inputs/s"
+    )
     print(f"  scores equal: {equal} (max |difference| {gap:.2e})")
-    print(f"  ratio {strategy.num_replicas_in_sync} replicas / 1 device = "
-          f"{t_many / t_one:5.2f}   (target <= 1.3 with 2 logical CPU devices)")
+    print(
+        f"  ratio {strategy.num_replicas_in_sync} replicas / 1 device = "
+        f"{t_many / t_one:5.2f}   (target <= 1.3 with 2 logical CPU devices)"
+    )
     return t_many / t_one, equal
 
 
@@ -128,8 +135,16 @@ def worker(quick, repeats):
     options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=120)
     strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
     scores, seconds, perts = timed_scores(strategy, quick, repeats)
-    print(json.dumps({"scores": scores.tolist(), "seconds": seconds, "perts": perts,
-                      "replicas": strategy.num_replicas_in_sync}))
+    print(
+        json.dumps(
+            {
+                "scores": scores.tolist(),
+                "seconds": seconds,
+                "perts": perts,
+                "replicas": strategy.num_replicas_in_sync,
+            }
+        )
+    )
 
 
 def single(quick, repeats):
@@ -151,8 +166,9 @@ def free_ports(k):
 def child_env(extra=None):
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    env["CUDA_VISIBLE_DEVICES"] = "" if "--gpu" not in sys.argv else env.get(
-        "CUDA_VISIBLE_DEVICES", "")
+    env["CUDA_VISIBLE_DEVICES"] = (
+        "" if "--gpu" not in sys.argv else env.get("CUDA_VISIBLE_DEVICES", "")
+    )
     env.update(extra or {})
     return env
 
@@ -183,33 +199,51 @@ def multi_worker(quick, repeats, timeout):
     args = [sys.executable, os.path.abspath(__file__), "--repeats", str(repeats)]
     if quick:
         args.append("--quick")
-    ref = run_bounded([subprocess.Popen(args + ["--single"], stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True, env=child_env())],
-                      timeout)[0]
+    ref = run_bounded(
+        [
+            subprocess.Popen(
+                args + ["--single"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=child_env(),
+            )
+        ],
+        timeout,
+    )[0]
     ref = last_json(ref)
     ports = free_ports(2)
     cluster = {"worker": [f"localhost:{p}" for p in ports]}
     procs = []
     for index in range(2):
         tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-        procs.append(subprocess.Popen(
-            args + ["--worker"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=child_env({"TF_CONFIG": tf_config}),
-        ))
+        procs.append(
+            subprocess.Popen(
+                args + ["--worker"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=child_env({"TF_CONFIG": tf_config}),
+            )
+        )
     outs = [last_json(o) for o in run_bounded(procs, timeout)]
     expected = np.asarray(ref["scores"])
     equal = all(np.array_equal(np.asarray(o["scores"]), expected) for o in outs)
     gap = max(float(np.max(np.abs(np.asarray(o["scores"]) - expected))) for o in outs)
     t_one, t_many = ref["seconds"], max(o["seconds"] for o in outs)
     perts = ref["perts"]
-    print(f"(ii) MultiWorkerMirroredStrategy, 2 worker processes on localhost "
-          f"(TF_CONFIG cluster {cluster['worker']}), {outs[0]['replicas']} replicas, "
-          f"best of {repeats}")
+    print(
+        f"(ii) MultiWorkerMirroredStrategy, 2 worker processes on localhost "
+        f"(TF_CONFIG cluster {cluster['worker']}), {outs[0]['replicas']} replicas, "
+        f"best of {repeats}"
+    )
     print(f"  1 process, 1 device          {t_one:8.3f} s   {perts / t_one:9.0f} inputs/s")
     print(f"  2 workers                    {t_many:8.3f} s   {perts / t_many:9.0f} inputs/s")
     print(f"  scores equal on both workers: {equal} (max |difference| {gap:.2e})")
-    print(f"  ratio 2 workers / 1 process = {t_many / t_one:5.2f}   (2 processes share the 2 "
-          "cores here; on 2 hosts the ratio is the speed-up's inverse)")
+    print(
+        f"  ratio 2 workers / 1 process = {t_many / t_one:5.2f}   (2 processes share the 2 "
+        "cores here; on 2 hosts the ratio is the speed-up's inverse)"
+    )
     return t_many / t_one, equal
 
 
@@ -219,8 +253,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--gpu", action="store_true", help="(i) on the GPUs")
     parser.add_argument("--skip-multi-worker", action="store_true")
-    parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
-                        help="seconds before the worker processes are killed")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=TIMEOUT_S,
+        help="seconds before the worker processes are killed",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--single", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

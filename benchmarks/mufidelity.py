@@ -37,15 +37,17 @@ import numpy as np  # noqa: E402
 def small_cnn(shape, classes=10):
     import keras
 
-    return keras.Sequential([
-        keras.Input(shape),
-        keras.layers.Conv2D(16, 3, activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(32, 3, activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(classes),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Conv2D(16, 3, activation="relu"),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Conv2D(32, 3, activation="relu"),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(classes),
+        ]
+    )
 
 
 def best_of(fn, repeats):
@@ -77,8 +79,9 @@ def speed(n=32, size=64, nb_samples=200, batch_size=256, repeats=3):
         for _ in range(n_calls):
             forward(batch).numpy()
 
-    ours = MuFidelity(model, x, y, batch_size=batch_size, nb_samples=nb_samples, seed=0,
-                      progress=False)
+    ours = MuFidelity(
+        model, x, y, batch_size=batch_size, nb_samples=nb_samples, seed=0, progress=False
+    )
     theirs = XpliqueMuFidelity(model, x, y, batch_size=batch_size, nb_samples=nb_samples)
     floor()
     ours.evaluate(phi)
@@ -86,8 +89,10 @@ def speed(n=32, size=64, nb_samples=200, batch_size=256, repeats=3):
     t_floor = best_of(floor, repeats)
     t_ours = best_of(lambda: ours.evaluate(phi), repeats)
     t_xplique = best_of(lambda: theirs.evaluate(phi), repeats)
-    print(f"speed case: {n} images {size}x{size}x3, nb_samples={nb_samples}, "
-          f"batch_size={batch_size}, {n * nb_samples} perturbed inputs, best of {repeats}")
+    print(
+        f"speed case: {n} images {size}x{size}x3, nb_samples={nb_samples}, "
+        f"batch_size={batch_size}, {n * nb_samples} perturbed inputs, best of {repeats}"
+    )
     print(f"  floor (bare forward passes) {t_floor:8.3f} s")
     print(f"  xplique_ext MuFidelity      {t_ours:8.3f} s")
     print(f"  xplique MuFidelity          {t_xplique:8.3f} s")
@@ -113,12 +118,16 @@ def near_linear(shape, seed=0):
     import keras
 
     init = keras.initializers.RandomNormal(stddev=0.02, seed=seed)
-    return keras.Sequential([
-        keras.Input(shape), keras.layers.Flatten(),
-        keras.layers.Dense(32, activation="tanh", kernel_initializer=init),
-        keras.layers.Dense(10, kernel_initializer=keras.initializers.RandomNormal(
-            stddev=0.5, seed=seed + 1)),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Flatten(),
+            keras.layers.Dense(32, activation="tanh", kernel_initializer=init),
+            keras.layers.Dense(
+                10, kernel_initializer=keras.initializers.RandomNormal(stddev=0.5, seed=seed + 1)
+            ),
+        ]
+    )
 
 
 def adaptive_case(label, model, x, y, batch_size, target_se=0.02, max_samples=1000):
@@ -126,8 +135,16 @@ def adaptive_case(label, model, x, y, batch_size, target_se=0.02, max_samples=10
 
     phi = gradient_x_input(model, x, y)
     fixed = MuFidelity(model, x, y, batch_size=batch_size, nb_samples=200, seed=0)
-    auto = MuFidelity(model, x, y, batch_size=batch_size, nb_samples="auto", seed=0,
-                      target_se=target_se, max_samples=max_samples)
+    auto = MuFidelity(
+        model,
+        x,
+        y,
+        batch_size=batch_size,
+        nb_samples="auto",
+        seed=0,
+        target_se=target_se,
+        max_samples=max_samples,
+    )
     fixed.details(phi)
     auto.details(phi)  # warm-up: tracing
     t0 = time.perf_counter()
@@ -142,23 +159,35 @@ def adaptive_case(label, model, x, y, batch_size, target_se=0.02, max_samples=10
     diff = (a["score"] - f["score"]).abs()
     within = float((diff <= a["std_error"]).mean())
     within2 = float((diff <= 2 * a["std_error"]).mean())
-    print(f"adaptive case, {label}: {n} images {x.shape[1]}x{x.shape[2]}x{x.shape[3]}, "
-          f"batch_size={batch_size}, target_se={target_se}, max_samples={max_samples}")
+    print(
+        f"adaptive case, {label}: {n} images {x.shape[1]}x{x.shape[2]}x{x.shape[3]}, "
+        f"batch_size={batch_size}, target_se={target_se}, max_samples={max_samples}"
+    )
     print(f"  mean score     fixed-200 {f['score'].mean():7.4f}   auto {a['score'].mean():7.4f}")
-    print(f"  per-input SE   fixed-200 median {f['std_error'].median():.4f} "
-          f"max {f['std_error'].max():.4f}   auto median {a['std_error'].median():.4f} "
-          f"max {a['std_error'].max():.4f}")
-    print(f"  subsets/input  fixed 200   auto median {a['n_subsets'].median():.0f} "
-          f"(min {a['n_subsets'].min()}, max {a['n_subsets'].max()})")
-    print(f"  forward passes fixed {passes_fixed:7d}   auto {passes_auto:7d}   "
-          f"ratio fixed / auto = {passes_fixed / passes_auto:5.2f}")
-    print(f"  wall time      fixed {t_fixed:7.2f} s   auto {t_auto:7.2f} s   "
-          f"ratio fixed / auto = {t_fixed / t_auto:5.2f}")
+    print(
+        f"  per-input SE   fixed-200 median {f['std_error'].median():.4f} "
+        f"max {f['std_error'].max():.4f}   auto median {a['std_error'].median():.4f} "
+        f"max {a['std_error'].max():.4f}"
+    )
+    print(
+        f"  subsets/input  fixed 200   auto median {a['n_subsets'].median():.0f} "
+        f"(min {a['n_subsets'].min()}, max {a['n_subsets'].max()})"
+    )
+    print(
+        f"  forward passes fixed {passes_fixed:7d}   auto {passes_auto:7d}   "
+        f"ratio fixed / auto = {passes_fixed / passes_auto:5.2f}"
+    )
+    print(
+        f"  wall time      fixed {t_fixed:7.2f} s   auto {t_auto:7.2f} s   "
+        f"ratio fixed / auto = {t_fixed / t_auto:5.2f}"
+    )
     # auto's subsets are the first of fixed-200's (same pool), so the difference has
     # standard deviation about sqrt(SE_auto^2 - SE_fixed^2) < SE_auto
-    print(f"  |auto - fixed| <= 1 auto SE for {within:.0%} of the inputs, <= 2 SE for "
-          f"{within2:.0%}; max |diff| / SE {(diff / a['std_error']).max():.2f}; mean "
-          f"|diff| {diff.mean():.4f}")
+    print(
+        f"  |auto - fixed| <= 1 auto SE for {within:.0%} of the inputs, <= 2 SE for "
+        f"{within2:.0%}; max |diff| / SE {(diff / a['std_error']).max():.2f}; mean "
+        f"|diff| {diff.mean():.4f}"
+    )
     return passes_fixed / passes_auto, within, within2
 
 
@@ -166,12 +195,20 @@ def adaptive(n=32, size=64, batch_size=256):
     rng = np.random.default_rng(0)
     x = rng.random((n, size, size, 3), dtype=np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, n)]
-    ratio, within, within2 = adaptive_case("near-linear model (200 subsets more than enough)",
-                                  near_linear((size, size, 3)), x, y, batch_size)
-    print(f"  target: forward-pass ratio >= 2 (got {ratio:.2f}); scores within their SE "
-          f"of fixed-200: {within:.0%} within 1 SE, {within2:.0%} within 2 SE")
-    adaptive_case("random CNN (200 subsets not enough)", small_cnn((size, size, 3)), x, y,
-                  batch_size)
+    ratio, within, within2 = adaptive_case(
+        "near-linear model (200 subsets more than enough)",
+        near_linear((size, size, 3)),
+        x,
+        y,
+        batch_size,
+    )
+    print(
+        f"  target: forward-pass ratio >= 2 (got {ratio:.2f}); scores within their SE "
+        f"of fixed-200: {within:.0%} within 1 SE, {within2:.0%} within 2 SE"
+    )
+    adaptive_case(
+        "random CNN (200 subsets not enough)", small_cnn((size, size, 3)), x, y, batch_size
+    )
 
 
 def memory_child(n, nb_samples):
@@ -188,8 +225,9 @@ def memory_child(n, nb_samples):
     ds = tf.data.Dataset.range(n).map(make)
     model = small_cnn((224, 224, 3))
     phi = np.random.default_rng(0).random((n, 224, 224), dtype=np.float32)
-    metric = MuFidelity(model, ds, None, batch_size=64, nb_samples=nb_samples, seed=0,
-                        progress=False)
+    metric = MuFidelity(
+        model, ds, None, batch_size=64, nb_samples=nb_samples, seed=0, progress=False
+    )
     metric.detailed_evaluate(phi)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"n": n, "peak_mib": peak_mib, "explanations_mib": phi.nbytes / 2**20}))
@@ -198,17 +236,34 @@ def memory_child(n, nb_samples):
 def memory(nb_samples):
     rows = {}
     for n in (100, 1000):
-        out = subprocess.run(
-            [sys.executable, __file__, "--memory-child", str(n), "--nb-samples", str(nb_samples)],
-            check=True, capture_output=True, text=True,
-        ).stdout.strip().splitlines()[-1]
+        out = (
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--memory-child",
+                    str(n),
+                    "--nb-samples",
+                    str(nb_samples),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         rows[n] = json.loads(out)
     net = {n: r["peak_mib"] - r["explanations_mib"] for n, r in rows.items()}
-    print(f"memory case: inputs 224x224x3 streamed from a tf.data.Dataset, batch_size=64, "
-          f"nb_samples={nb_samples}")
+    print(
+        f"memory case: inputs 224x224x3 streamed from a tf.data.Dataset, batch_size=64, "
+        f"nb_samples={nb_samples}"
+    )
     for n, r in rows.items():
-        print(f"  N={n:5d}: peak RSS {r['peak_mib']:8.1f} MiB, explanations "
-              f"{r['explanations_mib']:7.1f} MiB, net {net[n]:8.1f} MiB")
+        print(
+            f"  N={n:5d}: peak RSS {r['peak_mib']:8.1f} MiB, explanations "
+            f"{r['explanations_mib']:7.1f} MiB, net {net[n]:8.1f} MiB"
+        )
     ratio = net[1000] / net[100]
     print(f"  ratio net(1000) / net(100) = {ratio:5.2f}   (target <= 1.25)")
     return ratio
@@ -221,8 +276,9 @@ def main():
     parser.add_argument("--nb-samples", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
-    parser.add_argument("--adaptive", action="store_true",
-                        help="run the adaptive-sampling case (issue 19)")
+    parser.add_argument(
+        "--adaptive", action="store_true", help="run the adaptive-sampling case (issue 19)"
+    )
     args = parser.parse_args()
     if args.memory_child is not None:
         memory_child(args.memory_child, args.nb_samples)

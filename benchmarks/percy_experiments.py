@@ -350,8 +350,15 @@ def main(argv=None, backbones=None) -> dict:
     args = parser.parse_args(argv)
     if args.tiny:  # smoke-test sizes, where the command line gives none
         tiny = dict(
-            n_train=120, n_test=12, epochs=2, embedding_dim=8, filters=4, units=4,
-            lime_samples=40, shap_permutations=1, ig_steps=8,
+            n_train=120,
+            n_test=12,
+            epochs=2,
+            embedding_dim=8,
+            filters=4,
+            units=4,
+            lime_samples=40,
+            shap_permutations=1,
+            ig_steps=8,
         )
         for key, value in tiny.items():
             if getattr(args, key) == parser.get_default(key):
@@ -423,9 +430,7 @@ def main(argv=None, backbones=None) -> dict:
                     )
                     t_train = time.perf_counter() - t
                     row = score(model, tok, test_s, test_y, args, seed)
-                    row.update(
-                        name=name, LRD=distill, seconds=time.perf_counter() - t, model=model
-                    )
+                    row.update(name=name, LRD=distill, seconds=time.perf_counter() - t, model=model)
                     rows.append(row)
                     k += 1
                     print(

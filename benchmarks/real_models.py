@@ -62,8 +62,16 @@ MODELS = {
     "mobilenetv2": ("MobileNetV2", "mobilenet_v2"),
     "resnet50": ("ResNet50", "resnet50"),
 }
-PHOTOS = ("astronaut", "chelsea", "coffee", "rocket", "immunohistochemistry",
-          "hubble_deep_field", "colorwheel", "logo")
+PHOTOS = (
+    "astronaut",
+    "chelsea",
+    "coffee",
+    "rocket",
+    "immunohistochemistry",
+    "hubble_deep_field",
+    "colorwheel",
+    "logo",
+)
 
 
 # ------------------------------------------------------------------------ inputs
@@ -106,8 +114,10 @@ def resolve_weights(requested: str, name: str) -> str | None:
         build(name, "imagenet")
         return "imagenet"
     except Exception as err:  # noqa: BLE001 - any failure means: no weights here
-        print(f"  {name}: imagenet weights unavailable ({type(err).__name__}); "
-              "using weights=None", flush=True)
+        print(
+            f"  {name}: imagenet weights unavailable ({type(err).__name__}); using weights=None",
+            flush=True,
+        )
         return None
 
 
@@ -148,12 +158,17 @@ def speed_child(name, weights, path, n, nb_samples, batch_size, repeats, grid_si
     # copied into a twin model, so that the timed model has never run)
     twin = keras.models.clone_model(model)
     twin.set_weights(model.get_weights())
-    logits = np.concatenate([np.asarray(twin(x[i:i + 1], training=False)) for i in range(n)])
+    logits = np.concatenate([np.asarray(twin(x[i : i + 1], training=False)) for i in range(n)])
     del twin
     y = np.eye(logits.shape[-1], dtype=np.float32)[logits.argmax(-1)]
     phi = np.random.default_rng(0).random((n, 224, 224), dtype=np.float32)
-    settings = dict(batch_size=batch_size, grid_size=grid_size, subset_percent=0.2,
-                    baseline_mode=0.0, nb_samples=nb_samples)
+    settings = dict(
+        batch_size=batch_size,
+        grid_size=grid_size,
+        subset_percent=0.2,
+        baseline_mode=0.0,
+        nb_samples=nb_samples,
+    )
     if path == "floor":
         perturbed = perturbed_copies(x, nb_samples, grid_size, 0.2, seed=0)
 
@@ -169,7 +184,7 @@ def speed_child(name, weights, path, n, nb_samples, batch_size, repeats, grid_si
         def fn():
             forward(tf.constant(x)).numpy()
             for start in range(0, len(perturbed), batch_size):
-                forward(tf.constant(perturbed[start:start + batch_size])).numpy()
+                forward(tf.constant(perturbed[start : start + batch_size])).numpy()
     elif path == "ours":
         state = {}
 
@@ -184,24 +199,48 @@ def speed_child(name, weights, path, n, nb_samples, batch_size, repeats, grid_si
             if "metric" not in state:
                 state["metric"] = XpliqueMuFidelity(model, x, y, **settings)
             return state["metric"].evaluate(phi)
+
     cold, score = timed(fn)
     warm = min(timed(fn)[0] for _ in range(repeats))
-    print(json.dumps({"cold": cold, "warm": warm,
-                      "score": None if score is None else float(score)}))
+    print(
+        json.dumps({"cold": cold, "warm": warm, "score": None if score is None else float(score)})
+    )
 
 
 def speed(name, weights, n, nb_samples, batch_size, repeats):
     rows = {}
     for path in ("floor", "forward", "ours", "xplique"):
-        out = subprocess.run(
-            [sys.executable, __file__, "--speed-child", name, str(weights), path,
-             "--n", str(n), "--nb-samples", str(nb_samples), "--batch-size", str(batch_size),
-             "--repeats", str(repeats)],
-            check=True, capture_output=True, text=True,
-        ).stdout.strip().splitlines()[-1]
+        out = (
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--speed-child",
+                    name,
+                    str(weights),
+                    path,
+                    "--n",
+                    str(n),
+                    "--nb-samples",
+                    str(nb_samples),
+                    "--batch-size",
+                    str(batch_size),
+                    "--repeats",
+                    str(repeats),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         rows[path] = json.loads(out)
-        print(f"  {name:12s} {path:8s} cold {rows[path]['cold']:7.2f} s  "
-              f"warm {rows[path]['warm']:7.2f} s", flush=True)
+        print(
+            f"  {name:12s} {path:8s} cold {rows[path]['cold']:7.2f} s  "
+            f"warm {rows[path]['warm']:7.2f} s",
+            flush=True,
+        )
     return rows
 
 
@@ -210,8 +249,14 @@ def warm_up_tensorflow():
     unrelated model, so that no timed path pays it."""
     import keras
 
-    tiny = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(2, 3),
-                             keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(2)])
+    tiny = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(2, 3),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(2),
+        ]
+    )
     tiny.predict(np.zeros((4, 8, 8, 3), np.float32), verbose=0)
 
 
@@ -257,45 +302,79 @@ def memory_child(name, n, nb_samples, batch_size):
     model, preprocess = build(name, None)
     x = preprocess(photographs(n))
     phi = np.random.default_rng(0).random((n, 224, 224), dtype=np.float32)
-    metric = MuFidelity(model, x, None, batch_size=batch_size, nb_samples=nb_samples, seed=0,
-                        progress=False)
+    metric = MuFidelity(
+        model, x, None, batch_size=batch_size, nb_samples=nb_samples, seed=0, progress=False
+    )
     with PeakRSS() as rss:
         metric.detailed_evaluate(phi)
-    print(json.dumps({"n": n, "batch_size": batch_size,
-                      "extra_mib": (rss.peak - rss.before) / 2**20,
-                      "batch_mib": batch_size * 224 * 224 * 3 * 4 / 2**20}))
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "batch_size": batch_size,
+                "extra_mib": (rss.peak - rss.before) / 2**20,
+                "batch_mib": batch_size * 224 * 224 * 3 * 4 / 2**20,
+            }
+        )
+    )
 
 
 def memory(name, inputs, batch_sizes, nb_samples):
     if min(inputs) * nb_samples < max(batch_sizes):
-        print(f"  note: {min(inputs)} inputs x {nb_samples} samples is less than batch_size="
-              f"{max(batch_sizes)}: that cell's perturbation batches are smaller than "
-              "batch_size", flush=True)
+        print(
+            f"  note: {min(inputs)} inputs x {nb_samples} samples is less than batch_size="
+            f"{max(batch_sizes)}: that cell's perturbation batches are smaller than "
+            "batch_size",
+            flush=True,
+        )
     rows = []
     for batch_size in batch_sizes:
         for n in inputs:
-            out = subprocess.run(
-                [sys.executable, __file__, "--memory-child", name, str(n), str(batch_size),
-                 "--nb-samples", str(nb_samples)],
-                check=True, capture_output=True, text=True,
-            ).stdout.strip().splitlines()[-1]
+            out = (
+                subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--memory-child",
+                        name,
+                        str(n),
+                        str(batch_size),
+                        "--nb-samples",
+                        str(nb_samples),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             row = json.loads(out)
             rows.append(row)
-            print(f"  memory {name} batch_size={batch_size:4d} inputs={n:4d}: "
-                  f"+{row['extra_mib']:8.1f} MiB", flush=True)
+            print(
+                f"  memory {name} batch_size={batch_size:4d} inputs={n:4d}: "
+                f"+{row['extra_mib']:8.1f} MiB",
+                flush=True,
+            )
     return rows
 
 
 # ------------------------------------------------------------------------ report
 def report(results, memory_rows, args, weights_used, cases, load_before, load_after):
     print()
-    print(f"MuFidelity at 224x224x3 on photographs (skimage.data), batch_size="
-          f"{args.batch_size}, grid_size=9, images x (nb_samples + 1) forward passes per "
-          f"call; cold = first call in a fresh process, warm = best of {args.repeats}")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"load average before {load_before}, after {load_after}")
-    header = ("| model (weights) | images x samples | path | cold (s) | warm (s) | "
-              "cold / floor | warm / floor | score |")
+    print(
+        f"MuFidelity at 224x224x3 on photographs (skimage.data), batch_size="
+        f"{args.batch_size}, grid_size=9, images x (nb_samples + 1) forward passes per "
+        f"call; cold = first call in a fresh process, warm = best of {args.repeats}"
+    )
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average before {load_before}, after {load_after}"
+    )
+    header = (
+        "| model (weights) | images x samples | path | cold (s) | warm (s) | "
+        "cold / floor | warm / floor | score |"
+    )
     print(header)
     print("|---|---|---|---:|---:|---:|---:|---:|")
     verdicts = []
@@ -305,10 +384,12 @@ def report(results, memory_rows, args, weights_used, cases, load_before, load_af
             r = rows[label]
             score = "" if r["score"] is None else f"{r['score']:.3f}"
             n_, s_ = cases[name]
-            print(f"| {MODELS[name][0]} ({weights_used[name] or 'random'}) | {n_} x {s_} | "
-                  f"{label} | "
-                  f"{r['cold']:.2f} | {r['warm']:.2f} | {r['cold'] / floor['cold']:.2f} | "
-                  f"{r['warm'] / floor['warm']:.2f} | {score} |")
+            print(
+                f"| {MODELS[name][0]} ({weights_used[name] or 'random'}) | {n_} x {s_} | "
+                f"{label} | "
+                f"{r['cold']:.2f} | {r['warm']:.2f} | {r['cold'] / floor['cold']:.2f} | "
+                f"{r['warm'] / floor['warm']:.2f} | {score} |"
+            )
         cold = rows["ours"]["cold"] / floor["cold"]
         warm = rows["ours"]["warm"] / floor["warm"]
         fwd = rows["forward"]
@@ -317,24 +398,33 @@ def report(results, memory_rows, args, weights_used, cases, load_before, load_af
             f"{'met' if warm <= 1.1 else 'MISSED'}), cold {cold:.2f} (target <= 1.3: "
             f"{'met' if cold <= 1.3 else 'MISSED'}); against the bare compiled forward: "
             f"warm {rows['ours']['warm'] / fwd['warm']:.2f}, cold "
-            f"{rows['ours']['cold'] / fwd['cold']:.2f}")
+            f"{rows['ours']['cold'] / fwd['cold']:.2f}"
+        )
     print()
     for line in verdicts:
         print(line)
     if memory_rows:
         print()
-        print(f"Working memory of detailed_evaluate ({args.memory_model}, nb_samples="
-              f"{args.memory_nb_samples}): peak RSS during the call (psutil, sampled every "
-              "2 ms) minus RSS before it, MiB; one fresh process per cell")
+        print(
+            f"Working memory of detailed_evaluate ({args.memory_model}, nb_samples="
+            f"{args.memory_nb_samples}): peak RSS during the call (psutil, sampled every "
+            "2 ms) minus RSS before it, MiB; one fresh process per cell"
+        )
         inputs = sorted({r["n"] for r in memory_rows})
-        print("| batch_size | one batch of inputs (MiB) | " +
-              " | ".join(f"{k} inputs" for k in inputs) + " |")
+        print(
+            "| batch_size | one batch of inputs (MiB) | "
+            + " | ".join(f"{k} inputs" for k in inputs)
+            + " |"
+        )
         print("|---:|---:|" + "---:|" * len(inputs))
         for bs_ in sorted({r["batch_size"] for r in memory_rows}):
             cells = {r["n"]: r["extra_mib"] for r in memory_rows if r["batch_size"] == bs_}
             batch_mib = bs_ * 224 * 224 * 3 * 4 / 2**20
-            print(f"| {bs_} | {batch_mib:.1f} | " +
-                  " | ".join(f"{cells[k]:.0f}" for k in inputs) + " |")
+            print(
+                f"| {bs_} | {batch_mib:.1f} | "
+                + " | ".join(f"{cells[k]:.0f}" for k in inputs)
+                + " |"
+            )
 
 
 def main(argv=None):
@@ -343,8 +433,13 @@ def main(argv=None):
     parser.add_argument("--weights", choices=("auto", "none", "imagenet"), default="auto")
     parser.add_argument("--n", type=int, default=8, help="images explained (default 8)")
     parser.add_argument("--nb-samples", type=int, default=50)
-    parser.add_argument("--case", action="append", default=[], metavar="MODEL:N:SAMPLES",
-                        help="other sizes for one model, e.g. resnet50:2:20 (repeatable)")
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="MODEL:N:SAMPLES",
+        help="other sizes for one model, e.g. resnet50:2:20 (repeatable)",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=2, help="warm calls (best kept)")
     parser.add_argument("--memory-model", default="mobilenetv2", choices=list(MODELS))
@@ -358,8 +453,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.speed_child is not None:
         name, weights, path = args.speed_child
-        speed_child(name, None if weights == "None" else weights, path, args.n,
-                    args.nb_samples, args.batch_size, args.repeats)
+        speed_child(
+            name,
+            None if weights == "None" else weights,
+            path,
+            args.n,
+            args.nb_samples,
+            args.batch_size,
+            args.repeats,
+        )
         return 0
     if args.memory_child is not None:
         name, n, bs = args.memory_child
@@ -379,11 +481,16 @@ def main(argv=None):
     if not args.skip_speed:
         for name in args.models:
             weights_used[name] = resolve_weights(args.weights, name)
-            results[name] = speed(name, weights_used[name], *cases[name],
-                                  args.batch_size, args.repeats)
-    memory_rows = [] if args.skip_memory else memory(
-        args.memory_model, args.memory_inputs, args.memory_batch_sizes,
-        args.memory_nb_samples)
+            results[name] = speed(
+                name, weights_used[name], *cases[name], args.batch_size, args.repeats
+            )
+    memory_rows = (
+        []
+        if args.skip_memory
+        else memory(
+            args.memory_model, args.memory_inputs, args.memory_batch_sizes, args.memory_nb_samples
+        )
+    )
     load_after = ", ".join(f"{v:.2f}" for v in os.getloadavg())
     report(results, memory_rows, args, weights_used, cases, load_before, load_after)
     return 0

@@ -62,8 +62,12 @@ def _reference_loop():
     """The tests' oracle, ``tests/rules/rules_reference.py`` (not part of the package)."""
     import importlib.util
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "tests", "rules", "rules_reference.py")
+    path = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        "tests",
+        "rules",
+        "rules_reference.py",
+    )
     spec = importlib.util.spec_from_file_location("rules_reference", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # by path: another installed `tests` package may shadow ours
@@ -496,8 +500,12 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cli-rows", type=int, default=1_000_000, help="rows of the cli case")
-    parser.add_argument("--cli-repeats", type=int, default=7,
-                        help="runs of the cli case and of its pandas yardstick (medians)")
+    parser.add_argument(
+        "--cli-repeats",
+        type=int,
+        default=7,
+        help="runs of the cli case and of its pandas yardstick (medians)",
+    )
     parser.add_argument("--read-mb", type=float, default=200, help="size of the read case")
     parser.add_argument("--big-mb", type=float, default=2000, help="size of chunks/dask")
     parser.add_argument("--chunksize", type=int, default=1_000_000)

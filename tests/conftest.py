@@ -13,11 +13,13 @@ def linear_model(shape, weights=None, outputs=1):
     import keras
 
     size = int(np.prod(shape))
-    model = keras.Sequential([
-        keras.Input(shape),
-        keras.layers.Flatten(),
-        keras.layers.Dense(outputs, use_bias=False),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Flatten(),
+            keras.layers.Dense(outputs, use_bias=False),
+        ]
+    )
     w = np.ones((size, outputs), np.float32) if weights is None else weights
     model.layers[-1].set_weights([np.asarray(w, np.float32).reshape(size, outputs)])
     return model
@@ -28,13 +30,15 @@ def tiny_cnn(shape=(16, 16, 3), classes=3, seed=0):
     import keras
 
     init = keras.initializers.GlorotUniform(seed=seed)
-    return keras.Sequential([
-        keras.Input(shape),
-        keras.layers.Conv2D(4, 3, activation="relu", kernel_initializer=init),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(classes, kernel_initializer=init),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(shape),
+            keras.layers.Conv2D(4, 3, activation="relu", kernel_initializer=init),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(classes, kernel_initializer=init),
+        ]
+    )
 
 
 @pytest.fixture

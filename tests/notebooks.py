@@ -22,12 +22,19 @@ def run_notebook(name: str, params: Dict[str, Any], timeout: int = 600):
     tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if not tagged:
         raise ValueError(f"{name} has no cell tagged 'parameters'")
-    source = tagged[0].source + "\n# test overrides\n" + "\n".join(
-        f"{key} = {value!r}" for key, value in params.items())
+    source = (
+        tagged[0].source
+        + "\n# test overrides\n"
+        + "\n".join(f"{key} = {value!r}" for key, value in params.items())
+    )
     tagged[0].source = source
     os.environ.setdefault("MPLBACKEND", "Agg")
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / "tutorials")}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / "tutorials")}},
+    )
     client.execute()
     return nb
 
@@ -35,8 +42,9 @@ def run_notebook(name: str, params: Dict[str, Any], timeout: int = 600):
 def load_execute():
     """``tutorials/execute.py`` (the notebooks' runner and stamp) as a module."""
     root = Path(__file__).resolve().parents[1]
-    spec = importlib.util.spec_from_file_location("tutorials_execute",
-                                                  root / "tutorials" / "execute.py")
+    spec = importlib.util.spec_from_file_location(
+        "tutorials_execute", root / "tutorials" / "execute.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

@@ -83,8 +83,11 @@ def _array_invalid(c: ArrayLike) -> List[Any]:
     if c.finite:
         out.append(np.full(shape, np.nan))
     if c.within is not None:
-        out += [np.full(shape, v) for v in _interval_invalid(c.within)
-                if isinstance(v, numbers.Real) and not _is_bool(v) and math.isfinite(v)]
+        out += [
+            np.full(shape, v)
+            for v in _interval_invalid(c.within)
+            if isinstance(v, numbers.Real) and not _is_bool(v) and math.isfinite(v)
+        ]
     if c.kind in ("real", "float", "integer"):
         out.append([0.5, True])  # NumPy would read the bool as a number
     return out
@@ -111,8 +114,11 @@ def valid_value(constraint: Any) -> Any:
         return (valid_value(constraint.item),) * 2
     if isinstance(constraint, Options):
         return constraint.values[0]
-    for kind, example in ((Interval, _interval_valid), (ArrayLike, _array_valid),
-                          (InstanceOf, _instance_valid)):
+    for kind, example in (
+        (Interval, _interval_valid),
+        (ArrayLike, _array_valid),
+        (InstanceOf, _instance_valid),
+    ):
         if isinstance(constraint, kind):
             return example(constraint)
     return next((v for k, (_, v) in FIXED.items() if isinstance(constraint, k)), None)
@@ -175,6 +181,10 @@ def valid_arguments(entry: Any) -> Dict[str, Any]:
     """Keyword arguments the declaration accepts, for required parameters only."""
     declared = parameter_constraints(entry) or {}
     fn = entry.__init__ if inspect.isclass(entry) else entry
-    return {p.name: None if declared.get(p.name, NO_VALIDATION) == NO_VALIDATION
-            else generate_valid_value(declared[p.name])
-            for p in _declarable(fn) if p.default is p.empty}
+    return {
+        p.name: None
+        if declared.get(p.name, NO_VALIDATION) == NO_VALIDATION
+        else generate_valid_value(declared[p.name])
+        for p in _declarable(fn)
+        if p.default is p.empty
+    }

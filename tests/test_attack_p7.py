@@ -32,13 +32,16 @@ def test_correlations_name_a_wrong_rank(fn, bad):
 def test_correlations_unchanged_on_valid_rows():
     a = np.array([[1, 2, 4], [3, 1, 2]])  # integers are welcome
     b = np.array([[2.0, 3.0, 7.0], [1.0, 2.0, 3.0]])
-    np.testing.assert_allclose(batched_pearson(a, b), [np.corrcoef(a[i], b[i])[0, 1]
-                                                       for i in range(2)])
+    np.testing.assert_allclose(
+        batched_pearson(a, b), [np.corrcoef(a[i], b[i])[0, 1] for i in range(2)]
+    )
     np.testing.assert_allclose(batched_spearman(a, b), [1.0, -0.5])
 
 
-@pytest.mark.parametrize("bad, error", [(["a"], TypeError), ({"a": 0.1}, TypeError),
-                                        (None, TypeError), ([True, False], TypeError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [(["a"], TypeError), ({"a": 0.1}, TypeError), (None, TypeError), ([True, False], TypeError)],
+)
 def test_holm_names_its_parameter(bad, error):
     with pytest.raises(error, match="`p_values`"):
         holm(bad)  # were numpy's "could not convert", float() errors, array(nan), [1, 0]
@@ -50,10 +53,17 @@ def test_real_interval_names_an_int_beyond_the_float_range():
         check_param(10**400, "p", [Interval(numbers.Real, 0, None)])  # was OverflowError
 
 
-@pytest.mark.parametrize("maps, size, error, name", [
-    (np.ones((8, 8)), (4, 4), ValueError, "maps"), (np.ones((1, 8, 8, 1)), (4, 4), ValueError, "maps"),
-    (np.ones((1, 8, 8)), (0, 0), ValueError, "size"), (np.ones((1, 8, 8)), (2.5, 4), TypeError, "size"),
-    (np.ones((1, 8, 8)), 4, TypeError, "size"), (np.ones((1, 8, 8), bool), (4, 4), TypeError, "maps")])
+@pytest.mark.parametrize(
+    "maps, size, error, name",
+    [
+        (np.ones((8, 8)), (4, 4), ValueError, "maps"),
+        (np.ones((1, 8, 8, 1)), (4, 4), ValueError, "maps"),
+        (np.ones((1, 8, 8)), (0, 0), ValueError, "size"),
+        (np.ones((1, 8, 8)), (2.5, 4), TypeError, "size"),
+        (np.ones((1, 8, 8)), 4, TypeError, "size"),
+        (np.ones((1, 8, 8), bool), (4, 4), TypeError, "maps"),
+    ],
+)
 def test_area_downsample_names_bad_input(maps, size, error, name):
     with pytest.raises(error, match=f"`{name}`"):  # were OpenCV errors, unpacking errors
         area_downsample(maps, size)
@@ -67,11 +77,16 @@ def test_area_downsample_takes_any_real_dtype_and_keeps_mass(dtype):
     assert np.array_equal(area_downsample(maps.tolist(), (4, 4)), out)
 
 
-@pytest.mark.parametrize("a, b, error, name", [
-    (None, None, TypeError, "`a_groups`"), ("ab", "cd", TypeError, "`a_groups`"),
-    ([[np.nan, 0.2, 0.1]], [[0.5, 0.6, 0.5]], ValueError, r"`a_groups\[0\]`"),
-    ([[0.5, 0.6, 0.5]], [[np.inf, 0.2, 0.1]], ValueError, r"`b_groups\[0\]`"),
-    ([["a", "b"]], [[0.1, 0.2]], TypeError, r"`a_groups\[0\]`")])
+@pytest.mark.parametrize(
+    "a, b, error, name",
+    [
+        (None, None, TypeError, "`a_groups`"),
+        ("ab", "cd", TypeError, "`a_groups`"),
+        ([[np.nan, 0.2, 0.1]], [[0.5, 0.6, 0.5]], ValueError, r"`a_groups\[0\]`"),
+        ([[0.5, 0.6, 0.5]], [[np.inf, 0.2, 0.1]], ValueError, r"`b_groups\[0\]`"),
+        ([["a", "b"]], [[0.1, 0.2]], TypeError, r"`a_groups\[0\]`"),
+    ],
+)
 def test_conjunct_pvalues_names_bad_groups(a, b, error, name):
     from xplique_ext.metrics.percy import conjunct_pvalues
 
@@ -100,7 +115,9 @@ def test_metric_scores_name_targets_of_the_wrong_shape():
     from xplique_ext.metrics import MuFidelity
 
     x = np.random.default_rng(0).random((5, 8, 8, 1)).astype(np.float32)
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(3)]
+    )
     metric = MuFidelity(model, x, np.arange(5) % 3, grid_size=4, nb_samples=20, seed=1)
     for bad in (np.zeros((5, 8, 8)), np.eye(3)[:2], np.array(1)):
         with pytest.raises(ValueError, match="`y` must hold the targets of the 5 inputs"):
@@ -119,7 +136,9 @@ def test_metric_scores_of_a_one_output_model_with_targets_b():
     from xplique_ext.metrics import MuFidelity
 
     x = np.random.default_rng(0).random((4, 8, 8, 1)).astype(np.float32)
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(1)]
+    )
     metric = MuFidelity(model, x, np.ones(4), grid_size=4, nb_samples=20, seed=1)
     y = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
     # was f(x)_i * sum(y): (B, 1) outputs times (B,) targets broadcast to (B, B)

@@ -22,14 +22,17 @@ def _data(n=96, seed=0):
 
 def _model(seed=0):
     init = keras.initializers.GlorotUniform(seed=seed)
-    model = keras.Sequential([
-        keras.Input((8, 8, 1)),
-        keras.layers.Conv2D(2, 3, activation="relu", kernel_initializer=init),
-        keras.layers.Flatten(),
-        keras.layers.Dense(2, kernel_initializer=init),
-    ])
-    model.compile(keras.optimizers.Adam(1e-2),
-                  keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Conv2D(2, 3, activation="relu", kernel_initializer=init),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, kernel_initializer=init),
+        ]
+    )
+    model.compile(
+        keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    )
     return model
 
 
@@ -58,11 +61,11 @@ def test_three_epochs_scores_in_history_and_they_follow_the_weights():
     model = _model()
     weights = []
     record = keras.callbacks.LambdaCallback(
-        on_epoch_end=lambda epoch, logs: weights.append(model.get_weights()))
+        on_epoch_end=lambda epoch, logs: weights.append(model.get_weights())
+    )
     GradientInput.built = 0
     callback = ExplanationMetrics(GradientInput, {"mufidelity": MU}, x[:12], y[:12])
-    history = model.fit(x, y, epochs=3, batch_size=32, verbose=0,
-                        callbacks=[callback, record])
+    history = model.fit(x, y, epochs=3, batch_size=32, verbose=0, callbacks=[callback, record])
     scores = history.history["mufidelity"]
     assert len(scores) == 3 and np.all(np.isfinite(scores))
     assert [e for e, _ in callback.timings_] == [0, 1, 2]
@@ -73,8 +76,7 @@ def test_three_epochs_scores_in_history_and_they_follow_the_weights():
         fresh = _model()
         fresh.set_weights(w)
         one_hot = np.eye(2, dtype=np.float32)[y[:12]]
-        expected = MU(fresh, x[:12], y[:12]).evaluate(GradientInput(fresh).explain(x[:12],
-                                                                                   one_hot))
+        expected = MU(fresh, x[:12], y[:12]).evaluate(GradientInput(fresh).explain(x[:12], one_hot))
         np.testing.assert_allclose(scores[epoch], expected, rtol=1e-4, atol=1e-6)
     # training changed the scores (the callback does not log a constant)
     assert len(set(np.round(scores, 6))) > 1
@@ -84,8 +86,14 @@ def test_every_logs_nan_on_other_epochs_and_csvlogger_records_columns(tmp_path):
     x, y = _data()
     path = tmp_path / "log.csv"
     callback = ExplanationMetrics(GradientInput, [MU], x[:8], y[:8], every=2)
-    history = _model().fit(x, y, epochs=4, batch_size=32, verbose=0,
-                           callbacks=[callback, keras.callbacks.CSVLogger(str(path))])
+    history = _model().fit(
+        x,
+        y,
+        epochs=4,
+        batch_size=32,
+        verbose=0,
+        callbacks=[callback, keras.callbacks.CSVLogger(str(path))],
+    )
     scores = np.asarray(history.history["MuFidelity"])
     assert np.isnan(scores[[0, 2]]).all() and np.isfinite(scores[[1, 3]]).all()
     rows = list(csv.DictReader(open(path)))
@@ -103,7 +111,10 @@ def test_epoch_collection_several_explainers_and_callable_explainers():
     callback = ExplanationMetrics(
         {"gi": GradientInput, "random": random_explainer},
         {"mu": MU, "mu_pearson": functools.partial(MU, correlation="pearson")},
-        x[:8], y[:8], every=[0, 2])
+        x[:8],
+        y[:8],
+        every=[0, 2],
+    )
     history = _model().fit(x, y, epochs=3, verbose=0, callbacks=[callback])
     keys = {"gi_mu", "gi_mu_pearson", "random_mu", "random_mu_pearson"}
     assert keys <= set(history.history)
@@ -135,8 +146,9 @@ def test_dataset_probe_and_probe_is_a_copy():
     probe = x[:8].copy()
     from_array = ExplanationMetrics(GradientInput, [MU], probe, y[:8])
     probe[:] = 0  # the callback kept its own copy
-    from_ds = ExplanationMetrics(GradientInput, [MU],
-                                 tf.data.Dataset.from_tensor_slices((x[:8], y[:8])).batch(3))
+    from_ds = ExplanationMetrics(
+        GradientInput, [MU], tf.data.Dataset.from_tensor_slices((x[:8], y[:8])).batch(3)
+    )
     for cb in (from_array, from_ds):
         cb.set_model(model)
     assert from_array.evaluate() == from_ds.evaluate()
@@ -156,25 +168,31 @@ def test_built_metric_instance_is_reused_and_foreign_model_warns():
         other.evaluate()
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(every=0), ValueError, "every"),
-    (dict(every=1.5), TypeError, "every"),
-    (dict(every=[]), ValueError, "every"),
-    (dict(log_interval=1.5), ValueError, "log_interval"),
-    (dict(log_interval="yes"), TypeError, "log_interval"),
-    (dict(log_interval=True, interval_resamples=10), ValueError, "interval_resamples"),
-    (dict(metrics={}), ValueError, "metrics"),
-    (dict(metrics=[MU, MU]), ValueError, "two entries named 'MuFidelity'"),
-    (dict(metrics=[42]), TypeError, "metrics"),
-    (dict(explainer_factory="saliency"), TypeError, "explainer_factory"),
-    (dict(explainer_factory={}), ValueError, "explainer_factory"),
-    (dict(x_probe=np.zeros(8, np.float32)), ValueError, "x_probe"),
-    (dict(x_probe=np.zeros((0, 8, 8, 1), np.float32)), ValueError, "x_probe"),
-    (dict(y_probe=np.zeros(3, np.int64)), ValueError, "y_probe"),
-    (dict(y_probe=np.full(8, np.nan)), ValueError, "y_probe"),
-    (dict(x_probe=tf.data.Dataset.from_tensor_slices(np.zeros((4, 2))).repeat()),
-     ValueError, "finite"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(every=0), ValueError, "every"),
+        (dict(every=1.5), TypeError, "every"),
+        (dict(every=[]), ValueError, "every"),
+        (dict(log_interval=1.5), ValueError, "log_interval"),
+        (dict(log_interval="yes"), TypeError, "log_interval"),
+        (dict(log_interval=True, interval_resamples=10), ValueError, "interval_resamples"),
+        (dict(metrics={}), ValueError, "metrics"),
+        (dict(metrics=[MU, MU]), ValueError, "two entries named 'MuFidelity'"),
+        (dict(metrics=[42]), TypeError, "metrics"),
+        (dict(explainer_factory="saliency"), TypeError, "explainer_factory"),
+        (dict(explainer_factory={}), ValueError, "explainer_factory"),
+        (dict(x_probe=np.zeros(8, np.float32)), ValueError, "x_probe"),
+        (dict(x_probe=np.zeros((0, 8, 8, 1), np.float32)), ValueError, "x_probe"),
+        (dict(y_probe=np.zeros(3, np.int64)), ValueError, "y_probe"),
+        (dict(y_probe=np.full(8, np.nan)), ValueError, "y_probe"),
+        (
+            dict(x_probe=tf.data.Dataset.from_tensor_slices(np.zeros((4, 2))).repeat()),
+            ValueError,
+            "finite",
+        ),
+    ],
+)
 def test_constructor_errors(kwargs, error, match):
     x, y = _data()
     args = dict(explainer_factory=GradientInput, metrics=[MU], x_probe=x[:8], y_probe=y[:8])
@@ -186,8 +204,11 @@ def test_constructor_errors(kwargs, error, match):
 def test_build_errors():
     x, y = _data()
     model = _model()
-    for y_probe, match in ((np.full(8, 5), r"\[0, 1\]"), (np.full(8, 0.5), "integer"),
-                           (np.zeros((8, 3)), "K = 2")):
+    for y_probe, match in (
+        (np.full(8, 5), r"\[0, 1\]"),
+        (np.full(8, 0.5), "integer"),
+        (np.zeros((8, 3)), "K = 2"),
+    ):
         cb = ExplanationMetrics(GradientInput, [MU], x[:8], y_probe)
         cb.set_model(model)
         with pytest.raises((ValueError, TypeError), match=match):
@@ -206,11 +227,17 @@ def test_with_xplique_explainers_and_metrics():
     xplique_metrics = pytest.importorskip("xplique.metrics")
     x, y = _data()
     callback = ExplanationMetrics(
-        {"saliency": attributions.Saliency,
-         "ig": functools.partial(attributions.IntegratedGradients, steps=4)},
-        {"ours": MU, "xplique": functools.partial(xplique_metrics.MuFidelity, grid_size=4,
-                                                  nb_samples=16)},
-        x[:8], y[:8])
+        {
+            "saliency": attributions.Saliency,
+            "ig": functools.partial(attributions.IntegratedGradients, steps=4),
+        },
+        {
+            "ours": MU,
+            "xplique": functools.partial(xplique_metrics.MuFidelity, grid_size=4, nb_samples=16),
+        },
+        x[:8],
+        y[:8],
+    )
     history = _model().fit(x, y, epochs=2, verbose=0, callbacks=[callback])
     for key in ("saliency_ours", "saliency_xplique", "ig_ours", "ig_xplique"):
         assert np.all(np.isfinite(history.history[key]))
@@ -219,11 +246,18 @@ def test_with_xplique_explainers_and_metrics():
 def test_log_interval_logs_the_bounds_of_the_summary(tmp_path):
     x, y = _data()
     path = tmp_path / "log.csv"
-    callback = ExplanationMetrics(GradientInput, {"mu": MU}, x[:12], y[:12], every=2,
-                                  log_interval=0.9, interval_resamples=500)
+    callback = ExplanationMetrics(
+        GradientInput, {"mu": MU}, x[:12], y[:12], every=2, log_interval=0.9, interval_resamples=500
+    )
     model = _model()
-    history = model.fit(x, y, epochs=2, batch_size=32, verbose=0,
-                        callbacks=[callback, keras.callbacks.CSVLogger(str(path))])
+    history = model.fit(
+        x,
+        y,
+        epochs=2,
+        batch_size=32,
+        verbose=0,
+        callbacks=[callback, keras.callbacks.CSVLogger(str(path))],
+    )
     h = history.history
     assert callback.log_keys == ["mu", "mu_ci_low", "mu_ci_high"]
     assert np.isnan([h["mu"][0], h["mu_ci_low"][0], h["mu_ci_high"][0]]).all()
@@ -231,10 +265,14 @@ def test_log_interval_logs_the_bounds_of_the_summary(tmp_path):
     # the bounds are the summary of the last epoch's explanations, at level 0.9
     one_hot = np.eye(2, dtype=np.float32)[y[:12]]
     expected = MU(model, x[:12], y[:12]).summary(
-        GradientInput(model).explain(x[:12], one_hot), confidence=0.9, n_resamples=500)
-    np.testing.assert_allclose([h["mu"][1], h["mu_ci_low"][1], h["mu_ci_high"][1]],
-                               [expected.mean, expected.ci_low, expected.ci_high],
-                               rtol=1e-4, atol=1e-5)
+        GradientInput(model).explain(x[:12], one_hot), confidence=0.9, n_resamples=500
+    )
+    np.testing.assert_allclose(
+        [h["mu"][1], h["mu_ci_low"][1], h["mu_ci_high"][1]],
+        [expected.mean, expected.ci_low, expected.ci_high],
+        rtol=1e-4,
+        atol=1e-5,
+    )
     rows = list(csv.DictReader(open(path)))
     assert {"mu", "mu_ci_low", "mu_ci_high"} <= set(rows[0])
 
@@ -256,14 +294,24 @@ def test_log_interval_refuses_metrics_without_summary():
 
 
 # ------------------------------------------------------------- hostile-input sweep (issue 18)
-@pytest.mark.parametrize("x_probe, error, match", [
-    (np.full((4, 8, 8, 1), np.nan, np.float32), ValueError, "`x_probe` must be .*finite"),
-    (np.array([["a", "b"]]), TypeError, "`x_probe` must be an array of numbers"),
-    (np.zeros((4, 0), np.float32), ValueError, "`x_probe` must be a non-empty array"),
-    (lambda: tf.data.Dataset.from_tensor_slices({"image": np.zeros((4, 8, 8, 1))}), TypeError,
-     "`x_probe` must be a NumPy array"),
-    (lambda: tf.data.Dataset.from_tensor_slices(np.full((4, 8, 8, 1), np.inf)), ValueError,
-     "`x_probe` must be .*finite")])
+@pytest.mark.parametrize(
+    "x_probe, error, match",
+    [
+        (np.full((4, 8, 8, 1), np.nan, np.float32), ValueError, "`x_probe` must be .*finite"),
+        (np.array([["a", "b"]]), TypeError, "`x_probe` must be an array of numbers"),
+        (np.zeros((4, 0), np.float32), ValueError, "`x_probe` must be a non-empty array"),
+        (
+            lambda: tf.data.Dataset.from_tensor_slices({"image": np.zeros((4, 8, 8, 1))}),
+            TypeError,
+            "`x_probe` must be a NumPy array",
+        ),
+        (
+            lambda: tf.data.Dataset.from_tensor_slices(np.full((4, 8, 8, 1), np.inf)),
+            ValueError,
+            "`x_probe` must be .*finite",
+        ),
+    ],
+)
 def test_sweep_probe_inputs_are_checked_when_the_callback_is_built(x_probe, error, match):
     # were accepted, then failed after the first epoch of training (or an AttributeError)
     x_probe = x_probe() if callable(x_probe) else x_probe
@@ -279,8 +327,9 @@ class _Returns:
         return self.value
 
 
-@pytest.mark.parametrize("value, error", [(None, TypeError), ("high", TypeError),
-                                          (np.ones(2), ValueError)])
+@pytest.mark.parametrize(
+    "value, error", [(None, TypeError), ("high", TypeError), (np.ones(2), ValueError)]
+)
 def test_sweep_metric_returning_no_number_is_refused(value, error):
     # None was logged as NaN, a string was a raw "could not convert string to float"
     x, y = _data()
@@ -298,6 +347,7 @@ def test_sweep_explainer_writing_into_its_arguments_leaves_the_probe_fixed():
             inputs *= 0
             targets *= 0
             return np.ones(inputs.shape[:3], np.float32)
+
         return explain
 
     cb = ExplanationMetrics(zeroing, [MU], x[:8], y[:8])

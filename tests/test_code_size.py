@@ -39,7 +39,9 @@ def _measures():
 
 def test_counter_counts_code_not_docstrings_or_comments():
     counter = _counter()
-    source = 'def f(x):\n    """Doc.\n\n    More."""\n    # note\n\n    return (x +\n            1)\n'
+    source = (
+        'def f(x):\n    """Doc.\n\n    More."""\n    # note\n\n    return (x +\n            1)\n'
+    )
     assert sorted(counter.code_lines(source)) == [1, 7, 8]
 
 

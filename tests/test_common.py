@@ -147,8 +147,9 @@ def check_summary(metric, args, n: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         again = metric.summary(*args, n_resamples=200)
-    np.testing.assert_equal(again.to_dict(), first.to_dict(),
-                            err_msg="the same metric gave two different summaries")
+    np.testing.assert_equal(
+        again.to_dict(), first.to_dict(), err_msg="the same metric gave two different summaries"
+    )
     frame = first.to_frame()
     assert len(frame) == 1 and frame.loc[0, "mean"] == first.mean
 
@@ -342,8 +343,12 @@ def _gt_saliency():
         build,
         (phi,),
         3,
-        data={"model": model, "inputs": data.images, "targets": data.targets,
-              "ground_truth": data.ground_truth},
+        data={
+            "model": model,
+            "inputs": data.images,
+            "targets": data.targets,
+            "ground_truth": data.ground_truth,
+        },
         nan=lambda: (build(0), (zero,)),
         model_based=True,
     )
@@ -361,8 +366,12 @@ def _gt_localisation():
         build,
         (phi,),
         3,
-        data={"model": model, "inputs": data.images, "targets": data.targets,
-              "masks": data.relevant_masks},
+        data={
+            "model": model,
+            "inputs": data.images,
+            "targets": data.targets,
+            "masks": data.relevant_masks,
+        },
         nan=lambda: (build(0), (zero,)),
         model_based=True,
     )

@@ -24,8 +24,9 @@ print(os.environ["TF_CPP_MIN_LOG_LEVEL"])
 def test_quiet_tensorflow_keeps_python_stderr_and_drops_native_lines():
     env = {k: v for k, v in os.environ.items() if not k.startswith("TF_CPP")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                          env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3"
     assert "native log line" not in done.stderr and "retracing" not in done.stderr

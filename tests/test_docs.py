@@ -58,10 +58,13 @@ def test_every_exported_metric_has_a_page_with_formula_direction_api_and_referen
         assert r"\tag{" in page, f"{name}: no numbered formula"
         assert re.search(r"\*\*Direction", page), f"{name}: no score direction"
         assert "## Reference" in page and "## Example" in page and "\n::: " in page, name
-    scores = {n for n in metrics.__all__
-              if not n.endswith("Warning") and n not in ("ground_truth_leaderboard",
-                                                         "fire_equilibrium_alpha",
-                                                         "fire_compensation_alpha")}
+    scores = {
+        n
+        for n in metrics.__all__
+        if not n.endswith("Warning")
+        and n
+        not in ("ground_truth_leaderboard", "fire_equilibrium_alpha", "fire_compensation_alpha")
+    }
     assert scores <= documented, sorted(scores - documented)
 
 

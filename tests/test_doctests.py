@@ -8,9 +8,7 @@ import pytest
 
 import xplique_ext
 
-MODULES = sorted(
-    info.name for info in pkgutil.walk_packages(xplique_ext.__path__, "xplique_ext.")
-)
+MODULES = sorted(info.name for info in pkgutil.walk_packages(xplique_ext.__path__, "xplique_ext."))
 
 # modules whose public classes or functions must carry a runnable example
 WITH_EXAMPLES = {
@@ -59,9 +57,7 @@ def test_every_module_with_examples_is_found():
 @pytest.mark.parametrize("name", MODULES)
 def test_examples_run(name):
     module = importlib.import_module(name)
-    result = doctest.testmod(
-        module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
-    )
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
     if name in WITH_EXAMPLES:
         assert result.attempted > 0

@@ -338,8 +338,18 @@ def test_root_exposes_sub_packages_lazily():
 
 
 # --------------------------------------------------------------------------- in a subprocess
-HEAVY = ("tensorflow", "keras", "numba", "cv2", "ot", "shap", "lime", "keras_hub",
-         "wittgenstein", "imodels")
+HEAVY = (
+    "tensorflow",
+    "keras",
+    "numba",
+    "cv2",
+    "ot",
+    "shap",
+    "lime",
+    "keras_hub",
+    "wittgenstein",
+    "imodels",
+)
 
 
 def _loaded_after(code: str) -> Dict[str, object]:
@@ -377,9 +387,7 @@ def test_model_free_entry_points_load_no_tensorflow(code):
     loaded = _loaded_after(code)
     assert loaded["heavy"] == [], loaded
     # nor the model-based metrics: the text sub-package does not reach up to metrics
-    assert not any(
-        m.startswith("xplique_ext.metrics.") for m in loaded["ours"]
-    ), loaded["ours"]
+    assert not any(m.startswith("xplique_ext.metrics.") for m in loaded["ours"]), loaded["ours"]
 
 
 def test_commons_loads_no_tensorflow():

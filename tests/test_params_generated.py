@@ -53,33 +53,44 @@ def _has_parameters(entry) -> bool:
     if fn is object.__init__:
         return False
     params = inspect.signature(fn).parameters
-    return any(n not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for n, p in params.items())
+    return any(
+        n not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for n, p in params.items()
+    )
 
 
 def test_every_entry_point_is_declared():
-    undeclared = {name for name, entry in ENTRIES.items()
-                  if _has_parameters(entry) and parameter_constraints(entry) is None}
+    undeclared = {
+        name
+        for name, entry in ENTRIES.items()
+        if _has_parameters(entry) and parameter_constraints(entry) is None
+    }
     new = sorted(undeclared - NOT_YET_DECLARED)
     stale = sorted(NOT_YET_DECLARED - undeclared)
     assert not new, f"public entry points without @validate_params: {new}"
     assert not stale, f"declared now (or gone): delete from NOT_YET_DECLARED: {stale}"
 
 
-ALL_CASES = [(name, param, index, value, error)
-             for name, entry in ENTRIES.items()
-             for param, index, value, error in iter_invalid_cases(entry)]
+ALL_CASES = [
+    (name, param, index, value, error)
+    for name, entry in ENTRIES.items()
+    for param, index, value, error in iter_invalid_cases(entry)
+]
 
 CASES = [
     pytest.param(name, param, value, error, id=f"{name.rsplit('.', 1)[1]}-{param}-{index}")
-    for name, param, index, value, error in ALL_CASES if error is not None
+    for name, param, index, value, error in ALL_CASES
+    if error is not None
 ]
 
 
 def test_every_constraint_can_be_violated():
     """A declared constraint that no generated value violates is a hole in the walk."""
-    holes = [f"{name}({param}=...) constraint {index}: {value}"
-             for name, param, index, value, error in ALL_CASES if error is None]
+    holes = [
+        f"{name}({param}=...) constraint {index}: {value}"
+        for name, param, index, value, error in ALL_CASES
+        if error is None
+    ]
     assert not holes, "constraints the generator cannot violate:\n" + "\n".join(holes)
 
 

@@ -32,8 +32,7 @@ def test_scored_explanations_have_centred_colour_bars():
     images = rng.random((3, 8, 8, 1))
     signed = rng.normal(size=(3, 8, 8)) + 0.5  # not symmetric on its own
     positive = rng.random((3, 8, 8, 2))
-    fig = plot_scored_explanations(images, {"signed": signed, "positive": positive},
-                                   n_images=2)
+    fig = plot_scored_explanations(images, {"signed": signed, "positive": positive}, n_images=2)
     pairs = _maps(fig)
     assert len(pairs) == 4 and all(bar is not None for _, bar in pairs)
     _assert_centred(pairs[0][0], signed[0])

@@ -38,8 +38,9 @@ def test_huge_n_resamples_is_refused_not_a_memory_error(function):
     # was: MemoryError from numpy (146 TiB)
     with pytest.raises(ValueError, match=r"`n_resamples` must be in \[100, 1000000\]"):
         if function == "compare_scores":
-            compare_scores({"A": np.arange(20.0), "B": np.zeros(20)},
-                           higher_is_better=True, n_resamples=10**12)
+            compare_scores(
+                {"A": np.arange(20.0), "B": np.zeros(20)}, higher_is_better=True, n_resamples=10**12
+            )
         else:
             summarize_scores(np.arange(20.0), n_resamples=10**12)
 
@@ -62,8 +63,9 @@ def test_compare_scores_refuses_empty_arrays():
 
 
 def test_compare_scores_all_nan_pair_still_gives_nan_row():
-    table = compare_scores({"A": np.full(4, np.nan), "B": np.full(4, np.nan)},
-                           higher_is_better=True, n_resamples=100)
+    table = compare_scores(
+        {"A": np.full(4, np.nan), "B": np.full(4, np.nan)}, higher_is_better=True, n_resamples=100
+    )
     pair = table.pairs.iloc[0]
     assert np.isnan(pair["estimate"]) and pair["n"] == 0 and pair["n_undefined"] == 4
 
@@ -72,10 +74,14 @@ def test_compare_scores_refuses_misaligned_pandas_indexes():
     # was: compared by position, input 0 of A against input 19 of B: a wrong estimate
     b = np.arange(20.0)
     with pytest.raises(ValueError, match="pandas index of 'B' differs"):
-        compare_scores({"A": pd.Series(b + 1), "B": pd.Series(b[::-1], index=range(19, -1, -1))},
-                       higher_is_better=True, n_resamples=100)
-    same = compare_scores({"A": pd.Series(b + 1), "B": pd.Series(b)},
-                          higher_is_better=True, n_resamples=100)
+        compare_scores(
+            {"A": pd.Series(b + 1), "B": pd.Series(b[::-1], index=range(19, -1, -1))},
+            higher_is_better=True,
+            n_resamples=100,
+        )
+    same = compare_scores(
+        {"A": pd.Series(b + 1), "B": pd.Series(b)}, higher_is_better=True, n_resamples=100
+    )
     assert same.pairs["estimate"].iloc[0] == pytest.approx(1.0)
 
 
@@ -96,8 +102,9 @@ def test_mufidelity_huge_subset_counts_are_refused():
     from xplique_ext.metrics import MuFidelity
 
     x = np.random.default_rng(0).random((2, 8, 8, 1)).astype("float32")
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
-                              keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((8, 8, 1)), keras.layers.Flatten(), keras.layers.Dense(1)]
+    )
     for key, value in (("nb_samples", 10**12), ("max_samples", 10**12)):
         extra = {"nb_samples": "auto"} if key == "max_samples" else {}
         with pytest.raises(ValueError, match=rf"`{key}` must be in \[\d+, 1000000\]"):
@@ -105,13 +112,13 @@ def test_mufidelity_huge_subset_counts_are_refused():
     # within the cap but too large a pool for memory (10**6 subsets x 576 cells):
     # refused before allocation
     x = np.random.default_rng(0).random((2, 24, 24, 1)).astype("float32")
-    model = keras.Sequential([keras.Input((24, 24, 1)), keras.layers.Flatten(),
-                              keras.layers.Dense(1)])
+    model = keras.Sequential(
+        [keras.Input((24, 24, 1)), keras.layers.Flatten(), keras.layers.Dense(1)]
+    )
     metric = MuFidelity(model, x, np.ones(2), grid_size=None, nb_samples=10**6)
     with pytest.raises(ValueError, match=r"`nb_samples` x cells must be at most"):
         metric.evaluate(x[..., 0])
-    metric = MuFidelity(model, x, np.ones(2), grid_size=None, nb_samples="auto",
-                        max_samples=10**6)
+    metric = MuFidelity(model, x, np.ones(2), grid_size=None, nb_samples="auto", max_samples=10**6)
     with pytest.raises(ValueError, match=r"`max_samples` x cells must be at most"):
         metric.details(x[..., 0])
 
@@ -122,21 +129,31 @@ def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
     file = tmp_path / "s140.csv"
     file.write_text('"4","1","d","q","u","great"\n')
     # was: "`split` must be one of ['train', 'test'], got 'validation'"
-    with pytest.raises(ValueError, match=r"`split` must be one of \['train', 'test'\], "
-                                         r"got 'dev'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`split` must be one of \['train', 'test'\], "
+        r"got 'dev'",
+    ):
         load_sentiment_dataset("sentiment140", "dev", path=file)
     (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
     assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]
 
 
-@pytest.mark.parametrize("vocabulary, error, match", [
-    # was: the characters of "good" taken for 4 tokens, silently
-    ("good", TypeError, r"`vocabulary` must be a non-empty sequence of distinct tokens.*got 'good'"),
-    # was: the first 'good' got a random vector and the second the file's (a wrong row)
-    (["", "good", "good"], ValueError, r"got 'good' more than once"),
-    ([1, 2], TypeError, r"got an item 1 \(int\)"),
-    ([], ValueError, r"got an empty sequence"),
-])
+@pytest.mark.parametrize(
+    "vocabulary, error, match",
+    [
+        # was: the characters of "good" taken for 4 tokens, silently
+        (
+            "good",
+            TypeError,
+            r"`vocabulary` must be a non-empty sequence of distinct tokens.*got 'good'",
+        ),
+        # was: the first 'good' got a random vector and the second the file's (a wrong row)
+        (["", "good", "good"], ValueError, r"got 'good' more than once"),
+        ([1, 2], TypeError, r"got an item 1 \(int\)"),
+        ([], ValueError, r"got an empty sequence"),
+    ],
+)
 def test_load_word_vectors_vocabulary(tmp_path, vocabulary, error, match):
     from xplique_ext.text import load_word_vectors
 
@@ -153,18 +170,27 @@ def test_set_embedding_names_model_and_name():
 
     from xplique_ext.text import set_embedding
 
-    model = keras.Sequential([keras.Input((4,), dtype="int32"),
-                              keras.layers.Embedding(5, 2, name="embedding"),
-                              keras.layers.GlobalAveragePooling1D(),
-                              keras.layers.Dense(1, name="dense")])
+    model = keras.Sequential(
+        [
+            keras.Input((4,), dtype="int32"),
+            keras.layers.Embedding(5, 2, name="embedding"),
+            keras.layers.GlobalAveragePooling1D(),
+            keras.layers.Dense(1, name="dense"),
+        ]
+    )
     with pytest.raises(TypeError, match="`model` must be a Keras model"):
         set_embedding(None)  # was: AttributeError
     with pytest.raises(ValueError, match=r"`name` must be the name of a layer.*got 'emb'"):
         set_embedding(model, name="emb")
     with pytest.raises(ValueError, match=r"`name` must name an embedding layer, got 'dense'"):
         set_embedding(model, np.zeros((2, 1)), name="dense")  # was: Keras' set_weights error
-    assert set_embedding(model, np.ones((5, 2)), trainable=False).get_layer(
-        "embedding").get_weights()[0].sum() == 10
+    assert (
+        set_embedding(model, np.ones((5, 2)), trainable=False)
+        .get_layer("embedding")
+        .get_weights()[0]
+        .sum()
+        == 10
+    )
 
 
 def test_summary_of_no_sample_is_nan_with_the_true_reason():
@@ -188,8 +214,12 @@ def test_summary_checks_its_settings_before_scoring():
             calls.append(1)
             return super().detailed_evaluate(explanations)
 
-    for kwargs, error in ((dict(confidence=2), ValueError), (dict(n_resamples=10**9), ValueError),
-                          (dict(interval="normal"), ValueError), (dict(seed="a"), TypeError)):
+    for kwargs, error in (
+        (dict(confidence=2), ValueError),
+        (dict(n_resamples=10**9), ValueError),
+        (dict(interval="normal"), ValueError),
+        (dict(seed="a"), TypeError),
+    ):
         with pytest.raises(error, match=f"`{next(iter(kwargs))}` must be"):
             Counted().summary(np.arange(5.0), **kwargs)
     assert calls == []  # was: the metric scored every input, then the setting was refused
@@ -215,8 +245,9 @@ def test_compare_scores_equal_infinities_are_undefined_differences():
     a = np.r_[np.arange(10.0), -np.inf]
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # was: invalid value in subtract
-        pair = compare_scores({"A": a, "B": a + 0.0}, higher_is_better=True,
-                              n_resamples=100).pairs.iloc[0]
+        pair = compare_scores(
+            {"A": a, "B": a + 0.0}, higher_is_better=True, n_resamples=100
+        ).pairs.iloc[0]
     # was: n_undefined 0 and a NaN p-value from the NaN difference left in
     assert pair["n"] == 10 and pair["n_undefined"] == 1 and pair["p_value"] == 1.0
 
@@ -228,9 +259,14 @@ def test_summary_all_undefined_gives_the_reason():
     from xplique_ext.models import AIXIFunctionModel
 
     data = make_aixi_color(4, image_size=32, function="ssin", seed=1)
-    metric = GroundTruthLocalisation(AIXIFunctionModel("ssin", dataset="color"), data.images,
-                                     data.targets, masks=data.relevant_masks,
-                                     measure="pointing_game", min_accuracy=0.0)
+    metric = GroundTruthLocalisation(
+        AIXIFunctionModel("ssin", dataset="color"),
+        data.images,
+        data.targets,
+        masks=data.relevant_masks,
+        measure="pointing_game",
+        min_accuracy=0.0,
+    )
     # was: "no defined score (all 4 are NaN)" without why (evaluate says why)
     with pytest.warns(UndefinedScoreWarning, match="no defined score.*Reason: .*constant map"):
         summary = metric.summary(np.zeros_like(data.ground_truth))
@@ -246,8 +282,7 @@ def test_rule_distillation_fit_checks_its_arguments():
     s = ["good film but dull end", "dull film but good end", "a good film"] * 2
     y = [0, 1, 1] * 2
     tv = make_vectorizer(s, sequence_length=8)
-    model = RuleDistillation(build_cnn_classifier(tv, embedding_dim=4, filters=2),
-                             tokenizer=tv)
+    model = RuleDistillation(build_cnn_classifier(tv, embedding_dim=4, filters=2), tokenizer=tv)
     model.compile(optimizer="adam")
     # was: ZeroDivisionError, int('a'), a Keras shape error, and 2.5 silently 2
     for bad, error in ((0, ValueError), ("a", TypeError), (-1, ValueError), (2.5, TypeError)):

@@ -36,7 +36,6 @@ OLD_SEED_WORDS = {"random_state", "random_seed", "rng_seed"}
 BAR_OBJECT = {"TextClassifier.masked_proba", "TextClassifier.predict_proba"}
 
 
-
 # ------------------------------------------------------------------ public signatures
 def _public_callables():
     """(qualified name, package, callable) of every public function, class constructor and
@@ -54,8 +53,11 @@ def _public_callables():
                 for attr, member in vars(obj).items():
                     if attr.startswith("_"):
                         continue
-                    function = member.__func__ if isinstance(member, (staticmethod, classmethod)) \
+                    function = (
+                        member.__func__
+                        if isinstance(member, (staticmethod, classmethod))
                         else member
+                    )
                     if inspect.isfunction(function):
                         seen.setdefault(f"{obj.__name__}.{attr}", (package, function))
             elif inspect.isfunction(obj) and obj.__module__.startswith("xplique_ext"):
@@ -71,9 +73,15 @@ CALLABLES = _public_callables()
 
 def test_the_scan_sees_the_classes_it_is_about():
     names = {p.values[0] for p in CALLABLES}
-    for expected in ("LimeTokenExplainer.__init__", "LimeTokenExplainer.neighbourhood",
-                     "ShapTokenExplainer.__init__", "MuFidelity.__init__",
-                     "GroundTruthSaliency.__init__", "ObjectLime.__init__", "emd"):
+    for expected in (
+        "LimeTokenExplainer.__init__",
+        "LimeTokenExplainer.neighbourhood",
+        "ShapTokenExplainer.__init__",
+        "MuFidelity.__init__",
+        "GroundTruthSaliency.__init__",
+        "ObjectLime.__init__",
+        "emd",
+    ):
         assert expected in names
 
 
@@ -87,7 +95,9 @@ def test_one_vocabulary_in_public_signatures(qualname, package, function):
     assert not OLD_SEED_WORDS & set(parameters), f"{qualname}: randomness goes through `seed`"
     if "progress" in parameters:
         default = parameters["progress"].default
-        assert default is (None if qualname in BAR_OBJECT else False), f"{qualname}: `progress` defaults to {default!r}, not False"
+        assert default is (None if qualname in BAR_OBJECT else False), (
+            f"{qualname}: `progress` defaults to {default!r}, not False"
+        )
 
 
 # ------------------------------------------------------------------ renamed parameters
@@ -112,15 +122,19 @@ def _object_lime(**kw):
     from xplique_ext.models import AIXIFunctionModel
 
     data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
-    explainer = ObjectLime(AIXIFunctionModel("suum", dataset="shape"), kernel="lime", seed=4,
-                           **kw)
+    explainer = ObjectLime(AIXIFunctionModel("suum", dataset="shape"), kernel="lime", seed=4, **kw)
     return explainer.explain(data.images, object_labels=data.object_labels)
 
 
 RENAMED = [
     pytest.param(_lime_token, "LimeTokenExplainer", "num_samples", 40, id="LimeTokenExplainer"),
-    pytest.param(_lime_neighbourhood, "LimeTokenExplainer.neighbourhood", "num_samples", 40,
-                 id="LimeTokenExplainer.neighbourhood"),
+    pytest.param(
+        _lime_neighbourhood,
+        "LimeTokenExplainer.neighbourhood",
+        "num_samples",
+        40,
+        id="LimeTokenExplainer.neighbourhood",
+    ),
     pytest.param(_object_lime, "ObjectLime", "sample_size", 6, id="ObjectLime"),
 ]
 
@@ -226,8 +240,12 @@ RUN_WITHOUT_BARS = textwrap.dedent(
 def test_progress_false_never_imports_tqdm():
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2", MPLBACKEND="Agg")
     done = subprocess.run(
-        [sys.executable, "-c", RUN_WITHOUT_BARS], capture_output=True, text=True, env=env,
-        cwd=ROOT, timeout=300,
+        [sys.executable, "-c", RUN_WITHOUT_BARS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-2:] == ["tqdm imported: False", "shap ran without a bar"]

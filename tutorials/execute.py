@@ -42,8 +42,13 @@ ROOT = HERE.parent
 
 #: The tutorials, in the order a fresh environment runs them: those that need only the
 #: package first, so that each install cell is shown to install what its notebook needs.
-NOTEBOOKS = ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb", "ground_truth.ipynb",
-             "callbacks.ipynb")
+NOTEBOOKS = (
+    "rule_metrics.ipynb",
+    "percy.ipynb",
+    "mufidelity.ipynb",
+    "ground_truth.ipynb",
+    "callbacks.ipynb",
+)
 
 #: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers;
 #: ``rulelearners``: wittgenstein and imodels; ``images``: scikit-image's photographs).
@@ -65,12 +70,21 @@ EXTRA_MODULES: Dict[str, Sequence[str]] = {
 
 #: Tiny sizes for quick runs (the values of the tests in tests/tutorials/).
 SMALL: Dict[str, Dict[str, Any]] = {
-    "mufidelity.ipynb": dict(WEIGHTS="none", N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1,
-                             NB_SAMPLES=20),
-    "ground_truth.ipynb": dict(IMAGE_SIZE=64, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4,
-                               N_CHECK=12, LIME_SAMPLES=16),
-    "percy.ipynb": dict(N_TRAIN=240, EPOCHS=1, N_TEST=8, LIME_SAMPLES=40, SHAP_PERMUTATIONS=1,
-                        IG_STEPS=8, N_LIPSCHITZ=2),
+    "mufidelity.ipynb": dict(
+        WEIGHTS="none", N_TRAIN=200, N_EXPLAIN=4, IMAGE_SIZE=16, EPOCHS=1, NB_SAMPLES=20
+    ),
+    "ground_truth.ipynb": dict(
+        IMAGE_SIZE=64, N_TRAIN=200, N_VAL=64, EPOCHS=1, N_EXPLAIN=4, N_CHECK=12, LIME_SAMPLES=16
+    ),
+    "percy.ipynb": dict(
+        N_TRAIN=240,
+        EPOCHS=1,
+        N_TEST=8,
+        LIME_SAMPLES=40,
+        SHAP_PERMUTATIONS=1,
+        IG_STEPS=8,
+        N_LIPSCHITZ=2,
+    ),
     "rule_metrics.ipynb": dict(LEAVES=[3, 4], PSIS=[1, 2, 3]),
     "callbacks.ipynb": dict(N_TRAIN=200, N_PROBE=4, IMAGE_SIZE=16, EPOCHS=3, NB_SAMPLES=20),
 }
@@ -114,49 +128,52 @@ def requirement(name: str) -> str:
 
 def colab_cell_source(name: str, url: Optional[str] = None) -> str:
     link = colab_url(name, url)
-    return (
-        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
-    )
+    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
 
 
 def install_cell_source(name: str, url: Optional[str] = None) -> str:
     extras = EXTRAS.get(name, ())
     modules = ["xplique_ext"] + [m for e in extras for m in EXTRA_MODULES[e]]
     what = "xplique_ext" + (
-        " with its " + ", ".join(f"[{e}]" for e in extras) + " extra" if extras else "")
-    return "\n".join([
-        f"# Install what this notebook imports: {what}.",
-        f"# {SOURCE_VARIABLE} names the package source (see the README): this repository",
-        "# by default; set it (here, or as an environment variable) to another pip source,",
-        "# e.g. the path of a local checkout. Nothing is installed where all is there already.",
-        "import importlib.util",
-        "import os",
-        "import pathlib",
-        "",
-        f'{SOURCE_VARIABLE} = os.environ.get("{SOURCE_VARIABLE}", "{default_source(url)}")',
-        f"if os.path.isdir({SOURCE_VARIABLE}):  # a local checkout",
-        f"    {SOURCE_VARIABLE} = pathlib.Path({SOURCE_VARIABLE}).resolve().as_uri()",
-        f"MODULES = {json.dumps(modules)}",
-        "if not all(importlib.util.find_spec(module) for module in MODULES):",
-        f'    %pip install --quiet "{requirement(name)} @ {{{SOURCE_VARIABLE}}}"',
-        "    importlib.invalidate_caches()  # see what pip installed into this running kernel",
-        "    missing = [module for module in MODULES if not importlib.util.find_spec(module)]",
-        "    if missing:  # %pip prints a failed install's reason above but raises nothing",
-        '        raise ImportError(f"pip did not install {missing}; its message is above")',
-        "",
-        "from xplique_ext.commons.console import quiet_tensorflow",
-        "",
-        "quiet_tensorflow()  # TensorFlow's native log lines and retracing notes stay out of the",
-        "#                      outputs; quiet_tensorflow(native=False) shows native errors again",
-    ])
+        " with its " + ", ".join(f"[{e}]" for e in extras) + " extra" if extras else ""
+    )
+    return "\n".join(
+        [
+            f"# Install what this notebook imports: {what}.",
+            f"# {SOURCE_VARIABLE} names the package source (see the README): this repository",
+            "# by default; set it (here, or as an environment variable) to another pip source,",
+            "# e.g. the path of a local checkout. Nothing is installed where all is there already.",
+            "import importlib.util",
+            "import os",
+            "import pathlib",
+            "",
+            f'{SOURCE_VARIABLE} = os.environ.get("{SOURCE_VARIABLE}", "{default_source(url)}")',
+            f"if os.path.isdir({SOURCE_VARIABLE}):  # a local checkout",
+            f"    {SOURCE_VARIABLE} = pathlib.Path({SOURCE_VARIABLE}).resolve().as_uri()",
+            f"MODULES = {json.dumps(modules)}",
+            "if not all(importlib.util.find_spec(module) for module in MODULES):",
+            f'    %pip install --quiet "{requirement(name)} @ {{{SOURCE_VARIABLE}}}"',
+            "    importlib.invalidate_caches()  # see what pip installed into this running kernel",
+            "    missing = [module for module in MODULES if not importlib.util.find_spec(module)]",
+            "    if missing:  # %pip prints a failed install's reason above but raises nothing",
+            '        raise ImportError(f"pip did not install {missing}; its message is above")',
+            "",
+            "from xplique_ext.commons.console import quiet_tensorflow",
+            "",
+            "quiet_tensorflow()  # TensorFlow's native log lines and retracing notes stay out of the",
+            "#                      outputs; quiet_tensorflow(native=False) shows native errors again",
+        ]
+    )
 
 
 def _is_old_install_cell(cell: Any) -> bool:
     return cell.get("cell_type") == "code" and (
         cell.get("id") == INSTALL_CELL_ID
-        or ("pip" in cell.get("source", "") and "install" in cell.get("source", "")
-            and ("REPO_URL" in cell.get("source", "")
-                 or SOURCE_VARIABLE in cell.get("source", "")))
+        or (
+            "pip" in cell.get("source", "")
+            and "install" in cell.get("source", "")
+            and ("REPO_URL" in cell.get("source", "") or SOURCE_VARIABLE in cell.get("source", ""))
+        )
     )
 
 
@@ -168,8 +185,13 @@ def sync_header(nb: Any, name: str, url: Optional[str] = None) -> bool:
     colab = colab_cell_source(name, url)
     install = install_cell_source(name, url)
     cells = nb.cells
-    if (len(cells) >= 2 and cells[0].get("id") == COLAB_CELL_ID and cells[0].source == colab
-            and cells[1].get("id") == INSTALL_CELL_ID and cells[1].source == install):
+    if (
+        len(cells) >= 2
+        and cells[0].get("id") == COLAB_CELL_ID
+        and cells[0].source == colab
+        and cells[1].get("id") == INSTALL_CELL_ID
+        and cells[1].source == install
+    ):
         return False
     outputs = []
     kept = []
@@ -238,8 +260,13 @@ def _override_parameters(nb: Any, params: Dict[str, Any], name: str) -> None:
     tagged[0].source += "\n# overrides\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
 
 
-def execute(name: str, *, params: Optional[Dict[str, Any]] = None, timeout: int = 3600,
-            kernel_name: str = "python3") -> Any:
+def execute(
+    name: str,
+    *,
+    params: Optional[Dict[str, Any]] = None,
+    timeout: int = 3600,
+    kernel_name: str = "python3",
+) -> Any:
     """Execute ``tutorials/<name>`` in a fresh kernel (working directory: tutorials/) with
     ``params`` overriding its cell tagged ``parameters``; returns the executed notebook."""
     import nbformat
@@ -250,8 +277,9 @@ def execute(name: str, *, params: Optional[Dict[str, Any]] = None, timeout: int 
         _override_parameters(nb, params, name)
     # figures inline in the saved outputs, whatever backend the calling shell exports
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
-                            resources={"metadata": {"path": str(HERE)}})
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name=kernel_name, resources={"metadata": {"path": str(HERE)}}
+    )
     try:
         client.execute()
     except Exception:  # show what the failing cell printed (pip's message, say) with the error
@@ -270,17 +298,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Execute the tutorials (full size: outputs saved and stamped), or "
         "check or rewrite their header cells.",
     )
-    parser.add_argument("notebooks", nargs="*", metavar="NAME",
-                        help=f"notebooks of tutorials/ (default: all, {', '.join(NOTEBOOKS)})")
-    parser.add_argument("--small", action="store_true",
-                        help="run at the tests' tiny sizes (implies --no-save)")
+    parser.add_argument(
+        "notebooks",
+        nargs="*",
+        metavar="NAME",
+        help=f"notebooks of tutorials/ (default: all, {', '.join(NOTEBOOKS)})",
+    )
+    parser.add_argument(
+        "--small", action="store_true", help="run at the tests' tiny sizes (implies --no-save)"
+    )
     parser.add_argument("--no-save", action="store_true", help="do not write the outputs")
-    parser.add_argument("--sync", action="store_true",
-                        help="only rewrite the Colab link and install cells from setup.cfg")
-    parser.add_argument("--check", action="store_true",
-                        help="only check that saved outputs exist and are fresh")
-    parser.add_argument("--timeout", type=int, default=3600,
-                        help="seconds allowed per cell (default: 3600)")
+    parser.add_argument(
+        "--sync",
+        action="store_true",
+        help="only rewrite the Colab link and install cells from setup.cfg",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only check that saved outputs exist and are fresh"
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=3600, help="seconds allowed per cell (default: 3600)"
+    )
     args = parser.parse_args(argv)
     names = args.notebooks or list(NOTEBOOKS)
     unknown = [n for n in names if not (HERE / n).is_file()]
@@ -310,14 +348,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in names:
         start = time.perf_counter()
         print(f"{name}: executing{' at small size' if args.small else ''} ...", flush=True)
-        nb = execute(name, params=SMALL.get(name) if args.small else None,
-                     timeout=args.timeout)
+        nb = execute(name, params=SMALL.get(name) if args.small else None, timeout=args.timeout)
         seconds = time.perf_counter() - start
         if save:
             stamp(nb, seconds)
             nbformat.write(nb, HERE / name)
-        print(f"{name}: done in {seconds:.0f} s{', outputs saved' if save else ''}",
-              flush=True)
+        print(f"{name}: done in {seconds:.0f} s{', outputs saved' if save else ''}", flush=True)
     return 0
 
 

@@ -56,8 +56,20 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time, imported on f
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("callbacks", "cli", "commons", "compare", "datasets", "explainers", "metrics",
-               "models", "plots", "rules", "runtime", "text")
+_SUBMODULES = (
+    "callbacks",
+    "cli",
+    "commons",
+    "compare",
+    "datasets",
+    "explainers",
+    "metrics",
+    "models",
+    "plots",
+    "rules",
+    "runtime",
+    "text",
+)
 __getattr__, __dir__ = lazy_exports(__name__, {}, submodules=_SUBMODULES)
 
 __all__ = ["__version__"]

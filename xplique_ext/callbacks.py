@@ -51,8 +51,10 @@ def _named(specs: Any, what: str, valid: Callable[[Any], bool], expected: str) -
         for spec in specs if isinstance(specs, (list, tuple)) else [specs]:
             name = _spec_name(spec)
             if name in named:
-                raise ValueError(f"`{what}` holds two entries named {name!r}: pass a dict "
-                                 "{name: entry} to name them apart")
+                raise ValueError(
+                    f"`{what}` holds two entries named {name!r}: pass a dict "
+                    "{name: entry} to name them apart"
+                )
             named[name] = spec
     if not named:
         raise ValueError(f"`{what}` must hold at least one entry, got none")
@@ -70,8 +72,10 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """The probe inputs (a copy) and the targets an ``(x, y)`` dataset holds (or None)."""
     if runtime.is_dataset(x_probe):
         if int(x_probe.cardinality()) < 0:
-            raise ValueError("`x_probe` must be a finite dataset (a probe set is read whole once), "
-                             "got a dataset of infinite or unknown cardinality; use .take(n)")
+            raise ValueError(
+                "`x_probe` must be a finite dataset (a probe set is read whole once), "
+                "got a dataset of infinite or unknown cardinality; use .take(n)"
+            )
         batched = runtime.dataset_is_batched(x_probe)
         x, y = next(runtime.iterate_dataset(x_probe, None, batched, "x_probe"), (None, None))
         if x is None:  # the whole dataset is one batch: none when it is empty
@@ -80,7 +84,9 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         x, y = x_probe, None
     x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
     if x.ndim < 2:
-        raise ValueError(f"`x_probe` must have a batch axis and a feature axis, got shape {x.shape}")
+        raise ValueError(
+            f"`x_probe` must have a batch axis and a feature axis, got shape {x.shape}"
+        )
     return x, y
 
 
@@ -202,44 +208,86 @@ class ExplanationMetrics(keras.callbacks.Callback):
     2
     """
 
-    @validate_params({
-        "explainer_factory": [Callable_(), InstanceOf(dict, Mapping, description=(
-            "a dict name -> factory"))],  # each factory checked below
-        "metrics": "no_validation",  # classes, factories or built metrics: checked below
-        "x_probe": "no_validation",  # an array or a finite dataset: read below
-        "y_probe": Y_PROBE + [None],  # one per probe input: checked below
-        "every": [Interval(numbers.Integral, 1, None),
-                  InstanceOf(list, tuple, set, frozenset, range, np.ndarray,
-                             description="a collection of epoch numbers")],
-        "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
-        "interval_resamples": [Interval(numbers.Integral, 100, None)]})
-    def __init__(self, explainer_factory: Union[Callable, Mapping[str, Callable]], metrics: Any,
-                 x_probe: Any, y_probe: Any = None, every: Union[int, Iterable[int]] = 1, *,
-                 log_interval: Union[bool, float] = False, interval_resamples: int = 999):
+    @validate_params(
+        {
+            "explainer_factory": [
+                Callable_(),
+                InstanceOf(dict, Mapping, description=("a dict name -> factory")),
+            ],  # each factory checked below
+            "metrics": "no_validation",  # classes, factories or built metrics: checked below
+            "x_probe": "no_validation",  # an array or a finite dataset: read below
+            "y_probe": Y_PROBE + [None],  # one per probe input: checked below
+            "every": [
+                Interval(numbers.Integral, 1, None),
+                InstanceOf(
+                    list,
+                    tuple,
+                    set,
+                    frozenset,
+                    range,
+                    np.ndarray,
+                    description="a collection of epoch numbers",
+                ),
+            ],
+            "log_interval": [Boolean(), Interval(numbers.Real, 0, 1, closed="neither")],
+            "interval_resamples": [Interval(numbers.Integral, 100, None)],
+        }
+    )
+    def __init__(
+        self,
+        explainer_factory: Union[Callable, Mapping[str, Callable]],
+        metrics: Any,
+        x_probe: Any,
+        y_probe: Any = None,
+        every: Union[int, Iterable[int]] = 1,
+        *,
+        log_interval: Union[bool, float] = False,
+        interval_resamples: int = 999,
+    ):
         super().__init__()
-        self._factories = _named(explainer_factory, "explainer_factory", callable,
-                                 "a callable factory(model) -> explainer") if isinstance(
-            explainer_factory, Mapping) else {"": explainer_factory}  # callable: declared
+        self._factories = (
+            _named(
+                explainer_factory,
+                "explainer_factory",
+                callable,
+                "a callable factory(model) -> explainer",
+            )
+            if isinstance(explainer_factory, Mapping)
+            else {"": explainer_factory}
+        )  # callable: declared
         self._metric_specs = _named(
-            metrics, "metrics", lambda spec: callable(spec) or hasattr(spec, "evaluate"),
-            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with .evaluate")
+            metrics,
+            "metrics",
+            lambda spec: callable(spec) or hasattr(spec, "evaluate"),
+            "a metric class, a factory f(model, x_probe, y_probe) or a built metric with .evaluate",
+        )
         self.x_probe, y_from_data = _read_probe(x_probe)
         if y_probe is not None and y_from_data is not None:
             raise ValueError(
-                "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs")
+                "`y_probe` must be None when the `x_probe` dataset yields (x, y) pairs"
+            )
         y_probe = y_from_data if y_probe is None else y_probe
-        self.y_probe = None if y_probe is None else np.array(
-            check_param(y_probe, "y_probe", Y_PROBE))  # a copy: the probe set stays fixed
+        self.y_probe = (
+            None if y_probe is None else np.array(check_param(y_probe, "y_probe", Y_PROBE))
+        )  # a copy: the probe set stays fixed
         if self.y_probe is not None and len(self.y_probe) != len(self.x_probe):
-            raise ValueError("`y_probe` must hold one target per probe input: got "
-                             f"{len(self.y_probe)} targets for {len(self.x_probe)} inputs")
-        self.every: Union[int, frozenset] = every if isinstance(every, int) else frozenset(
-            check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every)
+            raise ValueError(
+                "`y_probe` must hold one target per probe input: got "
+                f"{len(self.y_probe)} targets for {len(self.x_probe)} inputs"
+            )
+        self.every: Union[int, frozenset] = (
+            every
+            if isinstance(every, int)
+            else frozenset(
+                check_param(e, "every", [Interval(numbers.Integral, 0, None)]) for e in every
+            )
+        )
         if not self.every:
             raise ValueError("`every` must name at least one epoch, got an empty collection")
         # True: the 95% interval (declared above)
-        self.log_interval: Optional[float] = (0.95 if log_interval else None) if isinstance(
-            log_interval, bool) else log_interval
+        self.log_interval: Optional[float] = (
+            (0.95 if log_interval else None) if isinstance(log_interval, bool) else log_interval
+        )
         self.interval_resamples = interval_resamples
         keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:
@@ -259,29 +307,39 @@ class ExplanationMetrics(keras.callbacks.Callback):
             return
         if self.y_probe is not None:  # class ids become one-hot rows, as Xplique expects
             k = runtime.check_outputs(model(self.x_probe[:1], training=False), 1)[0].size  # K
-            self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(np.float32)
+            self._y_formatted = runtime.as_model_targets(self.y_probe, k, "y_probe").astype(
+                np.float32
+            )
         self.explainers_ = {name: factory(model) for name, factory in self._factories.items()}
         for explainer in self.explainers_.values():
             if not (callable(getattr(explainer, "explain", None)) or callable(explainer)):
-                raise TypeError("`explainer_factory` must return an explainer with .explain(x, y) "
-                                f"or a callable explainer(x, y), got {type(explainer).__name__}")
+                raise TypeError(
+                    "`explainer_factory` must return an explainer with .explain(x, y) "
+                    f"or a callable explainer(x, y), got {type(explainer).__name__}"
+                )
         self.metrics_ = {}
         for key, spec in self._metric_specs.items():
             if isinstance(spec, type) or not hasattr(spec, "evaluate"):
                 metric = spec(model, self.x_probe, self._y_formatted)
                 if not callable(getattr(metric, "evaluate", None)):
-                    raise TypeError(f"`metrics[{key!r}]` must build a metric with "
-                                    f".evaluate(explanations), got {type(metric).__name__}")
+                    raise TypeError(
+                        f"`metrics[{key!r}]` must build a metric with "
+                        f".evaluate(explanations), got {type(metric).__name__}"
+                    )
             else:
                 metric = spec
                 if getattr(metric, "model", model) is not model:
-                    warn(f"`metrics[{key!r}]` was built on another model than the one being "
-                         "trained: its scores do not follow the training. Pass its class or "
-                         "a factory instead.", UserWarning)
+                    warn(
+                        f"`metrics[{key!r}]` was built on another model than the one being "
+                        "trained: its scores do not follow the training. Pass its class or "
+                        "a factory instead.",
+                        UserWarning,
+                    )
             if self.log_interval is not None and not callable(getattr(metric, "summary", None)):
                 raise TypeError(
                     f"`log_interval` needs metrics with .summary (xplique_ext's metrics); "
-                    f"`metrics[{key!r}]` is a {type(metric).__name__} without it")
+                    f"`metrics[{key!r}]` is a {type(metric).__name__} without it"
+                )
             self.metrics_[key] = metric
         self._built_for = model
 
@@ -298,11 +356,15 @@ class ExplanationMetrics(keras.callbacks.Callback):
         explain = explainer.explain if callable(getattr(explainer, "explain", None)) else explainer
         targets = self._y_formatted
         if targets is None:  # this epoch's predicted classes, as the metrics use them
-            targets = runtime.predicted_targets(runtime.check_outputs(
-                self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True))
+            targets = runtime.predicted_targets(
+                runtime.check_outputs(
+                    self.model.predict(self.x_probe, verbose=0), len(self.x_probe), finite=True
+                )
+            )
         # copies: an explainer that writes into its arguments leaves the probe set fixed
-        return check_param(explain(self.x_probe.copy(), targets.copy()), "explanations",
-                           [ArrayLike("any")])
+        return check_param(
+            explain(self.x_probe.copy(), targets.copy()), "explanations", [ArrayLike("any")]
+        )
 
     def evaluate(self) -> Dict[str, float]:
         """Explain the probe set with the current weights and score it now.
@@ -319,14 +381,29 @@ class ExplanationMetrics(keras.callbacks.Callback):
             for m_name, metric in self.metrics_.items():
                 key = f"{e_name}_{m_name}" if e_name else m_name
                 if self.log_interval is not None:
-                    summary = metric.summary(explanations, confidence=self.log_interval,
-                                             n_resamples=self.interval_resamples)
-                    scores.update({key + suffix: float(getattr(summary, field)) for suffix, field
-                                   in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))})
+                    summary = metric.summary(
+                        explanations,
+                        confidence=self.log_interval,
+                        n_resamples=self.interval_resamples,
+                    )
+                    scores.update(
+                        {
+                            key + suffix: float(getattr(summary, field))
+                            for suffix, field in (
+                                ("", "mean"),
+                                ("_ci_low", "ci_low"),
+                                ("_ci_high", "ci_high"),
+                            )
+                        }
+                    )
                     continue
-                scores[key] = float(check_param(
-                    metric.evaluate(explanations), f"metrics[{m_name!r}].evaluate(explanations)",
-                    [ArrayLike("real", ndim=0, shapes="() (one number)")]))
+                scores[key] = float(
+                    check_param(
+                        metric.evaluate(explanations),
+                        f"metrics[{m_name!r}].evaluate(explanations)",
+                        [ArrayLike("real", ndim=0, shapes="() (one number)")],
+                    )
+                )
         return scores
 
     def on_epoch_end(self, epoch, logs=None):
@@ -336,7 +413,8 @@ class ExplanationMetrics(keras.callbacks.Callback):
         if clash:
             raise ValueError(
                 f"`metrics` log keys {clash} collide with keys that Keras (or an earlier "
-                "callback) already logs; name the metrics apart with a dict {name: metric}")
+                "callback) already logs; name the metrics apart with a dict {name: metric}"
+            )
         if not self.is_scored(epoch):
             logs.update({key: float("nan") for key in self.log_keys})
             return

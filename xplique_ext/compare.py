@@ -31,9 +31,26 @@ __all__ = ["compare", "compare_scores", "ComparisonFrame", "TESTS"]
 #: Wilcoxon), 'wilcoxon' (signed-rank), 'permutation' (paired, sign-flip).
 TESTS = ("auto", "wilcoxon", "permutation")
 
-COLUMNS = ["kind", "name", "a", "b", "estimate", "std_error", "ci_low", "ci_high", "n",
-           "n_undefined", "rank", "test", "statistic", "p_value", "p_holm", "differs", "better",
-           "method"]
+COLUMNS = [
+    "kind",
+    "name",
+    "a",
+    "b",
+    "estimate",
+    "std_error",
+    "ci_low",
+    "ci_high",
+    "n",
+    "n_undefined",
+    "rank",
+    "test",
+    "statistic",
+    "p_value",
+    "p_holm",
+    "differs",
+    "better",
+    "method",
+]
 
 
 class ComparisonFrame(pd.DataFrame):
@@ -130,8 +147,12 @@ class ComparisonFrame(pd.DataFrame):
             _, ax = plt.subplots(figsize=(6.0, 0.5 + 0.45 * max(len(rows), 1)))
         y = np.arange(len(rows))[::-1]
         means, low, high = rows[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
-        ax.errorbar(means, y, xerr=np.clip([means - low, high - means], 0, None),
-                    **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs})
+        ax.errorbar(
+            means,
+            y,
+            xerr=np.clip([means - low, high - means], 0, None),
+            **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs},
+        )
         ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
         ax.set_xlabel(f"{self.metric_name} ({direction} is better), {self.confidence:.0%} CI")
@@ -145,8 +166,10 @@ class ComparisonFrame(pd.DataFrame):
             x = right + 0.04 * (span or 1.0) * (k + 1)
             ax.plot([x, x], [position[a], position[b]], color="0.5", lw=2, solid_capstyle="butt")
         if self.indistinguishable():
-            ax.set_title(f"grey bars join explainers that do not differ "
-                         f"(Holm, alpha={self.alpha:g})", fontsize=9)
+            ax.set_title(
+                f"grey bars join explainers that do not differ (Holm, alpha={self.alpha:g})",
+                fontsize=9,
+            )
         ax.margins(x=0.1)
         return ax
 
@@ -162,19 +185,31 @@ def _check_names(mapping: Any, what: str) -> Dict[str, Any]:
         if not isinstance(key, str) or not key:
             raise TypeError(f"`{what}` keys must be non-empty strings, got {key!r}")
         if " - " in key:  # a pair is labelled 'A - B': its two names must read back unambiguously
-            raise ValueError(f"`{what}` keys must not contain ' - ' (it separates the two names "
-                             f"of a pair's label 'A - B'), got {key!r}")
+            raise ValueError(
+                f"`{what}` keys must not contain ' - ' (it separates the two names "
+                f"of a pair's label 'A - B'), got {key!r}"
+            )
     return dict(mapping)
 
 
-@validate_params({
-    "metric": "no_validation",  # duck-typed: detailed_evaluate and higher_is_better, below
-    "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
-    **_COMMON,
-})
-def compare(metric: Any, explanations_by_name: Mapping[str, Any], *, confidence: float = 0.95,
-            alpha: float = 0.05, interval: str = "auto", test: str = "auto",
-            n_resamples: int = 9999, seed: Optional[int] = None) -> ComparisonFrame:
+@validate_params(
+    {
+        "metric": "no_validation",  # duck-typed: detailed_evaluate and higher_is_better, below
+        "explanations_by_name": [InstanceOf(Mapping, description="a dict {name: explanations}")],
+        **_COMMON,
+    }
+)
+def compare(
+    metric: Any,
+    explanations_by_name: Mapping[str, Any],
+    *,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    interval: str = "auto",
+    test: str = "auto",
+    n_resamples: int = 9999,
+    seed: Optional[int] = None,
+) -> ComparisonFrame:
     """Score several explainers' explanations with one metric on the same inputs, with
     intervals, ranks and paired tests.
 
@@ -212,24 +247,42 @@ def compare(metric: Any, explanations_by_name: Mapping[str, Any], *, confidence:
     [('bad', 'bad too')]
     """
     explanations_by_name = _check_names(explanations_by_name, "explanations_by_name")
-    if isinstance(metric, type) or not callable(getattr(metric, "detailed_evaluate", None)) or (
-            not isinstance(getattr(metric, "higher_is_better", None), (bool, np.bool_))):
+    if (
+        isinstance(metric, type)
+        or not callable(getattr(metric, "detailed_evaluate", None))
+        or (not isinstance(getattr(metric, "higher_is_better", None), (bool, np.bool_)))
+    ):
         got = f"the class {metric.__name__}" if isinstance(metric, type) else describe(metric)
-        raise TypeError("`metric` must be a metric instance with a `detailed_evaluate` method and "
-                        "a bool `higher_is_better`, built on the inputs (e.g. MuFidelity(model, "
-                        f"inputs, targets)), got {got}")
+        raise TypeError(
+            "`metric` must be a metric instance with a `detailed_evaluate` method and "
+            "a bool `higher_is_better`, built on the inputs (e.g. MuFidelity(model, "
+            f"inputs, targets)), got {got}"
+        )
     name, scores, reasons = type(metric).__name__, {}, []
     for explainer, explanations in explanations_by_name.items():  # duck-typed: any metric
         scores[explainer], found = BaseMetric._scores_and_reasons(metric, explanations)
         reasons += [f"{explainer}: {reason}" for reason in found]
-    _warn_counts(name, scores, np.isnan, "undefined (NaN) scores are left out of the "
-                 "comparison", "." + (" Reasons: " + " ".join(reasons) if reasons else ""))
+    _warn_counts(
+        name,
+        scores,
+        np.isnan,
+        "undefined (NaN) scores are left out of the comparison",
+        "." + (" Reasons: " + " ".join(reasons) if reasons else ""),
+    )
     seed = getattr(metric, "seed", None) if seed is None else seed
     return compare_scores(
-        scores, higher_is_better=bool(metric.higher_is_better), confidence=confidence,
-        proportion=bool(getattr(metric, "_is_proportion", lambda: False)()) and all(
-            uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values()), alpha=alpha,
-        interval=interval, test=test, n_resamples=n_resamples, seed=seed or 0, name=name)
+        scores,
+        higher_is_better=bool(metric.higher_is_better),
+        confidence=confidence,
+        proportion=bool(getattr(metric, "_is_proportion", lambda: False)())
+        and all(uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values()),
+        alpha=alpha,
+        interval=interval,
+        test=test,
+        n_resamples=n_resamples,
+        seed=seed or 0,
+        name=name,
+    )
 
 
 def _warn_counts(name: str, arrays: Dict[str, np.ndarray], which, what: str, why: str):
@@ -241,15 +294,28 @@ def _warn_counts(name: str, arrays: Dict[str, np.ndarray], which, what: str, why
         warn(f"{name}: {what} ({listed}){why}", UndefinedScoreWarning)
 
 
-@validate_params({
-    "scores_by_name": [InstanceOf(Mapping, description="a dict {name: scores (N,)}")],
-    "higher_is_better": [Boolean()], "proportion": [Boolean()], "name": [InstanceOf(str)],
-    **_COMMON,
-})
-def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
-                   proportion: bool = False, confidence: float = 0.95, alpha: float = 0.05,
-                   interval: str = "auto", test: str = "auto", n_resamples: int = 9999,
-                   seed: Optional[int] = 0, name: str = "score") -> ComparisonFrame:
+@validate_params(
+    {
+        "scores_by_name": [InstanceOf(Mapping, description="a dict {name: scores (N,)}")],
+        "higher_is_better": [Boolean()],
+        "proportion": [Boolean()],
+        "name": [InstanceOf(str)],
+        **_COMMON,
+    }
+)
+def compare_scores(
+    scores_by_name: Mapping[str, Any],
+    *,
+    higher_is_better: bool,
+    proportion: bool = False,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    interval: str = "auto",
+    test: str = "auto",
+    n_resamples: int = 9999,
+    seed: Optional[int] = 0,
+    name: str = "score",
+) -> ComparisonFrame:
     r"""Paired comparison of per-input scores of several explainers on the same inputs.
 
     For explainers A and B scored on the same N inputs, the paired difference is
@@ -320,15 +386,40 @@ def compare_scores(scores_by_name: Mapping[str, Any], *, higher_is_better: bool,
     arrays = _check_score_arrays(scores_by_name, proportion, name)
     test = ("permutation" if proportion else "wilcoxon") if test == "auto" else test
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    rows = [_row("explainer", key, key, None, a, interval, proportion=proportion,
-                 name=f"{name} of {key}", **options) for key, a in arrays.items()]
-    pair_rows = _pair_rows(arrays, "percentile" if interval == "percentile" else "bca",
-                           test, name, options, alpha, higher_is_better)
-    few = [r["n"] for r in rows + pair_rows
-           if r["method"].startswith("BCa") and 2 <= r["n"] < uncertainty.BCA_MIN_N]
+    rows = [
+        _row(
+            "explainer",
+            key,
+            key,
+            None,
+            a,
+            interval,
+            proportion=proportion,
+            name=f"{name} of {key}",
+            **options,
+        )
+        for key, a in arrays.items()
+    ]
+    pair_rows = _pair_rows(
+        arrays,
+        "percentile" if interval == "percentile" else "bca",
+        test,
+        name,
+        options,
+        alpha,
+        higher_is_better,
+    )
+    few = [
+        r["n"]
+        for r in rows + pair_rows
+        if r["method"].startswith("BCa") and 2 <= r["n"] < uncertainty.BCA_MIN_N
+    ]
     if few:
-        warn(f"{name}: BCa intervals over as few as n={min(few)} inputs are unreliable (fewer "
-             f"than {uncertainty.BCA_MIN_N})", DegenerateSettingWarning)
+        warn(
+            f"{name}: BCa intervals over as few as n={min(few)} inputs are unreliable (fewer "
+            f"than {uncertainty.BCA_MIN_N})",
+            DegenerateSettingWarning,
+        )
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
     # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
@@ -343,31 +434,54 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
     """The scores as float64 arrays (N,), all of the same length (0 or 1 for a
     ``proportion``), or raise; an UndefinedScoreWarning counts the infinite ones."""
     scores_by_name = _check_names(scores_by_name, "scores_by_name")
-    indexes = {key: values.index for key, values in scores_by_name.items()
-               if isinstance(getattr(values, "index", None), pd.Index)}
+    indexes = {
+        key: values.index
+        for key, values in scores_by_name.items()
+        if isinstance(getattr(values, "index", None), pd.Index)
+    }
     first = next(iter(indexes), None)
     for key, index in indexes.items():  # pandas: aligned by position, so the same index
         if not index.equals(indexes[first]):
-            raise ValueError("`scores_by_name` must score every explainer on the same inputs in "
-                             f"the same order: the pandas index of {key!r} differs from that of "
-                             f"{first!r} (align them, e.g. with .reindex, or pass arrays)")
-    arrays = {key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
-              for key, values in scores_by_name.items()}
+            raise ValueError(
+                "`scores_by_name` must score every explainer on the same inputs in "
+                f"the same order: the pandas index of {key!r} differs from that of "
+                f"{first!r} (align them, e.g. with .reindex, or pass arrays)"
+            )
+    arrays = {
+        key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
+        for key, values in scores_by_name.items()
+    }
     lengths = {key: len(a) for key, a in arrays.items()}
     if len(set(lengths.values())) != 1:
-        raise ValueError("every explainer must be scored on the same inputs: got per-input "
-                         f"score counts {lengths}")
+        raise ValueError(
+            "every explainer must be scored on the same inputs: got per-input "
+            f"score counts {lengths}"
+        )
     other = next((k for k, a in arrays.items() if not uncertainty.is_binary(a[~np.isnan(a)])), None)
     if proportion and other is not None:
-        raise ValueError("`proportion` must be False for scores other than 0 and 1 (the outcomes "
-                         f"of a proportion), got True with other values in `scores_by_name[{other!r}]`")
-    _warn_counts(name, arrays, np.isinf, "infinite scores", ": the intervals, ranks and "
-                 "paired tests that involve them are undefined (NaN)")
+        raise ValueError(
+            "`proportion` must be False for scores other than 0 and 1 (the outcomes "
+            f"of a proportion), got True with other values in `scores_by_name[{other!r}]`"
+        )
+    _warn_counts(
+        name,
+        arrays,
+        np.isinf,
+        "infinite scores",
+        ": the intervals, ranks and paired tests that involve them are undefined (NaN)",
+    )
     return arrays
 
 
-def _row(kind: str, label: str, a: str, b: Optional[str], values: np.ndarray,
-         interval: str, **options: Any) -> dict:
+def _row(
+    kind: str,
+    label: str,
+    a: str,
+    b: Optional[str],
+    values: np.ndarray,
+    interval: str,
+    **options: Any,
+) -> dict:
     """A row of the table: the summary of ``values`` (its warnings silenced: the table
     carries n and NaN); the columns of the ranks and tests are filled later (else NaN)."""
     with warnings.catch_warnings():
@@ -387,8 +501,16 @@ def _pair_rows(arrays, interval, test, name, options, alpha, higher_is_better):
         both = ~np.isnan(d)  # NaN in either, or inf - inf: no defined difference
         d = d[both]
         # no input with both scores defined: the summary of one NaN (nothing to summarise)
-        row = _row("pair", f"{key_a} - {key_b}", key_a, key_b, d if d.size else np.full(1, np.nan),
-                   interval, name=f"{name} of {key_a} - {key_b}", **options)
+        row = _row(
+            "pair",
+            f"{key_a} - {key_b}",
+            key_a,
+            key_b,
+            d if d.size else np.full(1, np.nan),
+            interval,
+            name=f"{name} of {key_a} - {key_b}",
+            **options,
+        )
         statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
         row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic, p_value=p_value)
         rows.append(row)
@@ -399,8 +521,9 @@ def _pair_rows(arrays, interval, test, name, options, alpha, higher_is_better):
     return rows
 
 
-def _paired_test(d: np.ndarray, test: str, n_resamples: int,
-                 seed: Optional[int]) -> Tuple[float, float, str]:
+def _paired_test(
+    d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]
+) -> Tuple[float, float, str]:
     """(statistic, two-sided p-value, test label) for the paired differences ``d``."""
     from scipy.stats import permutation_test, wilcoxon
 
@@ -414,7 +537,12 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int,
         res = wilcoxon(d, zero_method="wilcox")
     else:
         res = permutation_test(
-            (d, np.zeros_like(d)), lambda x, y, axis: np.mean(x - y, axis=axis),
-            permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-            rng=np.random.default_rng(seed), batch=uncertainty.resample_batch(n_resamples, d.size))
+            (d, np.zeros_like(d)),
+            lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            rng=np.random.default_rng(seed),
+            batch=uncertainty.resample_batch(n_resamples, d.size),
+        )
     return float(res.statistic), float(min(1.0, res.pvalue)), label

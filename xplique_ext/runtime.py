@@ -53,11 +53,27 @@ import numpy as np
 from .commons.params import ArrayLike, InstanceOf, check_param
 from .commons.warnings import XpliqueExtWarning, warn
 
-__all__ = ["resolve_strategy", "is_default_strategy", "replica_shares", "ReplicaRunner",
-           "compiled_function", "shared_functions", "model_functions", "single_output",
-           "check_output_dtype", "check_outputs", "assert_batch_graph", "model_output_errors",
-           "is_dataset", "check_finite_dataset", "dataset_is_batched", "iterate_dataset",
-           "split_element", "as_model_targets", "predicted_targets"]
+__all__ = [
+    "resolve_strategy",
+    "is_default_strategy",
+    "replica_shares",
+    "ReplicaRunner",
+    "compiled_function",
+    "shared_functions",
+    "model_functions",
+    "single_output",
+    "check_output_dtype",
+    "check_outputs",
+    "assert_batch_graph",
+    "model_output_errors",
+    "is_dataset",
+    "check_finite_dataset",
+    "dataset_is_batched",
+    "iterate_dataset",
+    "split_element",
+    "as_model_targets",
+    "predicted_targets",
+]
 
 #: marker of the in-graph batch assertion, to turn TensorFlow's error into a ValueError
 BATCH_MARKER = "xplique_ext: model output batch mismatch"
@@ -77,14 +93,29 @@ def resolve_strategy(strategy: Any = None) -> Any:
     """
     import tensorflow as tf
 
-    if check_param(strategy, "strategy", [InstanceOf(tf.distribute.Strategy, description=(
-            "a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)")),
-            None]) is None:
+    if (
+        check_param(
+            strategy,
+            "strategy",
+            [
+                InstanceOf(
+                    tf.distribute.Strategy,
+                    description=(
+                        "a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)"
+                    ),
+                ),
+                None,
+            ],
+        )
+        is None
+    ):
         return tf.distribute.get_strategy()
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
-        raise ValueError("`strategy` must run replicas in sync (MirroredStrategy, "
-                         "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
-                         "ParameterServerStrategy, which needs a ClusterCoordinator for every step")
+        raise ValueError(
+            "`strategy` must run replicas in sync (MirroredStrategy, "
+            "MultiWorkerMirroredStrategy, OneDeviceStrategy, TPUStrategy), got a "
+            "ParameterServerStrategy, which needs a ClusterCoordinator for every step"
+        )
     return strategy
 
 
@@ -167,8 +198,13 @@ class ReplicaRunner:
     [0.0, 2.0, 4.0]
     """
 
-    def __init__(self, fn: Callable, strategy: Any, fallback: Optional[Callable] = None,
-                 split: Optional[int] = None):
+    def __init__(
+        self,
+        fn: Callable,
+        strategy: Any,
+        fallback: Optional[Callable] = None,
+        split: Optional[int] = None,
+    ):
         self.fn, self.strategy, self.fallback, self.split = fn, strategy, fallback, split
         self.replicas = int(strategy.num_replicas_in_sync)
         self._devices = tuple(getattr(strategy.extended, "worker_devices", None) or ())
@@ -183,8 +219,10 @@ class ReplicaRunner:
         if self._all_local:
             # every replica is on this host: hand back the parts, concatenated on the host
             self._structure = per_replica  # set while tracing; only its nesting is used
-            return [tuple(self.strategy.experimental_local_results(v))
-                    for v in tf.nest.flatten(per_replica)]
+            return [
+                tuple(self.strategy.experimental_local_results(v))
+                for v in tf.nest.flatten(per_replica)
+            ]
         # replicas on other workers: all-gather, so every worker gets every row
         return tf.nest.map_structure(lambda v: self.strategy.gather(v, axis=0), per_replica)
 
@@ -207,15 +245,17 @@ class ReplicaRunner:
     def __call__(self, *args: Any, shared: Sequence[Any] = ()) -> Any:
         import tensorflow as tf
 
-        split_args = args if self.split is None else args[:self.split]
-        shared = tuple(args[len(split_args):]) + tuple(shared)
+        split_args = args if self.split is None else args[: self.split]
+        shared = tuple(args[len(split_args) :]) + tuple(shared)
         if not split_args:
             raise TypeError("ReplicaRunner needs at least one argument to split")
         arrays = [np.asarray(a) for a in split_args]
         n = len(arrays[0])
         if any(len(a) != n for a in arrays):
-            raise ValueError("the arguments split across replicas must have the same first "
-                             f"dimension, got {[len(b) for b in arrays]}")
+            raise ValueError(
+                "the arguments split across replicas must have the same first "
+                f"dimension, got {[len(b) for b in arrays]}"
+            )
         if self._eager or n == 0:
             return self._call_fallback(split_args, shared)
         shared = tuple(tf.convert_to_tensor(s) for s in shared)
@@ -226,9 +266,11 @@ class ReplicaRunner:
                 raise
             # a genuine error (bad shapes...) raises again here, without a warning
             result = self._call_fallback(split_args, shared)
-            warn(f"the model cannot be traced into a graph ({type(error).__name__}: {error});"
-                 f" it runs on one device, outside the {type(self.strategy).__name__}",
-                 XpliqueExtWarning)
+            warn(
+                f"the model cannot be traced into a graph ({type(error).__name__}: {error});"
+                f" it runs on one device, outside the {type(self.strategy).__name__}",
+                XpliqueExtWarning,
+            )
             self._eager = True
             return result
         if self._all_local:
@@ -292,14 +334,16 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
     key = tuple(id(o) for o in objects) + (static,)
     try:
         hash(key)
-        refs = tuple(None if o is None else weakref.ref(o, lambda r, k=key: _evict(k, r))
-                     for o in objects)
+        refs = tuple(
+            None if o is None else weakref.ref(o, lambda r, k=key: _evict(k, r)) for o in objects
+        )
     except TypeError:
         return build(lambda: objects)
     with _SHARED_LOCK:
         entry = _SHARED.get(key)
-        if entry is not None and all((None if r is None else r()) is o
-                                     for r, o in zip(entry[0], objects)):
+        if entry is not None and all(
+            (None if r is None else r()) is o for r, o in zip(entry[0], objects)
+        ):
             _SHARED.move_to_end(key)
             return entry[1]
     value = build(lambda: tuple(None if r is None else r() for r in refs))
@@ -311,8 +355,13 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
     return value
 
 
-def model_functions(objects: Sequence[Any], static: tuple, build: Callable, strategy: Any,
-                    split: Optional[Dict[str, int]] = None) -> Dict[str, Callable]:
+def model_functions(
+    objects: Sequence[Any],
+    static: tuple,
+    build: Callable,
+    strategy: Any,
+    split: Optional[Dict[str, int]] = None,
+) -> Dict[str, Callable]:
     """The one call that gives a metric its functions, compiled and shared.
 
     ``build(live)`` returns ``{name: fn}``, plain functions that reach the model through
@@ -330,8 +379,9 @@ def model_functions(objects: Sequence[Any], static: tuple, build: Callable, stra
             return single
         return ReplicaRunner(fn, strategy, fallback=single, split=(split or {}).get(name))
 
-    return shared_functions(objects, static, lambda live: {
-        name: compiled(name, fn) for name, fn in build(live).items()})
+    return shared_functions(
+        objects, static, lambda live: {name: compiled(name, fn) for name, fn in build(live).items()}
+    )
 
 
 # ---------------------------------------------------------------- model outputs
@@ -355,15 +405,17 @@ def single_output(out: Any, name: str = "model") -> Any:
         keys = list(out.keys())[:5]
         what, example = f"with keys {keys}", f"[{keys[0]!r}]" if keys else "[...]"
     elif isinstance(out, (tuple, list)) and any(
-            _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
-            for o in out):
+        _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
+        for o in out
+    ):
         shapes = [tuple(getattr(o, "shape", ())) for o in out]
         what, example = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)", "[0]"
     else:
         return out
     raise TypeError(
         f"`{name}` must return a single array of outputs (N, K), got a {kind} {what}; wrap "
-        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`")
+        f"it so that it returns the one output to explain, e.g. `lambda x: {name}(x){example}`"
+    )
 
 
 def check_output_dtype(dtype: Any, name: str = "model") -> None:
@@ -373,8 +425,10 @@ def check_output_dtype(dtype: Any, name: str = "model") -> None:
     except TypeError:
         kind = None
     if kind not in ("i", "u", "f"):
-        raise TypeError(f"`{name}` must return real numbers (integer or floating point), got "
-                        f"outputs of dtype {getattr(dtype, 'name', dtype)}")
+        raise TypeError(
+            f"`{name}` must return real numbers (integer or floating point), got "
+            f"outputs of dtype {getattr(dtype, 'name', dtype)}"
+        )
 
 
 def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
@@ -384,10 +438,17 @@ def _rows(mask: np.ndarray, offset: Optional[int] = None) -> str:
     return f"inputs {text}" if offset is not None else f"rows {text} of a batch of {len(mask)}"
 
 
-def check_outputs(out: Any, batch: int, *, name: str = "model",
-                  trailing: Optional[Sequence[Sequence[int]]] = None, finite: bool = False,
-                  probabilities: bool = False, offset: Optional[int] = None,
-                  expected: Optional[str] = None) -> np.ndarray:
+def check_outputs(
+    out: Any,
+    batch: int,
+    *,
+    name: str = "model",
+    trailing: Optional[Sequence[Sequence[int]]] = None,
+    finite: bool = False,
+    probabilities: bool = False,
+    offset: Optional[int] = None,
+    expected: Optional[str] = None,
+) -> np.ndarray:
     """Check the outputs of one batch of ``batch`` inputs, row by row, and return them as
     a NumPy array in the model's own dtype (never cast down).
 
@@ -423,25 +484,34 @@ def check_outputs(out: Any, batch: int, *, name: str = "model",
     """
     arr = np.asarray(single_output(out, name))
     check_output_dtype(arr.dtype, name)
-    if arr.ndim == 0 or arr.shape[0] != batch or 0 in arr.shape[1:] or (
-            trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing]):
+    if (
+        arr.ndim == 0
+        or arr.shape[0] != batch
+        or 0 in arr.shape[1:]
+        or (trailing is not None and tuple(arr.shape[1:]) not in [tuple(t) for t in trailing])
+    ):
         shapes = ["(B, K)", "(B,)"] if trailing is None else [(batch, *t) for t in trailing]
         allowed = expected or "shape " + " or ".join(map(str, shapes))
-        raise ValueError(f"`{name}` must return one output per input of {allowed}, got shape "
-                         f"{arr.shape} for a batch of {batch} inputs")
+        raise ValueError(
+            f"`{name}` must return one output per input of {allowed}, got shape "
+            f"{arr.shape} for a batch of {batch} inputs"
+        )
     flat = arr.reshape(batch, -1)
     if arr.dtype.kind == "f" and (finite or probabilities):
         bad = ~np.isfinite(flat).all(axis=1)
         if bad.any():
-            raise ValueError(f"`{name}` must return finite outputs, got NaN or inf for "
-                             f"{_rows(bad, offset)}")
+            raise ValueError(
+                f"`{name}` must return finite outputs, got NaN or inf for {_rows(bad, offset)}"
+            )
     if probabilities and arr.size:
         tol = 4 * float(np.finfo(arr.dtype).eps) if arr.dtype.kind == "f" else 0.0
         bad = ((flat < -tol) | (flat > 1 + tol)).any(axis=1)
         if bad.any():
-            raise ValueError(f"`{name}` must return probabilities in [0, 1] (end the model with a "
-                             f"sigmoid or softmax), got values in [{flat.min():.4g}, "
-                             f"{flat.max():.4g}] ({_rows(bad, offset)} out of range)")
+            raise ValueError(
+                f"`{name}` must return probabilities in [0, 1] (end the model with a "
+                f"sigmoid or softmax), got values in [{flat.min():.4g}, "
+                f"{flat.max():.4g}] ({_rows(bad, offset)} out of range)"
+            )
     return arr
 
 
@@ -459,8 +529,9 @@ def assert_batch_graph(out: Any, x: Any, name: str = "model") -> Any:
         if n_out != n_x:
             raise ValueError(message + f"{tuple(out.shape)} for a batch of {n_x} inputs")
         return out
-    check = tf.debugging.assert_equal(tf.shape(out)[0], tf.shape(x)[0],
-                                      message=f"{BATCH_MARKER} ({name})")
+    check = tf.debugging.assert_equal(
+        tf.shape(out)[0], tf.shape(x)[0], message=f"{BATCH_MARKER} ({name})"
+    )
     with tf.control_dependencies([check]):
         return tf.identity(out)
 
@@ -475,8 +546,9 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
     except tf.errors.InvalidArgumentError as err:
         if BATCH_MARKER not in str(err):
             raise
-        raise ValueError(f"`{name}` must return one output per input, shape (B, K) or (B,): the "
-                         "number of outputs differs from the number of inputs for a batch"
+        raise ValueError(
+            f"`{name}` must return one output per input, shape (B, K) or (B,): the "
+            "number of outputs differs from the number of inputs for a batch"
         ) from None
 
 
@@ -493,18 +565,23 @@ def as_model_targets(y: np.ndarray, k: int, name: str = "targets") -> np.ndarray
     class ids (B,) one-hot, single-output targets a column; floating point (float64 kept,
     never cast down). A ValueError / TypeError names ``name`` for a mismatch."""
     if y.ndim == 2 and y.shape[1] != k:
-        raise ValueError(f"`{name}` of shape (N, K) must have K = {k} columns to match the "
-                         f"model's outputs, got {y.shape[1]}")
+        raise ValueError(
+            f"`{name}` of shape (N, K) must have K = {k} columns to match the "
+            f"model's outputs, got {y.shape[1]}"
+        )
     if y.ndim == 2 or k == 1:
         y = y.reshape(len(y), -1)
         return y if y.dtype.kind == "f" and y.itemsize >= 4 else y.astype(np.float32)
     ids = y.astype(np.int64) if y.dtype.kind == "f" and np.all(y == np.round(y)) else y
     if ids.dtype.kind not in "iu":
-        raise TypeError(f"`{name}` of shape (N,) must be integer class ids for a model with "
-                        f"{k} outputs, got dtype {y.dtype}")
+        raise TypeError(
+            f"`{name}` of shape (N,) must be integer class ids for a model with "
+            f"{k} outputs, got dtype {y.dtype}"
+        )
     if ids.size and (ids.min() < 0 or ids.max() >= k):
-        raise ValueError(f"`{name}` class ids must be in [0, {k - 1}], got values in "
-                         f"[{ids.min()}, {ids.max()}]")
+        raise ValueError(
+            f"`{name}` class ids must be in [0, {k - 1}], got values in [{ids.min()}, {ids.max()}]"
+        )
     return np.eye(k, dtype=np.float32)[ids]
 
 
@@ -523,9 +600,11 @@ def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
     import tensorflow as tf
 
     if int(dataset.cardinality()) == int(tf.data.INFINITE_CARDINALITY):
-        raise ValueError(f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
-                         "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
-                         "use `.take(n)` or drop the `.repeat()`")
+        raise ValueError(
+            f"`{name}` must be a finite tf.data.Dataset, got an infinite one "
+            "(cardinality tf.data.INFINITE_CARDINALITY, e.g. after `.repeat()`); "
+            "use `.take(n)` or drop the `.repeat()`"
+        )
 
 
 def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
@@ -543,8 +622,9 @@ def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> 
     return model_input_rank is not None and shape.rank == model_input_rank
 
 
-def iterate_dataset(dataset: Any, batch_size: Optional[int], batched: bool,
-                    name: str = "inputs") -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
+def iterate_dataset(
+    dataset: Any, batch_size: Optional[int], batched: bool, name: str = "inputs"
+) -> Iterator[Tuple[np.ndarray, Optional[np.ndarray]]]:
     """Yield ``(x, y)`` NumPy batches of at most ``batch_size`` elements (all at once when
     None) from a dataset of ``x`` or ``(x, y)`` (the parameter ``name``), re-batching when
     needed."""
@@ -561,5 +641,6 @@ def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
         return element, None
     if len(element) not in (1, 2):
         raise ValueError(
-            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}")
+            f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
+        )
     return element[0], element[1] if len(element) == 2 else None

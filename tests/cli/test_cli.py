@@ -55,8 +55,10 @@ def test_rules_data_is_required_in_usage_and_parsing(capsys):
 
 
 def test_plain_removes_rst_markup():
-    assert plain("``xplique-ext demo`` uses :class:`~xplique_ext.metrics.MuFidelity` and "
-                 "`x`") == "xplique-ext demo uses xplique_ext.metrics.MuFidelity and x"
+    assert (
+        plain("``xplique-ext demo`` uses :class:`~xplique_ext.metrics.MuFidelity` and `x`")
+        == "xplique-ext demo uses xplique_ext.metrics.MuFidelity and x"
+    )
 
 
 @pytest.fixture
@@ -66,14 +68,18 @@ def voyage(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("mode, flag, rules_file", [
-    ("unordered", "-u", "voyage.cn2.unordered.pbm"),
-    ("ordered", "-o", "voyage.cn2.ordered.pbm"),
-    ("inter-class", "-i", "voyage.c45rules.pbm"),
-])
+@pytest.mark.parametrize(
+    "mode, flag, rules_file",
+    [
+        ("unordered", "-u", "voyage.cn2.unordered.pbm"),
+        ("ordered", "-o", "voyage.cn2.ordered.pbm"),
+        ("inter-class", "-i", "voyage.c45rules.pbm"),
+    ],
+)
 def test_rules_format_csv_and_json_match_the_library(voyage, capsys, mode, flag, rules_file):
     expected = evaluate_rules(read_rules(rules_file), read_data("voyage.test"), mode).to_frame(
-        zero_division="nan")
+        zero_division="nan"
+    )
     assert main(["rules", flag, "-d", "voyage.test", "-f", rules_file, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [r["rule"] for r in rows] == list(expected["rule"])
@@ -97,15 +103,31 @@ def test_rules_format_csv_and_json_match_the_library(voyage, capsys, mode, flag,
 def test_rules_format_pbm_is_the_default(voyage, capsys):
     assert main(["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]) == 0
     default = capsys.readouterr().out
-    assert main(["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm",
-                 "--format", "pbm"]) == 0
+    assert (
+        main(["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm", "--format", "pbm"])
+        == 0
+    )
     assert capsys.readouterr().out == default
     assert "Rules Evaluated as UNORDERED" in default
 
 
 def test_rules_format_to_file_and_bad_choice(voyage, capsys):
-    assert main(["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm",
-                 "--format", "json", "-s", "out.json"]) == 0
+    assert (
+        main(
+            [
+                "rules",
+                "-d",
+                "voyage.test",
+                "-f",
+                "voyage.cn2.unordered.pbm",
+                "--format",
+                "json",
+                "-s",
+                "out.json",
+            ]
+        )
+        == 0
+    )
     assert json.loads((voyage / "out.json").read_text())["rules"]
     with pytest.raises(SystemExit):
         main(["rules", "-d", "voyage.test", "--format", "xml"])

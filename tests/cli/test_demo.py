@@ -30,12 +30,26 @@ BAR = re.compile(r"^[\w .-]*: *\d+%\|.*\| *\d+/\d+ \[.*\]$")
 def test_demo_command_runs_every_section_and_its_stderr_holds_only_progress_bars():
     env = {k: v for k, v in os.environ.items() if not k.startswith("TF_CPP")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-m", "xplique_ext.cli", "demo", *TINY],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "xplique_ext.cli", "demo", *TINY],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     printed = done.stdout
-    for expected in ("MuFidelity", "EMD", "KL", "Saliency", "IntegratedGradients", "Random",
-                     "FiRe", "PERCY"):
+    for expected in (
+        "MuFidelity",
+        "EMD",
+        "KL",
+        "Saliency",
+        "IntegratedGradients",
+        "Random",
+        "FiRe",
+        "PERCY",
+    ):
         assert expected in printed
     # a line per stage, with the time elapsed, from the very first second
     stages = re.findall(r"^\[ *(\d+\.\d) s\] (.+)$", printed, flags=re.M)
@@ -57,8 +71,11 @@ def test_demo_fidelity_table_without_progress_and_nothing_on_stderr(capfd):
     assert code == 0
     captured = capfd.readouterr()
     assert captured.err == ""
-    names = [*XPLIQUE_EXPLAINERS, "Random"] if HAS_XPLIQUE else [
-        "Saliency", "GradientInput", "IntegratedGradients", "Random"]
+    names = (
+        [*XPLIQUE_EXPLAINERS, "Random"]
+        if HAS_XPLIQUE
+        else ["Saliency", "GradientInput", "IntegratedGradients", "Random"]
+    )
     rows = {}
     number = r"(-?\d+\.\d+|nan)"
     interval = rf"{number} \[{number}, {number}\]"
@@ -97,11 +114,13 @@ def test_quiet_console_silences_native_stderr_only(capfd):
 
 def test_demo_falls_back_to_its_own_gradients_and_says_so(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "xplique" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "xplique" else real(name, *a)
+    )
     out = []
-    results = run_demo(n_train=300, n_explain=8, image_size=64, epochs=2,
-                       sections=["fidelity"], out=out.append)
+    results = run_demo(
+        n_train=300, n_explain=8, image_size=64, epochs=2, sections=["fidelity"], out=out.append
+    )
     table = results["fidelity"]
     assert list(table.index) == ["Saliency", "GradientInput", "IntegratedGradients", "Random"]
     assert (table["EMD CI low"] <= table["EMD to truth (lower better)"]).all()
@@ -118,25 +137,37 @@ def test_demo_explanations_are_xpliques():
     import keras
     from xplique.attributions import Occlusion, Saliency
 
-    model = keras.Sequential([keras.Input((8, 8, 1)), keras.layers.Flatten(),
-                              keras.layers.Dense(2, kernel_initializer="glorot_uniform")])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 1)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, kernel_initializer="glorot_uniform"),
+        ]
+    )
     x = np.random.default_rng(0).random((3, 8, 8, 1)).astype(np.float32)
     y = np.eye(2, dtype=np.float32)[[0, 1, 0]]
     maps, origin = demo_explanations(model, x, y)
     assert list(maps) == [*XPLIQUE_EXPLAINERS, "Random"] and "Xplique" in origin
     assert all(m.shape == (3, 8, 8) for m in maps.values())
-    np.testing.assert_allclose(maps["Saliency"], np.asarray(Saliency(model).explain(x, y))[..., 0],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        maps["Saliency"], np.asarray(Saliency(model).explain(x, y))[..., 0], rtol=1e-6
+    )
     occlusion = Occlusion(model, patch_size=1, patch_stride=1).explain(x, y)
-    np.testing.assert_allclose(maps["Occlusion"], np.asarray(occlusion)[..., 0], rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        maps["Occlusion"], np.asarray(occlusion)[..., 0], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_gradient_explanations_on_a_linear_model():
     import keras
 
-    model = keras.Sequential([keras.Input((4, 4, 1)), keras.layers.Flatten(),
-                              keras.layers.Dense(1, use_bias=False, kernel_initializer="ones")])
+    model = keras.Sequential(
+        [
+            keras.Input((4, 4, 1)),
+            keras.layers.Flatten(),
+            keras.layers.Dense(1, use_bias=False, kernel_initializer="ones"),
+        ]
+    )
     x = np.random.default_rng(0).random((2, 4, 4, 1)).astype(np.float32)
     maps = gradient_explanations(model, x, np.ones((2, 1), np.float32))
     np.testing.assert_allclose(maps["Saliency"], 1.0)

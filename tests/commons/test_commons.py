@@ -36,22 +36,46 @@ def test_make_rng_is_local_and_reproducible():
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda: check_param(1.5, "n", [Interval(numbers.Integral, None, None)]), TypeError,
-         r"`n` must be an integer, got 1.5"),
-        (lambda: check_param(True, "n", [Interval(numbers.Integral, None, None)]), TypeError,
-         "`n` must be an integer"),
-        (lambda: check_param(1, "n", [Interval(numbers.Integral, 2, None)]), ValueError,
-         r"`n` must be >= 2, got 1"),
-        (lambda: check_param(1.5, "p", [Interval(numbers.Real, 0, 1, closed="left")]),
-         ValueError, r"`p` must be in \[0, 1\), got 1.5"),
-        (lambda: check_param("a", "p", [Interval(numbers.Real, None, None)]), TypeError,
-         "`p` must be a real number"),
-        (lambda: check_param("x", "mode", [Options(["a", "b"])]), ValueError,
-         r"`mode` must be one of \['a', 'b'\], got 'x'"),
-        (lambda: check_param(np.array([1.0, np.nan]), "phi", [ArrayLike("any", finite=True)]),
-         ValueError, "`phi` must be an array of finite values only, got 1 NaN and 0 inf"),
-        (lambda: check_param(object(), "x", [ArrayLike("any")]), TypeError,
-         "`x` must be a NumPy array"),
+        (
+            lambda: check_param(1.5, "n", [Interval(numbers.Integral, None, None)]),
+            TypeError,
+            r"`n` must be an integer, got 1.5",
+        ),
+        (
+            lambda: check_param(True, "n", [Interval(numbers.Integral, None, None)]),
+            TypeError,
+            "`n` must be an integer",
+        ),
+        (
+            lambda: check_param(1, "n", [Interval(numbers.Integral, 2, None)]),
+            ValueError,
+            r"`n` must be >= 2, got 1",
+        ),
+        (
+            lambda: check_param(1.5, "p", [Interval(numbers.Real, 0, 1, closed="left")]),
+            ValueError,
+            r"`p` must be in \[0, 1\), got 1.5",
+        ),
+        (
+            lambda: check_param("a", "p", [Interval(numbers.Real, None, None)]),
+            TypeError,
+            "`p` must be a real number",
+        ),
+        (
+            lambda: check_param("x", "mode", [Options(["a", "b"])]),
+            ValueError,
+            r"`mode` must be one of \['a', 'b'\], got 'x'",
+        ),
+        (
+            lambda: check_param(np.array([1.0, np.nan]), "phi", [ArrayLike("any", finite=True)]),
+            ValueError,
+            "`phi` must be an array of finite values only, got 1 NaN and 0 inf",
+        ),
+        (
+            lambda: check_param(object(), "x", [ArrayLike("any")]),
+            TypeError,
+            "`x` must be a NumPy array",
+        ),
     ],
 )
 def test_validation_errors(call, error, match):

@@ -30,8 +30,9 @@ def _assert_same(ours, theirs, atol=1e-12):
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=atol, equal_nan=True)
 
 
-@pytest.mark.parametrize("n, m, levels", [(50, 2, 3), (40, 3, 2), (64, 17, 4), (20, 200, 5),
-                                          (30, 64, None)])
+@pytest.mark.parametrize(
+    "n, m, levels", [(50, 2, 3), (40, 3, 2), (64, 17, 4), (20, 200, 5), (30, 64, None)]
+)
 def test_random_rows_with_ties_match_scipy(n, m, levels):
     rng = np.random.default_rng(n * 1000 + m)
     if levels is None:  # continuous, correlated

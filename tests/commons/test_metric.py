@@ -57,8 +57,7 @@ def test_nan_aware_mean_known_answers_and_one_warning():
     assert value == 2.0 and len(caught) == 1
     assert caught[0].category is UndefinedScoreWarning
     assert str(caught[0].message) == (
-        "M: 2 of 4 per-sample scores are undefined (NaN) and were skipped in the mean. "
-        "Reason: why"
+        "M: 2 of 4 per-sample scores are undefined (NaN) and were skipped in the mean. Reason: why"
     )
 
 
@@ -115,7 +114,10 @@ def test_evaluate_uses_the_declared_reason_and_passes_other_warnings_on():
 
     value, caught = _record(Noisy().evaluate, [1.0, np.nan])
     assert value == 1.0
-    assert sorted(w.category.__name__ for w in caught) == ["RuntimeWarning", "UndefinedScoreWarning"]
+    assert sorted(w.category.__name__ for w in caught) == [
+        "RuntimeWarning",
+        "UndefinedScoreWarning",
+    ]
     undefined = [w for w in caught if w.category is UndefinedScoreWarning][0]
     assert str(undefined.message).endswith("Reason: declared reason")
 
@@ -125,7 +127,9 @@ def test_evaluate_warns_once_when_detailed_evaluate_warned_without_nan():
         higher_is_better = True
 
         def detailed_evaluate(self, x):
-            warnings.warn("2 scores were undefined and set to 0", UndefinedScoreWarning, stacklevel=2)
+            warnings.warn(
+                "2 scores were undefined and set to 0", UndefinedScoreWarning, stacklevel=2
+            )
             return np.asarray(x, dtype=float)
 
     value, caught = _record(Replaced().evaluate, [0.0, 0.0, 3.0])
@@ -296,14 +300,30 @@ def test_check_summary_fails_on_a_wrong_mean_count_or_unseeded_interval():
     class WrongMean(Scale):
         def summary(self, *args, **kwargs):
             s = super().summary(*args, **kwargs)
-            return ScoreSummary(s.mean + 1, s.std_error, s.ci_low, s.ci_high,
-                                s.confidence, s.n, s.n_undefined, s.method)
+            return ScoreSummary(
+                s.mean + 1,
+                s.std_error,
+                s.ci_low,
+                s.ci_high,
+                s.confidence,
+                s.n,
+                s.n_undefined,
+                s.method,
+            )
 
     class NoUndefined(Scale):
         def summary(self, *args, **kwargs):
             s = super().summary(*args, **kwargs)
-            return ScoreSummary(s.mean, s.std_error, s.ci_low, s.ci_high, s.confidence,
-                                s.n + s.n_undefined, 0, s.method)
+            return ScoreSummary(
+                s.mean,
+                s.std_error,
+                s.ci_low,
+                s.ci_high,
+                s.confidence,
+                s.n + s.n_undefined,
+                0,
+                s.method,
+            )
 
     class Unseeded(Scale):
         def summary(self, *args, **kwargs):

@@ -78,14 +78,31 @@ def test_conversions_return_python_types():
         (5, [Interval(numbers.Integral, None, 4)], ValueError, "`p` must be <= 4, got 5"),
         (5, [Interval(numbers.Integral, 1, 4)], ValueError, "`p` must be in [1, 4], got 5"),
         (1.0, UNIT_OPEN, ValueError, "`p` must be in (0, 1), got 1"),
-        (0.0, [Interval(numbers.Real, 0, 1, closed="right")], ValueError,
-         "`p` must be in (0, 1], got 0"),
-        (0, [*INT_POS, Options([-1], description="-1 (all cores)")], ValueError,
-         "`p` must be >= 1 or -1 (all cores), got 0"),
+        (
+            0.0,
+            [Interval(numbers.Real, 0, 1, closed="right")],
+            ValueError,
+            "`p` must be in (0, 1], got 0",
+        ),
+        (
+            0,
+            [*INT_POS, Options([-1], description="-1 (all cores)")],
+            ValueError,
+            "`p` must be >= 1 or -1 (all cores), got 0",
+        ),
         # finiteness
-        (float("nan"), UNIT_OPEN, ValueError, "`p` must be finite (a real number in (0, 1)), got nan"),
-        (float("inf"), [Interval(numbers.Real, None, None)], ValueError,
-         "`p` must be finite (a real number), got inf"),
+        (
+            float("nan"),
+            UNIT_OPEN,
+            ValueError,
+            "`p` must be finite (a real number in (0, 1)), got nan",
+        ),
+        (
+            float("inf"),
+            [Interval(numbers.Real, None, None)],
+            ValueError,
+            "`p` must be finite (a real number), got inf",
+        ),
         # options
         ("c", [Options(["a", "b"])], ValueError, "`p` must be one of ['a', 'b'], got 'c'"),
         (3, [Options(["a", "b"])], TypeError, "`p` must be one of ['a', 'b'], got 3 (int)"),
@@ -95,13 +112,25 @@ def test_conversions_return_python_types():
         (3, [Callable_()], TypeError, "`p` must be callable, got 3 (int)"),
         ([], [InstanceOf(dict)], TypeError, "`p` must be an instance of dict, got [] (list)"),
         # pairs
-        (5, [None, PairOf(Interval(numbers.Integral, 1, None))], TypeError,
-         "`p` must be None or a pair of integers >= 1, got 5 (int)"),
-        ((0, 4), [None, PairOf(Interval(numbers.Integral, 1, None))], ValueError,
-         "`p` must be None or a pair of integers >= 1, got (0, 4)"),
+        (
+            5,
+            [None, PairOf(Interval(numbers.Integral, 1, None))],
+            TypeError,
+            "`p` must be None or a pair of integers >= 1, got 5 (int)",
+        ),
+        (
+            (0, 4),
+            [None, PairOf(Interval(numbers.Integral, 1, None))],
+            ValueError,
+            "`p` must be None or a pair of integers >= 1, got (0, 4)",
+        ),
         # composites: the expectations of every member
-        ("x", [Interval(numbers.Real, None, None), Callable_()], TypeError,
-         "`p` must be a real number or callable, got 'x' (str)"),
+        (
+            "x",
+            [Interval(numbers.Real, None, None), Callable_()],
+            TypeError,
+            "`p` must be a real number or callable, got 'x' (str)",
+        ),
     ],
 )
 def test_rejects_with_the_one_wording(value, constraints, error, message):
@@ -130,27 +159,62 @@ def test_array_like_converts_lists_tensors_pandas_without_copy():
 @pytest.mark.parametrize(
     "value, constraint, error, message",
     [
-        (np.array(["a", "b"]), ArrayLike("numeric"), TypeError,
-         "`x` must be an array of numbers (bool, integer or float dtype), got dtype <U1"),
-        (np.array([True]), ArrayLike("real"), TypeError,
-         "`x` must be an array of real numbers (integer or float dtype), got dtype bool"),
-        ("abc", ArrayLike("numeric"), TypeError,
-         "`x` must be a NumPy array, a tf.Tensor or a list of numbers (bool, integer or float "
-         "dtype), got 'abc' (str)"),
-        ({"a": 1}, ArrayLike("any"), TypeError,
-         "`x` must be a NumPy array, a tf.Tensor or a list, got {'a': 1} (dict)"),
-        (np.zeros((8, 8)), ArrayLike("real", ndim=3), ValueError,
-         "`x` must be an array of rank 3, got shape (8, 8): is the batch axis missing?"),
-        (np.zeros(8), ArrayLike("real", ndim=3), ValueError,
-         "`x` must be an array of rank 3, got shape (8,)"),
-        (np.zeros(8), ArrayLike("real", ndim=(2, 3), shapes="(H, W) or (N, H, W)",
-                                batch_hint=False), ValueError,
-         "`x` must be an array of shape (H, W) or (N, H, W), got shape (8,)"),
-        (np.array([1.0, np.nan, np.inf, np.nan]), ArrayLike("real", finite=True), ValueError,
-         "`x` must be an array of finite values only, got 2 NaN and 1 inf"),
-        ([[1, 2], [3]], ArrayLike("real"), TypeError,
-         "`x` must be a NumPy array, a tf.Tensor or a list of real numbers (integer or float "
-         "dtype) (a rectangular one), got [[1, 2], [3]] (list)"),
+        (
+            np.array(["a", "b"]),
+            ArrayLike("numeric"),
+            TypeError,
+            "`x` must be an array of numbers (bool, integer or float dtype), got dtype <U1",
+        ),
+        (
+            np.array([True]),
+            ArrayLike("real"),
+            TypeError,
+            "`x` must be an array of real numbers (integer or float dtype), got dtype bool",
+        ),
+        (
+            "abc",
+            ArrayLike("numeric"),
+            TypeError,
+            "`x` must be a NumPy array, a tf.Tensor or a list of numbers (bool, integer or float "
+            "dtype), got 'abc' (str)",
+        ),
+        (
+            {"a": 1},
+            ArrayLike("any"),
+            TypeError,
+            "`x` must be a NumPy array, a tf.Tensor or a list, got {'a': 1} (dict)",
+        ),
+        (
+            np.zeros((8, 8)),
+            ArrayLike("real", ndim=3),
+            ValueError,
+            "`x` must be an array of rank 3, got shape (8, 8): is the batch axis missing?",
+        ),
+        (
+            np.zeros(8),
+            ArrayLike("real", ndim=3),
+            ValueError,
+            "`x` must be an array of rank 3, got shape (8,)",
+        ),
+        (
+            np.zeros(8),
+            ArrayLike("real", ndim=(2, 3), shapes="(H, W) or (N, H, W)", batch_hint=False),
+            ValueError,
+            "`x` must be an array of shape (H, W) or (N, H, W), got shape (8,)",
+        ),
+        (
+            np.array([1.0, np.nan, np.inf, np.nan]),
+            ArrayLike("real", finite=True),
+            ValueError,
+            "`x` must be an array of finite values only, got 2 NaN and 1 inf",
+        ),
+        (
+            [[1, 2], [3]],
+            ArrayLike("real"),
+            TypeError,
+            "`x` must be a NumPy array, a tf.Tensor or a list of real numbers (integer or float "
+            "dtype) (a rectangular one), got [[1, 2], [3]] (list)",
+        ),
     ],
 )
 def test_array_like_rejects(value, constraint, error, message):
@@ -165,8 +229,9 @@ def test_array_like_never_modifies_its_input():
 
 
 # --------------------------------------------------------------------------- declaring
-@validate_params({"n": INT_POS, "mode": [Options(["a", "b"])], "x": [ArrayLike("real")],
-                  "extra": NO_VALIDATION})
+@validate_params(
+    {"n": INT_POS, "mode": [Options(["a", "b"])], "x": [ArrayLike("real")], "extra": NO_VALIDATION}
+)
 def _declared(x, n=1, *, mode="a", extra=None):
     return x, n, mode
 
@@ -206,10 +271,18 @@ def test_decorated_init_keeps_its_signature():
 # --------------------------------------------------------------------------- generation
 @pytest.mark.parametrize(
     "constraints",
-    [INT_POS, [*INT_POS, None], UNIT_OPEN, [Options(["a", "b"])], [Boolean()],
-     [Callable_()], [ArrayLike("real", ndim=(2, 3), finite=True)],
-     [None, PairOf(Interval(numbers.Integral, 1, None))],
-     [Interval(numbers.Real, None, None), Callable_()], [InstanceOf(dict)]],
+    [
+        INT_POS,
+        [*INT_POS, None],
+        UNIT_OPEN,
+        [Options(["a", "b"])],
+        [Boolean()],
+        [Callable_()],
+        [ArrayLike("real", ndim=(2, 3), finite=True)],
+        [None, PairOf(Interval(numbers.Integral, 1, None))],
+        [Interval(numbers.Real, None, None), Callable_()],
+        [InstanceOf(dict)],
+    ],
 )
 def test_generated_values(constraints):
     check_param(generate_valid_value(constraints), "p", constraints)
@@ -232,8 +305,9 @@ def test_generation_over_a_declared_function():
 
 def test_generation_says_when_no_invalid_value_exists():
     with pytest.raises(LookupError):  # every value breaking the first satisfies the second
-        generate_invalid_value([Interval(numbers.Integral, None, None),
-                                InstanceOf(object, bool)], 0)
+        generate_invalid_value(
+            [Interval(numbers.Integral, None, None), InstanceOf(object, bool)], 0
+        )
 
 
 def test_an_uninvertible_constraint_is_reported_not_skipped():
@@ -254,25 +328,53 @@ POSITIVE_ARRAY = [ArrayLike("real", within=Interval(numbers.Real, 0, None))]
 @pytest.mark.parametrize(
     "value, constraints, error, message",
     [
-        ([-1.0, 2.0, -3.0], POSITIVE_ARRAY, ValueError,
-         "`p` must be numbers in [0, inf), got -1 (2 of 3 values)"),
+        (
+            [-1.0, 2.0, -3.0],
+            POSITIVE_ARRAY,
+            ValueError,
+            "`p` must be numbers in [0, inf), got -1 (2 of 3 values)",
+        ),
         (-0.5, POSITIVE_ARRAY, ValueError, "`p` must be numbers in [0, inf), got -0.5"),
-        ([1.0, np.nan], POSITIVE_ARRAY, ValueError,
-         "`p` must be an array of finite values only, got 1 NaN and 0 inf"),
-        ([1.0, True], POSITIVE_ARRAY, TypeError,
-         "`p` must be an array of real numbers (integer or float dtype), got a list "
-         "holding a bool"),
+        (
+            [1.0, np.nan],
+            POSITIVE_ARRAY,
+            ValueError,
+            "`p` must be an array of finite values only, got 1 NaN and 0 inf",
+        ),
+        (
+            [1.0, True],
+            POSITIVE_ARRAY,
+            TypeError,
+            "`p` must be an array of real numbers (integer or float dtype), got a list "
+            "holding a bool",
+        ),
         ([[1, 2], [3, False]], [ArrayLike("integer")], TypeError, "holding a bool"),
-        ((True, 4), [PairOf(Interval(numbers.Real, None, None))], TypeError,
-         "`p` must be a pair of real numbers, got (True, 4)"),
-        ((-1, 4), [PairOf(Interval(numbers.Real, 0, None))], ValueError,
-         "`p` must be a pair of real numbers in [0, inf), got (-1, 4)"),
-        ("two words", [Word()], ValueError,
-         "`p` must be a non-empty string without whitespace, got 'two words'"),
+        (
+            (True, 4),
+            [PairOf(Interval(numbers.Real, None, None))],
+            TypeError,
+            "`p` must be a pair of real numbers, got (True, 4)",
+        ),
+        (
+            (-1, 4),
+            [PairOf(Interval(numbers.Real, 0, None))],
+            ValueError,
+            "`p` must be a pair of real numbers in [0, inf), got (-1, 4)",
+        ),
+        (
+            "two words",
+            [Word()],
+            ValueError,
+            "`p` must be a non-empty string without whitespace, got 'two words'",
+        ),
         ("", [Word()], ValueError, "got ''"),
         (3, [Word()], TypeError, "got 3 (int)"),
-        (0.0, [Interval(numbers.Real, 0, None, closed="neither")], ValueError,
-         "`p` must be in (0, inf), got 0"),
+        (
+            0.0,
+            [Interval(numbers.Real, 0, None, closed="neither")],
+            ValueError,
+            "`p` must be in (0, inf), got 0",
+        ),
     ],
 )
 def test_element_ranges_bools_in_lists_pairs_and_words(value, constraints, error, message):
@@ -282,8 +384,11 @@ def test_element_ranges_bools_in_lists_pairs_and_words(value, constraints, error
 
 
 def test_element_range_accepts_its_bounds_and_converts():
-    out = check_param([0, 1e300], "p", [ArrayLike("real", dtype=np.float64,
-                                                  within=Interval(numbers.Real, 0, None))])
+    out = check_param(
+        [0, 1e300],
+        "p",
+        [ArrayLike("real", dtype=np.float64, within=Interval(numbers.Real, 0, None))],
+    )
     assert out.dtype == np.float64 and out.tolist() == [0.0, 1e300]
     bools = check_param([True, False], "p", [ArrayLike("numeric")])  # numeric takes bools
     assert bools.dtype == bool
@@ -336,34 +441,53 @@ def test_an_integral_range_on_a_float_array_asks_for_whole_finite_numbers():
     out = check_param([3.0, 0, 1e300], "c", COUNT_ARRAY)
     assert out.dtype == np.float64 and out.tolist() == [3.0, 0.0, 1e300]
     for value, error, message in (
-            ([3.0, 2.5, 0.5], ValueError, "`c` must be integers >= 0, got 2.5 (2 of 3 values)"),
-            (2.5, ValueError, "`c` must be integers >= 0, got 2.5"),
-            (-1, ValueError, "`c` must be integers >= 0, got -1"),
-            ([1.0, np.inf], ValueError,
-             "`c` must be an array of finite values only, got 0 NaN and 1 inf"),
-            ([1.0, np.nan], ValueError,
-             "`c` must be an array of finite values only, got 1 NaN and 0 inf")):
+        ([3.0, 2.5, 0.5], ValueError, "`c` must be integers >= 0, got 2.5 (2 of 3 values)"),
+        (2.5, ValueError, "`c` must be integers >= 0, got 2.5"),
+        (-1, ValueError, "`c` must be integers >= 0, got -1"),
+        (
+            [1.0, np.inf],
+            ValueError,
+            "`c` must be an array of finite values only, got 0 NaN and 1 inf",
+        ),
+        (
+            [1.0, np.nan],
+            ValueError,
+            "`c` must be an array of finite values only, got 1 NaN and 0 inf",
+        ),
+    ):
         with pytest.raises(error) as info:
             check_param(value, "c", COUNT_ARRAY)
         assert message in str(info.value)
     # an integer-dtype array under the same range is unchanged
-    assert check_param(np.array([2, 0]), "c", [ArrayLike(
-        "integer", within=Interval(numbers.Integral, 0, None))]).tolist() == [2, 0]
+    assert check_param(
+        np.array([2, 0]), "c", [ArrayLike("integer", within=Interval(numbers.Integral, 0, None))]
+    ).tolist() == [2, 0]
 
 
 @pytest.mark.parametrize("value", [np.array(None), np.array([None], dtype=object)])
-@pytest.mark.parametrize("constraints, expected", [
-    ([Interval(numbers.Integral, 0, None), None], "an integer >= 0 or None"),
-    ([Options(["a", "b"]), None], "one of ['a', 'b'] or None"),
-    ([ArrayLike("real", ndim=1), None], "an array of real numbers (integer or float dtype) or None"),
-    ([Callable_(), None], "callable or None"),
-])
+@pytest.mark.parametrize(
+    "constraints, expected",
+    [
+        ([Interval(numbers.Integral, 0, None), None], "an integer >= 0 or None"),
+        ([Options(["a", "b"]), None], "one of ['a', 'b'] or None"),
+        (
+            [ArrayLike("real", ndim=1), None],
+            "an array of real numbers (integer or float dtype) or None",
+        ),
+        ([Callable_(), None], "callable or None"),
+    ],
+)
 def test_an_array_holding_none_is_not_none(value, constraints, expected):
     # ``None`` in a declaration is None itself: an object array holding None compares equal
     # to None (np.array(None) == None), which once let it through as the value (a later
     # ``seed is None`` or len() then failed far from the argument)
-    with pytest.raises(TypeError, match=re.escape(f"`p` must be {expected}, got an array of shape "
-                                                  f"{value.shape} and dtype object (ndarray)")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            f"`p` must be {expected}, got an array of shape "
+            f"{value.shape} and dtype object (ndarray)"
+        ),
+    ):
         check_param(value, "p", constraints)
     assert check_param(None, "p", constraints) is None
 
@@ -378,8 +502,15 @@ def test_a_seed_or_strategy_holding_none_is_refused_by_name():
         runtime.resolve_strategy(np.array([None], dtype=object))
 
 
-@pytest.mark.parametrize("value", [np.array(["spearman"]), np.array("spearman"),
-                                   np.array([["spearman"]]), pd.Series(["spearman"])])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array(["spearman"]),
+        np.array("spearman"),
+        np.array([["spearman"]]),
+        pd.Series(["spearman"]),
+    ],
+)
 def test_an_array_holding_an_option_is_not_the_option(value):
     # np.array(['a']) == 'a' is array([True]), once read as a match: the array was passed
     # on as the option (a later `correlation == "pearson"` then compared arrays)

@@ -137,8 +137,7 @@ def test_callback_warning_points_at_the_users_fit_call():
     from tests.test_callbacks import MU, ExplanationMetrics, GradientInput, _data, _model
 
     x, y = _data(16)
-    callback = ExplanationMetrics(GradientInput, {"mu": MU(_model(), x[:8], y[:8])},
-                                  x[:8], y[:8])
+    callback = ExplanationMetrics(GradientInput, {"mu": MU(_model(), x[:8], y[:8])}, x[:8], y[:8])
     model = _model(seed=1)
     with pytest.warns(UserWarning, match="another model") as record:
         line = _line() + 1

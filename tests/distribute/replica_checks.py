@@ -24,9 +24,7 @@ cpu = tf.config.list_physical_devices("CPU")[0]
 tf.config.set_logical_device_configuration(
     cpu, [tf.config.LogicalDeviceConfiguration()] * max(REPLICAS)
 )
-STRATEGIES = {
-    r: tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(r)]) for r in REPLICAS
-}
+STRATEGIES = {r: tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(r)]) for r in REPLICAS}
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from conftest import tiny_cnn  # noqa: E402
@@ -75,26 +73,46 @@ def mufidelity_checks():
 
     def run(batch_size, targets=None, data=x, **kw):
         def go(strategy):
-            metric = MuFidelity(model, data, targets, batch_size=batch_size, nb_samples=20,
-                                grid_size=4, seed=0, progress=False, **kw)
+            metric = MuFidelity(
+                model,
+                data,
+                targets,
+                batch_size=batch_size,
+                nb_samples=20,
+                grid_size=4,
+                seed=0,
+                progress=False,
+                **kw,
+            )
             if strategy is not None and metric.strategy is not strategy:
                 raise AssertionError("the metric did not pick up the strategy in scope")
             return metric.detailed_evaluate(phi)
+
         return go
 
     compare("mufidelity_uneven", run(5), REPLICAS)  # 7 inputs in batches of 5 and 2
     compare("mufidelity_batch_none", run(None, y))
     compare("mufidelity_one_input_batches", run(1, y))  # fewer inputs than replicas
     compare("mufidelity_dataset", run(4, None, tf.data.Dataset.from_tensor_slices(x).batch(3)))
-    compare("mufidelity_pearson_softmax", run(3, y, correlation="pearson",
-                                              activation="softmax"))
+    compare("mufidelity_pearson_softmax", run(3, y, correlation="pearson", activation="softmax"))
     # explicit strategy, built outside any scope
-    ref = MuFidelity(model, x, y, batch_size=5, nb_samples=20, grid_size=4, seed=0,
-                     progress=False).detailed_evaluate(phi)
-    out = MuFidelity(model, x, y, batch_size=5, nb_samples=20, grid_size=4, seed=0,
-                     progress=False, strategy=STRATEGIES[2]).detailed_evaluate(phi)
-    RESULTS["mufidelity_explicit_strategy"] = [[2, float(np.max(np.abs(ref - out))),
-                                                bool(np.array_equal(ref, out))]]
+    ref = MuFidelity(
+        model, x, y, batch_size=5, nb_samples=20, grid_size=4, seed=0, progress=False
+    ).detailed_evaluate(phi)
+    out = MuFidelity(
+        model,
+        x,
+        y,
+        batch_size=5,
+        nb_samples=20,
+        grid_size=4,
+        seed=0,
+        progress=False,
+        strategy=STRATEGIES[2],
+    ).detailed_evaluate(phi)
+    RESULTS["mufidelity_explicit_strategy"] = [
+        [2, float(np.max(np.abs(ref - out))), bool(np.array_equal(ref, out))]
+    ]
 
 
 def ground_truth_checks():
@@ -112,19 +130,31 @@ def ground_truth_checks():
     def saliency(strategy):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            metric = GroundTruthSaliency(model, data.images, None, batch_size=3,
-                                         ground_truth=data.ground_truth,
-                                         measure=GroundTruthMeasure("emd", resize=None))
-            return (metric.model_outputs(data.images), metric.detailed_evaluate(phi),
-                    metric.scores(data.images, metric.format_targets(data.images, None)))
+            metric = GroundTruthSaliency(
+                model,
+                data.images,
+                None,
+                batch_size=3,
+                ground_truth=data.ground_truth,
+                measure=GroundTruthMeasure("emd", resize=None),
+            )
+            return (
+                metric.model_outputs(data.images),
+                metric.detailed_evaluate(phi),
+                metric.scores(data.images, metric.format_targets(data.images, None)),
+            )
 
     def localisation(strategy):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            metric = GroundTruthLocalisation(model, data.images, np.zeros(5, int),
-                                             batch_size=2, masks=data.relevant_masks)
-            return (np.asarray([metric.model_accuracy]), metric.detailed_evaluate(phi),
-                    metric.model_outputs(data.images))
+            metric = GroundTruthLocalisation(
+                model, data.images, np.zeros(5, int), batch_size=2, masks=data.relevant_masks
+            )
+            return (
+                np.asarray([metric.model_accuracy]),
+                metric.detailed_evaluate(phi),
+                metric.model_outputs(data.images),
+            )
 
     compare("ground_truth_saliency", saliency, REPLICAS)
     compare("ground_truth_localisation", localisation)
@@ -139,26 +169,32 @@ def text_checks():
 
     bow = BagOfWordsModel({"good": 2.0, "bad": -2.0, "dull": -1.0})
     keras_model = bow.to_keras()
-    sentences = ["a good film", "bad", "good but dull plot", "the plot was good good bad",
-                 "dull"]
+    sentences = ["a good film", "bad", "good but dull plot", "the plot was good good bad", "dull"]
 
     def lime(strategy):
-        explainer = LimeTokenExplainer(keras_model, bow.tokenizer, batch_size=7,
-                                       nb_samples=23, seed=0, progress=False)
+        explainer = LimeTokenExplainer(
+            keras_model, bow.tokenizer, batch_size=7, nb_samples=23, seed=0, progress=False
+        )
         return tuple(explainer(sentences))
 
     def ig(strategy):
-        explainer = IntegratedGradientsTokenExplainer(keras_model, bow.tokenizer,
-                                                      batch_size=5, steps=8, tolerance=None,
-                                                      progress=False)
+        explainer = IntegratedGradientsTokenExplainer(
+            keras_model, bow.tokenizer, batch_size=5, steps=8, tolerance=None, progress=False
+        )
         out = explainer(sentences)
         return tuple(out) + (explainer.convergence_delta_,)
 
     def percy(strategy):
         from xplique_ext.metrics import PERCY
 
-        metric = PERCY(keras_model, sentences, [1, 0, 0, 1, 0], batch_size=2,
-                       tokenizer=bow.tokenizer, test=None)
+        metric = PERCY(
+            keras_model,
+            sentences,
+            [1, 0, 0, 1, 0],
+            batch_size=2,
+            tokenizer=bow.tokenizer,
+            test=None,
+        )
         exact = [bow.logit_contributions(s) for s in sentences]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -177,15 +213,42 @@ def hub_checks():
 
     from xplique_ext.text import IntegratedGradientsTokenExplainer, LimeTokenExplainer
 
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "plot", "was", "dull",
-             "but", "cast", "shine", "##s", "un", "##fun", "##ny", "movie", ","]
+    vocab = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        "the",
+        "plot",
+        "was",
+        "dull",
+        "but",
+        "cast",
+        "shine",
+        "##s",
+        "un",
+        "##fun",
+        "##ny",
+        "movie",
+        ",",
+    ]
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocab)
     backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=len(vocab), num_layers=1, num_heads=2, hidden_dim=16,
-        intermediate_dim=32, max_sequence_length=16, dropout=0.0)
+        vocabulary_size=len(vocab),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=16,
+        dropout=0.0,
+    )
     task = keras_hub.models.BertTextClassifier(
-        backbone, num_classes=2, dropout=0.0,
-        preprocessor=keras_hub.models.BertTextClassifierPreprocessor(tokenizer, 16))
+        backbone,
+        num_classes=2,
+        dropout=0.0,
+        preprocessor=keras_hub.models.BertTextClassifierPreprocessor(tokenizer, 16),
+    )
     rng = np.random.default_rng(0)
     for w in task.weights:
         w.assign(rng.normal(0.0, 0.4, w.shape).astype(w.dtype))
@@ -193,8 +256,9 @@ def hub_checks():
 
     def run(strategy):
         lime = LimeTokenExplainer(task, batch_size=7, nb_samples=23, strategy=strategy)
-        ig = IntegratedGradientsTokenExplainer(task, batch_size=5, steps=8, tolerance=None,
-                                               strategy=strategy)
+        ig = IntegratedGradientsTokenExplainer(
+            task, batch_size=5, steps=8, tolerance=None, strategy=strategy
+        )
         return tuple(lime(sentences)) + tuple(ig(sentences))
 
     compare("percy_hub", run)
@@ -209,7 +273,8 @@ def object_lime_checks():
 
     def run(strategy):
         return ObjectLime(model, batch_size=5).explain_objects(
-            data.images, object_labels=data.object_labels)
+            data.images, object_labels=data.object_labels
+        )
 
     compare("object_lime", run)
 
@@ -218,8 +283,7 @@ def runner_checks():
     from xplique_ext.runtime import ReplicaRunner
 
     strategy = STRATEGIES[3]
-    runner = ReplicaRunner(lambda a, b, k: {"sum": a + b * k, "row": tf.reduce_sum(a, 1)},
-                           strategy)
+    runner = ReplicaRunner(lambda a, b, k: {"sum": a + b * k, "row": tf.reduce_sum(a, 1)}, strategy)
     a = np.arange(8.0, dtype=np.float32).reshape(4, 2)
     b = np.ones((4, 2), np.float32)
     out = runner(a, b, shared=(tf.constant(2.0),))
@@ -227,8 +291,10 @@ def runner_checks():
     one = runner(a[:1], b[:1], shared=(tf.constant(2.0),))  # 1 row, 3 replicas
     ok = ok and np.array_equal(one["sum"], a[:1] + 2)
     strings = ReplicaRunner(lambda s: tf.strings.length(s), strategy)(
-        np.array([b"a", b"bb", b"ccc", b"dddd", b"e"], dtype=object))
+        np.array([b"a", b"bb", b"ccc", b"dddd", b"e"], dtype=object)
+    )
     ok = ok and strings.tolist() == [1, 2, 3, 4, 1]
+
     # a model that cannot be traced: one device, with a warning, same numbers
     def numpy_model(x):
         return np.asarray(x).reshape(len(x), -1).sum(axis=1, keepdims=True)

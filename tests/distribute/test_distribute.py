@@ -45,11 +45,14 @@ def replica_results():
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "replica_checks.py")],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    return json.loads(lines[-1][len("RESULTS "):])
+    return json.loads(lines[-1][len("RESULTS ") :])
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
@@ -86,8 +89,7 @@ def test_default_strategy_keeps_the_single_device_path():
     from xplique_ext.metrics.base import BaseAttributionMetric
     from xplique_ext.runtime import ReplicaRunner, is_default_strategy
 
-    metric = MuFidelity(linear_model((4,)), np.ones((2, 4), np.float32), np.ones(2),
-                        progress=False)
+    metric = MuFidelity(linear_model((4,)), np.ones((2, 4), np.float32), np.ones(2), progress=False)
     assert is_default_strategy(metric.strategy)
     assert metric.strategy is tf.distribute.get_strategy()
     assert not isinstance(metric._score_fn, ReplicaRunner)

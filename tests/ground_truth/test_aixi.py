@@ -24,8 +24,10 @@ from xplique_ext.datasets import (
 
 MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
 # (layout, image size): the authors' layout at the smallest size it accepts, the free one
-LAYOUT_SIZES = {"shape": [("authors", 64), ("free", 32), ("free", 64)],
-                "color": [("authors", 32), ("authors", 64), ("free", 32)]}
+LAYOUT_SIZES = {
+    "shape": [("authors", 64), ("free", 32), ("free", 64)],
+    "color": [("authors", 32), ("authors", 64), ("free", 32)],
+}
 
 
 @pytest.fixture(
@@ -147,8 +149,11 @@ def test_paper_ground_truth_is_w_i_painted_on_the_masks(data):
 
 @pytest.mark.parametrize(
     "maker,layout,size",
-    [(make_aixi_shape, "authors", 64), (make_aixi_color, "authors", 32),
-     (make_aixi_shape, "free", 32)],
+    [
+        (make_aixi_shape, "authors", 64),
+        (make_aixi_color, "authors", 32),
+        (make_aixi_shape, "free", 32),
+    ],
 )
 def test_same_seed_identical_arrays_and_prefix_stability(maker, layout, size):
     kw = dict(image_size=size, layout=layout)
@@ -188,11 +193,10 @@ def test_closed_form_equals_enumerated_shapley_six_circles():
     counts = np.array([c for c in itertools.product(range(7), repeat=3) if sum(c) == 6])
     for name in ("ssin", "suum"):
         closed = _closed_form(name, counts, max_count=6)
-        np.testing.assert_allclose(exact_object_shapley(name, counts, max_count=6), closed,
-                                   atol=1e-12)
-        enumerated = exact_object_shapley(
-            lambda g, f=FUNCTIONS[name]: f(g), counts, max_count=6
+        np.testing.assert_allclose(
+            exact_object_shapley(name, counts, max_count=6), closed, atol=1e-12
         )
+        enumerated = exact_object_shapley(lambda g, f=FUNCTIONS[name]: f(g), counts, max_count=6)
         np.testing.assert_allclose(closed, enumerated, atol=1e-12)
         np.testing.assert_allclose(
             (closed * counts).sum(1), FUNCTIONS[name](counts / 6), atol=1e-12
@@ -302,8 +306,11 @@ def test_as_dataset_save_load_and_subsets(tmp_path):
         del meta[key]
     arrays["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(tmp_path / "old.npz", **arrays)
-    with pytest.raises(ValueError, match=r"`path` must be a file written by AIXIData.save "
-                                         r"\(format 2\), got format 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"`path` must be a file written by AIXIData.save "
+        r"\(format 2\), got format 1",
+    ):
         load_aixi(tmp_path / "old.npz")
     part = data[5:9]
     assert len(part) == 4
@@ -370,12 +377,19 @@ def test_aixi_data_built_directly_checks_its_drawing_and_takes_the_papers_weight
         (dict(object_patterns=np.full_like(patterns, -1)), "exactly the objects"),
         (dict(object_labels=np.zeros_like(d.object_labels)), "but no pixels"),
         (dict(object_patterns=patterns[:, :5]), r"shape \(N, 6\)"),
-        (dict(object_patterns=np.pad(patterns, ((0, 0), (0, 1)), constant_values=-1)),
-         r"shape \(N, 6\)"),
+        (
+            dict(object_patterns=np.pad(patterns, ((0, 0), (0, 1)), constant_values=-1)),
+            r"shape \(N, 6\)",
+        ),
         (dict(weights=np.array([1.0, 2.0])), "`weights` must be 3"),
     ]
     for change, match in bad:
-        kwargs = {"object_labels": d.object_labels, "object_patterns": patterns,
-                  "dataset": "shape", "function": "ssin", **change}
+        kwargs = {
+            "object_labels": d.object_labels,
+            "object_patterns": patterns,
+            "dataset": "shape",
+            "function": "ssin",
+            **change,
+        }
         with pytest.raises(ValueError, match=match):
             AIXIData(**kwargs)

@@ -51,8 +51,9 @@ def test_color_circles_never_touch_and_have_the_stated_radii(color):
         assert len(boxes) == 6, "six separate circles"
         levels = np.round(means * 3)  # one intensity per circle
         np.testing.assert_allclose(means * 3, levels, atol=1e-5)
-        np.testing.assert_array_equal(np.bincount(3 - levels.astype(int), minlength=3),
-                                      color.counts[i])
+        np.testing.assert_array_equal(
+            np.bincount(3 - levels.astype(int), minlength=3), color.counts[i]
+        )
         top, left, h, w = boxes.T
         inside = (top > 0) & (left > 0) & (top + h < 32) & (left + w < 32)
         sides.append(h[inside])

@@ -22,8 +22,7 @@ def experiments():
 
 def test_tables_1_and_2_with_the_function_as_the_model(experiments, capsys):
     results = experiments.main(
-        ["--experiments", "1,2", "--n-images", "3", "--image-size", "64",
-         "--sample-sizes", "4,64"]
+        ["--experiments", "1,2", "--n-images", "3", "--image-size", "64", "--sample-sizes", "4,64"]
     )
     printed = capsys.readouterr().out
     for caption in ("Table 1", "Table 2", "Fig. 5"):
@@ -52,9 +51,24 @@ def test_tables_1_and_2_with_the_function_as_the_model(experiments, capsys):
 
 def test_table_3_trains_the_cnn(experiments, capsys):
     results = experiments.main(
-        ["--experiments", "3", "--functions", "class", "--datasets", "color",
-         "--image-size", "32", "--n-images", "2", "--n-train", "16", "--n-val", "8",
-         "--epochs", "1"]
+        [
+            "--experiments",
+            "3",
+            "--functions",
+            "class",
+            "--datasets",
+            "color",
+            "--image-size",
+            "32",
+            "--n-images",
+            "2",
+            "--n-train",
+            "16",
+            "--n-val",
+            "8",
+            "--epochs",
+            "1",
+        ]
     )
     assert "Table 3" in capsys.readouterr().out
     table = results["table3"]

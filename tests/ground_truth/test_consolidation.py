@@ -35,9 +35,11 @@ def _hand_written(y, pred, task):
 def test_accuracy_and_r2_agree_with_the_hand_written_formulas(k, seed):
     rng = np.random.default_rng(seed)
     n = 50
-    labels = rng.integers(0, 2, (n, 1)).astype(np.float64) if k == 1 else np.eye(k)[
-        rng.integers(0, k, n)
-    ]
+    labels = (
+        rng.integers(0, 2, (n, 1)).astype(np.float64)
+        if k == 1
+        else np.eye(k)[rng.integers(0, k, n)]
+    )
     scores = rng.random((n, k))
     assert _agreement(labels, scores, "classification") == _hand_written(
         labels, scores, "classification"
@@ -157,8 +159,10 @@ def test_area_downsample_takes_many_maps_at_a_non_integer_factor():
     one_by_one = np.concatenate([area_downsample(m[None], (10, 5)) for m in maps])
     np.testing.assert_array_equal(out, one_by_one)
     np.testing.assert_allclose(out.sum(axis=(1, 2)), maps.sum(axis=(1, 2)))
-    np.testing.assert_array_equal(emd(maps, other, resize=(10, 10)),
-                                  [emd(a, b, resize=(10, 10)) for a, b in zip(maps, other)])
+    np.testing.assert_array_equal(
+        emd(maps, other, resize=(10, 10)), [emd(a, b, resize=(10, 10)) for a, b in zip(maps, other)]
+    )
     strided = maps.transpose(0, 2, 1)[:, ::-1]  # any strides: OpenCV copies what it must
-    np.testing.assert_array_equal(area_downsample(strided, (4, 8)),
-                                  area_downsample(np.ascontiguousarray(strided), (4, 8)))
+    np.testing.assert_array_equal(
+        area_downsample(strided, (4, 8)), area_downsample(np.ascontiguousarray(strided), (4, 8))
+    )

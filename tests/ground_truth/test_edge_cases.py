@@ -82,8 +82,11 @@ def test_huge_n_samples_is_refused_before_allocating(maker):
     [
         (lambda g: np.zeros(len(g) + 1), ValueError, r"`function` must return one value per image"),
         (lambda g: g, ValueError, r"`function` must return one value per image, shape \(\d+,\)"),
-        (lambda g: np.full(len(g), np.nan), ValueError,
-         r"`function\(g\)` must be an array of finite values only, got 8 NaN"),
+        (
+            lambda g: np.full(len(g), np.nan),
+            ValueError,
+            r"`function\(g\)` must be an array of finite values only, got 8 NaN",
+        ),
         (lambda g: "x" * len(g), TypeError, r"`function\(g\)` must be a NumPy array"),
         (lambda g: np.ones(len(g)) + 1j, TypeError, r"`function\(g\)` must be an array of numbers"),
         (lambda g: 1 / "x", ValueError, r"`function` must map normalised counts"),
@@ -101,14 +104,14 @@ def test_infinite_dataset_is_refused_by_ground_truth_saliency():
     assert int(ds.cardinality()) == int(tf.data.INFINITE_CARDINALITY)
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"`inputs` must be a finite tf.data.Dataset"):
-        GroundTruthSaliency(
-            AIXIFunctionModel("suum", "color"), ds, ground_truth=data.ground_truth
-        )
+        GroundTruthSaliency(AIXIFunctionModel("suum", "color"), ds, ground_truth=data.ground_truth)
     assert time.perf_counter() - t0 < 5.0
     # the same data, finite, works
     finite = tf.data.Dataset.from_tensor_slices((data.images, data.targets)).batch(2)
     metric = GroundTruthSaliency(
-        AIXIFunctionModel("suum", "color"), finite, ground_truth=data.ground_truth,
+        AIXIFunctionModel("suum", "color"),
+        finite,
+        ground_truth=data.ground_truth,
     )
     assert metric.evaluate(data.ground_truth) == 0.0
 
@@ -172,10 +175,13 @@ def test_property_emd_and_kl_range_nan_and_batch_invariance(pair, sign):
     # identical one map at a time (another batch size / chunking)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        one_by_one_e = [emd(phi[i : i + 1], truth[i : i + 1], sign=sign, resize=None)[0]
-                        for i in range(len(phi))]
-        one_by_one_k = [kl_divergence(phi[i : i + 1], truth[i : i + 1], sign=sign)[0]
-                        for i in range(len(phi))]
+        one_by_one_e = [
+            emd(phi[i : i + 1], truth[i : i + 1], sign=sign, resize=None)[0]
+            for i in range(len(phi))
+        ]
+        one_by_one_k = [
+            kl_divergence(phi[i : i + 1], truth[i : i + 1], sign=sign)[0] for i in range(len(phi))
+        ]
     np.testing.assert_array_equal(e, one_by_one_e)
     np.testing.assert_array_equal(k, one_by_one_k)
 
@@ -188,8 +194,9 @@ def suum_data():
     return make_aixi_shape(4, image_size=64, function="suum", seed=1)
 
 
-@pytest.mark.parametrize("measure", [gtm.relevance_mass_accuracy, gtm.relevance_rank_accuracy,
-                                     gtm.pointing_game])
+@pytest.mark.parametrize(
+    "measure", [gtm.relevance_mass_accuracy, gtm.relevance_rank_accuracy, gtm.pointing_game]
+)
 def test_localisation_of_no_map_scores_no_map(measure):
     # was "cannot reshape array of size 0" (emd and kl_divergence returned an empty array)
     out = measure(np.zeros((0, 4, 4)), np.zeros((0, 4, 4), bool))
@@ -207,24 +214,33 @@ def test_kl_epsilon_of_one_or_more_is_refused():
 
 def test_metric_keeps_its_reference_when_the_caller_changes_its_array(suum_data):
     truth = suum_data.ground_truth.astype(np.float64)  # float64: read without a copy before
-    metric = GroundTruthSaliency(AIXIFunctionModel("suum"), suum_data.images,
-                                 suum_data.targets, ground_truth=truth)
+    metric = GroundTruthSaliency(
+        AIXIFunctionModel("suum"), suum_data.images, suum_data.targets, ground_truth=truth
+    )
     kept = truth.copy()
     truth[:] = 0.0  # the caller reuses its array; the metric's scores must not change
     assert metric.evaluate(kept) == 0.0
 
 
-@pytest.mark.parametrize("metric,reference", [(GroundTruthSaliency, "ground_truth"),
-                                              (gtm.GroundTruthLocalisation, "masks")])
+@pytest.mark.parametrize(
+    "metric,reference",
+    [(GroundTruthSaliency, "ground_truth"), (gtm.GroundTruthLocalisation, "masks")],
+)
 def test_metric_of_no_input_is_refused(suum_data, metric, reference):
     # both were "not enough values to unpack (expected 2, got 0)"
     model, masks = AIXIFunctionModel("suum"), suum_data.relevant_masks
     x, y = suum_data.images[:0], suum_data.targets[:0]
-    with pytest.raises(ValueError, match=rf"`{reference}` must be a non-empty array .*got shape "
-                                         r"\(0, 64, 64\)"):
+    with pytest.raises(
+        ValueError,
+        match=rf"`{reference}` must be a non-empty array .*got shape "
+        r"\(0, 64, 64\)",
+    ):
         metric(model, x, y, **{reference: masks[:0]})
-    with pytest.raises(ValueError, match=rf"`{reference}` must hold one map per input: got 4 "
-                                         "maps for 0 inputs"):
+    with pytest.raises(
+        ValueError,
+        match=rf"`{reference}` must hold one map per input: got 4 "
+        "maps for 0 inputs",
+    ):
         metric(model, x, y, **{reference: masks})
 
 
@@ -239,8 +255,11 @@ def test_leaderboard_refuses_no_map_and_a_map_without_its_batch_axis(suum_data):
     # was "`scores_by_name['a']` must be a non-empty array" (a parameter of compare_scores)
     with pytest.raises(ValueError, match=r"`ground_truth` must be a non-empty array"):
         gtm.ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
-    with pytest.raises(ValueError, match=r"`ground_truth` must be an array of shape \(N, H, W\) "
-                                         r"or \(N, H, W, C\), got shape \(64, 64\): is the batch"):
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) "
+        r"or \(N, H, W, C\), got shape \(64, 64\): is the batch",
+    ):
         gtm.ground_truth_leaderboard({"a": truth[0]}, truth[0])
 
 
@@ -262,17 +281,19 @@ def test_count_patterns_refuses_non_finite_images(suum_data):
 
 def test_images_of_no_pixel_are_refused_not_a_crash():
     # count_patterns crashed the interpreter (OpenCV, segmentation fault) on (N, 0, 0)
-    code = ("import numpy as np\nfrom xplique_ext.datasets import count_patterns\n"
-            "try:\n    count_patterns(np.zeros((2, 0, 0)))\n"
-            "except ValueError as err:\n    print(err)\n")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120)
+    code = (
+        "import numpy as np\nfrom xplique_ext.datasets import count_patterns\n"
+        "try:\n    count_patterns(np.zeros((2, 0, 0)))\n"
+        "except ValueError as err:\n    print(err)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-500:]
     assert "`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1" in run.stdout
     # AIXIData accepted a drawing of no pixel, whose relevant_masks raised a raw TypeError
     with pytest.raises(ValueError, match="`object_labels` must be images of at least one pixel"):
-        AIXIData(np.zeros((1, 0, 0), np.uint8), np.full((1, 6), -1), dataset="shape",
-                 function="ssin")
+        AIXIData(
+            np.zeros((1, 0, 0), np.uint8), np.full((1, 6), -1), dataset="shape", function="ssin"
+        )
 
 
 def test_load_of_another_file_names_what_it_must_be(tmp_path):
@@ -282,6 +303,9 @@ def test_load_of_another_file_names_what_it_must_be(tmp_path):
     np.savez(tmp_path / "b.npz", a=np.ones(3))
     np.save(tmp_path / "c.npy", np.ones(3))
     for name in ("a.txt", "b.npz", "c.npy"):
-        with pytest.raises(ValueError, match=r"`path` must be a file written by AIXIData.save "
-                                             r"\(format 2\), got format none \(another file\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"`path` must be a file written by AIXIData.save "
+            r"\(format 2\), got format none \(another file\)",
+        ):
             load_aixi(tmp_path / name)

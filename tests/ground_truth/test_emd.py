@@ -196,8 +196,11 @@ def test_resize_downsamples_with_area_interpolation():
     # more maps than OpenCV resizes at once
     many = np.abs(rng.normal(size=(600, 16, 16)))
     expected = np.stack([cv2.resize(m, (4, 4), interpolation=cv2.INTER_AREA) for m in many])
-    np.testing.assert_allclose(kl_divergence(many, many[::-1], resize=(4, 4)),
-                               kl_divergence(expected, expected[::-1]), rtol=1e-10)
+    np.testing.assert_allclose(
+        kl_divergence(many, many[::-1], resize=(4, 4)),
+        kl_divergence(expected, expected[::-1]),
+        rtol=1e-10,
+    )
     # maps already at or below the size are kept
     np.testing.assert_allclose(
         emd(small_phi, small_gt, resize=(64, 64)), emd(small_phi, small_gt, resize=None)
@@ -276,7 +279,9 @@ def test_errors(fn):
         fn(a, a, sign="square")
     with pytest.raises(ValueError, match="`resize` must be None or a pair"):
         fn(a, a, resize=(0, 4))
-    with pytest.raises(ValueError, match=r"`explanations` must be an array of shape \(H, W\), .*got shape \(8,\)"):
+    with pytest.raises(
+        ValueError, match=r"`explanations` must be an array of shape \(H, W\), .*got shape \(8,\)"
+    ):
         fn(np.ones(8), np.ones(8))
 
 
@@ -300,8 +305,11 @@ def test_pot_stopping_short_is_a_runtime_error(monkeypatch):
     from xplique_ext.metrics import emd
 
     def stopped(*args, **kwargs):
-        warnings.warn("numItermax reached before optimality. Try to increase numItermax.",
-                      UserWarning, stacklevel=2)
+        warnings.warn(
+            "numItermax reached before optimality. Try to increase numItermax.",
+            UserWarning,
+            stacklevel=2,
+        )
         return 0.0
 
     monkeypatch.setattr(ot, "emd2", stopped)
@@ -327,8 +335,11 @@ def test_leaderboard_refuses_a_single_map_and_no_measure():
 
     truth = np.zeros((2, 8, 8))
     truth[:, 2, 2] = 1
-    with pytest.raises(ValueError, match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
-                                         r"\(N, H, W, C\), got shape \(8, 8\): is the batch"):
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
+        r"\(N, H, W, C\), got shape \(8, 8\): is the batch",
+    ):
         ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
     with pytest.raises(ValueError, match="`measures` must name at least one measure"):
         ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])
@@ -344,9 +355,13 @@ def test_maps_of_at_most_128x128_pixels_are_never_refused_for_their_size(monkeyp
     maps = np.random.default_rng(0).random((2, 1, 96, 96)).astype(np.float32) + 0.1
     for resize in (None, (96, 96), (128, 128)):
         assert emd(maps[0], maps[1], resize=resize, ground_distance="sqeuclidean").tolist() == [
-            0.25]
-    with pytest.raises(ValueError, match=r"maps of 180x180 pixels: map 0 is a transport "
-                                         r"problem of 2\.62e\+08 arcs.*resize=\(128, 128\)"):
+            0.25
+        ]
+    with pytest.raises(
+        ValueError,
+        match=r"maps of 180x180 pixels: map 0 is a transport "
+        r"problem of 2\.62e\+08 arcs.*resize=\(128, 128\)",
+    ):
         half = np.zeros((1, 180, 180))
         half[:, :, 90:] = 1
         emd(half, 1 - half, resize=None)

@@ -42,9 +42,7 @@ def _explanations(data, seed=0):
 def test_declares_direction_and_base(data, model):
     assert GroundTruthSaliency.higher_is_better is False
     assert GroundTruthLocalisation.higher_is_better is True
-    metric = GroundTruthSaliency(
-        model, data.images, data.targets, ground_truth=data.ground_truth
-    )
+    metric = GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth)
     assert isinstance(metric, BaseAttributionMetric)
     assert metric.model_accuracy == pytest.approx(1.0)
 
@@ -75,9 +73,7 @@ def test_scores_equal_the_functions(data, model, measure):
 
 def test_invariances_batch_size_inputs_and_channels(data, model):
     phi = _explanations(data)
-    ref = GroundTruthSaliency(
-        model, data.images, data.targets, ground_truth=data.ground_truth
-    )
+    ref = GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth)
     expected = ref.detailed_evaluate(phi)
     for kwargs in (dict(batch_size=None), dict(batch_size=3)):
         m = GroundTruthSaliency(
@@ -118,9 +114,7 @@ def test_warns_when_the_model_does_not_reproduce_the_targets(data):
         return tf.fill((tf.shape(x)[0], 1), 0.5)
 
     with pytest.warns(LowModelAccuracyWarning, match="min_accuracy=0.93"):
-        m = GroundTruthSaliency(
-            constant, data.images, data.targets, ground_truth=data.ground_truth
-        )
+        m = GroundTruthSaliency(constant, data.images, data.targets, ground_truth=data.ground_truth)
     assert m.model_accuracy < 0.93
     assert issubclass(LowModelAccuracyWarning, XpliqueExtWarning)
     with warnings.catch_warnings():
@@ -143,23 +137,17 @@ def test_warns_when_the_model_does_not_reproduce_the_targets(data):
 def test_classification_agreement_is_accuracy():
     d = make_aixi_color(40, image_size=32, function="class", seed=2)
     perfect = AIXIFunctionModel("class", dataset="color")
-    m = GroundTruthSaliency(
-        perfect, d.images, d.targets, ground_truth=d.ground_truth
-    )
+    m = GroundTruthSaliency(perfect, d.images, d.targets, ground_truth=d.ground_truth)
     assert m.model_accuracy == 1.0
 
     wrong = d.targets.copy()
     wrong[:10] = 1 - wrong[:10]  # the model disagrees with 10 of the 40 labels
     with pytest.warns(LowModelAccuracyWarning):
-        m = GroundTruthSaliency(
-            perfect, d.images, wrong, ground_truth=d.ground_truth
-        )
+        m = GroundTruthSaliency(perfect, d.images, wrong, ground_truth=d.ground_truth)
     assert m.model_accuracy == pytest.approx(0.75)
     # two-column logits with integer ids: argmax accuracy
     two = lambda x: tf.concat([1 - perfect(x), perfect(x)], axis=1)  # noqa: E731
-    m = GroundTruthSaliency(
-        two, d.images, d.targets.astype(int), ground_truth=d.ground_truth
-    )
+    m = GroundTruthSaliency(two, d.images, d.targets.astype(int), ground_truth=d.ground_truth)
     assert m.model_accuracy == 1.0
 
 
@@ -184,19 +172,23 @@ def test_metric_errors(data, model):
     with pytest.raises(ValueError, match="`measure` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, measure="l2", **kw)
     with pytest.raises(ValueError, match="`ground_distance` must be one of"):
-        GroundTruthSaliency(model, data.images, data.targets,
-                            measure=GroundTruthMeasure("emd", ground_distance="cosine"), **kw)
+        GroundTruthSaliency(
+            model,
+            data.images,
+            data.targets,
+            measure=GroundTruthMeasure("emd", ground_distance="cosine"),
+            **kw,
+        )
     with pytest.raises(TypeError, match=r"`options` of 'kl' must be among \['epsilon'"):
         GroundTruthMeasure("kl", solver="dense")  # an EMD option given to KL
     with pytest.raises(ValueError, match="`measure` must be one of \\['emd', 'kl'\\]"):
-        GroundTruthSaliency(model, data.images, data.targets,
-                            measure=GroundTruthMeasure("pointing_game"), **kw)
+        GroundTruthSaliency(
+            model, data.images, data.targets, measure=GroundTruthMeasure("pointing_game"), **kw
+        )
     with pytest.raises(TypeError, match="unexpected keyword argument 'resize'"):
         GroundTruthSaliency(model, data.images, data.targets, resize=None, **kw)  # on measure
     with pytest.raises(ValueError, match="`ground_truth` must hold one map per input"):
-        GroundTruthSaliency(
-            model, data.images, data.targets, ground_truth=data.ground_truth[:-1]
-        )
+        GroundTruthSaliency(model, data.images, data.targets, ground_truth=data.ground_truth[:-1])
     with pytest.raises(ValueError, match="`task` must be one of"):
         GroundTruthSaliency(model, data.images, data.targets, task="ranking", **kw)
     with pytest.raises(TypeError, match="unexpected keyword"):
@@ -276,22 +268,24 @@ def test_localisation_metric_on_aixi():
 def test_measure_options_live_on_the_measure(data, model):
     phi = _explanations(data)
     measure = GroundTruthMeasure("emd", resize=None, ground_distance="manhattan", n_jobs=2)
-    metric = GroundTruthSaliency(model, data.images, data.targets,
-                                 ground_truth=data.ground_truth, measure=measure)
+    metric = GroundTruthSaliency(
+        model, data.images, data.targets, ground_truth=data.ground_truth, measure=measure
+    )
     expected = emd(phi, data.ground_truth, resize=None, ground_distance="manhattan")
     np.testing.assert_array_equal(metric.detailed_evaluate(phi), expected)
     np.testing.assert_array_equal(measure(phi, data.ground_truth), expected)
     assert not np.allclose(expected, emd(phi, data.ground_truth))  # the options are used
     config = metric.get_config()["measure"]
-    assert config == {"name": "emd", "resize": None, "ground_distance": "manhattan",
-                      "n_jobs": 2}
-    clone = GroundTruthSaliency(model, data.images, data.targets,
-                                ground_truth=data.ground_truth, measure=config)
+    assert config == {"name": "emd", "resize": None, "ground_distance": "manhattan", "n_jobs": 2}
+    clone = GroundTruthSaliency(
+        model, data.images, data.targets, ground_truth=data.ground_truth, measure=config
+    )
     np.testing.assert_array_equal(clone.detailed_evaluate(phi), expected)
     kl = GroundTruthMeasure("kl", epsilon=1e-3, resize=(16, 16))
-    np.testing.assert_array_equal(kl(phi, data.ground_truth),
-                                  kl_divergence(phi, data.ground_truth, epsilon=1e-3,
-                                                resize=(16, 16)))
+    np.testing.assert_array_equal(
+        kl(phi, data.ground_truth),
+        kl_divergence(phi, data.ground_truth, epsilon=1e-3, resize=(16, 16)),
+    )
     assert (kl.label, kl.higher_is_better) == ("KL", False)
     assert repr(kl) == "GroundTruthMeasure('kl', epsilon=0.001, resize=(16, 16))"
     assert GroundTruthMeasure("pointing_game").higher_is_better
@@ -302,7 +296,9 @@ def test_reference_length_is_checked_for_datasets_too(data, model, with_targets)
     # a tf.data dataset has no length up front: the maps are counted against its inputs
     x = data.images.astype(np.float32)
     ds = tf.data.Dataset.from_tensor_slices((x, data.targets) if with_targets else x).batch(3)
-    for metric in (lambda: GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[:2]),
-                   lambda: GroundTruthLocalisation(model, ds, masks=data.relevant_masks[:2])):
+    for metric in (
+        lambda: GroundTruthSaliency(model, ds, ground_truth=data.ground_truth[:2]),
+        lambda: GroundTruthLocalisation(model, ds, masks=data.relevant_masks[:2]),
+    ):
         with pytest.raises(ValueError, match="must hold one map per input: got 2 maps for"):
             metric()

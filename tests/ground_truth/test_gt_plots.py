@@ -60,7 +60,8 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
     assert shapley.loc["truth", "EMD (lower is better)"] > 0  # truth is the paper's map
     # measures with their options, in the order given
     chosen, scores = ground_truth_leaderboard(
-        explanations, data, measures=["pointing_game", GroundTruthMeasure("emd", resize=None)])
+        explanations, data, measures=["pointing_game", GroundTruthMeasure("emd", resize=None)]
+    )
     assert list(scores) == ["pointing game", "EMD"] and chosen.columns[0].startswith("pointing")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

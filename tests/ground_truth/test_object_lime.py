@@ -190,7 +190,10 @@ def test_the_object_numbering_holds_one_copy_of_the_labels():
     # each image's objects are renumbered into one preallocated array; a list of per-image
     # arrays stacked afterwards held every label map twice at the peak
     labels = np.random.default_rng(0).integers(0, 4, (400, 32, 32)).astype(np.uint8)
-    explainer, x = ObjectLime(lambda z: np.zeros((len(z), 1))), np.zeros((400, 32, 32, 1), np.float32)
+    explainer, x = (
+        ObjectLime(lambda z: np.zeros((len(z), 1))),
+        np.zeros((400, 32, 32, 1), np.float32),
+    )
     explainer._prepare(x[:2], labels[:2])  # first-call imports and caches are not measured
     tracemalloc.start()
     try:

@@ -31,9 +31,7 @@ from xplique_ext.metrics import (
 )
 from xplique_ext.models import AIXIFunctionModel
 
-PROPERTY = settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LOCALISATION = [relevance_mass_accuracy, relevance_rank_accuracy, pointing_game]
 
 
@@ -114,8 +112,9 @@ def test_degenerate_resize_is_refused_everywhere(resize):
         lambda: kl_divergence(a, b, resize=resize),
         lambda: _saliency(b[None], measure=GroundTruthMeasure("emd", resize=resize)),
         lambda: _saliency(b[None], measure=GroundTruthMeasure("kl", resize=resize)),
-        lambda: ground_truth_leaderboard({"x": a[None]}, b[None],
-                                         measures=[GroundTruthMeasure("emd", resize=resize)]),
+        lambda: ground_truth_leaderboard(
+            {"x": a[None]}, b[None], measures=[GroundTruthMeasure("emd", resize=resize)]
+        ),
     ):
         with pytest.raises(ValueError, match=r"`resize` must be None or a pair of integers >= 2"):
             call()
@@ -208,8 +207,9 @@ def test_multiplying_a_map_leaves_every_score_unchanged(factor):
         np.testing.assert_allclose(measure(phi * factor, masks), measure(phi, masks), rtol=1e-12)
     # near the float maximum the sums would overflow without the rescaling
     big = phi / phi.max() * np.finfo(np.float64).max
-    np.testing.assert_allclose(relevance_mass_accuracy(big, masks),
-                               relevance_mass_accuracy(phi, masks), rtol=1e-12)
+    np.testing.assert_allclose(
+        relevance_mass_accuracy(big, masks), relevance_mass_accuracy(phi, masks), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("factor", [1e-170, 1e150, 1e300])
@@ -263,8 +263,10 @@ def test_explanations_of_a_constant_function_are_exactly_zero(kernel):
     # an image with a square (class not constant) keeps its explanation
     full = make_aixi_shape(40, image_size=64, function="class", seed=3)
     varying = full[np.flatnonzero(full.counts[:, 1] > 0)[:2]]
-    assert np.abs(lime.explain_objects(varying.images,
-                                       object_labels=varying.object_labels)).max() > 0.1
+    assert (
+        np.abs(lime.explain_objects(varying.images, object_labels=varying.object_labels)).max()
+        > 0.1
+    )
 
 
 class _Offset:
@@ -308,19 +310,22 @@ def test_property_scale_invariance(pair, log_phi, log_truth):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning either
         for measure in (emd, kl_divergence):
-            np.testing.assert_allclose(measure(phi * a, truth * b), measure(phi, truth),
-                                       rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(
+                measure(phi * a, truth * b), measure(phi, truth), rtol=1e-10, atol=1e-13
+            )
         for measure in LOCALISATION:
-            np.testing.assert_allclose(measure(phi * a, masks), measure(phi, masks),
-                                       rtol=1e-12)
+            np.testing.assert_allclose(measure(phi * a, masks), measure(phi, masks), rtol=1e-12)
         # Eq. 5 unnormalised: homogeneous of degree 1 in a common factor
         np.testing.assert_allclose(
             emd(phi * a, truth * a, resize=None, normalize=False) / a,
-            emd(phi, truth, resize=None, normalize=False), rtol=1e-10,
+            emd(phi, truth, resize=None, normalize=False),
+            rtol=1e-10,
         )
     np.testing.assert_allclose(
         _saliency(truth * b).detailed_evaluate(phi * a),
-        _saliency(truth).detailed_evaluate(phi), rtol=1e-10, atol=1e-13,
+        _saliency(truth).detailed_evaluate(phi),
+        rtol=1e-10,
+        atol=1e-13,
     )
     assert _localisation(masks).evaluate(phi * a) == pytest.approx(
         _localisation(masks).evaluate(phi), rel=1e-12
@@ -339,8 +344,9 @@ def test_property_batch_size_and_order(pair, order):
         one_by_one = [measure(phi[i], ref[i]) for i in range(3)]
         np.testing.assert_allclose(one_by_one, batch, rtol=1e-12)
     metric = _saliency(truth[order], measure="kl")
-    np.testing.assert_allclose(metric.detailed_evaluate(phi[order]),
-                               kl_divergence(phi, truth)[order], rtol=1e-12)
+    np.testing.assert_allclose(
+        metric.detailed_evaluate(phi[order]), kl_divergence(phi, truth)[order], rtol=1e-12
+    )
 
 
 @PROPERTY
@@ -419,8 +425,13 @@ INVALID_SETTINGS = {
     "ground_distance": st.one_of(st.text(max_size=4), st.integers()),
     "n_jobs": st.one_of(st.integers(-20, 0).filter(lambda v: v != -1), st.text(max_size=2)),
     "normalize": st.one_of(st.integers(0, 1), st.text(max_size=2), st.none()),
-    "epsilon": st.one_of(st.floats(max_value=0.0), st.just(float("nan")),
-                         st.just(float("inf")), st.text(max_size=2), st.none()),
+    "epsilon": st.one_of(
+        st.floats(max_value=0.0),
+        st.just(float("nan")),
+        st.just(float("inf")),
+        st.text(max_size=2),
+        st.none(),
+    ),
 }
 
 
@@ -454,8 +465,9 @@ def test_property_model_output_dtype(seed, dtype):
         local = GroundTruthLocalisation(model, inputs, np.eye(3)[classes], masks=truth > 0)
     assert metric.model_accuracy == local.model_accuracy == 1.0
     np.testing.assert_array_equal(metric.detailed_evaluate(phi), emd(phi, truth))
-    np.testing.assert_array_equal(local.detailed_evaluate(phi),
-                                  relevance_mass_accuracy(phi, truth > 0))
+    np.testing.assert_array_equal(
+        local.detailed_evaluate(phi), relevance_mass_accuracy(phi, truth > 0)
+    )
 
 
 def test_a_refused_resize_suggests_one_that_works():
@@ -474,14 +486,21 @@ def test_a_refused_resize_suggests_one_that_works():
     assert "(32, 32)" not in hint
     # the suggestion works (as does any pair at least as large in both entries), for other
     # shapes too
-    for shape, resize in (((10, 1000), (32, 32)), ((64, 128), (2, 2)), ((1000, 10), (3, 50)),
-                          ((100, 300), (1000, 2)), ((3, 7), (2, 2)), ((5, 400), (300, 40)),
-                          ((2, 9), (4, 4))):
+    for shape, resize in (
+        ((10, 1000), (32, 32)),
+        ((64, 128), (2, 2)),
+        ((1000, 10), (3, 50)),
+        ((100, 300), (1000, 2)),
+        ((3, 7), (2, 2)),
+        ((5, 400), (300, 40)),
+        ((2, 9), (4, 4)),
+    ):
         maps = _point(shape, 0, 0)
         with pytest.raises(ValueError, match="single cell") as info:
             kl_divergence(maps, maps, resize=resize)
-        suggested = tuple(int(v) for v in re.search(r"pass resize=\((\d+), (\d+)\)",
-                                                     str(info.value)).groups())
+        suggested = tuple(
+            int(v) for v in re.search(r"pass resize=\((\d+), (\d+)\)", str(info.value)).groups()
+        )
         assert min(suggested) >= 2  # a value the declaration accepts
         assert min(s for s, e in zip(fit_size(shape, suggested), shape) if e > 1) >= 2, shape
         assert emd(maps, maps, resize=suggested) == pytest.approx(0.0)

@@ -115,8 +115,7 @@ def test_eight_mufidelity_instances_are_quiet_and_each_keeps_its_options(data, t
     runtime._SHARED.clear()
     for (index, options), scores in zip(CASES, shared):
         alone = MuFidelity(clone(models[index]), x, y, **{**BASE, **options})
-        np.testing.assert_allclose(scores, alone.detailed_evaluate(phi), rtol=1e-6,
-                                   atol=1e-9)
+        np.testing.assert_allclose(scores, alone.detailed_evaluate(phi), rtol=1e-6, atol=1e-9)
     # the options really change the scores (the comparison above can fail)
     assert not np.allclose(shared[0], shared[1])
     assert not np.allclose(shared[0], shared[2])
@@ -129,8 +128,19 @@ def test_instances_on_one_model_share_their_compiled_functions(data):
     a = MuFidelity(model, x, y, **BASE)
     # nb_samples, baseline, seed, subset_percent and batch size are arguments, not
     # part of the graph: the compiled functions are the same objects
-    b = MuFidelity(model, x, y, **{**BASE, "nb_samples": 50, "baseline_mode": 1.0,
-                                   "seed": 3, "subset_percent": 0.5, "batch_size": 2})
+    b = MuFidelity(
+        model,
+        x,
+        y,
+        **{
+            **BASE,
+            "nb_samples": 50,
+            "baseline_mode": 1.0,
+            "seed": 3,
+            "subset_percent": 0.5,
+            "batch_size": 2,
+        },
+    )
     assert a._perturbed_fn is b._perturbed_fn
     assert a._chunk_fn is b._chunk_fn
     assert a._score_fn is b._score_fn and a._output_fn is b._output_fn
@@ -178,7 +188,8 @@ def test_shared_cache_is_bounded_and_keyed_on_identity(monkeypatch):
     assert len(runtime._SHARED) == 3
     # objects that cannot be weakly referenced are never shared
     assert runtime.shared_functions((1,), (), build) is not runtime.shared_functions(
-        (1,), (), build)
+        (1,), (), build
+    )
 
 
 @pytest.mark.filterwarnings("ignore::xplique_ext.metrics.ground_truth.LowModelAccuracyWarning")
@@ -187,16 +198,21 @@ def test_ground_truth_instances_are_quiet_and_each_uses_its_model(data, tf_messa
     models = [tiny_cnn(SHAPE, seed=10 + s) for s in range(6)]
     truth = (np.abs(phi) > 1).astype(np.float64)
     kw = dict(ground_truth=truth, min_accuracy=0.0)
-    accuracies = [GroundTruthSaliency(m, x, y, activation=a, **kw).model_accuracy
-                  for m, a in zip(models, [None, "softmax"] * 3)]
+    accuracies = [
+        GroundTruthSaliency(m, x, y, activation=a, **kw).model_accuracy
+        for m, a in zip(models, [None, "softmax"] * 3)
+    ]
     no_retracing(tf_messages)
     runtime._SHARED.clear()
     for m, a, acc in zip(models, [None, "softmax"] * 3, accuracies):
         metric = GroundTruthSaliency(clone(m), x, y, activation=a, **kw)
         assert metric.model_accuracy == acc
-        np.testing.assert_allclose(metric.model_outputs(x), m(x).numpy()
-                                   if a is None else tf.nn.softmax(m(x)).numpy(),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            metric.model_outputs(x),
+            m(x).numpy() if a is None else tf.nn.softmax(m(x)).numpy(),
+            rtol=1e-5,
+            atol=1e-6,
+        )
 
 
 def test_text_classifier_on_many_models_is_quiet(tf_messages):
@@ -207,23 +223,35 @@ def test_text_classifier_on_many_models_is_quiet(tf_messages):
     ids = np.random.default_rng(0).integers(1, 20, size=(5, 7))
     for seed in range(6):
         keras.utils.set_random_seed(seed)
-        model = keras.Sequential([
-            keras.Input((7,), dtype="int32"), keras.layers.Embedding(20, 4),
-            keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1, activation="sigmoid"),
-        ])
+        model = keras.Sequential(
+            [
+                keras.Input((7,), dtype="int32"),
+                keras.layers.Embedding(20, 4),
+                keras.layers.GlobalAveragePooling1D(),
+                keras.layers.Dense(1, activation="sigmoid"),
+            ]
+        )
         wrapper = TextClassifier(model, lambda s: s)
-        np.testing.assert_allclose(wrapper.forward(ids), model(ids).numpy()[:, 0],
-                                   rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(
+            wrapper.forward(ids), model(ids).numpy()[:, 0], rtol=1e-5, atol=1e-7
+        )
     no_retracing(tf_messages)
 
 
 def test_instances_under_a_strategy_are_quiet_and_match_the_default(data, tf_messages):
     x, y, phi, models = data
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
-    cases = [(0, {}), (1, {}), (2, {}), (0, dict(grid_size=6)), (1, dict(nb_samples=25)),
-             (2, dict(activation="softmax"))]
-    distributed = [MuFidelity(models[i], x, y, strategy=strategy, **{**BASE, **o})
-                   for i, o in cases]
+    cases = [
+        (0, {}),
+        (1, {}),
+        (2, {}),
+        (0, dict(grid_size=6)),
+        (1, dict(nb_samples=25)),
+        (2, dict(activation="softmax")),
+    ]
+    distributed = [
+        MuFidelity(models[i], x, y, strategy=strategy, **{**BASE, **o}) for i, o in cases
+    ]
     assert distributed[0]._perturbed_fn is not distributed[1]._perturbed_fn
     scores = [m.detailed_evaluate(phi) for m in distributed]
     no_retracing(tf_messages)

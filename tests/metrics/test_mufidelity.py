@@ -16,8 +16,14 @@ FAST = dict(nb_samples=40, seed=0, progress=False)
 @pytest.mark.parametrize("correlation", ["spearman", "pearson"])
 def test_sum_model_identity_explanation_is_perfect(rng, grid_size, correlation):
     x = rng.random((5, 12, 12, 3), dtype=np.float32)
-    metric = MuFidelity(linear_model(x.shape[1:]), x, np.ones(5), grid_size=grid_size,
-                        correlation=correlation, **FAST)
+    metric = MuFidelity(
+        linear_model(x.shape[1:]),
+        x,
+        np.ones(5),
+        grid_size=grid_size,
+        correlation=correlation,
+        **FAST,
+    )
     np.testing.assert_allclose(metric.detailed_evaluate(x), 1.0, atol=1e-6)
     assert metric.evaluate(-x) == pytest.approx(-1.0, abs=1e-6)
     # channels summed: (N, H, W) and (N, H, W, 1) maps of the same sums are equivalent
@@ -45,8 +51,14 @@ def test_nonzero_baseline_and_callable_baseline(rng):
     # with baseline b the drop is sum_S w (x - b): phi = w * (x - b) is exact
     m = MuFidelity(model, x, np.ones(4), grid_size=None, baseline_mode=0.5, **FAST)
     assert m.evaluate(w * (x - 0.5)) == pytest.approx(1.0, abs=1e-6)
-    m = MuFidelity(model, x, np.ones(4), grid_size=None,
-                   baseline_mode=lambda xi: np.full_like(xi, xi.mean()), **FAST)
+    m = MuFidelity(
+        model,
+        x,
+        np.ones(4),
+        grid_size=None,
+        baseline_mode=lambda xi: np.full_like(xi, xi.mean()),
+        **FAST,
+    )
     phi = w * (x - x.mean(axis=(1, 2, 3), keepdims=True))
     assert m.evaluate(phi) == pytest.approx(1.0, abs=1e-6)
 
@@ -75,10 +87,12 @@ def test_agrees_with_xplique_mufidelity():
     }
     tf.random.set_seed(0)  # Xplique draws its subsets from TF's global generator
     for name, phi in explanations.items():
-        ours = MuFidelity(model, x, y, batch_size=256, grid_size=4, nb_samples=1000, seed=3,
-                          progress=False).evaluate(phi)
-        theirs = XpliqueMuFidelity(model, x, y, batch_size=256, grid_size=4,
-                                   nb_samples=1000).evaluate(phi)
+        ours = MuFidelity(
+            model, x, y, batch_size=256, grid_size=4, nb_samples=1000, seed=3, progress=False
+        ).evaluate(phi)
+        theirs = XpliqueMuFidelity(
+            model, x, y, batch_size=256, grid_size=4, nb_samples=1000
+        ).evaluate(phi)
         assert abs(ours - theirs) <= 0.03, (name, ours, theirs)
 
 
@@ -88,14 +102,16 @@ def test_agrees_with_xplique_mufidelity():
 def test_same_seed_same_scores_at_any_batch_size(case):
     model, x, y, phi = case
     runs = [
-        MuFidelity(model, x, y, batch_size=b, grid_size=3, nb_samples=30, seed=5,
-                   progress=False).detailed_evaluate(phi)
+        MuFidelity(
+            model, x, y, batch_size=b, grid_size=3, nb_samples=30, seed=5, progress=False
+        ).detailed_evaluate(phi)
         for b in (1, 7, 64, None)
     ]
     for other in runs[1:]:
         np.testing.assert_array_equal(runs[0], other)
-    different = MuFidelity(model, x, y, grid_size=3, nb_samples=30, seed=6,
-                           progress=False).detailed_evaluate(phi)
+    different = MuFidelity(
+        model, x, y, grid_size=3, nb_samples=30, seed=6, progress=False
+    ).detailed_evaluate(phi)
     assert not np.array_equal(runs[0], different)
 
 
@@ -109,13 +125,16 @@ def test_arrays_tensors_and_datasets_agree(case):
         "one-hot": MuFidelity(model, x, one_hot, **kw),
         "dataset of x": MuFidelity(model, tf.data.Dataset.from_tensor_slices(x), y, **kw),
         "batched dataset of x": MuFidelity(
-            model, tf.data.Dataset.from_tensor_slices(x).batch(4), y, **kw),
+            model, tf.data.Dataset.from_tensor_slices(x).batch(4), y, **kw
+        ),
         "dataset of (x, y)": MuFidelity(
-            model, tf.data.Dataset.from_tensor_slices((x, one_hot)).batch(5), None, **kw),
+            model, tf.data.Dataset.from_tensor_slices((x, one_hot)).batch(5), None, **kw
+        ),
     }
     for name, metric in variants.items():
-        np.testing.assert_allclose(metric.detailed_evaluate(tf.constant(phi)), ref,
-                                   atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            metric.detailed_evaluate(tf.constant(phi)), ref, atol=1e-6, err_msg=name
+        )
 
 
 def test_permuting_samples_permutes_scores(case):
@@ -145,8 +164,9 @@ def test_operator_and_activation(case):
 
     with_operator = MuFidelity(model, x, one_hot, operator=softmax_operator, **kw)
     with_activation = MuFidelity(model, x, one_hot, activation="softmax", **kw)
-    np.testing.assert_allclose(with_operator.detailed_evaluate(phi),
-                               with_activation.detailed_evaluate(phi), atol=1e-6)
+    np.testing.assert_allclose(
+        with_operator.detailed_evaluate(phi), with_activation.detailed_evaluate(phi), atol=1e-6
+    )
 
 
 def test_constant_predictions_give_nan_with_warning(rng):
@@ -175,7 +195,11 @@ def test_declares_direction():
     [
         (dict(subset_percent=1.5), ValueError, r"`subset_percent` must be in \(0, 1\), got 1.5"),
         (dict(subset_percent=0.0), ValueError, r"`subset_percent` must be in \(0, 1\), got 0"),
-        (dict(nb_samples=1), ValueError, r"`nb_samples` must be in \[2, 1000000\] or 'auto', got 1"),
+        (
+            dict(nb_samples=1),
+            ValueError,
+            r"`nb_samples` must be in \[2, 1000000\] or 'auto', got 1",
+        ),
         (dict(grid_size=20), ValueError, r"`grid_size` must be at most the image size 12"),
         (dict(activation="relu"), ValueError, r"`activation` must be one of \[None, 'sigmoid'"),
         (dict(correlation="kendall"), ValueError, r"`correlation` must be one of"),
@@ -200,7 +224,10 @@ def test_bad_explanations(case):
     bad = phi.copy()
     bad[2, 3, 3] = np.nan
     bad[4, 0, 0] = np.inf
-    with pytest.raises(ValueError, match="`explanations` must be an array of finite values only, got 1 NaN and 1 inf"):
+    with pytest.raises(
+        ValueError,
+        match="`explanations` must be an array of finite values only, got 1 NaN and 1 inf",
+    ):
         metric.evaluate(bad)
     with pytest.raises(TypeError, match="`explanations` must be an array of real numbers"):
         metric.evaluate(np.full(phi.shape, "a"))

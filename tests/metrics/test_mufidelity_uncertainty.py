@@ -29,8 +29,7 @@ OPTIONS = dict(grid_size=4, progress=False)
 def test_standard_error_formulas_by_hand():
     # Pearson: (1 - r^2) / sqrt(m - 3); Spearman: times sqrt(1 + r^2 / 2)
     assert correlation_std_error(0.5, 103, "pearson") == pytest.approx(0.75 / 10)
-    assert correlation_std_error(0.5, 103, "spearman") == pytest.approx(
-        0.75 * np.sqrt(1.125) / 10)
+    assert correlation_std_error(0.5, 103, "spearman") == pytest.approx(0.75 * np.sqrt(1.125) / 10)
     out = correlation_std_error(np.array([1.0, np.nan, 0.0]), np.array([50, 50, 3]))
     assert out[0] == 0 and np.isnan(out[1]) and np.isnan(out[2])
     with pytest.raises(ValueError, match="correlation"):
@@ -55,8 +54,15 @@ def test_reported_standard_error_matches_the_spread_over_seeds(linear, correlati
     model, x, noisy = linear
     scores, errors = [], []
     for seed in range(30):
-        d = MuFidelity(model, x[:3], nb_samples=100, batch_size=300, seed=seed,
-                       correlation=correlation, **OPTIONS).details(noisy[:3])
+        d = MuFidelity(
+            model,
+            x[:3],
+            nb_samples=100,
+            batch_size=300,
+            seed=seed,
+            correlation=correlation,
+            **OPTIONS,
+        ).details(noisy[:3])
         scores.append(d["score"])
         errors.append(d["std_error"])
     ratio = np.std(scores, axis=0, ddof=1) / np.mean(errors, axis=0)
@@ -101,8 +107,9 @@ def test_adaptive_stops_when_the_answer_is_known(linear):
         points = adaptive_checkpoints(600)
         if used > points[0]:
             before = points[points.index(used) - 1]
-            prefix = _auto(model, x[i:i + 1], 64, target_se=1e-9,
-                           max_samples=before).details(noisy[i:i + 1])
+            prefix = _auto(model, x[i : i + 1], 64, target_se=1e-9, max_samples=before).details(
+                noisy[i : i + 1]
+            )
             assert prefix["std_error"][0] > 0.05
 
 
@@ -134,8 +141,12 @@ def test_adaptive_settings_are_validated_and_round_trip(linear):
     for bad, error in (("Auto", ValueError), ("200", ValueError), (1.5, TypeError)):
         with pytest.raises(error, match="nb_samples"):
             MuFidelity(model, x, nb_samples=bad, **OPTIONS)
-    for bad, error in ((0.0, ValueError), (1.0, ValueError), ("a", TypeError),
-                       (float("nan"), ValueError)):
+    for bad, error in (
+        (0.0, ValueError),
+        (1.0, ValueError),
+        ("a", TypeError),
+        (float("nan"), ValueError),
+    ):
         with pytest.raises(error, match="target_se"):
             MuFidelity(model, x, nb_samples="auto", target_se=bad, **OPTIONS)
     for bad, error in ((3, ValueError), (10.0, TypeError), (None, TypeError)):

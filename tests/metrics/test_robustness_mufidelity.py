@@ -39,12 +39,12 @@ def test_01_model_with_1d_output_is_one_output_never_broadcast(rng, batch_size):
     # f = sum(x) returning (B,): phi = x is exact, so every score is 1 at any batch size
     # (the old operator broadcast (B,) against (B, 1) into (B, B): 0.30 at batch 8)
     x = rng.random((8, 6, 6, 1), dtype=np.float32)
-    metric = MuFidelity(sum_callable, x, None, batch_size=batch_size, grid_size=None,
-                        **FAST)
+    metric = MuFidelity(sum_callable, x, None, batch_size=batch_size, grid_size=None, **FAST)
     np.testing.assert_allclose(metric.detailed_evaluate(x), 1.0, atol=1e-6)
     assert metric.model_outputs(x).shape == (8, 1)
-    np.testing.assert_allclose(metric.scores(x, np.ones((8, 1), np.float32)),
-                               x.reshape(8, -1).sum(1), rtol=1e-5)
+    np.testing.assert_allclose(
+        metric.scores(x, np.ones((8, 1), np.float32)), x.reshape(8, -1).sum(1), rtol=1e-5
+    )
 
 
 def numpy_sum_model(b):
@@ -56,14 +56,15 @@ def numpy_sum_model(b):
 def test_01_numpy_model_with_1d_output(rng):
     x = rng.random((5, 6, 6, 1), dtype=np.float32)
     for batch_size in (2, None):
-        metric = MuFidelity(numpy_sum_model, x, None, batch_size=batch_size, grid_size=None,
-                            **FAST)
+        metric = MuFidelity(numpy_sum_model, x, None, batch_size=batch_size, grid_size=None, **FAST)
         np.testing.assert_allclose(metric.detailed_evaluate(x), 1.0, atol=1e-6)
 
 
 def test_01_model_that_drops_the_batch_axis_is_refused(rng):
     x = rng.random((4, 6, 6, 1), dtype=np.float32)
-    with pytest.raises(ValueError, match=r"`model` must return one output per input.*got shape \(\)"):
+    with pytest.raises(
+        ValueError, match=r"`model` must return one output per input.*got shape \(\)"
+    ):
         MuFidelity(lambda b: tf.reduce_sum(b), x, None, grid_size=None, **FAST).evaluate(x)
 
 
@@ -71,25 +72,34 @@ def test_01_model_that_drops_the_batch_axis_is_refused(rng):
 def test_02_single_image_without_batch_axis_is_refused(rng):
     x = rng.random((8, 8, 3), dtype=np.float32)  # one image: (H, W, C), no batch axis
     model = linear_model((8, 8, 3))
-    with pytest.raises(ValueError, match=r"`inputs` must have a batch axis.*rank 4.*"
-                                         r"inputs\[None\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"`inputs` must have a batch axis.*rank 4.*"
+        r"inputs\[None\]",
+    ):
         MuFidelity(model, x, np.ones(8), **FAST)
     # with the batch axis it runs
-    assert np.isfinite(MuFidelity(model, x[None], np.ones(1), grid_size=None, **FAST)
-                       .evaluate(x[None]))
+    assert np.isfinite(
+        MuFidelity(model, x[None], np.ones(1), grid_size=None, **FAST).evaluate(x[None])
+    )
 
 
 def test_02_inputs_of_the_wrong_rank_are_refused(rng):
     model = linear_model((8, 8, 3))
-    with pytest.raises(ValueError, match=r"`inputs` must have rank 4 .* got shape \(2, 1, 8, 8, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"`inputs` must have rank 4 .* got shape \(2, 1, 8, 8, 3\)"
+    ):
         MuFidelity(model, rng.random((2, 1, 8, 8, 3)), np.ones(2), **FAST)
 
 
 def test_02_dataset_elements_of_the_wrong_rank_are_refused(rng):
     model = linear_model((8, 8, 3))
     ds = tf.data.Dataset.from_tensor_slices(rng.random((2, 8, 3), dtype=np.float32))
-    with pytest.raises(ValueError, match=r"`inputs` dataset elements must have rank 4 .* or 3 "
-                                         r"\(one input\).* got elements of shape \(8, 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`inputs` dataset elements must have rank 4 .* or 3 "
+        r"\(one input\).* got elements of shape \(8, 3\)",
+    ):
         MuFidelity(model, ds, np.ones(2), **FAST)
 
 
@@ -98,7 +108,9 @@ def test_03_non_finite_inputs_are_refused(case):
     model, x, y, phi = case
     bad = x.copy()
     bad[3, 0, 0, 0] = np.nan
-    with pytest.raises(ValueError, match="`inputs` must be an array of finite values only, got 1 NaN and 0 inf"):
+    with pytest.raises(
+        ValueError, match="`inputs` must be an array of finite values only, got 1 NaN and 0 inf"
+    ):
         MuFidelity(model, bad, y, **FAST).evaluate(phi)
 
 
@@ -107,14 +119,18 @@ def test_03_non_finite_inputs_are_refused_batch_by_batch_when_streamed(case):
     bad = x.copy()
     bad[-1, 2, 2, 1] = np.inf  # in the last batch only
     ds = tf.data.Dataset.from_tensor_slices(bad).batch(4)
-    with pytest.raises(ValueError, match="`inputs` must be an array of finite values only, got 0 NaN and 1 inf"):
+    with pytest.raises(
+        ValueError, match="`inputs` must be an array of finite values only, got 0 NaN and 1 inf"
+    ):
         MuFidelity(model, ds, y, batch_size=4, **FAST).evaluate(phi)
 
 
 # ------------------------------------------------------------- 4. degenerate settings
 def test_04_two_samples_warn(case):
     model, x, y, _ = case
-    with pytest.warns(DegenerateSettingWarning, match=r"`nb_samples`=2 makes every score \+1, -1 or NaN"):
+    with pytest.warns(
+        DegenerateSettingWarning, match=r"`nb_samples`=2 makes every score \+1, -1 or NaN"
+    ):
         MuFidelity(model, x, y, nb_samples=2, progress=False)
 
 
@@ -129,7 +145,7 @@ def test_04_single_cell_grid_warns_and_gives_nan_with_the_reason(case):
 
 def test_04_tiny_subset_percent_warns_with_the_expected_share(case):
     model, x, y, _ = case
-    share = 0.999 ** 81 + 0.001 ** 81  # 81 cells of a 9x9 grid
+    share = 0.999**81 + 0.001**81  # 81 cells of a 9x9 grid
     with pytest.warns(DegenerateSettingWarning, match=f"{share:.1%} of the random subsets"):
         MuFidelity(model, x, y, subset_percent=0.001, grid_size=9, **FAST)
 
@@ -140,8 +156,9 @@ def test_04_no_empty_or_full_subset_enters_the_correlation():
     assert sizes.min() >= 1 and sizes.max() <= 80
     pool = _subset_pool(np.random.default_rng(0), 2000, 4, 0.5)
     # conditional binomial law on 1..3 of Bin(4, 1/2): 4/14, 6/14, 4/14
-    np.testing.assert_allclose(np.bincount(pool.sum(1), minlength=4)[1:] / 2000,
-                               [4 / 14, 6 / 14, 4 / 14], atol=0.04)
+    np.testing.assert_allclose(
+        np.bincount(pool.sum(1), minlength=4)[1:] / 2000, [4 / 14, 6 / 14, 4 / 14], atol=0.04
+    )
 
 
 def test_04_random_explanation_is_not_rewarded_by_empty_subsets(rng):
@@ -151,8 +168,16 @@ def test_04_random_explanation_is_not_rewarded_by_empty_subsets(rng):
     x = rng.random((8, 9, 9, 1), dtype=np.float32) + 0.5
     phi = rng.random((8, 9, 9), dtype=np.float32) + 0.5
     with pytest.warns(DegenerateSettingWarning):
-        metric = MuFidelity(linear_model((9, 9, 1)), x, np.ones(8), grid_size=9,
-                            subset_percent=0.001, nb_samples=50, seed=0, progress=False)
+        metric = MuFidelity(
+            linear_model((9, 9, 1)),
+            x,
+            np.ones(8),
+            grid_size=9,
+            subset_percent=0.001,
+            nb_samples=50,
+            seed=0,
+            progress=False,
+        )
     assert abs(metric.evaluate(phi)) < 0.3
 
 
@@ -178,8 +203,9 @@ def test_06_large_seeds_use_all_their_bits(case):
     kw = dict(grid_size=3, nb_samples=30, progress=False)
 
     def run(seed, batch_size=64):
-        return MuFidelity(model, x, y, batch_size=batch_size, seed=seed,
-                          **kw).detailed_evaluate(phi)
+        return MuFidelity(model, x, y, batch_size=batch_size, seed=seed, **kw).detailed_evaluate(
+            phi
+        )
 
     assert not np.array_equal(run(2**63), run(0))
     assert not np.array_equal(run(2**64 + 5), run(5))
@@ -194,15 +220,20 @@ def test_06_content_hash_depends_on_content_and_seed_only(rng):
     np.testing.assert_array_equal(cell_permutations(x[[3, 0]], 16, 2**64 + 1), perms[[3, 0]])
     assert len({tuple(p) for p in perms.tolist()}) == 5
     assert not np.array_equal(cell_permutations(x, 16, 1), perms)
-    np.testing.assert_array_equal(cell_permutations(x[::-1], 16, 7), cell_permutations(x, 16, 7)[::-1])
+    np.testing.assert_array_equal(
+        cell_permutations(x[::-1], 16, 7), cell_permutations(x, 16, 7)[::-1]
+    )
 
 
 # ------------------------------------------------------------- 9. crashes -> clear errors
 def test_09_baseline_callable_of_wrong_shape(case):
     model, x, y, phi = case
     metric = MuFidelity(model, x, y, baseline_mode=lambda xi: xi[..., 0], **FAST)
-    with pytest.raises(ValueError, match=r"`baseline_mode` callable must return an array of "
-                                         r"the input's shape \(12, 12, 3\), got shape \(12, 12\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`baseline_mode` callable must return an array of "
+        r"the input's shape \(12, 12, 3\), got shape \(12, 12\)",
+    ):
         metric.evaluate(phi)
     metric = MuFidelity(model, x, y, baseline_mode=lambda xi: "grey", **FAST)
     with pytest.raises(TypeError, match=r"`baseline_mode\(x\)` must be a NumPy array.* of numbers"):
@@ -212,14 +243,19 @@ def test_09_baseline_callable_of_wrong_shape(case):
 def test_09_operator_returning_one_score_per_output(case):
     model, x, y, phi = case
     metric = MuFidelity(model, x, y, operator=lambda f, a, b: f(a) * b, **FAST)
-    with pytest.raises(ValueError, match=r"`operator` must return one output per input of shape "
-                                         r"\(B,\) or \(B, 1\) .*got shape \(9, 3\) for a batch of 9"):
+    with pytest.raises(
+        ValueError,
+        match=r"`operator` must return one output per input of shape "
+        r"\(B,\) or \(B, 1\) .*got shape \(9, 3\) for a batch of 9",
+    ):
         metric.evaluate(phi)
 
 
 def test_09_object_dtype_inputs(case):
     model, x, y, _ = case
-    with pytest.raises(TypeError, match=r"`inputs` must be an array of numbers \(bool.* got dtype object"):
+    with pytest.raises(
+        TypeError, match=r"`inputs` must be an array of numbers \(bool.* got dtype object"
+    ):
         MuFidelity(model, x.astype(object), y, **FAST)
 
 
@@ -228,7 +264,9 @@ def test_10_multi_input_models_are_not_supported(rng):
     a, b = keras.Input((4,)), keras.Input((3,))
     model = keras.Model([a, b], keras.layers.Dense(2)(keras.layers.Concatenate()([a, b])))
     x1, x2 = rng.random((8, 4)), rng.random((8, 3))
-    with pytest.raises(TypeError, match="`model` has 2 inputs; multi-input models are not supported"):
+    with pytest.raises(
+        TypeError, match="`model` has 2 inputs; multi-input models are not supported"
+    ):
         MuFidelity(model, [x1, x2], None, **FAST)
     with pytest.raises(TypeError, match=r"`inputs` must be a single array .* list of 2 arrays"):
         MuFidelity(sum_callable, [x1, x2], None, **FAST)
@@ -252,8 +290,16 @@ def _recording_model(sizes):
 def test_17_perturbation_batches_never_exceed_the_work(rng, batch_size, expected):
     x = rng.random((4, 5, 5, 1), dtype=np.float32)
     sizes = []
-    metric = MuFidelity(_recording_model(sizes), x, np.ones(4), batch_size=batch_size,
-                        grid_size=None, nb_samples=100, seed=0, progress=False)
+    metric = MuFidelity(
+        _recording_model(sizes),
+        x,
+        np.ones(4),
+        batch_size=batch_size,
+        grid_size=None,
+        nb_samples=100,
+        seed=0,
+        progress=False,
+    )
     sizes.clear()
     metric.evaluate(x)
     # one probe of the output size, the unperturbed inputs, then the perturbations
@@ -397,7 +443,15 @@ def test_tqdm_is_not_imported_without_progress(rng, monkeypatch):
     zero_phi=st.booleans(),
 )
 def test_property_scores_in_range_or_nan_with_warning_and_batch_size_invariant(
-    shape, n, nb_samples, subset_percent, grid, correlation, data_seed, seed, batch_sizes,
+    shape,
+    n,
+    nb_samples,
+    subset_percent,
+    grid,
+    correlation,
+    data_seed,
+    seed,
+    batch_sizes,
     zero_phi,
 ):
     rng = np.random.default_rng(data_seed)
@@ -408,15 +462,27 @@ def test_property_scores_in_range_or_nan_with_warning_and_batch_size_invariant(
         flat = tf.reshape(b, (tf.shape(b)[0], -1))
         return tf.tanh(tf.reduce_sum(flat * w, axis=1, keepdims=True))
 
-    phi = np.zeros((n,) + shape, np.float32) if zero_phi else \
-        rng.normal(size=(n,) + shape).astype(np.float32)
+    phi = (
+        np.zeros((n,) + shape, np.float32)
+        if zero_phi
+        else rng.normal(size=(n,) + shape).astype(np.float32)
+    )
     runs = []
     for batch_size in batch_sizes:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
-            metric = MuFidelity(model, x, None, batch_size=batch_size, grid_size=grid,
-                                subset_percent=subset_percent, nb_samples=nb_samples,
-                                correlation=correlation, seed=seed, progress=False)
+            metric = MuFidelity(
+                model,
+                x,
+                None,
+                batch_size=batch_size,
+                grid_size=grid,
+                subset_percent=subset_percent,
+                nb_samples=nb_samples,
+                correlation=correlation,
+                seed=seed,
+                progress=False,
+            )
             scores = metric.detailed_evaluate(phi)
         assert scores.shape == (n,)
         finite = scores[~np.isnan(scores)]
@@ -451,7 +517,7 @@ def test_cell_sums_do_not_depend_on_how_many_explanations_are_summed_at_once(rng
     metric = MuFidelity(sum_callable, x, None, grid_size=9, **FAST)
     phi = rng.standard_normal((64, 32, 32))
     together = metric._explanation_cells(phi)
-    alone = np.concatenate([metric._explanation_cells(phi[i:i + 1]) for i in range(64)])
+    alone = np.concatenate([metric._explanation_cells(phi[i : i + 1]) for i in range(64)])
     np.testing.assert_array_equal(together, alone)
 
 
@@ -461,14 +527,19 @@ def test_sweep_batched_dataset_of_the_wrong_rank_is_refused(rng):
     # as time series (plausible numbers)
     model = linear_model((8, 8, 1))
     ds = tf.data.Dataset.from_tensor_slices(rng.random((4, 8, 8), dtype=np.float32)).batch(2)
-    with pytest.raises(ValueError, match=r"`inputs` dataset elements must have rank 4 .*"
-                                         r"got elements of shape \(None, 8, 8\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`inputs` dataset elements must have rank 4 .*"
+        r"got elements of shape \(None, 8, 8\)",
+    ):
         MuFidelity(model, ds, np.ones(4), grid_size=4, **FAST)
 
 
 def test_sweep_inputs_with_a_feature_axis_of_size_0_are_refused():
     # was a raw "zero-size array to reduction operation maximum"
-    with pytest.raises(ValueError, match=r"`inputs` must have .* none of size 0, got shape \(4, 0\)"):
+    with pytest.raises(
+        ValueError, match=r"`inputs` must have .* none of size 0, got shape \(4, 0\)"
+    ):
         MuFidelity(sum_callable, np.zeros((4, 0), np.float32), np.ones(4), **FAST)
 
 
@@ -477,7 +548,9 @@ def test_sweep_explanations_without_their_axes_are_refused(rng, phi):
     # a scalar was a raw "len() of unsized object"
     x = rng.random((4, 8, 8, 1), dtype=np.float32)
     metric = MuFidelity(linear_model((8, 8, 1)), x, np.ones(4), grid_size=4, **FAST)
-    with pytest.raises(ValueError, match=r"`explanations` must be an array of rank 3 or 4, got shape"):
+    with pytest.raises(
+        ValueError, match=r"`explanations` must be an array of rank 3 or 4, got shape"
+    ):
         metric.evaluate(phi)
     with pytest.raises(ValueError, match=r"per-input shapes \[\(8, 8, 1\), \(8, 8\)\] to"):
         metric.evaluate(np.ones((4, 8, 8, 2)))  # each allowed shape named once
@@ -487,10 +560,14 @@ def test_sweep_explanations_without_their_axes_are_refused(rng, phi):
 def test_sweep_baseline_that_overflows_the_inputs_dtype_is_refused(rng, baseline):
     # 1e300 became inf in float32 inputs: NaN scores blamed on the model's outputs
     x = rng.random((4, 8, 8, 1), dtype=np.float32)
-    metric = MuFidelity(linear_model((8, 8, 1)), x, np.ones(4), grid_size=4,
-                        baseline_mode=baseline, **FAST)
-    with pytest.raises(ValueError, match=r"`baseline_mode(\(x\))?` must be (numbers )?in "
-                                         r"\[-3\.40282e\+38, 3\.40282e\+38\], got 1e\+300"):
+    metric = MuFidelity(
+        linear_model((8, 8, 1)), x, np.ones(4), grid_size=4, baseline_mode=baseline, **FAST
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"`baseline_mode(\(x\))?` must be (numbers )?in "
+        r"\[-3\.40282e\+38, 3\.40282e\+38\], got 1e\+300",
+    ):
         metric.evaluate(x[..., 0])
 
 
@@ -516,8 +593,11 @@ def test_sweep_model_without_outputs_is_refused(rng, targets):
     # (B, 0) outputs gave NaN blamed on constant drops, or "class ids in [0, -1]"
     x = rng.random((4, 8, 8, 1), dtype=np.float32)
     metric = MuFidelity(lambda v: tf.zeros((tf.shape(v)[0], 0)), x, targets, grid_size=4, **FAST)
-    with pytest.raises(ValueError, match=r"`model` must return one output per input .*got shape "
-                                         r"\(1, 0\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must return one output per input .*got shape "
+        r"\(1, 0\)",
+    ):
         metric.detailed_evaluate(x)
 
 
@@ -526,7 +606,9 @@ def test_scores_do_not_depend_on_the_inputs_dtype(rng):
     # or a list (read as float64) got other permutations, hence other scores for one seed
     x = rng.random((6, 8, 8, 1)).astype(np.float32)
     phi = rng.standard_normal((6, 8, 8))
-    scores = [MuFidelity(sum_callable, inputs, np.ones(6), grid_size=4, **FAST
-                         ).detailed_evaluate(phi) for inputs in (x, x.astype(np.float64), x.tolist())]
+    scores = [
+        MuFidelity(sum_callable, inputs, np.ones(6), grid_size=4, **FAST).detailed_evaluate(phi)
+        for inputs in (x, x.astype(np.float64), x.tolist())
+    ]
     np.testing.assert_array_equal(scores[0], scores[1])
     np.testing.assert_array_equal(scores[0], scores[2])

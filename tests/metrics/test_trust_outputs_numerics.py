@@ -43,11 +43,14 @@ def quiet_scores(metric, phi):
 
 
 # ----------------------------------------------------------------- 2. outputs, every batch
-@pytest.mark.parametrize("returned, kind", [
-    (lambda out: {"logits": out}, "dict with keys \\['logits'\\]"),
-    (lambda out: (out, out), "tuple of 2 outputs"),
-    (lambda out: [out, 2 * out], "list of 2 outputs"),
-])
+@pytest.mark.parametrize(
+    "returned, kind",
+    [
+        (lambda out: {"logits": out}, "dict with keys \\['logits'\\]"),
+        (lambda out: (out, out), "tuple of 2 outputs"),
+        (lambda out: [out, 2 * out], "list of 2 outputs"),
+    ],
+)
 def test_model_returning_several_outputs_gets_an_error_that_says_so(x64, returned, kind):
     def model(b):
         return returned(flat_sum(b))
@@ -110,8 +113,9 @@ def test_scores_keep_the_models_dtype(x64, dtype):
 @pytest.mark.parametrize("correlation", ["spearman", "pearson"])
 def test_float64_model_with_a_1e8_offset_scores_1(x64, correlation):
     # the issue: perturbed scores cast to float32 lost the drops (0.36-0.75 instead of 1)
-    metric = MuFidelity(lambda b: flat_sum(b, tf.float64, 1e8), x64, np.ones(4),
-                        correlation=correlation, **FAST)
+    metric = MuFidelity(
+        lambda b: flat_sum(b, tf.float64, 1e8), x64, np.ones(4), correlation=correlation, **FAST
+    )
     np.testing.assert_allclose(metric.detailed_evaluate(x64[..., 0]), 1.0, atol=1e-12)
 
 
@@ -156,8 +160,7 @@ def test_explanation_scale_leaves_the_score_unchanged(x64, correlation, scale):
     # the issue: x 1e-170 gave NaN blamed on "constant attribution sums", x 1e300 gave 0
     rng = np.random.default_rng(1)
     phi = x64[..., 0] + 0.3 * rng.normal(size=x64.shape[:3])
-    metric = MuFidelity(lambda b: flat_sum(b), x64, np.ones(4), correlation=correlation,
-                        **FAST)
+    metric = MuFidelity(lambda b: flat_sum(b), x64, np.ones(4), correlation=correlation, **FAST)
     reference, _ = quiet_scores(metric, phi)
     scaled, caught = quiet_scores(metric, phi * scale)
     assert not caught and np.isfinite(reference).all()
@@ -181,11 +184,15 @@ def test_batched_pearson_does_not_depend_on_the_scale_of_either_row():
 def test_nan_targets_are_refused_not_blamed_on_the_model(x64):
     targets = np.ones(4)
     targets[1] = np.nan
-    with pytest.raises(ValueError, match="`targets` must be an array of finite values only.*got 1 NaN"):
+    with pytest.raises(
+        ValueError, match="`targets` must be an array of finite values only.*got 1 NaN"
+    ):
         MuFidelity(lambda b: flat_sum(b), x64, targets, **FAST)
     ds = tf.data.Dataset.from_tensor_slices((x64, targets)).batch(2)
     metric = MuFidelity(lambda b: flat_sum(b), ds, None, **FAST)
-    with pytest.raises(ValueError, match="`targets` must be an array of finite values only, got 1 NaN"):
+    with pytest.raises(
+        ValueError, match="`targets` must be an array of finite values only, got 1 NaN"
+    ):
         metric.evaluate(x64[..., 0])
 
 
@@ -205,9 +212,11 @@ def test_each_undefined_score_is_blamed_on_its_own_cause(x64, sampling):
     scores, caught = quiet_scores(metric, phi)
     assert np.isnan(scores[1:]).all() and np.isfinite(scores[0])
     message = str(caught[0].message)
-    assert ("1 with non-finite model scores (the model returned NaN or inf); 1 with inputs "
-            "equal to the baseline (the perturbations change nothing); 1 with an all-zero "
-            "explanation (constant attribution sums).") in message
+    assert (
+        "1 with non-finite model scores (the model returned NaN or inf); 1 with inputs "
+        "equal to the baseline (the perturbations change nothing); 1 with an all-zero "
+        "explanation (constant attribution sums)."
+    ) in message
     assert "constant score drops" not in message
 
 
@@ -220,8 +229,9 @@ def test_predicted_class_of_a_nan_output_is_refused(x64):
 
 
 # ----------------------------------------------------------------- MuFidelity defect list
-@pytest.mark.parametrize("targets", [np.array(["cat"] * 4), np.array([b"a"] * 4),
-                                     np.array([object()] * 4)])
+@pytest.mark.parametrize(
+    "targets", [np.array(["cat"] * 4), np.array([b"a"] * 4), np.array([object()] * 4)]
+)
 def test_string_targets_are_a_type_error_naming_targets(x64, targets):
     with pytest.raises(TypeError, match="`targets` must be an array of numbers.*dtype"):
         MuFidelity(lambda b: flat_sum(b), x64, targets, **FAST)
@@ -245,23 +255,30 @@ def test_infinite_dataset_is_refused_when_the_metric_is_built(x64, batched):
     MuFidelity(lambda b: flat_sum(b), ds.take(2), None, **FAST)  # finite: accepted
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: tf.data.Dataset.from_tensor_slices({"image": x}),
-    lambda x: tf.data.Dataset.from_tensor_slices({"image": x, "label": np.ones(4)}).batch(2),
-    lambda x: tf.data.Dataset.from_tensor_slices(({"image": x}, np.ones(4))),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: tf.data.Dataset.from_tensor_slices({"image": x}),
+        lambda x: tf.data.Dataset.from_tensor_slices({"image": x, "label": np.ones(4)}).batch(2),
+        lambda x: tf.data.Dataset.from_tensor_slices(({"image": x}, np.ones(4))),
+    ],
+)
 def test_dataset_of_dicts_is_a_clear_type_error(x64, make):
-    with pytest.raises(TypeError, match="`inputs` dataset elements must be `x` or `\\(x, y\\)`"
-                                        ".*dict"):
+    with pytest.raises(
+        TypeError, match="`inputs` dataset elements must be `x` or `\\(x, y\\)`.*dict"
+    ):
         MuFidelity(lambda b: flat_sum(b), make(x64), None, **FAST)
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: tf.data.Dataset.from_tensor_slices(x[:0]),
-    lambda x: tf.data.Dataset.from_tensor_slices(x).filter(lambda e: False),
-    lambda x: tf.data.Dataset.from_tensor_slices(x).filter(lambda e: False).batch(2),
-    lambda x: x[:0],
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: tf.data.Dataset.from_tensor_slices(x[:0]),
+        lambda x: tf.data.Dataset.from_tensor_slices(x).filter(lambda e: False),
+        lambda x: tf.data.Dataset.from_tensor_slices(x).filter(lambda e: False).batch(2),
+        lambda x: x[:0],
+    ],
+)
 def test_empty_inputs_are_a_value_error_not_stop_iteration(x64, make):
     with pytest.raises(ValueError, match="`inputs` must hold at least one input"):
         MuFidelity(lambda b: flat_sum(b), make(x64), None, **FAST)
@@ -282,25 +299,29 @@ def test_deepcopy_gives_the_same_scores_and_an_independent_copy(x64, source):
         twin.inputs[:] = 0.0  # the copy owns its arrays
         assert metric.inputs.any()
     shallow = copy.copy(metric)
-    np.testing.assert_array_equal(shallow.detailed_evaluate(phi),
-                                  metric.detailed_evaluate(phi))
+    np.testing.assert_array_equal(shallow.detailed_evaluate(phi), metric.detailed_evaluate(phi))
 
 
 def test_deepcopy_of_a_keras_model_metric_and_of_a_ground_truth_metric(case):
     model, x, y, phi = case
     metric = MuFidelity(model, x, y, grid_size=3, nb_samples=20, seed=1)
-    np.testing.assert_array_equal(copy.deepcopy(metric).detailed_evaluate(phi),
-                                  metric.detailed_evaluate(phi))
-    gt = GroundTruthSaliency(model, x, y, ground_truth=np.abs(phi) + 0.1, measure="kl",
-                             min_accuracy=0.0)
-    np.testing.assert_array_equal(copy.deepcopy(gt).detailed_evaluate(phi),
-                                  gt.detailed_evaluate(phi))
+    np.testing.assert_array_equal(
+        copy.deepcopy(metric).detailed_evaluate(phi), metric.detailed_evaluate(phi)
+    )
+    gt = GroundTruthSaliency(
+        model, x, y, ground_truth=np.abs(phi) + 0.1, measure="kl", min_accuracy=0.0
+    )
+    np.testing.assert_array_equal(
+        copy.deepcopy(gt).detailed_evaluate(phi), gt.detailed_evaluate(phi)
+    )
 
 
 def test_pickle_is_a_clear_type_error_saying_to_save_the_config(case, x64):
     model, x, y, _ = case
-    for metric in (MuFidelity(model, x, y, grid_size=3, nb_samples=20),
-                   MuFidelity(lambda b: flat_sum(b), x64, None, **FAST)):
+    for metric in (
+        MuFidelity(model, x, y, grid_size=3, nb_samples=20),
+        MuFidelity(lambda b: flat_sum(b), x64, None, **FAST),
+    ):
         with pytest.raises(TypeError, match=r"MuFidelity cannot be pickled.*get_config\(\)"):
             pickle.dumps(metric)
     config = metric.get_config()
@@ -309,9 +330,11 @@ def test_pickle_is_a_clear_type_error_saying_to_save_the_config(case, x64):
 
 
 # ----------------------------------------------------------------- Hypothesis properties
-PROPERTY = settings(max_examples=6, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def _setup(data_seed, n=5, shape=(5, 5, 1)):
@@ -333,27 +356,34 @@ def _linear(w, dtype):
 
 
 @PROPERTY
-@given(data_seed=st.integers(0, 2**16), exponent=st.integers(-498, 498),
-       correlation=st.sampled_from(["spearman", "pearson"]))
+@given(
+    data_seed=st.integers(0, 2**16),
+    exponent=st.integers(-498, 498),
+    correlation=st.sampled_from(["spearman", "pearson"]),
+)
 def test_property_scale_invariance(data_seed, exponent, correlation):
     # powers of two from 2^-498 (3e-150) to 2^498 (8e149) scale float64 exactly, so the
     # score must be exactly unchanged; decimal scales are checked above
     x, w, phi = _setup(data_seed)
-    metric = MuFidelity(_linear(w, tf.float64), x, np.ones(len(x)),
-                        correlation=correlation, **FAST)
+    metric = MuFidelity(_linear(w, tf.float64), x, np.ones(len(x)), correlation=correlation, **FAST)
     ref, _ = quiet_scores(metric, phi)
-    scaled, _ = quiet_scores(metric, phi * 2.0 ** exponent)
+    scaled, _ = quiet_scores(metric, phi * 2.0**exponent)
     np.testing.assert_array_equal(scaled, ref)
     adaptive = dict(FAST, nb_samples="auto", max_samples=60)
-    metric = MuFidelity(_linear(w, tf.float64), x, np.ones(len(x)),
-                        correlation=correlation, **adaptive)
-    np.testing.assert_array_equal(quiet_scores(metric, phi * 2.0 ** exponent)[0],
-                                  quiet_scores(metric, phi)[0])
+    metric = MuFidelity(
+        _linear(w, tf.float64), x, np.ones(len(x)), correlation=correlation, **adaptive
+    )
+    np.testing.assert_array_equal(
+        quiet_scores(metric, phi * 2.0**exponent)[0], quiet_scores(metric, phi)[0]
+    )
 
 
 @PROPERTY
-@given(data_seed=st.integers(0, 2**16), batch_size=st.sampled_from([1, 2, 7, None]),
-       order_seed=st.integers(0, 2**16))
+@given(
+    data_seed=st.integers(0, 2**16),
+    batch_size=st.sampled_from([1, 2, 7, None]),
+    order_seed=st.integers(0, 2**16),
+)
 def test_property_batch_size_and_input_order(data_seed, batch_size, order_seed):
     x, w, phi = _setup(data_seed)
     model = _linear(w, tf.float64)
@@ -372,9 +402,12 @@ def test_property_model_output_dtype(data_seed, correlation):
     # three dtypes must give exactly the same scores (a cast down anywhere that lost
     # precision, or a float16 overflow, would show)
     x, w, phi = _setup(data_seed)
-    runs = [quiet_scores(MuFidelity(_linear(w, dtype), x, np.ones(len(x)),
-                                    correlation=correlation, **FAST), phi)[0]
-            for dtype in (tf.float16, tf.float32, tf.float64)]
+    runs = [
+        quiet_scores(
+            MuFidelity(_linear(w, dtype), x, np.ones(len(x)), correlation=correlation, **FAST), phi
+        )[0]
+        for dtype in (tf.float16, tf.float32, tf.float64)
+    ]
     np.testing.assert_array_equal(runs[0], runs[2])
     np.testing.assert_array_equal(runs[1], runs[2])
 
@@ -394,15 +427,25 @@ def test_float16_model_on_real_valued_inputs_within_tolerance():
         settings_ = dict(FAST, nb_samples=50, correlation=correlation)
         s16 = MuFidelity(_linear(w, tf.float16), x, np.ones(4), **settings_)
         s64 = MuFidelity(_linear(w, tf.float64), x, np.ones(4), **settings_)
-        np.testing.assert_allclose(s16.detailed_evaluate(phi), s64.detailed_evaluate(phi),
-                                   atol=0.02)
+        np.testing.assert_allclose(
+            s16.detailed_evaluate(phi), s64.detailed_evaluate(phi), atol=0.02
+        )
 
 
-INVALID = st.sampled_from([
-    ("explanations", "nan"), ("explanations", "inf"), ("explanations", "string"),
-    ("explanations", "rank"), ("explanations", "count"), ("targets", "nan"),
-    ("targets", "string"), ("targets", "count"), ("model", "dict"), ("model", "shape"),
-])
+INVALID = st.sampled_from(
+    [
+        ("explanations", "nan"),
+        ("explanations", "inf"),
+        ("explanations", "string"),
+        ("explanations", "rank"),
+        ("explanations", "count"),
+        ("targets", "nan"),
+        ("targets", "string"),
+        ("targets", "count"),
+        ("model", "dict"),
+        ("model", "shape"),
+    ]
+)
 
 
 @PROPERTY
@@ -413,15 +456,19 @@ def test_property_invalid_inputs_give_errors_not_numbers(data_seed, case, row):
     targets = np.ones(len(x))
     model = _linear(w, tf.float64)
     if name == "explanations":
-        phi = {"nan": lambda p: np.where(np.arange(len(p))[:, None, None] == row, np.nan, p),
-               "inf": lambda p: np.where(np.arange(len(p))[:, None, None] == row, -np.inf, p),
-               "string": lambda p: p.astype(str),
-               "rank": lambda p: p[row],
-               "count": lambda p: np.delete(p, row, axis=0)}[kind](phi)
+        phi = {
+            "nan": lambda p: np.where(np.arange(len(p))[:, None, None] == row, np.nan, p),
+            "inf": lambda p: np.where(np.arange(len(p))[:, None, None] == row, -np.inf, p),
+            "string": lambda p: p.astype(str),
+            "rank": lambda p: p[row],
+            "count": lambda p: np.delete(p, row, axis=0),
+        }[kind](phi)
     elif name == "targets":
-        targets = {"nan": lambda t: np.where(np.arange(len(t)) == row, np.nan, t),
-                   "string": lambda t: t.astype(str),
-                   "count": lambda t: np.delete(t, row)}[kind](targets)
+        targets = {
+            "nan": lambda t: np.where(np.arange(len(t)) == row, np.nan, t),
+            "string": lambda t: t.astype(str),
+            "count": lambda t: np.delete(t, row),
+        }[kind](targets)
     elif kind == "dict":
         linear = model
 

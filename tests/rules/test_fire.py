@@ -248,8 +248,9 @@ def test_plot_rule_measures_draws_one_bar_per_rule_and_measure():
         plot_rule_measures(frame, ["Acc", "Nope"])
 
 
-@pytest.mark.parametrize("psi, r, steps", [(0.7, 2.1, 3), (0.1, 3.0, 30), (0.1, 1.1, 11),
-                                           (0.7, 2.2, 4), (1.0, 3.0, 3)])
+@pytest.mark.parametrize(
+    "psi, r, steps", [(0.7, 2.1, 3), (0.1, 3.0, 30), (0.1, 1.1, 11), (0.7, 2.2, 4), (1.0, 3.0, 3)]
+)
 def test_ceiling_of_r_over_psi_is_that_of_the_exact_quotient(psi, r, steps):
     # 2.1 / 0.7 = 3.0000000000000004 in floats: its ceiling must be 3, as in exact arithmetic
     expected = steps * r**0.05

@@ -178,8 +178,12 @@ def test_standard_input_is_decoded_as_a_file(tmp_path):
     copy_examples(tmp_path)
     command = [sys.executable, "-m", "xplique_ext.cli"]
     rules = b"R1 IF outlook = rain THEN CLASS = go\n"
-    out = subprocess.run(command + ["rules", "-d", "voyage.test"], input=b"\xef\xbb\xbf" + rules,
-                         capture_output=True, cwd=tmp_path)
+    out = subprocess.run(
+        command + ["rules", "-d", "voyage.test"],
+        input=b"\xef\xbb\xbf" + rules,
+        capture_output=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0 and b"R1  IF outlook = rain" in out.stdout, out.stderr
     pairs = b"\xef\xbb\xbf0.05 3 caf\xe9\n"
     out = subprocess.run(command + ["fire"], input=pairs, capture_output=True, cwd=tmp_path)
@@ -191,7 +195,10 @@ def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
     pairs.write_bytes(b"\xef\xbb\xbf0.05 3\n0.1 2\n")  # a byte-order mark: not a header
     assert run_cli(["fire", "-f", str(pairs)]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
-        "label", "#1", "#2"]
+        "label",
+        "#1",
+        "#2",
+    ]
     for text in ("p, r, coverage\n0.05 3 1\n", "# FiRe inputs\n\np r coverage\n0.05 3 1\n"):
         pairs.write_text(text)  # words only, on the first line with text: a header
         assert run_cli(["fire", "-f", str(pairs)]) == 0
@@ -206,8 +213,9 @@ def test_fire_skips_a_first_line_only_when_it_is_a_header(tmp_path, capsys):
     assert captured.out == "" and captured.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("text, line", [("0,5 3\n", 1), ("p r\n0.05 3\n0,05 3 CART\n", 3),
-                                        ("0.1 2\n0,05\t3\t0,9\n", 2)])
+@pytest.mark.parametrize(
+    "text, line", [("0,5 3\n", 1), ("p r\n0.05 3\n0,05 3 CART\n", 3), ("0.1 2\n0,05\t3\t0,9\n", 2)]
+)
 def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, line):
     (tmp_path / "pairs.txt").write_text(text)
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 1
@@ -215,8 +223,9 @@ def test_fire_refuses_a_decimal_comma_naming_its_line(tmp_path, capsys, text, li
     assert f"pairs.txt, line {line}: decimal comma in" in err and "0.5, not 0,5" in err
     # commas that separate the values, with or without spaces, are not decimal commas, nor
     # are numbers in the label, nor commas and spaces both between the values (refused before)
-    (tmp_path / "pairs.txt").write_text("0.05, 3, 0.9\n0.05,3,0.9 CART\n0.05,3,0.9 CART depth "
-                                        "3\n0.04,3 0.95 GridEx\n")
+    (tmp_path / "pairs.txt").write_text(
+        "0.05, 3, 0.9\n0.05,3,0.9 CART\n0.05,3,0.9 CART depth 3\n0.04,3 0.95 GridEx\n"
+    )
     assert run_cli(["fire", "-f", str(tmp_path / "pairs.txt")]) == 0
     out = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert [row[:-5] for row in out[2:]] == [["CART"], ["CART", "depth", "3"], ["GridEx"]]
@@ -231,16 +240,23 @@ def test_text_inputs_in_utf16_are_refused_naming_the_file(voyage_dir, tmp_path, 
         (voyage_dir / f"u16_{name}").write_text(text, encoding="utf-16")
         (voyage_dir / f"u16be_{name}").write_bytes(text.encode("utf-16-be"))  # no mark
     names = read_names(voyage_dir / "voyage.names")
-    message = ("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order mark or NUL "
-               "bytes); save it as UTF-8 (or ASCII)")
+    message = (
+        "not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order mark or NUL "
+        "bytes); save it as UTF-8 (or ASCII)"
+    )
     for prefix in ("u16_", "u16be_"):
-        for read, name in ((read_names, "voyage.names"), (read_rules, "voyage.cn2.unordered.pbm"),
-                           (lambda path: read_data(path, names), "voyage.test")):
+        for read, name in (
+            (read_names, "voyage.names"),
+            (read_rules, "voyage.cn2.unordered.pbm"),
+            (lambda path: read_data(path, names), "voyage.test"),
+        ):
             with pytest.raises(ParseError) as info:
                 read(voyage_dir / f"{prefix}{name}")
             assert str(info.value) == f"{voyage_dir / prefix}{name}: {message}"
-    for data, names_file in (("u16_voyage.test", "voyage.names"),
-                             ("voyage.test", "u16_voyage.names")):
+    for data, names_file in (
+        ("u16_voyage.test", "voyage.names"),
+        ("voyage.test", "u16_voyage.names"),
+    ):
         argv = ["rules", "-d", data, "-n", names_file, "-f", "voyage.cn2.unordered.pbm"]
         assert run_cli(argv) == 1
         bad = data if data.startswith("u16") else names_file
@@ -264,15 +280,19 @@ def test_a_pipe_the_fast_reader_refuses_is_an_error_naming_it(voyage_dir):
     from xplique_ext.rules import DataParseError, read_data
 
     text = (voyage_dir / "voyage.test").read_text()
-    for data, n in ((text, read_data(voyage_dir / "voyage.test").n_examples),
-                    (text.replace("sunny", '"sunny"', 1), None)):
+    for data, n in (
+        (text, read_data(voyage_dir / "voyage.test").n_examples),
+        (text.replace("sunny", '"sunny"', 1), None),
+    ):
         fifo = voyage_dir / f"pipe{n}"
         os.mkfifo(fifo)
         writer = threading.Thread(target=fifo.write_text, args=(data,))
         writer.start()
         try:
             if n is None:
-                with pytest.raises(DataParseError, match=f"{fifo}: .*cannot be read again from a pipe"):
+                with pytest.raises(
+                    DataParseError, match=f"{fifo}: .*cannot be read again from a pipe"
+                ):
                     read_data(fifo, voyage_dir / "voyage.names")
             else:
                 assert read_data(fifo, voyage_dir / "voyage.names").n_examples == n
@@ -294,8 +314,12 @@ def test_output_paths_are_checked_before_any_work(voyage_dir, capsys):
     # a failed command leaves no file of its own and an existing one as it was
     assert run_cli(base[:-1] + ["nope.pbm", "-s", "new.pbm", "--csv", "old.csv"]) == 1
     assert "nope.pbm" in capsys.readouterr().err
-    assert not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"
+    assert (
+        not (voyage_dir / "new.pbm").exists() and (voyage_dir / "old.csv").read_text() == "kept\n"
+    )
     # a link to a file not written yet stays a link (the check removed it and wrote a file)
     (voyage_dir / "link.txt").symlink_to(voyage_dir / "target.txt")
     assert run_cli(["fire", "-s", str(voyage_dir / "link.txt"), "0.1,2"]) == 0
-    assert (voyage_dir / "link.txt").is_symlink() and "0.1" in (voyage_dir / "target.txt").read_text()
+    assert (voyage_dir / "link.txt").is_symlink() and "0.1" in (
+        voyage_dir / "target.txt"
+    ).read_text()

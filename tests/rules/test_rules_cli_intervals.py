@@ -26,7 +26,7 @@ def test_csv_gains_wilson_columns_and_keeps_its_own(voyage_dir, capsys):
     data = read_data("voyage.test", read_names("voyage.names"))
     own = evaluate_rules(rules, data, "unordered").to_frame(zero_division="nan")
     assert list(frame.columns[: len(own.columns)]) == list(own.columns)
-    added = list(frame.columns[len(own.columns):])
+    added = list(frame.columns[len(own.columns) :])
     assert added == [f"{m}_{b}" for m in PROPORTION_MEASURES for b in ("ci_low", "ci_high")]
     for measure, (num, den) in PROPORTION_MEASURES.items():
         for _, row in frame.iterrows():
@@ -53,8 +53,16 @@ def test_ci_level_is_used_and_checked(voyage_dir, capsys):
 
 
 def test_with_wilson_columns_does_not_modify_its_input():
-    t = pd.DataFrame({"bh": [7, 0], "bhbar": [3, 0], "bbarhbar": [5, 5], "bbarh": [5, 5],
-                      "n": [20, 10], "Acc": [0.7, np.nan]})
+    t = pd.DataFrame(
+        {
+            "bh": [7, 0],
+            "bhbar": [3, 0],
+            "bbarhbar": [5, 5],
+            "bbarh": [5, 5],
+            "n": [20, 10],
+            "Acc": [0.7, np.nan],
+        }
+    )
     before = t.copy()
     out = with_wilson_columns(t)
     pd.testing.assert_frame_equal(t, before)
@@ -71,15 +79,24 @@ def test_with_wilson_columns_of_an_empty_denominator_is_nan_without_a_warning():
     # the CLI's measures use zero_division="nan" (NaN, no warning): their intervals too
     import warnings
 
-    t = pd.DataFrame({"bh": [7, 0, 0], "bhbar": [3, 0, 0], "bbarhbar": [5, 5, 5],
-                      "bbarh": [5, 5, 5], "n": [20, 10, 10], "Acc": [0.7, np.nan, np.nan]})
+    t = pd.DataFrame(
+        {
+            "bh": [7, 0, 0],
+            "bhbar": [3, 0, 0],
+            "bbarhbar": [5, 5, 5],
+            "bbarh": [5, 5, 5],
+            "n": [20, 10, 10],
+            "Acc": [0.7, np.nan, np.nan],
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         out = with_wilson_columns(t)
     np.testing.assert_array_equal(np.isnan(out["Acc_ci_low"]), [False, True, True])
     ci = binomtest(7, 10).proportion_ci(0.95, method="wilson")
     assert (out.loc[0, "Acc_ci_low"], out.loc[0, "Acc_ci_high"]) == pytest.approx(
-        (ci.low, ci.high), abs=1e-12)
+        (ci.low, ci.high), abs=1e-12
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         every = with_wilson_columns(t.iloc[1:])  # no row with trials
@@ -94,14 +111,33 @@ def test_csv_is_utf8_whatever_the_locale(tmp_path):
 
     (tmp_path / "v.names").write_text(
         "voyage.\n\noutlook: sunny, rain\u00e9.\ntemp: continuous.\nvoyage: go, dont_go.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "v.data").write_text("sunny,1,go\nrain\u00e9,2,dont_go\n", encoding="utf-8")
     (tmp_path / "v.pbm").write_text(
         "R0001 IF outlook = rain\u00e9 THEN CLASS = dont_go\nR0002 DEFAULT CLASS = go\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
-    done = subprocess.run([sys.executable, "-m", "xplique_ext.cli", "rules", "-d", "v.data",
-                           "-f", "v.pbm", "-s", "out.pbm", "--csv", "out.csv"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xplique_ext.cli",
+            "rules",
+            "-d",
+            "v.data",
+            "-f",
+            "v.pbm",
+            "-s",
+            "out.pbm",
+            "--csv",
+            "out.csv",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert "rain\u00e9" in (tmp_path / "out.csv").read_text(encoding="utf-8")

@@ -92,8 +92,9 @@ def test_contingency_tables_are_counts_of_one_length():
 def test_a_rule_evaluation_declares_its_parts_and_its_table_choice():
     rules, data = load_voyage("ordered")
     evaluation = evaluate_rules(rules, data, mode="ordered")
-    again = RuleEvaluation(rules, "ordered", evaluation.known, evaluation.unknown,
-                           n_classes=np.int64(2))
+    again = RuleEvaluation(
+        rules, "ordered", evaluation.known, evaluation.unknown, n_classes=np.int64(2)
+    )
     assert again.n_classes == 2 and type(again.n_classes) is int
     assert again.table("all") == evaluation.known + evaluation.unknown
     with pytest.raises(ValueError, match=r"`table` must be one of .*, got 'both'"):

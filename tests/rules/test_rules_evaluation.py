@@ -143,8 +143,10 @@ def test_rows_counted_by_several_threads_add_up_to_the_loop(data, rules, mode, c
 
     from xplique_ext.rules import evaluation
 
-    with mock.patch.object(evaluation, "_ROWS_PER_THREAD", 2), \
-            mock.patch.object(evaluation, "usable_cores", lambda: cores):
+    with (
+        mock.patch.object(evaluation, "_ROWS_PER_THREAD", 2),
+        mock.patch.object(evaluation, "usable_cores", lambda: cores),
+    ):
         fast = evaluate_rules(rules, data, mode)
     slow = evaluate_rules_loop(rules, data, mode)
     assert fast.known == slow.known and fast.unknown == slow.unknown
@@ -367,7 +369,9 @@ def test_predictions():
     assert weighted[10] == "dont_go"
     with pytest.raises(ValueError, match=r"`weights` must hold one number per rule \(4\), got 2"):
         predict_rules(rules, data, "unordered", weights=[1, 1])
-    with pytest.raises(ValueError, match=r"`weights` must be numbers in \[0, inf\) or None, got -1"):
+    with pytest.raises(
+        ValueError, match=r"`weights` must be numbers in \[0, inf\) or None, got -1"
+    ):
         predict_rules(rules, data, "unordered", weights=[1, 1, -1, 1])
     with pytest.raises(ValueError, match="only used with mode='unordered'"):
         predict_rules(rules, data, "ordered", weights=[1, 1, 1, 1])
@@ -390,7 +394,6 @@ def test_regression_heads():
     assert result.known.bh.tolist() == [2, 0]
 
 
-
 def test_typed_head_of_a_head_no_check_read():
     """``typed_head`` is public: a head ``check_rules`` did not check keeps the behaviour of
     0.x (text kept for a boolean class; ``float``'s value or ValueError for a numeric one),
@@ -403,6 +406,7 @@ def test_typed_head_of_a_head_no_check_read():
     assert typed_head(real, "1e400") == float("inf") and typed_head(real, " 2 ") == 2.0
     with pytest.raises(ValueError, match="could not convert string to float: 'warm'"):
         typed_head(real, "warm")
+
 
 def test_a_zero_weight_does_not_vote_and_huge_weights_do_not_overflow():
     rules, data = load_voyage("ordered")
@@ -421,9 +425,11 @@ def test_a_zero_weight_does_not_vote_and_huge_weights_do_not_overflow():
     frame = Dataset.from_frame(pd.DataFrame({"a": [0.0, 1.0, 2.0], "t": [1.0, 1.0, 2.0]}), names)
     numeric = parse_rules("R0001 IF a <= 1 THEN CLASS = 1.0\nR0002 IF a >= 1 THEN CLASS = 4")
     np.testing.assert_allclose(
-        predict_rules(numeric, frame, "unordered", weights=[1e308, 1e308]), [1, 2.5, 4])
-    np.testing.assert_allclose(predict_rules(numeric, frame, "unordered", weights=[0, 1]),
-                               [np.nan, 4, 4])
+        predict_rules(numeric, frame, "unordered", weights=[1e308, 1e308]), [1, 2.5, 4]
+    )
+    np.testing.assert_allclose(
+        predict_rules(numeric, frame, "unordered", weights=[0, 1]), [np.nan, 4, 4]
+    )
 
 
 def test_weights_of_chunk_predictions_are_checked_when_called():
@@ -439,10 +445,16 @@ def test_as_array_is_in_the_order_of_rule_measures_arguments():
     rules, data = load_voyage("unordered")
     evaluation = evaluate_rules(rules, data, "unordered")
     tables = evaluation.known
-    assert tables.as_array()[0].tolist() == [tables.bh[0], tables.bhbar[0], tables.bbarh[0],
-                                             tables.bbarhbar[0]]
-    again = pd.DataFrame(rule_measures(*tables.as_array().T, n_classes=evaluation.n_classes),
-                         index=evaluation.measures().index)
+    assert tables.as_array()[0].tolist() == [
+        tables.bh[0],
+        tables.bhbar[0],
+        tables.bbarh[0],
+        tables.bbarhbar[0],
+    ]
+    again = pd.DataFrame(
+        rule_measures(*tables.as_array().T, n_classes=evaluation.n_classes),
+        index=evaluation.measures().index,
+    )
     pd.testing.assert_frame_equal(again, evaluation.measures())
     # the printed frequencies keep the report's order f_bh, f_bh̄, f_b̄h̄, f_b̄h, n (Fig. 12)
     assert tables.frequencies()[0].round(3).tolist() == [0.25, 0.083, 0.417, 0.25, 12.0]
@@ -452,8 +464,11 @@ def test_bytes_labels_are_refused_by_name():
     rules, data = load_voyage("unordered")
     text = np.asarray(data.labels(), dtype=str)
     for labels in (text.astype(bytes), text.astype(bytes).astype(object)):
-        with pytest.raises(TypeError, match=r"`labels` must be an array of class labels: str, "
-                                            r"numbers or bools \(decode bytes\)"):
+        with pytest.raises(
+            TypeError,
+            match=r"`labels` must be an array of class labels: str, "
+            r"numbers or bools \(decode bytes\)",
+        ):
             evaluate_rules(rules, data, labels=labels)
     with pytest.raises(TypeError, match=r"`reference` must be an array of class labels"):
         score_rules(rules, data, text.astype(bytes))
@@ -475,8 +490,10 @@ def test_question_mark_labels_are_unknown_like_nan():
         labels = pd.Series(labels, dtype="string") if series else labels
         with pytest.warns(XpliqueExtWarning, match=r"2 example\(s\) with an unknown"):
             evaluation = evaluate_rules(rules, data, labels=labels)
-        assert evaluation.known == evaluate_rules(rules, data.take(np.arange(1, 15)[
-            np.arange(1, 15) != 5])).known, marker
+        assert (
+            evaluation.known
+            == evaluate_rules(rules, data.take(np.arange(1, 15)[np.arange(1, 15) != 5])).known
+        ), marker
     reference = np.asarray(data.labels(), dtype=object)
     reference[0] = "?"  # score_rules leaves it out as a NaN reference
     nan_reference = reference.copy()

@@ -52,8 +52,14 @@ def expected_counts(masks, labels, heads, ordered):
         if ordered:
             taken |= mask
         h = labels == head
-        out.append((int((body & h).sum()), int((body & ~h).sum()),
-                    int((~body & h).sum()), int((~body & ~h).sum())))
+        out.append(
+            (
+                int((body & h).sum()),
+                int((body & ~h).sum()),
+                int((~body & h).sum()),
+                int((~body & ~h).sum()),
+            )
+        )
     return out
 
 
@@ -108,7 +114,7 @@ def test_ripper_predictions_and_fire_match_the_learner(cancer_ripper):
     assert score.readability_loss == len(model.ruleset_.rules)
     # 2-FiRe(p, r) = p * ceil(r / 2) * r^0.05
     r = len(model.ruleset_.rules)
-    assert score.fire == pytest.approx(error * np.ceil(r / 2) * r ** 0.05)
+    assert score.fire == pytest.approx(error * np.ceil(r / 2) * r**0.05)
 
 
 def test_ripper_bin_bounds_fall_as_in_wittgenstein(cancer_ripper):
@@ -155,14 +161,19 @@ def test_ripper_one_class_against_the_rest_on_wine():
     rules = ripper_to_rules(model, "other")
     binary = np.where(labels == "class_0", "class_0", "other")
     result = evaluate_rules(rules, dataset(x, binary), "unordered")
-    assert got_counts(result) == expected_counts(ripper_masks(model, x), binary, rules.heads,
-                                                 ordered=False)
+    assert got_counts(result) == expected_counts(
+        ripper_masks(model, x), binary, rules.heads, ordered=False
+    )
 
 
 def test_ripper_categorical_features_and_feature_names():
     rng = np.random.default_rng(0)
-    x = pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], 200),
-                      "size": rng.choice(["s", "m", "l"], 200)})
+    x = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], 200),
+            "size": rng.choice(["s", "m", "l"], 200),
+        }
+    )
     y = ((x["colour"] == "red") & (x["size"] != "s")).map({True: "yes", False: "no"}).rename("y")
     model = lw.RIPPER(random_state=0)
     model.fit(x, y, pos_class="yes")
@@ -218,8 +229,9 @@ def test_rule_list_counts_and_predictions(kind):
     assert len(rules) == len(model.rules_) - 1 >= 1 and rules.default is not None
     data = dataset(x, labels)
     result = evaluate_rules(rules, data, "ordered")
-    assert got_counts(result) == expected_counts(rule_list_masks(model, x), labels,
-                                                 rules.heads, ordered=True)
+    assert got_counts(result) == expected_counts(
+        rule_list_masks(model, x), labels, rules.heads, ordered=True
+    )
     assert (np.asarray(predict_rules(rules, data, "ordered")) == model.predict(x)).all()
     score = score_rules(rules, data, psi=1.0)
     assert score.predictive_loss == pytest.approx(np.mean(model.predict(x) != labels))
@@ -232,8 +244,7 @@ def test_rule_list_on_iris_one_class_and_renamed_features():
     assert list(model.feature_names_) == ["X0", "X1", "X2", "X3"]
     rules = rule_list_to_rules(model, feature_names=list(x.columns))
     data = dataset(x, binary)
-    assert (np.asarray(predict_rules(rules, data, "ordered")) ==
-            model.predict(x.to_numpy())).all()
+    assert (np.asarray(predict_rules(rules, data, "ordered")) == model.predict(x.to_numpy())).all()
 
 
 def test_rule_list_hostile_inputs():

@@ -60,10 +60,13 @@ def test_tree_rules_on_real_tables(name, mode):
     for k, leaf in enumerate(leaves_left_to_right(tree)):
         head = rules[k].head
         body, h = leaf_of == leaf, labels == head
-        expected = ((body & h).sum(), (body & ~h).sum(), (~body & h).sum(),
-                    (~body & ~h).sum())
-        got = (result.known.bh[k], result.known.bhbar[k], result.known.bbarh[k],
-               result.known.bbarhbar[k])
+        expected = ((body & h).sum(), (body & ~h).sum(), (~body & h).sum(), (~body & ~h).sum())
+        got = (
+            result.known.bh[k],
+            result.known.bhbar[k],
+            result.known.bbarh[k],
+            result.known.bbarhbar[k],
+        )
         assert tuple(map(int, got)) == tuple(map(int, expected)), (name, k)
     # rule measures from the same counts: accuracy (Eq. 1) = bh / (bh + bhbar)
     frame_out = result.to_frame()
@@ -82,37 +85,45 @@ def test_tree_rules_on_real_tables(name, mode):
 
 def test_hand_written_rules_on_breast_cancer_with_quoted_names():
     frame = frame_of("breast_cancer")
-    rules = parse_rules('''
+    rules = parse_rules("""
 R0001  IF "worst radius" > 16.8
         THEN CLASS = malignant
 R0002  IF "worst concave points" > 0.14 AND "mean texture" > 16
         THEN CLASS = malignant
-R0003  DEFAULT CLASS = benign''')
+R0003  DEFAULT CLASS = benign""")
     data = Dataset.from_frame(frame, class_name="class")
     result = evaluate_rules(rules, data, "unordered")
     malignant = frame["class"].to_numpy() == "malignant"
-    masks = [frame["worst radius"].to_numpy() > 16.8,
-             (frame["worst concave points"].to_numpy() > 0.14)
-             & (frame["mean texture"].to_numpy() > 16)]
+    masks = [
+        frame["worst radius"].to_numpy() > 16.8,
+        (frame["worst concave points"].to_numpy() > 0.14) & (frame["mean texture"].to_numpy() > 16),
+    ]
     for k, body in enumerate(masks):
         assert int(result.known.bh[k]) == int((body & malignant).sum())
         assert int(result.known.bhbar[k]) == int((body & ~malignant).sum())
         assert int(result.known.bbarh[k]) == int((~body & malignant).sum())
-    measures = rule_measures(bh=result.known.bh, bhbar=result.known.bhbar,
-                             bbarh=result.known.bbarh, bbarhbar=result.known.bbarhbar)
+    measures = rule_measures(
+        bh=result.known.bh,
+        bhbar=result.known.bhbar,
+        bbarh=result.known.bbarh,
+        bbarhbar=result.known.bbarhbar,
+    )
     np.testing.assert_allclose(
-        measures["Sens"], [(m & malignant).sum() / malignant.sum() for m in masks])
+        measures["Sens"], [(m & malignant).sum() / malignant.sum() for m in masks]
+    )
 
 
 def test_from_frame_refuses_a_table_missing_a_tested_column():
     frame = frame_of("wine")
     tree = DecisionTreeClassifier(max_leaf_nodes=4, random_state=0).fit(
-        frame.drop(columns="class"), frame["class"])
+        frame.drop(columns="class"), frame["class"]
+    )
     rules = tree_to_rules(tree)
     for tested in rules.attributes:  # e.g. "od280/od315_of_diluted_wines"
         data = Dataset.from_frame(frame.drop(columns=tested), class_name="class")
-        with pytest.raises(RuleParseError, match=f"attribute '{re.escape(tested)}' is not "
-                                                 "declared"):
+        with pytest.raises(
+            RuleParseError, match=f"attribute '{re.escape(tested)}' is not declared"
+        ):
             evaluate_rules(rules, data)
 
 

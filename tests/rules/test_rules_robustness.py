@@ -520,9 +520,11 @@ def test_names_without_a_column_read_from_the_file_is_refused(tmp_path):
 
     names = parse_names("null.\nx: real := 1.\n")
     (tmp_path / "z.data").write_text("a\n")
-    for call in (lambda: parse_data("a\n", names),
-                 lambda: read_data(tmp_path / "z.data", names),
-                 lambda: list(read_data(tmp_path / "z.data", names, chunksize=1))):
+    for call in (
+        lambda: parse_data("a\n", names),
+        lambda: read_data(tmp_path / "z.data", names),
+        lambda: list(read_data(tmp_path / "z.data", names, chunksize=1)),
+    ):
         with pytest.raises(ValueError, match="`names` must declare at least one column"):
             call()
 

@@ -83,8 +83,13 @@ def _tiny_bert(vocabulary, sequence_length=24, seed=None):
         tokenizer, sequence_length=sequence_length
     )
     backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=len(vocabulary), num_layers=1, num_heads=2, hidden_dim=16,
-        intermediate_dim=32, max_sequence_length=sequence_length, dropout=0.0,
+        vocabulary_size=len(vocabulary),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=sequence_length,
+        dropout=0.0,
     )
     if seed is not None:
         _randomize_weights(backbone, seed)

@@ -55,8 +55,9 @@ def test_pearson_agreement_is_scipy_pearson_on_sentences_scored_by_all():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no warning when every pair is defined
         r = percy_pearson_agreement(vectors)
-    np.testing.assert_allclose(r.to_numpy(), _pairwise(stats.pearsonr, vectors, complete),
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        r.to_numpy(), _pairwise(stats.pearsonr, vectors, complete), rtol=0, atol=1e-14
+    )
     # per-model lists are concatenated (Eq. 11)
     split = {k: [v[:25], v[25:]] for k, v in vectors.items()}
     pd.testing.assert_frame_equal(percy_pearson_agreement(split), r)
@@ -80,10 +81,12 @@ def test_pearson_agreement_reads_scalars_lists_and_refuses_matrices():
 
     one = percy_pearson_agreement({"a": np.float64(1), "b": np.float64(2)})  # one sentence each
     assert one.shape == (2, 2)
-    split = percy_pearson_agreement({"a": [np.array([1.0, 0.0]), np.array([1.0, 1.0])],
-                                     "b": np.array([1.0, 0.0, 0.0, 1.0])})
-    whole = percy_pearson_agreement({"a": np.array([1.0, 0.0, 1.0, 1.0]),
-                                     "b": np.array([1.0, 0.0, 0.0, 1.0])})
+    split = percy_pearson_agreement(
+        {"a": [np.array([1.0, 0.0]), np.array([1.0, 1.0])], "b": np.array([1.0, 0.0, 0.0, 1.0])}
+    )
+    whole = percy_pearson_agreement(
+        {"a": np.array([1.0, 0.0, 1.0, 1.0]), "b": np.array([1.0, 0.0, 0.0, 1.0])}
+    )
     assert split.equals(whole)
     with pytest.raises(ValueError, match=r"`per_sentence\['a'\]` must be an array of shape \(N,\)"):
         percy_pearson_agreement({"a": [np.ones((3, 1)), np.zeros((2, 1))], "b": np.ones(5)})

@@ -389,6 +389,7 @@ def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
     pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(50, 4)(inp))
     with pytest.raises(ValueError, match=r"output shape \(None, 2\) of logits"):
         RuleDistillation(keras.Model(inp, keras.layers.Dense(2)(pooled)), tokenizer=small_tv)
+
     class Subclassed(keras.Model):  # an AttributeError ('outputs') before
         def call(self, x):
             return keras.ops.ones((keras.ops.shape(x)[0], 1))
@@ -397,9 +398,11 @@ def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
         RuleDistillation(Subclassed(), tokenizer=small_tv)
     model = RuleDistillation(_cnn(small_tv), tokenizer=small_tv)
     model.compile(optimizer="adam")
-    for kwargs, match in (({"steps_per_epoch": -3}, "`steps_per_epoch` must be >= 1"),
-                          ({"epochs": -1}, "`epochs` must be >= 1"),
-                          ({"validation_split": 1.0}, r"`validation_split` must be in \[0, 1\)")):
+    for kwargs, match in (
+        ({"steps_per_epoch": -3}, "`steps_per_epoch` must be >= 1"),
+        ({"epochs": -1}, "`epochs` must be >= 1"),
+        ({"validation_split": 1.0}, r"`validation_split` must be in \[0, 1\)"),
+    ):
         with pytest.raises(ValueError, match=match):
             model.fit(sentences, y, verbose=0, **kwargs)
     with pytest.raises(ValueError, match="at least one training sentence, got 1"):
@@ -419,15 +422,24 @@ def test_wrapper_reads_the_activation_of_the_output(small_data, small_tv):
 
     def head(out):
         inp = keras.Input(shape=(16,), dtype="int32")
-        return keras.Model(inp, out(keras.layers.GlobalAveragePooling1D()(
-            keras.layers.Embedding(vocab, 4)(inp))))
+        return keras.Model(
+            inp, out(keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(vocab, 4)(inp)))
+        )
 
     sentences, y = small_data
     vocab = small_tv.vocabulary_size()
-    for student in (head(lambda h: keras.ops.sigmoid(keras.layers.Dense(1)(h))),
-                    head(lambda h: keras.activations.softmax(keras.layers.Dense(2)(h))),
-                    keras.Sequential([keras.Input((16,), dtype="int32"), keras.layers.Embedding(
-                        vocab, 4), keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1, "sigmoid")])):
+    for student in (
+        head(lambda h: keras.ops.sigmoid(keras.layers.Dense(1)(h))),
+        head(lambda h: keras.activations.softmax(keras.layers.Dense(2)(h))),
+        keras.Sequential(
+            [
+                keras.Input((16,), dtype="int32"),
+                keras.layers.Embedding(vocab, 4),
+                keras.layers.GlobalAveragePooling1D(),
+                keras.layers.Dense(1, "sigmoid"),
+            ]
+        ),
+    ):
         model = RuleDistillation(student, tokenizer=small_tv)
         model.compile(optimizer="adam")
         assert np.isfinite(model.fit(sentences, y, batch_size=48, verbose=0).history["loss"]).all()
@@ -455,7 +467,9 @@ def test_dict_student_over_a_keras_hub_backbone(tiny_bert):
     prep = RuleDistillation(build_hub_classifier(backbone, "cnn", filters=2), tokenizer=pre)
     x = prep.prepare(s)
     np.testing.assert_array_equal(x["x"]["token_ids"], pre(s)["token_ids"])
-    np.testing.assert_array_equal(x["x_rule"]["token_ids"], pre(["bad", "good", "", ""])["token_ids"])
+    np.testing.assert_array_equal(
+        x["x_rule"]["token_ids"], pre(["bad", "good", "", ""])["token_ids"]
+    )
     np.testing.assert_array_equal(x["has_rule"][:, 0], [1, 1, 0, 0])
     weights = []
     for distil in (True, False):
@@ -468,8 +482,14 @@ def test_dict_student_over_a_keras_hub_backbone(tiny_bert):
             model.compile(optimizer=keras.optimizers.SGD(0.1), loss="binary_crossentropy")
             with warnings.catch_warnings():  # the unused pooler: no gradient (Keras warns)
                 warnings.simplefilter("ignore", UserWarning)
-                model.fit(pre(s), y[:, None].astype("float32"), batch_size=4, epochs=1,
-                          verbose=0, shuffle=False)
+                model.fit(
+                    pre(s),
+                    y[:, None].astype("float32"),
+                    batch_size=4,
+                    epochs=1,
+                    verbose=0,
+                    shuffle=False,
+                )
         weights.append(model.get_weights())
     for a, b in zip(*weights):
         np.testing.assert_allclose(a, b, atol=1e-6)

@@ -26,9 +26,40 @@ from xplique_ext.text.classifier import TextClassifier  # noqa: E402
 from xplique_ext.text.hub import adapt_text_model  # noqa: E402
 
 VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "movie", "was", "good", "great",
-    "bad", "dull", "but", "yet", "fun", "not", "cast", "plot", "shine", "##s", "##ing",
-    "un", "##fun", "##ny", ",", ".", "!", "a", "bor", "##ed", "i", "love", "it", "though",
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "movie",
+    "was",
+    "good",
+    "great",
+    "bad",
+    "dull",
+    "but",
+    "yet",
+    "fun",
+    "not",
+    "cast",
+    "plot",
+    "shine",
+    "##s",
+    "##ing",
+    "un",
+    "##fun",
+    "##ny",
+    ",",
+    ".",
+    "!",
+    "a",
+    "bor",
+    "##ed",
+    "i",
+    "love",
+    "it",
+    "though",
 ]
 ID = {w: i for i, w in enumerate(VOCAB)}
 CLS, SEP, MASK = ID["[CLS]"], ID["[SEP]"], ID["[MASK]"]
@@ -84,13 +115,16 @@ def test_word_pieces_known_answer(hub):
     # "unfunny" -> un ##fun ##ny; "shines" -> shine ##s; the glued comma is its own piece;
     # ids are shifted by one so that 0 pads; UNKWORDZ (LIME's mask word) -> [MASK]
     got = tok(["unfunny movie", "dull, UNKWORDZ shines", ""])
-    expect = np.array(
-        [
-            [ID["un"], ID["##fun"], ID["##ny"], ID["movie"], -1],
-            [ID["dull"], ID[","], MASK, ID["shine"], ID["##s"]],
-            [-1, -1, -1, -1, -1],
-        ]
-    ) + 1
+    expect = (
+        np.array(
+            [
+                [ID["un"], ID["##fun"], ID["##ny"], ID["movie"], -1],
+                [ID["dull"], ID[","], MASK, ID["shine"], ID["##s"]],
+                [-1, -1, -1, -1, -1],
+            ]
+        )
+        + 1
+    )
     np.testing.assert_array_equal(got, expect)
 
 
@@ -163,8 +197,7 @@ def test_lime_and_shap_mask_whole_words(hub):
     # the three pieces of "unfunny" become one [MASK]; ids shifted by one, 0 pads
     np.testing.assert_array_equal(
         ids[:, :4],
-        np.array([[MASK, ID["movie"], -1, -1], [ID["un"], ID["##fun"], ID["##ny"], MASK]])
-        + 1,
+        np.array([[MASK, ID["movie"], -1, -1], [ID["un"], ID["##fun"], ID["##ny"], MASK]]) + 1,
     )
     np.testing.assert_array_equal(owner[:, :4], [[0, 1, -1, -1], [0, 0, 0, 1]])
 
@@ -241,9 +274,7 @@ def test_percy_on_the_task_as_it_comes(hub):
     np.testing.assert_allclose(
         percy.p_positive, _softmax1(task(pre(SENTENCES), training=False)), atol=1e-5
     )
-    assert [(i, kw) for i, _, kw in percy.structures] == [
-        (0, "but"), (2, "though"), (3, "yet")
-    ]
+    assert [(i, kw) for i, _, kw in percy.structures] == [(0, "but"), (2, "though"), (3, "yet")]
     for explainer in (
         LimeTokenExplainer(task, nb_samples=60),
         IntegratedGradientsTokenExplainer(task, steps=16),
@@ -302,14 +333,33 @@ def test_byte_pair_tokenizer_gets_the_models_own_ids(_randomize):
     """RoBERTa (no segment ids, <s> </s> packing, a byte-pair tokenizer that marks
     leading spaces): the probabilities are the task's; the tokenizer is not word by word
     ("b" alone is not "b" after a space), so LIME perturbs strings and IG refuses it."""
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "<mask>": 4, "Ġ": 5, "a": 6,
-             "b": 7, "Ġa": 8, "Ġb": 9, "ab": 10, "Ġab": 11, "c": 12, "Ġc": 13}
+    vocab = {
+        "<s>": 0,
+        "<pad>": 1,
+        "</s>": 2,
+        "<unk>": 3,
+        "<mask>": 4,
+        "Ġ": 5,
+        "a": 6,
+        "b": 7,
+        "Ġa": 8,
+        "Ġb": 9,
+        "ab": 10,
+        "Ġab": 11,
+        "c": 12,
+        "Ġc": 13,
+    }
     merges = ["Ġ a", "Ġ b", "a b", "Ġa b", "Ġ c"]
     tokenizer = keras_hub.models.RobertaTokenizer(vocabulary=vocab, merges=merges)
     pre = keras_hub.models.RobertaTextClassifierPreprocessor(tokenizer, sequence_length=12)
     backbone = keras_hub.models.RobertaBackbone(
-        vocabulary_size=len(vocab), num_layers=1, num_heads=2, hidden_dim=16,
-        intermediate_dim=32, max_sequence_length=12, dropout=0.0,
+        vocabulary_size=len(vocab),
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=12,
+        dropout=0.0,
     )
     task = keras_hub.models.RobertaTextClassifier(
         backbone, num_classes=2, preprocessor=pre, dropout=0.0
@@ -318,7 +368,8 @@ def test_byte_pair_tokenizer_gets_the_models_own_ids(_randomize):
     sentences = ["ab b a", "c ab", "a b c"]
     clf = TextClassifier(task)
     np.testing.assert_allclose(
-        clf.predict_proba(sentences), _softmax1(task(pre(sentences), training=False)),
+        clf.predict_proba(sentences),
+        _softmax1(task(pre(sentences), training=False)),
         atol=1e-5,
     )
     assert not clf.prepare(sentences).compositional
@@ -339,8 +390,9 @@ def test_activation_given_when_it_cannot_be_read(hub):
 
     adapted, tok = exported(model, pre, activation="softmax")
     ref = model(pre(SENTENCES[:2]), training=False).numpy()[:, 1]
-    np.testing.assert_allclose(TextClassifier(adapted, tok).predict_proba(SENTENCES[:2]), ref,
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        TextClassifier(adapted, tok).predict_proba(SENTENCES[:2]), ref, atol=1e-5
+    )
     # an adapted model passed again keeps its tokenizer; another mask word still -> [MASK]
     clf = TextClassifier(adapted, mask_string="ZZZ")
     ids, _ = clf.masked_inputs(clf.prepare(["good movie"]), 0, np.array([[False, True]]))
@@ -365,19 +417,26 @@ def test_other_models_never_import_keras_hub():
         print("keras_hub" in sys.modules, "xplique_ext.text.hub" in sys.modules)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
     assert out.stdout.split()[-2:] == ["False", "True"]  # the adapter ran, keras-hub not
 
 
 def test_the_users_model_is_left_untouched(hub):
     task, *_ = hub
-    before = (set(vars(task)), [w.numpy().copy() for w in task.weights[:3]],
-              [layer.name for layer in task.layers])
+    before = (
+        set(vars(task)),
+        [w.numpy().copy() for w in task.weights[:3]],
+        [layer.name for layer in task.layers],
+    )
     adapted, _ = adapt_text_model(task)
     LimeTokenExplainer(task, nb_samples=20)(["good movie"])
-    after = (set(vars(task)), [w.numpy() for w in task.weights[:3]],
-             [layer.name for layer in task.layers])
+    after = (
+        set(vars(task)),
+        [w.numpy() for w in task.weights[:3]],
+        [layer.name for layer in task.layers],
+    )
     assert before[0] == after[0] and before[2] == after[2]
     assert all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))
     assert "call" not in vars(task.backbone.token_embedding)  # the patch is undone

@@ -25,14 +25,24 @@ SST2_TEST = "index\tsentence\n0\tuneasy mishmash of styles and genres .\n"
 
 # Sentiment140: six quoted columns, no header, Latin-1 (the café below is one byte, 0xe9)
 S140_ROWS = [
-    ("0", "1467810369", "Mon Apr 06 22:19:45 PDT 2009", "NO_QUERY", "user_a",
-     "is upset that he can't update his Facebook, but it's fine"),
-    ("4", "1467822272", "Mon Apr 06 22:22:45 PDT 2009", "NO_QUERY", "user_b",
-     "I love the café"),
-    ("2", "1467822273", "Mon May 11 03:17:40 UTC 2009", "kindle2", "user_c",
-     "reading my kindle2"),
-    ("4", "1467822274", "Mon May 11 03:18:03 UTC 2009", "kindle2", "user_d",
-     "Fair enough. But i have the Kindle2 and i think it's perfect"),
+    (
+        "0",
+        "1467810369",
+        "Mon Apr 06 22:19:45 PDT 2009",
+        "NO_QUERY",
+        "user_a",
+        "is upset that he can't update his Facebook, but it's fine",
+    ),
+    ("4", "1467822272", "Mon Apr 06 22:22:45 PDT 2009", "NO_QUERY", "user_b", "I love the café"),
+    ("2", "1467822273", "Mon May 11 03:17:40 UTC 2009", "kindle2", "user_c", "reading my kindle2"),
+    (
+        "4",
+        "1467822274",
+        "Mon May 11 03:18:03 UTC 2009",
+        "kindle2",
+        "user_d",
+        "Fair enough. But i have the Kindle2 and i think it's perfect",
+    ),
 ]
 
 
@@ -89,8 +99,10 @@ def test_sst2_contrastive_only_keeps_rule_sentences(sst2_dir):
     s, _ = load_sentiment_dataset(
         "sst2", "validation", path=sst2_dir, contrastive_only=True, rules=RuleTable({"and": "B"})
     )
-    assert s == ["it 's a charming and often affecting journey .",
-                 "unflinchingly bleak and desperate"]
+    assert s == [
+        "it 's a charming and often affecting journey .",
+        "unflinchingly bleak and desperate",
+    ]
 
 
 def test_sst2_unlabelled_glue_test_split_says_what_to_do(sst2_dir):
@@ -123,8 +135,7 @@ def test_sentiment140_csv_known_answer(s140_file):
     assert sentences == [S140_ROWS[0][5], "I love the café", S140_ROWS[3][5]]
     assert labels.tolist() == [0, 1, 1]
     with pytest.warns(XpliqueExtWarning):
-        s, y = load_sentiment_dataset("sentiment140", "test", path=s140_file,
-                                      contrastive_only=True)
+        s, y = load_sentiment_dataset("sentiment140", "test", path=s140_file, contrastive_only=True)
     assert s == [S140_ROWS[0][5], S140_ROWS[3][5]]  # "but" and "But"
     assert y.tolist() == [0, 1]
 
@@ -144,13 +155,27 @@ def test_sentiment140_malformed_files(tmp_path, rows, match):
         load_sentiment_dataset("sentiment140", "test", path=path)
 
 
-@pytest.mark.parametrize("name, content, match", [
-    ("sst2", b"PK\x03\x04\x14\x00\x08\x00\xff\xfe\x9c", r"is not GLUE SST-2's TSV \(UTF-8\): .*"
-     "codec can't decode"),  # the zip archive itself
-    ("sst2", b"sentence\tlabel\n" + b"a" * 200_000 + b"\t1\n",
-     r"is not GLUE SST-2.s TSV \(UTF-8\): field larger than"),
-    ("sentiment140", b'"0","1","d","q","u","' + b"a" * 200_000 + b'"\n', "is not Sentiment140's"),
-])
+@pytest.mark.parametrize(
+    "name, content, match",
+    [
+        (
+            "sst2",
+            b"PK\x03\x04\x14\x00\x08\x00\xff\xfe\x9c",
+            r"is not GLUE SST-2's TSV \(UTF-8\): .*"
+            "codec can't decode",
+        ),  # the zip archive itself
+        (
+            "sst2",
+            b"sentence\tlabel\n" + b"a" * 200_000 + b"\t1\n",
+            r"is not GLUE SST-2.s TSV \(UTF-8\): field larger than",
+        ),
+        (
+            "sentiment140",
+            b'"0","1","d","q","u","' + b"a" * 200_000 + b'"\n',
+            "is not Sentiment140's",
+        ),
+    ],
+)
 def test_unreadable_files_are_value_errors_naming_path(tmp_path, name, content, match):
     # a raw UnicodeDecodeError / csv.Error before
     path = tmp_path / "file"
@@ -202,8 +227,9 @@ def no_libraries(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)
 
 
-@pytest.mark.parametrize("name, file", [("sst2", "SST-2.zip"),
-                                        ("sentiment140", "trainingandtestdata.zip")])
+@pytest.mark.parametrize(
+    "name, file", [("sst2", "SST-2.zip"), ("sentiment140", "trainingandtestdata.zip")]
+)
 def test_without_path_or_libraries_says_what_to_install(no_libraries, name, file):
     with pytest.raises(ImportError) as info:
         load_sentiment_dataset(name, "train")
@@ -218,10 +244,15 @@ def test_through_tensorflow_datasets(no_libraries, monkeypatch):
     def load(name, split):
         calls.append((name, split))
         if name == "glue/sst2":
-            return [{"sentence": b"good , but long", "label": 1, "idx": 0},
-                    {"sentence": b"bad", "label": 0, "idx": 1}]
-        return [{"text": b"meh", "polarity": 2}, {"text": b"yay", "polarity": 4},
-                {"text": b"nay", "polarity": 0}]
+            return [
+                {"sentence": b"good , but long", "label": 1, "idx": 0},
+                {"sentence": b"bad", "label": 0, "idx": 1},
+            ]
+        return [
+            {"text": b"meh", "polarity": 2},
+            {"text": b"yay", "polarity": 4},
+            {"text": b"nay", "polarity": 0},
+        ]
 
     fake = types.SimpleNamespace(load=load, as_numpy=lambda data: data)
     monkeypatch.setitem(sys.modules, "tensorflow_datasets", fake)
@@ -268,8 +299,15 @@ CASES = [
 def test_the_new_entry_points_declare_their_parameters():
     for entry in DECLARED.values():
         assert parameter_constraints(entry) is not None
-    assert {c.values[1] for c in CASES} >= {"name", "split", "path", "contrastive_only",
-                                            "model", "mask_string", "activation"}
+    assert {c.values[1] for c in CASES} >= {
+        "name",
+        "split",
+        "path",
+        "contrastive_only",
+        "model",
+        "mask_string",
+        "activation",
+    }
 
 
 @pytest.mark.parametrize("name, param, value, error", CASES)

@@ -141,8 +141,19 @@ HAND_KEYWORDS = [
 RULES = {"but": "B", "yet": "B", "though": "A", "while": "A"}
 
 
-def reference_rows(sentence, w, p1, label, *, test="ttest", alternative="one-sided",
-                   top_k=None, contributions="sign_split", alpha=0.05, strict=False):
+def reference_rows(
+    sentence,
+    w,
+    p1,
+    label,
+    *,
+    test="ttest",
+    alternative="one-sided",
+    top_k=None,
+    contributions="sign_split",
+    alpha=0.05,
+    strict=False,
+):
     """An independent, loop-by-loop reading of Eq. 4-6 (one dict per structure)."""
     toks = sentence.split()
     if contributions == "sign_split":
@@ -163,8 +174,11 @@ def reference_rows(sentence, w, p1, label, *, test="ttest", alternative="one-sid
             rows.append(dict(row, score=0.0))
             continue
         ea, eb = float(np.mean(a)), float(np.mean(b))
-        alt = "two-sided" if alternative == "two-sided" else (
-            "less" if RULES[kw] == "B" else "greater")
+        alt = (
+            "two-sided"
+            if alternative == "two-sided"
+            else ("less" if RULES[kw] == "B" else "greater")
+        )
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if test == "ttest":
@@ -255,9 +269,7 @@ def test_options_match_reference(bow_all, options):
     expl = [rng.normal(size=len(s.split())) for s in sents]
     labels = rng.integers(0, 2, len(sents))
     percy = PERCY(bow_all, sents, labels, tokenizer=bow_all.tokenizer, **options)
-    check_against_reference(
-        percy.details(expl), sents, expl, percy.p_positive, labels, **options
-    )
+    check_against_reference(percy.details(expl), sents, expl, percy.p_positive, labels, **options)
 
 
 def test_top_k_applies_to_comparison_and_test(bow_all):

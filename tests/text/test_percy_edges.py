@@ -20,14 +20,16 @@ def test_raw_string_keras_model_given_a_tokenizer(bow_all):
 
     inp = keras.Input(shape=(1,), dtype="string")
     model = keras.Model(inp, bow_all.to_keras()(bow_all.tokenizer(inp)))
-    with pytest.raises(ValueError, match="`tokenizer` must be None for this model: it takes "
-                                         "raw strings"):
+    with pytest.raises(
+        ValueError, match="`tokenizer` must be None for this model: it takes raw strings"
+    ):
         PERCY(model, SENTS, [1, 1, 1], tokenizer=bow_all.tokenizer)
 
 
 def test_token_id_keras_model_without_tokenizer(bow_all):
-    with pytest.raises(ValueError, match="`tokenizer` is required for this model: it takes "
-                                         "token ids"):
+    with pytest.raises(
+        ValueError, match="`tokenizer` is required for this model: it takes token ids"
+    ):
         PERCY(bow_all.to_keras(), SENTS, [1, 1, 1])
 
 
@@ -49,8 +51,9 @@ def test_raw_string_callable_given_a_tokenizer(bow_all):
 def test_infinite_dataset_is_refused(bow_all, batched):
     ds = tf.data.Dataset.from_tensor_slices(SENTS)
     ds = (ds.batch(2) if batched else ds).repeat()
-    with pytest.raises(ValueError, match="`inputs` must be a finite tf.data.Dataset, got an "
-                                         "infinite one"):
+    with pytest.raises(
+        ValueError, match="`inputs` must be a finite tf.data.Dataset, got an infinite one"
+    ):
         PERCY(bow_all, ds, [1, 1, 1], tokenizer=bow_all.tokenizer)
 
 
@@ -90,8 +93,10 @@ def test_dataset_of_sentence_label_pairs(bow_all, labels, batch):
 )
 def test_bad_new_options(bow_all, kwargs, match):
     if match is None:
-        assert PERCY(bow_all, SENTS, [1, 1, 1], tokenizer=bow_all.tokenizer,
-                     **kwargs).alternative == "two-sided"
+        assert (
+            PERCY(bow_all, SENTS, [1, 1, 1], tokenizer=bow_all.tokenizer, **kwargs).alternative
+            == "two-sided"
+        )
         return
     with pytest.raises(ValueError, match=match):
         PERCY(bow_all, SENTS, [1, 1, 1], tokenizer=bow_all.tokenizer, **kwargs)
@@ -118,14 +123,28 @@ def percy_inputs(draw):
         sentences.append(s)
         p_of[s] = draw(st.floats(0.0, 1.0))
         values = st.one_of(st.just(0.0), st.floats(-1e3, 1e3, allow_nan=False, width=64))
-        expl.append(np.array(draw(st.lists(values, min_size=len(toks) + 1,
-                                           max_size=len(toks) + 1)), dtype=np.float64))
+        expl.append(
+            np.array(
+                draw(st.lists(values, min_size=len(toks) + 1, max_size=len(toks) + 1)),
+                dtype=np.float64,
+            )
+        )
     labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
-    options = draw(st.sampled_from([
-        {}, dict(test="welch"), dict(test="mannwhitneyu"), dict(test=None),
-        dict(preset="authors"), dict(top_k=2), dict(contributions="typeset"),
-        dict(alternative="two-sided"), dict(structures="first"),
-    ]))
+    options = draw(
+        st.sampled_from(
+            [
+                {},
+                dict(test="welch"),
+                dict(test="mannwhitneyu"),
+                dict(test=None),
+                dict(preset="authors"),
+                dict(top_k=2),
+                dict(contributions="typeset"),
+                dict(alternative="two-sided"),
+                dict(structures="first"),
+            ]
+        )
+    )
     return sentences, p_of, expl, labels, options
 
 

@@ -135,13 +135,14 @@ def _run_hub_grid(experiments, tmp_path, capsys, tiny_bert, models):
     small = ["--n-train", "40", "--n-test", "6", "--epochs", "1", "--batch-size", "40"]
     small += ["--lime-samples", "20", "--ig-steps", "4", "--filters", "2", "--units", "2"]
     out = experiments.main(
-        ["--tiny", *small, "--models", *models, "--embeddings", "hub:tiny", "--out",
-         str(tmp_path)],
+        ["--tiny", *small, "--models", *models, "--embeddings", "hub:tiny", "--out", str(tmp_path)],
         backbones={"tiny": (backbone, pre)},
     )
     printed = capsys.readouterr().out
     names = [
-        b + d + f + "B" for b in [m[0].upper() for m in models] for d in ("", "D")
+        b + d + f + "B"
+        for b in [m[0].upper() for m in models]
+        for d in ("", "D")
         for f in ("", "F")
     ]
     _check_layout(printed, names)
@@ -153,8 +154,7 @@ def _run_hub_grid(experiments, tmp_path, capsys, tiny_bert, models):
         model = r["model"]
         assert model.backbone is not backbone and model.backbone.trainable == ("F" in name)
         moved = max(
-            float(np.abs(w0 - w1).max())
-            for w0, w1 in zip(before, model.backbone.get_weights())
+            float(np.abs(w0 - w1).max()) for w0, w1 in zip(before, model.backbone.get_weights())
         )
         if "F" in name:
             assert moved > 0, name

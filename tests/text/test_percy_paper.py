@@ -34,8 +34,9 @@ def test_sign_split_hand_made_sentence():
     assert row.E_a == pytest.approx(0.03) and row.E_b == pytest.approx(0.27)
     assert row.score == 1.0
     # the typeset line gives 0.3 * 0.1 + 0.3 * 0.9 = 0.3 and -0.03 + 0.27 = 0.24 instead
-    typeset = PERCY(table_model({sentence: 0.1}), [sentence], [0], test=None,
-                    contributions="typeset")
+    typeset = PERCY(
+        table_model({sentence: 0.1}), [sentence], [0], test=None, contributions="typeset"
+    )
     row = typeset.details([np.array([0.3, 0.0, -0.3])]).iloc[0]
     assert row.E_a == pytest.approx(0.3) and row.E_b == pytest.approx(0.24)
     assert row.score == 0.0
@@ -66,15 +67,22 @@ def half_a_model(lexicon):
 
 
 def test_class_symmetric_model_scores_alike_on_positive_and_negative(half_a_model):
-    df = generate_sentences(200, seed=1, structured=1.0, contrastive=True,
-                            rules={"yet": None, "though": None, "while": None},
-                            a_style="sentiment", b_style="sentiment")
+    df = generate_sentences(
+        200,
+        seed=1,
+        structured=1.0,
+        contrastive=True,
+        rules={"yet": None, "though": None, "while": None},
+        a_style="sentiment",
+        b_style="sentiment",
+    )
     sentences, labels = list(df.sentence), df.label.to_numpy()
     expl = [half_a_model.contributions(s) for s in sentences]
     gaps = {}
     for option in ("sign_split", "typeset"):
-        percy = PERCY(half_a_model, sentences, labels, tokenizer=half_a_model.tokenizer,
-                      contributions=option)
+        percy = PERCY(
+            half_a_model, sentences, labels, tokenizer=half_a_model.tokenizer, contributions=option
+        )
         assert percy.accuracy > 0.9
         scores = percy.detailed_evaluate(expl)
         pos, neg = scores[labels == 1].mean(), scores[labels == 0].mean()
@@ -96,8 +104,14 @@ def test_incoherent_direction_and_test_scores_zero():
     w = np.concatenate([a, [0.0], b])
     assert a.sum() > b.sum()
     assert scipy.stats.ttest_ind(a, b).pvalue < 1e-8  # two-sided: B significantly larger
-    for options in ({}, dict(alternative="two-sided"), dict(preset="authors"),
-                    dict(test="welch"), dict(test="mannwhitneyu"), dict(test=None)):
+    for options in (
+        {},
+        dict(alternative="two-sided"),
+        dict(preset="authors"),
+        dict(test="welch"),
+        dict(test="mannwhitneyu"),
+        dict(test=None),
+    ):
         percy = PERCY(table_model({sentence: 1.0}), [sentence], [1], **options)
         row = percy.details([w]).iloc[0]
         assert row.correct and row.E_a < row.E_b
@@ -122,7 +136,7 @@ def test_one_sided_score_one_means_rule_conjunct_significantly_larger():
     for _, row in ones.iterrows():
         w = expl[row.sentence_index]
         k = row.keyword_index
-        assert scipy.stats.ttest_ind(w[:k], w[k + 1:], alternative="less").pvalue <= 0.05
+        assert scipy.stats.ttest_ind(w[:k], w[k + 1 :], alternative="less").pvalue <= 0.05
 
 
 # ----------------------------------------------------------------------------- point 3
@@ -173,7 +187,7 @@ def test_authors_preset_equals_direct_transcription():
         p1 = p_of[s]
         c = authors_normalised(w, p1)
         designated = "B" if toks[k] in ("but", "yet") else "A"
-        expected.append(authors_rule(c[:k], c[k + 1:], int(p1 > 0.5) == y, designated))
+        expected.append(authors_rule(c[:k], c[k + 1 :], int(p1 > 0.5) == y, designated))
     np.testing.assert_array_equal(got, np.array(expected, dtype=float))
     assert 0 < np.mean(expected) < 1  # both outcomes occur
 
@@ -182,7 +196,12 @@ def test_authors_preset_settings_and_conflicts():
     s = ["x but y"]
     percy = PERCY(table_model({s[0]: 0.9}), s, [1], preset="authors")
     assert (percy.top_k, percy.test, percy.alternative, percy.contributions, percy.alpha) == (
-        5, "ttest", "two-sided", "sign_split", 0.05)
+        5,
+        "ttest",
+        "two-sided",
+        "sign_split",
+        0.05,
+    )
     same = PERCY(table_model({s[0]: 0.9}), s, [1], preset="authors", top_k=5)
     assert same.top_k == 5
     with pytest.raises(ValueError, match="`top_k`=3 conflicts with preset='authors'"):
@@ -242,8 +261,15 @@ def test_eq7_weights_sentences_equally():
 @pytest.mark.parametrize("position", ["first", "middle", "last", "only"])
 @pytest.mark.parametrize(
     "options",
-    [dict(), dict(test="welch"), dict(test="mannwhitneyu"), dict(test=None),
-     dict(preset="authors"), dict(top_k=1), dict(contributions="typeset")],
+    [
+        dict(),
+        dict(test="welch"),
+        dict(test="mannwhitneyu"),
+        dict(test=None),
+        dict(preset="authors"),
+        dict(top_k=1),
+        dict(contributions="typeset"),
+    ],
 )
 def test_empty_conjuncts_in_every_position(position, options):
     empties = ["but fine good", "fine good but", "but", "though"]

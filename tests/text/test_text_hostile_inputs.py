@@ -30,8 +30,10 @@ def clf(bow):
 
 def test_a_0d_array_is_one_sentence_not_its_characters(clf):
     # np.array("good film") was read as the 9 sentences 'g', 'o', 'o', ...
-    with pytest.raises(TypeError, match="`sentences` must be a sequence of sentences, got a "
-                                        "single str; wrap it in a list"):
+    with pytest.raises(
+        TypeError,
+        match="`sentences` must be a sequence of sentences, got a single str; wrap it in a list",
+    ):
         clf.prepare(np.array("good film"))
 
 
@@ -68,12 +70,15 @@ def test_predict_proba_reads_tensors_and_arrays_like_prepare(clf):
         clf.predict_proba(tf.constant("good"))
 
 
-@pytest.mark.parametrize("cls, kw", [(LimeTokenExplainer, dict(nb_samples=20)),
-                                     (ShapTokenExplainer, dict(n_permutations=2))])
+@pytest.mark.parametrize(
+    "cls, kw",
+    [(LimeTokenExplainer, dict(nb_samples=20)), (ShapTokenExplainer, dict(n_permutations=2))],
+)
 def test_explainers_take_a_text_classifier(bow, clf, cls, kw):
     # documented, but refused: "`model` must be callable, got <...TextClassifier...>"
-    np.testing.assert_allclose(cls(clf, **kw)(["a good film"])[0],
-                               cls(bow, bow.tokenizer, **kw)(["a good film"])[0])
+    np.testing.assert_allclose(
+        cls(clf, **kw)(["a good film"])[0], cls(bow, bow.tokenizer, **kw)(["a good film"])[0]
+    )
 
 
 def test_settings_given_with_a_text_classifier_are_not_ignored(bow, clf):
@@ -85,8 +90,9 @@ def test_settings_given_with_a_text_classifier_are_not_ignored(bow, clf):
     with pytest.raises(ValueError, match="`tokenizer` must be None"):
         ShapTokenExplainer(clf, tokenizer=lambda s: np.ones((len(s), 1), int))
     same = TextClassifier(bow, bow.tokenizer, batch_size=8)
-    assert PERCY(same, ["good but bad"], [1], batch_size=8, tokenizer=bow.tokenizer
-                 ).classifier is same  # its own settings, repeated, are accepted
+    assert (
+        PERCY(same, ["good but bad"], [1], batch_size=8, tokenizer=bow.tokenizer).classifier is same
+    )  # its own settings, repeated, are accepted
 
 
 def test_pearson_agreement_refuses_strings_and_keeps_distinct_keys():
@@ -141,8 +147,11 @@ def test_lipschitz_skips_only_the_perturbations_of_zero_norm():
 def test_a_tokenizer_returning_too_few_rows_is_refused(bow):
     # one row for every call: the pieces of all but the first word were dropped silently
     # (zip), and predict_proba failed in NumPy
-    with pytest.raises(ValueError, match=r"`tokenizer` must return integer ids of shape \(N, L\)"
-                                         r" for N strings, got .* shape \(1, 3\).* for 2 strings"):
+    with pytest.raises(
+        ValueError,
+        match=r"`tokenizer` must return integer ids of shape \(N, L\)"
+        r" for N strings, got .* shape \(1, 3\).* for 2 strings",
+    ):
         TextClassifier(bow, lambda s: np.ones((1, 3), int)).predict_proba(["good", "bad"])
 
 
@@ -164,8 +173,9 @@ def test_conjunct_pvalues_counts_the_alternatives_before_checking_each(alternati
 
     # a wrong count is reported as such, whatever the values (it came second for a while)
     with pytest.raises(ValueError, match=r"^`alternative` must be one value or 2 values, got "):
-        conjunct_pvalues([[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]],
-                         alternative=alternative)
+        conjunct_pvalues(
+            [[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]], alternative=alternative
+        )
 
 
 @pytest.mark.parametrize("alternative", [None, 3, {"less"}])
@@ -174,5 +184,6 @@ def test_conjunct_pvalues_names_an_alternative_that_is_no_option(alternative):
 
     # None and 3 gave "'NoneType' object is not iterable" / "'int' object is not iterable"
     with pytest.raises(TypeError, match=r"^`alternative` must be one of \['two-sided', 'less'"):
-        conjunct_pvalues([[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]],
-                         alternative=alternative)
+        conjunct_pvalues(
+            [[0.1, 0.2], [0.5, 0.4]], [[0.3, 0.4], [0.1, 0.2]], alternative=alternative
+        )

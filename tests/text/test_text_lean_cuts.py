@@ -33,7 +33,11 @@ def test_rule_tables_default_empty_and_replacing():
     assert dict(resolve_rules()) == DEFAULT_RULES
     assert dict(resolve_rules({})) == DEFAULT_RULES
     assert dict(resolve_rules({"however": "b", "while": None})) == {
-        "but": "B", "yet": "B", "though": "A", "however": "B"}
+        "but": "B",
+        "yet": "B",
+        "though": "A",
+        "however": "B",
+    }
     table = RuleTable({"But": "B"})
     assert resolve_rules(table) is table and dict(table) == {"but": "B"}
     with pytest.raises(ValueError, match="`rules` must hold at least one keyword"):

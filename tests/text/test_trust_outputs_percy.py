@@ -15,8 +15,12 @@ from hypothesis import strategies as st
 from xplique_ext.metrics import PERCY
 from xplique_ext.text import LimeTokenExplainer, TextClassifier
 
-SENTS = ["the plot was dull but the cast was superb", "a good film though slow",
-         "awful yet fine", "superb but dull"]
+SENTS = [
+    "the plot was dull but the cast was superb",
+    "a good film though slow",
+    "awful yet fine",
+    "superb but dull",
+]
 
 
 def table_model(p, dtype=np.float64):
@@ -34,8 +38,11 @@ def table_model(p, dtype=np.float64):
 def test_outputs_leaving_0_1_after_the_first_row_are_refused(batch_size):
     # p = 12.5 and -2.5 on rows 1 and 2: accepted before (only the first row was checked)
     model = table_model([0.7, 12.5, -2.5, 0.2])
-    with pytest.raises(ValueError, match=r"`model` must return probabilities in \[0, 1\]"
-                                         r".*\(inputs 1") as info:
+    with pytest.raises(
+        ValueError,
+        match=r"`model` must return probabilities in \[0, 1\]"
+        r".*\(inputs 1",
+    ) as info:
         PERCY(model, SENTS, [1, 1, 0, 0], batch_size)
     if batch_size is None:
         assert "got values in [-2.5, 12.5] (inputs 1, 2 out of range)" in str(info.value)
@@ -51,10 +58,13 @@ def test_keras_model_leaving_0_1_is_refused(bow_all):
         PERCY(model, SENTS, [1, 1, 0, 0], 2, tokenizer=bow_all.tokenizer)
 
 
-@pytest.mark.parametrize("bad, exc, match", [
-    (np.nan, ValueError, "finite outputs"),
-    (np.inf, ValueError, "finite outputs"),
-])
+@pytest.mark.parametrize(
+    "bad, exc, match",
+    [
+        (np.nan, ValueError, "finite outputs"),
+        (np.inf, ValueError, "finite outputs"),
+    ],
+)
 def test_non_finite_probabilities_are_refused(bad, exc, match):
     with pytest.raises(exc, match=match):
         PERCY(table_model([0.7, 0.2, bad, 0.2]), SENTS, [1, 1, 0, 0], 2)
@@ -69,11 +79,14 @@ def test_output_shape_changing_after_the_first_batch_is_refused():
         PERCY(model, SENTS[:3], [1, 1, 0], 3)
 
 
-@pytest.mark.parametrize("returned, match", [
-    (lambda p: {"proba": p}, "dict with keys"),
-    (lambda p: (p, p), "tuple of 2 outputs"),
-    (lambda p: p.astype(str), "real numbers"),
-])
+@pytest.mark.parametrize(
+    "returned, match",
+    [
+        (lambda p: {"proba": p}, "dict with keys"),
+        (lambda p: (p, p), "tuple of 2 outputs"),
+        (lambda p: p.astype(str), "real numbers"),
+    ],
+)
 def test_several_or_non_numeric_outputs_are_a_type_error(returned, match):
     base = table_model([0.7, 0.2, 0.3, 0.2])
     with pytest.raises(TypeError, match=match):
@@ -107,8 +120,13 @@ def test_percy_deepcopy_gives_the_same_details_and_pickle_says_what_to_save(bow_
     with pytest.raises(TypeError, match=r"PERCY cannot be pickled.*get_config\(\).*tokenizer="):
         pickle.dumps(percy)
     # what the message says rebuilds it: the settings, then the data and the tokenizer
-    rebuilt = PERCY.from_config(percy.get_config(), model=bow_all, inputs=SENTS,
-                                targets=[1, 0, 1, 0], tokenizer=bow_all.tokenizer)
+    rebuilt = PERCY.from_config(
+        percy.get_config(),
+        model=bow_all,
+        inputs=SENTS,
+        targets=[1, 0, 1, 0],
+        tokenizer=bow_all.tokenizer,
+    )
     assert rebuilt.details(expl).equals(percy.details(expl))
     with pytest.raises(TypeError, match="TextClassifier cannot be pickled"):
         pickle.dumps(percy.classifier)
@@ -121,12 +139,17 @@ WORDS = ["good", "bad", "the", "plot,", "but", "yet", "though", "dull", "superb"
 @st.composite
 def percy_case(draw):
     n = draw(st.integers(2, 6))
-    sentences = [" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7))
-                          + [f"s{i}"]) for i in range(n)]
+    sentences = [
+        " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7)) + [f"s{i}"])
+        for i in range(n)
+    ]
     # probabilities away from 0.5 and exact in float16 (multiples of 1/64): the
     # predictions p > 0.5 do not depend on the output dtype
-    p = draw(st.lists(st.sampled_from([k / 64 for k in range(65) if abs(k - 32) > 2]),
-                      min_size=n, max_size=n))
+    p = draw(
+        st.lists(
+            st.sampled_from([k / 64 for k in range(65) if abs(k - 32) > 2]), min_size=n, max_size=n
+        )
+    )
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     expl = [rng.normal(size=len(s.split())) for s in sentences]
     labels = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
@@ -143,27 +166,40 @@ def _model(sentences, p, dtype=np.float64):
 
 
 @settings(max_examples=10, deadline=None)
-@given(percy_case(), st.integers(-150, 150), st.integers(1, 4), st.integers(0, 2**16),
-       st.sampled_from([np.float16, np.float32]))
-def test_property_scale_batch_order_and_dtype_invariance(case, exponent, batch_size,
-                                                         order_seed, dtype):
+@given(
+    percy_case(),
+    st.integers(-150, 150),
+    st.integers(1, 4),
+    st.integers(0, 2**16),
+    st.sampled_from([np.float16, np.float32]),
+)
+def test_property_scale_batch_order_and_dtype_invariance(
+    case, exponent, batch_size, order_seed, dtype
+):
     sentences, p, expl, labels = case
     ref = PERCY(_model(sentences, p), sentences, labels).detailed_evaluate(expl)
     # the explanation's scale (1e-150 .. 1e150): PERCY reads signs and ranks
     scaled = PERCY(_model(sentences, p), sentences, labels).detailed_evaluate(
-        [e * 10.0 ** exponent for e in expl])
+        [e * 10.0**exponent for e in expl]
+    )
     np.testing.assert_array_equal(scaled, ref)
     # batch size, input order and the model's output dtype
     order = np.random.default_rng(order_seed).permutation(len(sentences))
-    other = PERCY(_model(sentences, p, dtype), [sentences[i] for i in order],
-                  [labels[i] for i in order], batch_size)
-    np.testing.assert_array_equal(other.detailed_evaluate([expl[i] for i in order]),
-                                  ref[order])
+    other = PERCY(
+        _model(sentences, p, dtype),
+        [sentences[i] for i in order],
+        [labels[i] for i in order],
+        batch_size,
+    )
+    np.testing.assert_array_equal(other.detailed_evaluate([expl[i] for i in order]), ref[order])
 
 
 @settings(max_examples=10, deadline=None)
-@given(percy_case(), st.integers(0, 5),
-       st.sampled_from(["above", "below", "nan", "dict", "labels", "expl_len"]))
+@given(
+    percy_case(),
+    st.integers(0, 5),
+    st.sampled_from(["above", "below", "nan", "dict", "labels", "expl_len"]),
+)
 def test_property_invalid_inputs_give_errors(case, row, kind):
     sentences, p, expl, labels = case
     row = row % len(sentences)
@@ -176,6 +212,7 @@ def test_property_invalid_inputs_give_errors(case, row, kind):
 
         def model(batch):
             return {"p": inner(batch)}
+
     if kind == "labels":
         labels = list(labels)
         labels[row] = 2

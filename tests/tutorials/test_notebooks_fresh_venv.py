@@ -23,7 +23,8 @@ def _run(command, **kwargs):
     done = subprocess.run(command, capture_output=True, text=True, **kwargs)
     assert done.returncode == 0, (
         f"{' '.join(map(str, command))} failed ({done.returncode}):\n"
-        f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+        f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
     return done
 
 
@@ -42,24 +43,48 @@ def test_every_notebook_runs_in_a_fresh_venv_from_its_install_cell(tmp_path):
 def _notebooks_run_from_their_install_cells(tmp_path, venv):
     _run([sys.executable, "-m", "venv", str(venv)], timeout=300)
     python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")
+    }
     env.update(XPLIQUE_EXT_SOURCE=str(ROOT), PIP_DISABLE_PIP_VERSION_CHECK="1")
     # the notebook runner, as Colab provides it; nothing of the project
-    _run([str(python), "-m", "pip", "install", "--quiet", "ipykernel", "nbclient", "nbformat"],
-         env=env, cwd=tmp_path, timeout=900)
-    missing = _run([str(python), "-c", "import importlib.util as u; print([m for m in "
-                    "('xplique_ext', 'xplique', 'tensorflow') if u.find_spec(m)])"],
-                   env=env, cwd=tmp_path)
+    _run(
+        [str(python), "-m", "pip", "install", "--quiet", "ipykernel", "nbclient", "nbformat"],
+        env=env,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    missing = _run(
+        [
+            str(python),
+            "-c",
+            "import importlib.util as u; print([m for m in "
+            "('xplique_ext', 'xplique', 'tensorflow') if u.find_spec(m)])",
+        ],
+        env=env,
+        cwd=tmp_path,
+    )
     assert missing.stdout.strip() == "[]"  # really fresh
 
-    done = _run([str(python), str(ROOT / "tutorials" / "execute.py"), "--small"],
-                env=env, cwd=tmp_path, timeout=2400)
-    for name in ("rule_metrics.ipynb", "percy.ipynb", "mufidelity.ipynb",
-                 "ground_truth.ipynb", "callbacks.ipynb"):
+    done = _run(
+        [str(python), str(ROOT / "tutorials" / "execute.py"), "--small"],
+        env=env,
+        cwd=tmp_path,
+        timeout=2400,
+    )
+    for name in (
+        "rule_metrics.ipynb",
+        "percy.ipynb",
+        "mufidelity.ipynb",
+        "ground_truth.ipynb",
+        "callbacks.ipynb",
+    ):
         assert f"{name}: done" in done.stdout
 
     # what ran was installed into the fresh environment by the install cells
-    where = _run([str(python), "-c", "import xplique, xplique_ext; print(xplique_ext.__file__)"],
-                 env=env, cwd=tmp_path)
+    where = _run(
+        [str(python), "-c", "import xplique, xplique_ext; print(xplique_ext.__file__)"],
+        env=env,
+        cwd=tmp_path,
+    )
     assert str(venv) in where.stdout

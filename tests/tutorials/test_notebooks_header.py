@@ -34,8 +34,10 @@ def test_header_cells_are_in_sync_with_setup_cfg(name):
     assert not ex.sync_header(nb, name), "run: python tutorials/execute.py --sync"
     url = ex.repository_url()
     link = nb.cells[0].source
-    assert f"colab.research.google.com/github/{url[len('https://github.com/'):]}/blob/main/" \
-           f"tutorials/{name}" in link
+    assert (
+        f"colab.research.google.com/github/{url[len('https://github.com/') :]}/blob/main/"
+        f"tutorials/{name}" in link
+    )
     install = nb.cells[1]
     assert install.cell_type == "code" and f'"git+{url}"' in install.source
     assert nb.cells[2].cell_type == "markdown" and nb.cells[2].source.startswith("# ")
@@ -46,8 +48,9 @@ def _imported_modules(nb):
     for cell in nb.cells[2:]:
         if cell.cell_type != "code":
             continue
-        source = "\n".join(line for line in cell.source.splitlines()
-                           if not line.lstrip().startswith(("%", "!")))
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))
+        )
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):
                 modules |= {a.name.split(".")[0] for a in node.names}
@@ -59,8 +62,7 @@ def _imported_modules(nb):
 @pytest.mark.parametrize("name", NAMES)
 def test_install_cell_installs_the_extras_the_notebook_imports(name):
     imported = _imported_modules(_read(name))
-    needed = {extra for extra, modules in ex.EXTRA_MODULES.items()
-              if imported & set(modules)}
+    needed = {extra for extra, modules in ex.EXTRA_MODULES.items() if imported & set(modules)}
     assert set(ex.EXTRAS.get(name, ())) == needed
     assert "xplique_ext" in imported
 
@@ -82,14 +84,17 @@ def _run_install_cell(name, monkeypatch, *, source, present, fails=False):
     code = TransformerManager().transform_cell(_read(name).cells[1].source)
     present = set(present)
     extras = ex.EXTRAS.get(name, ())
-    shell = _FakeShell(present, set() if fails else
-                       {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]})
+    shell = _FakeShell(
+        present,
+        set() if fails else {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]},
+    )
     if source is None:
         monkeypatch.delenv("XPLIQUE_EXT_SOURCE", raising=False)
     else:
         monkeypatch.setenv("XPLIQUE_EXT_SOURCE", source)
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda module, *a: object() if module in present else None)
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda module, *a: object() if module in present else None
+    )
     import xplique_ext.commons.console as console
 
     quieted = []
@@ -99,8 +104,7 @@ def _run_install_cell(name, monkeypatch, *, source, present, fails=False):
     assert quieted == [()]  # the notebook's console is quietened once the package is there
     magics = []
     for magic, line in shell.magics:  # IPython expands {variables} before running magics
-        magics.append((magic, re.sub(r"\{(\w+)\}", lambda m: str(namespace[m.group(1)]),
-                                     line)))
+        magics.append((magic, re.sub(r"\{(\w+)\}", lambda m: str(namespace[m.group(1)]), line)))
     return magics
 
 
@@ -135,8 +139,11 @@ def test_install_cell_raises_when_pip_did_not_install(name, monkeypatch):
 
 def _tiny_notebook():
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# title"),
-                nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("print(x)")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("print(x)"),
+    ]
     return nb
 
 
@@ -159,8 +166,12 @@ def test_output_problems_and_stamps():
 
 def test_sync_header_inserts_link_and_install_cells_once():
     nb = _tiny_notebook()
-    nb.cells.insert(0, nbformat.v4.new_code_cell(
-        'REPO_URL = "https://example.org"\n%pip install -q git+{REPO_URL}'))
+    nb.cells.insert(
+        0,
+        nbformat.v4.new_code_cell(
+            'REPO_URL = "https://example.org"\n%pip install -q git+{REPO_URL}'
+        ),
+    )
     assert ex.sync_header(nb, "mufidelity.ipynb")
     assert [c.get("id") for c in nb.cells[:2]] == [ex.COLAB_CELL_ID, ex.INSTALL_CELL_ID]
     assert [c.source for c in nb.cells[2:]] == ["# title", "x = 1", "print(x)"]

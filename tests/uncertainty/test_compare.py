@@ -61,9 +61,12 @@ def test_planted_shift_is_found_in_most_repetitions():
     found = 0
     for rep in range(50):
         base, rng = _input_effects(rep)
-        t = compare_scores({"a": base + 0.3 + rng.normal(0, 0.3, 40),
-                            "b": base + rng.normal(0, 0.3, 40)},
-                           higher_is_better=True, n_resamples=199, seed=rep)
+        t = compare_scores(
+            {"a": base + 0.3 + rng.normal(0, 0.3, 40), "b": base + rng.normal(0, 0.3, 40)},
+            higher_is_better=True,
+            n_resamples=199,
+            seed=rep,
+        )
         found += bool(t.pairs["differs"].iloc[0])
     assert found >= 45, found  # power ~0.99 at this shift
 
@@ -93,9 +96,10 @@ def test_proportions_use_the_paired_permutation_test():
     # the sign-flip test on a difference of +1 in k pairs and 0 elsewhere is the exact
     # two-sided sign test: p = 2 * 0.5**k when every difference has the same sign
     few = np.array([1.0, 1, 1, 1, 1, 0, 0])
-    t = compare_scores({"A": few, "B": np.zeros(7)}, higher_is_better=True,
-                       proportion=True, n_resamples=999)
-    assert t.pairs["p_value"].iloc[0] == pytest.approx(2 * 0.5 ** 5)
+    t = compare_scores(
+        {"A": few, "B": np.zeros(7)}, higher_is_better=True, proportion=True, n_resamples=999
+    )
+    assert t.pairs["p_value"].iloc[0] == pytest.approx(2 * 0.5**5)
 
 
 def test_direction_ties_holm_and_indistinguishable():
@@ -111,8 +115,7 @@ def test_direction_ties_holm_and_indistinguishable():
 
     np.testing.assert_allclose(t.pairs["p_holm"], holm(t.pairs["p_value"]))
     # identical scores: no difference at all, p = 1, shared rank
-    same = compare_scores({"x": base, "y": base.copy()}, higher_is_better=True,
-                          n_resamples=199)
+    same = compare_scores({"x": base, "y": base.copy()}, higher_is_better=True, n_resamples=199)
     assert same.pairs["p_value"].iloc[0] == 1.0
     assert list(same.explainers["rank"]) == [1.0, 1.0]
 
@@ -135,8 +138,9 @@ def test_same_seed_same_table_and_tidy_columns():
     two = compare(Scores(seed=5), scores, n_resamples=199)
     pd.testing.assert_frame_equal(pd.DataFrame(one), pd.DataFrame(two))
     assert list(one["kind"]) == ["explainer", "explainer", "pair"]
-    assert {"estimate", "ci_low", "ci_high", "rank", "p_value", "p_holm",
-            "differs"} <= set(one.columns)
+    assert {"estimate", "ci_low", "ci_high", "rank", "p_value", "p_holm", "differs"} <= set(
+        one.columns
+    )
     assert isinstance(one.head(2), ComparisonFrame)
 
 
@@ -145,10 +149,11 @@ def test_plot_draws_intervals_and_marks_indistinguishable_pairs():
 
     base = np.linspace(0, 1, 30)
     noise = np.random.default_rng(0).normal(0, 1e-3, 30)
-    t = compare_scores({"a": base, "b": base + noise, "c": base + 1},
-                       higher_is_better=True, n_resamples=199)
+    t = compare_scores(
+        {"a": base, "b": base + noise, "c": base + 1}, higher_is_better=True, n_resamples=199
+    )
     ax = t.plot()
-    assert [label.get_text() for label in ax.get_yticklabels()] [0] == "c"
+    assert [label.get_text() for label in ax.get_yticklabels()][0] == "c"
     assert len(ax.lines) >= 1 and "do not differ" in ax.get_title()
     plt.close("all")
 
@@ -164,8 +169,9 @@ def test_bad_inputs_are_refused():
     for names in (("a - b", "c"), ("a", "b - c")):
         with pytest.raises(ValueError, match=r"keys must not contain ' - '.*got '(a - b|b - c)'"):
             compare_scores(dict.fromkeys(names, np.zeros(3)), higher_is_better=True)
-    assert compare_scores({"a-b": np.arange(3.0), "c": np.arange(3.0)}, higher_is_better=True,
-                          n_resamples=199).pairs.index.tolist() == ["a-b - c"]
+    assert compare_scores(
+        {"a-b": np.arange(3.0), "c": np.arange(3.0)}, higher_is_better=True, n_resamples=199
+    ).pairs.index.tolist() == ["a-b - c"]
     with pytest.raises(TypeError, match="detailed_evaluate"):
         compare(object(), {"a": np.zeros(3)})
     with pytest.raises(TypeError, match="metric instance .* got the class Scores"):
@@ -194,11 +200,14 @@ def test_infinite_scores_warn_with_the_reason_and_leave_nan_not_numbers():
     base = np.linspace(0.0, 1.0, 20)
     with_inf = base.copy()
     with_inf[3] = np.inf
-    with pytest.warns(UndefinedScoreWarning,
-                      match=r"score: infinite scores \(A: 1 of 20\): the intervals, ranks and "
-                            r"paired tests that involve them are undefined \(NaN\)"):
-        t = compare_scores({"A": with_inf, "B": base, "C": base + 0.5}, higher_is_better=True,
-                           n_resamples=199)
+    with pytest.warns(
+        UndefinedScoreWarning,
+        match=r"score: infinite scores \(A: 1 of 20\): the intervals, ranks and "
+        r"paired tests that involve them are undefined \(NaN\)",
+    ):
+        t = compare_scores(
+            {"A": with_inf, "B": base, "C": base + 0.5}, higher_is_better=True, n_resamples=199
+        )
     a = t.explainers.loc["A"]
     assert a["estimate"] == np.inf and np.isnan(a["ci_low"]) and np.isnan(a["rank"])
     assert list(t.explainers["rank"].dropna()) == [1.0, 2.0]  # C, B: ranked among finite
@@ -212,8 +221,11 @@ def test_infinite_scores_warn_with_the_reason_and_leave_nan_not_numbers():
 
 
 def test_plot_refuses_what_is_not_axes():
-    t = compare_scores({"a": np.linspace(0, 1, 10), "b": np.linspace(0, 2, 10)},
-                       higher_is_better=True, n_resamples=199)
+    t = compare_scores(
+        {"a": np.linspace(0, 1, 10), "b": np.linspace(0, 2, 10)},
+        higher_is_better=True,
+        n_resamples=199,
+    )
     with pytest.raises(TypeError, match=r"^`ax` must be matplotlib axes or None, got 'x' \(str\)$"):
         t.plot(ax="x")
 
@@ -223,18 +235,26 @@ def test_proportion_scores_must_be_zero_or_one_and_few_inputs_warn_once():
 
     from xplique_ext.commons.warnings import DegenerateSettingWarning
 
-    with pytest.raises(ValueError, match=r"`proportion` must be False for scores other than 0 "
-                                         r"and 1.*`scores_by_name\['B'\]`"):
-        compare_scores({"A": np.array([1.0, 0, 1]), "B": np.array([1.0, 0.5, 0])},
-                       higher_is_better=True, proportion=True)
+    with pytest.raises(
+        ValueError,
+        match=r"`proportion` must be False for scores other than 0 "
+        r"and 1.*`scores_by_name\['B'\]`",
+    ):
+        compare_scores(
+            {"A": np.array([1.0, 0, 1]), "B": np.array([1.0, 0.5, 0])},
+            higher_is_better=True,
+            proportion=True,
+        )
     # a proportion metric whose scores are not all 0/1 (a PERCY sentence scoring 0.5) is
     # compared as a plain mean by compare, as summary does
-    table = compare(Scores(proportion=True), {"A": np.r_[np.ones(12), 0.5], "B": np.zeros(13)},
-                    n_resamples=199)
+    table = compare(
+        Scores(proportion=True), {"A": np.r_[np.ones(12), 0.5], "B": np.zeros(13)}, n_resamples=199
+    )
     assert table.pairs["test"].iloc[0] == "Wilcoxon signed-rank"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        compare_scores({"A": np.arange(6.0), "B": np.arange(6.0) ** 2}, higher_is_better=True,
-                       n_resamples=199)
+        compare_scores(
+            {"A": np.arange(6.0), "B": np.arange(6.0) ** 2}, higher_is_better=True, n_resamples=199
+        )
     few = [w for w in caught if issubclass(w.category, DegenerateSettingWarning)]
     assert len(few) == 1 and "n=6" in str(few[0].message)

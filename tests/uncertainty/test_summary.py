@@ -83,8 +83,16 @@ def test_summary_mean_is_evaluate_and_fields():
     assert (s.n, s.n_undefined, s.confidence) == (4, 1, 0.95)
     assert s.ci_low < s.mean < s.ci_high
     frame = s.to_frame()
-    assert list(frame.columns) == ["mean", "std_error", "ci_low", "ci_high", "confidence",
-                                   "n", "n_undefined", "method"]
+    assert list(frame.columns) == [
+        "mean",
+        "std_error",
+        "ci_low",
+        "ci_high",
+        "confidence",
+        "n",
+        "n_undefined",
+        "method",
+    ]
     assert frame.loc[0, "method"] == "BCa bootstrap over inputs (9999 resamples)"
     # the bootstrap's standard error is near the textbook s / sqrt(n)
     x = np.random.default_rng(0).normal(size=400)
@@ -124,8 +132,7 @@ def test_proportions_use_wilson_or_exact_and_say_so():
         Outcomes().summary([1, 0.5, 0], interval="wilson")
     # a non-proportion metric gets the bootstrap under 'auto', Wilson on request
     assert Outcomes(proportion=False).summary(values).method.startswith("BCa")
-    assert Outcomes(proportion=False).summary(values, interval="wilson").method.startswith(
-        "Wilson")
+    assert Outcomes(proportion=False).summary(values, interval="wilson").method.startswith("Wilson")
 
 
 def test_wilson_interval_matches_scipy_vectorised():
@@ -226,8 +233,9 @@ def test_proportion_intervals_without_trials_are_nan_with_the_reason():
         low, high = exact_interval(0, 0)
     assert np.isnan(low) and np.isnan(high)
     # arrays: the count of intervals without trials is named, the others are untouched
-    with pytest.warns(UndefinedScoreWarning,
-                      match=r"wilson_interval: 2 of 3 proportions have no trials \(n = 0\)"):
+    with pytest.warns(
+        UndefinedScoreWarning, match=r"wilson_interval: 2 of 3 proportions have no trials \(n = 0\)"
+    ):
         low, high = wilson_interval(np.array([0, 3, 0]), np.array([0, 10, 0]))
     np.testing.assert_array_equal(np.isnan(low), [True, False, True])
     ci = binomtest(3, 10).proportion_ci(0.95, method="wilson")
@@ -245,8 +253,8 @@ def test_exact_interval_is_accurate_for_rare_events_and_huge_n():
     from scipy.stats import beta
 
     # k = 0 and k = n: closed forms (the Beta(1, n) quantile is 1 - (1 - q) ** (1 / n))
-    assert exact_interval(0, 10) == pytest.approx((0.0, 1 - 0.025 ** 0.1), rel=1e-12)
-    assert exact_interval(10, 10) == pytest.approx((0.025 ** 0.1, 1.0), rel=1e-12)
+    assert exact_interval(0, 10) == pytest.approx((0.0, 1 - 0.025**0.1), rel=1e-12)
+    assert exact_interval(10, 10) == pytest.approx((0.025**0.1, 1.0), rel=1e-12)
     assert exact_interval(7, 10) == pytest.approx((0.3475471499, 0.9332604888), abs=1e-10)
     # k = 1 of n = 1e9: the lower bound is 1 - (1 - 0.025) ** (1 / n), to 1e-9 relative
     low, high = exact_interval(1, 10**9)
@@ -286,8 +294,7 @@ def test_bca_over_few_inputs_warns_once_naming_n():
         warnings.simplefilter("always")
         summarize_scores([0.1, 0.5, 0.2, 0.9, 0.4], seed=0, n_resamples=200)
     small = [w for w in caught if issubclass(w.category, DegenerateSettingWarning)]
-    assert len(small) == 1 and "BCa interval over n=5 inputs is unreliable" in str(
-        small[0].message)
+    assert len(small) == 1 and "BCa interval over n=5 inputs is unreliable" in str(small[0].message)
     with warnings.catch_warnings():  # 10 inputs, or the percentile interval: no warning
         warnings.simplefilter("error")
         summarize_scores(np.linspace(0, 1, 10), seed=0, n_resamples=200)

@@ -36,8 +36,14 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action):
         text, default = action.help or "", action.default
-        shown = not ("default" in text or default is None or default is argparse.SUPPRESS
-                     or isinstance(default, bool) or not action.option_strings or action.nargs == 0)
+        shown = not (
+            "default" in text
+            or default is None
+            or default is argparse.SUPPRESS
+            or isinstance(default, bool)
+            or not action.option_strings
+            or action.nargs == 0
+        )
         return f"{text} (default: %(default)s)" if shown else text
 
 
@@ -48,11 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     # every (sub-)parser uses HelpFormatter
     new_parser = functools.partial(argparse.ArgumentParser, formatter_class=HelpFormatter)
-    parser = new_parser(prog="xplique-ext",
-                        description="Measure how good explanations are (xplique_ext).")
+    parser = new_parser(
+        prog="xplique-ext", description="Measure how good explanations are (xplique_ext)."
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
-                                       parser_class=new_parser)
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=new_parser
+    )
     for module in (demo, rules):
         module.register(subparsers)
     return parser
@@ -65,4 +73,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     args = build_parser().parse_args(argv)
     return int(args.func(args) or 0)
-

@@ -55,8 +55,14 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
     from ..text.data import generate_sentences
 
     start = time.perf_counter()
-    test = generate_sentences(40, seed=seed + 1, structured=1.0, contrastive=True,
-                              rules={"though": None, "while": None}, b_style="sentiment")
+    test = generate_sentences(
+        40,
+        seed=seed + 1,
+        structured=1.0,
+        contrastive=True,
+        rules={"though": None, "while": None},
+        b_style="sentiment",
+    )
     sentences, labels = list(test.sentence), test.label.to_numpy()
     classes = {"positive": labels == 1, "negative": labels == 0}
     rows: Dict[str, Dict[str, Dict[str, float]]] = {c: {} for c in classes}
@@ -72,18 +78,26 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         }.items():
             scores[col] = percy.detailed_evaluate(percy.explain(explainer))
         for c, m in classes.items():
-            rows[c][name] = {col: float(np.nanmean(v[m])) if m.any() else np.nan
-                             for col, v in scores.items()}
-    text = ["PERCY (rule consistency, higher is better) on "
-            f"{len(sentences)} generated contrastive 'A but/yet B' sentences, Eq. 4 split by "
-            "sign and a t-test one-sided towards the rule conjunct (the defaults):"]
+            rows[c][name] = {
+                col: float(np.nanmean(v[m])) if m.any() else np.nan for col, v in scores.items()
+            }
+    text = [
+        "PERCY (rule consistency, higher is better) on "
+        f"{len(sentences)} generated contrastive 'A but/yet B' sentences, Eq. 4 split by "
+        "sign and a t-test one-sided towards the rule conjunct (the defaults):"
+    ]
     for c, m in classes.items():
         table = pd.DataFrame.from_dict(rows[c], orient="index")  # one row per model
-        text += [f"{c} sentences (label {int(c == 'positive')}, n = {int(m.sum())}):",
-                 table.to_string(float_format="{:.3f}".format, na_rep="n/a")]
-    text += ["Accuracy says whether the decision is right; PERCY says whether it rests on the "
-             "conjunct the rule designates (B for but/yet). The A-only model is never right "
-             "on contrastive sentences; the B-only model is right for the right reason. "
-             "Positive and negative sentences score alike for a model that treats the two "
-             "classes alike.", f"({time.perf_counter() - start:.1f} s)"]
+        text += [
+            f"{c} sentences (label {int(c == 'positive')}, n = {int(m.sum())}):",
+            table.to_string(float_format="{:.3f}".format, na_rep="n/a"),
+        ]
+    text += [
+        "Accuracy says whether the decision is right; PERCY says whether it rests on the "
+        "conjunct the rule designates (B for but/yet). The A-only model is never right "
+        "on contrastive sentences; the B-only model is right for the right reason. "
+        "Positive and negative sentences score alike for a model that treats the two "
+        "classes alike.",
+        f"({time.perf_counter() - start:.1f} s)",
+    ]
     return "\n".join(text)

@@ -26,79 +26,150 @@ __all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTI
 
 #: the rule measures that are proportions k / m of the known contingency table (Tab. 1
 #: of the spec): measure -> (successes, trials) as sums of its cells
-PROPORTION_MEASURES = {"Acc": (("bh",), ("bh", "bhbar")),
-                       "Err": (("bhbar",), ("bh", "bhbar")),
-                       "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
-                       "Sens": (("bh",), ("bh", "bbarh")),
-                       "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
-                       "Cov": (("bh", "bhbar"), ("n",)),
-                       "Sup": (("bh",), ("n",))}
+PROPORTION_MEASURES = {
+    "Acc": (("bh",), ("bh", "bhbar")),
+    "Err": (("bhbar",), ("bh", "bhbar")),
+    "NegRel": (("bbarhbar",), ("bbarhbar", "bbarh")),
+    "Sens": (("bh",), ("bh", "bbarh")),
+    "Spec": (("bbarhbar",), ("bbarhbar", "bhbar")),
+    "Cov": (("bh", "bhbar"), ("n",)),
+    "Sup": (("bh",), ("n",)),
+}
 
 
 def register(subparsers) -> None:
     """Add the ``rules`` and ``fire`` sub-commands to an argparse ``subparsers`` object."""
     output = argparse.ArgumentParser(add_help=False)  # -s, shared by both commands
-    output.add_argument("-s", dest="output", metavar="OUT",
-                        help="output file (default: standard output)")
+    output.add_argument(
+        "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
+    )
     rules = subparsers.add_parser(
-        "rules", parents=[output], help="evaluate PBM rules on a data set (std_info.pl)",
+        "rules",
+        parents=[output],
+        help="evaluate PBM rules on a data set (std_info.pl)",
         description="Evaluate a PBM rule set on the examples of a .data file and print the "
         "rules with their contingency frequencies [f_bh,f_bh',f_b'h',f_b'h,n] ?[... for "
         "examples with unknown values] (extended PBM format).",
         epilog="example: xplique-ext rules --copy-examples . && "
-        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm")
+        "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm",
+    )
     modes = rules.add_mutually_exclusive_group()
-    for flag, mode, text in (("-u", "unordered", "unordered (default)"),
-                             ("-o", "ordered", "ordered"),
-                             ("-i", "inter-class", "ordered between classes")):
-        modes.add_argument(flag, dest="mode", action="store_const", const=mode,
-                           help=f"evaluate the rules as {text}")
+    for flag, mode, text in (
+        ("-u", "unordered", "unordered (default)"),
+        ("-o", "ordered", "ordered"),
+        ("-i", "inter-class", "ordered between classes"),
+    ):
+        modes.add_argument(
+            flag,
+            dest="mode",
+            action="store_const",
+            const=mode,
+            help=f"evaluate the rules as {text}",
+        )
     source = rules.add_mutually_exclusive_group(required=True)
     source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
-    source.add_argument("--copy-examples", metavar="DIR", help="copy the voyage example files "
-                        "(names, data, test, rules) into DIR and exit")
-    rules.add_argument("-n", dest="names", metavar="NAMES",
-                       help="names file (default: DATA with the extension .names)")
-    rules.add_argument("-f", dest="rules", metavar="RULES",
-                       help="PBM rule file (default: standard input)")
-    rules.add_argument("--precision", type=int, default=3, choices=range(13), metavar="DIGITS",
-                       help="decimals of the frequencies")
-    rules.add_argument("--csv", metavar="FILE", help="also write the tidy table of counts and "
-                       "measures as CSV, with a Wilson confidence interval (columns "
-                       "MEASURE_ci_low, MEASURE_ci_high) for each measure that is a proportion: "
-                       + ", ".join(PROPORTION_MEASURES))
-    rules.add_argument("--ci-level", type=float, default=0.95, metavar="LEVEL",
-                       help="confidence level of the --csv intervals, in (0, 1)")
-    rules.add_argument("--format", choices=("pbm", "csv", "json"), default="pbm",
-                       help="output format: the extended PBM file, or the tidy table of counts "
-                       "and measures (one row per rule) as CSV or JSON")
+    source.add_argument(
+        "--copy-examples",
+        metavar="DIR",
+        help="copy the voyage example files (names, data, test, rules) into DIR and exit",
+    )
+    rules.add_argument(
+        "-n",
+        dest="names",
+        metavar="NAMES",
+        help="names file (default: DATA with the extension .names)",
+    )
+    rules.add_argument(
+        "-f", dest="rules", metavar="RULES", help="PBM rule file (default: standard input)"
+    )
+    rules.add_argument(
+        "--precision",
+        type=int,
+        default=3,
+        choices=range(13),
+        metavar="DIGITS",
+        help="decimals of the frequencies",
+    )
+    rules.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="also write the tidy table of counts and "
+        "measures as CSV, with a Wilson confidence interval (columns "
+        "MEASURE_ci_low, MEASURE_ci_high) for each measure that is a proportion: "
+        + ", ".join(PROPORTION_MEASURES),
+    )
+    rules.add_argument(
+        "--ci-level",
+        type=float,
+        default=0.95,
+        metavar="LEVEL",
+        help="confidence level of the --csv intervals, in (0, 1)",
+    )
+    rules.add_argument(
+        "--format",
+        choices=("pbm", "csv", "json"),
+        default="pbm",
+        help="output format: the extended PBM file, or the tidy table of counts "
+        "and measures (one row per rule) as CSV or JSON",
+    )
     scale = rules.add_mutually_exclusive_group()
-    scale.add_argument("--chunksize", type=int, metavar="N", help="read and evaluate DATA N "
-                       "examples at a time: a file of any size in bounded memory, in one process "
-                       "(same counts as reading it whole)")
-    scale.add_argument("--dask", nargs="?", const="", metavar="ADDRESS", help="evaluate on a Dask "
-                       "cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
-                       "cluster of worker processes when no address is given; DATA is read with "
-                       "dask.dataframe.read_csv (needs the [distributed] extra)")
+    scale.add_argument(
+        "--chunksize",
+        type=int,
+        metavar="N",
+        help="read and evaluate DATA N "
+        "examples at a time: a file of any size in bounded memory, in one process "
+        "(same counts as reading it whole)",
+    )
+    scale.add_argument(
+        "--dask",
+        nargs="?",
+        const="",
+        metavar="ADDRESS",
+        help="evaluate on a Dask "
+        "cluster (the scheduler's ADDRESS, e.g. tcp://host:8786), or on a local "
+        "cluster of worker processes when no address is given; DATA is read with "
+        "dask.dataframe.read_csv (needs the [distributed] extra)",
+    )
     rules.set_defaults(func=run_rules, mode="unordered")
 
     fire = subparsers.add_parser(
-        "fire", parents=[output],
+        "fire",
+        parents=[output],
         help="score (predictive loss, readability loss) pairs with FiRe and Qs",
         description="Score extracted knowledge with psi-FiRe = p * ceil(r / psi) * r^0.05 and, "
         "when a coverage is given, Qs = p * (2 - coverage) * r. Pairs are given as arguments "
         "P,R[,COVERAGE] (optionally LABEL=P,R[,COVERAGE]) or read one per line from a file or "
         "standard input as 'p r [coverage] [label]' (separated by commas or white space; # "
         "starts a comment).",
-        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95")
-    fire.add_argument("pairs", nargs="*", metavar="P,R[,COVERAGE]",
-                      help="predictive loss, readability loss and optional coverage")
-    fire.add_argument("--psi", action="append", metavar="PSI[,PSI...]",
-                      help="trade-off values psi > 0, comma-separated or repeated (default: 1)")
-    fire.add_argument("-f", dest="input", metavar="FILE",
-                      help="read the pairs from FILE (default: the arguments, else stdin)")
-    fire.add_argument("--precision", type=int, default=2, choices=range(13), metavar="DIGITS",
-                      help="decimals printed")
+        epilog="example: xplique-ext fire --psi 1,2,3 CART=0.05,3,1.0 GridEx=0.04,3,0.95",
+    )
+    fire.add_argument(
+        "pairs",
+        nargs="*",
+        metavar="P,R[,COVERAGE]",
+        help="predictive loss, readability loss and optional coverage",
+    )
+    fire.add_argument(
+        "--psi",
+        action="append",
+        metavar="PSI[,PSI...]",
+        help="trade-off values psi > 0, comma-separated or repeated (default: 1)",
+    )
+    fire.add_argument(
+        "-f",
+        dest="input",
+        metavar="FILE",
+        help="read the pairs from FILE (default: the arguments, else stdin)",
+    )
+    fire.add_argument(
+        "--precision",
+        type=int,
+        default=2,
+        choices=range(13),
+        metavar="DIGITS",
+        help="decimals printed",
+    )
     # a pair that starts with a minus sign (-0.1,3) is a value, not an unknown option, so
     # that FiRe's domain error reaches the user; Python 3.13's argparse does this already
     if hasattr(fire, "_negative_number_matcher"):
@@ -151,7 +222,8 @@ def with_wilson_columns(frame, confidence: float = 0.95):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedScoreWarning)
                 out[f"{measure}_ci_low"], out[f"{measure}_ci_high"] = wilson_interval(
-                    k, m, confidence)
+                    k, m, confidence
+                )
     return out
 
 
@@ -183,8 +255,11 @@ def run_rules(args: argparse.Namespace) -> int:
             from tqdm.auto import tqdm
 
             data = tqdm(data, desc="chunks", unit=" chunks", disable=None, leave=False)
-        evaluation = (evaluate_rules(rules, data, args.mode, names=names) if args.dask is None
-                      else _evaluate_on_dask(rules, args.data, names, args.mode, args.dask))
+        evaluation = (
+            evaluate_rules(rules, data, args.mode, names=names)
+            if args.dask is None
+            else _evaluate_on_dask(rules, args.data, names, args.mode, args.dask)
+        )
         write_text(args.output, _rules_output(evaluation, args, names_path))
         if args.csv:
             frame = with_wilson_columns(evaluation.to_frame(zero_division="nan"), args.ci_level)
@@ -205,16 +280,21 @@ def run_rules(args: argparse.Namespace) -> int:
 def _rules_output(evaluation, args: argparse.Namespace, names_path: str) -> str:
     """The evaluation in the format of ``--format``."""
     if args.format == "pbm":
-        return evaluation.to_pbm(names_file=names_path, data_file=args.data,
-                                 precision=args.precision)
+        return evaluation.to_pbm(
+            names_file=names_path, data_file=args.data, precision=args.precision
+        )
     frame = evaluation.to_frame(zero_division="nan")
     if args.format == "csv":
         return frame.to_csv(index=False)
     import json
 
     # Python numbers, None where a measure is undefined (NaN)
-    document = {"mode": evaluation.mode, "names_file": names_path, "data_file": args.data,
-                "rules": frame.astype(object).where(frame.notna(), None).to_dict("records")}
+    document = {
+        "mode": evaluation.mode,
+        "names_file": names_path,
+        "data_file": args.data,
+        "rules": frame.astype(object).where(frame.notna(), None).to_dict("records"),
+    }
     return json.dumps(document, indent=1) + "\n"
 
 
@@ -236,12 +316,19 @@ def _rules_file_error(err: OSError, args: argparse.Namespace, names_path: str) -
     if path == names_path and not os.path.exists(args.data):
         path = args.data  # the names are read first, but a missing data file is to fix first
     if path == names_path and not args.names:
-        return (f"cannot read the names file {path!r}, the default for -d {args.data}: "
-                f"{reason}; give it with -n NAMES")
-    return _file_error(path, reason, (args.data, "read the data file", "-d DATA"),
-                       (names_path, "read the names file", "-n NAMES"),
-                       (args.rules, "read the rule file", "-f RULES"), (args.output, *_OUTPUT),
-                       (args.csv, "write the CSV file", "--csv FILE"))
+        return (
+            f"cannot read the names file {path!r}, the default for -d {args.data}: "
+            f"{reason}; give it with -n NAMES"
+        )
+    return _file_error(
+        path,
+        reason,
+        (args.data, "read the data file", "-d DATA"),
+        (names_path, "read the names file", "-n NAMES"),
+        (args.rules, "read the rule file", "-f RULES"),
+        (args.output, *_OUTPUT),
+        (args.csv, "write the CSV file", "--csv FILE"),
+    )
 
 
 #: Seconds to connect to a Dask scheduler given with ``--dask ADDRESS``.
@@ -266,8 +353,9 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
             with dask.config.set({"distributed.comm.timeouts.connect": f"{_DASK_SECONDS}s"}):
                 client = Client(address, timeout=_DASK_SECONDS)
         else:
-            client = Client(stack.enter_context(
-                LocalCluster(processes=True, dashboard_address=None)))
+            client = Client(
+                stack.enter_context(LocalCluster(processes=True, dashboard_address=None))
+            )
         stack.enter_context(client)
         try:
             return evaluate_rules(rules, frame, mode, names=names)
@@ -288,17 +376,25 @@ def _float(text: str) -> Optional[float]:
 def _row(text: str, where: str) -> Row:
     """``p r [coverage] [label]`` (commas or white space between) as a row; a number ``0,5``
     among the values (before the label) set apart by white space (``0,5 3``) is a decimal comma."""
-    numbers = list(itertools.takewhile(lambda t: None not in map(_float, t.split(",")),
-                                       re.sub(r"\s*,\s*", ",", text.strip()).split()))
+    numbers = list(
+        itertools.takewhile(
+            lambda t: None not in map(_float, t.split(",")),
+            re.sub(r"\s*,\s*", ",", text.strip()).split(),
+        )
+    )
     if len(numbers) > 1 and any(re.fullmatch(r"[+-]?\d+,\d+", t) for t in numbers):
-        raise ValueError(f"{where}decimal comma in {text!r}: commas separate the values, "
-                         "write the decimals with a dot (0.5, not 0,5)")
+        raise ValueError(
+            f"{where}decimal comma in {text!r}: commas separate the values, "
+            "write the decimals with a dot (0.5, not 0,5)"
+        )
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
     values = list(itertools.takewhile(lambda v: v is not None, map(_float, parts)))  # label after
     if len(values) not in (2, 3):
-        raise ValueError(f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
-                         f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}")
-    return " ".join(parts[len(values):]), values[0], values[1], (values + [None])[2]
+        raise ValueError(
+            f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
+            f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}"
+        )
+    return " ".join(parts[len(values) :]), values[0], values[1], (values + [None])[2]
 
 
 def _parse_pair(text: str) -> Row:
@@ -333,8 +429,11 @@ def _fire_inputs(args: argparse.Namespace) -> Tuple[List[float], List[Row]]:
     if args.input and args.pairs:
         raise ValueError("give the pairs either as arguments or with -f, not both")
     # the arguments, else a file, else standard input (decoded as the rule files are)
-    rows = ([_parse_pair(p) for p in args.pairs] if args.pairs
-            else _parse_lines(read_text(args.input), args.input or "<stdin>"))
+    rows = (
+        [_parse_pair(p) for p in args.pairs]
+        if args.pairs
+        else _parse_lines(read_text(args.input), args.input or "<stdin>")
+    )
     if not rows:
         raise ValueError("no (p, r) pair given")
     return psis, rows
@@ -345,13 +444,19 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
     from ..rules.fire import fire_score, qs_score
 
     with_coverage = any(row[3] is not None for row in rows)
-    table = [["label", "p", "r"] + (["coverage", "Qs"] if with_coverage else [])
-             + [f"{psi:g}-FiRe" for psi in psis]]
+    table = [
+        ["label", "p", "r"]
+        + (["coverage", "Qs"] if with_coverage else [])
+        + [f"{psi:g}-FiRe" for psi in psis]
+    ]
     for k, (label, p, r, coverage) in enumerate(rows):
         line = [label or f"#{k + 1}", f"{p:g}", f"{r:g}"]
         if with_coverage:
-            line += (["-", "-"] if coverage is None
-                     else [f"{coverage:g}", f"{qs_score(p, r, coverage):.{precision}f}"])
+            line += (
+                ["-", "-"]
+                if coverage is None
+                else [f"{coverage:g}", f"{qs_score(p, r, coverage):.{precision}f}"]
+            )
         table.append(line + [f"{fire_score(psi, p, r):.{precision}f}" for psi in psis])
     return table
 
@@ -364,11 +469,26 @@ def run_fire(args: argparse.Namespace) -> int:
         _check_outputs(args.output)
         table = _fire_table(*_fire_inputs(args), args.precision)
         widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-        write_text(args.output, "".join("  ".join([row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:])]).rstrip() + "\n" for row in table))
+        write_text(
+            args.output,
+            "".join(
+                "  ".join(
+                    [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+                ).rstrip()
+                + "\n"
+                for row in table
+            ),
+        )
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:
-        return _fail("fire", _file_error(err.filename, err.strerror, (args.output, *_OUTPUT),
-                                         (args.input, "read the pairs file", "-f FILE")))
+        return _fail(
+            "fire",
+            _file_error(
+                err.filename,
+                err.strerror,
+                (args.output, *_OUTPUT),
+                (args.input, "read the pairs file", "-f FILE"),
+            ),
+        )
     return 0

@@ -17,11 +17,24 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .random import cell_permutations, make_rng, seed_to_int
     from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, XpliqueExtWarning
 
-_EXPORTS = {".metric": ["BaseMetric", "nan_aware_mean"], ".progress": ["progress_bar"],
-            ".correlations": ["batched_pearson", "batched_spearman"],
-            ".random": ["cell_permutations", "make_rng", "seed_to_int"],
-            ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"]}
+_EXPORTS = {
+    ".metric": ["BaseMetric", "nan_aware_mean"],
+    ".progress": ["progress_bar"],
+    ".correlations": ["batched_pearson", "batched_spearman"],
+    ".random": ["cell_permutations", "make_rng", "seed_to_int"],
+    ".warnings": ["DegenerateSettingWarning", "UndefinedScoreWarning", "XpliqueExtWarning"],
+}
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = ["BaseMetric", "nan_aware_mean", "progress_bar", "batched_pearson", "batched_spearman",
-           "cell_permutations", "make_rng", "seed_to_int", "DegenerateSettingWarning",
-           "UndefinedScoreWarning", "XpliqueExtWarning"]
+__all__ = [
+    "BaseMetric",
+    "nan_aware_mean",
+    "progress_bar",
+    "batched_pearson",
+    "batched_spearman",
+    "cell_permutations",
+    "make_rng",
+    "seed_to_int",
+    "DegenerateSettingWarning",
+    "UndefinedScoreWarning",
+    "XpliqueExtWarning",
+]

@@ -53,9 +53,13 @@ def _silence_fd2() -> Optional[int]:
         os.dup2(devnull.fileno(), 2)
     if real_stderr:
         encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
-        sys.stderr = io.TextIOWrapper(os.fdopen(os.dup(saved), "wb", buffering=0),
-                                      encoding=encoding, errors="backslashreplace",
-                                      line_buffering=True, write_through=True)
+        sys.stderr = io.TextIOWrapper(
+            os.fdopen(os.dup(saved), "wb", buffering=0),
+            encoding=encoding,
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
     return saved
 
 

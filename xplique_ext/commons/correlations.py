@@ -25,7 +25,9 @@ _ROWS = {name: [ArrayLike("numeric", ndim=2, shapes="(N, M)", batch_hint=False)]
 def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
     """Row i of ``a`` goes with row i of ``b``: NumPy would broadcast one row to all."""
     if a.shape != b.shape:
-        raise ValueError(f"`a` and `b` must have the same shape (N, M), got {a.shape} and {b.shape}")
+        raise ValueError(
+            f"`a` and `b` must have the same shape (N, M), got {a.shape} and {b.shape}"
+        )
 
 
 @validate_params(_ROWS)

@@ -16,8 +16,9 @@ from typing import Any, Callable, Iterable, List, Mapping, Tuple
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, Iterable[str]], submodules: Iterable[str] = ()
-                 ) -> Tuple[Callable[[str], Any], Callable[[], List[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, Iterable[str]], submodules: Iterable[str] = ()
+) -> Tuple[Callable[[str], Any], Callable[[], List[str]]]:
     """The ``__getattr__`` and ``__dir__`` of a package whose public names load on demand.
 
     Parameters

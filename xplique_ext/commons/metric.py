@@ -36,8 +36,9 @@ from .warnings import UndefinedScoreWarning, warn
 __all__ = ["BaseMetric", "nan_aware_mean"]
 
 
-def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None,
-                   category: type = UndefinedScoreWarning) -> float:
+def nan_aware_mean(
+    scores: Any, name: str, reason: Optional[str] = None, category: type = UndefinedScoreWarning
+) -> float:
     """Mean of the defined scores; one warning says how many undefined (NaN) ones were
     skipped, and why when ``reason`` is given.
 
@@ -78,13 +79,19 @@ def nan_aware_mean(scores: Any, name: str, reason: Optional[str] = None,
     undefined = int(np.isnan(scores).sum())
     suffix = f" Reason: {reason}" if reason else ""
     if undefined == scores.size:
-        what = (f"all {scores.size} per-sample scores are undefined (NaN)" if scores.size
-                else "there is no sample to score (0 per-sample scores)")
+        what = (
+            f"all {scores.size} per-sample scores are undefined (NaN)"
+            if scores.size
+            else "there is no sample to score (0 per-sample scores)"
+        )
         warn(f"{name}: {what}; the aggregate is NaN.{suffix}", category)
         return float("nan")
     if undefined:
-        warn(f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-             f"and were skipped in the mean.{suffix}", category)
+        warn(
+            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+            f"and were skipped in the mean.{suffix}",
+            category,
+        )
     defined = scores[~np.isnan(scores)]
     with np.errstate(over="ignore"):
         mean = float(np.mean(defined))
@@ -103,8 +110,11 @@ def _undefined_messages(call: Any) -> Tuple[Any, list]:
     for w in caught:
         if not issubclass(w.category, UndefinedScoreWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return result, list(dict.fromkeys(
-        str(w.message) for w in caught if issubclass(w.category, UndefinedScoreWarning)))
+    return result, list(
+        dict.fromkeys(
+            str(w.message) for w in caught if issubclass(w.category, UndefinedScoreWarning)
+        )
+    )
 
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -119,9 +129,11 @@ def _jsonable(value: Any, name: str, owner: str) -> Any:
         return [_jsonable(v, name, owner) for v in value]
     if isinstance(value, dict):
         return {str(k): _jsonable(v, name, owner) for k, v in value.items()}
-    raise TypeError(f"{owner}.get_config: the setting `{name}` must be a number, a string, a "
-                    f"boolean, None or a list of those, got {type(value).__name__}; declare it "
-                    "among the metric's `_data_params` or override `get_config`")
+    raise TypeError(
+        f"{owner}.get_config: the setting `{name}` must be a number, a string, a "
+        f"boolean, None or a list of those, got {type(value).__name__}; declare it "
+        "among the metric's `_data_params` or override `get_config`"
+    )
 
 
 class BaseMetric(abc.ABC):
@@ -215,8 +227,15 @@ class BaseMetric(abc.ABC):
         return False
 
     @validate_params(SUMMARY_PARAMETERS)  # the settings first: a typo costs no evaluation
-    def summary(self, *args: Any, confidence: float = 0.95, interval: str = "auto",
-                n_resamples: int = 9999, seed: Optional[int] = None, **kwargs: Any):
+    def summary(
+        self,
+        *args: Any,
+        confidence: float = 0.95,
+        interval: str = "auto",
+        n_resamples: int = 9999,
+        seed: Optional[int] = None,
+        **kwargs: Any,
+    ):
         r"""The aggregate score with its uncertainty: mean, standard error and confidence
         interval over the inputs (same arguments as :meth:`evaluate`, which is
         unchanged).
@@ -267,21 +286,34 @@ class BaseMetric(abc.ABC):
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
         name, why = type(self).__name__, " ".join(reasons)
         if scores.size == 0:  # as evaluate: NaN, with the true reason
-            warn(f"{name}: there is no sample to score (0 per-sample scores): the mean and "
-                 f"its interval are NaN.{' ' + why if why else ''}", UndefinedScoreWarning)
+            warn(
+                f"{name}: there is no sample to score (0 per-sample scores): the mean and "
+                f"its interval are NaN.{' ' + why if why else ''}",
+                UndefinedScoreWarning,
+            )
             return ScoreSummary(*[float("nan")] * 4, float(confidence), 0, 0, "none: no sample")
         if seed is None:  # the metric's seed, or 0: the same metric gives the same interval
             seed = getattr(self, "seed", None) or 0
-        result, caught = _undefined_messages(lambda: summarize_scores(
-            scores, confidence=confidence, interval=interval, proportion=self._is_proportion(),
-            n_resamples=n_resamples, seed=seed, name=name))
+        result, caught = _undefined_messages(
+            lambda: summarize_scores(
+                scores,
+                confidence=confidence,
+                interval=interval,
+                proportion=self._is_proportion(),
+                n_resamples=n_resamples,
+                seed=seed,
+                name=name,
+            )
+        )
         # one UndefinedScoreWarning per call: the skipped scores and, where it applies,
         # why the interval is undefined
         undefined = int(np.isnan(scores).sum())
         reason = why or self.undefined_reason
         suffix = f" Reason: {reason}" if reason else ""
-        skipped = (f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
-                   f"and were left out of the summary.{suffix}")
+        skipped = (
+            f"{name}: {undefined} of {scores.size} per-sample scores are undefined (NaN) "
+            f"and were left out of the summary.{suffix}"
+        )
         messages = ([skipped] if 0 < undefined < scores.size else []) + caught
         if undefined == scores.size and suffix:  # every score undefined: say why
             messages.append(suffix.strip())
@@ -306,15 +338,20 @@ class BaseMetric(abc.ABC):
         """The constructor's settings: its parameters but ``self``, ``*args``, ``**kwargs``
         and the data ones (``_data_params``)."""
         params = inspect.signature(cls.__init__).parameters
-        return {name: p for name, p in params.items() if name not in ("self", *cls._data_params)
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        return {
+            name: p
+            for name, p in params.items()
+            if name not in ("self", *cls._data_params)
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        }
 
     def get_config(self) -> Dict[str, Any]:
         """The constructor's settings (every parameter but the data ones), as JSON-friendly
         values: ``type(m).from_config(m.get_config(), **data)`` rebuilds the metric."""
         owner = type(self).__name__
-        return {name: _jsonable(self._setting(name), name, owner)
-                for name in self._init_parameters()}
+        return {
+            name: _jsonable(self._setting(name), name, owner) for name in self._init_parameters()
+        }
 
     def _setting(self, name: str, default: Any = _NO_DEFAULT) -> Any:
         fallback = () if default is _NO_DEFAULT else (default,)  # no default: must exist

@@ -67,9 +67,25 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Constraint", "Interval", "Options", "InstanceOf", "Boolean", "Callable_", "ArrayLike",
-           "PairOf", "Word", "Strings", "STRING", "PATH", "NO_VALIDATION", "check_param",
-           "validate_params", "parameter_constraints", "describe"]
+__all__ = [
+    "Constraint",
+    "Interval",
+    "Options",
+    "InstanceOf",
+    "Boolean",
+    "Callable_",
+    "ArrayLike",
+    "PairOf",
+    "Word",
+    "Strings",
+    "STRING",
+    "PATH",
+    "NO_VALIDATION",
+    "check_param",
+    "validate_params",
+    "parameter_constraints",
+    "describe",
+]
 
 NO_VALIDATION = "no_validation"
 
@@ -136,8 +152,9 @@ class Interval(Constraint):
     numbers must be finite (NaN and inf are refused). Converts to ``int`` / ``float``;
     ``bool`` is refused. ``bounds`` words the range alone ("in (0, 1]", ">= 1")."""
 
-    def __init__(self, kind: type, low: Optional[float], high: Optional[float],
-                 closed: str = "both"):
+    def __init__(
+        self, kind: type, low: Optional[float], high: Optional[float], closed: str = "both"
+    ):
         if kind not in (numbers.Integral, numbers.Real):
             raise TypeError("`kind` must be numbers.Integral or numbers.Real")
         if closed not in ("both", "left", "right", "neither"):
@@ -188,20 +205,29 @@ class Options(Constraint):
     def __init__(self, values: Iterable[Any], description: Optional[str] = None):
         self.values = list(values)
         self.description = description or (
-            f"one of {self.values}" if len(self.values) > 1 else repr(self.values[0]))
+            f"one of {self.values}" if len(self.values) > 1 else repr(self.values[0])
+        )
 
     def _right_kind(self, value):
         if _is_bool(value):
             return any(_is_bool(v) for v in self.values)
-        return any(isinstance(value, type(v)) or (isinstance(value, numbers.Number) and isinstance(
-            v, numbers.Number) and not _is_bool(v)) for v in self.values)
+        return any(
+            isinstance(value, type(v))
+            or (
+                isinstance(value, numbers.Number)
+                and isinstance(v, numbers.Number)
+                and not _is_bool(v)
+            )
+            for v in self.values
+        )
 
     def check(self, value):
         try:  # None by identity, others by ==, an array never (np.array(['a']) == 'a' and
             # np.array(None) == None hold)
             ok = not isinstance(value, np.ndarray) and any(
                 (value is v) if v is None else (value == v and _is_bool(value) == _is_bool(v))
-                for v in self.values)
+                for v in self.values
+            )
         except (TypeError, ValueError):  # arrays, incomparable
             ok = False
         if not ok:
@@ -264,10 +290,14 @@ class Word(Constraint):
         return value
 
 
-_KINDS = {"numeric": ("biuf", "numbers (bool, integer or float dtype)"),
-          "real": ("iuf", "real numbers (integer or float dtype)"), "float": ("f", "floats"),
-          "integer": ("iu", "integers"), "bool": ("b", "booleans (bool dtype)"),
-          "any": ("", "values")}
+_KINDS = {
+    "numeric": ("biuf", "numbers (bool, integer or float dtype)"),
+    "real": ("iuf", "real numbers (integer or float dtype)"),
+    "float": ("f", "floats"),
+    "integer": ("iu", "integers"),
+    "bool": ("b", "booleans (bool dtype)"),
+    "any": ("", "values"),
+}
 
 
 class ArrayLike(Constraint):
@@ -293,29 +323,46 @@ class ArrayLike(Constraint):
     dtype : the dtype the array is converted to (no copy when it has it).
     """
 
-    def __init__(self, kind: str = "numeric", ndim: Any = None, *, shapes: str = "",
-                 finite: bool = False, dtype: Any = None, batch_hint: bool = True,
-                 within: Optional[Interval] = None, nonempty: bool = False):
+    def __init__(
+        self,
+        kind: str = "numeric",
+        ndim: Any = None,
+        *,
+        shapes: str = "",
+        finite: bool = False,
+        dtype: Any = None,
+        batch_hint: bool = True,
+        within: Optional[Interval] = None,
+        nonempty: bool = False,
+    ):
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
         self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
         self.finite, self.nonempty = finite or within is not None, nonempty
         self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
-        self.ranks = f"shape {shapes}" if shapes else "rank " + " or ".join(
-            map(str, self.ndim or ()))
+        self.ranks = (
+            f"shape {shapes}" if shapes else "rank " + " or ".join(map(str, self.ndim or ()))
+        )
         of = "" if kind == "any" else f" of {_KINDS[kind][1]}"
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 
     def _as_array(self, value: Any) -> np.ndarray:
-        if value is None or isinstance(value, (str, bytes, dict, set)) or not (
+        if (
+            value is None
+            or isinstance(value, (str, bytes, dict, set))
+            or not (
                 isinstance(value, (np.ndarray, list, tuple, numbers.Number, np.generic))
-                or _is_tensor(value) or hasattr(value, "__array__")):
+                or _is_tensor(value)
+                or hasattr(value, "__array__")
+            )
+        ):
             raise self.wrong_kind(value)
         try:
             return np.asarray(value.numpy() if _is_tensor(value) else value)
         except (ValueError, TypeError):  # ragged lists
-            raise Mismatch(f"{self.description} (a rectangular one)", describe(value),
-                           False) from None
+            raise Mismatch(
+                f"{self.description} (a rectangular one)", describe(value), False
+            ) from None
 
     def check(self, value):
         arr = self._as_array(value)
@@ -326,11 +373,17 @@ class ArrayLike(Constraint):
             raise Mismatch(f"an array of {noun}", "a list holding a bool", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
             hint = self.batch_hint and arr.ndim == min(self.ndim) - 1
-            raise Mismatch(f"an array of {self.ranks}", f"shape {arr.shape}"
-                           + (": is the batch axis missing?" if hint else ""), True)
+            raise Mismatch(
+                f"an array of {self.ranks}",
+                f"shape {arr.shape}" + (": is the batch axis missing?" if hint else ""),
+                True,
+            )
         if self.nonempty and arr.size == 0:
-            raise Mismatch(f"a non-empty array of {self.ranks}" if self.ndim
-                           else "a non-empty array", f"shape {arr.shape}", True)
+            raise Mismatch(
+                f"a non-empty array of {self.ranks}" if self.ndim else "a non-empty array",
+                f"shape {arr.shape}",
+                True,
+            )
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf", True)
@@ -340,8 +393,9 @@ class ArrayLike(Constraint):
         if outside is not None and np.any(outside):
             count = f" ({int(np.count_nonzero(outside))} of {arr.size} values)" if arr.ndim else ""
             noun = "integers" if self.within.kind is numbers.Integral else "numbers"
-            raise Mismatch(f"{noun} {self.within.bounds}", f"{arr[outside].ravel()[0]:g}{count}",
-                           True)
+            raise Mismatch(
+                f"{noun} {self.within.bounds}", f"{arr[outside].ravel()[0]:g}{count}", True
+            )
         return arr if self.dtype is None else arr.astype(self.dtype, copy=False)
 
 
@@ -352,7 +406,8 @@ class PairOf(Constraint):
     def __init__(self, item: Constraint, description: Optional[str] = None):
         self.item = item
         self.description = description or "a pair of " + item.description.replace(
-            "an integer", "integers").replace("a real number", "real numbers")
+            "an integer", "integers"
+        ).replace("a real number", "real numbers")
 
     def check(self, value):
         if not isinstance(value, (list, tuple)):
@@ -374,8 +429,9 @@ class Strings(Constraint):
     """
 
     def __init__(self, *, what: str = "strings"):
-        self.description = (f"a non-empty sequence of distinct {what} (list, tuple, 1-D array "
-                            "or pandas Index)")
+        self.description = (
+            f"a non-empty sequence of distinct {what} (list, tuple, 1-D array or pandas Index)"
+        )
 
     def check(self, value):
         if not (isinstance(value, (np.ndarray, list, tuple)) or hasattr(value, "to_numpy")):
@@ -446,8 +502,11 @@ def check_param(value: Any, name: str, constraints: Any) -> Any:
 
 def _declarable(fn: Any) -> List[inspect.Parameter]:
     """The parameters a declaration covers: all but ``self``/``cls``, ``*args``, ``**kw``."""
-    return [p for name, p in inspect.signature(fn).parameters.items() if name not in (
-        "self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return [
+        p
+        for name, p in inspect.signature(fn).parameters.items()
+        if name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def validate_params(constraints: Mapping[str, Any]):
@@ -461,8 +520,10 @@ def validate_params(constraints: Mapping[str, Any]):
         unknown = set(declared) - set(signature.parameters)
         missing = [p.name for p in _declarable(fn) if p.name not in declared]
         if unknown or missing:
-            raise TypeError(f"validate_params on {fn.__qualname__}: undeclared parameters "
-                            f"{missing}, unknown names {sorted(unknown)}")
+            raise TypeError(
+                f"validate_params on {fn.__qualname__}: undeclared parameters "
+                f"{missing}, unknown names {sorted(unknown)}"
+            )
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

@@ -39,9 +39,15 @@ class _NoBar:
         """Do nothing (exceptions propagate)."""
 
 
-def progress_bar(iterable: Optional[Iterable] = None, *, enabled: bool = False,
-                 total: Optional[int] = None, desc: Optional[str] = None, unit: str = "it",
-                 leave: bool = False) -> Any:
+def progress_bar(
+    iterable: Optional[Iterable] = None,
+    *,
+    enabled: bool = False,
+    total: Optional[int] = None,
+    desc: Optional[str] = None,
+    unit: str = "it",
+    leave: bool = False,
+) -> Any:
     """A tqdm bar over ``iterable`` (or a manual one, with ``total``) when ``enabled``;
     else a silent stand-in, without importing tqdm.
 

@@ -53,8 +53,12 @@ def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[i
     return max(1, min(h, int(round(h * scale)))), max(1, min(w, int(round(w * scale))))
 
 
-@validate_params({"maps": [ArrayLike("real", ndim=3, shapes="(N, H, W)", batch_hint=False)],
-                  "size": [PairOf(Interval(numbers.Integral, 1, None)), None]})
+@validate_params(
+    {
+        "maps": [ArrayLike("real", ndim=3, shapes="(N, H, W)", batch_hint=False)],
+        "size": [PairOf(Interval(numbers.Integral, 1, None)), None],
+    }
+)
 def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.ndarray:
     """Area-downsample (N, H, W) maps to at most ``size``, preserving each map's mass.
 

@@ -20,8 +20,15 @@ import numpy as np
 from .params import ArrayLike, Boolean, InstanceOf, Interval, Mismatch, Options, validate_params
 from .warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
-__all__ = ["INTERVALS", "ScoreSummary", "summarize_scores", "wilson_interval",
-           "exact_interval", "holm", "is_binary"]
+__all__ = [
+    "INTERVALS",
+    "ScoreSummary",
+    "summarize_scores",
+    "wilson_interval",
+    "exact_interval",
+    "holm",
+    "is_binary",
+]
 
 #: ``interval`` choices of :func:`summarize_scores`: 'auto' (Wilson for a proportion,
 #: else BCa), the bootstrap methods 'bca' and 'percentile', and for 0/1 scores 'wilson'
@@ -30,8 +37,10 @@ INTERVALS = ("auto", "bca", "percentile", "wilson", "exact")
 #: a confidence level, or a test's alpha: in (0, 1)
 LEVEL = [Interval(numbers.Real, 0.0, 1.0, closed="neither")]
 _BOOTSTRAP_NAMES = {"bca": "BCa", "percentile": "percentile"}
-_PROPORTION_METHODS = {"wilson": "Wilson score interval (proportion of 0/1 scores)",
-                       "exact": "Clopper-Pearson exact interval (proportion of 0/1 scores)"}
+_PROPORTION_METHODS = {
+    "wilson": "Wilson score interval (proportion of 0/1 scores)",
+    "exact": "Clopper-Pearson exact interval (proportion of 0/1 scores)",
+}
 
 
 @dataclass(frozen=True)
@@ -78,10 +87,12 @@ class ScoreSummary:
         return pd.DataFrame([self.to_dict()])
 
     def __str__(self) -> str:
-        return (f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
-                f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
-                + (f", {self.n_undefined} undefined" if self.n_undefined else "")
-                + f"; {self.method})")
+        return (
+            f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
+            f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
+            + (f", {self.n_undefined} undefined" if self.n_undefined else "")
+            + f"; {self.method})"
+        )
 
 
 def is_binary(values: np.ndarray) -> bool:
@@ -99,13 +110,15 @@ class Counts(ArrayLike):
 
     def _as_array(self, value: Any) -> np.ndarray:
         arr = super()._as_array(value)
-        if arr.dtype == object and all(isinstance(v, int) and not isinstance(v, bool)
-                                       for v in arr.flat):
+        if arr.dtype == object and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in arr.flat
+        ):
             try:
                 return arr.astype(np.float64)
             except OverflowError:
-                raise Mismatch("whole counts within the float range (<= 1.8e308)",
-                               "an integer beyond it", True) from None
+                raise Mismatch(
+                    "whole counts within the float range (<= 1.8e308)", "an integer beyond it", True
+                ) from None
         return arr
 
 
@@ -119,8 +132,10 @@ def _trials(name: str, k: np.ndarray, m: np.ndarray) -> np.ndarray:
     try:
         m = np.broadcast_to(m, np.broadcast_shapes(k.shape, m.shape))
     except ValueError:
-        raise ValueError(f"`successes` and `n` must have broadcastable shapes (one count of "
-                         f"trials per count of successes), got {k.shape} and {m.shape}") from None
+        raise ValueError(
+            f"`successes` and `n` must have broadcastable shapes (one count of "
+            f"trials per count of successes), got {k.shape} and {m.shape}"
+        ) from None
     if (k > m).any():
         raise ValueError(f"`successes` must be in [0, n], got successes={k!r}, n={m!r}")
     empty = int(np.count_nonzero(m == 0))
@@ -184,8 +199,10 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
         # z sqrt(p (1 - p) / m + z^2 / (4 m^2)), written without m^2 (no overflow)
         half = z / m * np.sqrt(k * (1 - p) + z * z / 4) / (1 + z * z / m)
     # with trials, the bounds at k = 0 and k = n are exactly 0 and 1 (their round-off is not)
-    return _bounds(np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1)),
-                   np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1)))
+    return _bounds(
+        np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1)),
+        np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1)),
+    )
 
 
 def _bounds(low: np.ndarray, high: np.ndarray):
@@ -244,8 +261,10 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
 
     k, m = successes, _trials("exact_interval", successes, n)
     if (m > _EXACT_MAX_N).any():  # central bounds drift past 1e11 (widths 74 % off at 1e17)
-        raise ValueError("`n` must be <= 1e12 for exact_interval: scipy's Beta quantiles lose "
-                         f"accuracy beyond (use wilson_interval), got {m.max():.6g}")
+        raise ValueError(
+            "`n` must be <= 1e12 for exact_interval: scipy's Beta quantiles lose "
+            f"accuracy beyond (use wilson_interval), got {m.max():.6g}"
+        )
     tail = (1 - confidence) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         low = np.where(k == 0, 0.0, beta.ppf(tail, k, m - k + 1))
@@ -321,21 +340,33 @@ def resample_batch(n_resamples: int, n: int) -> Optional[int]:
 
 #: the declared settings of an uncertainty summary (also checked by
 #: ``BaseMetric.summary`` before it scores anything)
-SUMMARY_PARAMETERS = {"confidence": LEVEL, "interval": [Options(INTERVALS)],
-                      "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
-                      "seed": [Interval(numbers.Integral, 0, None), None]}
+SUMMARY_PARAMETERS = {
+    "confidence": LEVEL,
+    "interval": [Options(INTERVALS)],
+    "n_resamples": [Interval(numbers.Integral, 100, MAX_RESAMPLES)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+}
 
 
 #: per-input scores (N,), NaN where undefined, as float64
-SCORES = [ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True,
-                    dtype=np.float64)]
+SCORES = [
+    ArrayLike("numeric", ndim=1, shapes="(N,)", batch_hint=False, nonempty=True, dtype=np.float64)
+]
 
 
-@validate_params({"scores": SCORES, **SUMMARY_PARAMETERS, "proportion": [Boolean()],
-                  "name": [InstanceOf(str)]})
-def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "auto",
-                     proportion: bool = False, n_resamples: int = 9999,
-                     seed: Optional[int] = None, name: str = "scores") -> ScoreSummary:
+@validate_params(
+    {"scores": SCORES, **SUMMARY_PARAMETERS, "proportion": [Boolean()], "name": [InstanceOf(str)]}
+)
+def summarize_scores(
+    scores: Any,
+    *,
+    confidence: float = 0.95,
+    interval: str = "auto",
+    proportion: bool = False,
+    n_resamples: int = 9999,
+    seed: Optional[int] = None,
+    name: str = "scores",
+) -> ScoreSummary:
     """Mean of per-input scores with its standard error and confidence interval.
 
     Parameters
@@ -403,28 +434,40 @@ def summarize_scores(scores: Any, *, confidence: float = 0.95, interval: str = "
     n, n_undefined = int(defined.size), int(scores.size - defined.size)
 
     def result(mean, method, se=math.nan, low=math.nan, high=math.nan):
-        return ScoreSummary(float(mean), float(se), float(low), float(high), confidence, n,
-                            n_undefined, method)
+        return ScoreSummary(
+            float(mean), float(se), float(low), float(high), confidence, n, n_undefined, method
+        )
 
     if n == 0:
-        warn(f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
-             "interval are NaN", UndefinedScoreWarning)
+        warn(
+            f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
+            "interval are NaN",
+            UndefinedScoreWarning,
+        )
         return result(math.nan, "none: no defined score")
     with np.errstate(invalid="ignore"):  # inf - inf
         mean = _mean(defined)
     if np.isinf(defined).any():
-        warn(f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
-             "error and interval are undefined (NaN)", UndefinedScoreWarning)
+        warn(
+            f"{name}: {int(np.isinf(defined).sum())} scores are infinite: the standard "
+            "error and interval are undefined (NaN)",
+            UndefinedScoreWarning,
+        )
         return result(mean, "none: infinite scores")
     binary = is_binary(defined)
     if interval in ("wilson", "exact") and not binary:
-        raise ValueError(f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
-                         f"{name} hold other values: use 'bca' or 'percentile'")
-    note = "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
+        raise ValueError(
+            f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
+            f"{name} hold other values: use 'bca' or 'percentile'"
+        )
+    note = (
+        "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
+    )
     interval = ("wilson" if proportion and binary else "bca") if interval == "auto" else interval
     if interval in ("wilson", "exact"):
         low, high = (wilson_interval if interval == "wilson" else exact_interval)(
-            int(defined.sum()), n, confidence)
+            int(defined.sum()), n, confidence
+        )
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
     method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
@@ -437,30 +480,47 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
 
     mean = _mean(defined)
     if defined.size < 2:
-        warn(f"{name}: a single defined score has no bootstrap interval: the standard error "
-             "and bounds are NaN", UndefinedScoreWarning)
+        warn(
+            f"{name}: a single defined score has no bootstrap interval: the standard error "
+            "and bounds are NaN",
+            UndefinedScoreWarning,
+        )
         return result(mean, method)
     if defined.min() == defined.max():
-        warn(f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
-             "interval has zero width, which understates the uncertainty", DegenerateSettingWarning)
+        warn(
+            f"{name}: all {defined.size} defined scores are equal ({mean:g}): the bootstrap "
+            "interval has zero width, which understates the uncertainty",
+            DegenerateSettingWarning,
+        )
         return result(mean, method + "; all scores equal", 0.0, mean, mean)
     if chosen == "bca" and defined.size < BCA_MIN_N:
-        warn(f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
-             f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
-             "coverage may fall well short of the level", DegenerateSettingWarning)
+        warn(
+            f"{name}: a BCa interval over n={defined.size} inputs is unreliable (its bias "
+            f"correction and acceleration are estimated from fewer than {BCA_MIN_N}): its "
+            "coverage may fall well short of the level",
+            DegenerateSettingWarning,
+        )
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         # a NaN BCa bound (flat jackknife) is handled below
         warnings.filterwarnings("ignore", message=".*(degenerate|jackknife|BCa).*")
         # on the scores divided by the largest |score|: no overflow near the float maximum
         scale = float(np.max(np.abs(defined)))
-        res = bootstrap((defined / scale,), np.mean, n_resamples=n_resamples, vectorized=True,
-                        confidence_level=confidence, method=chosen, rng=np.random.default_rng(seed),
-                        batch=resample_batch(n_resamples, defined.size))
+        res = bootstrap(
+            (defined / scale,),
+            np.mean,
+            n_resamples=n_resamples,
+            vectorized=True,
+            confidence_level=confidence,
+            method=chosen,
+            rng=np.random.default_rng(seed),
+            batch=resample_batch(n_resamples, defined.size),
+        )
     low, high = res.confidence_interval.low, res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
-        low, high = np.quantile(res.bootstrap_distribution,
-                                [(1 - confidence) / 2, (1 + confidence) / 2])
+        low, high = np.quantile(
+            res.bootstrap_distribution, [(1 - confidence) / 2, (1 + confidence) / 2]
+        )
         method += "; BCa undefined here, percentile bounds"
     return result(mean, method, scale * res.standard_error, scale * low, scale * high)
 

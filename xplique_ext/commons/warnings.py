@@ -40,13 +40,19 @@ def _user_stacklevel() -> int:
     # (TensorFlow, Keras) through which a user's call reaches it (``model.fit`` calling a
     # callback, a traced function); taken from ``sys.modules``, nothing is imported
     modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
-    prefixes = (_PACKAGE_DIR,) + tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                                       for m in modules if getattr(m, "__file__", None))
+    prefixes = (_PACKAGE_DIR,) + tuple(
+        os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+        for m in modules
+        if getattr(m, "__file__", None)
+    )
     frame, level = sys._getframe(2), 1  # the caller of warn()
     while frame.f_back is not None:
         name = frame.f_code.co_filename
-        if not (name in _WRAPPER_FILES or os.path.abspath(name).startswith(prefixes)
-                or os.path.basename(name).startswith("__autograph_generated_file")):
+        if not (
+            name in _WRAPPER_FILES
+            or os.path.abspath(name).startswith(prefixes)
+            or os.path.basename(name).startswith("__autograph_generated_file")
+        ):
             break
         frame = frame.f_back
         level += 1

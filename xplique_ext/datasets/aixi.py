@@ -50,11 +50,32 @@ from ..commons import params
 from ..commons.params import PATH, ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 
 __all__ = [
-    "AIXIData", "ObjectMasks", "make_aixi_shape", "make_aixi_color", "load_aixi", "ssin",
-    "suum", "class_function", "FUNCTIONS", "resolve_function", "apply_function", "WEIGHTS",
-    "CLASS_WEIGHTS", "PAPER_WEIGHTS", "SHAPE_PATTERNS", "COLOR_PATTERNS", "COLOR_INTENSITIES",
-    "LAYOUTS", "CONVENTIONS", "MIN_IMAGE_SIZE", "MAX_PER_PATTERN", "max_count",
-    "min_image_size", "count_patterns", "exact_object_shapley"]
+    "AIXIData",
+    "ObjectMasks",
+    "make_aixi_shape",
+    "make_aixi_color",
+    "load_aixi",
+    "ssin",
+    "suum",
+    "class_function",
+    "FUNCTIONS",
+    "resolve_function",
+    "apply_function",
+    "WEIGHTS",
+    "CLASS_WEIGHTS",
+    "PAPER_WEIGHTS",
+    "SHAPE_PATTERNS",
+    "COLOR_PATTERNS",
+    "COLOR_INTENSITIES",
+    "LAYOUTS",
+    "CONVENTIONS",
+    "MIN_IMAGE_SIZE",
+    "MAX_PER_PATTERN",
+    "max_count",
+    "min_image_size",
+    "count_patterns",
+    "exact_object_shapley",
+]
 
 #: Weights of ssin (Eq. 2) and suum (Eq. 3): the theoretical relative importances.
 WEIGHTS: Tuple[float, float, float] = (0.55, 0.27, 0.18)
@@ -65,7 +86,10 @@ CLASS_WEIGHTS: Tuple[float, float] = (1.0, 0.5)
 #: ignores pattern 3; the sign says the direction of the effect (with ``sign='abs'``, the
 #: default of :func:`~xplique_ext.metrics.emd` and ``kl_divergence``, it is (1, 0.5, 0)).
 PAPER_WEIGHTS: Dict[str, Tuple[float, float, float]] = {
-    "ssin": WEIGHTS, "suum": WEIGHTS, "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0)}
+    "ssin": WEIGHTS,
+    "suum": WEIGHTS,
+    "class": (CLASS_WEIGHTS[0], -CLASS_WEIGHTS[1], 0.0),
+}
 #: Pattern names of AIXI-Shape, in the order of the weights.
 SHAPE_PATTERNS: Tuple[str, str, str] = ("circle", "square", "cross")
 #: Pattern names of AIXI-Color, in the order of the weights.
@@ -110,8 +134,12 @@ _G = [ArrayLike("real", dtype=np.float64, finite=True)]
 _MAKE = {
     "n_samples": [Interval(numbers.Integral, 1, None)],
     "image_size": [Interval(numbers.Integral, 1, None)],  # and the layout's minimum: _make
-    "function": _FUNCTION, "seed": _SEED, "convention": _CONVENTION, "layout": _LAYOUT,
-    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None]}
+    "function": _FUNCTION,
+    "seed": _SEED,
+    "convention": _CONVENTION,
+    "layout": _LAYOUT,
+    "weights": [ArrayLike("real", ndim=1, finite=True, batch_hint=False), None],
+}
 
 
 @validate_params({"dataset": _DATASET, "layout": _LAYOUT})
@@ -138,8 +166,10 @@ def min_image_size(dataset: str, layout: str = "authors") -> int:
 # --------------------------------------------------------------------------- functions
 def _as_g(g: np.ndarray) -> np.ndarray:
     if g.shape[-1:] != (N_PATTERNS,):
-        raise ValueError(f"`g` must have a last axis of {N_PATTERNS} normalised pattern "
-                         f"counts, got shape {g.shape}")
+        raise ValueError(
+            f"`g` must have a last axis of {N_PATTERNS} normalised pattern "
+            f"counts, got shape {g.shape}"
+        )
     return g
 
 
@@ -198,7 +228,10 @@ def class_function(g: Any) -> np.ndarray:
 
 #: The paper's functions of the normalised counts, by name.
 FUNCTIONS: Dict[str, Callable[[Any], np.ndarray]] = {
-    "ssin": ssin, "suum": suum, "class": class_function}
+    "ssin": ssin,
+    "suum": suum,
+    "class": class_function,
+}
 
 
 @validate_params({"function": _FUNCTION})
@@ -227,8 +260,9 @@ def resolve_function(function: Any) -> Tuple[str, Callable[[Any], np.ndarray]]:
     return function, FUNCTIONS[function]
 
 
-@validate_params({"fn": [Callable_()],
-                  "g": [ArrayLike("real", ndim=2, shapes=f"(N, {N_PATTERNS})")]})
+@validate_params(
+    {"fn": [Callable_()], "g": [ArrayLike("real", ndim=2, shapes=f"(N, {N_PATTERNS})")]}
+)
 def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     """F(g) for g (N, 3), checked: one finite value per row, returned as float64 (N,).
 
@@ -248,15 +282,19 @@ def apply_function(fn: Callable, g: np.ndarray) -> np.ndarray:
     try:
         out = fn(g)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
-                         f"N real values; calling it on g of shape {g.shape} failed: {err}"
-                         ) from None
+        raise ValueError(
+            f"`function` must map normalised counts g of shape (N, {N_PATTERNS}) to "
+            f"N real values; calling it on g of shape {g.shape} failed: {err}"
+        ) from None
     # numbers (bools read as 0 / 1), finite: a complex F is refused, not cut to its real part
-    out = params.check_param(out, "function(g)",
-                             [ArrayLike("numeric", finite=True, dtype=np.float64)])
+    out = params.check_param(
+        out, "function(g)", [ArrayLike("numeric", finite=True, dtype=np.float64)]
+    )
     if out.shape not in ((n,), (n, 1)):
-        raise ValueError(f"`function` must return one value per image, shape ({n},) for g of "
-                         f"shape {g.shape}, got shape {out.shape}")
+        raise ValueError(
+            f"`function` must return one value per image, shape ({n},) for g of "
+            f"shape {g.shape}, got shape {out.shape}"
+        )
     return out.reshape(n)
 
 
@@ -274,13 +312,23 @@ def _enumerated_shapley(fn: Callable, patterns: np.ndarray, divisor: int) -> np.
     return np.sum(np.where(subsets == 0, weight[size][:, None] * gain, 0.0), axis=0)
 
 
-@validate_params({
-    "function": _FUNCTION,
-    "counts": [ArrayLike("integer", ndim=2, shapes=f"(N, {N_PATTERNS})",
-                         within=Interval(numbers.Integral, 0, None))],
-    "max_count": [Interval(numbers.Integral, 1, None)]})
-def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
-                         max_count: int = MAX_PER_PATTERN) -> np.ndarray:
+@validate_params(
+    {
+        "function": _FUNCTION,
+        "counts": [
+            ArrayLike(
+                "integer",
+                ndim=2,
+                shapes=f"(N, {N_PATTERNS})",
+                within=Interval(numbers.Integral, 0, None),
+            )
+        ],
+        "max_count": [Interval(numbers.Integral, 1, None)],
+    }
+)
+def exact_object_shapley(
+    function: Union[str, Callable], counts: Any, *, max_count: int = MAX_PER_PATTERN
+) -> np.ndarray:
     """Exact Shapley value of one object of each pattern, for images with given counts.
 
     The players are the objects of the image and the value of a set of objects is F of
@@ -318,11 +366,15 @@ def exact_object_shapley(function: Union[str, Callable], counts: Any, *,
     if counts.shape[1] != N_PATTERNS:
         raise ValueError(f"`counts` must have shape (N, {N_PATTERNS}), got {counts.shape}")
     if counts.size and counts.max() > max_count:
-        raise ValueError(f"`counts` must be integers in [0, {max_count}], got values in "
-                         f"[{counts.min()}, {counts.max()}]")
+        raise ValueError(
+            f"`counts` must be integers in [0, {max_count}], got values in "
+            f"[{counts.min()}, {counts.max()}]"
+        )
     if counts.size and counts.sum(axis=1).max() > 12:
-        raise ValueError("`counts` must describe at most 12 objects per image (2^m subsets are "
-                         f"enumerated), got {int(counts.sum(axis=1).max())}")
+        raise ValueError(
+            "`counts` must describe at most 12 objects per image (2^m subsets are "
+            f"enumerated), got {int(counts.sum(axis=1).max())}"
+        )
     # enumerate once per distinct count configuration
     configs, inverse = np.unique(counts.astype(np.int64), axis=0, return_inverse=True)
     table = np.zeros((len(configs), N_PATTERNS))
@@ -343,8 +395,12 @@ class ObjectMasks:
     background and k for the k-th object.
     """
 
-    @validate_params({"labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
-                      "n_objects": [ArrayLike("integer", ndim=1, batch_hint=False)]})
+    @validate_params(
+        {
+            "labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)")],
+            "n_objects": [ArrayLike("integer", ndim=1, batch_hint=False)],
+        }
+    )
     def __init__(self, labels: np.ndarray, n_objects: np.ndarray):
         self.labels, self.n_objects = labels, n_objects
 
@@ -423,15 +479,40 @@ class AIXIData:
         (N, H, W) float32, in the dataset's ``convention`` (see :meth:`get_ground_truth`).
     """
 
-    @validate_params({
-        "object_labels": [ArrayLike("integer", ndim=3, shapes="(N, H, W)",  # 0: no object
-                                    within=Interval(numbers.Integral, 0, MAX_OBJECTS))],
-        "object_patterns": [ArrayLike("integer", ndim=2, shapes=f"(N, {MAX_OBJECTS})",  # -1: none
-                                      within=Interval(numbers.Integral, -1, N_PATTERNS - 1))],
-        "dataset": _DATASET, **{k: _MAKE[k] for k in _RECIPE if k != "dataset"}})
-    def __init__(self, object_labels: Any, object_patterns: Any, *, dataset: str,
-                 function: Any, convention: str = "paper", layout: str = "authors",
-                 weights: Any = None, seed: Optional[int] = None):
+    @validate_params(
+        {
+            "object_labels": [
+                ArrayLike(
+                    "integer",
+                    ndim=3,
+                    shapes="(N, H, W)",  # 0: no object
+                    within=Interval(numbers.Integral, 0, MAX_OBJECTS),
+                )
+            ],
+            "object_patterns": [
+                ArrayLike(
+                    "integer",
+                    ndim=2,
+                    shapes=f"(N, {MAX_OBJECTS})",  # -1: none
+                    within=Interval(numbers.Integral, -1, N_PATTERNS - 1),
+                )
+            ],
+            "dataset": _DATASET,
+            **{k: _MAKE[k] for k in _RECIPE if k != "dataset"},
+        }
+    )
+    def __init__(
+        self,
+        object_labels: Any,
+        object_patterns: Any,
+        *,
+        dataset: str,
+        function: Any,
+        convention: str = "paper",
+        layout: str = "authors",
+        weights: Any = None,
+        seed: Optional[int] = None,
+    ):
         self.max_count = max_count(dataset, layout)
         # copies: the caller's arrays stay theirs
         labels = self.object_labels = object_labels.astype(np.uint8)
@@ -439,24 +520,33 @@ class AIXIData:
         # a drawing that describes images: one pattern row per label map naming the drawn
         # objects (labels and patterns in range: declared), at most max_count of one pattern
         if patterns.shape[1:] != (MAX_OBJECTS,):
-            raise ValueError(f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
-                             f"per object slot, got shape {patterns.shape}")
+            raise ValueError(
+                f"`object_patterns` must have shape (N, {MAX_OBJECTS}): one pattern "
+                f"per object slot, got shape {patterns.shape}"
+            )
         if 0 in labels.shape[1:]:  # OpenCV crashes on images of no pixel
-            raise ValueError(f"`object_labels` must be images of at least one pixel, got shape "
-                             f"{labels.shape}")
+            raise ValueError(
+                f"`object_labels` must be images of at least one pixel, got shape {labels.shape}"
+            )
         if len(labels) != len(patterns):
-            raise ValueError(f"`object_labels` and `object_patterns` must describe the same "
-                             f"images, got {len(labels)} label maps and {len(patterns)} rows")
+            raise ValueError(
+                f"`object_labels` and `object_patterns` must describe the same "
+                f"images, got {len(labels)} label maps and {len(patterns)} rows"
+            )
         if self.counts.max(initial=0) > self.max_count:
-            raise ValueError(f"`object_patterns` must hold at most {self.max_count} objects of "
-                             f"one pattern per image, got {self.counts.max()}")
+            raise ValueError(
+                f"`object_patterns` must hold at most {self.max_count} objects of "
+                f"one pattern per image, got {self.counts.max()}"
+            )
         mismatch = np.argwhere((self.object_areas > 0) != (patterns >= 0))
         if len(mismatch):
             i, k = mismatch[0]
             pixels = "no" if patterns[i, k] >= 0 else "some"
-            raise ValueError(f"`object_labels` must draw exactly the objects `object_patterns` "
-                             f"declares: in image {i}, object {k + 1} has pattern "
-                             f"{patterns[i, k]} but {pixels} pixels")
+            raise ValueError(
+                f"`object_labels` must draw exactly the objects `object_patterns` "
+                f"declares: in image {i}, object {k + 1} has pattern "
+                f"{patterns[i, k]} but {pixels} pixels"
+            )
         self.dataset, self.function, self.convention = dataset, function, convention
         self.layout, self.seed = layout, seed
         self.function_name, self._fn = resolve_function(function)
@@ -498,8 +588,10 @@ class AIXIData:
 
     @cached_property
     def object_areas(self) -> np.ndarray:
-        return np.array([np.bincount(lab.ravel(), minlength=MAX_OBJECTS + 1)[1:]
-                         for lab in self.object_labels], np.int64).reshape(-1, MAX_OBJECTS)
+        return np.array(
+            [np.bincount(lab.ravel(), minlength=MAX_OBJECTS + 1)[1:] for lab in self.object_labels],
+            np.int64,
+        ).reshape(-1, MAX_OBJECTS)
 
     @property
     def object_masks(self) -> ObjectMasks:
@@ -572,9 +664,11 @@ class AIXIData:
         return len(self.object_labels)
 
     def __repr__(self) -> str:
-        return (f"AIXIData(dataset={self.dataset!r}, layout={self.layout!r}, "
-                f"function={self.function_name!r}, convention={self.convention!r}, "
-                f"n_samples={len(self)}, image_size={self.image_size})")
+        return (
+            f"AIXIData(dataset={self.dataset!r}, layout={self.layout!r}, "
+            f"function={self.function_name!r}, convention={self.convention!r}, "
+            f"n_samples={len(self)}, image_size={self.image_size})"
+        )
 
     def __getitem__(self, index) -> AIXIData:
         """A subset (an integer gives a dataset of one image; a slice, a boolean mask or
@@ -582,10 +676,22 @@ class AIXIData:
         index = [int(index)] if isinstance(index, numbers.Integral) else index
         return AIXIData(self.object_labels[index], self.object_patterns[index], **self._recipe())
 
-    @validate_params({"batch_size": [Interval(numbers.Integral, 1, None), None],
-                      "with_targets": [Boolean()], "shuffle": [Boolean()], "seed": _SEED})
-    def as_dataset(self, batch_size: Optional[int] = 64, *, with_targets: bool = True,
-                   shuffle: bool = False, seed: Optional[int] = None):
+    @validate_params(
+        {
+            "batch_size": [Interval(numbers.Integral, 1, None), None],
+            "with_targets": [Boolean()],
+            "shuffle": [Boolean()],
+            "seed": _SEED,
+        }
+    )
+    def as_dataset(
+        self,
+        batch_size: Optional[int] = 64,
+        *,
+        with_targets: bool = True,
+        shuffle: bool = False,
+        seed: Optional[int] = None,
+    ):
         """The images (and targets, shape (N, 1)) as a batched ``tf.data.Dataset``.
 
         Parameters
@@ -611,12 +717,22 @@ class AIXIData:
         path = Path(path)
         path = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
         if not isinstance(self.function, str):
-            raise ValueError("`function` must be one of 'ssin', 'suum', 'class' to save the "
-                             f"dataset, got the callable {self.function_name!r}")
-        meta = {**self._recipe(), "max_count": self.max_count, "format": 2,
-                "weights": None if self.weights is None else self.weights.tolist()}
-        np.savez_compressed(path, object_labels=self.object_labels,
-                            object_patterns=self.object_patterns, meta=np.array(json.dumps(meta)))
+            raise ValueError(
+                "`function` must be one of 'ssin', 'suum', 'class' to save the "
+                f"dataset, got the callable {self.function_name!r}"
+            )
+        meta = {
+            **self._recipe(),
+            "max_count": self.max_count,
+            "format": 2,
+            "weights": None if self.weights is None else self.weights.tolist(),
+        }
+        np.savez_compressed(
+            path,
+            object_labels=self.object_labels,
+            object_patterns=self.object_patterns,
+            meta=np.array(json.dumps(meta)),
+        )
         return path
 
     @classmethod
@@ -630,8 +746,10 @@ class AIXIData:
         except (ValueError, KeyError, TypeError):  # not an .npz written by save (or a .npy)
             meta = {"format": "none (another file)"}
         if meta.get("format") != 2:
-            raise ValueError(f"`path` must be a file written by AIXIData.save (format 2), got "
-                             f"format {meta.get('format', 1)} in {str(path)!r}")
+            raise ValueError(
+                f"`path` must be a file written by AIXIData.save (format 2), got "
+                f"format {meta.get('format', 1)} in {str(path)!r}"
+            )
         return cls(labels, patterns, **{k: meta[k] for k in _RECIPE})
 
 
@@ -648,7 +766,7 @@ def _draw(label: np.ndarray, kind: int, y: int, x: int, side: int, bar: int, val
         r = (side - 1) // 2
         cv2.circle(label, (x + r, y + r), r, value, -1)
     else:
-        o, t = ((0, side) if kind == 1 else ((side - bar) // 2, bar))
+        o, t = (0, side) if kind == 1 else ((side - bar) // 2, bar)
         cv2.rectangle(label, (x, y + o), (x + side - 1, y + o + t - 1), value, -1)
         cv2.rectangle(label, (x + o, y), (x + o + t - 1, y + side - 1), value, -1)
 
@@ -657,13 +775,20 @@ def _free_positions(occ: np.ndarray, s: int) -> np.ndarray:
     """Flat indices (over the valid top-left range) of the positions where a box of side
     ``s`` plus the gap touches no occupied pixel."""
     w, valid = s + 2 * _GAP, slice(_MARGIN, occ.shape[0] - _MARGIN - s + 1)  # top-left corners
-    window = cv2.boxFilter(np.pad(occ, _GAP).astype(np.float32), -1, (w, w), anchor=(0, 0),
-                           normalize=False, borderType=cv2.BORDER_CONSTANT)  # exact sums
+    window = cv2.boxFilter(
+        np.pad(occ, _GAP).astype(np.float32),
+        -1,
+        (w, w),
+        anchor=(0, 0),
+        normalize=False,
+        borderType=cv2.BORDER_CONSTANT,
+    )  # exact sums
     return np.flatnonzero(window[valid, valid] == 0)
 
 
-def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray,
-               kinds: Sequence[int]) -> None:
+def _draw_free(
+    rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarray, kinds: Sequence[int]
+) -> None:
     """The free layout: draw the first ``len(labels)`` images of a chunk of _CHUNK into
     ``labels`` (k, S, S) uint8 and ``patterns`` (k, 6) int8 (the random draws do not
     depend on k, so a prefix of the images does not depend on ``n_samples``); ``kinds``:
@@ -686,10 +811,24 @@ def _draw_free(rng: np.random.Generator, labels: np.ndarray, patterns: np.ndarra
             for j, k in enumerate(objs):
                 s, p = int(sizes[i, k]), int(slots[k])
                 span = size - 2 * _MARGIN - s + 1
-                tries = [(_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
-                         for u in candidates[i, k]] if attempt == 0 else []
-                pos = next(((y, x) for y, x in tries if not occ[
-                    max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP].any()), None)
+                tries = (
+                    [
+                        (_MARGIN + int(u[0] * span), _MARGIN + int(u[1] * span))
+                        for u in candidates[i, k]
+                    ]
+                    if attempt == 0
+                    else []
+                )
+                pos = next(
+                    (
+                        (y, x)
+                        for y, x in tries
+                        if not occ[
+                            max(y - _GAP, 0) : y + s + _GAP, max(x - _GAP, 0) : x + s + _GAP
+                        ].any()
+                    ),
+                    None,
+                )
                 if pos is None:
                     free = _free_positions(occ, s)
                     if free.size == 0:
@@ -784,6 +923,7 @@ def _draw_authors_color(rng: np.random.Generator, labels: np.ndarray, patterns: 
                         break
             attempts += _ATTEMPTS
 
+
 #: (dataset, layout) -> the stream of its random draws, its drawer (into labels of zeros and
 #: patterns of -1), the largest count of one pattern (the divisor of g) and the smallest
 #: image side it accepts.
@@ -791,7 +931,8 @@ _LAYOUT_TABLE = {
     ("shape", "free"): (0, partial(_draw_free, kinds=(0, 1, 2)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
     ("color", "free"): (1, partial(_draw_free, kinds=(0, 0, 0)), MAX_PER_PATTERN, MIN_IMAGE_SIZE),
     ("shape", "authors"): (2, _draw_authors_shape, MAX_PER_PATTERN, 64),
-    ("color", "authors"): (3, _draw_authors_color, N_COLOR_CIRCLES, MIN_IMAGE_SIZE)}
+    ("color", "authors"): (3, _draw_authors_color, N_COLOR_CIRCLES, MIN_IMAGE_SIZE),
+}
 
 
 def _check_memory(n_samples: int, image_size: int) -> None:
@@ -803,39 +944,49 @@ def _check_memory(n_samples: int, image_size: int) -> None:
     except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
         return
     if need > have:
-        raise ValueError(f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
-                         f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object "
-                         f"labels in uint8), more than this machine's {have / 2**30:,.1f} GiB of "
-                         "memory; generate at most "
-                         f"{max(have // (image_size * image_size * 9), 1):,} images per call (the "
-                         "first images of a call do not depend on `n_samples`, so parts drawn "
-                         "with different seeds can be generated and saved one by one)")
+        raise ValueError(
+            f"`n_samples`={n_samples} images of `image_size`={image_size} need about "
+            f"{need / 2**30:,.1f} GiB (images and ground truth in float32, object "
+            f"labels in uint8), more than this machine's {have / 2**30:,.1f} GiB of "
+            "memory; generate at most "
+            f"{max(have // (image_size * image_size * 9), 1):,} images per call (the "
+            "first images of a call do not depend on `n_samples`, so parts drawn "
+            "with different seeds can be generated and saved one by one)"
+        )
 
 
 def _weights(name: str, fn: Callable, weights: Any, convention: str) -> Optional[np.ndarray]:
     """The weights painted on each pattern's objects: those given, else the paper's for a
     named function; refused where the paper's convention needs them and none is known."""
     if weights is not None and np.shape(weights) != (N_PATTERNS,):
-        raise ValueError(f"`weights` must be {N_PATTERNS} finite numbers (the weight painted "
-                         f"on each pattern's objects), got {np.asarray(weights).tolist()!r}")
+        raise ValueError(
+            f"`weights` must be {N_PATTERNS} finite numbers (the weight painted "
+            f"on each pattern's objects), got {np.asarray(weights).tolist()!r}"
+        )
     if weights is None and name in FUNCTIONS and fn is FUNCTIONS[name]:
         weights = PAPER_WEIGHTS[name]
     if convention == "paper" and weights is None:
-        raise ValueError("`weights` must be given with a callable `function` for the paper's "
-                         "ground truth (convention='paper': the weight w_i painted on each object "
-                         "of pattern i), got None; pass weights=(w1, w2, w3), or "
-                         "convention='object' or 'pixel' for the exact Shapley values")
+        raise ValueError(
+            "`weights` must be given with a callable `function` for the paper's "
+            "ground truth (convention='paper': the weight w_i painted on each object "
+            "of pattern i), got None; pass weights=(w1, w2, w3), or "
+            "convention='object' or 'pixel' for the exact Shapley values"
+        )
     return None if weights is None else np.asarray(weights, dtype=np.float64)
 
 
 def _make(dataset, n_samples, image_size, function, seed, convention, layout, weights):
     smallest = min_image_size(dataset, layout)
     if image_size < smallest:
-        why = ("for the 5 x 5 grid of cells of at least 10 pixels" if smallest > MIN_IMAGE_SIZE
-               else f"to place up to {MAX_OBJECTS} objects of at least {_MIN_OBJECT} pixels "
-               "without overlap")
+        why = (
+            "for the 5 x 5 grid of cells of at least 10 pixels"
+            if smallest > MIN_IMAGE_SIZE
+            else f"to place up to {MAX_OBJECTS} objects of at least {_MIN_OBJECT} pixels "
+            "without overlap"
+        )
         raise ValueError(
-            f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}")
+            f"`image_size` must be >= {smallest} {why} (layout={layout!r}), got {image_size}"
+        )
     weights = _weights(*resolve_function(function), weights, convention)  # before the drawing
     _check_memory(n_samples, image_size)
     entropy = seed if seed is not None else int(np.random.SeedSequence().entropy)
@@ -845,16 +996,31 @@ def _make(dataset, n_samples, image_size, function, seed, convention, layout, we
     for start in range(0, n_samples, _CHUNK):
         rng = np.random.default_rng([entropy, stream, start // _CHUNK])
         draw(rng, labels[start : start + _CHUNK], patterns[start : start + _CHUNK])
-    data = AIXIData(labels, patterns, dataset=dataset, function=function, weights=weights,
-                    seed=seed, convention=convention, layout=layout)
+    data = AIXIData(
+        labels,
+        patterns,
+        dataset=dataset,
+        function=function,
+        weights=weights,
+        seed=seed,
+        convention=convention,
+        layout=layout,
+    )
     data.targets  # noqa: B018 - F is checked on the counts now, not on first access
     return data
 
 
 @validate_params(_MAKE)
-def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin",
-                    seed: Optional[int] = None, *, convention: str = "paper",
-                    layout: str = "authors", weights: Any = None) -> AIXIData:
+def make_aixi_shape(
+    n_samples: int,
+    image_size: int = 128,
+    function: Any = "ssin",
+    seed: Optional[int] = None,
+    *,
+    convention: str = "paper",
+    layout: str = "authors",
+    weights: Any = None,
+) -> AIXIData:
     """AIXI-Shape: circles, squares and crosses (0 to 2 of each), one intensity.
 
     With the authors' layout, the objects sit in distinct cells of a 5 x 5 grid of
@@ -919,9 +1085,16 @@ def make_aixi_shape(n_samples: int, image_size: int = 128, function: Any = "ssin
 
 
 @validate_params(_MAKE)
-def make_aixi_color(n_samples: int, image_size: int = 128, function: Any = "ssin",
-                    seed: Optional[int] = None, *, convention: str = "paper",
-                    layout: str = "authors", weights: Any = None) -> AIXIData:
+def make_aixi_color(
+    n_samples: int,
+    image_size: int = 128,
+    function: Any = "ssin",
+    seed: Optional[int] = None,
+    *,
+    convention: str = "paper",
+    layout: str = "authors",
+    weights: Any = None,
+) -> AIXIData:
     """AIXI-Color: circles only, in three intensities (1, 2/3, 1/3) that are the patterns.
 
     With the authors' layout, exactly six circles that never touch, each of an intensity
@@ -958,10 +1131,21 @@ def _disc(radius: int) -> np.ndarray:
     return cv2.circle(np.zeros((2 * radius + 1,) * 2, np.uint8), (radius,) * 2, radius, 1, -1) > 0
 
 
-@validate_params({
-    "images": [ArrayLike("real", ndim=(3, 4), shapes="(N, H, W) or (N, H, W, 1)",
-                         dtype=np.float32, finite=True)],
-    "dataset": _DATASET, "layout": _LAYOUT})
+@validate_params(
+    {
+        "images": [
+            ArrayLike(
+                "real",
+                ndim=(3, 4),
+                shapes="(N, H, W) or (N, H, W, 1)",
+                dtype=np.float32,
+                finite=True,
+            )
+        ],
+        "dataset": _DATASET,
+        "layout": _LAYOUT,
+    }
+)
 def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "authors") -> np.ndarray:
     """Count the objects of each pattern in images, from their pixels.
 
@@ -995,8 +1179,9 @@ def count_patterns(images: Any, dataset: str = "shape", *, layout: str = "author
     """
     images = images[..., 0] if images.ndim == 4 and images.shape[-1] == 1 else images
     if images.ndim != 3 or 0 in images.shape[1:]:  # OpenCV crashes on images of no pixel
-        raise ValueError("`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got "
-                         f"{images.shape}")
+        raise ValueError(
+            f"`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1, got {images.shape}"
+        )
     counts = np.zeros((len(images), N_PATTERNS), np.int64)
     for i, img in enumerate(images):
         binary = (img > 1e-6).astype(np.uint8)

@@ -32,8 +32,11 @@ CONSTANT_ULPS = 8
 
 
 #: Coalitions: a 0/1 (or boolean) matrix (S, m), one row per perturbation.
-_SUBSETS = [ArrayLike("numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1),
-                      dtype=np.float64)]
+_SUBSETS = [
+    ArrayLike(
+        "numeric", ndim=2, shapes="(S, m)", within=Interval(numbers.Real, 0, 1), dtype=np.float64
+    )
+]
 _WIDTH = [Interval(numbers.Real, 0, None, closed="neither")]
 
 
@@ -162,35 +165,53 @@ class ObjectLime:
     True
     """
 
-    @validate_params({
-        "model": [Callable_()], "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "kernel": [Options(["lime", "shapley"])],
-        "nb_samples": [Interval(numbers.Integral, 2, None), None], "kernel_width": _WIDTH,
-        "alpha": [Interval(numbers.Real, 0, None)],
-        "background": [Interval(numbers.Real, None, None)],
-        "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
-        "strategy": "no_validation",  # checked by runtime.resolve_strategy
-    })
-    def __init__(self, model: Callable, batch_size: Optional[int] = 64, *, kernel: str = "lime",
-                 nb_samples: Optional[int] = None, kernel_width: float = 0.25, alpha: float = 1.0,
-                 background: float = 0.0, seed: Optional[int] = None, progress: bool = False,
-                 strategy: Any = None):
+    @validate_params(
+        {
+            "model": [Callable_()],
+            "batch_size": [Interval(numbers.Integral, 1, None), None],
+            "kernel": [Options(["lime", "shapley"])],
+            "nb_samples": [Interval(numbers.Integral, 2, None), None],
+            "kernel_width": _WIDTH,
+            "alpha": [Interval(numbers.Real, 0, None)],
+            "background": [Interval(numbers.Real, None, None)],
+            "seed": [Interval(numbers.Integral, 0, None), None],
+            "progress": [Boolean()],
+            "strategy": "no_validation",  # checked by runtime.resolve_strategy
+        }
+    )
+    def __init__(
+        self,
+        model: Callable,
+        batch_size: Optional[int] = 64,
+        *,
+        kernel: str = "lime",
+        nb_samples: Optional[int] = None,
+        kernel_width: float = 0.25,
+        alpha: float = 1.0,
+        background: float = 0.0,
+        seed: Optional[int] = None,
+        progress: bool = False,
+        strategy: Any = None,
+    ):
         self.model, self.batch_size, self.kernel = model, batch_size, kernel
         self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
         self.background, self.seed, self.progress = background, seed, progress
         self.strategy = runtime.resolve_strategy(strategy)
         self._call = self.model
         if not runtime.is_default_strategy(self.strategy):
-            self._call = runtime.ReplicaRunner(lambda x: runtime.single_output(self.model(x)),
-                                               self.strategy, fallback=self.model)
+            self._call = runtime.ReplicaRunner(
+                lambda x: runtime.single_output(self.model(x)), self.strategy, fallback=self.model
+            )
 
     # ------------------------------------------------------------------ helpers
     def _predict(self, x: np.ndarray) -> Tuple[np.ndarray, float]:
         """Model outputs (len(x), K) in float64, and the machine epsilon of the coarsest
         float dtype the model returned (float64's for integers)."""
         size = self.batch_size or len(x)
-        outs = [runtime.check_outputs(self._call(x[s:s + size]), len(x[s:s + size]), finite=True)
-                for s in range(0, len(x), size)]
+        outs = [
+            runtime.check_outputs(self._call(x[s : s + size]), len(x[s : s + size]), finite=True)
+            for s in range(0, len(x), size)
+        ]
         eps = max([np.finfo(o.dtype).eps for o in outs if o.dtype.kind == "f"], default=0.0)
         values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
         return values, max(float(eps), float(np.finfo(np.float64).eps))
@@ -210,8 +231,9 @@ class ObjectLime:
         return (rows[:, None] >> np.arange(m)) & 1
 
     # ------------------------------------------------------------------ API
-    def explain_objects(self, inputs: Any, targets: Any = None, *,
-                        object_labels: Any) -> np.ndarray:
+    def explain_objects(
+        self, inputs: Any, targets: Any = None, *, object_labels: Any
+    ) -> np.ndarray:
         """Coefficient of each object, shape (N, M) with M the largest number of objects
         (0 where an image has fewer objects; all 0 for an image on which the explained
         output is constant, see Notes).
@@ -244,13 +266,18 @@ class ObjectLime:
                 z = np.stack([self._subsets(m, i, seed) for i in idx]).astype(np.float64)
                 # kept: the background (label 0) and the objects of the subset
                 keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
-                pert = [np.where(keep[k][:, labels[i], None], x[i][None], self.background)
-                        for k, i in enumerate(idx)]
+                pert = [
+                    np.where(keep[k][:, labels[i], None], x[i][None], self.background)
+                    for k, i in enumerate(idx)
+                ]
                 out, eps = self._predict(np.concatenate(pert).astype(np.float32))
                 cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
-                c = (_lime_solve(z, y, self.kernel_width, self.alpha) if self.kernel == "lime"
-                     else _shapley_solve(z, y))
+                c = (
+                    _lime_solve(z, y, self.kernel_width, self.alpha)
+                    if self.kernel == "lime"
+                    else _shapley_solve(z, y)
+                )
                 # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
                 # perturbations) has a zero explanation, not the solver's noise
                 c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
@@ -263,33 +290,57 @@ class ObjectLime:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
         coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
         labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
-        coef = np.pad(self.explain_objects(inputs, targets, object_labels=object_labels),
-                      ((0, 0), (1, 0)))  # column 0: the background
+        coef = np.pad(
+            self.explain_objects(inputs, targets, object_labels=object_labels), ((0, 0), (1, 0))
+        )  # column 0: the background
         return coef[np.arange(len(labels))[:, None, None], labels].astype(np.float32)
 
     __call__ = explain
 
     def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
-        x = params.check_param(inputs, "inputs", [ArrayLike(
-            "numeric", ndim=(3, 4), shapes="(N, H, W, C) or (N, H, W)", finite=True,
-            dtype=np.float32)])
+        x = params.check_param(
+            inputs,
+            "inputs",
+            [
+                ArrayLike(
+                    "numeric",
+                    ndim=(3, 4),
+                    shapes="(N, H, W, C) or (N, H, W)",
+                    finite=True,
+                    dtype=np.float32,
+                )
+            ],
+        )
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
-        labels = params.check_param(object_labels, "object_labels", [ArrayLike(
-            "numeric", ndim=(3, 4), shapes="(N, H, W)",
-            within=Interval(numbers.Integral, 0, None))])
+        labels = params.check_param(
+            object_labels,
+            "object_labels",
+            [
+                ArrayLike(
+                    "numeric",
+                    ndim=(3, 4),
+                    shapes="(N, H, W)",
+                    within=Interval(numbers.Integral, 0, None),
+                )
+            ],
+        )
         labels = labels[..., 0] if labels.ndim == 4 and labels.shape[-1] == 1 else labels
         if labels.shape != x.shape[:3]:
-            raise ValueError(f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
-                             f"the inputs, got {labels.shape}")
+            raise ValueError(
+                f"`object_labels` must have shape {x.shape[:3]} (N, H, W) to match "
+                f"the inputs, got {labels.shape}"
+            )
         # each image's objects renumbered 1..m in increasing label order (0: background)
         local = np.empty(labels.shape, np.int64)  # filled in place: no second copy of all
         for i, lab in enumerate(labels):
             local[i] = np.unique(np.append(lab, 0), return_inverse=True)[1][:-1].reshape(lab.shape)
         sizes = local.max(axis=(1, 2), initial=0)  # the number of objects of each image
         if sizes.max(initial=0) > MAX_OBJECTS:
-            raise ValueError(f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
-                             f"image (2^m perturbations), got {sizes.max()}")
+            raise ValueError(
+                f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
+                f"image (2^m perturbations), got {sizes.max()}"
+            )
         return x, local, sizes
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
@@ -303,6 +354,7 @@ class ObjectLime:
             return np.argmax(self._predict(x)[0], axis=1)
         t = params.check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
         if len(t) != n:
-            raise ValueError(f"`targets` must hold one target per input: got {len(t)} targets "
-                             f"for {n} inputs")
+            raise ValueError(
+                f"`targets` must hold one target per input: got {len(t)} targets for {n} inputs"
+            )
         return np.argmax(runtime.as_model_targets(t, k), axis=1)

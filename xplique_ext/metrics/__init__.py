@@ -38,19 +38,55 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     )
     from .percy import PERCY, NoRuleKeywordWarning
 
-__getattr__, __dir__ = lazy_exports(__name__, {
-    ".base": ["BaseAttributionMetric"],
-    ".fidelity": ["MuFidelity"],
-    "..rules.fire": ["FiRe", "QsScore", "fire_compensation_alpha", "fire_equilibrium_alpha",
-                     "fire_isoline", "fire_score", "qs_score"],
-    ".ground_truth": ["GroundTruthLocalisation", "GroundTruthMeasure", "GroundTruthSaliency",
-                      "LowModelAccuracyWarning", "emd", "ground_truth_leaderboard",
-                      "kl_divergence", "pointing_game", "relevance_mass_accuracy",
-                      "relevance_rank_accuracy"],
-    ".percy": ["PERCY", "NoRuleKeywordWarning"]})
-__all__ = ["BaseAttributionMetric", "MuFidelity", "FiRe", "QsScore", "fire_equilibrium_alpha",
-           "fire_compensation_alpha", "fire_isoline", "fire_score", "qs_score", "PERCY",
-           "NoRuleKeywordWarning", "GroundTruthSaliency", "GroundTruthLocalisation",
-           "GroundTruthMeasure", "LowModelAccuracyWarning", "emd", "kl_divergence",
-           "ground_truth_leaderboard", "relevance_mass_accuracy", "relevance_rank_accuracy",
-           "pointing_game"]
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        ".base": ["BaseAttributionMetric"],
+        ".fidelity": ["MuFidelity"],
+        "..rules.fire": [
+            "FiRe",
+            "QsScore",
+            "fire_compensation_alpha",
+            "fire_equilibrium_alpha",
+            "fire_isoline",
+            "fire_score",
+            "qs_score",
+        ],
+        ".ground_truth": [
+            "GroundTruthLocalisation",
+            "GroundTruthMeasure",
+            "GroundTruthSaliency",
+            "LowModelAccuracyWarning",
+            "emd",
+            "ground_truth_leaderboard",
+            "kl_divergence",
+            "pointing_game",
+            "relevance_mass_accuracy",
+            "relevance_rank_accuracy",
+        ],
+        ".percy": ["PERCY", "NoRuleKeywordWarning"],
+    },
+)
+__all__ = [
+    "BaseAttributionMetric",
+    "MuFidelity",
+    "FiRe",
+    "QsScore",
+    "fire_equilibrium_alpha",
+    "fire_compensation_alpha",
+    "fire_isoline",
+    "fire_score",
+    "qs_score",
+    "PERCY",
+    "NoRuleKeywordWarning",
+    "GroundTruthSaliency",
+    "GroundTruthLocalisation",
+    "GroundTruthMeasure",
+    "LowModelAccuracyWarning",
+    "emd",
+    "kl_divergence",
+    "ground_truth_leaderboard",
+    "relevance_mass_accuracy",
+    "relevance_rank_accuracy",
+    "pointing_game",
+]

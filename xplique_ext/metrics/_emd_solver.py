@@ -324,11 +324,15 @@ class _Problem:
             warnings.filterwarnings("error", message=".*(numItermax|optimal)")
             try:
                 plan = ot.emd(self.p, self.q, m, **options) if want_plan else None
-                value = float(np.sum(plan * m)) if want_plan else float(
-                    ot.emd2(self.p, self.q, m, **options))
+                value = (
+                    float(np.sum(plan * m))
+                    if want_plan
+                    else float(ot.emd2(self.p, self.q, m, **options))
+                )
             except UserWarning as stopped:
                 raise RuntimeError(
-                    f"POT's network simplex did not reach optimality: {stopped}") from None
+                    f"POT's network simplex did not reach optimality: {stopped}"
+                ) from None
         return value, (np.nonzero(plan > 0) if want_plan else None)
 
     def column_generation(self, init_i, init_j, want_plan, k=4, max_rounds=10_000):
@@ -342,8 +346,11 @@ class _Problem:
         ks, kt = min(k, self.ns_real), min(k, self.nt_real)
         near_s = cKDTree(self.xs).query(self.xt, k=ks, p=norm)[1].reshape(-1, ks)
         near_t = cKDTree(self.xt).query(self.xs, k=kt, p=norm)[1].reshape(-1, kt)
-        parts = [(near_s.ravel(), np.repeat(np.arange(self.nt_real), ks)),
-                 (np.repeat(np.arange(self.ns_real), kt), near_t.ravel()), (init_i, init_j)]
+        parts = [
+            (near_s.ravel(), np.repeat(np.arange(self.nt_real), ks)),
+            (np.repeat(np.arange(self.ns_real), kt), near_t.ravel()),
+            (init_i, init_j),
+        ]
         if self.dummy == "t":  # the dummy demand is reachable from every supply at cost 0
             parts.append((np.arange(ns), np.full(ns, nt - 1)))
         elif self.dummy == "s":
@@ -356,7 +363,9 @@ class _Problem:
         real = (ii < self.ns_real) & (jj < self.nt_real)  # the dummy node's arcs cost 0
         arcs[2][n : n + m][real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], mid)
         tree = tuple(np.zeros(n + 1, np.int64) for _ in range(6)) + (
-            np.zeros(n + 1, np.bool_), np.zeros(n + 1))  # parent ... forward, pi
+            np.zeros(n + 1, np.bool_),
+            np.zeros(n + 1),
+        )  # parent ... forward, pi
         dirty, ctl = np.zeros(n + 2, np.int64), np.zeros(1, np.int64)
         art_cost = 4.0  # costs are at most 1; raised below while artificial flow remains
         _init_tree(n, np.concatenate([self.p, -self.q]), arcs, tree, art_cost)
@@ -367,8 +376,9 @@ class _Problem:
             src, tgt, cost, flow, state = arcs
             parent, pred, thread, _, _, _, forward, pi = tree
             _recompute_potentials(n, thread, parent, pred, forward, cost, pi)
-            new_i, new_j = _new_arcs(self.xs, self.xt, pi[: self.ns_real],
-                                     pi[ns : ns + self.nt_real], mid)
+            new_i, new_j = _new_arcs(
+                self.xs, self.xt, pi[: self.ns_real], pi[ns : ns + self.nt_real], mid
+            )
             if len(new_i) == 0:
                 if float(np.abs(flow[:n]).sum()) <= 1e-13 * float(self.p.sum()):
                     break
@@ -403,7 +413,8 @@ def _grid_coords(shape, metric: str, extent=None) -> np.ndarray:
     (h, w), (big_h, big_w) = shape, (shape if extent is None else extent)
     dh, dw = big_h - 1, big_w - 1
     unit = {"manhattan": dh + dw, "sqeuclidean": np.sqrt(dh * dh + dw * dw)}.get(
-        metric, np.hypot(dh, dw))
+        metric, np.hypot(dh, dw)
+    )
     rows = (np.arange(h, dtype=np.float64) + 0.5) * (big_h / h) - 0.5
     cols = (np.arange(w, dtype=np.float64) + 0.5) * (big_w / w) - 0.5
     coords = np.stack([a.ravel() for a in np.meshgrid(rows, cols, indexing="ij")], axis=1)
@@ -456,20 +467,27 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
     if len(p) == 0 or len(q) == 0:
         return 0.0, (np.zeros(0, np.int64), np.zeros(0, np.int64))
     problem = _Problem(p, q, coords[sup], coords[dem], metric)
-    if solver == "dense" or min(len(p), len(q)) < 2 or (
-            solver == "auto" and problem.ns * problem.nt <= _DENSE_MAX):
+    if (
+        solver == "dense"
+        or min(len(p), len(q)) < 2
+        or (solver == "auto" and problem.ns * problem.nt <= _DENSE_MAX)
+    ):
         value, plan = problem.dense(want_plan)
     else:
-        start = (_coarse_arcs(a, b, metric, reduce, coords, sup, dem) if min(a.shape) >= 8
-                 else (np.zeros(0, np.int64),) * 2)
+        start = (
+            _coarse_arcs(a, b, metric, reduce, coords, sup, dem)
+            if min(a.shape) >= 8
+            else (np.zeros(0, np.int64),) * 2
+        )
         value, plan = problem.column_generation(*start, want_plan)
     if want_plan:  # the dummy node, if any, is the last one: pixel -1
         plan = np.append(sup, -1)[plan[0]], np.append(dem, -1)[plan[1]]
     return value, plan
 
 
-def grid_transport_cost(a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *,
-                        solver: str = "auto", extent=None) -> float:
+def grid_transport_cost(
+    a: np.ndarray, b: np.ndarray, metric: str = "euclidean", *, solver: str = "auto", extent=None
+) -> float:
     """Exact (partial) transport cost between two non-negative maps (h, w) on the pixel
     grid, the ground distance ``metric`` between pixel centres in units of the distance
     between the centres of two opposite corner pixels (so the cost of moving a unit mass is

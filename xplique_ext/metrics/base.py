@@ -33,16 +33,27 @@ __all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
 #: model's scores); also checked batch by batch for (x, y) datasets.
 INPUTS = [ArrayLike("numeric")]
 TARGETS = ArrayLike("numeric", ndim=(1, 2), shapes="(N,) or (N, K)", batch_hint=False, finite=True)
-BASE_PARAMETERS = {"model": [Callable_()], "inputs": "no_validation", "targets": [TARGETS, None],
-                   "batch_size": [Interval(numbers.Integral, 1, None), None],
-                   "operator": "no_validation",
-                   "activation": [Options((None, "sigmoid", "softmax"))],
-                   "seed": [Interval(numbers.Integral, 0, None), None], "strategy": "no_validation"}
+BASE_PARAMETERS = {
+    "model": [Callable_()],
+    "inputs": "no_validation",
+    "targets": [TARGETS, None],
+    "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "operator": "no_validation",
+    "activation": [Options((None, "sigmoid", "softmax"))],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "strategy": "no_validation",
+}
 # Xplique's task names (``xplique.commons.Tasks.from_string``); classification and
 # regression both use the prediction operator f(x)[y] there, as here
-OPERATOR_NAMES = ("classification", "regression", "semantic segmentation", "object detection",
-                  "object detection box position", "object detection box proba",
-                  "object detection box class")
+OPERATOR_NAMES = (
+    "classification",
+    "regression",
+    "semantic segmentation",
+    "object detection",
+    "object detection box position",
+    "object detection box proba",
+    "object detection box class",
+)
 
 
 def resolve_operator(operator: Any) -> Optional[Callable]:
@@ -64,23 +75,35 @@ def resolve_operator(operator: Any) -> Optional[Callable]:
     """
     if isinstance(operator, str):
         name = operator.strip().lower().replace("_", " ")
-        check_param(name if name in OPERATOR_NAMES else operator, "operator", [Options(
-            OPERATOR_NAMES, f"a callable g(f, x, y), one of Xplique's task names "
-                            f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks")])
+        check_param(
+            name if name in OPERATOR_NAMES else operator,
+            "operator",
+            [
+                Options(
+                    OPERATOR_NAMES,
+                    f"a callable g(f, x, y), one of Xplique's task names "
+                    f"{list(OPERATOR_NAMES)} or a member of xplique's Tasks",
+                )
+            ],
+        )
         if name in ("classification", "regression"):
             return None
         try:
             from xplique.commons import Tasks
         except ImportError:
-            raise ValueError(f"`operator`={operator!r} uses Xplique's operator for that task: "
-                             "install the `xplique` extra (pip install xplique-ext[xplique]) or "
-                             "pass a callable") from None
+            raise ValueError(
+                f"`operator`={operator!r} uses Xplique's operator for that task: "
+                "install the `xplique` extra (pip install xplique-ext[xplique]) or "
+                "pass a callable"
+            ) from None
         operator = Tasks.from_string(name)
     if isinstance(operator, enum.Enum):  # a Tasks member, in Xplique versions where it is one
         operator = operator.value
     if operator is not None and not callable(operator):
-        raise TypeError("`operator` must be a callable g(f, x, y), one of Xplique's task names or "
-                        f"a member of xplique's Tasks, or None, got {type(operator).__name__}")
+        raise TypeError(
+            "`operator` must be a callable g(f, x, y), one of Xplique's task names or "
+            f"a member of xplique's Tasks, or None, got {type(operator).__name__}"
+        )
     return operator
 
 
@@ -93,16 +116,23 @@ def _model_input_rank(model: Any, inputs: Any) -> Optional[int]:
     except (AttributeError, TypeError, ValueError):
         ranks = []
     if len(ranks) > 1:
-        raise TypeError(f"`model` has {len(ranks)} inputs; multi-input models are not supported "
-                        "by xplique_ext's metrics (nor by Xplique's): wrap the model so that it "
-                        "takes a single array of shape (N, ...)")
-    if isinstance(inputs, (list, tuple)) and len(inputs) > 1 and all(
-            isinstance(i, np.ndarray) or hasattr(i, "numpy") for i in inputs):
+        raise TypeError(
+            f"`model` has {len(ranks)} inputs; multi-input models are not supported "
+            "by xplique_ext's metrics (nor by Xplique's): wrap the model so that it "
+            "takes a single array of shape (N, ...)"
+        )
+    if (
+        isinstance(inputs, (list, tuple))
+        and len(inputs) > 1
+        and all(isinstance(i, np.ndarray) or hasattr(i, "numpy") for i in inputs)
+    ):
         shapes = {tuple(np.shape(i)) for i in inputs}
         if len(shapes) > 1:
-            raise TypeError(f"`inputs` must be a single array of shape (N, ...), got a list of "
-                            f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
-                            "models are not supported")
+            raise TypeError(
+                f"`inputs` must be a single array of shape (N, ...), got a list of "
+                f"{len(inputs)} arrays of shapes {sorted(shapes)}; multi-input "
+                "models are not supported"
+            )
     return ranks[0] if ranks else None
 
 
@@ -110,15 +140,21 @@ def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
     included) when the model declares it."""
     if rank is not None and inputs.ndim == rank - 1:
-        raise ValueError(f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
-                         f"(batch axis included), got a single item of shape {inputs.shape}; pass "
-                         f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input")
+        raise ValueError(
+            f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
+            f"(batch axis included), got a single item of shape {inputs.shape}; pass "
+            f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
+        )
     if rank is not None and inputs.ndim != rank:
-        raise ValueError(f"`inputs` must have rank {rank} (batch axis included) to match the "
-                         f"model's input, got shape {inputs.shape}")
+        raise ValueError(
+            f"`inputs` must have rank {rank} (batch axis included) to match the "
+            f"model's input, got shape {inputs.shape}"
+        )
     if inputs.ndim < 2 or 0 in inputs.shape[1:]:
-        raise ValueError("`inputs` must have a batch axis and at least one feature axis, none "
-                         f"of size 0, got shape {inputs.shape}")
+        raise ValueError(
+            "`inputs` must have a batch axis and at least one feature axis, none "
+            f"of size 0, got shape {inputs.shape}"
+        )
 
 
 def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[int]]:
@@ -133,7 +169,8 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
         raise TypeError(
             f"`inputs` dataset elements must be `x` or `(x, y)` tensors, got {what} with keys "
             f"{sorted(x_spec)} (multi-input models are not supported); map the dataset to "
-            "tuples of single tensors first, e.g. `ds.map(lambda d: (d['image'], d['label']))`")
+            "tuples of single tensors first, e.g. `ds.map(lambda d: (d['image'], d['label']))`"
+        )
     cardinality = int(dataset.cardinality())
     if cardinality == 0:
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
@@ -142,7 +179,8 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
     if rank is not None and element_rank is not None and element_rank != rank - 1 + batched:
         raise ValueError(
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
-            f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}")
+            f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}"
+        )
     return batched, None if batched or cardinality < 0 else cardinality
 
 
@@ -245,9 +283,17 @@ class BaseAttributionMetric(BaseMetric):
 
     @validate_params(BASE_PARAMETERS)
     def __init__(
-            self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
-            *, operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
-            seed: Optional[int] = None, strategy: Any = None):
+        self,
+        model: Callable,
+        inputs: Any,
+        targets: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        operator: Union[None, str, Callable] = None,
+        activation: Optional[str] = None,
+        seed: Optional[int] = None,
+        strategy: Any = None,
+    ):
         self.model, self.batch_size, self.seed = model, batch_size, seed
         self.activation, self.operator = activation, resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
@@ -260,26 +306,37 @@ class BaseAttributionMetric(BaseMetric):
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
         if targets is not None and self.n_inputs is not None and len(targets) != self.n_inputs:
-            raise ValueError(f"`targets` must hold one target per input: got {len(targets)} "
-                             f"targets for {self.n_inputs} inputs")
+            raise ValueError(
+                f"`targets` must hold one target per input: got {len(targets)} "
+                f"targets for {self.n_inputs} inputs"
+            )
         self._n_outputs: Optional[int] = None
         self.strategy = runtime.resolve_strategy(strategy)
-        functions = self._model_functions("model", lambda live, activation: {
-            "score": score_function(live, activation),
-            "outputs": lambda x: _activated(live()[0], activation, x)})
+        functions = self._model_functions(
+            "model",
+            lambda live, activation: {
+                "score": score_function(live, activation),
+                "outputs": lambda x: _activated(live()[0], activation, x),
+            },
+        )
         self._score_fn, self._output_fn = functions["score"], functions["outputs"]
 
-    def _model_functions(self, name: str, build: Callable, static: tuple = (),
-                         split: Optional[dict] = None) -> dict:
+    def _model_functions(
+        self, name: str, build: Callable, static: tuple = (), split: Optional[dict] = None
+    ) -> dict:
         """The metric's compiled functions ``build(live, activation)`` (``{name: fn}``),
         run on the replicas of its strategy and shared by every metric with the same
         model, operator, strategy, activation and ``static`` configuration (see
         :func:`~xplique_ext.runtime.model_functions`; ``build`` reaches the model and the
         operator through ``live()`` only)."""
         activation = self.activation
-        return runtime.model_functions((self.model, self.operator, self.strategy),
-                                       (name, activation, *static),
-                                       lambda live: build(live, activation), self.strategy, split)
+        return runtime.model_functions(
+            (self.model, self.operator, self.strategy),
+            (name, activation, *static),
+            lambda live: build(live, activation),
+            self.strategy,
+            split,
+        )
 
     # ------------------------------------------------------------------ copies
     def __copy__(self) -> BaseAttributionMetric:
@@ -298,18 +355,21 @@ class BaseAttributionMetric(BaseMetric):
         shared = (tf.distribute.Strategy, tf.Module, weakref.ReferenceType)
         for value in self.__dict__.values():
             if not isinstance(value, types.MethodType) and (
-                    callable(value) or isinstance(value, shared) or runtime.is_dataset(value)):
+                callable(value) or isinstance(value, shared) or runtime.is_dataset(value)
+            ):
                 memo.setdefault(id(value), value)
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         name = type(self).__name__
-        raise TypeError(f"{name} cannot be pickled: it holds a model, compiled TensorFlow "
-                        "functions and a tf.distribute strategy, which pickle cannot store. Save "
-                        "`metric.get_config()` (JSON-friendly settings) and rebuild it with "
-                        f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
-                        "`copy.deepcopy(metric)` copies it in memory")
+        raise TypeError(
+            f"{name} cannot be pickled: it holds a model, compiled TensorFlow "
+            "functions and a tf.distribute strategy, which pickle cannot store. Save "
+            "`metric.get_config()` (JSON-friendly settings) and rebuild it with "
+            f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
+            "`copy.deepcopy(metric)` copies it in memory"
+        )
 
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, x: Any, *more: np.ndarray, **check: Any) -> np.ndarray:
@@ -337,14 +397,21 @@ class BaseAttributionMetric(BaseMetric):
         operator, one-hot targets (B, K) or class ids (B,), checked."""
         y = np.asarray(y)
         if self.operator is None and (y.ndim not in (1, 2) or len(y) != len(x)):
-            raise ValueError(f"`y` must hold the targets of the {len(x)} inputs, one-hot (B, K) "
-                             f"or class ids (B,), got shape {y.shape}")
+            raise ValueError(
+                f"`y` must hold the targets of the {len(x)} inputs, one-hot (B, K) "
+                f"or class ids (B,), got shape {y.shape}"
+            )
         if self.operator is None:
             y = runtime.as_model_targets(y, self.n_outputs(x), "y")
-        return self._batched(self._score_fn, x, y, name="operator", trailing=[(), (1,)],
-                             expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
-                             "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))"
-                             ).reshape(-1)
+        return self._batched(
+            self._score_fn,
+            x,
+            y,
+            name="operator",
+            trailing=[(), (1,)],
+            expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
+            "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))",
+        ).reshape(-1)
 
     # ------------------------------------------------------------------ targets
     def n_outputs(self, x_example: np.ndarray) -> int:
@@ -363,10 +430,12 @@ class BaseAttributionMetric(BaseMetric):
         out = self.model_outputs(x).reshape(len(x), k) if k > 1 else np.zeros((len(x), 1))
         bad = ~np.isfinite(out).all(axis=1)
         if bad.any():
-            raise ValueError("`targets` is None, so the target is the model's predicted class, but "
-                             f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
-                             "inputs of a batch: their predicted class is undefined; pass "
-                             "`targets`")
+            raise ValueError(
+                "`targets` is None, so the target is the model's predicted class, but "
+                f"`model` returned NaN or inf for {int(bad.sum())} of the {len(x)} "
+                "inputs of a batch: their predicted class is undefined; pass "
+                "`targets`"
+            )
         return runtime.predicted_targets(out)
 
     # ------------------------------------------------------------------ streaming
@@ -376,7 +445,7 @@ class BaseAttributionMetric(BaseMetric):
         targets formatted for the operator (B, K)."""
         if self.dataset is None:
             step = self.batch_size or max(self.n_inputs, 1)
-            pairs = ((self.inputs[s:s + step], None) for s in range(0, self.n_inputs, step))
+            pairs = ((self.inputs[s : s + step], None) for s in range(0, self.n_inputs, step))
         else:
             pairs = runtime.iterate_dataset(self.dataset, self.batch_size, self._dataset_batched)
         start = 0
@@ -384,16 +453,21 @@ class BaseAttributionMetric(BaseMetric):
             if self.targets is not None:
                 if y is not None:
                     raise ValueError(
-                        "`targets` must be None when the `inputs` dataset yields (x, y) pairs")
-                y = self.targets[start:start + len(x)]
+                        "`targets` must be None when the `inputs` dataset yields (x, y) pairs"
+                    )
+                y = self.targets[start : start + len(x)]
                 if len(y) != len(x):
-                    raise ValueError("`targets` must hold one target per input: the dataset has "
-                                     f"more inputs than the {len(self.targets)} targets given")
+                    raise ValueError(
+                        "`targets` must hold one target per input: the dataset has "
+                        f"more inputs than the {len(self.targets)} targets given"
+                    )
             yield start, x, self.format_targets(x, y)
             start += len(x)
         if self.targets is not None and start != len(self.targets):
-            raise ValueError(f"`targets` must hold one target per input: got "
-                             f"{len(self.targets)} targets for {start} inputs")
+            raise ValueError(
+                f"`targets` must hold one target per input: got "
+                f"{len(self.targets)} targets for {start} inputs"
+            )
         self.n_inputs = start
 
     # ------------------------------------------------------------------ evaluation

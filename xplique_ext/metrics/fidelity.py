@@ -46,13 +46,15 @@ _POOL_BUDGET = 2**28
 REALS = ArrayLike("real", dtype=np.float64)
 #: why a correlation is undefined, in the order :meth:`MuFidelity._undefined_reasons`
 #: counts them (the last: a grid of one cell)
-UNDEFINED_CAUSES = ("non-finite model scores (the model returned NaN or inf)",
-                    "non-finite attribution sums (overflow)",
-                    "inputs equal to the baseline (the perturbations change nothing)",
-                    "constant score drops over the subsets (the model's score does not change)",
-                    "an all-zero explanation (constant attribution sums)",
-                    "constant attribution sums over the subsets",
-                    "no valid subset (a single-cell grid: every subset is empty or full)")
+UNDEFINED_CAUSES = (
+    "non-finite model scores (the model returned NaN or inf)",
+    "non-finite attribution sums (overflow)",
+    "inputs equal to the baseline (the perturbations change nothing)",
+    "constant score drops over the subsets (the model's score does not change)",
+    "an all-zero explanation (constant attribution sums)",
+    "constant attribution sums over the subsets",
+    "no valid subset (a single-cell grid: every subset is empty or full)",
+)
 
 
 def _subset_sizes(n_cells: int, p: float):
@@ -74,7 +76,7 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: flo
     Where most draws are valid, an empty or full draw is simply drawn again; otherwise
     (tiny or huge ``p``, few cells) the size is drawn from the binomial law restricted to
     1 .. n_cells - 1 and the cells uniformly, which is the same law."""
-    if 1.0 - (1.0 - p) ** n_cells - p ** n_cells >= 0.5:
+    if 1.0 - (1.0 - p) ** n_cells - p**n_cells >= 0.5:
         pool = rng.random((nb_samples, n_cells)) < p
         for _ in range(64):  # each round leaves a bad row with probability < 1/2
             bad = np.flatnonzero(np.isin(pool.sum(axis=1), (0, n_cells)))
@@ -91,8 +93,9 @@ def _subset_pool(rng: np.random.Generator, nb_samples: int, n_cells: int, p: flo
 def _cell_index(length: int, cells: int) -> np.ndarray:
     """Cell of each position when an axis of ``length`` is cut into ``cells`` parts, with
     the nearest-neighbour rule ``tf.image.resize`` uses (half-pixel centres)."""
-    return tuple(np.minimum(((np.arange(length) + 0.5) * cells / length).astype(int), cells - 1)
-                 .tolist())
+    return tuple(
+        np.minimum(((np.arange(length) + 0.5) * cells / length).astype(int), cells - 1).tolist()
+    )
 
 
 @validate_params({"r": [REALS], "m": [REALS], "correlation": [Options(CORRELATIONS)]})
@@ -150,11 +153,16 @@ def correlation_std_error(r: Any, m: Any, correlation: str = "spearman") -> np.n
     return np.where(m > 3, se, np.nan)
 
 
-@validate_params({"max_samples": [Interval(numbers.Integral, 1, None)],
-                  "first": [Interval(numbers.Integral, 1, None)],
-                  "growth": [Interval(numbers.Real, 1.0, None, closed="neither")]})
-def adaptive_checkpoints(max_samples: int, first: int = ADAPTIVE_FIRST_ROUND,
-                         growth: float = ADAPTIVE_GROWTH) -> list:
+@validate_params(
+    {
+        "max_samples": [Interval(numbers.Integral, 1, None)],
+        "first": [Interval(numbers.Integral, 1, None)],
+        "growth": [Interval(numbers.Real, 1.0, None, closed="neither")],
+    }
+)
+def adaptive_checkpoints(
+    max_samples: int, first: int = ADAPTIVE_FIRST_ROUND, growth: float = ADAPTIVE_GROWTH
+) -> list:
     """The numbers of subsets after which adaptive sampling checks an input's standard
     error: ``first``, then each times ``growth`` (rounded up), up to ``max_samples``.
 
@@ -309,23 +317,49 @@ class MuFidelity(BaseAttributionMetric):
 
     higher_is_better = True
 
-    @validate_params({
-        **BASE_PARAMETERS, "grid_size": [Interval(numbers.Integral, 1, None), None],
-        "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
-        "nb_samples": [Interval(numbers.Integral, 2, MAX_SUBSETS), Options(["auto"])],
-        "correlation": [Options(CORRELATIONS)], "progress": [Boolean()],
-        "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)]})
+    @validate_params(
+        {
+            **BASE_PARAMETERS,
+            "grid_size": [Interval(numbers.Integral, 1, None), None],
+            "subset_percent": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+            "baseline_mode": [Interval(numbers.Real, None, None), Callable_()],
+            "nb_samples": [Interval(numbers.Integral, 2, MAX_SUBSETS), Options(["auto"])],
+            "correlation": [Options(CORRELATIONS)],
+            "progress": [Boolean()],
+            "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+            "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
+        }
+    )
     def __init__(
-            self, model: Callable, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64,
-            grid_size: Optional[int] = 9, subset_percent: float = 0.2,
-            baseline_mode: Union[Callable, float] = 0.0, nb_samples: int = 200,
-            operator: Union[None, str, Callable] = None, activation: Optional[str] = None,
-            *, seed: Optional[int] = None, correlation: str = "spearman", progress: bool = False,
-            strategy: Any = None, target_se: float = 0.02, max_samples: int = 1000):
-        super().__init__(model, inputs, targets, batch_size, operator=operator,
-                         activation=activation, seed=seed, strategy=strategy)
+        self,
+        model: Callable,
+        inputs: Any,
+        targets: Any = None,
+        batch_size: Optional[int] = 64,
+        grid_size: Optional[int] = 9,
+        subset_percent: float = 0.2,
+        baseline_mode: Union[Callable, float] = 0.0,
+        nb_samples: int = 200,
+        operator: Union[None, str, Callable] = None,
+        activation: Optional[str] = None,
+        *,
+        seed: Optional[int] = None,
+        correlation: str = "spearman",
+        progress: bool = False,
+        strategy: Any = None,
+        target_se: float = 0.02,
+        max_samples: int = 1000,
+    ):
+        super().__init__(
+            model,
+            inputs,
+            targets,
+            batch_size,
+            operator=operator,
+            activation=activation,
+            seed=seed,
+            strategy=strategy,
+        )
         self.grid_size, self.subset_percent = grid_size, subset_percent
         self.baseline_mode, self.correlation, self.progress = baseline_mode, correlation, progress
         self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
@@ -338,29 +372,42 @@ class MuFidelity(BaseAttributionMetric):
         # are arguments, never baked into the graph
         geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
-            "mufidelity", lambda live, activation: _fidelity_functions(
-                score_function(live, activation), *geometry), geometry, split={"perturbed": 4})
+            "mufidelity",
+            lambda live, activation: _fidelity_functions(
+                score_function(live, activation), *geometry
+            ),
+            geometry,
+            split={"perturbed": 4},
+        )
         self._perturbed_fn, self._chunk_fn = functions["perturbed"], functions["chunk"]
 
     def _warn_degenerate(self) -> None:
         """DegenerateSettingWarning for settings that make the score ±1 or noise."""
         if self.nb_samples == 2:
-            warn("MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
-                 "over 2 subsets); use at least a few dozen subsets", DegenerateSettingWarning)
+            warn(
+                "MuFidelity: `nb_samples`=2 makes every score +1, -1 or NaN (a correlation "
+                "over 2 subsets); use at least a few dozen subsets",
+                DegenerateSettingWarning,
+            )
         n, p = int(np.prod(self._cells_shape)), self.subset_percent
-        share = (1.0 - p) ** n + p ** n
+        share = (1.0 - p) ** n + p**n
         if n == 1:
-            warn("MuFidelity: the perturbation grid has a single cell (`grid_size`="
-                 f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
-                 "random subsets are empty or full, so no correlation is defined and every "
-                 "score is NaN; use a finer `grid_size`", DegenerateSettingWarning)
+            warn(
+                "MuFidelity: the perturbation grid has a single cell (`grid_size`="
+                f"{self.grid_size} on inputs of shape {self._input_shape}): 100% of the "
+                "random subsets are empty or full, so no correlation is defined and every "
+                "score is NaN; use a finer `grid_size`",
+                DegenerateSettingWarning,
+            )
         elif share >= DEGENERATE_SHARE:
             sizes, pmf = _subset_sizes(n, p)
-            warn(f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
-                 "the random subsets would be empty or full; they are drawn again (an empty "
-                 "or full subset never enters the correlation), so the subsets hold "
-                 f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
-                 DegenerateSettingWarning)
+            warn(
+                f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
+                "the random subsets would be empty or full; they are drawn again (an empty "
+                "or full subset never enters the correlation), so the subsets hold "
+                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
+                DegenerateSettingWarning,
+            )
 
     # ------------------------------------------------------------------ geometry
     def _peek_input_shape(self) -> tuple:
@@ -379,13 +426,18 @@ class MuFidelity(BaseAttributionMetric):
         if len(shape) == 1:
             return (shape[0],), tuple(range(shape[0])), None
         if len(shape) not in (2, 3):
-            raise ValueError("`inputs` must be tabular (N, F), time series (N, T, F) or "
-                             f"images (N, H, W, C), got per-input shape {shape}")
+            raise ValueError(
+                "`inputs` must be tabular (N, F), time series (N, T, F) or "
+                f"images (N, H, W, C), got per-input shape {shape}"
+            )
         g, (h, w) = self.grid_size, shape[:2]
         cells = (g or h, g or w) if len(shape) == 3 else (g or h, w)  # series: every feature
         if cells[0] > h or cells[1] > w:
-            what = f"the image size {min(h, w)} (inputs are {h}x{w})" if len(shape) == 3 else (
-                f"the series length {h}")
+            what = (
+                f"the image size {min(h, w)} (inputs are {h}x{w})"
+                if len(shape) == 3
+                else (f"the series length {h}")
+            )
             raise ValueError(f"`grid_size` must be at most {what}, got {g}")
         return cells, _cell_index(h, cells[0]), _cell_index(w, cells[1])
 
@@ -401,23 +453,38 @@ class MuFidelity(BaseAttributionMetric):
         # each cell a run of rows and of columns: sums per run, in an order that does not
         # depend on how many explanations are summed at once, to the last bit (tested;
         # a BLAS product such as einsum's does)
-        rows, cols = (np.flatnonzero(np.diff(c, prepend=-1)) for c in (self._row_cells,
-                                                                     self._col_cells))
+        rows, cols = (
+            np.flatnonzero(np.diff(c, prepend=-1)) for c in (self._row_cells, self._col_cells)
+        )
         return np.add.reduceat(np.add.reduceat(phi, rows, axis=1), cols, axis=2).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         shape = self._input_shape
-        allowed = list(dict.fromkeys(
-            [shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else [])))
-        phi = check_param(explanations, "explanations", [
-            ArrayLike("real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True,
-                      batch_hint=False)])  # (N, T) for series (N, T, F) misses F, not N
+        allowed = list(
+            dict.fromkeys([shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else []))
+        )
+        phi = check_param(
+            explanations,
+            "explanations",
+            [
+                ArrayLike(
+                    "real",
+                    ndim=sorted({len(s) + 1 for s in allowed}),
+                    finite=True,
+                    batch_hint=False,
+                )
+            ],
+        )  # (N, T) for series (N, T, F) misses F, not N
         if self.n_inputs is not None and len(phi) != self.n_inputs:
-            raise ValueError("`explanations` must hold one explanation per input: got "
-                             f"{len(phi)} explanations for {self.n_inputs} inputs")
+            raise ValueError(
+                "`explanations` must hold one explanation per input: got "
+                f"{len(phi)} explanations for {self.n_inputs} inputs"
+            )
         if tuple(phi.shape[1:]) not in allowed:
-            raise ValueError(f"`explanations` must have one of the per-input shapes {allowed} to "
-                             f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}")
+            raise ValueError(
+                f"`explanations` must have one of the per-input shapes {allowed} to "
+                f"match inputs of shape {shape}, got {tuple(phi.shape[1:])}"
+            )
         return phi
 
     def _baselines(self, x: np.ndarray) -> np.ndarray:
@@ -426,15 +493,24 @@ class MuFidelity(BaseAttributionMetric):
         called with a single input (the documented contract)."""
         big = float(np.finfo(x.dtype).max)
         if not callable(self.baseline_mode):
-            return np.full_like(x, check_param(self.baseline_mode, "baseline_mode",
-                                               [Interval(numbers.Real, -big, big)]))
+            return np.full_like(
+                x,
+                check_param(
+                    self.baseline_mode, "baseline_mode", [Interval(numbers.Real, -big, big)]
+                ),
+            )
         out = np.empty_like(x)
         for i, xi in enumerate(x):
-            b = check_param(self.baseline_mode(xi.copy()), "baseline_mode(x)",
-                            [ArrayLike("numeric", within=Interval(numbers.Real, -big, big))])
+            b = check_param(
+                self.baseline_mode(xi.copy()),
+                "baseline_mode(x)",
+                [ArrayLike("numeric", within=Interval(numbers.Real, -big, big))],
+            )
             if b.shape != xi.shape:
-                raise ValueError("`baseline_mode` callable must return an array of the "
-                                 f"input's shape {xi.shape}, got shape {b.shape}")
+                raise ValueError(
+                    "`baseline_mode` callable must return an array of the "
+                    f"input's shape {xi.shape}, got shape {b.shape}"
+                )
             out[i] = b
         return out
 
@@ -493,23 +569,38 @@ class MuFidelity(BaseAttributionMetric):
             raise ValueError(
                 f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
                 f"is held in memory, float64), got {n_subsets} subsets x {n_cells} cells: "
-                f"lower `{name}`, or perturb a coarser grid (`grid_size`)")
+                f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
+            )
         seed = seed_to_int(self.seed)
         # the subsets (True = set to the baseline), neither empty nor full; each input sees
         # them through its own permutation of the cells, drawn from the seed and its content
-        pool = _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent) \
-            if n_cells > 1 else None
+        pool = (
+            _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent)
+            if n_cells > 1
+            else None
+        )
         total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
-        with progress_bar(enabled=self.progress, total=total, unit="pert",
-                          desc="MuFidelity (adaptive)" if adaptive else "MuFidelity") as bar:
-            scores, used, reasons = zip(*[self._batch_evaluate(x, y, phi, pool, seed, bar)
-                                          for x, y, phi in self._explained_batches(phi_all)])
+        with progress_bar(
+            enabled=self.progress,
+            total=total,
+            unit="pert",
+            desc="MuFidelity (adaptive)" if adaptive else "MuFidelity",
+        ) as bar:
+            scores, used, reasons = zip(
+                *[
+                    self._batch_evaluate(x, y, phi, pool, seed, bar)
+                    for x, y, phi in self._explained_batches(phi_all)
+                ]
+            )
         scores, reasons = np.concatenate(scores), sum(reasons)
         undefined = int(np.isnan(scores).sum())
         if undefined:  # one warning: how many scores are NaN, and why
             why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
-            warn(f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-                 f"correlation, set to NaN: {why}.", UndefinedScoreWarning)
+            warn(
+                f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+                f"correlation, set to NaN: {why}.",
+                UndefinedScoreWarning,
+            )
         return scores, np.concatenate(used)
 
     def _explained_batches(self, phi_all: np.ndarray):
@@ -523,8 +614,10 @@ class MuFidelity(BaseAttributionMetric):
                 break
             yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi_all[start:seen]
         if seen != len(phi_all):
-            raise ValueError("`explanations` must hold one explanation per input: got "
-                             f"{len(phi_all)} explanations for {seen} inputs")
+            raise ValueError(
+                "`explanations` must hold one explanation per input: got "
+                f"{len(phi_all)} explanations for {seen} inputs"
+            )
 
     def _batch_evaluate(self, x, y, phi, pool, seed, bar):
         """One batch of inputs: (scores, subsets used, counts of the causes of undefined
@@ -551,10 +644,12 @@ class MuFidelity(BaseAttributionMetric):
             if not len(active):
                 break
             drops[active, done:point] = base[active, None] - self._perturbed_scores(
-                xf[active], baselines[active], y[active], pool[done:point], perms[active], bar)
+                xf[active], baselines[active], y[active], pool[done:point], perms[active], bar
+            )
             used[active] = point
-            se = correlation_std_error(corr_fn(drops[active, :point], attrs[active, :point]),
-                                       point, self.correlation)
+            se = correlation_std_error(
+                corr_fn(drops[active, :point], attrs[active, :point]), point, self.correlation
+            )
             active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
         corr = np.full(n, np.nan)
         no_op = (xf == baselines).reshape(n, -1).all(axis=1)
@@ -574,8 +669,12 @@ class MuFidelity(BaseAttributionMetric):
         b, k = len(x), len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
-        args = (*map(tf.convert_to_tensor, (x, baselines, y)), tf.constant(perms, tf.int32),
-                tf.constant(subsets, tf.float32), tf.constant(k, tf.int32))
+        args = (
+            *map(tf.convert_to_tensor, (x, baselines, y)),
+            tf.constant(perms, tf.int32),
+            tf.constant(subsets, tf.float32),
+            tf.constant(k, tf.int32),
+        )
         with runtime.model_output_errors():
             if not (self.progress and runtime.is_default_strategy(self.strategy)):
                 size = runtime.replica_shares(size, self.strategy.num_replicas_in_sync)
@@ -600,8 +699,14 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         const_drop = np.ptp(drops, axis=1) == 0
         const_attr = np.ptp(attrs, axis=1) == 0
-    causes = (~np.isfinite(drops).all(axis=1), ~np.isfinite(attrs).all(axis=1),
-              const_drop & no_op, const_drop, zero_phi, const_attr)
+    causes = (
+        ~np.isfinite(drops).all(axis=1),
+        ~np.isfinite(attrs).all(axis=1),
+        const_drop & no_op,
+        const_drop,
+        zero_phi,
+        const_attr,
+    )
     for j, cause in enumerate(causes):
         out[j] = int((nan & cause).sum())
         nan &= ~cause
@@ -609,13 +714,15 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     return out
 
 
-def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cells: tuple,
-                        col_cells: Optional[tuple]) -> dict:
+def _fidelity_functions(
+    score: Callable, rank: int, cells_shape: tuple, row_cells: tuple, col_cells: Optional[tuple]
+) -> dict:
     """MuFidelity's functions for one operator score ``score(x, y)`` and grid geometry
     (``rank`` of an input, ``cells_shape``, cell index of each position along the
     perturbed axes): ``perturbed`` (the scores (b, nb_samples) of every perturbed input
     of a batch, ``size`` at a time, also what each replica runs) and ``chunk`` (one
     perturbation batch)."""
+
     def perturb(x, baseline, cell_masks, sample_ids):
         """Perturbed inputs: input ``sample_ids[k]`` with the cells where
         ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA,
@@ -637,8 +744,9 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         permutation of the cells ``perms[i]``."""
         idx = start + tf.range(size)
         sample_ids = idx // nb_samples
-        cell_masks = tf.gather(tf.gather(masks, idx % nb_samples),
-                               tf.gather(perms, sample_ids), batch_dims=1)
+        cell_masks = tf.gather(
+            tf.gather(masks, idx % nb_samples), tf.gather(perms, sample_ids), batch_dims=1
+        )
         cell_masks = tf.reshape(cell_masks, tf.concat([[size], cells_shape], axis=0))
         out = score(perturb_fn(x, baseline, cell_masks, sample_ids), tf.gather(y, sample_ids))
         # float64 holds every model dtype exactly: scores are never cast down
@@ -655,8 +763,12 @@ def _fidelity_functions(score: Callable, rank: int, cells_shape: tuple, row_cell
         for i in tf.range(n_chunks):  # AutoGraph makes it a tf.while_loop
             tf.autograph.experimental.set_loop_options(parallel_iterations=1)
             start = i * size
-            results = results.write(i, chunk(x, baseline, y, perms, masks, nb_samples, start,
-                                             tf.minimum(size, total - start)))
+            results = results.write(
+                i,
+                chunk(
+                    x, baseline, y, perms, masks, nb_samples, start, tf.minimum(size, total - start)
+                ),
+            )
         return tf.reshape(results.concat(), [-1, nb_samples])
 
     return {"perturbed": perturbed, "chunk": chunk}

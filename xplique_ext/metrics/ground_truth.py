@@ -58,13 +58,28 @@ from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from ._emd_solver import METRICS, grid_transport_cost
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
-__all__ = ["emd", "kl_divergence", "relevance_mass_accuracy", "relevance_rank_accuracy",
-           "pointing_game", "GroundTruthMeasure", "GroundTruthSaliency", "GroundTruthLocalisation",
-           "LowModelAccuracyWarning", "ground_truth_leaderboard", "EMD_MAX_ARCS"]
+__all__ = [
+    "emd",
+    "kl_divergence",
+    "relevance_mass_accuracy",
+    "relevance_rank_accuracy",
+    "pointing_game",
+    "GroundTruthMeasure",
+    "GroundTruthSaliency",
+    "GroundTruthLocalisation",
+    "LowModelAccuracyWarning",
+    "ground_truth_leaderboard",
+    "EMD_MAX_ARCS",
+]
 
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
-LABELS = {"emd": "EMD", "kl": "KL", "mass_accuracy": "mass accuracy",
-          "rank_accuracy": "rank accuracy", "pointing_game": "pointing game"}
+LABELS = {
+    "emd": "EMD",
+    "kl": "KL",
+    "mass_accuracy": "mass accuracy",
+    "rank_accuracy": "rank accuracy",
+    "pointing_game": "pointing game",
+}
 DISTANCES = ("emd", "kl")
 LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
 
@@ -72,16 +87,30 @@ LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
 Score = Union[float, np.ndarray]
 #: Maps: real numbers (bool masks too), finite, one (H, W) map or a batch; the ambiguous
 #: (H, W, C) case and relations between two arguments stay in :func:`_as_maps` / `_pair`.
-_MAP = partial(ArrayLike, "numeric", ndim=(2, 3, 4), finite=True, batch_hint=False,
-               shapes="(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)")
+_MAP = partial(
+    ArrayLike,
+    "numeric",
+    ndim=(2, 3, 4),
+    finite=True,
+    batch_hint=False,
+    shapes="(H, W), (N, H, W), (N, H, W, 1) or (N, H, W, C)",
+)
 _MAPS, _REFERENCE = [_MAP()], [_MAP(nonempty=True)]  # a metric's reference: at least one map
 #: >= 2: a grid of one cell along an axis makes every displacement along it free (disjoint
 #: maps would score 0); a grid that collapses an axis of the maps is refused by _reduce.
-_RESIZE = [None, PairOf(Interval(numbers.Integral, 2, None),
-                        description="a pair of integers >= 2 (height, width)")]
+_RESIZE = [
+    None,
+    PairOf(
+        Interval(numbers.Integral, 2, None), description="a pair of integers >= 2 (height, width)"
+    ),
+]
 #: The arguments :func:`emd` and :func:`kl_divergence` share.
-_DISTANCE_PARAMETERS = {"explanations": _MAPS, "ground_truth": _MAPS,
-                        "sign": [Options(["abs", "positive"])], "resize": _RESIZE}
+_DISTANCE_PARAMETERS = {
+    "explanations": _MAPS,
+    "ground_truth": _MAPS,
+    "sign": [Options(["abs", "positive"])],
+    "resize": _RESIZE,
+}
 
 
 class LowModelAccuracyWarning(XpliqueExtWarning):
@@ -96,11 +125,13 @@ def _as_maps(x: Any, name: str) -> Tuple[np.ndarray, bool]:
     arr = np.asarray(check_param(x, name, _MAPS), dtype=np.float64)
     if arr.ndim == 3 and arr.shape[2] in (1, 3, 4) and arr.shape[2] < min(arr.shape[:2]):
         a, b, c = arr.shape
-        raise ValueError(f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with {c} "
-                         f"channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass the "
-                         f"batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map with "
-                         "channels, or (N, H, W); a single map without its batch axis is accepted "
-                         "only as (H, W)")
+        raise ValueError(
+            f"`{name}` of shape {arr.shape} is ambiguous: one map (H, W, C) with {c} "
+            f"channel(s) and no batch axis, or {a} maps of {b}x{c} pixels? Pass the "
+            f"batch axis: ({', '.join(map(str, (1,) + arr.shape))}) for one map with "
+            "channels, or (N, H, W); a single map without its batch axis is accepted "
+            "only as (H, W)"
+        )
     maps = arr[None] if arr.ndim == 2 else arr.sum(axis=-1) if arr.ndim == 4 else arr
     if 0 in maps.shape[1:]:
         raise ValueError(f"`{name}` must be maps of at least one pixel, got shape {arr.shape}")
@@ -111,9 +142,11 @@ def _pair(explanations: Any, ground_truth: Any, gt_name: str = "ground_truth"):
     phi, single_phi = _as_maps(explanations, "explanations")
     gt, single_gt = _as_maps(ground_truth, gt_name)
     if phi.shape != gt.shape:
-        raise ValueError(f"`explanations` and `{gt_name}` must have the same shape once channels "
-                         f"are summed, got {phi.shape[1:] if single_phi else phi.shape} and "
-                         f"{gt.shape[1:] if single_gt else gt.shape}")
+        raise ValueError(
+            f"`explanations` and `{gt_name}` must have the same shape once channels "
+            f"are summed, got {phi.shape[1:] if single_phi else phi.shape} and "
+            f"{gt.shape[1:] if single_gt else gt.shape}"
+        )
     return phi, gt, single_phi and single_gt
 
 
@@ -130,8 +163,10 @@ def _scale(maps: np.ndarray, top: Optional[np.ndarray] = None) -> np.ndarray:
 
 def _warn_undefined(name: str, undefined: np.ndarray, why: str) -> None:
     if undefined.any():
-        warn(f"{name}: {int(undefined.sum())} of {undefined.size} maps {why}; their score is "
-             "NaN.", UndefinedScoreWarning)
+        warn(
+            f"{name}: {int(undefined.sum())} of {undefined.size} maps {why}; their score is NaN.",
+            UndefinedScoreWarning,
+        )
 
 
 def _two_cells(extent: Tuple[int, int]) -> Tuple[int, int]:
@@ -155,12 +190,14 @@ def _distributions(name, explanations, ground_truth, sign, resize, normalize=Tru
     size = fit_size(extent, resize)
     collapsed = [a for a in (0, 1) if size[a] == 1 and extent[a] > 1]
     if collapsed:
-        raise ValueError(f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
-                         f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
-                         f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a "
-                         "single cell, along which every displacement is free; pass "
-                         f"resize={_two_cells(extent)} or larger in both entries (2 cells on "
-                         "the maps' shortest axis, aspect ratio kept) or None")
+        raise ValueError(
+            f"`resize`={resize!r} reduces maps of {extent[0]}x{extent[1]} pixels to "
+            f"{size[0]}x{size[1]} cells (aspect ratio kept): the "
+            f"{'vertical' if collapsed[0] == 0 else 'horizontal'} axis would be a "
+            "single cell, along which every displacement is free; pass "
+            f"resize={_two_cells(extent)} or larger in both entries (2 cells on "
+            "the maps' shortest axis, aspect ratio kept) or None"
+        )
     phi, gt = area_downsample(phi, size), area_downsample(gt, size)
     mass_phi, mass_gt = phi.sum(axis=(1, 2)), gt.sum(axis=(1, 2))
     defined = (mass_phi > 0) & (mass_gt > 0)
@@ -183,26 +220,39 @@ def _check_problem_size(gt: np.ndarray, phi: np.ndarray, defined, metric: str, r
     arcs = np.where(defined, (sup > 0).sum(axis=(1, 2)) * (dem > 0).sum(axis=(1, 2)), 0)
     if gt.shape[1] * gt.shape[2] > 128 * 128 and arcs.max(initial=0) > EMD_MAX_ARCS:
         k = int(np.argmax(arcs > EMD_MAX_ARCS))  # the first map beyond the limit
-        raise ValueError(f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
-                         f"pixels: map {k} is a transport problem of {arcs[k]:.2e} arcs (supply x "
-                         f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
-                         "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
-                         "128) or smaller (the default (32, 32) takes milliseconds)")
+        raise ValueError(
+            f"`resize`={resize!r} leaves maps of {gt.shape[1]}x{gt.shape[2]} "
+            f"pixels: map {k} is a transport problem of {arcs[k]:.2e} arcs (supply x "
+            f"demand pixels), beyond the limit of {EMD_MAX_ARCS:.0e} solved "
+            "exactly in bounded time (two dense 128x128 maps); pass resize=(128, "
+            "128) or smaller (the default (32, 32) takes milliseconds)"
+        )
 
 
 # --------------------------------------------------------------------------- EMD / KL
 _EMD_PARAMETERS = {
-    **_DISTANCE_PARAMETERS, "ground_distance": [Options(METRICS)], "normalize": [Boolean()],
+    **_DISTANCE_PARAMETERS,
+    "ground_distance": [Options(METRICS)],
+    "normalize": [Boolean()],
     "solver": [Options(["auto", "dense", "column_generation"])],
     "n_jobs": [Interval(numbers.Integral, 1, None), Options([-1], description="-1 (all cores)")],
-    "progress": [Boolean()]}
+    "progress": [Boolean()],
+}
 
 
 @validate_params(_EMD_PARAMETERS)
-def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
-        resize: Optional[Tuple[int, int]] = (32, 32), ground_distance: str = "euclidean",
-        normalize: bool = True, solver: str = "auto", n_jobs: int = 1,
-        progress: bool = False) -> Score:
+def emd(
+    explanations: Any,
+    ground_truth: Any,
+    *,
+    sign: str = "abs",
+    resize: Optional[Tuple[int, int]] = (32, 32),
+    ground_distance: str = "euclidean",
+    normalize: bool = True,
+    solver: str = "auto",
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> Score:
     """Earth Mover's Distance between explanations and ground-truth maps (Eq. 5), exact.
 
     Lower is better: 0 for identical distributions, at most 1 with ``normalize=True``.
@@ -279,7 +329,8 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
     0.0
     """
     phi, gt, defined, factor, single, extent = _distributions(
-        "emd", explanations, ground_truth, sign, resize, normalize)
+        "emd", explanations, ground_truth, sign, resize, normalize
+    )
     with np.errstate(over="ignore"):
         overflow = defined & ~np.isfinite(np.maximum(phi.sum((1, 2)), gt.sum((1, 2))) * factor)
     _warn_undefined("emd", overflow, "have a mass beyond the float64 range (normalize=False)")
@@ -298,11 +349,17 @@ def emd(explanations: Any, ground_truth: Any, *, sign: str = "abs",
     return float(out[0]) if single else out
 
 
-@validate_params({**_DISTANCE_PARAMETERS,
-                  "epsilon": [Interval(numbers.Real, 0.0, 1.0, closed="neither")]})
-def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
-                  resize: Optional[Tuple[int, int]] = None,
-                  epsilon: float = float(np.finfo(np.float64).eps)) -> Score:
+@validate_params(
+    {**_DISTANCE_PARAMETERS, "epsilon": [Interval(numbers.Real, 0.0, 1.0, closed="neither")]}
+)
+def kl_divergence(
+    explanations: Any,
+    ground_truth: Any,
+    *,
+    sign: str = "abs",
+    resize: Optional[Tuple[int, int]] = None,
+    epsilon: float = float(np.finfo(np.float64).eps),
+) -> Score:
     """Kullback-Leibler divergence KL(ground truth || explanation) of Eq. 6.
 
     Lower is better: 0 for identical distributions, unbounded above.
@@ -357,8 +414,11 @@ def kl_divergence(explanations: Any, ground_truth: Any, *, sign: str = "abs",
     0.693147
     """
     phi, gt, defined, _, single, _ = _distributions(
-        "kl_divergence", explanations, ground_truth, sign, resize)
-    out = np.where(defined, np.sum(gt * np.log(gt / (phi + epsilon) + epsilon), axis=(1, 2)), np.nan)
+        "kl_divergence", explanations, ground_truth, sign, resize
+    )
+    out = np.where(
+        defined, np.sum(gt * np.log(gt / (phi + epsilon) + epsilon), axis=(1, 2)), np.nan
+    )
     return float(out[0]) if single else out
 
 
@@ -375,15 +435,20 @@ def _read_masks(masks: Any, name: str = "masks") -> np.ndarray:
         other = (arr != 0) & (arr != 1)
         if other.any():
             bad = arr[other]
-            raise ValueError(f"`{name}` must be boolean masks (or numbers that are all 0 or 1), "
-                             f"got {int(other.sum())} value(s) other than 0 and 1 (from "
-                             f"{bad.min()!r} to {bad.max()!r}): soft masks are not read as "
-                             f"'non-zero = inside'; binarise them first, e.g. `{name} > 0.5`")
+            raise ValueError(
+                f"`{name}` must be boolean masks (or numbers that are all 0 or 1), "
+                f"got {int(other.sum())} value(s) other than 0 and 1 (from "
+                f"{bad.min()!r} to {bad.max()!r}): soft masks are not read as "
+                f"'non-zero = inside'; binarise them first, e.g. `{name} > 0.5`"
+            )
     return arr.astype(bool)
 
 
-_LOCALISATION_PARAMETERS = {"explanations": _MAPS, "masks": _MAPS,
-                            "sign": [Options(["abs", "positive", "raw"])]}
+_LOCALISATION_PARAMETERS = {
+    "explanations": _MAPS,
+    "masks": _MAPS,
+    "sign": [Options(["abs", "positive", "raw"])],
+}
 
 
 def _localisation_inputs(explanations, masks, sign):
@@ -439,8 +504,12 @@ def relevance_mass_accuracy(explanations: Any, masks: Any, *, sign: str = "abs")
     # a signed total at rounding level is no total: never divide by rounding noise
     noise = phi.shape[1] * np.finfo(np.float64).eps * np.abs(phi).sum(axis=1)
     defined = (np.abs(total) > noise) & (total != 0) & m.any(axis=1)
-    _warn_undefined("relevance_mass_accuracy", ~defined, "have zero total relevance (or a "
-                    "signed total that cancels to rounding level) or an empty mask")
+    _warn_undefined(
+        "relevance_mass_accuracy",
+        ~defined,
+        "have zero total relevance (or a "
+        "signed total that cancels to rounding level) or an empty mask",
+    )
     out = np.where(defined, inside / np.where(total != 0, total, 1.0), np.nan)
     return float(out[0]) if single else out
 
@@ -519,8 +588,13 @@ def pointing_game(explanations: Any, masks: Any, *, sign: str = "abs") -> Score:
 
 
 # --------------------------------------------------------------------------- measures
-_FUNCTIONS = {"emd": emd, "kl": kl_divergence, "mass_accuracy": relevance_mass_accuracy,
-              "rank_accuracy": relevance_rank_accuracy, "pointing_game": pointing_game}
+_FUNCTIONS = {
+    "emd": emd,
+    "kl": kl_divergence,
+    "mass_accuracy": relevance_mass_accuracy,
+    "rank_accuracy": relevance_rank_accuracy,
+    "pointing_game": pointing_game,
+}
 
 
 class GroundTruthMeasure:
@@ -561,8 +635,9 @@ class GroundTruthMeasure:
         declared = dict(list(parameter_constraints(self.function).items())[2:])
         unknown = sorted(set(options) - set(declared))
         if unknown:
-            raise TypeError(f"`options` of {name!r} must be among {sorted(declared)}, got "
-                            f"{unknown}")
+            raise TypeError(
+                f"`options` of {name!r} must be among {sorted(declared)}, got {unknown}"
+            )
         self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
         self.higher_is_better, self.label = name in LOCALISATION, LABELS[name]
 
@@ -607,14 +682,20 @@ def _agreement(y: np.ndarray, pred: np.ndarray, task: str) -> float:
     return float(accuracy_score(np.argmax(y, axis=1), np.argmax(pred, axis=1)))
 
 
-_METRIC_PARAMETERS = {**{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
-                      "min_accuracy": [Interval(numbers.Real, None, 1.0)],
-                      "task": [Options(["auto", "classification", "regression"])]}
+_METRIC_PARAMETERS = {
+    **{k: v for k, v in BASE_PARAMETERS.items() if k not in ("operator", "seed")},
+    "min_accuracy": [Interval(numbers.Real, None, 1.0)],
+    "task": [Options(["auto", "classification", "regression"])],
+}
 
 
 def _measure_param(names: Sequence[str]) -> list:
-    return [Options(list(names)), InstanceOf(GroundTruthMeasure, dict, description=(
-        "a GroundTruthMeasure or its config dict"))]
+    return [
+        Options(list(names)),
+        InstanceOf(
+            GroundTruthMeasure, dict, description=("a GroundTruthMeasure or its config dict")
+        ),
+    ]
 
 
 class _GroundTruthBase(BaseAttributionMetric):
@@ -637,17 +718,22 @@ class _GroundTruthBase(BaseAttributionMetric):
         if self.n_inputs is None:  # a dataset without targets: count its inputs
             self.n_inputs = sum(len(x) for _, x, _ in self.iter_batches())
         if len(self.reference) != self.n_inputs:
-            raise ValueError(f"`{self._reference_name}` must hold one map per input: got "
-                             f"{len(self.reference)} maps for {self.n_inputs} inputs")
+            raise ValueError(
+                f"`{self._reference_name}` must hold one map per input: got "
+                f"{len(self.reference)} maps for {self.n_inputs} inputs"
+            )
         if batches:
             pred, y = (np.concatenate(part).astype(np.float64) for part in zip(*batches))
             pred, y = pred.reshape(len(pred), -1), y.reshape(len(pred), -1)
             self.model_accuracy = _agreement(y, pred, task)
         if self.model_accuracy is not None and self.model_accuracy < min_accuracy:
-            warn(f"{type(self).__name__}: the model reproduces the targets with an agreement of "
-                 f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
-                 f"{min_accuracy:g}; the ground truth describes F and holds only for a model that "
-                 "learned F (the paper requires > 0.93).", LowModelAccuracyWarning)
+            warn(
+                f"{type(self).__name__}: the model reproduces the targets with an agreement of "
+                f"{self.model_accuracy:.3f} (accuracy, or R^2 for regression) < min_accuracy="
+                f"{min_accuracy:g}; the ground truth describes F and holds only for a model that "
+                "learned F (the paper requires > 0.93).",
+                LowModelAccuracyWarning,
+            )
 
     @classmethod
     def from_aixi(cls, model: Callable, data: Any, *, convention: str = "paper", **kwargs):
@@ -661,8 +747,11 @@ class _GroundTruthBase(BaseAttributionMetric):
         from ..datasets.aixi import AIXIData
 
         data = check_param(data, "data", [InstanceOf(AIXIData)])
-        reference = data.relevant_masks_for(convention) if cls.higher_is_better else (
-            data.get_ground_truth(convention))
+        reference = (
+            data.relevant_masks_for(convention)
+            if cls.higher_is_better
+            else (data.get_ground_truth(convention))
+        )
         return cls(model, data.images, data.targets, **{cls._reference_name: reference}, **kwargs)
 
     @property
@@ -749,17 +838,28 @@ class GroundTruthSaliency(_GroundTruthBase):
     higher_is_better = False
     _data_params = BaseAttributionMetric._data_params + ("ground_truth",)
 
-    @validate_params({**_METRIC_PARAMETERS, "ground_truth": _REFERENCE,
-                      "measure": _measure_param(DISTANCES)})
-    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
-                 batch_size: Optional[int] = 64, *, ground_truth: Any, measure: Any = "emd",
-                 min_accuracy: float = 0.93, task: str = "auto",
-                 activation: Optional[str] = None, strategy: Any = None):
-        super().__init__(model, inputs, targets, batch_size, activation=activation,
-                         strategy=strategy)
+    @validate_params(
+        {**_METRIC_PARAMETERS, "ground_truth": _REFERENCE, "measure": _measure_param(DISTANCES)}
+    )
+    def __init__(
+        self,
+        model: Callable,
+        inputs: Any,
+        targets: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        ground_truth: Any,
+        measure: Any = "emd",
+        min_accuracy: float = 0.93,
+        task: str = "auto",
+        activation: Optional[str] = None,
+        strategy: Any = None,
+    ):
+        super().__init__(
+            model, inputs, targets, batch_size, activation=activation, strategy=strategy
+        )
         self._setup(ground_truth, measure, min_accuracy, task)
         self.ground_truth = self.reference
-
 
 
 class GroundTruthLocalisation(_GroundTruthBase):
@@ -810,14 +910,26 @@ class GroundTruthLocalisation(_GroundTruthBase):
     _reference_name = "masks"
     _data_params = BaseAttributionMetric._data_params + ("masks",)
 
-    @validate_params({**_METRIC_PARAMETERS, "masks": _REFERENCE,
-                      "measure": _measure_param(LOCALISATION)})
-    def __init__(self, model: Callable, inputs: Any, targets: Any = None,
-                 batch_size: Optional[int] = 64, *, masks: Any, measure: Any = "mass_accuracy",
-                 min_accuracy: float = 0.93, task: str = "auto",
-                 activation: Optional[str] = None, strategy: Any = None):
-        super().__init__(model, inputs, targets, batch_size, activation=activation,
-                         strategy=strategy)
+    @validate_params(
+        {**_METRIC_PARAMETERS, "masks": _REFERENCE, "measure": _measure_param(LOCALISATION)}
+    )
+    def __init__(
+        self,
+        model: Callable,
+        inputs: Any,
+        targets: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        masks: Any,
+        measure: Any = "mass_accuracy",
+        min_accuracy: float = 0.93,
+        task: str = "auto",
+        activation: Optional[str] = None,
+        strategy: Any = None,
+    ):
+        super().__init__(
+            model, inputs, targets, batch_size, activation=activation, strategy=strategy
+        )
         self._setup(_read_masks(masks), measure, min_accuracy, task)
         self.masks = self.reference != 0
 
@@ -828,17 +940,27 @@ class GroundTruthLocalisation(_GroundTruthBase):
 
 
 # --------------------------------------------------------------------------- leaderboard
-@validate_params({
-    "explanations": [InstanceOf(dict, description="a dict explainer name -> maps")],
-    "ground_truth": NO_VALIDATION,  # maps or an AIXIData: checked by the measures
-    "masks": [*_MAPS, None],
-    "measures": [InstanceOf(list, tuple, description="a list of measures"), None],
-    "convention": [Options(["paper", "object", "pixel"])],
-    "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-    "seed": [Interval(numbers.Integral, 0, None), None]})
-def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: Any = None,
-                             measures: Optional[Sequence[Any]] = None, convention: str = "paper",
-                             confidence: float = 0.95, seed: Optional[int] = 0):
+@validate_params(
+    {
+        "explanations": [InstanceOf(dict, description="a dict explainer name -> maps")],
+        "ground_truth": NO_VALIDATION,  # maps or an AIXIData: checked by the measures
+        "masks": [*_MAPS, None],
+        "measures": [InstanceOf(list, tuple, description="a list of measures"), None],
+        "convention": [Options(["paper", "object", "pixel"])],
+        "confidence": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+    }
+)
+def ground_truth_leaderboard(
+    explanations: dict,
+    ground_truth: Any,
+    *,
+    masks: Any = None,
+    measures: Optional[Sequence[Any]] = None,
+    convention: str = "paper",
+    confidence: float = 0.95,
+    seed: Optional[int] = 0,
+):
     """Rank explainers by their distance to the exact ground truth.
 
     Parameters
@@ -898,11 +1020,15 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
         masks = ground_truth.relevant_masks_for(convention) if masks is None else masks
         ground_truth = ground_truth.get_ground_truth(convention)
     # maps (N, H, W[, C]): one score per map, compared across explainers
-    check_param(ground_truth, "ground_truth", [_MAP(
-        ndim=(3, 4), shapes="(N, H, W) or (N, H, W, C)", batch_hint=True, nonempty=True)])
+    check_param(
+        ground_truth,
+        "ground_truth",
+        [_MAP(ndim=(3, 4), shapes="(N, H, W) or (N, H, W, C)", batch_hint=True, nonempty=True)],
+    )
     if measures is not None and not measures:
-        raise ValueError("`measures` must name at least one measure (None: the defaults), "
-                         "got an empty list")
+        raise ValueError(
+            "`measures` must name at least one measure (None: the defaults), got an empty list"
+        )
     names = (*DISTANCES, *(LOCALISATION if masks is not None else ()))
     measures = [_measure(m, names, "measures") for m in (names if measures is None else measures)]
     if len({m.label for m in measures}) < len(measures):
@@ -915,8 +1041,13 @@ def ground_truth_leaderboard(explanations: dict, ground_truth: Any, *, masks: An
             warnings.simplefilter("ignore")  # NaN scores are skipped; the tests are noisy
             scores = per_sample[m.label] = {k: m(phi, reference) for k, phi in explanations.items()}
             comparisons[m.label] = compare_scores(
-                scores, higher_is_better=m.higher_is_better, confidence=confidence, seed=seed,
-                proportion=m.name == "pointing_game", name=m.label)
+                scores,
+                higher_is_better=m.higher_is_better,
+                confidence=confidence,
+                seed=seed,
+                proportion=m.name == "pointing_game",
+                name=m.label,
+            )
             direction = "higher" if m.higher_is_better else "lower"
             # NaN scores are skipped; all-NaN scores give a NaN mean (its warning is ignored)
             table[f"{m.label} ({direction} is better)"] = [np.nanmean(s) for s in scores.values()]

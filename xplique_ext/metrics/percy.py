@@ -19,12 +19,27 @@ from ..text.tokens import find_keywords, read_sentences
 
 #: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
 #: refused rather than flattened: it is more often a (B, 1) score or a wrong axis than tokens)
-_ATTRIBUTIONS = [ArrayLike("real", ndim=1, shapes="(T,), one value per whitespace token",
-                           batch_hint=False, finite=True, dtype=np.float64)]
+_ATTRIBUTIONS = [
+    ArrayLike(
+        "real",
+        ndim=1,
+        shapes="(T,), one value per whitespace token",
+        batch_hint=False,
+        finite=True,
+        dtype=np.float64,
+    )
+]
 
 #: the labels: 0/1 values (N,), (N, 1) or one-hot (N, 2); the count is checked with the sentences
-_TARGETS = [ArrayLike("numeric", ndim=(1, 2), shapes="(N,), (N, 1) or (N, 2)", batch_hint=False,
-                      within=Interval(numbers.Integral, 0, 1))]
+_TARGETS = [
+    ArrayLike(
+        "numeric",
+        ndim=(1, 2),
+        shapes="(N,), (N, 1) or (N, 2)",
+        batch_hint=False,
+        within=Interval(numbers.Integral, 0, 1),
+    )
+]
 
 __all__ = ["PERCY", "NoRuleKeywordWarning", "conjunct_contributions", "conjunct_pvalues"]
 
@@ -38,14 +53,21 @@ class NoRuleKeywordWarning(UndefinedScoreWarning):
 
 CONTRIBUTIONS = ("sign_split", "typeset")
 #: The authors' protocol (``analysis/metrics/lime_accuracy.py`` of shashgpt/PERCY).
-AUTHORS_PRESET = dict(contributions="sign_split", top_k=5, test="ttest", alternative="two-sided",
-                      alpha=0.05)
+AUTHORS_PRESET = dict(
+    contributions="sign_split", top_k=5, test="ttest", alternative="two-sided", alpha=0.05
+)
 
 
-@validate_params({"attributions": [ArrayLike("real", ndim=1, finite=True, dtype=np.float64)],
-                  "p_positive": [Interval(numbers.Real, 0, 1)], "method": [Options(CONTRIBUTIONS)]})
-def conjunct_contributions(attributions: Any, p_positive: float,
-                           method: str = "sign_split") -> np.ndarray:
+@validate_params(
+    {
+        "attributions": [ArrayLike("real", ndim=1, finite=True, dtype=np.float64)],
+        "p_positive": [Interval(numbers.Real, 0, 1)],
+        "method": [Options(CONTRIBUTIONS)],
+    }
+)
+def conjunct_contributions(
+    attributions: Any, p_positive: float, method: str = "sign_split"
+) -> np.ndarray:
     """Token contributions of Eq. 4.
 
     ``method='sign_split'`` (default) reads Eq. 4 as its text defines it: E(.)^+ is over
@@ -94,10 +116,20 @@ _GROUPS = [InstanceOf(list, tuple, np.ndarray, description="a sequence of contri
 _GROUP = [ArrayLike("real", ndim=(0, 1), finite=True, dtype=np.float64)]
 
 
-@validate_params({"a_groups": _GROUPS, "b_groups": _GROUPS,  # each item below (ragged)
-                  "test": [Options(TESTS)], "alternative": "no_validation"})
-def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
-                     test: Optional[str] = "ttest", alternative: Any = "two-sided") -> np.ndarray:
+@validate_params(
+    {
+        "a_groups": _GROUPS,
+        "b_groups": _GROUPS,  # each item below (ragged)
+        "test": [Options(TESTS)],
+        "alternative": "no_validation",
+    }
+)
+def conjunct_pvalues(
+    a_groups: Sequence[Any],
+    b_groups: Sequence[Any],
+    test: Optional[str] = "ttest",
+    alternative: Any = "two-sided",
+) -> np.ndarray:
     """p-values comparing the contributions of A and B, one per structure.
 
     Parameters
@@ -133,17 +165,24 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
 
     m = len(a_groups)
     if len(b_groups) != m:
-        raise ValueError(f"`a_groups` and `b_groups` must have the same length, got {m} and "
-                         f"{len(b_groups)}")
-    alts = (list(alternative) if isinstance(alternative, (list, tuple, np.ndarray))
-            else [alternative] * m)  # one value (checked below, named, like each of a list)
+        raise ValueError(
+            f"`a_groups` and `b_groups` must have the same length, got {m} and {len(b_groups)}"
+        )
+    alts = (
+        list(alternative)
+        if isinstance(alternative, (list, tuple, np.ndarray))
+        else [alternative] * m
+    )  # one value (checked below, named, like each of a list)
     if len(alts) != m:  # the count first, then each value
         raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
-    alts = [check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
-            for alt in alts]
+    alts = [
+        check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))]) for alt in alts
+    ]
     out = np.full(m, np.nan)
-    groups = [[check_param(v, f"{name}[{i}]", _GROUP).reshape(-1) for i, v in enumerate(g)]
-              for name, g in (("a_groups", a_groups), ("b_groups", b_groups))]
+    groups = [
+        [check_param(v, f"{name}[{i}]", _GROUP).reshape(-1) for i, v in enumerate(g)]
+        for name, g in (("a_groups", a_groups), ("b_groups", b_groups))
+    ]
     buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
     for i, (a, b, alt) in enumerate(zip(*groups, alts)):
         if test is not None and len(a) and len(b):
@@ -152,8 +191,11 @@ def conjunct_pvalues(a_groups: Sequence[Any], b_groups: Sequence[Any],
         a, b = (np.stack([g[i] for i in idx]) for g in groups)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
-            res = (stats.mannwhitneyu(a, b, alternative=alt, axis=1) if test == "mannwhitneyu"
-                   else stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1))
+            res = (
+                stats.mannwhitneyu(a, b, alternative=alt, axis=1)
+                if test == "mannwhitneyu"
+                else stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1)
+            )
         out[idx] = np.asarray(res.pvalue, dtype=np.float64).reshape(-1)
     return out
 
@@ -333,45 +375,75 @@ class PERCY(BaseMetric):
     _data_params = ("model", "inputs", "targets", "tokenizer", "rules")
     _config_attributes = {"structures": "structure_mode"}
 
-    @validate_params({
-        # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
-        # (or read from the dataset): _binary_labels; the rules: resolve_rules
-        "model": TEXT_MODEL, "tokenizer": "no_validation", "inputs": "no_validation",
-        "targets": "no_validation", "rules": "no_validation",
-        "batch_size": [Interval(numbers.Integral, 1, None), None],
-        "preset": [Options((None, "authors"))], "test": [Options(TESTS)],
-        "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
-        "top_k": [Interval(numbers.Integral, 1, None), None],
-        "contributions": [Options(CONTRIBUTIONS)],
-        "alternative": [Options(("one-sided", "two-sided"))], "structures": [Options(("all", "first"))],
-    })
+    @validate_params(
+        {
+            # the model and tokenizer: TextClassifier; the sentences: read_sentences; the labels
+            # (or read from the dataset): _binary_labels; the rules: resolve_rules
+            "model": TEXT_MODEL,
+            "tokenizer": "no_validation",
+            "inputs": "no_validation",
+            "targets": "no_validation",
+            "rules": "no_validation",
+            "batch_size": [Interval(numbers.Integral, 1, None), None],
+            "preset": [Options((None, "authors"))],
+            "test": [Options(TESTS)],
+            "alpha": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+            "top_k": [Interval(numbers.Integral, 1, None), None],
+            "contributions": [Options(CONTRIBUTIONS)],
+            "alternative": [Options(("one-sided", "two-sided"))],
+            "structures": [Options(("all", "first"))],
+        }
+    )
     # the keyword-only parameters are PERCY's documented options group (PLR0913 exception)
-    def __init__(self, model: Any, inputs: Any, targets: Any = None,  # noqa: PLR0913
-                 batch_size: Optional[int] = 64, *, tokenizer: Any = None, rules: Any = None,
-                 preset: Optional[str] = None, alpha: float = 0.05, test: Optional[str] = "ttest",
-                 top_k: Optional[int] = None, contributions: str = "sign_split",
-                 alternative: str = "one-sided", structures: str = "all"):
-        options = dict(contributions=contributions, top_k=top_k, test=test,
-                       alternative=alternative, alpha=alpha)
+    def __init__(
+        self,
+        model: Any,
+        inputs: Any,
+        targets: Any = None,  # noqa: PLR0913
+        batch_size: Optional[int] = 64,
+        *,
+        tokenizer: Any = None,
+        rules: Any = None,
+        preset: Optional[str] = None,
+        alpha: float = 0.05,
+        test: Optional[str] = "ttest",
+        top_k: Optional[int] = None,
+        contributions: str = "sign_split",
+        alternative: str = "one-sided",
+        structures: str = "all",
+    ):
+        options = dict(
+            contributions=contributions,
+            top_k=top_k,
+            test=test,
+            alternative=alternative,
+            alpha=alpha,
+        )
         if preset == "authors":
             for key, value in AUTHORS_PRESET.items():
                 if options[key] not in (value, self._init_parameters()[key].default):
-                    raise ValueError(f"`{key}`={options[key]!r} conflicts with preset='authors', "
-                                     f"which sets {key}={value!r}; drop one of them")
+                    raise ValueError(
+                        f"`{key}`={options[key]!r} conflicts with preset='authors', "
+                        f"which sets {key}={value!r}; drop one of them"
+                    )
             options.update(AUTHORS_PRESET)
         # self.alpha, .test, .top_k, .contributions, .alternative: after the preset
         vars(self).update(options, preset=preset, structure_mode=structures)
         self.rules = resolve_rules(rules)  # options first: cheap checks before a dataset is read
         self.sentences, labels = read_sentences(inputs, "inputs")
         if labels is not None and targets is not None:
-            raise ValueError("`targets` must be None when the `inputs` dataset yields (sentence, "
-                             "label) pairs: the labels are read from the dataset")
+            raise ValueError(
+                "`targets` must be None when the `inputs` dataset yields (sentence, "
+                "label) pairs: the labels are read from the dataset"
+            )
         self.targets = _binary_labels(targets if labels is None else labels, len(self.sentences))
         self.classifier = as_text_classifier(model, tokenizer, batch_size=batch_size)
         self.batch_size = self.classifier.batch_size
         self.tokens = [s.split() for s in self.sentences]
-        self._found = [find_keywords(t, self.rules)[: 1 if structures == "first" else None]
-                       for t in self.tokens]
+        self._found = [
+            find_keywords(t, self.rules)[: 1 if structures == "first" else None]
+            for t in self.tokens
+        ]
         self.structures = [(i, k, kw) for i, f in enumerate(self._found) for k, kw in f]
         self.keyword_indices = [f[0][0] if f else None for f in self._found]
         self.keywords = [f[0][1] if f else None for f in self._found]
@@ -393,11 +465,13 @@ class PERCY(BaseMetric):
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("PERCY cannot be pickled: it holds a model and compiled TensorFlow "
-                        "functions. Save `metric.get_config()` and rebuild it with "
-                        "`PERCY.from_config(config, model=..., inputs=..., targets=...)`, "
-                        "with `tokenizer=` and `rules=` where the metric was given them; "
-                        "`copy.deepcopy(metric)` copies it in memory")
+        raise TypeError(
+            "PERCY cannot be pickled: it holds a model and compiled TensorFlow "
+            "functions. Save `metric.get_config()` and rebuild it with "
+            "`PERCY.from_config(config, model=..., inputs=..., targets=...)`, "
+            "with `tokenizer=` and `rules=` where the metric was given them; "
+            "`copy.deepcopy(metric)` copies it in memory"
+        )
 
     def _check_explanations(self, explanations: Any) -> List[Optional[np.ndarray]]:
         if hasattr(explanations, "to_list") and not isinstance(explanations, list):
@@ -405,22 +479,33 @@ class PERCY(BaseMetric):
         elif callable(getattr(explanations, "numpy", None)):
             explanations = explanations.numpy()
         if isinstance(explanations, (str, bytes, set, Mapping)) or not hasattr(
-                explanations, "__len__"):  # one array per sentence, in the sentences' order
-            raise TypeError("`explanations` must be a sequence of per-token attribution arrays, "
-                            f"got {type(explanations).__name__}")
+            explanations, "__len__"
+        ):  # one array per sentence, in the sentences' order
+            raise TypeError(
+                "`explanations` must be a sequence of per-token attribution arrays, "
+                f"got {type(explanations).__name__}"
+            )
         if len(explanations) != len(self.sentences):
-            raise ValueError("`explanations` must hold one attribution array per sentence: got "
-                             f"{len(explanations)} for {len(self.sentences)} sentences")
-        out = [None if e is None else check_param(e, f"explanations[{i}]", _ATTRIBUTIONS)
-               for i, e in enumerate(explanations)]
+            raise ValueError(
+                "`explanations` must hold one attribution array per sentence: got "
+                f"{len(explanations)} for {len(self.sentences)} sentences"
+            )
+        out = [
+            None if e is None else check_param(e, f"explanations[{i}]", _ATTRIBUTIONS)
+            for i, e in enumerate(explanations)
+        ]
         for i, (e, toks, keyword) in enumerate(zip(out, self.tokens, self.keywords)):
             if e is None and keyword is not None:
-                raise ValueError(f"`explanations[{i}]` is None but sentence {i} holds the keyword "
-                                 f"{keyword!r}; only sentences without keyword may be None")
+                raise ValueError(
+                    f"`explanations[{i}]` is None but sentence {i} holds the keyword "
+                    f"{keyword!r}; only sentences without keyword may be None"
+                )
             if e is not None and len(e) != len(toks):
-                raise ValueError(f"`explanations[{i}]` must be a 1-D array with one value per "
-                                 f"whitespace token of sentence {i}: got shape {e.shape} for "
-                                 f"{len(toks)} tokens")
+                raise ValueError(
+                    f"`explanations[{i}]` must be a 1-D array with one value per "
+                    f"whitespace token of sentence {i}: got shape {e.shape} for "
+                    f"{len(toks)} tokens"
+                )
         return out
 
     def _select(self, values: np.ndarray) -> np.ndarray:
@@ -456,12 +541,18 @@ class PERCY(BaseMetric):
         idx = np.array([i for i, _, _ in rows], dtype=np.int64)
         conj = [None if kw is None else self.rules[kw] for _, _, kw in rows]
         scored = [r for r, c in enumerate(conj) if c is not None]
-        contrib = {i: conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
-                   for i in set(idx[scored].tolist())}
+        contrib = {
+            i: conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
+            for i in set(idx[scored].tolist())
+        }
         a_groups = [self._select(contrib[rows[r][0]][: rows[r][1]]) for r in scored]
         b_groups = [self._select(contrib[rows[r][0]][rows[r][1] + 1 :]) for r in scored]
-        alts = [self.alternative if self.alternative == "two-sided"
-                else ("less" if conj[r] == "B" else "greater") for r in scored]
+        alts = [
+            self.alternative
+            if self.alternative == "two-sided"
+            else ("less" if conj[r] == "B" else "greater")
+            for r in scored
+        ]
         e_a, e_b, p_values = (np.full(len(rows), np.nan) for _ in range(3))
         n_a, n_b = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
         for r, a, b in zip(scored, a_groups, b_groups):
@@ -472,15 +563,28 @@ class PERCY(BaseMetric):
         direction = np.where([c == "B" for c in conj], e_a < e_b, e_a > e_b)  # NaN: False
         # p < alpha as the authors' code under their preset, p <= alpha as the paper
         significant = self.test is None or (
-            p_values < self.alpha if self.preset else p_values <= self.alpha)
+            p_values < self.alpha if self.preset else p_values <= self.alpha
+        )
         score = np.where([c is None for c in conj], np.nan, correct & direction & significant)
-        return pd.DataFrame({"sentence_index": idx, "sentence": [self.sentences[i] for i in idx],
-            "keyword": [kw for _, _, kw in rows],
-            "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
-            "rule_conjunct": conj, "target": self.targets[idx],
-            "prediction": self.predictions[idx], "p_positive": self.p_positive[idx],
-            "correct": correct, "E_a": e_a, "E_b": e_b, "n_a": n_a, "n_b": n_b,
-            "p_value": p_values, "score": score})
+        return pd.DataFrame(
+            {
+                "sentence_index": idx,
+                "sentence": [self.sentences[i] for i in idx],
+                "keyword": [kw for _, _, kw in rows],
+                "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
+                "rule_conjunct": conj,
+                "target": self.targets[idx],
+                "prediction": self.predictions[idx],
+                "p_positive": self.p_positive[idx],
+                "correct": correct,
+                "E_a": e_a,
+                "E_b": e_b,
+                "n_a": n_a,
+                "n_b": n_b,
+                "p_value": p_values,
+                "score": score,
+            }
+        )
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """PERCY(s) per sentence (Eq. 5-6), shape (N,): the mean of the scores of the
@@ -538,6 +642,7 @@ def _binary_labels(targets: Any, n: int) -> np.ndarray:
         raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
     y = y[:, -1] if y.ndim == 2 else y  # the label is the last column of (N, 1) or one-hot
     if len(y) != n:
-        raise ValueError(f"`targets` must hold one label per sentence: got {len(y)} targets for "
-                         f"{n} sentences")
+        raise ValueError(
+            f"`targets` must hold one label per sentence: got {len(y)} targets for {n} sentences"
+        )
     return y.astype(np.int64)

@@ -10,15 +10,27 @@ from ..commons.params import ArrayLike, Boolean, Interval, Options, validate_par
 __all__ = ["build_aixi_cnn", "aixi_cnn_logits"]
 
 
-@validate_params({
-    "input_shape": [ArrayLike("integer", ndim=1, batch_hint=False,
-                              within=Interval(numbers.Integral, 1, None))],
-    "function": [Options(["ssin", "suum", "class"])],
-    "seed": [Interval(numbers.Integral, 0, None), None], "compile": [Boolean()],
-    "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")]})
-def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "ssin", *,
-                   seed: Optional[int] = None, compile: bool = True,
-                   learning_rate: float = 1e-3) -> Any:
+@validate_params(
+    {
+        "input_shape": [
+            ArrayLike(
+                "integer", ndim=1, batch_hint=False, within=Interval(numbers.Integral, 1, None)
+            )
+        ],
+        "function": [Options(["ssin", "suum", "class"])],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "compile": [Boolean()],
+        "learning_rate": [Interval(numbers.Real, 0.0, None, closed="neither")],
+    }
+)
+def build_aixi_cnn(
+    input_shape: Sequence[int] = (128, 128, 1),
+    function: str = "ssin",
+    *,
+    seed: Optional[int] = None,
+    compile: bool = True,
+    learning_rate: float = 1e-3,
+) -> Any:
     """The paper's compact CNN (Fig. 4), as in the authors' network.
 
     conv 25 3x3 (``padding='same'``) + ReLU + max-pool 2; conv 50 3x3 (same) + ReLU +
@@ -67,31 +79,42 @@ def build_aixi_cnn(input_shape: Sequence[int] = (128, 128, 1), function: str = "
         raise ValueError(f"`input_shape` must be (H, W, C), got {tuple(input_shape.tolist())}")
     input_shape = tuple(input_shape.tolist())
     if min(input_shape[:2]) < 10:
-        raise ValueError("`input_shape` H and W must be >= 10 for two conv + pool blocks, got "
-                         f"{input_shape}")
+        raise ValueError(
+            f"`input_shape` H and W must be >= 10 for two conv + pool blocks, got {input_shape}"
+        )
 
     def init(k):
         return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)
 
-    model = keras.Sequential([
-        keras.Input(input_shape),
-        keras.layers.Conv2D(25, 3, activation="relu", padding="same", kernel_initializer=init(0)),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Conv2D(50, 3, activation="relu", padding="same", kernel_initializer=init(1)),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.Flatten(),
-        keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
-        keras.layers.Dropout(0.5, seed=None if seed is None else seed + 10),
-        keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
-        keras.layers.Dropout(0.5, seed=None if seed is None else seed + 11),
-        keras.layers.Dense(1, activation="sigmoid" if function == "class" else None,
-                     kernel_initializer=init(4)),
-    ], name=f"aixi_cnn_{function}")
+    model = keras.Sequential(
+        [
+            keras.Input(input_shape),
+            keras.layers.Conv2D(
+                25, 3, activation="relu", padding="same", kernel_initializer=init(0)
+            ),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Conv2D(
+                50, 3, activation="relu", padding="same", kernel_initializer=init(1)
+            ),
+            keras.layers.MaxPooling2D(2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
+            keras.layers.Dropout(0.5, seed=None if seed is None else seed + 10),
+            keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
+            keras.layers.Dropout(0.5, seed=None if seed is None else seed + 11),
+            keras.layers.Dense(
+                1, activation="sigmoid" if function == "class" else None, kernel_initializer=init(4)
+            ),
+        ],
+        name=f"aixi_cnn_{function}",
+    )
     if compile:
         classification = function == "class"
-        model.compile(optimizer=keras.optimizers.Adam(learning_rate),
-                      loss="binary_crossentropy" if classification else "mse",
-                      metrics=["accuracy" if classification else "mae"])
+        model.compile(
+            optimizer=keras.optimizers.Adam(learning_rate),
+            loss="binary_crossentropy" if classification else "mse",
+            metrics=["accuracy" if classification else "mae"],
+        )
     return model
 
 

@@ -47,13 +47,20 @@ class AIXIFunctionModel(keras.Model):
     True
     """
 
-    def __init__(self, function: Union[str, Callable] = "ssin", dataset: str = "shape",
-                 image_size: Optional[int] = None, *, layout: str = "authors"):
+    def __init__(
+        self,
+        function: Union[str, Callable] = "ssin",
+        dataset: str = "shape",
+        image_size: Optional[int] = None,
+        *,
+        layout: str = "authors",
+    ):
         # checked in the body: Keras reads this signature, a decorator's would hide it
         name, fn = resolve_function(function)
         divisor = max_count(dataset, layout)  # checks both
-        image_size = check_param(image_size, "image_size",
-                                 [Interval(numbers.Integral, 1, None), None])
+        image_size = check_param(
+            image_size, "image_size", [Interval(numbers.Integral, 1, None), None]
+        )
 
         def numpy_call(images: np.ndarray) -> np.ndarray:  # F of the counted patterns, (N, 1)
             counts = count_patterns(np.asarray(images), dataset, layout=layout)

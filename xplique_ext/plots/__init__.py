@@ -3,5 +3,10 @@
 from .attributions import plot_scored_explanations, plot_scores
 from .ground_truth import plot_aixi_samples, plot_ground_truth_leaderboard, plot_sample_size_curve
 
-__all__ = ["plot_scored_explanations", "plot_scores", "plot_aixi_samples",
-           "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
+__all__ = [
+    "plot_scored_explanations",
+    "plot_scores",
+    "plot_aixi_samples",
+    "plot_ground_truth_leaderboard",
+    "plot_sample_size_curve",
+]

@@ -24,8 +24,9 @@ def overlay(ax, image: np.ndarray, phi: np.ndarray, *, cmap: str, alpha: float) 
     phi = np.asarray(phi, dtype=np.float64)
     phi = phi.sum(axis=-1) if phi.ndim == 3 else phi
     lim = symmetric_limit(phi)
-    bar = ax.figure.colorbar(ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha),
-                             ax=ax, fraction=0.046, pad=0.03)
+    bar = ax.figure.colorbar(
+        ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha), ax=ax, fraction=0.046, pad=0.03
+    )
     bar.set_ticks([-lim, 0.0, lim], labels=[f"{t:.2g}" for t in (-lim, 0.0, lim)])
     bar.ax.tick_params(labelsize=6)
 
@@ -38,10 +39,16 @@ def finish_image_grid(fig: Any, axes: Any) -> Any:
     return fig
 
 
-def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.ndarray],
-                             scores: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
-                             *, n_images: int = 4, metric_name: str = "score",
-                             cmap: str = "bwr", alpha: float = 0.6):
+def plot_scored_explanations(
+    images: np.ndarray,
+    explanations: Mapping[str, np.ndarray],
+    scores: Optional[Mapping[str, Union[float, Sequence[float]]]] = None,
+    *,
+    n_images: int = 4,
+    metric_name: str = "score",
+    cmap: str = "bwr",
+    alpha: float = 0.6,
+):
     """Grid of images (rows) and their explanations by each method (columns).
 
     Each map has its own colour bar; its colours are centred on 0 (limits -m, m with m
@@ -76,8 +83,9 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
     images = np.asarray(images)
     n = min(n_images, len(images))
     names = list(explanations)
-    fig, axes = plt.subplots(n, len(names) + 1, figsize=(2.6 * (len(names) + 1), 2.2 * n),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        n, len(names) + 1, figsize=(2.6 * (len(names) + 1), 2.2 * n), squeeze=False
+    )
     for i in range(n):
         img = images[i].astype(np.float64)
         img = (img - img.min()) / (np.ptp(img) or 1.0)
@@ -96,8 +104,13 @@ def plot_scored_explanations(images: np.ndarray, explanations: Mapping[str, np.n
     return finish_image_grid(fig, axes)
 
 
-def plot_scores(scores: Mapping[str, Union[float, Sequence[float]]], *,
-                metric_name: str = "score", higher_is_better: Optional[bool] = True, ax=None):
+def plot_scores(
+    scores: Mapping[str, Union[float, Sequence[float]]],
+    *,
+    metric_name: str = "score",
+    higher_is_better: Optional[bool] = True,
+    ax=None,
+):
     """Horizontal bar chart of one score per method, best on top; per-sample scores (N,)
     are shown as their NaN-aware mean with the standard error as an error bar.
 
@@ -111,14 +124,18 @@ def plot_scores(scores: Mapping[str, Union[float, Sequence[float]]], *,
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in scores.items()}
     arrays = {k: a[~np.isnan(a)] for k, a in arrays.items()}
     means = {k: float(a.mean()) if a.size else np.nan for k, a in arrays.items()}
-    errors = {k: float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0
-              for k, a in arrays.items()}
+    errors = {
+        k: float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0 for k, a in arrays.items()
+    }
     # barh draws the first entry at the bottom: the best comes last, on top
     order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.5 * len(order) + 1))
     ax.barh(order, [means[k] for k in order], xerr=[errors[k] for k in order], color="tab:blue")
-    direction = "" if higher_is_better is None else (
-        " (higher is better)" if higher_is_better else " (lower is better)")
+    direction = (
+        ""
+        if higher_is_better is None
+        else (" (higher is better)" if higher_is_better else " (lower is better)")
+    )
     ax.set_xlabel(metric_name + direction)
     return ax

@@ -12,8 +12,13 @@ from .attributions import finish_image_grid, overlay, plot_scores
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
 
 
-def plot_aixi_samples(data: Any, n_images: int = 6, *,
-                      explanations: Optional[Mapping[str, np.ndarray]] = None, cmap: str = "bwr"):
+def plot_aixi_samples(
+    data: Any,
+    n_images: int = 6,
+    *,
+    explanations: Optional[Mapping[str, np.ndarray]] = None,
+    cmap: str = "bwr",
+):
     """Images of an :class:`~xplique_ext.datasets.AIXIData` (first row), their ground
     truth in the dataset's convention (second row; the paper's w_i by default) and
     optionally explanations (one row each), with the pattern counts and F(I) in the
@@ -29,8 +34,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
 
     n = min(n_images, len(data))
     rows = [("ground truth", data.ground_truth)] + list((explanations or {}).items())
-    fig, axes = plt.subplots(len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(rows) + 1, n, figsize=(2.5 * n, 2.1 * (len(rows) + 1)), squeeze=False
+    )
     for i in range(n):
         axes[0, i].imshow(data.images[i, ..., 0], cmap="gray", vmin=0, vmax=1)
         counts = ", ".join(f"{c} {p}" for c, p in zip(data.counts[i], data.pattern_names) if c)
@@ -42,8 +48,9 @@ def plot_aixi_samples(data: Any, n_images: int = 6, *,
     return finish_image_grid(fig, axes)
 
 
-def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarray]],
-                                  measures: Optional[Sequence[str]] = None):
+def plot_ground_truth_leaderboard(
+    per_sample: Mapping[str, Mapping[str, np.ndarray]], measures: Optional[Sequence[str]] = None
+):
     """One bar chart per measure (best explainer on top, mean with standard error), from
     the ``per_sample`` scores of :func:`~xplique_ext.metrics.ground_truth_leaderboard`.
 
@@ -59,14 +66,23 @@ def plot_ground_truth_leaderboard(per_sample: Mapping[str, Mapping[str, np.ndarr
     size = (4.2 * len(measures), 0.45 * n_methods + 1.2)
     fig, axes = plt.subplots(1, len(measures), figsize=size, squeeze=False)
     for ax, measure in zip(axes[0], measures):
-        plot_scores(per_sample[measure], metric_name=measure,
-                    higher_is_better=measure not in ("EMD", "KL"), ax=ax)
+        plot_scores(
+            per_sample[measure],
+            metric_name=measure,
+            higher_is_better=measure not in ("EMD", "KL"),
+            ax=ax,
+        )
     fig.tight_layout()
     return fig
 
 
-def plot_sample_size_curve(sample_sizes: Sequence[int], curves: Dict[str, Sequence[float]], *,
-                           measure: str = "EMD", ax=None):
+def plot_sample_size_curve(
+    sample_sizes: Sequence[int],
+    curves: Dict[str, Sequence[float]],
+    *,
+    measure: str = "EMD",
+    ax=None,
+):
     """Mean distance to the ground truth against LIME's sample size (experiment 1,
     Fig. 5 of the paper), one line per (dataset, function).
 

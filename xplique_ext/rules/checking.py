@@ -17,8 +17,14 @@ from .errors import RuleParseError
 from .names import Attribute, Names
 from .pbm import RuleSet
 
-__all__ = ["BOOLEAN_VALUES", "ORDERING_OPERATORS", "check_rules", "describe_domain", "real_value",
-           "typed_value"]
+__all__ = [
+    "BOOLEAN_VALUES",
+    "ORDERING_OPERATORS",
+    "check_rules",
+    "describe_domain",
+    "real_value",
+    "typed_value",
+]
 
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
@@ -69,16 +75,23 @@ def describe_domain(attribute: Attribute) -> str:
     """
     if attribute.values is not None and attribute.type in ("nominal", "enumerated"):
         return f"one of {list(attribute.values)}"
-    return {"integer": "a number", "real": "a number", "date": "a date yyyy/mm/dd",
-            "time": "a time hh:mm:ss", "boolean": "true or false"}.get(attribute.type, "a value")
+    return {
+        "integer": "a number",
+        "real": "a number",
+        "date": "a date yyyy/mm/dd",
+        "time": "a time hh:mm:ss",
+        "boolean": "true or false",
+    }.get(attribute.type, "a value")
 
 
 def _linear_fault(condition, names: Names) -> Optional[str]:
     """What is wrong with a linear combination's terms or value, in words, or None."""
     for coefficient, name in condition.terms:
         if not names[name].is_numeric:
-            return (f"attribute {name!r} in a linear combination is {names[name].type}, "
-                    "not integer or real")
+            return (
+                f"attribute {name!r} in a linear combination is {names[name].type}, "
+                "not integer or real"
+            )
         if real_value(coefficient) is None:
             return f"coefficient {coefficient!r} is not a number"
     if real_value(condition.value) is None:
@@ -101,18 +114,26 @@ def _condition_fault(condition, names: Names) -> Optional[str]:
         return _linear_fault(condition, names)
     attribute = names[condition.attribute]
     if condition.operator in ORDERING_OPERATORS and not attribute.is_ordered:
-        return (f"operator {condition.operator!r} needs an ordered attribute, but "
-                f"{attribute.name!r} is {attribute.type}")
+        return (
+            f"operator {condition.operator!r} needs an ordered attribute, but "
+            f"{attribute.name!r} is {attribute.type}"
+        )
     values = condition.value if condition.operator == "in" else (condition.value,)
     for value in values:
         if typed_value(attribute, value) is None:
-            return (f"value {value!r} is not valid for attribute {attribute.name!r} "
-                    f"(expected {describe_domain(attribute)})")
+            return (
+                f"value {value!r} is not valid for attribute {attribute.name!r} "
+                f"(expected {describe_domain(attribute)})"
+            )
     return None
 
 
-@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")],
-                  "names": [InstanceOf(Names, description="a Names object")]})
+@validate_params(
+    {
+        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
+        "names": [InstanceOf(Names, description="a Names object")],
+    }
+)
 def check_rules(rules: RuleSet, names: Names) -> None:
     """Check every rule of ``rules`` against ``names``; raise :class:`~xplique_ext.rules.RuleParseError` at the first fault.
 
@@ -127,9 +148,17 @@ def check_rules(rules: RuleSet, names: Names) -> None:
         for condition in rule.conditions:
             fault = _condition_fault(condition, names)
             if fault:
-                raise RuleParseError(f"rule {rule.id}: {fault}", file=rules.file,
-                                     line=condition.line or rule.line, text=condition.to_string())
+                raise RuleParseError(
+                    f"rule {rule.id}: {fault}",
+                    file=rules.file,
+                    line=condition.line or rule.line,
+                    text=condition.to_string(),
+                )
         if head_type is not None and typed_value(head_type, rule.head) is None:
             raise RuleParseError(
                 f"rule {rule.id}: head {rule.head!r} is not a valid class (expected "
-                f"{describe_domain(head_type)})", file=rules.file, line=rule.line, text=rule.head)
+                f"{describe_domain(head_type)})",
+                file=rules.file,
+                line=rule.line,
+                text=rule.head,
+            )

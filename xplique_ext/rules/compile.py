@@ -25,8 +25,14 @@ from .pbm import Condition, Rule, RuleSet
 __all__ = ["COMPARISONS", "CompiledCondition", "CompiledRule", "compile_rules", "typed_head"]
 
 #: The comparison of each PBM operator but ``in`` (elementwise on arrays).
-COMPARISONS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-               ">": operator.gt, ">=": operator.ge}
+COMPARISONS = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 
 def typed_head(names: Names, head: str) -> Union[str, float]:
@@ -73,8 +79,11 @@ class CompiledCondition:
         op, compare = self.operator, COMPARISONS.get(self.operator)
         column = data.column(self.attributes[0])
         if self.terms or not column.is_coded:  # numbers (NaN where missing)
-            values = (sum(c * data.column(a).values for c, a in self.terms) if self.terms
-                      else column.values)
+            values = (
+                sum(c * data.column(a).values for c, a in self.terms)
+                if self.terms
+                else column.values
+            )
             if op == "in":
                 return np.isin(values, np.asarray(self.value, dtype=np.float64))
             return self._known(compare(values, self.value), data, ("!=",))
@@ -113,16 +122,24 @@ class CompiledRule:
 
 def _compile_condition(condition: Condition, names: Names) -> CompiledCondition:
     if condition.is_linear:
-        return CompiledCondition(condition.attributes, condition.operator, float(condition.value),
-                                 tuple((float(c), a) for c, a in condition.terms))
+        return CompiledCondition(
+            condition.attributes,
+            condition.operator,
+            float(condition.value),
+            tuple((float(c), a) for c, a in condition.terms),
+        )
     attribute = names[condition.attribute]  # enumerated: codes follow the declared order
-    value = (tuple(typed_value(attribute, v) for v in condition.value)
-             if condition.operator == "in" else typed_value(attribute, condition.value))
+    value = (
+        tuple(typed_value(attribute, v) for v in condition.value)
+        if condition.operator == "in"
+        else typed_value(attribute, condition.value)
+    )
     return CompiledCondition((attribute.name,), condition.operator, value)
 
 
-def compile_rules(rules: RuleSet,
-                  names: Names) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
+def compile_rules(
+    rules: RuleSet, names: Names
+) -> Tuple[List[CompiledRule], Optional[Union[str, float]]]:
     """Check ``rules`` against ``names`` and compile them.
 
     Returns the compiled rules (DEFAULT excluded) and the typed DEFAULT head (or None).

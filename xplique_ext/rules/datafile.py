@@ -68,18 +68,25 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
     number = pa.string() if numbers_as_text else pa.float64()
     # other columns as text, dictionary-encoded afterwards (:func:`_encode_arrow`): Arrow's
     # CSV dictionary converter takes about twice the CPU time of text + dictionary_encode
-    types = {key: number if attribute.is_numeric else pa.string()
-             for key, attribute in zip(keys, names.columns)}
+    types = {
+        key: number if attribute.is_numeric else pa.string()
+        for key, attribute in zip(keys, names.columns)
+    }
     return pacsv.read_csv(
         pa.py_buffer(block),
-        read_options=pacsv.ReadOptions(column_names=keys, use_threads=False,
-                                       block_size=len(block) + 1),
+        read_options=pacsv.ReadOptions(
+            column_names=keys, use_threads=False, block_size=len(block) + 1
+        ),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=True),
-        convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                             null_values=[] if numbers_as_text else [UNKNOWN]),
+        convert_options=pacsv.ConvertOptions(
+            column_types=types,
+            strings_can_be_null=False,
+            null_values=[] if numbers_as_text else [UNKNOWN],
+        ),
         # malloc's pool: freed blocks go back at once, so that the peak stays the table
         # plus the blocks being read (Arrow's own pools keep them for reuse)
-        memory_pool=pa.system_memory_pool())
+        memory_pool=pa.system_memory_pool(),
+    )
 
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
@@ -120,8 +127,11 @@ def _block_part(block: bytes, names: Names, file: str) -> Dataset:
         raise model._Refused from None
     del block
     table = table.combine_chunks()
-    return Dataset(names, {a.name: _encode_arrow(a, table.column(k).chunk(0))
-                           for k, a in enumerate(names.columns)}, file=file)
+    return Dataset(
+        names,
+        {a.name: _encode_arrow(a, table.column(k).chunk(0)) for k, a in enumerate(names.columns)},
+        file=file,
+    )
 
 
 def _encode_arrow(attribute, array) -> Column:
@@ -137,20 +147,25 @@ def _encode_arrow(attribute, array) -> Column:
         categories = array.dictionary.to_pylist()
         if array.null_count or any('"' in c for c in categories):
             raise model._Refused
-        return model._encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False),
-                                categories)
+        return model._encode_distinct(
+            attribute, array.indices.to_numpy(zero_copy_only=False), categories
+        )
     values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
-    if (np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
-            or model._number_rules(attribute, values, unknown)[0].any()):
+    if (
+        np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
+        or model._number_rules(attribute, values, unknown)[0].any()
+    ):
         raise model._Refused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
 # -- the exact reader ---------------------------------------------------------------------
 #: The ``csv`` module's messages, in the format's words.
-_CSV_ERRORS = {"unexpected end of data": "unterminated quoted value",
-               "',' expected after '\"'": "text after a closing quote"}
+_CSV_ERRORS = {
+    "unexpected end of data": "unterminated quoted value",
+    "',' expected after '\"'": "text after a closing quote",
+}
 
 
 def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dataset]:
@@ -179,8 +194,12 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         try:
             fields = next(reader, None)
         except csv.Error as error:
-            raise DataParseError(_CSV_ERRORS.get(str(error), str(error)), file=file, line=start,
-                                 text=held[0].rstrip("\r\n") if held else "") from None
+            raise DataParseError(
+                _CSV_ERRORS.get(str(error), str(error)),
+                file=file,
+                line=start,
+                text=held[0].rstrip("\r\n") if held else "",
+            ) from None
         if rows and (fields is None or len(rows) == _EXACT_ROWS):
             yield _encode_rows(rows, numbers, names, file)
             rows, numbers = [], []
@@ -191,11 +210,15 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        if fault := (f"expected {len(attributes)} comma-separated values ("
-                     f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
-                     if len(fields) != len(attributes) else
-                     f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
-                     "for an unknown value, ! for a not-applicable one)" if "" in fields else None):
+        if fault := (
+            f"expected {len(attributes)} comma-separated values ("
+            f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
+            if len(fields) != len(attributes)
+            else f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
+            "for an unknown value, ! for a not-applicable one)"
+            if "" in fields
+            else None
+        ):
             raise DataParseError(fault, file=file, line=start, text=text)
         rows.append(fields)
         numbers.append(start)
@@ -203,8 +226,11 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
 
 def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
     table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
-    return Dataset(names, {a.name: model._encode(a, table[:, k], numbers, file)
-                           for k, a in enumerate(names.columns)}, file=file)
+    return Dataset(
+        names,
+        {a.name: model._encode(a, table[:, k], numbers, file) for k, a in enumerate(names.columns)},
+        file=file,
+    )
 
 
 # -- both, in order -----------------------------------------------------------------------
@@ -212,8 +238,10 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
     """The examples of a file (its path, or its bytes), part by part: the fast reader's,
     then the exact reader's from the first record the fast reader did not deliver."""
     if not names.columns:
-        raise ValueError("`names` must declare at least one column read from the file (not "
-                         "derived with `:=`), got none: every line would be dropped")
+        raise ValueError(
+            "`names` must declare at least one column read from the file (not "
+            "derived with `:=`), got none: every line would be dropped"
+        )
     done = 0  # a file in UTF-16 or UTF-32 is refused by open_text, before any block
     with open_text(io.BytesIO(source) if isinstance(source, bytes) else source) as handle:
         binary = handle.buffer
@@ -224,9 +252,12 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
             return
         except model._Refused:
             if not binary.seekable():  # the exact reader starts again from the start
-                raise DataParseError("holds a value only the exact reader reads (quoted, "
-                                     "Latin-1...), which cannot be read again from a pipe: "
-                                     "save it to a file", file=file) from None
+                raise DataParseError(
+                    "holds a value only the exact reader reads (quoted, "
+                    "Latin-1...), which cannot be read again from a pipe: "
+                    "save it to a file",
+                    file=file,
+                ) from None
             binary.seek(0)  # the text stream has read nothing yet
         yield from _exact_parts(handle, names, file, skip=done)
 
@@ -296,8 +327,9 @@ class _Joined:
             rank = {c: i for i, c in enumerate(self.categories)}
             lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
             values = lookup[values.astype(np.intp)].astype(model._code_dtype(len(self.categories)))
-        return Column(self.attribute, values, self.categories, self.unknown[:n],
-                      self.not_applicable[:n])
+        return Column(
+            self.attribute, values, self.categories, self.unknown[:n], self.not_applicable[:n]
+        )
 
 
 def _records_bound(size: int, names: Names) -> int:
@@ -307,8 +339,9 @@ def _records_bound(size: int, names: Names) -> int:
 
 
 # -- public -------------------------------------------------------------------------------
-@validate_params({"text": [STRING], "names": [InstanceOf(Names, description="a Names object")],
-                  "file": [STRING]})
+@validate_params(
+    {"text": [STRING], "names": [InstanceOf(Names, description="a Names object")], "file": [STRING]}
+)
 def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     """Read examples from the text of a ``.data`` file.
 
@@ -336,12 +369,22 @@ def parse_data(text: str, names: Names, file: str = "<string>") -> Dataset:
     return _concat(_parts(raw, names, file), names, file, _records_bound(len(raw), names))
 
 
-@validate_params({
-    "path": [PATH],
-    "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "chunksize": [Interval(numbers.Integral, 1, None), None]})
-def read_data(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
-              *, chunksize: Optional[int] = None) -> Union[Dataset, Iterator[Dataset]]:
+@validate_params(
+    {
+        "path": [PATH],
+        "names": [
+            InstanceOf(Names, str, os.PathLike, description="a Names object or a path"),
+            None,
+        ],
+        "chunksize": [Interval(numbers.Integral, 1, None), None],
+    }
+)
+def read_data(
+    path: Union[str, os.PathLike],
+    names: Union[Names, str, os.PathLike, None] = None,
+    *,
+    chunksize: Optional[int] = None,
+) -> Union[Dataset, Iterator[Dataset]]:
     """Read a ``.data`` file, whole or in chunks.
 
     Parameters
@@ -416,9 +459,16 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
         if attribute.name in dataset.columns:
             column = dataset.columns[attribute.name]
             flags = zip(column.decoded(None), column.unknown, column.not_applicable)
-            columns.append([NOT_APPLICABLE if not_applicable else UNKNOWN if unknown else
-                            _format_value(attribute.type, value, column.categories is None)
-                            for value, unknown, not_applicable in flags])
+            columns.append(
+                [
+                    NOT_APPLICABLE
+                    if not_applicable
+                    else UNKNOWN
+                    if unknown
+                    else _format_value(attribute.type, value, column.categories is None)
+                    for value, unknown, not_applicable in flags
+                ]
+            )
     text = "".join(",".join(column[k] for column in columns) + "\n" for k in range(len(dataset)))
     if path is not None:
         write_text(path, text)

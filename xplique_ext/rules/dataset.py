@@ -68,8 +68,10 @@ class Column:
         # the relation between the declared arrays: O(1), on the hot path of reading files
         for name in ("unknown", "not_applicable"):
             if getattr(self, name).shape != self.values.shape:
-                raise ValueError(f"`{name}` must be a mask of shape {self.values.shape} like "
-                                 f"`values`, got shape {getattr(self, name).shape}")
+                raise ValueError(
+                    f"`{name}` must be a mask of shape {self.values.shape} like "
+                    f"`values`, got shape {getattr(self, name).shape}"
+                )
         self.unknown_index = np.flatnonzero(self.unknown)
         self.has_unknown = self.unknown_index.size > 0
         self.has_not_applicable = bool(self.not_applicable.any())
@@ -100,18 +102,27 @@ class Column:
 
     def take(self, index: Union[np.ndarray, slice]) -> Column:
         """The values at ``index`` (views for a slice)."""
-        return Column(self.attribute, self.values[index], self.categories, self.unknown[index],
-                      self.not_applicable[index])
+        return Column(
+            self.attribute,
+            self.values[index],
+            self.categories,
+            self.unknown[index],
+            self.not_applicable[index],
+        )
 
 
 # The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
 # are checked by dtype kind and rank only, never element by element: a Column is built for
 # every attribute of every chunk read, and the readers build its values vectorised.
-Column.__init__ = validate_params({"attribute": [InstanceOf(Attribute, description="an Attribute")],
-    "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
-    "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
-    "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-    "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)]})(Column.__init__)
+Column.__init__ = validate_params(
+    {
+        "attribute": [InstanceOf(Attribute, description="an Attribute")],
+        "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
+        "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
+        "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
+        "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
+    }
+)(Column.__init__)
 
 
 class Dataset:
@@ -139,9 +150,13 @@ class Dataset:
     (3, [False, True, False], ['a', 'b', None])
     """
 
-    @validate_params({"names": [InstanceOf(Names, description="a Names object")],
-                      "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
-                      "file": [STRING, None]})
+    @validate_params(
+        {
+            "names": [InstanceOf(Names, description="a Names object")],
+            "columns": [InstanceOf(dict, Mapping, description="a dict of Column")],
+            "file": [STRING, None],
+        }
+    )
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
         self.names, self.columns, self.file = names, dict(columns), file
         for name, column in self.columns.items():  # one per attribute, not per example
@@ -158,8 +173,10 @@ class Dataset:
         return self.n_examples
 
     def __repr__(self) -> str:
-        return (f"Dataset(n_examples={self.n_examples}, columns={list(self.columns)!r}, "
-                f"class_name={self.names.class_name!r})")
+        return (
+            f"Dataset(n_examples={self.n_examples}, columns={list(self.columns)!r}, "
+            f"class_name={self.names.class_name!r})"
+        )
 
     @property
     def has_labels(self) -> bool:
@@ -210,11 +227,16 @@ class Dataset:
         return pd.DataFrame(data)
 
     @classmethod
-    @validate_params({"frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
-                      "names": [InstanceOf(Names, description="a Names object"), None],
-                      "class_name": [STRING, None]})
-    def from_frame(cls, frame: pd.DataFrame, names: Optional[Names] = None, *,
-                   class_name: Optional[str] = None) -> Dataset:
+    @validate_params(
+        {
+            "frame": [InstanceOf(pd.DataFrame, description="a pandas DataFrame")],
+            "names": [InstanceOf(Names, description="a Names object"), None],
+            "class_name": [STRING, None],
+        }
+    )
+    def from_frame(
+        cls, frame: pd.DataFrame, names: Optional[Names] = None, *, class_name: Optional[str] = None
+    ) -> Dataset:
         """Examples from a DataFrame, one column per attribute.
 
         Missing values are NaN/None or the strings ``"?"`` (unknown) and ``"!"`` (not
@@ -235,25 +257,43 @@ class Dataset:
         if names is None:
             names = Names.infer(frame, class_name=class_name)
         elif class_name is not None and class_name != names.class_name:
-            raise ValueError(f"`class_name` {class_name!r} differs from the class of `names` "
-                             f"({names.class_name!r})")
+            raise ValueError(
+                f"`class_name` {class_name!r} differs from the class of `names` "
+                f"({names.class_name!r})"
+            )
         if extra := [c for c in frame.columns if c not in names.column_names]:
             raise ValueError(f"`frame` has columns not declared in `names`: {extra}")
         if missing := [c for c in names.feature_names if c not in frame.columns]:
             raise ValueError(f"`frame` lacks the declared columns {missing}")
         rows = np.arange(1, len(frame) + 1)
-        return cls(names, {a.name: _encode_series(a, frame[a.name], rows)
-                           for a in names.columns if a.name in frame.columns})
+        return cls(
+            names,
+            {
+                a.name: _encode_series(a, frame[a.name], rows)
+                for a in names.columns
+                if a.name in frame.columns
+            },
+        )
 
     @classmethod
-    @validate_params({
-        "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
-        "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
-        "feature_names": "no_validation",  # F names, any sequence: checked below
-        "class_name": [STRING], "names": [InstanceOf(Names, description="a Names object"), None]})
-    def from_arrays(cls, features: Any, labels: Any = None, *,
-                    feature_names: Optional[Sequence[str]] = None, class_name: str = "class",
-                    names: Optional[Names] = None) -> Dataset:
+    @validate_params(
+        {
+            "features": [ArrayLike(kind="any", ndim=2, shapes="(N, F)", batch_hint=False)],
+            "labels": [ArrayLike(kind="any"), None],  # its length is checked against `features`
+            "feature_names": "no_validation",  # F names, any sequence: checked below
+            "class_name": [STRING],
+            "names": [InstanceOf(Names, description="a Names object"), None],
+        }
+    )
+    def from_arrays(
+        cls,
+        features: Any,
+        labels: Any = None,
+        *,
+        feature_names: Optional[Sequence[str]] = None,
+        class_name: str = "class",
+        names: Optional[Names] = None,
+    ) -> Dataset:
         """Numeric examples from an array ``(N, F)`` and optional labels ``(N,)``.
 
         Features become ``real`` attributes called ``feature_names`` (default ``x0``,
@@ -264,14 +304,22 @@ class Dataset:
         feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
         if len(feature_names) != features.shape[1]:
             raise ValueError(
-                f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}")
+                f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}"
+            )
         try:  # real numbers (None, NaN: unknown) or their strings; complex ones lose a part
-            frame = pd.DataFrame({f: features[:, i].astype(float, casting="unsafe" if
-                                  features.dtype.kind != "c" else "safe")
-                                  for i, f in enumerate(feature_names)})
+            frame = pd.DataFrame(
+                {
+                    f: features[:, i].astype(
+                        float, casting="unsafe" if features.dtype.kind != "c" else "safe"
+                    )
+                    for i, f in enumerate(feature_names)
+                }
+            )
         except (TypeError, ValueError):
-            raise TypeError(f"`features` must hold real numbers, got dtype {features.dtype}: "
-                            "non-numeric or complex values") from None
+            raise TypeError(
+                f"`features` must hold real numbers, got dtype {features.dtype}: "
+                "non-numeric or complex values"
+            ) from None
         if labels is not None:
             y = np.asarray(labels)
             if y.shape != (features.shape[0],):
@@ -281,15 +329,23 @@ class Dataset:
             attributes = [Attribute(f, "real") for f in feature_names]
             if labels is not None:
                 y = frame[class_name]
-                attributes.append(Attribute(class_name, "real") if y.dtype.kind == "f" else
-                                  Attribute(class_name, "nominal", tuple(sorted(set(y)))))
+                attributes.append(
+                    Attribute(class_name, "real")
+                    if y.dtype.kind == "f"
+                    else Attribute(class_name, "nominal", tuple(sorted(set(y))))
+                )
             names = Names(attributes, class_name if labels is not None else None, file="<arrays>")
         return cls.from_frame(frame, names)
 
 
 # -- encoding: the rules on values, for every reader --------------------------------------
-def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str = "<DataFrame>",
-            where: str = "line") -> Column:
+def _encode(
+    attribute: Attribute,
+    raw: np.ndarray,
+    lines: np.ndarray,
+    file: str = "<DataFrame>",
+    where: str = "line",
+) -> Column:
     """Encode the values ``raw`` (strings, or numbers from a DataFrame) of one attribute,
     found at ``lines`` of ``file`` (or at rows of a DataFrame, ``where="row"``)."""
     raw = np.asarray(raw)
@@ -308,15 +364,23 @@ def _encode(attribute: Attribute, raw: np.ndarray, lines: np.ndarray, file: str 
             return
         first = int(np.flatnonzero(bad)[0])
         row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
-        raise DataParseError(f"{message} for attribute {attribute.name!r}{row}", file=file,
-                             line=None if row else int(lines[first]),
-                             text=str(raw[first] if text is None else text[first]))
+        raise DataParseError(
+            f"{message} for attribute {attribute.name!r}{row}",
+            file=file,
+            line=None if row else int(lines[first]),
+            text=str(raw[first] if text is None else text[first]),
+        )
 
     if attribute.type in ("integer", "real", "date", "time"):
         if text is None and attribute.type in ("date", "time"):
             check(~missing, f"a {attribute.type} must be written as text, got a number")
-        values, message = (raw.astype(np.float64), "") if text is None else \
-            _parse_numbers(attribute.type, pd.Series(np.where(missing, None, text), dtype=object))
+        values, message = (
+            (raw.astype(np.float64), "")
+            if text is None
+            else _parse_numbers(
+                attribute.type, pd.Series(np.where(missing, None, text), dtype=object)
+            )
+        )
         check(np.isnan(values) & ~missing, message)
         check(*_number_rules(attribute, values, missing))
         values[missing] = np.nan
@@ -356,8 +420,9 @@ def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
     return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan)), message
 
 
-def _number_rules(attribute: Attribute, values: np.ndarray,
-                  missing: np.ndarray) -> Tuple[np.ndarray, str]:
+def _number_rules(
+    attribute: Attribute, values: np.ndarray, missing: np.ndarray
+) -> Tuple[np.ndarray, str]:
     """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
     changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
     the values that break the first broken rule (all False when none is) and its message."""
@@ -405,8 +470,13 @@ def _encode_distinct(attribute: Attribute, codes: np.ndarray, categories: Sequen
         table = table[lookup]  # all False: zeros, whose pages never written take no memory
         return table.take(codes) if table.any() else np.zeros(len(codes), dtype=table.dtype)
 
-    return Column(attribute, distinct.values[lookup].take(codes), distinct.categories,
-                  spread(distinct.unknown), spread(distinct.not_applicable))
+    return Column(
+        attribute,
+        distinct.values[lookup].take(codes),
+        distinct.categories,
+        spread(distinct.unknown),
+        spread(distinct.not_applicable),
+    )
 
 
 def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) -> Column:
@@ -417,8 +487,9 @@ def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) ->
         if isinstance(series.dtype, pd.CategoricalDtype) and not attribute.is_numeric:
             codes = np.asarray(series.array.codes)  # NaN (-1): unknown, as in an object column
             categories = list(series.array.categories.astype(object))
-            return _encode_distinct(attribute, np.where(codes < 0, len(categories), codes),
-                                    categories)
+            return _encode_distinct(
+                attribute, np.where(codes < 0, len(categories), codes), categories
+            )
         if attribute.is_numeric and isinstance(series.dtype, pd.StringDtype):
             return _encode_numeric_text(attribute, series)
     except (_Refused, ImportError):
@@ -443,8 +514,9 @@ def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
         raise _Refused from None
     values = parsed.to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
-    unknown, not_applicable = (np.asarray(m.to_numpy(zero_copy_only=False), bool)
-                               for m in (unknown, not_applicable))
+    unknown, not_applicable = (
+        np.asarray(m.to_numpy(zero_copy_only=False), bool) for m in (unknown, not_applicable)
+    )
     missing = unknown | not_applicable
     if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0].any():
         raise _Refused  # ``nan`` written out, or a broken rule: the exact reader says which

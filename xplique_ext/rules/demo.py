@@ -10,9 +10,13 @@ import numpy as np
 __all__ = ["demo_section"]
 
 
-def demo_section(features: np.ndarray, feature_names: Sequence[str],
-                 black_box_predictions: np.ndarray, seed: int = 0,
-                 leaves: Sequence[int] = (2, 3, 4, 8)) -> str:
+def demo_section(
+    features: np.ndarray,
+    feature_names: Sequence[str],
+    black_box_predictions: np.ndarray,
+    seed: int = 0,
+    leaves: Sequence[int] = (2, 3, 4, 8),
+) -> str:
     """Fit CART trees that mimic a black box and score them with FiRe and Qs.
 
     Parameters
@@ -59,16 +63,20 @@ def demo_section(features: np.ndarray, feature_names: Sequence[str],
         raise ValueError("`leaves` must hold at least one number of leaves, got none")
     names = [str(n) for n in feature_names]  # their number is checked by tree_to_rules
     labels = np.array([label_text(v) for v in y.tolist()])
-    lines = ["Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
-             f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}"]
+    lines = [
+        "Rule metrics: CART trees mimicking the black box, scored with FiRe (psi = 1) and Qs",
+        f"{'leaves':>6}  {'rules':>5}  {'fidelity':>8}  {'FiRe':>7}  {'Qs':>7}",
+    ]
     scored = []
     for n_leaves in leaves:
         tree = DecisionTreeClassifier(max_leaf_nodes=max(int(n_leaves), 2), random_state=seed)
         rules = tree_to_rules(tree.fit(x, labels), names, decimals=3)
         data = Dataset.from_arrays(x, labels, feature_names=names, names=tree_names(tree, names))
         score = score_rules(rules, data, labels, psi=1.0, count_default=True)
-        lines.append(f"{n_leaves:>6}  {len(rules):>5}  {1 - score.predictive_loss:>8.3f}  "
-                     f"{score.fire:>7.4f}  {score.qs:>7.4f}")
+        lines.append(
+            f"{n_leaves:>6}  {len(rules):>5}  {1 - score.predictive_loss:>8.3f}  "
+            f"{score.fire:>7.4f}  {score.qs:>7.4f}"
+        )
         scored.append((score.fire, n_leaves, rules))
     _, n_leaves, rules = min(scored, key=lambda item: item[0])  # the first of the best
     lines.append(f"Best by FiRe: {n_leaves} leaves")

@@ -32,8 +32,14 @@ class ParseError(ValueError):
         The parameters, kept for programmatic use.
     """
 
-    def __init__(self, message: str, *, file: Optional[str] = None, line: Optional[int] = None,
-                 text: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: Optional[str] = None,
+        line: Optional[int] = None,
+        text: Optional[str] = None,
+    ) -> None:
         self.message, self.file, self.line, self.text = message, file, line, text
         where = [] if file is None else [str(file)]
         if line is not None:

@@ -46,8 +46,17 @@ from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
-__all__ = ["MODES", "ContingencyTables", "RuleEvaluation", "evaluate_rules", "predict_rules",
-           "covered_mask", "RuleMetrics", "check_label_classes", "label_text"]
+__all__ = [
+    "MODES",
+    "ContingencyTables",
+    "RuleEvaluation",
+    "evaluate_rules",
+    "predict_rules",
+    "covered_mask",
+    "RuleMetrics",
+    "check_label_classes",
+    "label_text",
+]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
 MODES = ("unordered", "ordered", "inter-class")
@@ -59,8 +68,15 @@ RULES = [InstanceOf(RuleSet, description="a RuleSet")]
 NAMES_OR_NONE = [InstanceOf(Names, description="a Names object"), None]
 #: One cell of the contingency tables: a count per rule (converted to ``int64``; checked
 #: vectorised, an array holds one value per rule).
-_COUNTS = [ArrayLike(kind="integer", ndim=1, dtype=np.int64, batch_hint=False,
-                     within=Interval(numbers.Integral, 0, None))]
+_COUNTS = [
+    ArrayLike(
+        kind="integer",
+        ndim=1,
+        dtype=np.int64,
+        batch_hint=False,
+        within=Interval(numbers.Integral, 0, None),
+    )
+]
 _CELLS = ("bh", "bhbar", "bbarh", "bbarhbar")
 
 
@@ -105,8 +121,10 @@ class ContingencyTables:
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
         self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
         if len({a.shape for a in (bh, bhbar, bbarh, bbarhbar)}) > 1:
-            raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule "
-                             f"each, got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}")
+            raise ValueError(
+                "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule "
+                f"each, got shapes {[a.shape for a in (bh, bhbar, bbarh, bbarhbar)]}"
+            )
 
     @property
     def n(self) -> np.ndarray:
@@ -160,14 +178,27 @@ class RuleEvaluation:
         Written in the ``Names File:``/``Data File:`` line of the PBM output.
     """
 
-    @validate_params({
-        "rules": RULES, "mode": MODE, "n_classes": [Interval(numbers.Integral, 1, None)],
-        "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
-        "names_file": [STRING, None], "data_file": [STRING, None]})
-    def __init__(self, rules: RuleSet, mode: str, known: ContingencyTables,
-                 unknown: ContingencyTables, n_classes: int = 2, names_file: Optional[str] = None,
-                 data_file: Optional[str] = None) -> None:
+    @validate_params(
+        {
+            "rules": RULES,
+            "mode": MODE,
+            "n_classes": [Interval(numbers.Integral, 1, None)],
+            "known": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
+            "unknown": [InstanceOf(ContingencyTables, description="a ContingencyTables")],
+            "names_file": [STRING, None],
+            "data_file": [STRING, None],
+        }
+    )
+    def __init__(
+        self,
+        rules: RuleSet,
+        mode: str,
+        known: ContingencyTables,
+        unknown: ContingencyTables,
+        n_classes: int = 2,
+        names_file: Optional[str] = None,
+        data_file: Optional[str] = None,
+    ) -> None:
         self.rules, self.mode, self.known, self.unknown = rules, mode, known, unknown
         self.n_classes, self.names_file, self.data_file = n_classes, names_file, data_file
 
@@ -178,8 +209,9 @@ class RuleEvaluation:
 
     def measures(self, table: str = "known", zero_division="warn") -> pd.DataFrame:
         """The rule measures (one row per rule, indexed by rule id)."""
-        values = rule_measures(*self.table(table).as_array().T, n_classes=self.n_classes,
-                               zero_division=zero_division)
+        values = rule_measures(
+            *self.table(table).as_array().T, n_classes=self.n_classes, zero_division=zero_division
+        )
         return pd.DataFrame(values, index=pd.Index([r.id for r in self.rules], name="rule"))
 
     def to_frame(self, zero_division="warn", table: str = "known") -> pd.DataFrame:
@@ -191,20 +223,27 @@ class RuleEvaluation:
         measures of :data:`~xplique_ext.rules.MEASURES`.
         """
         rows: Dict[str, Any] = {
-            "rule": [r.id for r in self.rules], "head": [r.head for r in self.rules], "mode": self.mode,
-            "condition": [" OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
-                          for r in self.rules]}
+            "rule": [r.id for r in self.rules],
+            "head": [r.head for r in self.rules],
+            "mode": self.mode,
+            "condition": [
+                " OR ".join(" AND ".join(c.to_string() for c in conj) for conj in r.body)
+                for r in self.rules
+            ],
+        }
         for prefix, t in (("", self.known), ("unknown_", self.unknown)):
             for cell in ("bh", "bhbar", "bbarhbar", "bbarh", "n"):
                 rows[prefix + cell] = getattr(t, cell)
         measures = self.measures(table, zero_division).reset_index(drop=True)
         return pd.concat([pd.DataFrame(rows), measures], axis=1)
 
-    def to_pbm(self, names_file: Optional[str] = None, data_file: Optional[str] = None,
-               precision: int = 3) -> str:
+    def to_pbm(
+        self, names_file: Optional[str] = None, data_file: Optional[str] = None, precision: int = 3
+    ) -> str:
         """The rules in the extended PBM format of Fig. 8 (as ``std_info.pl`` prints them)."""
-        return self.rules.to_string(self, names_file=names_file, data_file=data_file,
-                                    precision=precision)
+        return self.rules.to_string(
+            self, names_file=names_file, data_file=data_file, precision=precision
+        )
 
     def __repr__(self) -> str:
         return f"RuleEvaluation(mode={self.mode!r}, rules={len(self.rules)})"
@@ -222,15 +261,21 @@ def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     values = np.asarray(labels)
     if not expected or values.size == 0:
         return
-    received = sorted({label_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v})
+    received = sorted(
+        {label_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v}
+    )
     never = [c for c in expected if c not in set(received)]
     if len(never) == len(expected):
-        raise ValueError(f"`{name}` share no class with the rule heads: expected labels among "
-                         f"{_shown(expected)}, got {_shown(received)}")
+        raise ValueError(
+            f"`{name}` share no class with the rule heads: expected labels among "
+            f"{_shown(expected)}, got {_shown(received)}"
+        )
     if never:
-        warn(f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
-             f"hold {_shown(received)}): those rules count no example with H true",
-             XpliqueExtWarning)
+        warn(
+            f"`{name}` never hold the class(es) {_shown(never)} that rule heads name (they "
+            f"hold {_shown(received)}): those rules count no example with H true",
+            XpliqueExtWarning,
+        )
 
 
 def _shown(classes: Sequence[str], most: int = 10) -> str:
@@ -244,8 +289,10 @@ def _labelled(data: Dataset, labels: Any = None):
     out."""
     if labels is None:
         if not data.has_labels:
-            raise ValueError("`data` (or a chunk or partition of it) has no class column: pass "
-                             "`labels` with a Dataset, or give chunks and partitions a class column")
+            raise ValueError(
+                "`data` (or a chunk or partition of it) has no class column: pass "
+                "`labels` with a Dataset, or give chunks and partitions a class column"
+            )
         column = data.column(data.names.class_name)
         known, y = column.valid, column.values
     else:
@@ -279,11 +326,25 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
-@validate_params({  # data (a Dataset, Dask DataFrame or chunks), the length of labels: below
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
-    "labels": LABELS, "n_classes": [Interval(numbers.Integral, 1, None), None]})
-def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels: Any = None,
-                   n_classes: Optional[int] = None, names: Optional[Names] = None) -> RuleEvaluation:
+@validate_params(
+    {  # data (a Dataset, Dask DataFrame or chunks), the length of labels: below
+        "rules": RULES,
+        "mode": MODE,
+        "names": NAMES_OR_NONE,
+        "data": "no_validation",
+        "labels": LABELS,
+        "n_classes": [Interval(numbers.Integral, 1, None), None],
+    }
+)
+def evaluate_rules(
+    rules: RuleSet,
+    data: Any,
+    mode: str = "unordered",
+    *,
+    labels: Any = None,
+    n_classes: Optional[int] = None,
+    names: Optional[Names] = None,
+) -> RuleEvaluation:
     """Count the contingency tables of every rule over the examples (vectorised).
 
     Parameters
@@ -351,14 +412,17 @@ def evaluate_rules(rules: RuleSet, data: Any, mode: str = "unordered", *, labels
     if not isinstance(data, Dataset):
         kind = _partitioned_kind(data)
         if labels is not None:
-            raise ValueError(f"`labels` is only accepted with a Dataset, got a {kind}: put the "
-                             "labels to compare with the heads in the class column of the chunks "
-                             "instead")
+            raise ValueError(
+                f"`labels` is only accepted with a Dataset, got a {kind}: put the "
+                "labels to compare with the heads in the class column of the chunks "
+                "instead"
+            )
         if kind == "Dask DataFrame":
             from .on_dask import dask_counts
 
-            parts, names, file = dask_counts(rules, data, mode, _names_required(names),
-                                             _frame_counts)
+            parts, names, file = dask_counts(
+                rules, data, mode, _names_required(names), _frame_counts
+            )
         else:
             parts, names, file = _chunk_counts(rules, data, mode, names)
         return _summed(rules, mode, parts, n_classes, names, file)
@@ -371,16 +435,20 @@ def _partitioned_kind(data: Any) -> str:
     """``"Dask DataFrame"`` or ``"iterable of chunks"`` (Dask is not imported)."""
     if type(data).__module__.split(".")[0] == "dask" and hasattr(data, "to_delayed"):
         return "Dask DataFrame"
-    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes, pd.DataFrame, pd.Series,
-                                                           np.ndarray, dict)):
+    if hasattr(data, "__iter__") and not isinstance(
+        data, (str, bytes, pd.DataFrame, pd.Series, np.ndarray, dict)
+    ):
         return "iterable of chunks"
-    raise TypeError("`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask "
-                    "DataFrame or an iterable of chunks (Datasets or pandas DataFrames), got "
-                    f"{type(data).__name__}")
+    raise TypeError(
+        "`data` must be a Dataset (see read_data, Dataset.from_frame), a Dask "
+        "DataFrame or an iterable of chunks (Datasets or pandas DataFrames), got "
+        f"{type(data).__name__}"
+    )
 
 
-def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
-                      threads: bool = False) -> dict:
+def _partition_counts(
+    compiled, data: Dataset, mode: str, labels: Any = None, threads: bool = False
+) -> dict:
     """Counts of one partition, the examples it left out and the labels it met; with
     ``threads``, its rows are counted in parts by one thread per core (NumPy releases the
     GIL; the counts of row parts add up)."""
@@ -390,8 +458,13 @@ def _partition_counts(compiled, data: Dataset, mode: str, labels: Any = None,
     n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
     with ThreadPoolExecutor(n_parts) as pool:
-        counts = sum(pool.map(lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
-                              bounds[:-1], bounds[1:]))
+        counts = sum(
+            pool.map(
+                lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
+                bounds[:-1],
+                bounds[1:],
+            )
+        )
     return {"counts": counts, "dropped": dropped, "labels": set(pd.unique(y))}
 
 
@@ -407,14 +480,24 @@ def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) ->
     counts = sum((part["counts"] for part in parts), np.zeros((2, 4, len(rules)), np.int64))
     dropped = sum(part["dropped"] for part in parts)
     if dropped:
-        warn(f"{dropped} example(s) with an unknown or not-applicable class are left out of "
-             "the contingency tables", XpliqueExtWarning)
+        warn(
+            f"{dropped} example(s) with an unknown or not-applicable class are left out of "
+            "the contingency tables",
+            XpliqueExtWarning,
+        )
     if n_classes is None:
         domain = names.class_attribute.values if names.class_attribute is not None else None
         met = set().union(*(part["labels"] for part in parts))
         n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
-    return RuleEvaluation(rules, mode, ContingencyTables(*counts[0]), ContingencyTables(*counts[1]),
-                          n_classes=n_classes, names_file=names.file, data_file=file)
+    return RuleEvaluation(
+        rules,
+        mode,
+        ContingencyTables(*counts[0]),
+        ContingencyTables(*counts[1]),
+        n_classes=n_classes,
+        names_file=names.file,
+        data_file=file,
+    )
 
 
 def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -> np.ndarray:
@@ -434,8 +517,9 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             # the others enter their known tables through the totals n and h only.
             keep = np.flatnonzero(alive)
             remaining = [compiled[k] for blk in blocks[b:] for k in blk]
-            current = current._select(keep, list(dict.fromkeys(
-                a for r in remaining for a in r.attributes)))
+            current = current._select(
+                keep, list(dict.fromkeys(a for r in remaining for a in r.attributes))
+            )
             heads = {h: m[keep] for h, m in heads.items()}
             alive, both = np.ones(keep.size, dtype=bool), both[: keep.size]
             cache = MaskCache(remaining, current)
@@ -471,23 +555,33 @@ def _as_dataset(chunk: Any, names: Optional[Names]) -> Dataset:
     """A chunk as a Dataset (a DataFrame is encoded against ``names``)."""
     if isinstance(chunk, Dataset):
         if names is not None and chunk.names != names:  # name the first declaration that differs
-            got, expected = next((a, b) for a, b in itertools.zip_longest(
-                [chunk.names.class_name, *chunk.names.attributes],
-                [names.class_name, *names.attributes]) if a != b)
-            raise ValueError("`data` (every chunk of it) must have the same declarations as "
-                             f"`names` (or the first chunk): {got!r} instead of {expected!r}")
+            got, expected = next(
+                (a, b)
+                for a, b in itertools.zip_longest(
+                    [chunk.names.class_name, *chunk.names.attributes],
+                    [names.class_name, *names.attributes],
+                )
+                if a != b
+            )
+            raise ValueError(
+                "`data` (every chunk of it) must have the same declarations as "
+                f"`names` (or the first chunk): {got!r} instead of {expected!r}"
+            )
         return chunk
     if not isinstance(chunk, pd.DataFrame):
         raise TypeError(
-            f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}")
+            f"each chunk must be a Dataset or a pandas DataFrame, got {type(chunk).__name__}"
+        )
     return Dataset.from_frame(chunk, _names_required(names))
 
 
 def _names_required(names: Optional[Names]) -> Names:
     if names is None:
-        raise ValueError("`names` is required with a Dask DataFrame or pandas DataFrame chunks "
-                         "(read it with read_names, or build it with Names.infer on a sample): "
-                         "the domains must be the same in every chunk or partition")
+        raise ValueError(
+            "`names` is required with a Dask DataFrame or pandas DataFrame chunks "
+            "(read it with read_names, or build it with Names.infer on a sample): "
+            "the domains must be the same in every chunk or partition"
+        )
     return names
 
 
@@ -538,14 +632,34 @@ def covered_mask(rules: RuleSet, data: Dataset) -> np.ndarray:
     return np.logical_or.reduce(_possible_masks(compiled, data) + [np.zeros(len(data), bool)])
 
 
-@validate_params({  # data (a Dataset, Dask DataFrame or chunks): below; missing: any value
-    "rules": RULES, "mode": MODE, "names": NAMES_OR_NONE, "data": "no_validation",
-    "weights": [ArrayLike("real", ndim=1, dtype=np.float64, batch_hint=False,  # one per rule
-                          within=Interval(numbers.Real, 0, None)), None],
-    "missing": "no_validation"})
-def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
-                  weights: Optional[Sequence[float]] = None, missing: Any = None,
-                  names: Optional[Names] = None) -> Any:
+@validate_params(
+    {  # data (a Dataset, Dask DataFrame or chunks): below; missing: any value
+        "rules": RULES,
+        "mode": MODE,
+        "names": NAMES_OR_NONE,
+        "data": "no_validation",
+        "weights": [
+            ArrayLike(
+                "real",
+                ndim=1,
+                dtype=np.float64,
+                batch_hint=False,  # one per rule
+                within=Interval(numbers.Real, 0, None),
+            ),
+            None,
+        ],
+        "missing": "no_validation",
+    }
+)
+def predict_rules(
+    rules: RuleSet,
+    data: Dataset,
+    mode: str = "ordered",
+    *,
+    weights: Optional[Sequence[float]] = None,
+    missing: Any = None,
+    names: Optional[Names] = None,
+) -> Any:
     """Predictions of a rule set.
 
     Parameters
@@ -587,27 +701,33 @@ def predict_rules(rules: RuleSet, data: Dataset, mode: str = "ordered", *,
     if weights is not None and mode != "unordered":
         raise ValueError("`weights` is only used with mode='unordered'")
     if weights is not None and weights.shape != (len(rules.rules),):
-        raise ValueError(f"`weights` must hold one number per rule ({len(rules.rules)}), got "
-                         f"{weights.size}")
+        raise ValueError(
+            f"`weights` must hold one number per rule ({len(rules.rules)}), got {weights.size}"
+        )
     if not isinstance(data, Dataset):
         if _partitioned_kind(data) == "Dask DataFrame":
             from .on_dask import dask_predictions
 
-            return dask_predictions(_frame_predictions, data, rules, _names_required(names), mode,
-                                    weights, missing)
-        return (predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights,
-                              missing=missing) for chunk in data)
+            return dask_predictions(
+                _frame_predictions, data, rules, _names_required(names), mode, weights, missing
+            )
+        return (
+            predict_rules(rules, _as_dataset(chunk, names), mode, weights=weights, missing=missing)
+            for chunk in data
+        )
     compiled, default = compile_rules(rules, data.names)
     masks = _possible_masks(compiled, data)
     attribute, fill = data.names.class_attribute, missing if default is None else default
     # numeric heads (typed_head gives floats) predict their mean
-    numeric = attribute is not None and attribute.is_numeric and (
-        bool(compiled) or default is not None)
+    numeric = (
+        attribute is not None and attribute.is_numeric and (bool(compiled) or default is not None)
+    )
     out = np.empty(len(data), dtype=np.float64 if numeric else object)
     out.fill(float("nan" if fill is None else fill) if numeric else fill)
     if mode == "unordered":
-        return _vote(compiled, masks, np.ones(len(compiled)) if weights is None else weights, out,
-                     numeric)
+        return _vote(
+            compiled, masks, np.ones(len(compiled)) if weights is None else weights, out, numeric
+        )
     for rule, mask in zip(compiled[::-1], masks[::-1]):  # the first covering rule, written last
         out[mask] = rule.head
     return out
@@ -683,11 +803,28 @@ class RuleMetrics(BaseMetric):
     higher_is_better = True
     _data_params = ("rules",)
 
-    @validate_params({"rules": RULES, "mode": MODE, "measure": [Options(MEASURES)],
-                      "zero_division": ZERO_DIVISION})
-    def __init__(self, rules: RuleSet, mode: str = "unordered", *, zero_division="warn",
-                 measure: str = "WRAcc") -> None:
-        self.rules, self.mode, self.measure, self.zero_division = rules, mode, measure, zero_division
+    @validate_params(
+        {
+            "rules": RULES,
+            "mode": MODE,
+            "measure": [Options(MEASURES)],
+            "zero_division": ZERO_DIVISION,
+        }
+    )
+    def __init__(
+        self,
+        rules: RuleSet,
+        mode: str = "unordered",
+        *,
+        zero_division="warn",
+        measure: str = "WRAcc",
+    ) -> None:
+        self.rules, self.mode, self.measure, self.zero_division = (
+            rules,
+            mode,
+            measure,
+            zero_division,
+        )
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
     def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
@@ -699,13 +836,18 @@ class RuleMetrics(BaseMetric):
         undefined = np.isnan(values)
         if self.zero_division == "warn" and undefined.any():
             ids = [r.id for r, bad in zip(evaluation.rules, undefined) if bad]
-            warn(f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
-                 f"{_shown(ids, 5)}: a denominator of the measure is 0 in their known contingency "
-                 "table", UndefinedScoreWarning)
+            warn(
+                f"{self.measure} is undefined for {len(ids)} of {len(values)} rules "
+                f"{_shown(ids, 5)}: a denominator of the measure is 0 in their known contingency "
+                "table",
+                UndefinedScoreWarning,
+            )
         return values
 
     def details(self, data: Dataset, labels: Any = None) -> pd.DataFrame:
         """Tidy DataFrame, one row per rule (see :meth:`RuleEvaluation.to_frame`), with a
         ``score`` column: ``measure``."""
-        frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(self.zero_division)
+        frame = evaluate_rules(self.rules, data, self.mode, labels=labels).to_frame(
+            self.zero_division
+        )
         return frame.assign(score=frame[self.measure])

@@ -13,11 +13,20 @@ from ..commons.params import PATH, Options, validate_params
 __all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
 
 #: Files shipped in ``xplique_ext/rules/data``.
-EXAMPLE_FILES = ("voyage.names", "voyage.data", "voyage.test", "voyage.cn2.unordered.pbm",
-                 "voyage.cn2.ordered.pbm", "voyage.c45rules.pbm")
+EXAMPLE_FILES = (
+    "voyage.names",
+    "voyage.data",
+    "voyage.test",
+    "voyage.cn2.unordered.pbm",
+    "voyage.cn2.ordered.pbm",
+    "voyage.c45rules.pbm",
+)
 #: Rule file of each evaluation mode (Figures 11, 13 and 15 of the report).
-VOYAGE_RULES = {"unordered": "voyage.cn2.unordered.pbm", "ordered": "voyage.cn2.ordered.pbm",
-                "inter-class": "voyage.c45rules.pbm"}
+VOYAGE_RULES = {
+    "unordered": "voyage.cn2.unordered.pbm",
+    "ordered": "voyage.cn2.ordered.pbm",
+    "inter-class": "voyage.c45rules.pbm",
+}
 
 
 @validate_params({"name": [Options(EXAMPLE_FILES)]})
@@ -36,8 +45,10 @@ def example_path(name: str) -> str:
 def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
     """Copy the example files into ``directory`` (created if needed); returns the paths."""
     os.makedirs(directory, exist_ok=True)
-    return [shutil.copyfile(example_path(name), os.path.join(os.fspath(directory), name))
-            for name in EXAMPLE_FILES]
+    return [
+        shutil.copyfile(example_path(name), os.path.join(os.fspath(directory), name))
+        for name in EXAMPLE_FILES
+    ]
 
 
 @validate_params({"mode": [Options(list(VOYAGE_RULES))], "split": [Options(["test", "train"])]})
@@ -54,4 +65,6 @@ def load_voyage(mode: str = "unordered", split: str = "test") -> Tuple[RuleSet, 
     from .pbm import read_rules
 
     data = example_path("voyage.test" if split == "test" else "voyage.data")
-    return read_rules(example_path(VOYAGE_RULES[mode])), read_data(data, example_path("voyage.names"))
+    return read_rules(example_path(VOYAGE_RULES[mode])), read_data(
+        data, example_path("voyage.names")
+    )

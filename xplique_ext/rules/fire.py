@@ -28,8 +28,16 @@ from ..commons.params import Interval, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import PSI, broadcast_shape
 
-__all__ = ["FiRe", "QsScore", "fire_score", "qs_score", "fire_equilibrium_alpha",
-           "fire_compensation_alpha", "fire_isoline", "FIRE_EXPONENT"]
+__all__ = [
+    "FiRe",
+    "QsScore",
+    "fire_score",
+    "qs_score",
+    "fire_equilibrium_alpha",
+    "fire_compensation_alpha",
+    "fire_isoline",
+    "FIRE_EXPONENT",
+]
 
 #: The exponent of the readability term of Eq. 2.
 FIRE_EXPONENT = 0.05
@@ -46,8 +54,10 @@ def _domain(low: float, bounds: Optional[str], high=None, closed: str = "both") 
 
 
 #: Eq. 1's domain: p >= 0, r >= 1 (and beta > 0, coverage in [0, 1]).
-_LOSSES = {"predictive_loss": _domain(0, ">= 0 (Eq. 1)"),
-           "readability_loss": _domain(1, ">= 1 (Eq. 1)")}
+_LOSSES = {
+    "predictive_loss": _domain(0, ">= 0 (Eq. 1)"),
+    "readability_loss": _domain(1, ">= 1 (Eq. 1)"),
+}
 
 
 def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[float, np.ndarray]:
@@ -55,9 +65,11 @@ def _finite_or_nan(values: np.ndarray, what: str, *inputs: np.ndarray) -> Union[
     when every input is a scalar."""
     bad = ~np.isfinite(values)
     if np.any(bad):
-        warn(f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
-             "the inputs are too large to be scored and the scores are set to NaN",
-             UndefinedScoreWarning)
+        warn(
+            f"{what} overflows float64 ({int(np.count_nonzero(bad))} of {values.size} values): "
+            "the inputs are too large to be scored and the scores are set to NaN",
+            UndefinedScoreWarning,
+        )
         values = np.where(bad, np.nan, values)
     return float(values) if all(np.ndim(x) == 0 for x in inputs) else values
 
@@ -71,8 +83,9 @@ def _ceil(quotient: np.ndarray) -> np.ndarray:
 
 
 @validate_params({"psi": [PSI], **_LOSSES})
-def fire_score(psi: float, predictive_loss: ArrayLike,
-               readability_loss: ArrayLike) -> Union[float, np.ndarray]:
+def fire_score(
+    psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
+) -> Union[float, np.ndarray]:
     """FiRe(psi, p, r) = p * ceil(r / psi) * r ** 0.05 (Eq. 2), vectorised.
 
     Parameters
@@ -111,8 +124,9 @@ def fire_score(psi: float, predictive_loss: ArrayLike,
 
 
 @validate_params({**_LOSSES, "coverage": _domain(0, None, 1)})
-def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
-             coverage: ArrayLike) -> Union[float, np.ndarray]:
+def qs_score(
+    predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
+) -> Union[float, np.ndarray]:
     """Qs = p * (2 - coverage) * r (Sabbatini & Calegari 2023, as in Table 1), vectorised.
 
     Parameters
@@ -142,13 +156,17 @@ def qs_score(predictive_loss: ArrayLike, readability_loss: ArrayLike,
     return _finite_or_nan(values, "Qs", p, r, c)
 
 
-_BETA = {"beta": _domain(0, "> 0 (Eq. 1)", closed="neither"),
-         "readability_loss": _LOSSES["readability_loss"], "psi": [PSI]}
+_BETA = {
+    "beta": _domain(0, "> 0 (Eq. 1)", closed="neither"),
+    "readability_loss": _LOSSES["readability_loss"],
+    "psi": [PSI],
+}
 
 
 @validate_params(_BETA)
-def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
-                           psi: float = 1.0) -> Union[float, np.ndarray]:
+def fire_equilibrium_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
     """Eq. 10: the factor ``alpha`` on ``p`` that compensates a factor ``beta`` on ``r``.
 
     ``psi-FiRe(p, r) = psi-FiRe(alpha p, beta r)`` for every ``p`` when
@@ -169,14 +187,16 @@ def fire_equilibrium_alpha(beta: ArrayLike, readability_loss: ArrayLike,
         scaled = check_param(b * r, "beta * readability_loss", _LOSSES["readability_loss"])
         numerator = _ceil(r / psi)
         denominator = _ceil(scaled / psi) * b**FIRE_EXPONENT
-        alpha = np.where(np.isfinite(numerator) & np.isfinite(denominator),
-                         numerator / denominator, np.inf)
+        alpha = np.where(
+            np.isfinite(numerator) & np.isfinite(denominator), numerator / denominator, np.inf
+        )
     return _finite_or_nan(alpha, "the equilibrium alpha (Eq. 10)", b, r)
 
 
 @validate_params(_BETA)
-def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
-                            psi: float = 1.0) -> Union[float, np.ndarray]:
+def fire_compensation_alpha(
+    beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
+) -> Union[float, np.ndarray]:
     """Eq. 12: the factor ``alpha`` on ``p`` with the same effect as ``beta`` on ``r``.
 
     ``psi-FiRe(alpha p, r) = psi-FiRe(p, beta r)`` when
@@ -194,8 +214,9 @@ def fire_compensation_alpha(beta: ArrayLike, readability_loss: ArrayLike,
 
 
 @validate_params({"psi": [PSI], **_LOSSES, "readability_grid": _LOSSES["readability_loss"]})
-def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
-                 readability_grid: ArrayLike) -> np.ndarray:
+def fire_isoline(
+    psi: float, predictive_loss: float, readability_loss: float, readability_grid: ArrayLike
+) -> np.ndarray:
     """The isoline of psi-FiRe through ``(p, r)``: for each ``r'`` of ``readability_grid``,
     the predictive loss ``p'`` with ``psi-FiRe(p', r') = psi-FiRe(p, r)``.
 
@@ -206,8 +227,10 @@ def fire_isoline(psi: float, predictive_loss: float, readability_loss: float,
     """
     level = fire_score(psi, predictive_loss, readability_loss)
     if np.ndim(level):  # arrays of (p, r) have no single isoline
-        raise TypeError("`predictive_loss` and `readability_loss` must be numbers (one point), "
-                        f"got arrays of shape {np.shape(level)}")
+        raise TypeError(
+            "`predictive_loss` and `readability_loss` must be numbers (one point), "
+            f"got arrays of shape {np.shape(level)}"
+        )
     if np.isnan(level):  # the overflow of the level was reported
         return np.full(readability_grid.shape, np.nan)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -220,9 +243,11 @@ def _per_sample(values: Any, what: str) -> np.ndarray:
     """Scores as a float ndarray (N,): a scalar gives (1,), a grid is refused."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim > 1:
-        raise ValueError(f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
-                         f"arrays, which broadcast here to shape {values.shape}; use the functions "
-                         "fire_score / qs_score for grids")
+        raise ValueError(
+            f"`{what}` scores one sample per value: its inputs must be scalars or 1-D "
+            f"arrays, which broadcast here to shape {values.shape}; use the functions "
+            "fire_score / qs_score for grids"
+        )
     return values.reshape(-1)
 
 
@@ -270,8 +295,9 @@ class FiRe(BaseMetric):
     def __init__(self, psi: float = 1.0) -> None:
         self.psi = psi
 
-    def detailed_evaluate(self, predictive_loss: ArrayLike,
-                          readability_loss: ArrayLike) -> np.ndarray:
+    def detailed_evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike
+    ) -> np.ndarray:
         """Eq. 2 for each pair: a float ndarray (N,), broadcast of ``predictive_loss``
         and ``readability_loss`` (scalars or 1-D arrays; scalars alone give (1,)).
 
@@ -289,8 +315,9 @@ class FiRe(BaseMetric):
         UndefinedScoreWarning
             Where the score overflows float64; it is NaN there.
         """
-        return _per_sample(fire_score(self.psi, predictive_loss, readability_loss),
-                           "FiRe.detailed_evaluate")
+        return _per_sample(
+            fire_score(self.psi, predictive_loss, readability_loss), "FiRe.detailed_evaluate"
+        )
 
     def details(self, predictive_loss: ArrayLike, readability_loss: ArrayLike):
         """Table of the scored pairs: ``predictive_loss``, ``readability_loss``, ``psi``
@@ -298,10 +325,13 @@ class FiRe(BaseMetric):
         import pandas as pd
 
         score = self.detailed_evaluate(predictive_loss, readability_loss)
-        p, r = np.broadcast_arrays(np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
-                                   np.asarray(readability_loss, dtype=np.float64).reshape(-1))
-        return pd.DataFrame({"predictive_loss": p, "readability_loss": r, "psi": self.psi,
-                             "score": score})
+        p, r = np.broadcast_arrays(
+            np.asarray(predictive_loss, dtype=np.float64).reshape(-1),
+            np.asarray(readability_loss, dtype=np.float64).reshape(-1),
+        )
+        return pd.DataFrame(
+            {"predictive_loss": p, "readability_loss": r, "psi": self.psi, "score": score}
+        )
 
 
 class QsScore(BaseMetric):
@@ -332,9 +362,11 @@ class QsScore(BaseMetric):
 
     higher_is_better = False
 
-    def detailed_evaluate(self, predictive_loss: ArrayLike, readability_loss: ArrayLike,
-                          coverage: ArrayLike = 1.0) -> np.ndarray:
+    def detailed_evaluate(
+        self, predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike = 1.0
+    ) -> np.ndarray:
         """Qs for each triple: a float ndarray (N,), broadcast of the three inputs
         (scalars or 1-D arrays)."""
-        return _per_sample(qs_score(predictive_loss, readability_loss, coverage),
-                           "QsScore.detailed_evaluate")
+        return _per_sample(
+            qs_score(predictive_loss, readability_loss, coverage), "QsScore.detailed_evaluate"
+        )

@@ -24,8 +24,16 @@ from .trees import _check_model, _names, _number
 __all__ = ["ripper_to_rules", "rule_list_to_rules"]
 
 #: ``feature_names``: the attribute names, in the learner's training column order.
-_FEATURE_NAMES = [InstanceOf(list, tuple, np.ndarray, pd.Index, description="a sequence of names "
-                             "(list, tuple, array or Index)"), None]
+_FEATURE_NAMES = [
+    InstanceOf(
+        list,
+        tuple,
+        np.ndarray,
+        pd.Index,
+        description="a sequence of names (list, tuple, array or Index)",
+    ),
+    None,
+]
 
 
 # ------------------------------------------------------------------------ wittgenstein
@@ -38,11 +46,15 @@ def _negative_class(positive: Any, negative_class: Any) -> str:
         elif isinstance(positive, numbers.Real) and float(positive) == 1.0:
             negative_class = 0
         else:
-            raise ValueError(f"`negative_class` is required: RIPPER predicts pos_class={positive!r} "
-                             "or not, name the label of the other examples")
+            raise ValueError(
+                f"`negative_class` is required: RIPPER predicts pos_class={positive!r} "
+                "or not, name the label of the other examples"
+            )
     if label_text(negative_class) == label_text(positive):
-        raise ValueError(f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
-                         f"positive class {label_text(positive)!r}")
+        raise ValueError(
+            f"`negative_class` ({label_text(negative_class)!r}) must differ from the "
+            f"positive class {label_text(positive)!r}"
+        )
     return label_text(negative_class)
 
 
@@ -58,11 +70,15 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
                 operator = "<=" if text[0] == "<" else ">"
                 return [Condition(attribute, operator, _number(float(text[1:]), None))]
             low, high = text.split(" - ")
-            return [Condition(attribute, ">", _number(float(low), None)),
-                    Condition(attribute, "<=", _number(float(high), None))]
+            return [
+                Condition(attribute, ">", _number(float(low), None)),
+                Condition(attribute, "<=", _number(float(high), None)),
+            ]
         except ValueError:  # not a number, or not two bounds
-            raise ValueError(f"cannot read wittgenstein's bin {value!r} of feature "
-                             f"{cond.feature!r} as an interval") from None
+            raise ValueError(
+                f"cannot read wittgenstein's bin {value!r} of feature "
+                f"{cond.feature!r} as an interval"
+            ) from None
     if isinstance(value, (bool, np.bool_)):
         return [Condition(attribute, "=", str(bool(value)))]
     if isinstance(value, numbers.Real) and not math.isfinite(float(value)):
@@ -70,14 +86,27 @@ def _ripper_conditions(rule, cond, attribute: str, bins) -> List[Condition]:
     return [Condition(attribute, "=", label_text(value))]
 
 
-@validate_params({
-    "model": "no_validation",  # an instance of the optional package's classes, checked below
-    "negative_class": [  # a NaN matches no label: refused by the Interval
-        InstanceOf(str, int, np.integer, bool, np.bool_, description="a class label (str, number "
-                   "or bool)"), Interval(numbers.Real, None, None), None],
-    "feature_names": _FEATURE_NAMES})
-def ripper_to_rules(model: Any, negative_class: Any = None, *,
-                    feature_names: Optional[Sequence[str]] = None) -> RuleSet:
+@validate_params(
+    {
+        "model": "no_validation",  # an instance of the optional package's classes, checked below
+        "negative_class": [  # a NaN matches no label: refused by the Interval
+            InstanceOf(
+                str,
+                int,
+                np.integer,
+                bool,
+                np.bool_,
+                description="a class label (str, number or bool)",
+            ),
+            Interval(numbers.Real, None, None),
+            None,
+        ],
+        "feature_names": _FEATURE_NAMES,
+    }
+)
+def ripper_to_rules(
+    model: Any, negative_class: Any = None, *, feature_names: Optional[Sequence[str]] = None
+) -> RuleSet:
     """The rule set of a fitted ``wittgenstein`` RIPPER (or IREP) classifier.
 
     RIPPER learns rules for one class, ``pos_class``: an example is predicted positive
@@ -130,8 +159,13 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     >>> rules.default.head
     'no'
     """
-    _check_model(model, "wittgenstein", ("RIPPER", "IREP"), "wittgenstein RIPPER or IREP classifier",
-                 ("ruleset_", "trainset_features_"))
+    _check_model(
+        model,
+        "wittgenstein",
+        ("RIPPER", "IREP"),
+        "wittgenstein RIPPER or IREP classifier",
+        ("ruleset_", "trainset_features_"),
+    )
     positive = label_text(model.pos_class)
     # the learner's feature identifiers: their attribute names (``feature_names``, or as text)
     trained = model.trainset_features_
@@ -142,10 +176,15 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
     for rule in model.ruleset_.rules:
         unknown = [c.feature for c in rule.conds if c.feature not in rename]
         if unknown:
-            raise ValueError(f"rule {rule} tests {unknown[0]!r}, which is not among the "
-                             f"learner's training features {list(rename)}")
-        conditions = [condition for c in rule.conds
-                      for condition in _ripper_conditions(rule, c, rename[c.feature], bins)]
+            raise ValueError(
+                f"rule {rule} tests {unknown[0]!r}, which is not among the "
+                f"learner's training features {list(rename)}"
+            )
+        conditions = [
+            condition
+            for c in rule.conds
+            for condition in _ripper_conditions(rule, c, rename[c.feature], bins)
+        ]
         if not conditions:  # an empty rule covers everything: all examples are positive
             default = positive
             break
@@ -156,8 +195,12 @@ def ripper_to_rules(model: Any, negative_class: Any = None, *,
 
 
 # ------------------------------------------------------------------------ imodels
-@validate_params({"model": "no_validation",  # an optional package's class, checked below
-                  "feature_names": _FEATURE_NAMES})
+@validate_params(
+    {
+        "model": "no_validation",  # an optional package's class, checked below
+        "feature_names": _FEATURE_NAMES,
+    }
+)
 def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = None) -> RuleSet:
     """The decision list of a fitted ``imodels`` ``GreedyRuleListClassifier`` or
     ``OneRClassifier``, as ordered rules.
@@ -198,14 +241,21 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     >>> rules.default.head
     'a'
     """
-    _check_model(model, "imodels", ("GreedyRuleListClassifier", "OneRClassifier"),
-                 "imodels GreedyRuleListClassifier or OneRClassifier", ("rules_", "classes_"))
+    _check_model(
+        model,
+        "imodels",
+        ("GreedyRuleListClassifier", "OneRClassifier"),
+        "imodels GreedyRuleListClassifier or OneRClassifier",
+        ("rules_", "classes_"),
+    )
     steps = model.rules_
     if not len(steps):  # imodels' fit gives at least the final leaf
         raise ValueError("`model` is not fitted: its rule list `rules_` is empty")
     classes = [label_text(c) for c in model.classes_]
     if len(classes) != 2:
-        raise ValueError(f"`model` must be a binary classifier, got {len(classes)} classes {classes}")
+        raise ValueError(
+            f"`model` must be a binary classifier, got {len(classes)} classes {classes}"
+        )
     trained = [str(f) for f in model.feature_names_]
     rename = dict(zip(trained, _names(feature_names, trained, "feature_names")))
 
@@ -217,8 +267,10 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     for k, step in enumerate(steps[:-1]):
         column = str(step["col"])
         if column not in rename:
-            raise ValueError(f"step {k} of the rule list tests {column!r}, which is not among the "
-                             f"model's features {trained}")
+            raise ValueError(
+                f"step {k} of the rule list tests {column!r}, which is not among the "
+                f"model's features {trained}"
+            )
         operator = "<" if step["flip"] else ">="
         condition = Condition(rename[column], operator, _number(step["cutoff"], None))
         rules.append(Rule(f"R{k + 1:04d}", ((condition,),), head(float(step["val_right"]))))

@@ -20,9 +20,29 @@ from .validation import broadcast_shape
 __all__ = ["MEASURES", "ZERO_DIVISION", "rule_measures", "chi_square"]
 
 #: Names of the measures returned by :func:`rule_measures`, in order.
-MEASURES = ("Acc", "Err", "NegRel", "Sens", "Spec", "Cov", "Sup", "Nov", "Sat",
-            "RAcc", "RNegRel", "RSens", "RSpec", "WRAcc", "WRNegRel", "WRSens", "WRSpec",
-            "Laplace", "Lift", "Chi2", "Chi2_p")
+MEASURES = (
+    "Acc",
+    "Err",
+    "NegRel",
+    "Sens",
+    "Spec",
+    "Cov",
+    "Sup",
+    "Nov",
+    "Sat",
+    "RAcc",
+    "RNegRel",
+    "RSens",
+    "RSpec",
+    "WRAcc",
+    "WRNegRel",
+    "WRSens",
+    "WRSpec",
+    "Laplace",
+    "Lift",
+    "Chi2",
+    "Chi2_p",
+)
 
 ZeroDivision = Union[str, float]
 #: What an undefined measure becomes: ``"warn"`` (NaN and a warning), ``"nan"`` or a number.
@@ -71,8 +91,14 @@ def chi_square(bh, bhbar, bbarh, bbarhbar) -> Tuple[np.ndarray, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
         # the typeset formula (correctly rounded as for the unscaled cells); where the
         # product of margins underflows (cells ~1e300 apart), two ratios in [-1, 1]
-        statistic = np.where(den > 0, (b + bbar) * d * d / np.where(den > 0, den, 1.0),
-                             (d / (b * bbar)) * (d / (h * hbar)) * (b + bbar)) * scale
+        statistic = (
+            np.where(
+                den > 0,
+                (b + bbar) * d * d / np.where(den > 0, den, 1.0),
+                (d / (b * bbar)) * (d / (h * hbar)) * (b + bbar),
+            )
+            * scale
+        )
     statistic = np.where(undefined, np.nan, statistic)
     pvalue = np.where(undefined, np.nan, chi2_distribution.sf(np.where(undefined, 0, statistic), 1))
     return statistic, pvalue
@@ -95,8 +121,9 @@ _CELLS = dict.fromkeys(("bh", "bhbar", "bbarh", "bbarhbar"), [Counts()])
 @validate_params(
     {**_CELLS, "n_classes": [Interval(numbers.Integral, 1, None)], "zero_division": ZERO_DIVISION}
 )
-def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
-                  zero_division: ZeroDivision = "warn") -> Dict[str, np.ndarray]:
+def rule_measures(
+    bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2, zero_division: ZeroDivision = "warn"
+) -> Dict[str, np.ndarray]:
     """All rule measures from the four cells of contingency tables.
 
     Parameters
@@ -174,15 +201,20 @@ def rule_measures(bh, bhbar, bbarh, bbarhbar, *, n_classes: int = 2,
     broadcast_shape(bh=bh, bhbar=bhbar, bbarh=bbarh, bbarhbar=bbarhbar)
     with np.errstate(over="ignore"):
         if not np.isfinite(bh + bhbar + bbarh + bbarhbar).all():
-            raise ValueError("`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number "
-                             "of examples, got cells whose sum overflows the float range")
+            raise ValueError(
+                "`bh`, `bhbar`, `bbarh` and `bbarhbar` must sum to a finite number "
+                "of examples, got cells whose sum overflows the float range"
+            )
     out, undefined = _formulas(*np.broadcast_arrays(bh, bhbar, bbarh, bbarhbar), n_classes)
     counts = {name: np.count_nonzero(undefined[name]) for name in MEASURES if undefined[name].any()}
     if counts and zero_division == "warn":
         listed = ", ".join(f"{name} ({count})" for name, count in counts.items())
-        warn("some rule measures are undefined (a zero denominator: a rule that covers no "
-             f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
-             "`zero_division` to choose another value.", UndefinedScoreWarning)
+        warn(
+            "some rule measures are undefined (a zero denominator: a rule that covers no "
+            f"example, a class absent from the data...) and set to NaN: {listed}. Pass "
+            "`zero_division` to choose another value.",
+            UndefinedScoreWarning,
+        )
     elif counts and zero_division != "nan":
         out = {name: np.where(undefined[name], zero_division, out[name]) for name in out}
     return {name: out[name] for name in MEASURES}
@@ -205,25 +237,39 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
         f_n = np.where(empty, 1.0, n)
         f_bh, f_bhbar, f_bbarhbar = bh / f_n, bhbar / f_n, bbarhbar / f_n
         f_b, f_bbar, f_h, f_hbar = b / f_n, bbar / f_n, h / f_n, hbar / f_n
-        for name, num, den in (("Acc", bh, b), ("Err", bhbar, b), ("NegRel", bbarhbar, bbar),
-                               ("Sens", bh, h), ("Spec", bbarhbar, hbar), ("Cov", b, n), ("Sup", bh, n)):
+        for name, num, den in (
+            ("Acc", bh, b),
+            ("Err", bhbar, b),
+            ("NegRel", bbarhbar, bbar),
+            ("Sens", bh, h),
+            ("Spec", bbarhbar, hbar),
+            ("Cov", b, n),
+            ("Sup", bh, n),
+        ):
             ratio(name, num, den)
         # Lift = bh n / (b h) on the cells scaled exactly (no product overflows)
         c = _scaled(bh, bhbar, bbarh, bbarhbar)[0]
-        ratio("Lift", c[0] * (c[0] + c[1] + c[2] + c[3]), np.where(b == 0, 0, (c[0] + c[1]) * (c[0] + c[2])))
+        ratio(
+            "Lift",
+            c[0] * (c[0] + c[1] + c[2] + c[3]),
+            np.where(b == 0, 0, (c[0] + c[1]) * (c[0] + c[2])),
+        )
         out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
         no_sat = (b == 0) | (hbar == 0)
         ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))
         # Eq. 10-18: R<base> = base - chance, WR<base> = weight R<base>, its expanded form
         # where the weight is 0 (0, the limit of the product)
         for base, chance, weight, expanded in (
-                ("Acc", f_h, f_b, f_bh - f_b * f_h), ("Sens", f_b, f_h, f_bh - f_h * f_b),
-                ("NegRel", f_hbar, f_bbar, f_bbarhbar - f_bbar * f_hbar),
-                ("Spec", f_bbar, f_hbar, f_bbarhbar - f_hbar * f_bbar)):
+            ("Acc", f_h, f_b, f_bh - f_b * f_h),
+            ("Sens", f_b, f_h, f_bh - f_h * f_b),
+            ("NegRel", f_hbar, f_bbar, f_bbarhbar - f_bbar * f_hbar),
+            ("Spec", f_bbar, f_hbar, f_bbarhbar - f_hbar * f_bbar),
+        ):
             relative = out["R" + base] = out[base] - chance
             undefined["R" + base], undefined["WR" + base] = undefined[base], empty
-            out["WR" + base] = np.where(empty, np.nan,
-                                        np.where(weight > 0, weight * relative, expanded))
+            out["WR" + base] = np.where(
+                empty, np.nan, np.where(weight > 0, weight * relative, expanded)
+            )
         out["Laplace"], undefined["Laplace"] = (bh + 1.0) / (b + n_classes), np.zeros(n.shape, bool)
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = np.isnan(out["Chi2"])

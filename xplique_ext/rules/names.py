@@ -42,15 +42,31 @@ from .syntax import LINE_END, Token, quote, read_text, tokenize, write_text
 __all__ = ["Attribute", "Names", "read_names", "parse_names", "write_names", "ATTRIBUTE_TYPES"]
 
 #: Canonical attribute types.
-ATTRIBUTE_TYPES = ("nominal", "enumerated", "integer", "real", "boolean", "string", "date", "time",
-                   "ignore")
+ATTRIBUTE_TYPES = (
+    "nominal",
+    "enumerated",
+    "integer",
+    "real",
+    "boolean",
+    "string",
+    "date",
+    "time",
+    "ignore",
+)
 #: Every spelling of a type keyword: the canonical ones, and C4.5's.
-_TYPE_SPELLINGS = {**{kind: kind for kind in ATTRIBUTE_TYPES}, "discrete": "nominal",
-                   "int": "integer", "continuous": "real", "bool": "boolean"}
+_TYPE_SPELLINGS = {
+    **{kind: kind for kind in ATTRIBUTE_TYPES},
+    "discrete": "nominal",
+    "int": "integer",
+    "continuous": "real",
+    "bool": "boolean",
+}
 _RESERVED = frozenset(_TYPE_SPELLINGS) | {"null"}  # quoted in any spelling
 #: One token of a ``.names`` file (a ``.`` ends a statement before a blank, ``|`` or the end).
-_TOKEN = re.compile(r'\s+|\|[^\n]*|(?P<quoted>")|(?P<punct>:=|[,:()])'
-                    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)')
+_TOKEN = re.compile(
+    r'\s+|\|[^\n]*|(?P<quoted>")|(?P<punct>:=|[,:()])'
+    r'|(?P<end>\.(?=\s|\||\Z))|(?P<word>(?:[^\s,:()|".]|\.(?!\s|\||\Z))+)'
+)
 
 
 @dataclass(frozen=True)
@@ -98,10 +114,16 @@ class Attribute:
         return self.expression is not None
 
 
-Attribute.__init__ = validate_params({"name": [STRING], "type": [Options(ATTRIBUTE_TYPES)],
-    "values": [InstanceOf(tuple, description="a tuple of values"), None],
-    "expression": [STRING, None], "extended": [InstanceOf(tuple, description="a tuple of strings")],
-    "line": [Interval(numbers.Integral, 0, None), None]})(Attribute.__init__)
+Attribute.__init__ = validate_params(
+    {
+        "name": [STRING],
+        "type": [Options(ATTRIBUTE_TYPES)],
+        "values": [InstanceOf(tuple, description="a tuple of values"), None],
+        "expression": [STRING, None],
+        "extended": [InstanceOf(tuple, description="a tuple of strings")],
+        "line": [Interval(numbers.Integral, 0, None), None],
+    }
+)(Attribute.__init__)
 
 
 class Names:
@@ -123,24 +145,43 @@ class Names:
     ('y', ['x'])
     """
 
-    @validate_params({
-        "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
-        "class_name": [STRING, None], "file": [STRING, None]})
-    def __init__(self, attributes: Sequence[Attribute], class_name: Optional[str] = None,
-                 file: Optional[str] = None) -> None:
+    @validate_params(
+        {
+            "attributes": [InstanceOf(list, tuple, description="a list or tuple of Attribute")],
+            "class_name": [STRING, None],
+            "file": [STRING, None],
+        }
+    )
+    def __init__(
+        self,
+        attributes: Sequence[Attribute],
+        class_name: Optional[str] = None,
+        file: Optional[str] = None,
+    ) -> None:
         self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
         self._by_name: Dict[str, Attribute] = {}
         for attribute in self.attributes:
             if attribute.name in self._by_name:
-                raise NamesParseError(f"attribute {attribute.name!r} is declared twice",
-                                      file=file, line=attribute.line, text=attribute.name)
+                raise NamesParseError(
+                    f"attribute {attribute.name!r} is declared twice",
+                    file=file,
+                    line=attribute.line,
+                    text=attribute.name,
+                )
             self._by_name[attribute.name] = attribute
         declared = self._by_name.get(class_name)
         if class_name is not None and (declared is None or declared.is_derived):
-            fault = ("named by the first statement is never declared" if declared is None
-                     else "cannot be a derived attribute")
-            raise NamesParseError(f"the class attribute {class_name!r} {fault}", file=file,
-                                  line=getattr(declared, "line", None), text=class_name)
+            fault = (
+                "named by the first statement is never declared"
+                if declared is None
+                else "cannot be a derived attribute"
+            )
+            raise NamesParseError(
+                f"the class attribute {class_name!r} {fault}",
+                file=file,
+                line=getattr(declared, "line", None),
+                text=class_name,
+            )
 
     def __getitem__(self, name: str) -> Attribute:
         try:
@@ -189,7 +230,8 @@ class Names:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
         lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""] + [
-            f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes]
+            f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes
+        ]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -212,7 +254,9 @@ class Names:
             elif pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_float_dtype(dtype):
                 attributes.append(Attribute(name, "integer" if dtype.kind in "iu" else "real"))
             else:
-                values = pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str).str.strip()
+                values = (
+                    pd.Series(frame[name].to_numpy(dtype=object)).dropna().astype(str).str.strip()
+                )
                 values = values[~values.isin(["?", "!"])]
                 numeric = pd.to_numeric(values, errors="coerce")
                 if len(values) and not numeric.isna().any():
@@ -320,9 +364,13 @@ def _parse_type(tokens: List[Token], file: str, statement) -> Tuple[str, Optiona
         return "nominal", None  # C4.5: "discrete N", values taken from the data
     if len(tokens) >= 2 and any(_is(t, ",") for t in tokens):
         return "nominal", _parse_list(tokens, file, statement)
-    raise _error(f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
-                 "nominal(...), enumerated(...) or a list of at least two values)", statement, file,
-                 first.line)
+    raise _error(
+        f"unknown attribute type (expected one of {', '.join(sorted(_TYPE_SPELLINGS))}, "
+        "nominal(...), enumerated(...) or a list of at least two values)",
+        statement,
+        file,
+        first.line,
+    )
 
 
 def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
@@ -335,8 +383,12 @@ def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
         if len(tokens) == 1:
             extended.append(tokens[0].value)
         elif tokens[1].value != "(" or tokens[-1].value != ")":
-            raise _error("expected identifier or identifier(list) as extended definition",
-                         statement, file, tokens[0].line)
+            raise _error(
+                "expected identifier or identifier(list) as extended definition",
+                statement,
+                file,
+                tokens[0].line,
+            )
         else:
             values = _parse_list(tokens[2:-1], file, statement)
             extended.append(f"{tokens[0].value}({', '.join(values)})")
@@ -390,8 +442,9 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     elif len(head) >= 2 and _is(head[1], ","):  # C4.5: the class values
         c45_values, class_name = _parse_list(head, file, head), "class"
     else:
-        raise _error("the first statement must name the class attribute ('name.' or 'null.')",
-                     head, file)
+        raise _error(
+            "the first statement must name the class attribute ('name.' or 'null.')", head, file
+        )
     attributes = [_parse_attribute(statement, file) for statement in statements[1:]]
     if c45_values is not None:
         if "class" in [a.name for a in attributes]:

@@ -34,17 +34,29 @@ def import_dask():
         import dask
         import dask.dataframe  # noqa: F401
     except ImportError as error:
-        raise ImportError("this needs Dask, an optional dependency: install it with "
-                          "pip install 'xplique_ext[distributed]'") from error
+        raise ImportError(
+            "this needs Dask, an optional dependency: install it with "
+            "pip install 'xplique_ext[distributed]'"
+        ) from error
     return dask
 
 
-@validate_params({
-    "path": [PATH],
-    "names": [InstanceOf(Names, str, os.PathLike, description="a Names object or a path"), None],
-    "blocksize": [Interval(numbers.Integral, 1, None), STRING]})  # bytes, or "64MB"
-def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.PathLike, None] = None,
-                   *, blocksize: Union[int, str] = "64MB") -> Any:
+@validate_params(
+    {
+        "path": [PATH],
+        "names": [
+            InstanceOf(Names, str, os.PathLike, description="a Names object or a path"),
+            None,
+        ],
+        "blocksize": [Interval(numbers.Integral, 1, None), STRING],
+    }
+)  # bytes, or "64MB"
+def read_data_dask(
+    path: Union[str, os.PathLike],
+    names: Union[Names, str, os.PathLike, None] = None,
+    *,
+    blocksize: Union[int, str] = "64MB",
+) -> Any:
     """A ``.data`` file as a ``dask.dataframe.DataFrame``, read with
     ``dask.dataframe.read_csv`` against the ``.names`` schema.
 
@@ -75,8 +87,16 @@ def read_data_dask(path: Union[str, os.PathLike], names: Union[Names, str, os.Pa
         open_text(path).close()  # or UTF-32 refused now, as read_data does
     dtype = {a.name: ("string" if a.is_numeric else "category") for a in names.columns}
     frame = dask.dataframe.read_csv(
-        os.fspath(path), header=None, names=names.column_names, dtype=dtype, blocksize=blocksize,
-        skipinitialspace=True, keep_default_na=False, na_filter=False, index_col=False)
+        os.fspath(path),
+        header=None,
+        names=names.column_names,
+        dtype=dtype,
+        blocksize=blocksize,
+        skipinitialspace=True,
+        keep_default_na=False,
+        na_filter=False,
+        index_col=False,
+    )
     return frame.map_partitions(_check_fields, names, os.fspath(path), meta=frame._meta)
 
 
@@ -97,7 +117,9 @@ def _check_fields(frame: pd.DataFrame, names: Names, file: str, partition_info=N
                 f"empty value for attribute {name!r} (write ? for an unknown value, ! for a "
                 f"not-applicable one), or fewer than {len(names.columns)} values (row "
                 f"{row + 1} of partition {number})",
-                file=file, text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)))
+                file=file,
+                text=",".join(str(v) for v in frame.iloc[row] if not pd.isna(v)),
+            )
     return frame
 
 
@@ -106,8 +128,12 @@ def _counted(task, rules: RuleSet, frame: pd.DataFrame, mode: str, names: Names,
     try:
         return task(rules, frame, mode, names)
     except DataParseError as error:
-        raise DataParseError(error.message.replace("of the DataFrame)", f"of partition {number})"),
-                             file="<Dask DataFrame>", line=error.line, text=error.text) from None
+        raise DataParseError(
+            error.message.replace("of the DataFrame)", f"of partition {number})"),
+            file="<Dask DataFrame>",
+            line=error.line,
+            text=error.text,
+        ) from None
 
 
 def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names, task):
@@ -115,8 +141,10 @@ def dask_counts(rules: RuleSet, frame: Any, mode: str, names: Names, task):
     parallel by Dask's current scheduler (a ``distributed`` client when one is active)."""
     dask = import_dask()
     compile_rules(rules, names)  # a rule that does not fit fails here, at once
-    tasks = [dask.delayed(_counted)(task, rules, part, mode, names, number)
-             for number, part in enumerate(frame.to_delayed())]
+    tasks = [
+        dask.delayed(_counted)(task, rules, part, mode, names, number)
+        for number, part in enumerate(frame.to_delayed())
+    ]
     return list(dask.compute(*tasks)), names, None
 
 
@@ -157,8 +185,9 @@ def check_scheduler(address: str, seconds: float) -> None:
         get_backend(scheme)  # an unknown scheme
         host_port = parse_host_port(location) if scheme in ("tcp", "tls", "ws", "wss") else None
     except (ValueError, TypeError) as error:
-        raise SchedulerError(f"invalid Dask scheduler address {address!r} (expected "
-                             f"tcp://HOST:PORT): {error}") from None
+        raise SchedulerError(
+            f"invalid Dask scheduler address {address!r} (expected tcp://HOST:PORT): {error}"
+        ) from None
     if host_port is not None:  # a closed port: refused at once (distributed retries 30 s)
         try:
             socket.create_connection(host_port, timeout=seconds).close()
@@ -177,9 +206,11 @@ def check_scheduler(address: str, seconds: float) -> None:
     try:
         reply = asyncio.run(identity())
     except asyncio.TimeoutError:
-        raise SchedulerError(f"no Dask scheduler answered at {address} within {seconds:g} s (a "
-                             "server listens there, but is it a scheduler's address, e.g. "
-                             "tcp://host:8786, and not its dashboard's?)") from None
+        raise SchedulerError(
+            f"no Dask scheduler answered at {address} within {seconds:g} s (a "
+            "server listens there, but is it a scheduler's address, e.g. "
+            "tcp://host:8786, and not its dashboard's?)"
+        ) from None
     except (OSError, ValueError, TypeError) as error:
         reason = str(error).strip() or type(error).__name__
         raise SchedulerError(f"cannot reach a Dask scheduler at {address}: {reason}") from None

@@ -42,13 +42,26 @@ from ..commons.params import PATH, STRING, Boolean, InstanceOf, Interval, Option
 from .errors import RuleParseError
 from .syntax import LINE_END, PBM_WORD, Token, quote, read_text, tokenize, write_text
 
-__all__ = ["Condition", "Rule", "RuleSet", "PBMHeader", "read_rules", "parse_rules", "write_rules",
-           "OPERATORS", "EVALUATION_MODES"]
+__all__ = [
+    "Condition",
+    "Rule",
+    "RuleSet",
+    "PBMHeader",
+    "read_rules",
+    "parse_rules",
+    "write_rules",
+    "OPERATORS",
+    "EVALUATION_MODES",
+]
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
-EVALUATION_MODES = {"unordered": "UNORDERED", "ordered": "ORDERED", "inter-class": "INTER-CLASS ORDERED"}
+EVALUATION_MODES = {
+    "unordered": "UNORDERED",
+    "ordered": "ORDERED",
+    "inter-class": "INTER-CLASS ORDERED",
+}
 _KEYWORDS = ("IF", "AND", "OR", "THEN", "CLASS", "DEFAULT")
 _RULE_START = re.compile(r"^\s*(R\d+)(?=\s|$)")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -87,26 +100,39 @@ class Condition:
     @property
     def attributes(self) -> Tuple[str, ...]:
         """Attributes the condition reads."""
-        return tuple(dict.fromkeys(a for _, a in self.terms)) if self.is_linear else (self.attribute,)
+        return (
+            tuple(dict.fromkeys(a for _, a in self.terms)) if self.is_linear else (self.attribute,)
+        )
 
     @property
     def is_linear(self) -> bool:
         return self.attribute is None
 
     def to_string(self) -> str:
-        left = (" + ".join(f"{c} x {_quote(a)}" for c, a in self.terms) if self.is_linear
-                else _quote(self.attribute))
-        right = ("{" + ", ".join(map(_quote, self.value)) + "}" if self.operator == "in"
-                 else _quote(self.value))
+        left = (
+            " + ".join(f"{c} x {_quote(a)}" for c, a in self.terms)
+            if self.is_linear
+            else _quote(self.attribute)
+        )
+        right = (
+            "{" + ", ".join(map(_quote, self.value)) + "}"
+            if self.operator == "in"
+            else _quote(self.value)
+        )
         return f"{left} {self.operator} {right}"
 
     __str__ = to_string
 
 
-Condition.__init__ = validate_params({"attribute": [STRING, None], "operator": [Options(OPERATORS)],
-    "line": _LINE, "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
-    "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
-})(Condition.__init__)
+Condition.__init__ = validate_params(
+    {
+        "attribute": [STRING, None],
+        "operator": [Options(OPERATORS)],
+        "line": _LINE,
+        "value": [STRING, InstanceOf(tuple, description="a tuple of strings")],
+        "terms": [InstanceOf(tuple, description="a tuple of (coefficient, attribute) pairs")],
+    }
+)(Condition.__init__)
 
 
 def _frequencies_text(values, precision: int) -> str:
@@ -153,16 +179,19 @@ class Rule:
         """Attributes the body tests, in order of first use."""
         return tuple(dict.fromkeys(a for c in self.conditions for a in c.attributes))
 
-    @validate_params({"known": "no_validation", "unknown": "no_validation",
-                      "precision": _PRECISION})
+    @validate_params(
+        {"known": "no_validation", "unknown": "no_validation", "precision": _PRECISION}
+    )
     def to_string(self, known=None, unknown=None, precision: int = 3) -> str:
         """The rule as PBM text; ``known``/``unknown`` frequencies are appended when given."""
         if self.is_default:
             text = f"{self.id}  DEFAULT CLASS = {_quote(self.head)}"
         else:
             tests = [(k, c) for conjunction in self.body for k, c in enumerate(conjunction)]
-            lines = [f"{self.id}  IF {c}" if n == 0 else f"{' ' * 8}{'OR' if k == 0 else 'AND'} {c}"
-                     for n, (k, c) in enumerate(tests)]
+            lines = [
+                f"{self.id}  IF {c}" if n == 0 else f"{' ' * 8}{'OR' if k == 0 else 'AND'} {c}"
+                for n, (k, c) in enumerate(tests)
+            ]
             text = "\n".join(lines + [f"{' ' * 8}THEN CLASS = {_quote(self.head)}"])
         if known is not None:
             text += "  " + _frequencies_text(known, precision)
@@ -172,10 +201,17 @@ class Rule:
 
 
 _FREQUENCIES = [InstanceOf(tuple, description="a tuple (f_bh, f_bh̄, f_b̄h̄, f_b̄h, n)"), None]
-Rule.__init__ = validate_params({
-    "id": [STRING], "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
-    "head": [STRING], "is_default": [Boolean()], "known": _FREQUENCIES, "unknown": _FREQUENCIES,
-    "line": _LINE})(Rule.__init__)
+Rule.__init__ = validate_params(
+    {
+        "id": [STRING],
+        "body": [InstanceOf(tuple, description="a tuple of tuples of Condition")],
+        "head": [STRING],
+        "is_default": [Boolean()],
+        "known": _FREQUENCIES,
+        "unknown": _FREQUENCIES,
+        "line": _LINE,
+    }
+)(Rule.__init__)
 
 
 @dataclass(frozen=True)
@@ -194,23 +230,33 @@ class PBMHeader:
         """The header as PBM text lines (a conversor line written when none was read)."""
         from .. import __version__
 
-        out = [f"Standard Rules Conversor xplique_ext-{__version__}" if self.conversor is None
-               else self.conversor]
+        out = [
+            f"Standard Rules Conversor xplique_ext-{__version__}"
+            if self.conversor is None
+            else self.conversor
+        ]
         if self.inducer is not None or self.input_file is not None:
             inducer = f"Inducer: {self.inducer or ''}"
-            out.append(inducer if self.input_file is None
-                       else f"{inducer.ljust(30)} Input File: {self.input_file}")
+            out.append(
+                inducer
+                if self.input_file is None
+                else f"{inducer.ljust(30)} Input File: {self.input_file}"
+            )
         if self.date is not None:
             out.append(f"Date: {self.date}")
-        files = [f"{what} File: {name}" for what, name in
-                 (("Names", self.names_file), ("Data", self.data_file)) if name is not None]
+        files = [
+            f"{what} File: {name}"
+            for what, name in (("Names", self.names_file), ("Data", self.data_file))
+            if name is not None
+        ]
         extended = [] if self.evaluated_as is None else [f"Rules Evaluated as {self.evaluated_as}"]
         extended += ["   ".join(files)] if files else []
         return out + [""] + extended if extended else out
 
 
 PBMHeader.__init__ = validate_params(
-    {item.name: [STRING, None] for item in dataclasses.fields(PBMHeader)})(PBMHeader.__init__)
+    {item.name: [STRING, None] for item in dataclasses.fields(PBMHeader)}
+)(PBMHeader.__init__)
 
 
 class RuleSet:
@@ -234,19 +280,29 @@ class RuleSet:
     (1, 'dont_go', ('windy',))
     """
 
-    @validate_params({"rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
-                      "header": [InstanceOf(PBMHeader), None], "file": [STRING, None]})
-    def __init__(self, rules: Sequence[Rule], header: Optional[PBMHeader] = None,
-                 file: Optional[str] = None) -> None:
+    @validate_params(
+        {
+            "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
+            "header": [InstanceOf(PBMHeader), None],
+            "file": [STRING, None],
+        }
+    )
+    def __init__(
+        self, rules: Sequence[Rule], header: Optional[PBMHeader] = None, file: Optional[str] = None
+    ) -> None:
         rules = list(rules)
         self.file, self.header = file, header if header is not None else PBMHeader()
         seen = set()
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
                 raise TypeError(f"`rules` must hold Rule objects, got {type(rule).__name__}")
-            if fault := (f"rule id {rule.id} is used twice" if rule.id in seen
-                         else "the DEFAULT rule must be the last rule"
-                         if rule.is_default and k != len(rules) - 1 else None):
+            if fault := (
+                f"rule id {rule.id} is used twice"
+                if rule.id in seen
+                else "the DEFAULT rule must be the last rule"
+                if rule.is_default and k != len(rules) - 1
+                else None
+            ):
                 raise RuleParseError(fault, file=file, line=rule.line, text=rule.id)
             seen.add(rule.id)
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
@@ -285,12 +341,24 @@ class RuleSet:
         """Heads of the rules (DEFAULT excluded)."""
         return tuple(r.head for r in self.rules)
 
-    @validate_params({"evaluation": "no_validation", "names_file": [STRING, None],
-                      "data_file": [STRING, None], "precision": _PRECISION,
-                      "header": [InstanceOf(PBMHeader), None]})
-    def to_string(self, evaluation=None, *, names_file: Optional[str] = None,
-                  data_file: Optional[str] = None, precision: int = 3,
-                  header: Optional[PBMHeader] = None) -> str:
+    @validate_params(
+        {
+            "evaluation": "no_validation",
+            "names_file": [STRING, None],
+            "data_file": [STRING, None],
+            "precision": _PRECISION,
+            "header": [InstanceOf(PBMHeader), None],
+        }
+    )
+    def to_string(
+        self,
+        evaluation=None,
+        *,
+        names_file: Optional[str] = None,
+        data_file: Optional[str] = None,
+        precision: int = 3,
+        header: Optional[PBMHeader] = None,
+    ) -> str:
         """PBM text; the extended format (Fig. 8) when ``evaluation`` is given.
 
         Parameters
@@ -309,16 +377,25 @@ class RuleSet:
         changes = {"names_file": names_file, "data_file": data_file}
         if evaluation is not None:
             if len(evaluation.rules) != len(self.rules):
-                raise ValueError(f"`evaluation` holds {len(evaluation.rules)} rules, this set "
-                                 f"{len(self.rules)}")
-            frequencies = list(zip(evaluation.known.frequencies(), evaluation.unknown.frequencies()))
-            changes = {"evaluated_as": EVALUATION_MODES[evaluation.mode],
-                       "names_file": evaluation.names_file if names_file is None else names_file,
-                       "data_file": evaluation.data_file if data_file is None else data_file}
-        header = dataclasses.replace(self.header if header is None else header,
-                                     **{k: v for k, v in changes.items() if v is not None})
-        blocks = [rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
-                  for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])]
+                raise ValueError(
+                    f"`evaluation` holds {len(evaluation.rules)} rules, this set {len(self.rules)}"
+                )
+            frequencies = list(
+                zip(evaluation.known.frequencies(), evaluation.unknown.frequencies())
+            )
+            changes = {
+                "evaluated_as": EVALUATION_MODES[evaluation.mode],
+                "names_file": evaluation.names_file if names_file is None else names_file,
+                "data_file": evaluation.data_file if data_file is None else data_file,
+            }
+        header = dataclasses.replace(
+            self.header if header is None else header,
+            **{k: v for k, v in changes.items() if v is not None},
+        )
+        blocks = [
+            rule.to_string(known, unknown, precision)  # the DEFAULT rule: no frequencies
+            for rule, (known, unknown) in zip(self.all_rules, frequencies + [(None, None)])
+        ]
         return "\n".join(header.lines() + [""] + [f"{block}\n" for block in blocks])
 
 
@@ -326,8 +403,10 @@ class RuleSet:
 #: One token of a rule at a time: white space, an operator, a punctuation mark or a word
 #: (a ``+`` is part of a word only as an exponent's sign, as in ``1e+3``); quoted
 #: identifiers are read by :func:`~xplique_ext.rules.syntax.tokenize`.
-_TOKEN = re.compile(r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
-                    r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)')
+_TOKEN = re.compile(
+    r'\s+|(?P<quoted>")|(?P<op>[<>!]=|[<>=])|(?P<punct>[][{}(),?*+])'
+    r'|(?P<word>(?:[^\s<>=!\[\]{}(),?*+"]|(?<=\d[eE])\+)+)'
+)
 
 
 class _RuleParser:
@@ -373,8 +452,12 @@ class _RuleParser:
         """The text of the next token, a value (a number with ``number``)."""
         token = self.peek()
         word = token is not None and token.kind == "word"
-        if not (word and _NUMBER.match(token.value) if number else token is not None and (
-                token.kind == "quoted" or (word and token.value not in _KEYWORDS))):
+        if not (
+            word and _NUMBER.match(token.value)
+            if number
+            else token is not None
+            and (token.kind == "quoted" or (word and token.value not in _KEYWORDS))
+        ):
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
         return token.value
@@ -411,8 +494,12 @@ class _RuleParser:
         first, second = self.peek(), self.peek(1)
         if first is None:
             raise self.error("expected a condition")
-        if first.kind == "word" and _NUMBER.match(first.value) and second is not None and (
-                second.value == "*" or (second.kind == "word" and second.value == "x")):
+        if (
+            first.kind == "word"
+            and _NUMBER.match(first.value)
+            and second is not None
+            and (second.value == "*" or (second.kind == "word" and second.value == "x"))
+        ):
             terms = self.linear()
             operator = self.operator(allow_in=False)
             return Condition(None, operator, self.take("a number"), terms, line=first.line)
@@ -426,8 +513,11 @@ class _RuleParser:
         return Condition(attribute, "in", values, line=first.line)
 
     def operator(self, allow_in: bool) -> str:
-        return self.expect(*OPERATORS[:-1], *(("in", "IN") if allow_in else ()),
-                           what=f"an operator ({', '.join(OPERATORS)})").lower()
+        return self.expect(
+            *OPERATORS[:-1],
+            *(("in", "IN") if allow_in else ()),
+            what=f"an operator ({', '.join(OPERATORS)})",
+        ).lower()
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
         terms, sign = [], "+"
@@ -455,12 +545,19 @@ class _RuleParser:
 
 #: One item of a header line: the conversor line whole, or a label and its value (an
 #: ``Inducer:`` line may go on with ``Input File:``, a ``Names File:`` one with ``Data File:``).
-_HEADER_ITEM = re.compile(r"\s*(?:(?P<conversor>Standard Rules Conversor.*?)|(?P<label>Inducer:|"
-                          r"Input File:|Date:|Rules Evaluated as|Names File:|Data File:)\s*"
-                          r"(?P<value>.*?))\s*(?=Input File:|Data File:|$)")
-_HEADER_FIELDS = {"Inducer:": "inducer", "Input File:": "input_file", "Date:": "date",
-                  "Rules Evaluated as": "evaluated_as", "Names File:": "names_file",
-                  "Data File:": "data_file"}
+_HEADER_ITEM = re.compile(
+    r"\s*(?:(?P<conversor>Standard Rules Conversor.*?)|(?P<label>Inducer:|"
+    r"Input File:|Date:|Rules Evaluated as|Names File:|Data File:)\s*"
+    r"(?P<value>.*?))\s*(?=Input File:|Data File:|$)"
+)
+_HEADER_FIELDS = {
+    "Inducer:": "inducer",
+    "Input File:": "input_file",
+    "Date:": "date",
+    "Rules Evaluated as": "evaluated_as",
+    "Names File:": "names_file",
+    "Data File:": "data_file",
+}
 
 
 def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
@@ -469,16 +566,25 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
         position = 0
         while line[position:].strip():
             if (match := _HEADER_ITEM.match(line, position)) is None:
-                raise RuleParseError("expected a header line (Standard Rules Conversor, Inducer:, "
-                                     "Date:, Rules Evaluated as, Names File:) or a rule starting "
-                                     "with its id (R0001 IF ...)", file=file, line=number, text=line)
+                raise RuleParseError(
+                    "expected a header line (Standard Rules Conversor, Inducer:, "
+                    "Date:, Rules Evaluated as, Names File:) or a rule starting "
+                    "with its id (R0001 IF ...)",
+                    file=file,
+                    line=number,
+                    text=line,
+                )
             key = "conversor" if match["conversor"] else _HEADER_FIELDS[match["label"]]
             fields[key], position = match["conversor"] or match["value"] or None, match.end()
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
-        raise RuleParseError(f"unknown evaluation mode (expected one of "
-                             f"{list(EVALUATION_MODES.values())})", file=file, text=evaluated)
+        raise RuleParseError(
+            f"unknown evaluation mode (expected one of {list(EVALUATION_MODES.values())})",
+            file=file,
+            text=evaluated,
+        )
     return PBMHeader(**fields)
+
 
 @validate_params({"text": [STRING], "file": [STRING]})
 def parse_rules(text: str, file: str = "<string>") -> RuleSet:
@@ -513,8 +619,9 @@ def parse_rules(text: str, file: str = "<string>") -> RuleSet:
     try:
         return RuleSet(rules, header, file=file)
     except RuleParseError as err:  # a rule read here has a line: show it, not the rule's id
-        raise RuleParseError(err.message, file=file, line=err.line,
-                             text=numbered[err.line - 1][1]) from None
+        raise RuleParseError(
+            err.message, file=file, line=err.line, text=numbered[err.line - 1][1]
+        ) from None
 
 
 @validate_params({"path": [PATH]})
@@ -531,8 +638,13 @@ def read_rules(path: Union[str, os.PathLike]) -> RuleSet:
     return parse_rules(read_text(path), file=os.fspath(path))
 
 
-@validate_params({"rules": [InstanceOf(RuleSet, description="a RuleSet")], "path": [PATH],
-                  "evaluation": "no_validation"})  # checked by RuleSet.to_string
+@validate_params(
+    {
+        "rules": [InstanceOf(RuleSet, description="a RuleSet")],
+        "path": [PATH],
+        "evaluation": "no_validation",
+    }
+)  # checked by RuleSet.to_string
 def write_rules(rules: RuleSet, path: Union[str, os.PathLike], evaluation=None, **kwargs) -> None:
     """Write :meth:`RuleSet.to_string` (with ``evaluation``, the frequencies) to ``path``."""
     write_text(path, rules.to_string(evaluation, **kwargs))

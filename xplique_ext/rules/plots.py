@@ -26,17 +26,31 @@ def _axes(ax):
     return ax
 
 
-_POSITIVE = ArrayLike("real", ndim=1, dtype=np.float64,
-                      within=Interval(numbers.Real, 0, None, closed="neither"))
+_POSITIVE = ArrayLike(
+    "real", ndim=1, dtype=np.float64, within=Interval(numbers.Real, 0, None, closed="neither")
+)
 _AT_LEAST_ONE = Interval(numbers.Real, 1, None)
 
 
-@validate_params({  # extractors, a mapping or a list of pairs: each pair checked below
-    "reference": [POINT], "psi": [PSI, _POSITIVE], "extractors": "no_validation",
-    "r_max": [_AT_LEAST_ONE, None], "ax": "no_validation", "hatch": [Boolean()]})
-def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequence[float]] = 1.0,
-                       extractors: Optional[Extractors] = None, *, r_max: Optional[float] = None,
-                       ax=None, hatch: bool = True):
+@validate_params(
+    {  # extractors, a mapping or a list of pairs: each pair checked below
+        "reference": [POINT],
+        "psi": [PSI, _POSITIVE],
+        "extractors": "no_validation",
+        "r_max": [_AT_LEAST_ONE, None],
+        "ax": "no_validation",
+        "hatch": [Boolean()],
+    }
+)
+def plot_fire_isolines(
+    reference: Tuple[float, float],
+    psi: Union[float, Sequence[float]] = 1.0,
+    extractors: Optional[Extractors] = None,
+    *,
+    r_max: Optional[float] = None,
+    ax=None,
+    hatch: bool = True,
+):
     """Isolines of psi-FiRe through a reference extractor (Fig. 3 and 5 of the FiRe paper).
 
     Parameters
@@ -67,10 +81,19 @@ def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequenc
     'readability loss r (rules)'
     """
     p0, r0 = reference
-    items = (extractors.items() if isinstance(extractors, Mapping)
-             else enumerate(() if extractors is None else extractors))
-    points = {label: check_param(tuple(point) if isinstance(point, np.ndarray) else point,
-                                 f"extractors[{label}]", [POINT]) for label, point in items}
+    items = (
+        extractors.items()
+        if isinstance(extractors, Mapping)
+        else enumerate(() if extractors is None else extractors)
+    )
+    points = {
+        label: check_param(
+            tuple(point) if isinstance(point, np.ndarray) else point,
+            f"extractors[{label}]",
+            [POINT],
+        )
+        for label, point in items
+    }
     ax = _axes(ax)
     r_top = r_max if r_max is not None else 1.25 * max([r0, 2.0] + [r for _, r in points.values()])
     grid = np.linspace(1.0, r_top, 2000)
@@ -79,26 +102,49 @@ def plot_fire_isolines(reference: Tuple[float, float], psi: Union[float, Sequenc
         label = f"{value:g}-FiRe = {fire_score(value, p0, r0):.3g}"
         (line,) = ax.step(grid, curve, where="post", label=label)
         if hatch:
-            ax.fill_between(grid, 0, curve, step="post", alpha=0.12, color=line.get_color(),
-                            hatch="//" if k % 2 == 0 else "\\\\", linewidth=0)
+            ax.fill_between(
+                grid,
+                0,
+                curve,
+                step="post",
+                alpha=0.12,
+                color=line.get_color(),
+                hatch="//" if k % 2 == 0 else "\\\\",
+                linewidth=0,
+            )
     ax.scatter([r0], [p0], marker="x", color="black", zorder=3)
     ax.annotate("reference", (r0, p0), textcoords="offset points", xytext=(4, 4))
     for label, (p, r) in points.items():
         ax.scatter([r], [p], marker="o", zorder=3)
         if isinstance(extractors, Mapping):
             ax.annotate(label, (r, p), textcoords="offset points", xytext=(4, 4))
-    ax.set(xlabel="readability loss r (rules)", ylabel="predictive loss p", xlim=(1, r_top),
-           ylim=(0, 1.6 * max([p0] + [p for p, _ in points.values()])))
+    ax.set(
+        xlabel="readability loss r (rules)",
+        ylabel="predictive loss p",
+        xlim=(1, r_top),
+        ylim=(0, 1.6 * max([p0] + [p for p, _ in points.values()])),
+    )
     ax.legend(loc="upper right")
     return ax
 
 
-@validate_params({
-    "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
-    "psis": [_POSITIVE], "betas": [_POSITIVE, None], "log": [Boolean()], "ax": "no_validation"})
-def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
-                    psis: Sequence[float] = (1, 4), betas: Optional[Sequence[float]] = None, *,
-                    log: bool = True, ax=None):
+@validate_params(
+    {
+        "readability_losses": [ArrayLike("real", ndim=1, dtype=np.float64, within=_AT_LEAST_ONE)],
+        "psis": [_POSITIVE],
+        "betas": [_POSITIVE, None],
+        "log": [Boolean()],
+        "ax": "no_validation",
+    }
+)
+def plot_alpha_beta(
+    readability_losses: Sequence[float] = (1, 4, 16),
+    psis: Sequence[float] = (1, 4),
+    betas: Optional[Sequence[float]] = None,
+    *,
+    log: bool = True,
+    ax=None,
+):
     """Equilibrium curves alpha(beta) of Eq. 10 (Fig. 4 of the FiRe paper): the factor on the
     predictive loss that balances a factor ``beta`` on the readability loss, for each
     readability loss ``r`` and trade-off ``psi`` (log-log axes unless ``log=False``).
@@ -127,12 +173,16 @@ def plot_alpha_beta(readability_losses: Sequence[float] = (1, 4, 16),
     return ax
 
 
-@validate_params({
-    "frame": [InstanceOf(pd.DataFrame, description="a DataFrame (RuleEvaluation.to_frame)")],
-    "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
-    "ax": "no_validation"})
-def plot_rule_measures(frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *,
-                       ax=None):
+@validate_params(
+    {
+        "frame": [InstanceOf(pd.DataFrame, description="a DataFrame (RuleEvaluation.to_frame)")],
+        "measures": [InstanceOf(list, tuple, description="a list or tuple of measure names")],
+        "ax": "no_validation",
+    }
+)
+def plot_rule_measures(
+    frame, measures: Sequence[str] = ("Acc", "Sens", "Spec", "Cov", "WRAcc"), *, ax=None
+):
     """Grouped bars of some measures per rule, from
     :meth:`~xplique_ext.rules.RuleEvaluation.to_frame`.
 

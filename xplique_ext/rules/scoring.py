@@ -53,10 +53,18 @@ class RuleSetScore:
 
 
 _REAL = [InstanceOf(float, numbers.Real, description="a real number (NaN where undefined)")]
-RuleSetScore.__init__ = validate_params({
-    "predictive_loss": _REAL, "readability_loss": _REAL, "coverage": _REAL, "fire": _REAL,
-    "qs": _REAL, "psi": [PSI], "task": [Options(["classification", "regression"])],
-    "n_examples": [Interval(numbers.Integral, 0, None)]})(RuleSetScore.__init__)
+RuleSetScore.__init__ = validate_params(
+    {
+        "predictive_loss": _REAL,
+        "readability_loss": _REAL,
+        "coverage": _REAL,
+        "fire": _REAL,
+        "qs": _REAL,
+        "psi": [PSI],
+        "task": [Options(["classification", "regression"])],
+        "n_examples": [Interval(numbers.Integral, 0, None)],
+    }
+)(RuleSetScore.__init__)
 
 
 def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
@@ -64,19 +72,36 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
         return data if isinstance(data, Dataset) else Dataset.from_frame(data)
     array = np.asarray(data)
     if array.ndim != 2:
-        raise TypeError("`data` must be a Dataset, a DataFrame or an array (N, F) with "
-                        f"`feature_names`, got {type(data).__name__} of shape {array.shape}")
+        raise TypeError(
+            "`data` must be a Dataset, a DataFrame or an array (N, F) with "
+            f"`feature_names`, got {type(data).__name__} of shape {array.shape}"
+        )
     if feature_names is None:
         raise ValueError("`feature_names` is needed to match array columns to rule attributes")
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
-@validate_params({  # data (a Dataset, a DataFrame or an array) and feature_names: below
-    "rules": RULES, "data": "no_validation", "reference": LABELS,
-    "psi": [PSI], "mode": MODE, "count_default": [Boolean()], "feature_names": "no_validation"})
-def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float = 1.0,
-                mode: str = "ordered", count_default: bool = False,
-                feature_names: Optional[Sequence[str]] = None) -> RuleSetScore:
+@validate_params(
+    {  # data (a Dataset, a DataFrame or an array) and feature_names: below
+        "rules": RULES,
+        "data": "no_validation",
+        "reference": LABELS,
+        "psi": [PSI],
+        "mode": MODE,
+        "count_default": [Boolean()],
+        "feature_names": "no_validation",
+    }
+)
+def score_rules(
+    rules: RuleSet,
+    data: Any,
+    reference: Any = None,
+    *,
+    psi: float = 1.0,
+    mode: str = "ordered",
+    count_default: bool = False,
+    feature_names: Optional[Sequence[str]] = None,
+) -> RuleSetScore:
     """Score a rule set with FiRe and Qs against a black box (fidelity) or true labels.
 
     Parameters
@@ -129,27 +154,41 @@ def score_rules(rules: RuleSet, data: Any, reference: Any = None, *, psi: float 
         raise ValueError(f"`reference` must have shape ({data.n_examples},), got {reference.shape}")
     r = float(len(rules.all_rules if count_default else rules.rules))
     if r < 1:
-        raise ValueError("the rule set has no rule to count (FiRe needs r >= 1): pass "
-                         "count_default=True")
+        raise ValueError(
+            "the rule set has no rule to count (FiRe needs r >= 1): pass count_default=True"
+        )
     predictions = predict_rules(rules, data, mode)
     regression = reference.dtype.kind == "f" and all(
-        real_value(rule.head) is not None for rule in rules.all_rules)
+        real_value(rule.head) is not None for rule in rules.all_rules
+    )
     task = "regression" if regression else "classification"
     predicted, known = ~pd.isna(predictions), known_labels(reference)
     if regression:  # heads kept as text when no numeric class is declared
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
-            check_label_classes([rule.head for rule in rules.all_rules], reference[known],
-                                "reference")
+            check_label_classes(
+                [rule.head for rule in rules.all_rules], reference[known], "reference"
+            )
         as_text = np.vectorize(label_text, otypes=[object])
         errors = (as_text(predictions) != as_text(reference)).astype(np.float64)
     scored = predicted & known
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     if not scored.any():
-        warn("no example gets both a prediction and a reference value: the predictive loss "
-             "is undefined (NaN)", UndefinedScoreWarning)
+        warn(
+            "no example gets both a prediction and a reference value: the predictive loss "
+            "is undefined (NaN)",
+            UndefinedScoreWarning,
+        )
         return RuleSetScore(np.nan, r, coverage, np.nan, np.nan, psi, task, 0)
     p = float(errors[scored].mean())
-    return RuleSetScore(p, r, coverage, fire_score(psi, p, r), qs_score(p, r, coverage), psi,
-                        task, int(scored.sum()))
+    return RuleSetScore(
+        p,
+        r,
+        coverage,
+        fire_score(psi, p, r),
+        qs_score(p, r, coverage),
+        psi,
+        task,
+        int(scored.sum()),
+    )

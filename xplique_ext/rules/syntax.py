@@ -21,8 +21,18 @@ from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern
 
 from .errors import ParseError
 
-__all__ = ["LINE_END", "NAMES_WORD", "PBM_WORD", "Token", "open_text", "quote", "read_text",
-           "scan_quoted", "tokenize", "write_text"]
+__all__ = [
+    "LINE_END",
+    "NAMES_WORD",
+    "PBM_WORD",
+    "Token",
+    "open_text",
+    "quote",
+    "read_text",
+    "scan_quoted",
+    "tokenize",
+    "write_text",
+]
 
 #: A line end of the rule files: ``\n``, ``\r\n`` or a lone ``\r`` (old Mac OS files).
 LINE_END = re.compile(r"\r\n?|\n")
@@ -32,8 +42,13 @@ NAMES_WORD = re.compile(r"[A-Za-z0-9_]+")
 PBM_WORD = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
-def quote(text: str, *, word: Pattern[str] = NAMES_WORD, reserved: Collection[str] = (),
-          reserved_any_case: Collection[str] = ()) -> str:
+def quote(
+    text: str,
+    *,
+    word: Pattern[str] = NAMES_WORD,
+    reserved: Collection[str] = (),
+    reserved_any_case: Collection[str] = (),
+) -> str:
     """``text`` as written in a ``.names`` or PBM file.
 
     Plain words are written as they are; anything else (spaces, punctuation, an empty
@@ -102,8 +117,14 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
     return _ESCAPE.sub(r"\1", match.group(1)), match.end()
 
 
-def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: type, file: str,
-             *, names: bool = False) -> Iterator[Token]:
+def tokenize(
+    lines: Iterable[Tuple[int, str]],
+    pattern: Pattern[str],
+    error: type,
+    file: str,
+    *,
+    names: bool = False,
+) -> Iterator[Token]:
     """The tokens of numbered lines, the one tokenizer of the ``.names`` and PBM grammars:
     a match of a named group of ``pattern`` is a token of that kind (``quoted`` read by
     :func:`scan_quoted`), any other match (white space, a comment) is dropped.
@@ -122,9 +143,14 @@ def tokenize(lines: Iterable[Tuple[int, str]], pattern: Pattern[str], error: typ
             if match.lastgroup == "quoted":
                 value, i = scan_quoted(line, match.start())
                 if value is None or (names and not value):
-                    raise error("empty quoted identifier" if value == "" else
-                                "unterminated quoted identifier", file=file, line=number,
-                                text=line[match.start():i] if names else line)
+                    raise error(
+                        "empty quoted identifier"
+                        if value == ""
+                        else "unterminated quoted identifier",
+                        file=file,
+                        line=number,
+                        text=line[match.start() : i] if names else line,
+                    )
                 yield Token("quoted", value, number)
             elif match.lastgroup:
                 yield Token(match.lastgroup, match.group(), number)
@@ -165,8 +191,11 @@ def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWr
     head = binary.peek(4096)[:4096] if binary is not source else b""
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
         binary.close()
-        raise ParseError("not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
-                         "mark or NUL bytes); save it as UTF-8 (or ASCII)", file=os.fspath(source))
+        raise ParseError(
+            "not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
+            "mark or NUL bytes); save it as UTF-8 (or ASCII)",
+            file=os.fspath(source),
+        )
     return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
 
 

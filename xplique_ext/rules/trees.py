@@ -16,8 +16,14 @@ from .pbm import Condition, PBMHeader, Rule, RuleSet
 __all__ = ["tree_to_rules", "tree_names"]
 
 
-def _check_model(model, module: str, kinds: Sequence[str], described: str,
-                 fitted: Sequence[str], name: str = "model") -> None:
+def _check_model(
+    model,
+    module: str,
+    kinds: Sequence[str],
+    described: str,
+    fitted: Sequence[str],
+    name: str = "model",
+) -> None:
     """Import the package ``module`` (the optional ones: an ImportError saying how to
     install it), then a TypeError unless ``model`` (the parameter ``name``) is one of its
     classes ``kinds``, a ValueError unless it has the ``fitted`` attributes."""
@@ -26,8 +32,10 @@ def _check_model(model, module: str, kinds: Sequence[str], described: str,
     try:
         package = importlib.import_module(module)
     except ImportError as err:
-        raise ImportError(f"this adapter needs the package {module!r}: pip install "
-                          f"\"xplique_ext[rulelearners]\" (or pip install {module})") from err
+        raise ImportError(
+            f"this adapter needs the package {module!r}: pip install "
+            f'"xplique_ext[rulelearners]" (or pip install {module})'
+        ) from err
     classes = tuple(k for k in (getattr(package, kind, None) for kind in kinds) if k)
     if not isinstance(model, classes):
         raise TypeError(f"`{name}` must be a fitted {described}, got {type(model).__name__}")
@@ -38,12 +46,19 @@ def _check_model(model, module: str, kinds: Sequence[str], described: str,
 def _check_tree(tree, feature_names: Optional[Sequence], class_names: Optional[Sequence]):
     """Check ``tree`` is a fitted single-output scikit-learn tree; its feature names and its
     class names (None for a regressor)."""
-    _check_model(tree, "sklearn.tree", ("BaseDecisionTree",),
-                 "scikit-learn DecisionTreeClassifier or DecisionTreeRegressor", ("tree_",), "tree")
+    _check_model(
+        tree,
+        "sklearn.tree",
+        ("BaseDecisionTree",),
+        "scikit-learn DecisionTreeClassifier or DecisionTreeRegressor",
+        ("tree_",),
+        "tree",
+    )
     if tree.n_outputs_ != 1:
         raise ValueError(f"`tree` must have a single output, got {tree.n_outputs_}")
     default = [str(f) for f in getattr(tree, "feature_names_in_", [])] or [
-        f"x{i}" for i in range(tree.n_features_in_)]
+        f"x{i}" for i in range(tree.n_features_in_)
+    ]
     features = _names(feature_names, default, "feature_names")
     if not hasattr(tree, "classes_"):
         return features, None
@@ -71,10 +86,16 @@ _NAME_LIST = [ArrayLike("any", ndim=1, batch_hint=False), None]
 _TREE = "no_validation"
 
 
-@validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
-                  "class_name": [STRING]})
-def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
-               class_names: Optional[Sequence[str]] = None, *, class_name: str = "class") -> Names:
+@validate_params(
+    {"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST, "class_name": [STRING]}
+)
+def tree_names(
+    tree,
+    feature_names: Optional[Sequence[str]] = None,
+    class_names: Optional[Sequence[str]] = None,
+    *,
+    class_name: str = "class",
+) -> Names:
     """``.names`` declarations for the data of a tree: ``real`` features and a nominal
     class (``real`` for a regressor).
 
@@ -93,11 +114,21 @@ def tree_names(tree, feature_names: Optional[Sequence[str]] = None,
     return Names(attributes, class_name, file="<tree>")
 
 
-@validate_params({"tree": _TREE, "feature_names": _NAME_LIST, "class_names": _NAME_LIST,
-                  "decimals": [Interval(numbers.Integral, 0, None), None]})
-def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
-                  class_names: Optional[Sequence[str]] = None, *, decimals: Optional[int] = None
-                  ) -> RuleSet:
+@validate_params(
+    {
+        "tree": _TREE,
+        "feature_names": _NAME_LIST,
+        "class_names": _NAME_LIST,
+        "decimals": [Interval(numbers.Integral, 0, None), None],
+    }
+)
+def tree_to_rules(
+    tree,
+    feature_names: Optional[Sequence[str]] = None,
+    class_names: Optional[Sequence[str]] = None,
+    *,
+    decimals: Optional[int] = None,
+) -> RuleSet:
     """One rule per leaf of a fitted ``DecisionTreeClassifier``/``DecisionTreeRegressor``.
 
     Parameters
@@ -156,11 +187,20 @@ def tree_to_rules(tree, feature_names: Optional[Sequence[str]] = None,
     while stack:
         node, bounds = stack.pop()
         if left[node] == -1:
-            conditions = tuple(Condition(features[f], op, _number(t, decimals))
-                               for f, pair in bounds.items()
-                               for op, t in zip((">", "<="), pair) if t is not None)
-            rules.append(Rule(f"R{len(rules) + 1:04d}", (conditions,) if conditions else (),
-                              head(node), is_default=not conditions))
+            conditions = tuple(
+                Condition(features[f], op, _number(t, decimals))
+                for f, pair in bounds.items()
+                for op, t in zip((">", "<="), pair)
+                if t is not None
+            )
+            rules.append(
+                Rule(
+                    f"R{len(rules) + 1:04d}",
+                    (conditions,) if conditions else (),
+                    head(node),
+                    is_default=not conditions,
+                )
+            )
             continue
         for child, side in ((right[node], 0), (left[node], 1)):
             new = {f: list(pair) for f, pair in bounds.items()}

@@ -43,19 +43,52 @@ from .rules import DEFAULT_RULES, RuleTable, resolve_rules
 from .tokens import find_keyword, normalize_token, whitespace_tokens
 
 __all__ = [
-    "BagOfWordsModel", "DEFAULT_RULES", "HighlightedText", "IntegratedGradientsTokenExplainer",
-    "Lexicon", "LimeTokenExplainer", "LocalLipschitzEstimate", "RuleDistillation", "RuleTable",
-    "ShapTokenExplainer", "TextClassifier", "TextLocalLipschitzEstimate",
-    "TokenAttributionExplainer", "adapt_text_model", "build_cnn_classifier",
-    "build_hub_classifier", "build_lstm_classifier", "distillation_pi", "find_keyword",
-    "generate_sentences", "highlight_html", "load_hub_backbone", "load_lexicon",
-    "load_sentiment_dataset", "load_word_vectors", "make_vectorizer", "normalize_token",
-    "percy_examples_html", "percy_pearson_agreement", "percy_rank_agreement", "plot_agreement",
-    "plot_highlight", "plot_lipschitz", "plot_percy_scores", "resolve_rules", "rule_conjuncts",
-    "rule_teacher", "set_embedding", "train_classifier", "whitespace_tokens"]
+    "BagOfWordsModel",
+    "DEFAULT_RULES",
+    "HighlightedText",
+    "IntegratedGradientsTokenExplainer",
+    "Lexicon",
+    "LimeTokenExplainer",
+    "LocalLipschitzEstimate",
+    "RuleDistillation",
+    "RuleTable",
+    "ShapTokenExplainer",
+    "TextClassifier",
+    "TextLocalLipschitzEstimate",
+    "TokenAttributionExplainer",
+    "adapt_text_model",
+    "build_cnn_classifier",
+    "build_hub_classifier",
+    "build_lstm_classifier",
+    "distillation_pi",
+    "find_keyword",
+    "generate_sentences",
+    "highlight_html",
+    "load_hub_backbone",
+    "load_lexicon",
+    "load_sentiment_dataset",
+    "load_word_vectors",
+    "make_vectorizer",
+    "normalize_token",
+    "percy_examples_html",
+    "percy_pearson_agreement",
+    "percy_rank_agreement",
+    "plot_agreement",
+    "plot_highlight",
+    "plot_lipschitz",
+    "plot_percy_scores",
+    "resolve_rules",
+    "rule_conjuncts",
+    "rule_teacher",
+    "set_embedding",
+    "train_classifier",
+    "whitespace_tokens",
+]
 
 
 #: :mod:`.distillation` subclasses keras.Model: its names are resolved on first use, so that
 #: ``import xplique_ext.text`` loads no TensorFlow
-__getattr__, __dir__ = lazy_exports(__name__, {".distillation": [
-    "RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher"]})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {".distillation": ["RuleDistillation", "distillation_pi", "rule_conjuncts", "rule_teacher"]},
+)

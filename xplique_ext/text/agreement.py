@@ -21,8 +21,17 @@ __all__ = ["percy_rank_agreement", "percy_pearson_agreement"]
 _SCORES = [ArrayLike("real", ndim=(0, 1), shapes="(N,), a list of them or of scores")]
 
 
-@validate_params({"scores": [InstanceOf(
-    pd.DataFrame, Mapping, description="a pandas DataFrame or a mapping framework -> values")]})
+@validate_params(
+    {
+        "scores": [
+            InstanceOf(
+                pd.DataFrame,
+                Mapping,
+                description="a pandas DataFrame or a mapping framework -> values",
+            )
+        ]
+    }
+)
 def percy_rank_agreement(scores: Any):
     """Kendall's tau (tau-b) between the rankings of models by each pair of columns.
 
@@ -50,8 +59,13 @@ def percy_rank_agreement(scores: Any):
     >>> float(t.loc["L", "S"])
     1.0
     """
-    table = _table({k: _scores(v, f"scores[{k!r}]") for k, v in scores.items()}, "scores",
-                   "model", getattr(scores, "index", None), rows=2)
+    table = _table(
+        {k: _scores(v, f"scores[{k!r}]") for k, v in scores.items()},
+        "scores",
+        "model",
+        getattr(scores, "index", None),
+        rows=2,
+    )
     # pandas calls scipy.stats.kendalltau (tau-b) on the rows where both columns are finite
     return _correlation(table, "kendall", "Kendall tau is undefined (constant ranking)")
 
@@ -71,8 +85,13 @@ def _correlation(table: pd.DataFrame, method: str, what: str) -> pd.DataFrame:
     return pd.DataFrame(values, index=out.index, columns=out.columns)
 
 
-@validate_params({"per_sentence": [InstanceOf(
-    dict, Mapping, description="a mapping framework -> per-sentence scores")]})
+@validate_params(
+    {
+        "per_sentence": [
+            InstanceOf(dict, Mapping, description="a mapping framework -> per-sentence scores")
+        ]
+    }
+)
 def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     """Pearson correlation between per-sentence PERCY vectors of frameworks (Eq. 11).
 
@@ -97,9 +116,16 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     0.577
     """
     # one array (N,) per framework, or a list of them (one per model) concatenated in order
-    vectors = {name: np.concatenate([_scores(piece, f"per_sentence[{name!r}]") for piece in (
-        value if isinstance(value, (list, tuple)) else [value])] + [np.empty(0)])
-        for name, value in per_sentence.items()}
+    vectors = {
+        name: np.concatenate(
+            [
+                _scores(piece, f"per_sentence[{name!r}]")
+                for piece in (value if isinstance(value, (list, tuple)) else [value])
+            ]
+            + [np.empty(0)]
+        )
+        for name, value in per_sentence.items()
+    }
     table = _table(vectors, "per_sentence", "sentence").replace([np.inf, -np.inf], np.nan).dropna()
     # on the sentences scored by every framework
     return _correlation(table, "pearson", "Pearson r is undefined (constant PERCY vector)")
@@ -110,12 +136,16 @@ def _scores(value: Any, name: str) -> np.ndarray:
     return np.atleast_1d(check_param(value, name, _SCORES)).astype(np.float64)
 
 
-def _table(columns: Mapping[Any, np.ndarray], name: str, what: str, index: Any = None,
-           rows: int = 0) -> pd.DataFrame:
+def _table(
+    columns: Mapping[Any, np.ndarray], name: str, what: str, index: Any = None, rows: int = 0
+) -> pd.DataFrame:
     """The columns as a DataFrame (their keys as they are: 1 and '1' stay two columns): at
     least two, of one length (one value per ``what``), at least ``rows``."""
     lengths = {k: len(v) for k, v in columns.items()}
     if len(lengths) < 2 or len(set(lengths.values())) > 1 or min(lengths.values()) < rows:
-        raise ValueError(f"`{name}` must hold at least two frameworks scored on the same {what}s"
-                         + (f" (at least {rows})" if rows else "") + f", got lengths {lengths}")
+        raise ValueError(
+            f"`{name}` must hold at least two frameworks scored on the same {what}s"
+            + (f" (at least {rows})" if rows else "")
+            + f", got lengths {lengths}"
+        )
     return pd.DataFrame(columns, index=index)

@@ -37,6 +37,7 @@ __all__ = ["TextClassifier", "as_text_classifier"]
 #: ``batch_size`` at a time); bounds memory whatever the number of sentences.
 CHUNK_ROWS = 16384
 
+
 def _functions(live: Any) -> dict:
     """The functions of a Keras model, compiled and shared by every wrapper of it through
     :func:`~xplique_ext.runtime.model_functions` (``live()`` gives the model and its
@@ -80,8 +81,11 @@ def _functions(live: Any) -> dict:
         contrib = tf.reduce_sum(grad * tf.cast(store["diff"], tf.float64), -1)
         return contrib, tf.cast(p1, tf.float64)
 
-    return {"fwd": lambda x: run(x), "ig": ig,
-            "shift": lambda x, shift: run(x, lambda e: e + tf.cast(shift, e.dtype))}
+    return {
+        "fwd": lambda x: run(x),
+        "ig": ig,
+        "shift": lambda x, shift: run(x, lambda e: e + tf.cast(shift, e.dtype)),
+    }
 
 
 @dataclass
@@ -130,11 +134,24 @@ class TextClassifier:
     """
 
     # tokenizer and strategy: checked by Tokenizer and resolve_strategy
-    @validate_params({"model": [Callable_()], "mask_string": [Word()],
-                      "batch_size": [Interval(numbers.Integral, 1, None), None],
-                      "tokenizer": "no_validation", "strategy": "no_validation"})
-    def __init__(self, model: Any, tokenizer: Any = None, *, batch_size: Optional[int] = 64,
-                 mask_string: str = "UNKWORDZ", strategy: Any = None):
+    @validate_params(
+        {
+            "model": [Callable_()],
+            "mask_string": [Word()],
+            "batch_size": [Interval(numbers.Integral, 1, None), None],
+            "tokenizer": "no_validation",
+            "strategy": "no_validation",
+        }
+    )
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        *,
+        batch_size: Optional[int] = 64,
+        mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
+    ):
         # a keras-hub text classifier becomes a model on word-piece ids + its tokenizer
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
@@ -147,29 +164,48 @@ class TextClassifier:
         self.keras = isinstance(model, keras.layers.Layer)
         self.takes_ids = self.tokenizer is not None
         # the tokenizer that aligns model positions with words (IG, embedding shifts)
-        tv = find_layer(model, keras.layers.TextVectorization) if (
-            self.keras and not self.takes_ids) else None
+        tv = (
+            find_layer(model, keras.layers.TextVectorization)
+            if (self.keras and not self.takes_ids)
+            else None
+        )
         self.align_tokenizer = self.tokenizer if tv is None else Tokenizer(tv)
         spec = getattr(model, "inputs", None) if self.keras else None
         shape = tuple(spec[0].shape) if spec else ()
         self.input_dtype = str(spec[0].dtype) if spec else None
         self.string_input_rank = len(shape) if spec and not self.takes_ids else 1
-        self.input_length = int(shape[1]) if self.takes_ids and len(shape) >= 2 and shape[1] else (
-            self.tokenizer.sequence_length if self.takes_ids else None)
+        self.input_length = (
+            int(shape[1])
+            if self.takes_ids and len(shape) >= 2 and shape[1]
+            else (self.tokenizer.sequence_length if self.takes_ids else None)
+        )
         if self.input_dtype is not None and ("string" in self.input_dtype) == self.takes_ids:
             raise ValueError(
                 "`tokenizer` must be None for this model: it takes raw strings (input dtype "
                 f"{self.input_dtype}, a TextVectorization layer inside), got a tokenizer of "
-                f"type {type(self.tokenizer.raw).__name__}" if self.takes_ids else
-                "`tokenizer` is required for this model: it takes token ids (input dtype "
+                f"type {type(self.tokenizer.raw).__name__}"
+                if self.takes_ids
+                else "`tokenizer` is required for this model: it takes token ids (input dtype "
                 f"{self.input_dtype}), not raw strings; pass the TextVectorization layer or "
-                "callable that maps sentences to its ids as `tokenizer=`")
+                "callable that maps sentences to its ids as `tokenizer=`"
+            )
         self._n_outputs: Optional[int] = None
         # the adapter of text/hub.py names its own embedding
-        self.embedding = (getattr(model, "_xplique_embedding", None)
-                          or find_layer(model, keras.layers.Embedding)) if self.keras else None
-        self._fns = model_functions((model, self.embedding, self.strategy), ("text",),
-                                    _functions, self.strategy) if self.keras else {}
+        self.embedding = (
+            (
+                getattr(model, "_xplique_embedding", None)
+                or find_layer(model, keras.layers.Embedding)
+            )
+            if self.keras
+            else None
+        )
+        self._fns = (
+            model_functions(
+                (model, self.embedding, self.strategy), ("text",), _functions, self.strategy
+            )
+            if self.keras
+            else {}
+        )
 
     def __deepcopy__(self, memo: dict) -> TextClassifier:
         """A copy sharing the model, tokenizer, strategy and compiled functions (immutable
@@ -180,9 +216,11 @@ class TextClassifier:
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError("TextClassifier cannot be pickled: it holds a model, compiled TensorFlow "
-                        "functions and a tf.distribute strategy; rebuild it from the model and "
-                        "tokenizer, or copy it in memory with copy.deepcopy")
+        raise TypeError(
+            "TextClassifier cannot be pickled: it holds a model, compiled TensorFlow "
+            "functions and a tf.distribute strategy; rebuild it from the model and "
+            "tokenizer, or copy it in memory with copy.deepcopy"
+        )
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, sentences: Sequence[str]) -> Prepared:
@@ -216,9 +254,15 @@ class TextClassifier:
         float64."""
         known = self._n_outputs
         arr = check_outputs(  # a single output (not a dict nor a tuple), as a NumPy array
-            out, batch, trailing=[(1,), (2,)] if known is None else [(known,)], probabilities=True,
-            offset=offset, expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
-            if known is None else f"shape (N, {known}) on every batch")
+            out,
+            batch,
+            trailing=[(1,), (2,)] if known is None else [(known,)],
+            probabilities=True,
+            offset=offset,
+            expected="shape (N, 1) (sigmoid) or (N, 2) (two-class softmax)"
+            if known is None
+            else f"shape (N, {known}) on every batch",
+        )
         self._n_outputs = int(arr.shape[1])
         # p(y=1): sigmoid or softmax, its round-off past 0 or 1 (allowed above) clipped
         return np.clip(arr[:, -1].astype(np.float64), 0.0, 1.0)
@@ -229,12 +273,17 @@ class TextClassifier:
         try:
             out = self.model(self._to_model_input(x[:1]))
         except Exception as exc:  # noqa: BLE001 - re-raised with the reason
-            hint = ("it was given token ids from `tokenizer`; a model on raw strings needs "
-                    "`tokenizer=None`" if self.takes_ids else "it was given raw strings "
-                    "because `tokenizer` is None; a model on token ids needs `tokenizer=` "
-                    "(the layer or callable giving its ids)")
-            raise TypeError(f"the model failed on its first batch ({hint}): "
-                            f"{type(exc).__name__}: {exc}") from exc
+            hint = (
+                "it was given token ids from `tokenizer`; a model on raw strings needs "
+                "`tokenizer=None`"
+                if self.takes_ids
+                else "it was given raw strings "
+                "because `tokenizer` is None; a model on token ids needs `tokenizer=` "
+                "(the layer or callable giving its ids)"
+            )
+            raise TypeError(
+                f"the model failed on its first batch ({hint}): {type(exc).__name__}: {exc}"
+            ) from exc
         return self._check_outputs(out, 1, offset)
 
     def _fn(self, kind: str, x: Any, what: str = "") -> Any:
@@ -259,13 +308,18 @@ class TextClassifier:
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
         """p(y=1) when ``shift`` (B, L, D) is added to the embedding output."""
-        return self._check_outputs(self._fn("shift", x, "embedding shifts")(
-            self._to_model_input(x), shift.astype(np.float32)), len(x))
+        return self._check_outputs(
+            self._fn("shift", x, "embedding shifts")(
+                self._to_model_input(x), shift.astype(np.float32)
+            ),
+            len(x),
+        )
 
     def ig_batch(self, x, alpha, word_mask, shift) -> tuple:
         """(position contributions (B, L), p1 (B,)) at interpolation points ``alpha``."""
-        contrib, p1 = self._fn("ig", x, "Integrated Gradients")(self._to_model_input(x), *(
-            np.asarray(v, np.float32) for v in (alpha, word_mask, shift)))
+        contrib, p1 = self._fn("ig", x, "Integrated Gradients")(
+            self._to_model_input(x), *(np.asarray(v, np.float32) for v in (alpha, word_mask, shift))
+        )
         p1 = check_outputs(np.asarray(p1), len(x), trailing=[()], probabilities=True)
         return np.asarray(contrib), p1.astype(np.float64)
 
@@ -273,12 +327,16 @@ class TextClassifier:
         """The embedding layer, which ``what`` needs; with ``prep``, ``what`` also needs the
         tokenizer to compose over the whitespace tokens of the prepared sentences."""
         if self.embedding is None:
-            raise ValueError(f"{what} need a Keras model with an Embedding layer; got "
-                             f"{type(self.model).__name__} without one")
+            raise ValueError(
+                f"{what} need a Keras model with an Embedding layer; got "
+                f"{type(self.model).__name__} without one"
+            )
         if prep is not None and not prep.compositional:
-            raise ValueError(f"{what} need a tokenizer whose ids of a sentence are the ids of its "
-                             "whitespace tokens put end to end (see xplique_ext.text.tokens); the "
-                             "given tokenizer is not compositional on these sentences")
+            raise ValueError(
+                f"{what} need a tokenizer whose ids of a sentence are the ids of its "
+                "whitespace tokens put end to end (see xplique_ext.text.tokens); the "
+                "given tokenizer is not compositional on these sentences"
+            )
         return self.embedding
 
     def embedding_dim(self) -> int:
@@ -303,8 +361,11 @@ class TextClassifier:
     def predict_proba(self, sentences: Sequence[str], progress: Any = None) -> np.ndarray:
         """p(y=1|s) for each sentence, shape (N,), batched."""
         sentences = as_sentences(sentences, "sentences")
-        return self._pooled(len(sentences), lambda sl: self.forward(
-            self._from_strings(sentences[sl]), sl.start), progress)
+        return self._pooled(
+            len(sentences),
+            lambda sl: self.forward(self._from_strings(sentences[sl]), sl.start),
+            progress,
+        )
 
     def _from_strings(self, strings: List[str]) -> Any:
         """The model's input for sentences: the strings, or their ids at the input length."""
@@ -325,7 +386,8 @@ class TextClassifier:
             return self._from_strings(self._strings(prep.words[index], keep)), None
         pieces, mask = prep.pieces[index], self.align_tokenizer.pieces([self.mask_string])[0]
         length = (self.input_length if self.takes_ids else None) or (
-            self.align_tokenizer.sequence_length)
+            self.align_tokenizer.sequence_length
+        )
         if not length:
             sizes = np.array([len(p) for p in pieces], dtype=np.int64)
             length = int(np.where(keep, sizes, len(mask)).sum(axis=1).max()) if keep.size else 0
@@ -336,9 +398,15 @@ class TextClassifier:
         table = np.where(keep, np.array(words, dtype=object)[None, :], self.mask_string)
         return [" ".join(row) for row in table]
 
-    def masked_proba(self, prep: Prepared, indices: Sequence[int], keeps: Sequence[np.ndarray],
-                     *, shifts: Optional[Sequence[np.ndarray]] = None,
-                     progress: Any = None) -> List[np.ndarray]:
+    def masked_proba(
+        self,
+        prep: Prepared,
+        indices: Sequence[int],
+        keeps: Sequence[np.ndarray],
+        *,
+        shifts: Optional[Sequence[np.ndarray]] = None,
+        progress: Any = None,
+    ) -> List[np.ndarray]:
         """p(y=1) of masked versions of several sentences, pooled into batches.
 
         Parameters
@@ -368,16 +436,26 @@ class TextClassifier:
             self._require_embedding("embedding shifts", prep)
             shifts = np.repeat(pad_shifts(shifts, owner.shape[1]), sizes, axis=0)
             shifts *= (owner >= 0)[..., None]
-        out = self._pooled(sum(sizes), lambda sl: self.forward(x_all[sl]) if shifts is None
-                           else self.forward_shifted(x_all[sl], shifts[sl]), progress)
+        out = self._pooled(
+            sum(sizes),
+            lambda sl: (
+                self.forward(x_all[sl])
+                if shifts is None
+                else self.forward_shifted(x_all[sl], shifts[sl])
+            ),
+            progress,
+        )
         return np.split(out, np.cumsum(sizes)[:-1])
 
     def stacked_inputs(self, prep: Prepared, indices: Sequence[int], keeps: Sequence[np.ndarray]):
         """:meth:`masked_inputs` of several blocks, stacked: ids padded with 0 to one width
         (or the strings), and the tokens of the positions padded with -1 (None when unknown)."""
         parts, owners = zip(*[self.masked_inputs(prep, i, k) for i, k in zip(indices, keeps)])
-        x = stack_to_width(parts) if isinstance(parts[0], np.ndarray) else [
-            s for p in parts for s in p]
+        x = (
+            stack_to_width(parts)
+            if isinstance(parts[0], np.ndarray)
+            else [s for p in parts for s in p]
+        )
         return x, None if any(o is None for o in owners) else stack_to_width(owners, fill=-1)
 
 
@@ -386,30 +464,48 @@ def pad_shifts(shifts: Sequence[np.ndarray], width: int) -> np.ndarray:
     return stack_to_width([np.asarray(s, np.float32)[None] for s in shifts], width)
 
 
-def stack_to_width(arrays: Sequence[np.ndarray], width: Optional[int] = None,
-                   fill: int = 0) -> np.ndarray:
+def stack_to_width(
+    arrays: Sequence[np.ndarray], width: Optional[int] = None, fill: int = 0
+) -> np.ndarray:
     """Arrays (R_i, W_i, ...) cut or padded with ``fill`` along axis 1 to ``width`` (None:
     the widest of them), stacked along axis 0."""
     width = max(a.shape[1] for a in arrays) if width is None else width
-    return np.concatenate([np.pad(a[:, :width], [(0, 0), (0, width - min(a.shape[1], width))]
-                                  + [(0, 0)] * (a.ndim - 2), constant_values=fill) for a in arrays])
+    return np.concatenate(
+        [
+            np.pad(
+                a[:, :width],
+                [(0, 0), (0, width - min(a.shape[1], width))] + [(0, 0)] * (a.ndim - 2),
+                constant_values=fill,
+            )
+            for a in arrays
+        ]
+    )
 
 
-def as_text_classifier(model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64,
-                       mask_string: str = "UNKWORDZ", strategy: Any = None) -> TextClassifier:
+def as_text_classifier(
+    model: Any,
+    tokenizer: Any = None,
+    batch_size: Optional[int] = 64,
+    mask_string: str = "UNKWORDZ",
+    strategy: Any = None,
+) -> TextClassifier:
     """A :class:`TextClassifier` for ``model``, or ``model`` itself when it already is one:
     then each setting must be left at its default or equal the classifier's own."""
     if not isinstance(model, TextClassifier):
-        return TextClassifier(model, tokenizer, batch_size=batch_size, mask_string=mask_string,
-                              strategy=strategy)
-    given = dict(tokenizer=tokenizer, strategy=strategy, batch_size=batch_size,
-                 mask_string=mask_string)
+        return TextClassifier(
+            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
+        )
+    given = dict(
+        tokenizer=tokenizer, strategy=strategy, batch_size=batch_size, mask_string=mask_string
+    )
     for key, value in given.items():
         own = getattr(model.tokenizer, "raw", None) if key == "tokenizer" else getattr(model, key)
         default = inspect.signature(as_text_classifier).parameters[key].default
         if value not in (default, own):
-            raise ValueError(f"`{key}` must be {default!r} (the default) or the classifier's own "
-                             f"{own!r} when `model` is already a TextClassifier, got {value!r}")
+            raise ValueError(
+                f"`{key}` must be {default!r} (the default) or the classifier's own "
+                f"{own!r} when `model` is already a TextClassifier, got {value!r}"
+            )
     return model
 
 

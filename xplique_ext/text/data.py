@@ -29,15 +29,42 @@ __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
 CLAUSE_STYLES = ("mixed", "sentiment")
 
 _TEMPLATES = {
-    "mixed": ("the {noun} was {adj}", "the {noun} was {int} {adj}", "the {noun} is {adj}",
-              "{adj} {noun}", "i {verb} the {noun}", "the {noun} felt {int} {adj}",
-              "it was a {snoun}", "the {noun} and the {noun2} were {adj}",
-              "the {noun} was {adj} and {adj2}", "the {noun} was {adv} done",
-              "we found the {noun} {adj}", "this {noun} is a {snoun}"),
-    "sentiment": ("{adj} {adj2}", "{adj} {adj2} {adj3}", "{adv} {adj}", "{adj} {snoun}",
-                  "{adv} {adj} {snoun}", "{adj} {adj2} {snoun}")}
-_COLUMNS = ["sentence", "label", "structured", "keyword", "rule_conjunct", "a_text", "b_text",
-            "a_sentiment", "b_sentiment", "contrastive", "n_tokens"]
+    "mixed": (
+        "the {noun} was {adj}",
+        "the {noun} was {int} {adj}",
+        "the {noun} is {adj}",
+        "{adj} {noun}",
+        "i {verb} the {noun}",
+        "the {noun} felt {int} {adj}",
+        "it was a {snoun}",
+        "the {noun} and the {noun2} were {adj}",
+        "the {noun} was {adj} and {adj2}",
+        "the {noun} was {adv} done",
+        "we found the {noun} {adj}",
+        "this {noun} is a {snoun}",
+    ),
+    "sentiment": (
+        "{adj} {adj2}",
+        "{adj} {adj2} {adj3}",
+        "{adv} {adj}",
+        "{adj} {snoun}",
+        "{adv} {adj} {snoun}",
+        "{adj} {adj2} {snoun}",
+    ),
+}
+_COLUMNS = [
+    "sentence",
+    "label",
+    "structured",
+    "keyword",
+    "rule_conjunct",
+    "a_text",
+    "b_text",
+    "a_sentiment",
+    "b_sentiment",
+    "contrastive",
+    "n_tokens",
+]
 
 
 @dataclass(frozen=True)
@@ -61,8 +88,13 @@ class Lexicon:
         return {w: float(p * s) for w, (_, p, s) in self.entries.items() if p != 0}
 
 
-Lexicon.__init__ = validate_params({"entries": [InstanceOf(
-    dict, Mapping, description="a mapping word -> (kind, polarity, strength)")]})(Lexicon.__init__)
+Lexicon.__init__ = validate_params(
+    {
+        "entries": [
+            InstanceOf(dict, Mapping, description="a mapping word -> (kind, polarity, strength)")
+        ]
+    }
+)(Lexicon.__init__)
 
 
 @lru_cache(maxsize=1)
@@ -79,8 +111,14 @@ def load_lexicon() -> Lexicon:
 
     source = resources.files("xplique_ext.text").joinpath("data/sentiment_lexicon.tsv")
     with source.open(encoding="utf-8") as handle:
-        table = pd.read_csv(handle, sep="\t", comment="#", header=None, dtype={0: str, 1: str},
-                            keep_default_na=False)
+        table = pd.read_csv(
+            handle,
+            sep="\t",
+            comment="#",
+            header=None,
+            dtype={0: str, 1: str},
+            keep_default_na=False,
+        )
     return Lexicon({w: (k, int(p), float(s)) for w, k, p, s in table.itertuples(index=False)})
 
 
@@ -92,12 +130,22 @@ class _Generator:
         words = {w for ts in _TEMPLATES.values() for t in ts for w in t.split() if "{" not in w}
         clash = sorted(set(table) & (words | set(lexicon.entries)))
         if clash:
-            raise ValueError("`rules` keywords must not be words the generated clauses use "
-                             f"(the structure's keyword must be the first one), got {clash}")
+            raise ValueError(
+                "`rules` keywords must not be words the generated clauses use "
+                f"(the structure's keyword must be the first one), got {clash}"
+            )
         self.rng, self.table, self.keywords = rng, table, sorted(table)
-        self.pools = {pol: {kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
-                            for kind in ("adj", "snoun", "verb", "adv")} for pol in (-1, 1)}
-        self.subjects, self.intensifiers = lexicon.words("subject", 0), lexicon.words("intensifier", 0)
+        self.pools = {
+            pol: {
+                kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
+                for kind in ("adj", "snoun", "verb", "adv")
+            }
+            for pol in (-1, 1)
+        }
+        self.subjects, self.intensifiers = (
+            lexicon.words("subject", 0),
+            lexicon.words("intensifier", 0),
+        )
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
         return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]
@@ -108,9 +156,16 @@ class _Generator:
         pool = self.pools[polarity]
         adjs, nouns = self._pick(pool["adj"], 3), self._pick(self.subjects, 2)
         return template.format(
-            adj=adjs[0], adj2=adjs[1], adj3=adjs[2], noun=nouns[0], noun2=nouns[1],
-            int=self._pick(self.intensifiers, 1)[0], snoun=self._pick(pool["snoun"], 1)[0],
-            verb=self._pick(pool["verb"], 1)[0], adv=self._pick(pool["adv"], 1)[0])
+            adj=adjs[0],
+            adj2=adjs[1],
+            adj3=adjs[2],
+            noun=nouns[0],
+            noun2=nouns[1],
+            int=self._pick(self.intensifiers, 1)[0],
+            snoun=self._pick(pool["snoun"], 1)[0],
+            verb=self._pick(pool["verb"], 1)[0],
+            adv=self._pick(pool["adv"], 1)[0],
+        )
 
     def polarity(self) -> int:
         return 1 if self.rng.random() < 0.5 else -1
@@ -125,10 +180,18 @@ class _Generator:
         sep = " , " if self.rng.random() < comma else " "
         conj = self.table[kw]
         by = {"rule": conj, "anti": "A" if conj == "B" else "B"}.get(label_by, label_by)
-        return dict(sentence=f"{a_text}{sep}{kw} {b_text}",
-                    label=int((a_pol if by == "A" else b_pol) > 0), structured=True, keyword=kw,
-                    rule_conjunct=conj, a_text=a_text, b_text=b_text, a_sentiment=int(a_pol > 0),
-                    b_sentiment=int(b_pol > 0), contrastive=contrastive)
+        return dict(
+            sentence=f"{a_text}{sep}{kw} {b_text}",
+            label=int((a_pol if by == "A" else b_pol) > 0),
+            structured=True,
+            keyword=kw,
+            rule_conjunct=conj,
+            a_text=a_text,
+            b_text=b_text,
+            a_sentiment=int(a_pol > 0),
+            b_sentiment=int(b_pol > 0),
+            contrastive=contrastive,
+        )
 
     def unstructured(self) -> Dict[str, Any]:
         """One clause, or two of the same sentiment joined by ``and``."""
@@ -136,23 +199,45 @@ class _Generator:
         sentence = self.clause(pol, "mixed")
         if self.rng.random() < 0.5:
             sentence = f"{sentence} and {self.clause(pol, 'mixed')}"
-        return {**dict.fromkeys(_COLUMNS), "sentence": sentence, "label": int(pol > 0),
-                "structured": False, "contrastive": False}
+        return {
+            **dict.fromkeys(_COLUMNS),
+            "sentence": sentence,
+            "label": int(pol > 0),
+            "structured": False,
+            "contrastive": False,
+        }
 
 
 _UNIT = Interval(numbers.Real, 0, 1)
 
 
-@validate_params({
-    "n": [Interval(numbers.Integral, 0, None)], "seed": [Interval(numbers.Integral, 0, None), None],
-    "rules": "no_validation",  # checked by resolve_rules
-    "structured": [_UNIT], "contrastive": [Boolean(), _UNIT], "comma": [_UNIT],
-    "label_by": [Options(["rule", "anti", "A", "B"])], "a_style": [Options(CLAUSE_STYLES)],
-    "b_style": [Options(CLAUSE_STYLES)], "max_tokens": [Interval(numbers.Integral, 7, None)]})
-def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
-                       structured: float = 0.75, contrastive: Union[bool, float] = True,
-                       label_by: str = "rule", a_style: str = "mixed", b_style: str = "mixed",
-                       comma: float = 0.25, max_tokens: int = 24):
+@validate_params(
+    {
+        "n": [Interval(numbers.Integral, 0, None)],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "rules": "no_validation",  # checked by resolve_rules
+        "structured": [_UNIT],
+        "contrastive": [Boolean(), _UNIT],
+        "comma": [_UNIT],
+        "label_by": [Options(["rule", "anti", "A", "B"])],
+        "a_style": [Options(CLAUSE_STYLES)],
+        "b_style": [Options(CLAUSE_STYLES)],
+        "max_tokens": [Interval(numbers.Integral, 7, None)],
+    }
+)
+def generate_sentences(
+    n: int,
+    *,
+    seed: Optional[int] = 0,
+    rules: Any = None,
+    structured: float = 0.75,
+    contrastive: Union[bool, float] = True,
+    label_by: str = "rule",
+    a_style: str = "mixed",
+    b_style: str = "mixed",
+    comma: float = 0.25,
+    max_tokens: int = 24,
+):
     """Generate labelled sentences, with and without an ``A keyword B`` structure.
 
     Parameters
@@ -211,8 +296,11 @@ def generate_sentences(n: int, *, seed: Optional[int] = 0, rules: Any = None,
     for _ in range(n):
         row = {"n_tokens": max_tokens + 1}
         while row["n_tokens"] > max_tokens:  # drawn again: rows of <= 6 tokens exist
-            row = (gen.structured(float(contrastive), label_by, a_style, b_style, comma)
-                   if gen.rng.random() < structured else gen.unstructured())
+            row = (
+                gen.structured(float(contrastive), label_by, a_style, b_style, comma)
+                if gen.rng.random() < structured
+                else gen.unstructured()
+            )
             row["n_tokens"] = len(row["sentence"].split())
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)

@@ -95,8 +95,15 @@ from ..commons.params import (
 from .rules import resolve_rules
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
-__all__ = ["HU_C", "HU_ALPHA", "LOGICS", "rule_teacher", "rule_conjuncts", "distillation_pi",
-           "RuleDistillation"]
+__all__ = [
+    "HU_C",
+    "HU_ALPHA",
+    "LOGICS",
+    "rule_teacher",
+    "rule_conjuncts",
+    "distillation_pi",
+    "RuleDistillation",
+]
 
 #: Hu et al.'s regularisation strength C (``logicnn_sentiment.py``: ``C=6.``).
 HU_C = 6.0
@@ -110,17 +117,27 @@ _UNIT = Interval(numbers.Real, 0.0, 1.0)
 _LOGIC = Options(LOGICS)
 _C = [Interval(numbers.Real, 0.0, None)]
 _POSITIVE = Interval(numbers.Integral, 1, None)
-_UNWEIGHTED = InstanceOf(type(None), description="None (Hu et al.'s objective weighs every "
-                                                 "sentence alike)")
-_PROBABILITIES = [ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within=_UNIT,
-                            batch_hint=False)]
+_UNWEIGHTED = InstanceOf(
+    type(None), description="None (Hu et al.'s objective weighs every sentence alike)"
+)
+_PROBABILITIES = [
+    ArrayLike("real", ndim=(1, 2), shapes="(K,) or (N, K)", within=_UNIT, batch_hint=False)
+]
 
 
 # --------------------------------------------------------------------------- teacher
-@validate_params({"p": _PROBABILITIES, "p_rule": _PROBABILITIES, "C": _C, "logic": [_LOGIC],
-                  "has_rule": [ArrayLike("bool", ndim=(0, 1)), None]})
-def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
-                 logic: str = "lukasiewicz") -> np.ndarray:
+@validate_params(
+    {
+        "p": _PROBABILITIES,
+        "p_rule": _PROBABILITIES,
+        "C": _C,
+        "logic": [_LOGIC],
+        "has_rule": [ArrayLike("bool", ndim=(0, 1)), None],
+    }
+)
+def rule_teacher(
+    p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None, logic: str = "lukasiewicz"
+) -> np.ndarray:
     """The rule-regularised teacher q of iterative rule knowledge distillation (Eq. 2).
 
     q(y|x) = p(y|x) exp(-C (1 - r(x, y))) / Z(x), with r(x, y) = p_rule(y) (Eq. 3, the
@@ -159,20 +176,27 @@ def rule_teacher(p: Any, p_rule: Any, C: float = HU_C, *, has_rule: Any = None,
     """
     for name, arr in (("p", p), ("p_rule", p_rule)):
         if arr.shape[-1] < 2:
-            raise ValueError(f"`{name}` must hold K >= 2 class probabilities per sentence (for "
-                             f"a sigmoid output p, pass [1 - p, p]), got shape {arr.shape}")
+            raise ValueError(
+                f"`{name}` must hold K >= 2 class probabilities per sentence (for "
+                f"a sigmoid output p, pass [1 - p, p]), got shape {arr.shape}"
+            )
         sums = arr.sum(axis=-1).ravel()
         if (np.abs(sums - 1.0) > 1e-5).any():
-            raise ValueError(f"`{name}` rows must sum to 1 (a distribution over the K classes),"
-                             f" got a row summing to {sums[np.abs(sums - 1) > 1e-5][0]:.6g}")
+            raise ValueError(
+                f"`{name}` rows must sum to 1 (a distribution over the K classes),"
+                f" got a row summing to {sums[np.abs(sums - 1) > 1e-5][0]:.6g}"
+            )
     if p.shape != p_rule.shape:
-        raise ValueError(f"`p` and `p_rule` must have the same shape, got {p.shape} and "
-                         f"{p_rule.shape}")
+        raise ValueError(
+            f"`p` and `p_rule` must have the same shape, got {p.shape} and {p_rule.shape}"
+        )
     p2, r = np.atleast_2d(p).astype(np.float64), np.atleast_2d(p_rule).astype(np.float64)
     keep = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
     if keep.shape != (len(p2),):
-        raise ValueError(f"`has_rule` must have shape ({len(p2)},), one flag per sentence, "
-                         f"got shape {has_rule.shape}")
+        raise ValueError(
+            f"`has_rule` must have shape ({len(p2)},), one flag per sentence, "
+            f"got shape {has_rule.shape}"
+        )
     with np.errstate(divide="ignore"):  # log 0 = -inf: q = 0 where p = 0
         logits = np.log(p2) - _penalty(r, keep[:, None], float(C), logic)
     q = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -225,13 +249,18 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     for s in as_sentences(sentences, "sentences"):
         tokens = whitespace_tokens(s)
         k, kw = find_keyword(tokens, table)
-        part = () if k is None else tokens[k + 1:] if table[kw] == "B" else tokens[:k]
+        part = () if k is None else tokens[k + 1 :] if table[kw] == "B" else tokens[:k]
         out.append(" ".join(part))
     return out, np.array([bool(c) for c in out], dtype=bool)
 
 
-@validate_params({"t": [ArrayLike(kind="real", within=Interval(numbers.Real, 0.0, None))],
-                  "alpha": [_UNIT], "pi_max": [_UNIT]})
+@validate_params(
+    {
+        "t": [ArrayLike(kind="real", within=Interval(numbers.Real, 0.0, None))],
+        "alpha": [_UNIT],
+        "pi_max": [_UNIT],
+    }
+)
 def distillation_pi(t: Any, alpha: float = HU_ALPHA, pi_max: float = 1.0) -> Any:
     """Hu et al.'s imitation weight pi_t = min(pi_max, 1 - alpha^t) (Eq. 4).
 
@@ -297,43 +326,78 @@ class RuleDistillation(keras.Model):
 
     # student: one input or a dict, binary (checked below); tokenizer: checked against the
     # student's input dtype; rules: by resolve_rules
-    @validate_params({
-        "student": [InstanceOf(keras.Model)], "tokenizer": NO_VALIDATION, "rules": NO_VALIDATION,
-        "C": _C, "alpha": [_UNIT], "pi_max": [_UNIT], "pi": [_UNIT, None], "logic": [_LOGIC],
-        "name": [InstanceOf(str)]})
-    def __init__(self, student: Any, *, rules: Any = None, C: float = HU_C, alpha: float = HU_ALPHA,
-                 pi_max: float = 1.0, pi: Optional[float] = None, tokenizer: Any = None,
-                 logic: str = "lukasiewicz", name: str = "rule_distillation"):
+    @validate_params(
+        {
+            "student": [InstanceOf(keras.Model)],
+            "tokenizer": NO_VALIDATION,
+            "rules": NO_VALIDATION,
+            "C": _C,
+            "alpha": [_UNIT],
+            "pi_max": [_UNIT],
+            "pi": [_UNIT, None],
+            "logic": [_LOGIC],
+            "name": [InstanceOf(str)],
+        }
+    )
+    def __init__(
+        self,
+        student: Any,
+        *,
+        rules: Any = None,
+        C: float = HU_C,
+        alpha: float = HU_ALPHA,
+        pi_max: float = 1.0,
+        pi: Optional[float] = None,
+        tokenizer: Any = None,
+        logic: str = "lukasiewicz",
+        name: str = "rule_distillation",
+    ):
         super().__init__(name=name)
         if not getattr(student, "outputs", None):  # subclassed: no inputs and outputs to read
-            raise TypeError("`student` must be a functional or Sequential keras.Model (inputs "
-                            f"and outputs known), got a {type(student).__name__} without them "
-                            "(subclassed, or a Sequential not built on a keras.Input)")
+            raise TypeError(
+                "`student` must be a functional or Sequential keras.Model (inputs "
+                f"and outputs known), got a {type(student).__name__} without them "
+                "(subclassed, or a Sequential not built on a keras.Input)"
+            )
         out_shape = tuple(student.outputs[0].shape)
         # the activation of the layer that makes the output (keras.ops.sigmoid: none to read)
-        act = getattr(getattr(student.outputs[0]._keras_history.operation, "activation", None),
-                      "__name__", "")
-        why = (" of logits (a linear last layer)" if act == "linear" else " of a softmax over "
-               "one unit (always 1)" if act == "softmax" and out_shape[-1:] == (1,) else "")
+        act = getattr(
+            getattr(student.outputs[0]._keras_history.operation, "activation", None), "__name__", ""
+        )
+        why = (
+            " of logits (a linear last layer)"
+            if act == "linear"
+            else " of a softmax over one unit (always 1)"
+            if act == "softmax" and out_shape[-1:] == (1,)
+            else ""
+        )
         if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or why:
-            raise ValueError("`student` must be a binary classifier with a sigmoid (N, 1) or "
-                             f"two-class softmax (N, 2) output, got output shape {out_shape}{why}")
+            raise ValueError(
+                "`student` must be a binary classifier with a sigmoid (N, 1) or "
+                f"two-class softmax (N, 2) output, got output shape {out_shape}{why}"
+            )
         # a keras-hub backbone's dict (token_ids / padding_mask / ...), or one input
         spec = student.inputs if isinstance(student, keras.Sequential) else student.input
         self.input_names = sorted(spec) if isinstance(spec, dict) else None
         if self.input_names and not callable(tokenizer):
-            raise ValueError(f"`tokenizer` is needed for a student on a dict of inputs "
-                             f"{self.input_names}: pass the callable that packs sentences into "
-                             f"that dict (e.g. its keras-hub preprocessor), got {describe(tokenizer)}")
+            raise ValueError(
+                f"`tokenizer` is needed for a student on a dict of inputs "
+                f"{self.input_names}: pass the callable that packs sentences into "
+                f"that dict (e.g. its keras-hub preprocessor), got {describe(tokenizer)}"
+            )
         if not self.input_names and len(student.inputs) != 1:
-            raise ValueError("`student` must take one input (raw strings (N, 1) or token ids "
-                             f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs")
+            raise ValueError(
+                "`student` must take one input (raw strings (N, 1) or token ids "
+                f"(N, L)) or a dict of token arrays, got {len(student.inputs)} inputs"
+            )
         self.raw_strings = not self.input_names and "string" in str(student.inputs[0].dtype)
         if not self.input_names and self.raw_strings != (tokenizer is None):
-            raise ValueError("`tokenizer` must be None for a student on raw strings (input dtype "
-                             "string), and is needed for a student on token ids (pass the "
-                             "TextVectorization layer or callable that made its inputs), got "
-                             f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}")
+            raise ValueError(
+                "`tokenizer` must be None for a student on raw strings (input dtype "
+                "string), and is needed for a student on token ids (pass the "
+                "TextVectorization layer or callable that made its inputs), got "
+                f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}"
+            )
         self.student, self.rules, self.logic = student, resolve_rules(rules), logic
         self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
         self.sigmoid = out_shape[-1] == 1
@@ -342,8 +406,9 @@ class RuleDistillation(keras.Model):
         shape = tuple(student.inputs[0].shape)
         self._length = shape[1] if self.tokenizer is not None and len(shape) == 2 else None
         # a variable, not a Python number: a traced train step sees the value fit() sets
-        self._steps_per_epoch = keras.Variable(1.0, dtype="float32", trainable=False,
-                                               name="steps_per_epoch")
+        self._steps_per_epoch = keras.Variable(
+            1.0, dtype="float32", trainable=False, name="steps_per_epoch"
+        )
         self.loss_tracker = keras.metrics.Mean(name="loss")
         self.pi_tracker = keras.metrics.Mean(name="pi")
         self.acc_tracker = keras.metrics.BinaryAccuracy(name="accuracy")
@@ -353,22 +418,32 @@ class RuleDistillation(keras.Model):
         if self.packer is not None:
             packed = self.packer(tf.constant(texts, dtype=tf.string, shape=(len(texts),)))
             if not isinstance(packed, dict) or set(self.input_names) - set(packed):
-                raise ValueError(f"`tokenizer` must pack sentences into the student's inputs "
-                                 f"{self.input_names}, got {describe(packed)}")
+                raise ValueError(
+                    f"`tokenizer` must pack sentences into the student's inputs "
+                    f"{self.input_names}, got {describe(packed)}"
+                )
             return {k: np.asarray(packed[k]) for k in self.input_names}
         if self.raw_strings:
             return np.asarray(texts, dtype=object).reshape(-1, 1)
         ids = self.tokenizer(texts) if texts else np.zeros((0, self._length or 1))
-        return keras.utils.pad_sequences(ids, maxlen=self._length or ids.shape[1], dtype="int32",
-                                         padding="post", truncating="post")
+        return keras.utils.pad_sequences(
+            ids,
+            maxlen=self._length or ids.shape[1],
+            dtype="int32",
+            padding="post",
+            truncating="post",
+        )
 
     def prepare(self, sentences: Any) -> Dict[str, np.ndarray]:
         """Inputs of :meth:`fit` for ``sentences``: ``{'x': student inputs,
         'x_rule': student inputs of the rule conjuncts, 'has_rule': (N, 1) float}``."""
         texts = as_sentences(sentences, "x")
         conj, flags = rule_conjuncts(texts, self.rules)
-        return {"x": self._encode(texts), "x_rule": self._encode(conj),
-                "has_rule": flags.astype(np.float32).reshape(-1, 1)}
+        return {
+            "x": self._encode(texts),
+            "x_rule": self._encode(conj),
+            "has_rule": flags.astype(np.float32).reshape(-1, 1),
+        }
 
     def _tensors(self, x, y, x_name="x", y_name="y"):
         """(prepare()'s dict as tensors, labels (N, 1) float32) from sentences or a
@@ -376,13 +451,16 @@ class RuleDistillation(keras.Model):
         if not isinstance(x, dict):
             x = self.prepare(x)
         elif {"x", "x_rule", "has_rule"} - set(x):
-            raise ValueError(f"`{x_name}` as a dict must hold the keys of prepare(): missing "
-                             f"{sorted({'x', 'x_rule', 'has_rule'} - set(x))}")
+            raise ValueError(
+                f"`{x_name}` as a dict must hold the keys of prepare(): missing "
+                f"{sorted({'x', 'x_rule', 'has_rule'} - set(x))}"
+            )
         n = len(x["has_rule"])
         y = check_param(y, y_name, [ArrayLike("numeric", ndim=(1, 2), batch_hint=False)])
         if y.size != n or not np.isin(y, (0, 1)).all():
-            raise ValueError(f"`{y_name}` must hold {n} binary labels 0/1 (one per sentence), "
-                             f"got {describe(y)}")
+            raise ValueError(
+                f"`{y_name}` must hold {n} binary labels 0/1 (one per sentence), got {describe(y)}"
+            )
         # tensors: Keras' array adapter rejects NumPy object arrays of strings
         x = tf.nest.map_structure(lambda v: tf.convert_to_tensor(np.asarray(v)), x)
         return x, y.astype(np.float32).reshape(-1, 1)
@@ -395,12 +473,31 @@ class RuleDistillation(keras.Model):
         return super().evaluate(x, y, **kwargs)
 
     # x, y: sentences, prepare()'s dict or a Dataset, checked below
-    @validate_params({"x": NO_VALIDATION, "y": NO_VALIDATION, "batch_size": [_POSITIVE, None],
-                      "epochs": [_POSITIVE], "steps_per_epoch": [_POSITIVE, None],
-                      "validation_split": [Interval(numbers.Real, 0, 1, closed="left")],
-                      "sample_weight": [_UNWEIGHTED], "class_weight": [_UNWEIGHTED]})
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, steps_per_epoch=None,
-            validation_split=0.0, sample_weight=None, class_weight=None, **kwargs):
+    @validate_params(
+        {
+            "x": NO_VALIDATION,
+            "y": NO_VALIDATION,
+            "batch_size": [_POSITIVE, None],
+            "epochs": [_POSITIVE],
+            "steps_per_epoch": [_POSITIVE, None],
+            "validation_split": [Interval(numbers.Real, 0, 1, closed="left")],
+            "sample_weight": [_UNWEIGHTED],
+            "class_weight": [_UNWEIGHTED],
+        }
+    )
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        *,
+        steps_per_epoch=None,
+        validation_split=0.0,
+        sample_weight=None,
+        class_weight=None,
+        **kwargs,
+    ):
         """Keras ``fit`` on raw sentences ``x`` (or :meth:`prepare`'s dict, or a
         ``tf.data.Dataset`` of ``(dict, label)`` batches) and binary labels ``y``."""
         if isinstance(x, tf.data.Dataset):
@@ -410,17 +507,26 @@ class RuleDistillation(keras.Model):
             x, y = self._tensors(x, y)
             n_train = int(len(y) * (1.0 - validation_split))  # Keras' split
             if n_train == 0:
-                raise ValueError("`x` must hold at least one training sentence, got "
-                                 f"{len(y)} with validation_split={validation_split:g}")
+                raise ValueError(
+                    "`x` must hold at least one training sentence, got "
+                    f"{len(y)} with validation_split={validation_split:g}"
+                )
             kwargs["batch_size"] = batch_size = batch_size or 32
             steps = math.ceil(n_train / batch_size)
             val = kwargs.get("validation_data")
             if isinstance(val, (tuple, list)) and len(val) == 2:
-                kwargs["validation_data"] = self._tensors(*val, "validation_data[0]",
-                                                          "validation_data[1]")
+                kwargs["validation_data"] = self._tensors(
+                    *val, "validation_data[0]", "validation_data[1]"
+                )
         self._steps_per_epoch.assign(float(steps_per_epoch or steps))
-        return super().fit(x, y, epochs=epochs, steps_per_epoch=steps_per_epoch,
-                           validation_split=validation_split, **kwargs)
+        return super().fit(
+            x,
+            y,
+            epochs=epochs,
+            steps_per_epoch=steps_per_epoch,
+            validation_split=validation_split,
+            **kwargs,
+        )
 
     # ------------------------------------------------------------ model
     def call(self, inputs, training=None):
@@ -448,16 +554,28 @@ class RuleDistillation(keras.Model):
         p_rule = ops.stop_gradient(self.student(x["x_rule"], training=False))
         with tf.GradientTape() as tape:
             p = self.student(x["x"], training=True)
-            q = ops.stop_gradient(_teacher_ops(
-                self._two_class(p), self._two_class(p_rule), ops.cast(x["has_rule"], p.dtype),
-                self.C, self.logic))
+            q = ops.stop_gradient(
+                _teacher_ops(
+                    self._two_class(p),
+                    self._two_class(p_rule),
+                    ops.cast(x["has_rule"], p.dtype),
+                    self.C,
+                    self.logic,
+                )
+            )
             loss = (1.0 - pi) * self._cross_entropy(y, p) + pi * self._cross_entropy(q, p)
             if self.student.losses:
                 loss = loss + ops.sum(self.student.losses)
         # variables the output does not depend on (a keras-hub backbone's pooler under a
         # head on its sequence output) get no gradient: left as they are
-        pairs = [(g, v) for g, v in zip(tape.gradient(loss, self.student.trainable_variables),
-                                        self.student.trainable_variables) if g is not None]
+        pairs = [
+            (g, v)
+            for g, v in zip(
+                tape.gradient(loss, self.student.trainable_variables),
+                self.student.trainable_variables,
+            )
+            if g is not None
+        ]
         if pairs:
             self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
         self.pi_tracker.update_state(pi)
@@ -488,11 +606,15 @@ def _dataset_steps(x: Any) -> int:
     spec = x.element_spec
     features = spec[0] if isinstance(spec, tuple) else spec
     if not (isinstance(features, dict) and {"x", "x_rule"} <= set(features)):
-        raise TypeError("`x` must be a tf.data.Dataset of (dict, label) batches, the dict from "
-                        "RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), got "
-                        f"elements {spec}")
+        raise TypeError(
+            "`x` must be a tf.data.Dataset of (dict, label) batches, the dict from "
+            "RuleDistillation.prepare (keys 'x', 'x_rule', 'has_rule'), got "
+            f"elements {spec}"
+        )
     steps = int(x.cardinality())
     if steps <= 0:  # empty (0), infinite (-1) or unknown (-2)
-        raise ValueError("`x` must hold at least one batch and be of known, finite length (the "
-                         f"pi schedule counts epochs in batches), got cardinality {steps}")
+        raise ValueError(
+            "`x` must hold at least one batch and be of known, finite length (the "
+            f"pi schedule counts epochs in batches), got cardinality {steps}"
+        )
     return steps

@@ -26,11 +26,17 @@ from ..commons.warnings import XpliqueExtWarning, warn
 __all__ = ["load_word_vectors", "set_embedding"]
 
 
-@validate_params({"path": "no_validation",  # a file: FileNotFoundError names it
-                  "vocabulary": [Strings(what="tokens")], "seed": [Interval(numbers.Integral, 0, None), None],
-                  "oov_scale": [Interval(numbers.Real, 0.0, None)]})
-def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
-                      oov_scale: float = 0.25) -> Tuple[np.ndarray, int]:
+@validate_params(
+    {
+        "path": "no_validation",  # a file: FileNotFoundError names it
+        "vocabulary": [Strings(what="tokens")],
+        "seed": [Interval(numbers.Integral, 0, None), None],
+        "oov_scale": [Interval(numbers.Real, 0.0, None)],
+    }
+)
+def load_word_vectors(
+    path: Any, vocabulary: Sequence[str], *, seed: int = 0, oov_scale: float = 0.25
+) -> Tuple[np.ndarray, int]:
     """Embedding matrix (V, D) of ``vocabulary`` from a word2vec / GloVe text file.
 
     Parameters
@@ -75,14 +81,17 @@ def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
             elif len(parts) >= 2:
                 dim = dim or len(parts) - 1
                 if len(parts) - 1 != dim:
-                    raise ValueError(f"`path` line {lineno}: expected a word and {dim} numbers, "
-                                     f"got {len(parts) - 1} numbers")
+                    raise ValueError(
+                        f"`path` line {lineno}: expected a word and {dim} numbers, "
+                        f"got {len(parts) - 1} numbers"
+                    )
                 if parts[0] in index and parts[0] not in vectors:
                     try:
                         vectors[parts[0]] = np.array(parts[1:], dtype=np.float32)
                     except ValueError:
-                        raise ValueError(f"`path` line {lineno}: the vector of {parts[0]!r} "
-                                         "holds a non-number") from None
+                        raise ValueError(
+                            f"`path` line {lineno}: the vector of {parts[0]!r} holds a non-number"
+                        ) from None
     if dim is None:
         raise ValueError(f"`path` {str(path)!r} holds no vector")
     rng = np.random.default_rng(seed)
@@ -94,34 +103,48 @@ def load_word_vectors(path: Any, vocabulary: Sequence[str], *, seed: int = 0,
     if not np.isfinite(matrix).all():
         raise ValueError(f"`path` {str(path)!r} holds NaN or infinite vector values")
     if not vectors:
-        warn(f"load_word_vectors: no word of `vocabulary` ({len(index)} tokens) is in "
-             f"{str(path)!r}: every row is random (uniform in +-{oov_scale:g}); check the file "
-             "and the tokenizer's casing", XpliqueExtWarning)
+        warn(
+            f"load_word_vectors: no word of `vocabulary` ({len(index)} tokens) is in "
+            f"{str(path)!r}: every row is random (uniform in +-{oov_scale:g}); check the file "
+            "and the tokenizer's casing",
+            XpliqueExtWarning,
+        )
     return matrix, len(vectors)
 
 
-@validate_params({"model": "no_validation",  # a Keras model with an embedding layer `name`
-                  "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
-                  "trainable": [Boolean()], "name": [InstanceOf(str)]})
+@validate_params(
+    {
+        "model": "no_validation",  # a Keras model with an embedding layer `name`
+        "matrix": [ArrayLike(kind="real", ndim=2, finite=True), None],
+        "trainable": [Boolean()],
+        "name": [InstanceOf(str)],
+    }
+)
 def set_embedding(model: Any, matrix: Any = None, *, trainable: bool = True, name="embedding"):
     """Set the weights of ``model``'s embedding layer (``name``) to ``matrix`` (None
     keeps them) and make it trainable (fine-tuned) or frozen. Call before ``compile``.
 
     Returns the model."""
     if not callable(getattr(model, "get_layer", None)):
-        raise TypeError(f"`model` must be a Keras model with an embedding layer, got "
-                        f"{type(model).__name__}")
+        raise TypeError(
+            f"`model` must be a Keras model with an embedding layer, got {type(model).__name__}"
+        )
     layer = {layer.name: layer for layer in model.layers}.get(name)
     if layer is None:
-        raise ValueError(f"`name` must be the name of a layer of `model` (one of "
-                         f"{[each.name for each in model.layers]}), got {name!r}")
+        raise ValueError(
+            f"`name` must be the name of a layer of `model` (one of "
+            f"{[each.name for each in model.layers]}), got {name!r}"
+        )
     if not hasattr(layer, "embeddings"):
-        raise ValueError(f"`name` must name an embedding layer, got {name!r}, a "
-                         f"{type(layer).__name__} layer")
+        raise ValueError(
+            f"`name` must name an embedding layer, got {name!r}, a {type(layer).__name__} layer"
+        )
     if matrix is not None:
         if matrix.shape != tuple(layer.embeddings.shape):
-            raise ValueError(f"`matrix` must have the embedding's shape "
-                             f"{tuple(layer.embeddings.shape)}, got {matrix.shape}")
+            raise ValueError(
+                f"`matrix` must have the embedding's shape "
+                f"{tuple(layer.embeddings.shape)}, got {matrix.shape}"
+            )
         layer.set_weights([matrix.astype(np.float32)])
     layer.trainable = trainable
     return model

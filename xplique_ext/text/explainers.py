@@ -32,15 +32,25 @@ from ..commons.random import seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, TEXT_MODEL, Prepared, as_text_classifier, pad_shifts
 
-__all__ = ["TokenAttributionExplainer", "LimeTokenExplainer", "ShapTokenExplainer",
-           "IntegratedGradientsTokenExplainer", "sentence_seed"]
+__all__ = [
+    "TokenAttributionExplainer",
+    "LimeTokenExplainer",
+    "ShapTokenExplainer",
+    "IntegratedGradientsTokenExplainer",
+    "sentence_seed",
+]
 
 
 #: The parameters every token explainer declares (its classifier's and its own).
 EXPLAINER_PARAMETERS = {  # the tokenizer is checked by Tokenizer, the strategy by resolve_strategy
-    "model": TEXT_MODEL, "batch_size": [Interval(numbers.Integral, 1, None), None],
-    "seed": [Interval(numbers.Integral, 0, None), None], "progress": [Boolean()],
-    "mask_string": [Word()], "tokenizer": "no_validation", "strategy": "no_validation"}
+    "model": TEXT_MODEL,
+    "batch_size": [Interval(numbers.Integral, 1, None), None],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+    "progress": [Boolean()],
+    "mask_string": [Word()],
+    "tokenizer": "no_validation",
+    "strategy": "no_validation",
+}
 
 
 def sentence_seed(seed: int, sentence: str) -> int:
@@ -90,11 +100,20 @@ class TokenAttributionExplainer:
     _desc, _extras = "", ()
 
     @validate_params(EXPLAINER_PARAMETERS)
-    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
-                 seed: Optional[int] = 0, progress: bool = False, mask_string: str = "UNKWORDZ",
-                 strategy: Any = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        seed: Optional[int] = 0,
+        progress: bool = False,
+        mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
+    ):
         self.classifier = as_text_classifier(
-            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy)
+            model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
+        )
         self.model, self.batch_size = self.classifier.model, self.classifier.batch_size
         self.seed, self.progress = seed, progress
 
@@ -117,8 +136,9 @@ class TokenAttributionExplainer:
 
     __call__ = explain
 
-    def _explain(self, prep: Prepared, seed: int,
-                 shifts: Optional[Sequence[np.ndarray]]) -> List[np.ndarray]:
+    def _explain(
+        self, prep: Prepared, seed: int, shifts: Optional[Sequence[np.ndarray]]
+    ) -> List[np.ndarray]:
         """Attributions of prepared sentences (``shifts``: embedding shifts or None): each
         sentence's perturbations (a binary mask per row, :meth:`_draw`), the model's outputs
         on them pooled across sentences, and each sentence's estimate (:meth:`_combine`,
@@ -127,11 +147,17 @@ class TokenAttributionExplainer:
         extras = np.full((len(self._extras), len(out)), np.nan)
         sizes = [self._rows(len(w)) if w else 0 for w in prep.words]
         for group, bar in self._chunks(sizes, self._desc):
-            masks = [self._draw(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
-                     for i in group]
+            masks = [
+                self._draw(len(prep.words[i]), sentence_seed(seed, prep.sentences[i]))
+                for i in group
+            ]
             probas = self.classifier.masked_proba(
-                prep, group, masks, shifts=None if shifts is None else [shifts[i] for i in group],
-                progress=bar)
+                prep,
+                group,
+                masks,
+                shifts=None if shifts is None else [shifts[i] for i in group],
+                progress=bar,
+            )
             for i, m, p in zip(group, masks, probas):
                 out[i], *extras[:, i] = self._combine(m, p)
         vars(self).update(zip(self._extras, extras))
@@ -142,8 +168,9 @@ class TokenAttributionExplainer:
         about ``CHUNK_ROWS`` inputs each, with the progress bar over ``sum(sizes)``
         inputs: the one batching path of the three explainers."""
         group, rows = [], 0
-        with progress_bar(enabled=self.progress, total=int(sum(sizes)), desc=desc,
-                          unit="input") as bar:
+        with progress_bar(
+            enabled=self.progress, total=int(sum(sizes)), desc=desc, unit="input"
+        ) as bar:
             for i, size in enumerate(sizes):
                 group += [i] if size else []
                 rows += size
@@ -202,13 +229,35 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     _desc, _extras = "LIME", ("intercepts_", "scores_")
 
-    @validate_params({**EXPLAINER_PARAMETERS, "nb_samples": [Interval(numbers.Integral, 2, None)],
-                      "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")]})
-    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
-                 nb_samples: int = 1000, kernel_width: float = 25.0, seed: Optional[int] = 0,
-                 progress: bool = False, mask_string: str = "UNKWORDZ", strategy: Any = None):
-        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
-                         mask_string=mask_string, strategy=strategy)
+    @validate_params(
+        {
+            **EXPLAINER_PARAMETERS,
+            "nb_samples": [Interval(numbers.Integral, 2, None)],
+            "kernel_width": [Interval(numbers.Real, 0, None, closed="neither")],
+        }
+    )
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        nb_samples: int = 1000,
+        kernel_width: float = 25.0,
+        seed: Optional[int] = 0,
+        progress: bool = False,
+        mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
+    ):
+        super().__init__(
+            model,
+            tokenizer,
+            batch_size,
+            seed=seed,
+            progress=progress,
+            mask_string=mask_string,
+            strategy=strategy,
+        )
         self.nb_samples, self.kernel_width = nb_samples, kernel_width
 
     @staticmethod
@@ -234,7 +283,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none")
+            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
+        )
         w = np.zeros(n)
         w[[j for j, _ in exp]] = [value for _, value in exp]
         return w, float(np.ravel(intercept)[0]), float(score)
@@ -249,8 +299,9 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         from lime.lime_text import LimeTextExplainer
 
         # only its LimeBase, the weighted ridge fit, is used (the masking is the classifier's)
-        self._base = LimeTextExplainer(kernel_width=self.kernel_width,
-                                       random_state=seed % (2**32)).base
+        self._base = LimeTextExplainer(
+            kernel_width=self.kernel_width, random_state=seed % (2**32)
+        ).base
         return super()._explain(prep, seed, shifts)
 
     def _combine(self, data: np.ndarray, proba: np.ndarray) -> tuple:
@@ -336,13 +387,30 @@ class ShapTokenExplainer(TokenAttributionExplainer):
 
     _desc, _extras = "SHAP", ("expected_values_",)
 
-    @validate_params({**EXPLAINER_PARAMETERS,
-                      "n_permutations": [Interval(numbers.Integral, 1, None)]})
-    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
-                 n_permutations: int = 10, seed: Optional[int] = 0, progress: bool = False,
-                 mask_string: str = "UNKWORDZ", strategy: Any = None):
-        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
-                         mask_string=mask_string, strategy=strategy)
+    @validate_params(
+        {**EXPLAINER_PARAMETERS, "n_permutations": [Interval(numbers.Integral, 1, None)]}
+    )
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        n_permutations: int = 10,
+        seed: Optional[int] = 0,
+        progress: bool = False,
+        mask_string: str = "UNKWORDZ",
+        strategy: Any = None,
+    ):
+        super().__init__(
+            model,
+            tokenizer,
+            batch_size,
+            seed=seed,
+            progress=progress,
+            mask_string=mask_string,
+            strategy=strategy,
+        )
         self.n_permutations = n_permutations
 
     def _rows(self, n: int) -> int:
@@ -456,17 +524,32 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
     (True, True)
     """
 
-    @validate_params({**{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
-                      "steps": [Interval(numbers.Integral, 1, None)],
-                      "method": [Options(["trapezoid", "gausslegendre"])],
-                      "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
-                      "max_steps": [Interval(numbers.Integral, 1, None)]})  # >= steps: below
-    def __init__(self, model: Any, tokenizer: Any = None, batch_size: Optional[int] = 64, *,
-                 steps: int = 64, method: str = "trapezoid", tolerance: Optional[float] = 1e-3,
-                 max_steps: int = 1024, seed: Optional[int] = 0, progress: bool = False,
-                 strategy: Any = None):
-        super().__init__(model, tokenizer, batch_size, seed=seed, progress=progress,
-                         strategy=strategy)
+    @validate_params(
+        {
+            **{k: v for k, v in EXPLAINER_PARAMETERS.items() if k != "mask_string"},
+            "steps": [Interval(numbers.Integral, 1, None)],
+            "method": [Options(["trapezoid", "gausslegendre"])],
+            "tolerance": [Interval(numbers.Real, 0, None, closed="neither"), None],
+            "max_steps": [Interval(numbers.Integral, 1, None)],
+        }
+    )  # >= steps: below
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        steps: int = 64,
+        method: str = "trapezoid",
+        tolerance: Optional[float] = 1e-3,
+        max_steps: int = 1024,
+        seed: Optional[int] = 0,
+        progress: bool = False,
+        strategy: Any = None,
+    ):
+        super().__init__(
+            model, tokenizer, batch_size, seed=seed, progress=progress, strategy=strategy
+        )
         if max_steps < steps:
             raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
         vars(self).update(steps=steps, method=method, tolerance=tolerance, max_steps=max_steps)
@@ -482,10 +565,14 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         clf = self.classifier
         for group, bar in self._chunks([len(nodes) if len(w) else 0 for w in prep.words], "IG"):
             # model inputs, token of each position (-1: padding), embedding shifts (G, L, D)
-            x, own = clf.stacked_inputs(prep, group, [np.ones((1, len(prep.words[i])), bool)
-                                                      for i in group])
-            shift = np.zeros(own.shape + (clf.embedding_dim(),), np.float32) if shifts is None else (
-                pad_shifts([shifts[i] for i in group], own.shape[1]))
+            x, own = clf.stacked_inputs(
+                prep, group, [np.ones((1, len(prep.words[i])), bool) for i in group]
+            )
+            shift = (
+                np.zeros(own.shape + (clf.embedding_dim(),), np.float32)
+                if shifts is None
+                else (pad_shifts([shifts[i] for i in group], own.shape[1]))
+            )
             g = np.arange(len(group))
             path = np.repeat(g, len(nodes)), np.tile(nodes, len(g)), np.tile(weights, len(g))
             pos, p_end = self._integrate(x, own, shift, path, bar)  # p(baseline), p(s)
@@ -498,11 +585,13 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                 self.convergence_delta_[i], self.steps_used_[i] = out[i].sum() - target[j], steps[j]
         bad = int(np.sum(np.abs(self.convergence_delta_) > (self.tolerance or np.inf)))
         if bad:
-            warn(f"Integrated Gradients: for {bad} of {n} sentences the attributions miss p(s) - "
-                 f"p(baseline) by more than tolerance={self.tolerance:g} (max "
-                 f"{np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
-                 + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
-                 XpliqueExtWarning)
+            warn(
+                f"Integrated Gradients: for {bad} of {n} sentences the attributions miss p(s) - "
+                f"p(baseline) by more than tolerance={self.tolerance:g} (max "
+                f"{np.max(np.abs(self.convergence_delta_)):.2e}); raise `max_steps`"
+                + (" or use method='trapezoid'" if self.method != "trapezoid" else ""),
+                XpliqueExtWarning,
+            )
         return out
 
     def _integrate(self, x, own, shift, path, bar) -> Tuple[np.ndarray, np.ndarray]:
@@ -514,8 +603,11 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         for sl in clf._batches(len(sentence)):
             rows, a = sentence[sl], alpha[sl]
             xb = x[rows] if clf.takes_ids else [x[r] for r in rows]
-            w = own.shape[1] if clf.takes_ids or clf.align_tokenizer.sequence_length else int(
-                (own[rows] >= 0).sum(axis=1).max())
+            w = (
+                own.shape[1]
+                if clf.takes_ids or clf.align_tokenizer.sequence_length
+                else int((own[rows] >= 0).sum(axis=1).max())
+            )
             mask = (own[rows, :w] >= 0).astype(np.float32)
             contrib, p1 = clf.ig_batch(xb, a, mask, shift[rows, :w])
             np.add.at(acc[:, :w], rows, weight[sl, None] * contrib[:, :w])

@@ -64,8 +64,10 @@ def _hub():
     try:
         import keras_hub
     except ImportError as exc:  # pragma: no cover - the extra is part of dev
-        raise ImportError('keras-hub models need keras-hub: pip install "xplique_ext[text]" '
-                          "(keras-hub with a TensorFlow-matched tensorflow-text)") from exc
+        raise ImportError(
+            'keras-hub models need keras-hub: pip install "xplique_ext[text]" '
+            "(keras-hub with a TensorFlow-matched tensorflow-text)"
+        ) from exc
     return keras_hub
 
 
@@ -78,11 +80,17 @@ def _dict_input_names(model: Any) -> Optional[List[str]]:
     return list(spec) if isinstance(spec, dict) else None
 
 
-@validate_params({"model": [Callable_()], "tokenizer": "no_validation",  # checked by the adapter
-                  "mask_string": [InstanceOf(str)],  # no whitespace: checked by TextClassifier
-                  "activation": [Options(("auto", "logits", "softmax", "sigmoid"))]})
-def adapt_text_model(model: Any, tokenizer: Any = None, *, mask_string: str = "UNKWORDZ",
-                     activation: str = "auto") -> tuple:
+@validate_params(
+    {
+        "model": [Callable_()],
+        "tokenizer": "no_validation",  # checked by the adapter
+        "mask_string": [InstanceOf(str)],  # no whitespace: checked by TextClassifier
+        "activation": [Options(("auto", "logits", "softmax", "sigmoid"))],
+    }
+)
+def adapt_text_model(
+    model: Any, tokenizer: Any = None, *, mask_string: str = "UNKWORDZ", activation: str = "auto"
+) -> tuple:
     """``(model, tokenizer)`` as :class:`~xplique_ext.text.classifier.TextClassifier`
     takes them: a keras-hub model becomes a :class:`KerasHubTextModel` on word-piece ids
     with its word-aligned tokenizer; any other model is returned unchanged.
@@ -139,8 +147,9 @@ def adapt_text_model(model: Any, tokenizer: Any = None, *, mask_string: str = "U
 
 
 # --------------------------------------------------------------------------- classifiers
-@validate_params({"preset": [InstanceOf(str)],
-                  "sequence_length": [Interval(numbers.Integral, 3, None)]})
+@validate_params(
+    {"preset": [InstanceOf(str)], "sequence_length": [Interval(numbers.Integral, 3, None)]}
+)
 def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
     """A keras-hub backbone and its text-classifier preprocessor from a preset.
 
@@ -180,16 +189,32 @@ def load_hub_backbone(preset: str, *, sequence_length: int = 64) -> tuple:
     ('BertBackbone', 12)
     """
     models = _hub().models
-    return (models.Backbone.from_preset(preset),
-            models.TextClassifierPreprocessor.from_preset(preset, sequence_length=sequence_length))
+    return (
+        models.Backbone.from_preset(preset),
+        models.TextClassifierPreprocessor.from_preset(preset, sequence_length=sequence_length),
+    )
 
 
 # backbone: a keras-hub Backbone with a dict input, checked below
-@validate_params({"backbone": "no_validation", "head": [Options(("cnn", "lstm"))],
-                  "trainable": [Boolean()], **_HEAD_PARAMETERS})
-def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = False,
-                         filters: int = 64, kernel_sizes: Sequence[int] = (3, 4, 5),
-                         units: int = 128, dropout: float = 0.5, seed: int = 0):
+@validate_params(
+    {
+        "backbone": "no_validation",
+        "head": [Options(("cnn", "lstm"))],
+        "trainable": [Boolean()],
+        **_HEAD_PARAMETERS,
+    }
+)
+def build_hub_classifier(
+    backbone: Any,
+    head: str = "cnn",
+    *,
+    trainable: bool = False,
+    filters: int = 64,
+    kernel_sizes: Sequence[int] = (3, 4, 5),
+    units: int = 128,
+    dropout: float = 0.5,
+    seed: int = 0,
+):
     """The PERCY paper's CNN or LSTM head (Fig. 2a / 2b) over the contextual token
     embeddings of a keras-hub backbone (its ``sequence_output``), instead of a word
     embedding: the grid's B classifiers (section 4.2, ``hub:PRESET`` in
@@ -242,13 +267,17 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
     from .models import _head
 
     if not isinstance(backbone, _hub().models.Backbone):  # keras-hub missing: an ImportError
-        raise TypeError("`backbone` must be a keras-hub Backbone (e.g. keras_hub.models."
-                        f"BertBackbone, or load_hub_backbone(preset)[0]), got "
-                        f"{type(backbone).__name__}")
+        raise TypeError(
+            "`backbone` must be a keras-hub Backbone (e.g. keras_hub.models."
+            f"BertBackbone, or load_hub_backbone(preset)[0]), got "
+            f"{type(backbone).__name__}"
+        )
     names = _dict_input_names(backbone)
     if not {"token_ids", "padding_mask"} <= set(names or ()):
-        raise ValueError("`backbone` must take the dict token_ids / padding_mask (a text "
-                         f"backbone), got inputs {names}")
+        raise ValueError(
+            "`backbone` must take the dict token_ids / padding_mask (a text "
+            f"backbone), got inputs {names}"
+        )
     # built on a copy (same class, configuration and weights): training leaves the
     # backbone passed in untouched
     weights, backbone = backbone.get_weights(), type(backbone).from_config(backbone.get_config())
@@ -260,8 +289,16 @@ def build_hub_classifier(backbone: Any, head: str = "cnn", *, trainable: bool = 
     mask = ops.cast(inputs["padding_mask"], "bool")
     # padding zeroed before the convolutions, masked for the LSTM
     seq = seq * ops.cast(ops.expand_dims(mask, -1), seq.dtype) if head == "cnn" else seq
-    out = _head(head, seq, filters=filters, kernel_sizes=kernel_sizes, units=units,
-                dropout=dropout, seed=seed, mask=mask)
+    out = _head(
+        head,
+        seq,
+        filters=filters,
+        kernel_sizes=kernel_sizes,
+        units=units,
+        dropout=dropout,
+        seed=seed,
+        mask=mask,
+    )
     model = keras.Model(inputs, out, name=f"hub_{head}_classifier")
     model.backbone = backbone
     return model

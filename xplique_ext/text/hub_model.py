@@ -58,8 +58,12 @@ class _HubTokenizer(Tokenizer):
         out = self.raw(runs) if runs else []
         out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        return _pad([[p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
-                     for layout in layouts])
+        return _pad(
+            [
+                [p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
+                for layout in layouts
+            ]
+        )
 
 
 class PieceEmbedding(keras.layers.Embedding):
@@ -86,31 +90,40 @@ class KerasHubTextModel(keras.Model):
     (id + 1 otherwise), returning probabilities (N, 1) or (N, 2). Built by
     :func:`~xplique_ext.text.hub.adapt_text_model`."""
 
-    def __init__(self, net, backbone, hub_tokenizer, *, max_pieces, logits, input_names,
-                 mask_string):
+    def __init__(
+        self, net, backbone, hub_tokenizer, *, max_pieces, logits, input_names, mask_string
+    ):
         super().__init__()
         mask_id = getattr(hub_tokenizer, "mask_token_id", None)
         self.baseline_id = int(hub_tokenizer.pad_token_id if mask_id is None else mask_id)
         # the layer the text classifier's IG and embedding shifts act on
         self.piece_embedding = self._xplique_embedding = PieceEmbedding(
-            backbone.token_embedding, self.baseline_id, name="piece_embedding")
+            backbone.token_embedding, self.baseline_id, name="piece_embedding"
+        )
         self.net, self.backbone_, self.hub_tokenizer = net, _Holder(value=backbone), hub_tokenizer
-        self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string,
-                                       None if mask_id is None else int(mask_id))
+        self.tokenizer = _HubTokenizer(
+            hub_tokenizer, mask_string, None if mask_id is None else int(mask_id)
+        )
         self.max_pieces, self.logits, self.input_names = max_pieces, logits, list(input_names)
         self.start_id, self.end_id, self.pad_id = (
-            int(getattr(hub_tokenizer, f"{k}_token_id")) for k in ("start", "end", "pad"))
+            int(getattr(hub_tokenizer, f"{k}_token_id")) for k in ("start", "end", "pad")
+        )
 
     def _packed(self, ids):
         """The backbone's dict for word-piece ids: ``[CLS] pieces [SEP]``, padding."""
         n = tf.reduce_sum(tf.cast(ids > 0, tf.int32), axis=1)[:, None]
-        token_ids = tf.pad(tf.where(ids > 0, ids - 1, self.pad_id), [[0, 0], [1, 1]],
-                           constant_values=self.pad_id)
+        token_ids = tf.pad(
+            tf.where(ids > 0, ids - 1, self.pad_id), [[0, 0], [1, 1]], constant_values=self.pad_id
+        )
         pos = tf.range(tf.shape(ids)[1] + 2)[None, :]
-        token_ids = tf.where(pos == 0, self.start_id,
-                             tf.where(pos == n + 1, self.end_id, token_ids))
-        inputs = {"token_ids": token_ids, "padding_mask": tf.cast(pos < n + 2, tf.int32),
-                  "segment_ids": tf.zeros_like(token_ids)}
+        token_ids = tf.where(
+            pos == 0, self.start_id, tf.where(pos == n + 1, self.end_id, token_ids)
+        )
+        inputs = {
+            "token_ids": token_ids,
+            "padding_mask": tf.cast(pos < n + 2, tf.int32),
+            "segment_ids": tf.zeros_like(token_ids),
+        }
         return {k: inputs[k] for k in self.input_names}
 
     def call(self, ids, training=False):
@@ -128,9 +141,10 @@ class KerasHubTextModel(keras.Model):
             if args or kwargs.get("reverse"):
                 return full
             base = original(tf.fill([1, 1], tf.constant(self.baseline_id, x.dtype)))
-            inner = tf.where(real[..., None], tf.cast(e_words, full.dtype) + base,
-                             full[:, 1: width + 1])
-            return tf.concat([full[:, :1], inner, full[:, width + 1:]], axis=1)
+            inner = tf.where(
+                real[..., None], tf.cast(e_words, full.dtype) + base, full[:, 1 : width + 1]
+            )
+            return tf.concat([full[:, :1], inner, full[:, width + 1 :]], axis=1)
 
         layer.call = call
         try:
@@ -138,8 +152,10 @@ class KerasHubTextModel(keras.Model):
         finally:
             del layer.call
         if isinstance(out, dict):
-            raise ValueError("`model` must return class scores (N, 1) or (N, 2), got a dict of "
-                             f"{sorted(out)}; pass a classifier, not a backbone")
+            raise ValueError(
+                "`model` must return class scores (N, 1) or (N, 2), got a dict of "
+                f"{sorted(out)}; pass a classifier, not a backbone"
+            )
         out = tf.cast(out, tf.float32)
         if self.logits:
             out = tf.nn.sigmoid(out) if out.shape[-1] == 1 else tf.nn.softmax(out, -1)
@@ -158,49 +174,73 @@ def _is_logits(model: Any, activation: str) -> bool:
             "the model's output activation must be linear (logits), softmax or sigmoid, got "
             f"{'none readable' if act is None else repr(name)} ({type(model).__name__}); for "
             "logits or probabilities all the same, pass the model and tokenizer of "
-            "xplique_ext.text.adapt_text_model(model, tokenizer, activation='logits', ...)")
+            "xplique_ext.text.adapt_text_model(model, tokenizer, activation='logits', ...)"
+        )
     return name == "linear"
 
 
-def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
-          names: Optional[List[str]]) -> tuple:
+def adapt(
+    model: Any, tokenizer: Any, mask_string: str, activation: str, names: Optional[List[str]]
+) -> tuple:
     """:func:`~xplique_ext.text.hub.adapt_text_model` once keras-hub is imported: a
     keras-hub task, a model on a backbone's dict (``names``, with ``token_ids``) or an
     adapter is adapted; any other model is returned unchanged."""
     if not isinstance(model, (keras_hub.models.TextClassifier, KerasHubTextModel)) and (
-            "token_ids" not in (names or ())):
+        "token_ids" not in (names or ())
+    ):
         return model, tokenizer
     if isinstance(model, KerasHubTextModel):
         if tokenizer is not None and tokenizer is not model.tokenizer:
-            raise ValueError("`tokenizer` must be None for a KerasHubTextModel: it carries its "
-                             f"own, got {type(tokenizer).__name__}")
+            raise ValueError(
+                "`tokenizer` must be None for a KerasHubTextModel: it carries its "
+                f"own, got {type(tokenizer).__name__}"
+            )
         tok = model.tokenizer
         return model, tok if mask_string == tok.mask_string else _HubTokenizer(
-            tok.raw, mask_string, tok.mask_id)
+            tok.raw, mask_string, tok.mask_id
+        )
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
-        raise ValueError("`tokenizer` is required for this keras-hub model: it has no preprocessor;"
-                         " pass its keras-hub preprocessor (e.g. BertTextClassifierPreprocessor)"
-                         " or tokenizer (e.g. BertTokenizer) as `tokenizer=`")
-    check_param(source, "tokenizer", [InstanceOf(
-        keras_hub.models.Preprocessor, keras_hub.tokenizers.Tokenizer,
-        description="a keras-hub preprocessor or tokenizer for a keras-hub model")])
+        raise ValueError(
+            "`tokenizer` is required for this keras-hub model: it has no preprocessor;"
+            " pass its keras-hub preprocessor (e.g. BertTextClassifierPreprocessor)"
+            " or tokenizer (e.g. BertTokenizer) as `tokenizer=`"
+        )
+    check_param(
+        source,
+        "tokenizer",
+        [
+            InstanceOf(
+                keras_hub.models.Preprocessor,
+                keras_hub.tokenizers.Tokenizer,
+                description="a keras-hub preprocessor or tokenizer for a keras-hub model",
+            )
+        ],
+    )
     hub_tok = getattr(source, "tokenizer", source)  # a preprocessor's, or the tokenizer
     for attr in ("start_token_id", "end_token_id", "pad_token_id"):
         if getattr(hub_tok, attr, None) is None:
-            raise ValueError(f"`tokenizer` must define {attr} (a [CLS] ... [SEP] packing "
-                             f"tokenizer such as BertTokenizer), got {type(hub_tok).__name__}")
+            raise ValueError(
+                f"`tokenizer` must define {attr} (a [CLS] ... [SEP] packing "
+                f"tokenizer such as BertTokenizer), got {type(hub_tok).__name__}"
+            )
     backbone = find_layer(model, keras_hub.models.Backbone)
     if getattr(backbone, "token_embedding", None) is None:
-        raise ValueError("`model` must contain a keras-hub Backbone with a token embedding (e.g. "
-                         f"keras_hub.models.BertBackbone), found none in {type(model).__name__}")
-    limits = (getattr(source, "sequence_length", None) if hub_tok is not source else None,
-              getattr(backbone, "max_sequence_length", None))
+        raise ValueError(
+            "`model` must contain a keras-hub Backbone with a token embedding (e.g. "
+            f"keras_hub.models.BertBackbone), found none in {type(model).__name__}"
+        )
+    limits = (
+        getattr(source, "sequence_length", None) if hub_tok is not source else None,
+        getattr(backbone, "max_sequence_length", None),
+    )
     max_pieces = min((int(v) - 2 for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
-        raise ValueError("`model` must take the dict token_ids / padding_mask / segment_ids "
-                         "of a keras-hub backbone, got the extra inputs "
-                         f"{sorted(set(names) - set(_NAMES))}")
+        raise ValueError(
+            "`model` must take the dict token_ids / padding_mask / segment_ids "
+            "of a keras-hub backbone, got the extra inputs "
+            f"{sorted(set(names) - set(_NAMES))}"
+        )
     logits = _is_logits(model, activation)
     # one adapter per (model, tokenizer, mask, activation) while one is in use, so that
     # PERCY and every explainer of the same model share its compiled functions; the
@@ -208,8 +248,15 @@ def adapt(model: Any, tokenizer: Any, mask_string: str, activation: str,
     key = (id(model), id(source), mask_string, logits)
     adapted = _ADAPTERS.get(key)
     if adapted is None:
-        adapted = KerasHubTextModel(model, backbone, hub_tok, max_pieces=max_pieces, logits=logits,
-                                    input_names=names or _NAMES, mask_string=mask_string)
+        adapted = KerasHubTextModel(
+            model,
+            backbone,
+            hub_tok,
+            max_pieces=max_pieces,
+            logits=logits,
+            input_names=names or _NAMES,
+            mask_string=mask_string,
+        )
         adapted.source_ = _Holder(value=source)
         _ADAPTERS[key] = adapted
     return adapted, adapted.tokenizer

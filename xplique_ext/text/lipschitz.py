@@ -46,9 +46,11 @@ __all__ = ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate", "sample_ball"
 
 
 #: The perturbations' parameters of both estimates.
-_BALL = {"epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
-         "nb_samples": [Interval(numbers.Integral, 1, None)],
-         "seed": [Interval(numbers.Integral, 0, None), None]}
+_BALL = {
+    "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+    "nb_samples": [Interval(numbers.Integral, 1, None)],
+    "seed": [Interval(numbers.Integral, 0, None), None],
+}
 
 
 def sample_ball(rng: np.random.Generator, count: int, dim: int, epsilon: float) -> np.ndarray:
@@ -105,22 +107,47 @@ class LocalLipschitzEstimate(BaseMetric):
     undefined_reason = "every perturbation of the input has a zero norm in float32"
     _data_params = ("inputs", "targets")
 
-    @validate_params({**_BALL, "batch_size": [Interval(numbers.Integral, 1, None), None],
-                      "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)",
-                                           dtype=np.float32, finite=True)],
-                      "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None]})
-    def __init__(self, inputs: Any, targets: Any = None, batch_size: Optional[int] = 64, *,
-                 epsilon: float = 0.1, nb_samples: int = 10, seed: Optional[int] = 0):
+    @validate_params(
+        {
+            **_BALL,
+            "batch_size": [Interval(numbers.Integral, 1, None), None],
+            "inputs": [
+                ArrayLike(
+                    "real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32, finite=True
+                )
+            ],
+            "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None],
+        }
+    )
+    def __init__(
+        self,
+        inputs: Any,
+        targets: Any = None,
+        batch_size: Optional[int] = 64,
+        *,
+        epsilon: float = 0.1,
+        nb_samples: int = 10,
+        seed: Optional[int] = 0,
+    ):
         if targets is not None and len(targets) != len(inputs):
-            raise ValueError(f"`targets` must hold one target per input: got {len(targets)} "
-                             f"targets for {len(inputs)} inputs")
+            raise ValueError(
+                f"`targets` must hold one target per input: got {len(targets)} "
+                f"targets for {len(inputs)} inputs"
+            )
         self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
     def _explain(self, explainer, x, y):
         size, args = self.batch_size or len(x), (x,) if y is None else (x, y)
-        parts = [check_outputs(explainer(*(a[s : s + size] for a in args)), len(x[s : s + size]),
-                               name="explainer", finite=True) for s in range(0, len(x), size)]
+        parts = [
+            check_outputs(
+                explainer(*(a[s : s + size] for a in args)),
+                len(x[s : s + size]),
+                name="explainer",
+                finite=True,
+            )
+            for s in range(0, len(x), size)
+        ]
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
     @validate_params({"explainer": [Callable_()]})
@@ -130,8 +157,9 @@ class LocalLipschitzEstimate(BaseMetric):
         if not n:
             return np.zeros(0)
         dim, x_rep = self.inputs[0].size, np.repeat(self.inputs, k, axis=0)
-        deltas = np.concatenate([sample_ball(np.random.default_rng([seed, i]), k, dim,
-                                             self.epsilon) for i in range(n)])
+        deltas = np.concatenate(
+            [sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon) for i in range(n)]
+        )
         z = x_rep + deltas.reshape(x_rep.shape).astype(np.float32)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
@@ -171,18 +199,31 @@ class TextLocalLipschitzEstimate(BaseMetric):
     """
 
     higher_is_better = False
-    undefined_reason = ("a sentence without tokens has no embedding to perturb (or all its "
-                        "perturbations have a zero norm)")
+    undefined_reason = (
+        "a sentence without tokens has no embedding to perturb (or all its "
+        "perturbations have a zero norm)"
+    )
     _data_params = ("sentences",)
 
     @validate_params({**_BALL, "sentences": "no_validation"})  # checked by as_sentences
-    def __init__(self, sentences: Any, *, epsilon: float = 0.1, nb_samples: int = 5,
-                 seed: Optional[int] = 0):
+    def __init__(
+        self, sentences: Any, *, epsilon: float = 0.1, nb_samples: int = 5, seed: Optional[int] = 0
+    ):
         self.sentences = as_sentences(sentences, "sentences")
         self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
 
-    @validate_params({"explainer": [InstanceOf(TokenAttributionExplainer, description=(
-        "a token explainer of xplique_ext.text (LIME, SHAP or IG adapter)"))]})
+    @validate_params(
+        {
+            "explainer": [
+                InstanceOf(
+                    TokenAttributionExplainer,
+                    description=(
+                        "a token explainer of xplique_ext.text (LIME, SHAP or IG adapter)"
+                    ),
+                )
+            ]
+        }
+    )
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each sentence, shape (N,) (NaN for a sentence without tokens)."""
         clf = explainer.classifier

@@ -47,30 +47,50 @@ __all__ = ["load_sentiment_dataset", "DATASETS"]
 #: name -> split -> file name in the published archive
 DATASETS: Dict[str, Dict[str, str]] = {
     "sst2": {"train": "train.tsv", "validation": "dev.tsv", "test": "test.tsv"},
-    "sentiment140": {"train": "training.1600000.processed.noemoticon.csv",
-                     "test": "testdata.manual.2009.06.14.csv"}}
+    "sentiment140": {
+        "train": "training.1600000.processed.noemoticon.csv",
+        "test": "testdata.manual.2009.06.14.csv",
+    },
+}
 _DOWNLOAD = {
     "sst2": "GLUE's SST-2 (https://dl.fbaipublicfiles.com/glue/data/SST-2.zip: train.tsv, dev.tsv, "
     "test.tsv)",
     "sentiment140": "Sentiment140 (http://cs.stanford.edu/people/alecmgo/trainingandtestdata.zip: "
-    "training.1600000.processed.noemoticon.csv, testdata.manual.2009.06.14.csv)"}
+    "training.1600000.processed.noemoticon.csv, testdata.manual.2009.06.14.csv)",
+}
 #: name -> library -> (dataset, text key, label key)
-_LIBRARIES = {"sst2": {"tensorflow_datasets": ("glue/sst2", "sentence", "label"),
-                       "datasets": (("nyu-mll/glue", "sst2"), "sentence", "label")},
-              "sentiment140": {"tensorflow_datasets": ("sentiment140", "text", "polarity"),
-                               "datasets": (("stanfordnlp/sentiment140",), "text", "sentiment")}}
+_LIBRARIES = {
+    "sst2": {
+        "tensorflow_datasets": ("glue/sst2", "sentence", "label"),
+        "datasets": (("nyu-mll/glue", "sst2"), "sentence", "label"),
+    },
+    "sentiment140": {
+        "tensorflow_datasets": ("sentiment140", "text", "polarity"),
+        "datasets": (("stanfordnlp/sentiment140",), "text", "sentiment"),
+    },
+}
 #: Sentiment140's six columns (no header), named as the reader uses them
 _S140_COLUMNS = ["label", "id", "date", "query", "user", "sentence"]
 _HIDDEN = "GLUE keeps the labels of SST-2's test split hidden: use split='validation' (dev.tsv)"
 
 
-@validate_params({"name": [Options(tuple(DATASETS))], "contrastive_only": [Boolean()],
-                  "split": [Options(("train", "validation", "dev", "test"))],  # per dataset: below
-                  "path": [InstanceOf(str, os.PathLike, description="a str or a path"), None],
-                  "rules": "no_validation"})  # resolve_rules
-def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
-                           contrastive_only: bool = False, *,
-                           rules: Any = None) -> Tuple[List[str], np.ndarray]:
+@validate_params(
+    {
+        "name": [Options(tuple(DATASETS))],
+        "contrastive_only": [Boolean()],
+        "split": [Options(("train", "validation", "dev", "test"))],  # per dataset: below
+        "path": [InstanceOf(str, os.PathLike, description="a str or a path"), None],
+        "rules": "no_validation",
+    }
+)  # resolve_rules
+def load_sentiment_dataset(
+    name: str,
+    split: str = "test",
+    path: Any = None,
+    contrastive_only: bool = False,
+    *,
+    rules: Any = None,
+) -> Tuple[List[str], np.ndarray]:
     """Sentences and 0/1 sentiment labels of SST-2 or Sentiment140.
 
     Parameters
@@ -127,8 +147,11 @@ def load_sentiment_dataset(name: str, split: str = "test", path: Any = None,
         keep = [find_keyword(whitespace_tokens(s), table)[0] is not None for s in sentences]
         sentences, labels = [s for s, k in zip(sentences, keep) if k], labels[np.array(keep, bool)]
         if not sentences:
-            warn(f"load_sentiment_dataset({name!r}, {split!r}): no sentence holds a rule "
-                 f"keyword ({sorted(table)}); the result is empty", XpliqueExtWarning)
+            warn(
+                f"load_sentiment_dataset({name!r}, {split!r}): no sentence holds a rule "
+                f"keyword ({sorted(table)}); the result is empty",
+                XpliqueExtWarning,
+            )
     return sentences, labels
 
 
@@ -137,26 +160,36 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
     split's file in the folder ``path``, its columns checked."""
     file = Path(path) / DATASETS[name][split] if Path(path).is_dir() else Path(path)
     if not file.is_file():
-        raise FileNotFoundError(f"`path` {str(file)!r} does not exist; download "
-                                f"{_DOWNLOAD[name]} and pass the {split} file or its folder")
+        raise FileNotFoundError(
+            f"`path` {str(file)!r} does not exist; download "
+            f"{_DOWNLOAD[name]} and pass the {split} file or its folder"
+        )
     sst2, where = name == "sst2", f"`path` {str(file)!r}"
     what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1)"
     try:
         with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
-            rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE) if sst2 else (
-                csv.reader(handle))
+            rows = (
+                csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+                if sst2
+                else (csv.reader(handle))
+            )
             header = [h.strip() for h in next(rows, [])] if sst2 else _S140_COLUMNS
             if header and not {"sentence", "label"} <= set(header):
                 hint = f" {_HIDDEN}" if "index" in header and "sentence" in header else ""
-                raise ValueError(f"{where} is not GLUE SST-2's TSV: its header must hold the "
-                                 f"columns 'sentence' and 'label', got {header}.{hint}")
+                raise ValueError(
+                    f"{where} is not GLUE SST-2's TSV: its header must hold the "
+                    f"columns 'sentence' and 'label', got {header}.{hint}"
+                )
             data = [(row, rows.line_num) for row in rows if row]
     except (UnicodeDecodeError, csv.Error) as exc:  # an archive, a binary file...
         raise ValueError(f"{where} is not {what}: {exc}; pass the extracted file") from None
     if not data:
         raise ValueError(f"{where} is empty: it holds no sentence (expected {what})")
-    expected = (f"expected {len(header)} tab-separated fields ({header})" if sst2 else
-                "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)")
+    expected = (
+        f"expected {len(header)} tab-separated fields ({header})"
+        if sst2
+        else "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)"
+    )
     for row, line in data:
         if len(row) != len(header):
             raise ValueError(f"{where} line {line}: {expected}, got {len(row)}")
@@ -183,17 +216,20 @@ def _load_remote(name: str, split: str) -> tuple:
         except Exception as exc:  # noqa: BLE001 - re-raised with what to do
             raise RuntimeError(
                 f"{source} could not load {dataset!r} ({type(exc).__name__}: {exc}); without a "
-                f"network, download {_DOWNLOAD[name]} and pass `path=`") from exc
+                f"network, download {_DOWNLOAD[name]} and pass `path=`"
+            ) from exc
         texts = [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in texts]
         return texts, raw, None, source
     raise ImportError(
         f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or Hugging Face "
         'datasets: pip install "xplique_ext[datasets]" (or pip install tensorflow-datasets); or '
-        f"download {_DOWNLOAD[name]} and pass the file or its folder as `path=`")
+        f"download {_DOWNLOAD[name]} and pass the file or its folder as `path=`"
+    )
 
 
-def _labelled(name: str, texts: List[str], raw: List[Any], lines: Optional[List[int]],
-              source: str) -> Tuple[List[str], np.ndarray]:
+def _labelled(
+    name: str, texts: List[str], raw: List[Any], lines: Optional[List[int]], source: str
+) -> Tuple[List[str], np.ndarray]:
     """Stripped sentences and 0/1 labels from the dataset's labels: SST-2's 0/1, or
     Sentiment140's polarities 0/4 (2, neutral, dropped with a warning)."""
     values = [str(v).strip() for v in raw]
@@ -202,13 +238,19 @@ def _labelled(name: str, texts: List[str], raw: List[Any], lines: Optional[List[
     allowed = ("0", "1") if name == "sst2" else ("0", "2", "4")
     for i, v in enumerate(values):
         if v not in allowed:
-            what = ("the label must be 0 or 1" if name == "sst2" else
-                    "the polarity must be 0 (negative) or 4 (positive) (2, neutral, is dropped)")
+            what = (
+                "the label must be 0 or 1"
+                if name == "sst2"
+                else "the polarity must be 0 (negative) or 4 (positive) (2, neutral, is dropped)"
+            )
             where = "" if lines is None else f" line {lines[i]}"
             raise ValueError(f"{source}{where}: {what}, got {raw[i]!r}")
     keep = [v != "2" for v in values]  # Sentiment140's neutral tweets (SST-2 has no 2)
     if not all(keep):
-        warn(f"Sentiment140 {source}: {keep.count(False)} neutral tweets (polarity 2) dropped; "
-             f"{sum(keep)} negative/positive kept", XpliqueExtWarning)
+        warn(
+            f"Sentiment140 {source}: {keep.count(False)} neutral tweets (polarity 2) dropped; "
+            f"{sum(keep)} negative/positive kept",
+            XpliqueExtWarning,
+        )
     sentences = [t.strip() for t, k in zip(texts, keep) if k]
     return sentences, np.array([v in ("1", "4") for v, k in zip(values, keep) if k], np.int64)

@@ -32,28 +32,56 @@ from ..commons.params import (
 from .rules import resolve_rules
 from .tokens import as_sentences, normalize_token, whitespace_tokens
 
-__all__ = ["make_vectorizer", "build_cnn_classifier", "build_lstm_classifier",
-           "train_classifier", "BagOfWordsModel"]
+__all__ = [
+    "make_vectorizer",
+    "build_cnn_classifier",
+    "build_lstm_classifier",
+    "train_classifier",
+    "BagOfWordsModel",
+]
 
 _POSITIVE = [Interval(numbers.Integral, 1, None)]
 _SEED = [Interval(numbers.Integral, 0, None)]
 _DROPOUT = [Interval(numbers.Real, 0, 1, closed="left")]
 _REAL = Interval(numbers.Real, None, None)
 #: The heads' parameters (the CNN/LSTM builders and build_hub_classifier).
-_HEAD_PARAMETERS = {"filters": _POSITIVE, "units": _POSITIVE, "dropout": _DROPOUT, "seed": _SEED,
-                    "kernel_sizes": [ArrayLike("integer", ndim=1, batch_hint=False, nonempty=True,
-                                               within=Interval(numbers.Integral, 1, None))]}
+_HEAD_PARAMETERS = {
+    "filters": _POSITIVE,
+    "units": _POSITIVE,
+    "dropout": _DROPOUT,
+    "seed": _SEED,
+    "kernel_sizes": [
+        ArrayLike(
+            "integer",
+            ndim=1,
+            batch_hint=False,
+            nonempty=True,
+            within=Interval(numbers.Integral, 1, None),
+        )
+    ],
+}
 #: The word-embedding builders' parameters (the vectorizer is a vocabulary size or a
 #: TextVectorization layer, keras being imported where used: checked further in).
-_BUILDER_PARAMETERS = {"vectorizer": "no_validation", "sequence_length": [*_POSITIVE, None],
-                       "raw_strings": [Boolean()], "embedding_dim": _POSITIVE, "dropout": _DROPOUT,
-                       "seed": _SEED}
+_BUILDER_PARAMETERS = {
+    "vectorizer": "no_validation",
+    "sequence_length": [*_POSITIVE, None],
+    "raw_strings": [Boolean()],
+    "embedding_dim": _POSITIVE,
+    "dropout": _DROPOUT,
+    "seed": _SEED,
+}
 
 
-@validate_params({"sentences": [ArrayLike("any", ndim=1, batch_hint=False, nonempty=True)],
-                  "max_tokens": [Interval(numbers.Integral, 3, None)], "sequence_length": _POSITIVE})
-def make_vectorizer(sentences: Sequence[str], *, max_tokens: int = 20000,
-                    sequence_length: int = 24):
+@validate_params(
+    {
+        "sentences": [ArrayLike("any", ndim=1, batch_hint=False, nonempty=True)],
+        "max_tokens": [Interval(numbers.Integral, 3, None)],
+        "sequence_length": _POSITIVE,
+    }
+)
+def make_vectorizer(
+    sentences: Sequence[str], *, max_tokens: int = 20000, sequence_length: int = 24
+):
     """A ``TextVectorization`` layer (whitespace split, lower case, punctuation stripped,
     ids padded/truncated to ``sequence_length``) adapted on ``sentences``.
 
@@ -82,8 +110,10 @@ def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **opti
     else:
         vocab = check_param(vectorizer, "vectorizer", [Interval(numbers.Integral, 2, None)])
         if raw_strings:
-            raise ValueError("`raw_strings=True` needs `vectorizer` to be a TextVectorization "
-                             "layer, got a vocabulary size")
+            raise ValueError(
+                "`raw_strings=True` needs `vectorizer` to be a TextVectorization "
+                "layer, got a vocabulary size"
+            )
     if raw_strings:
         inp = keras.Input(shape=(1,), dtype="string", name="sentence")
         ids = vectorizer(inp)
@@ -92,8 +122,13 @@ def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **opti
     else:
         inp = ids = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
     init = keras.initializers.RandomUniform(-0.05, 0.05, seed=options["seed"])
-    emb = keras.layers.Embedding(vocab, embedding_dim, mask_zero=head == "lstm",
-                                 embeddings_initializer=init, name="embedding")(ids)
+    emb = keras.layers.Embedding(
+        vocab,
+        embedding_dim,
+        mask_zero=head == "lstm",
+        embeddings_initializer=init,
+        name="embedding",
+    )(ids)
     return keras.Model(inp, _head(head, emb, **options), name=f"{head}_classifier")
 
 
@@ -105,24 +140,46 @@ def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units
 
     init = keras.initializers.GlorotUniform(seed=seed)
     if head == "cnn":
-        branches = [keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(keras.layers.Conv1D(
-            filters, int(k), activation="relu", padding="same", kernel_initializer=init,
-            name=f"conv{k}")(emb)) for k in kernel_sizes]
+        branches = [
+            keras.layers.GlobalMaxPooling1D(name=f"pool{k}")(
+                keras.layers.Conv1D(
+                    filters,
+                    int(k),
+                    activation="relu",
+                    padding="same",
+                    kernel_initializer=init,
+                    name=f"conv{k}",
+                )(emb)
+            )
+            for k in kernel_sizes
+        ]
         h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
     else:
-        lstm = keras.layers.LSTM(units, kernel_initializer=init, name="lstm",
-                                 recurrent_initializer=keras.initializers.Orthogonal(seed=seed))
+        lstm = keras.layers.LSTM(
+            units,
+            kernel_initializer=init,
+            name="lstm",
+            recurrent_initializer=keras.initializers.Orthogonal(seed=seed),
+        )
         h = lstm(emb) if mask is None else lstm(emb, mask=mask)
     h = keras.layers.Dropout(dropout, seed=seed)(h)
     return keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init, name="sigmoid")(h)
 
 
-@validate_params({**_BUILDER_PARAMETERS, "filters": _POSITIVE,
-                  "kernel_sizes": _HEAD_PARAMETERS["kernel_sizes"]})
-def build_cnn_classifier(vectorizer: Union[int, Any], *, sequence_length: Optional[int] = None,
-                         raw_strings: bool = False, embedding_dim: int = 64, filters: int = 64,
-                         kernel_sizes: Sequence[int] = (3, 4, 5), dropout: float = 0.5,
-                         seed: int = 0):
+@validate_params(
+    {**_BUILDER_PARAMETERS, "filters": _POSITIVE, "kernel_sizes": _HEAD_PARAMETERS["kernel_sizes"]}
+)
+def build_cnn_classifier(
+    vectorizer: Union[int, Any],
+    *,
+    sequence_length: Optional[int] = None,
+    raw_strings: bool = False,
+    embedding_dim: int = 64,
+    filters: int = 64,
+    kernel_sizes: Sequence[int] = (3, 4, 5),
+    dropout: float = 0.5,
+    seed: int = 0,
+):
     """The 1D-CNN backbone of the PERCY paper (Fig. 2a), in Keras 3.
 
     Parameters
@@ -152,14 +209,30 @@ def build_cnn_classifier(vectorizer: Union[int, Any], *, sequence_length: Option
     >>> cnn.output_shape
     (None, 1)
     """
-    return _build("cnn", vectorizer, sequence_length, raw_strings, embedding_dim,
-                  filters=filters, kernel_sizes=kernel_sizes, dropout=dropout, seed=seed)
+    return _build(
+        "cnn",
+        vectorizer,
+        sequence_length,
+        raw_strings,
+        embedding_dim,
+        filters=filters,
+        kernel_sizes=kernel_sizes,
+        dropout=dropout,
+        seed=seed,
+    )
 
 
 @validate_params({**_BUILDER_PARAMETERS, "units": _POSITIVE})
-def build_lstm_classifier(vectorizer: Union[int, Any], *, sequence_length: Optional[int] = None,
-                          raw_strings: bool = False, embedding_dim: int = 64, units: int = 128,
-                          dropout: float = 0.5, seed: int = 0):
+def build_lstm_classifier(
+    vectorizer: Union[int, Any],
+    *,
+    sequence_length: Optional[int] = None,
+    raw_strings: bool = False,
+    embedding_dim: int = 64,
+    units: int = 128,
+    dropout: float = 0.5,
+    seed: int = 0,
+):
     """The LSTM backbone of the PERCY paper (Fig. 2b), in Keras 3: trainable embedding
     (padding id 0 masked, so the LSTM's output is the one of the last real token),
     LSTM(``units``=128), dropout and a sigmoid unit.
@@ -172,17 +245,41 @@ def build_lstm_classifier(vectorizer: Union[int, Any], *, sequence_length: Optio
     >>> lstm.output_shape
     (None, 1)
     """
-    return _build("lstm", vectorizer, sequence_length, raw_strings, embedding_dim,
-                  units=units, dropout=dropout, seed=seed)
+    return _build(
+        "lstm",
+        vectorizer,
+        sequence_length,
+        raw_strings,
+        embedding_dim,
+        units=units,
+        dropout=dropout,
+        seed=seed,
+    )
 
 
-@validate_params({"model": [Callable_()], "x": [ArrayLike("any", nonempty=True)], "epochs": _POSITIVE,
-                  "y": [ArrayLike("numeric", within=Interval(numbers.Real, 0, 1))],
-                  "batch_size": _POSITIVE, "seed": _SEED,
-                  "verbose": [Interval(numbers.Integral, 0, 2)],
-                  "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")]})
-def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size: int = 32,
-                     learning_rate: float = 1e-3, seed: int = 0, verbose: int = 0):
+@validate_params(
+    {
+        "model": [Callable_()],
+        "x": [ArrayLike("any", nonempty=True)],
+        "epochs": _POSITIVE,
+        "y": [ArrayLike("numeric", within=Interval(numbers.Real, 0, 1))],
+        "batch_size": _POSITIVE,
+        "seed": _SEED,
+        "verbose": [Interval(numbers.Integral, 0, 2)],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+)
+def train_classifier(
+    model: Any,
+    x: Any,
+    y: Any,
+    *,
+    epochs: int = 3,
+    batch_size: int = 32,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+    verbose: int = 0,
+):
     """Compile (Adam, binary cross-entropy) and train ``model``; the training order is
     shuffled each epoch by a local generator seeded with ``seed``.
 
@@ -201,13 +298,19 @@ def train_classifier(model: Any, x: Any, y: Any, *, epochs: int = 3, batch_size:
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
     if len(y) != len(x):
         raise ValueError(f"`y` must hold one label per row of `x` ({len(x)}), got {len(y)}")
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss="binary_crossentropy",
-                  metrics=["accuracy"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss="binary_crossentropy",
+        metrics=["accuracy"],
+    )
     rng, history = np.random.default_rng(seed), []
     for _ in range(epochs):
         order = rng.permutation(len(x))
-        history.append(model.fit(x[order], y[order], batch_size=batch_size, epochs=1,
-                                 shuffle=False, verbose=verbose).history)
+        history.append(
+            model.fit(
+                x[order], y[order], batch_size=batch_size, epochs=1, shuffle=False, verbose=verbose
+            ).history
+        )
     return {key: [float(h[key][-1]) for h in history] for key in ("loss", "accuracy")}
 
 
@@ -258,12 +361,24 @@ class BagOfWordsModel:
     array([0.269])
     """
 
-    @validate_params({
-        "weights": [InstanceOf(dict, Mapping, description="a mapping word -> weight")],
-        "bias": [_REAL], "part": [Options(["all", "A", "B"])], "sequence_length": _POSITIVE,
-        "rules": "no_validation"})  # checked by resolve_rules
-    def __init__(self, weights: Mapping[str, float], bias: float = 0.0, *, part: str = "all",
-                 rules: Any = None, sequence_length: int = 64):
+    @validate_params(
+        {
+            "weights": [InstanceOf(dict, Mapping, description="a mapping word -> weight")],
+            "bias": [_REAL],
+            "part": [Options(["all", "A", "B"])],
+            "sequence_length": _POSITIVE,
+            "rules": "no_validation",
+        }
+    )  # checked by resolve_rules
+    def __init__(
+        self,
+        weights: Mapping[str, float],
+        bias: float = 0.0,
+        *,
+        part: str = "all",
+        rules: Any = None,
+        sequence_length: int = 64,
+    ):
         import keras
 
         if not weights:
@@ -274,11 +389,14 @@ class BagOfWordsModel:
         for word, w in weights.items():
             norm = normalize_token(str(word))
             if not norm or len(norm.split()) != 1 or norm in self.weights:
-                raise ValueError("`weights` keys must be distinct single words (compared in lower "
-                                 f"case, punctuation stripped), got {word!r}")
+                raise ValueError(
+                    "`weights` keys must be distinct single words (compared in lower "
+                    f"case, punctuation stripped), got {word!r}"
+                )
             self.weights[norm] = check_param(w, f"weights[{word!r}]", [_REAL])
         self.tokenizer = keras.layers.TextVectorization(
-            vocabulary=sorted({*self.weights, *self.rules}), output_sequence_length=sequence_length)
+            vocabulary=sorted({*self.weights, *self.rules}), output_sequence_length=sequence_length
+        )
         self.vocabulary = self.tokenizer.get_vocabulary()  # ['', '[UNK]', *vocab]
         # '' and '[UNK]' are no weights' key (those are non-empty words without brackets)
         self.id_weights = np.array([self.weights.get(t, 0.0) for t in self.vocabulary])
@@ -307,8 +425,10 @@ class BagOfWordsModel:
             # each word's (single) id; the words without one (punctuation) are not seen
             ids = self.tokenizer(words).numpy()[:, 0]
             pos = np.flatnonzero(ids)[: self.sequence_length]
-            out[pos] = self.id_weights[ids[pos]] * _part_mask(ids[pos][None, :], self.keyword_ids,
-                                                              self.part, np)[0]
+            out[pos] = (
+                self.id_weights[ids[pos]]
+                * _part_mask(ids[pos][None, :], self.keyword_ids, self.part, np)[0]
+            )
         return out
 
     # ---------------------------------------------------------------- Keras twin

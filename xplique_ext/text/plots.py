@@ -22,8 +22,15 @@ from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, validate_p
 from .rules import resolve_rules
 from .tokens import find_keyword
 
-__all__ = ["HighlightedText", "highlight_html", "plot_highlight", "percy_examples_html",
-           "plot_percy_scores", "plot_lipschitz", "plot_agreement"]
+__all__ = [
+    "HighlightedText",
+    "highlight_html",
+    "plot_highlight",
+    "percy_examples_html",
+    "plot_percy_scores",
+    "plot_lipschitz",
+    "plot_agreement",
+]
 
 
 class HighlightedText(str):
@@ -37,8 +44,10 @@ def _layout(sentence: str, attributions: np.ndarray, rules: Any):
     """(tokens, attributions, keyword position or None, its conjunct, |w| scale)."""
     tokens = sentence.split()
     if len(attributions) != len(tokens):
-        raise ValueError(f"`attributions` must have one value per whitespace token: got "
-                         f"{len(attributions)} values for {len(tokens)} tokens")
+        raise ValueError(
+            f"`attributions` must have one value per whitespace token: got "
+            f"{len(attributions)} values for {len(tokens)} tokens"
+        )
     table = resolve_rules(rules)
     k, kw = find_keyword(tokens, table)
     scale = float(np.max(np.abs(attributions), initial=0.0)) or 1.0
@@ -50,16 +59,21 @@ def _verdict(details: Any) -> Optional[str]:
     get, parts = ({} if details is None else details).get, []
     pv, score = get("p_value"), get("score")
     if get("prediction") is not None:
-        parts.append(f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
-                     f"p(y=1|s) = {float(get('p_positive')):.3f})")
+        parts.append(
+            f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
+            f"p(y=1|s) = {float(get('p_positive')):.3f})"
+        )
     if get("E_a") is not None and np.isfinite(get("E_a")):
         parts.append(f"E[a] = {float(get('E_a')):.3g}, E[b] = {float(get('E_b')):.3g}")
     if pv is not None:
         parts.append("p-value " + (f"{float(pv):.3g}" if np.isfinite(pv) else "n/a"))
     if score is not None:
         based = "based" if score == 1.0 else "not (significantly) based"
-        parts.append(f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}"
-                     if np.isfinite(score) else "no rule keyword: not scored")
+        parts.append(
+            f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}"
+            if np.isfinite(score)
+            else "no rule keyword: not scored"
+        )
     return " | ".join(parts)
 
 
@@ -71,15 +85,26 @@ def _figure(ax: Any, figsize: tuple):
 
 #: attributions: one per token (checked by _layout); rules: checked by resolve_rules; details: a
 #: row of PERCY.details, read by name
-_HIGHLIGHT = {"sentence": [STRING], "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],
-              "rules": "no_validation", "details": "no_validation", "title": [STRING, None]}
+_HIGHLIGHT = {
+    "sentence": [STRING],
+    "attributions": [ArrayLike("real", ndim=1, batch_hint=False)],
+    "rules": "no_validation",
+    "details": "no_validation",
+    "title": [STRING, None],
+}
 _AX = "no_validation"  # a matplotlib Axes
 _FRAME = InstanceOf(pd.DataFrame, description="a pandas DataFrame")
 
 
 @validate_params(_HIGHLIGHT)
-def highlight_html(sentence: str, attributions: Any, *, rules: Any = None, details: Any = None,
-                   title: Optional[str] = None) -> HighlightedText:
+def highlight_html(
+    sentence: str,
+    attributions: Any,
+    *,
+    rules: Any = None,
+    details: Any = None,
+    title: Optional[str] = None,
+) -> HighlightedText:
     """HTML highlighting of a sentence's token attributions.
 
     Parameters
@@ -119,39 +144,62 @@ def highlight_html(sentence: str, attributions: Any, *, rules: Any = None, detai
         spans.append(f'<span title="{v:+.4g}" style="{style}">{text}</span>')
     body = " ".join(spans)
     if k is not None:
-        def part(c, words):
-            return (f'<sup style="color:#555;font-size:70%">{c}{"&#9733;" * (c == expected)}'
-                    f'</sup><span style="border-bottom:2px solid #888">{" ".join(words)}</span>')
 
-        body = f"{part('A', spans[:k])} {spans[k]} {part('B', spans[k + 1:])}"
+        def part(c, words):
+            return (
+                f'<sup style="color:#555;font-size:70%">{c}{"&#9733;" * (c == expected)}'
+                f'</sup><span style="border-bottom:2px solid #888">{" ".join(words)}</span>'
+            )
+
+        body = f"{part('A', spans[:k])} {spans[k]} {part('B', spans[k + 1 :])}"
     verdict = _verdict(details)
     return HighlightedText(
         '<div style="font-family:sans-serif;line-height:2;margin:4px 0">'
         + (f'<div style="font-weight:bold">{html.escape(title)}</div>' if title else "")
         + f"<div>{body}</div>"
-        + (f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>' if verdict
-           else "") + "</div>")
+        + (f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>' if verdict else "")
+        + "</div>"
+    )
 
 
-@validate_params({
-    "percy": "no_validation",  # a PERCY metric, read through its details and sentences
-    "explanations": "no_validation",  # one attribution vector per sentence, ragged
-    "indices": [ArrayLike("integer", ndim=1, batch_hint=False)], "title": [STRING, None]})
-def percy_examples_html(percy: Any, explanations: Any, indices: Sequence[int],
-                        title: Optional[str] = None) -> HighlightedText:
+@validate_params(
+    {
+        "percy": "no_validation",  # a PERCY metric, read through its details and sentences
+        "explanations": "no_validation",  # one attribution vector per sentence, ragged
+        "indices": [ArrayLike("integer", ndim=1, batch_hint=False)],
+        "title": [STRING, None],
+    }
+)
+def percy_examples_html(
+    percy: Any, explanations: Any, indices: Sequence[int], title: Optional[str] = None
+) -> HighlightedText:
     """HTML highlighting of several sentences of a :class:`~xplique_ext.metrics.PERCY`
     metric, each with the verdict of its first structure (first keyword)."""
     # one row per structure: the first keyword's of each sentence
     details = percy.details(explanations).groupby("sentence_index").head(1).reset_index(drop=True)
     head = f"<h4>{html.escape(title)}</h4>" if title else ""
-    return HighlightedText(head + "".join(
-        highlight_html(percy.sentences[i], explanations[i], rules=percy.rules,
-                       details=details.iloc[i]) for i in indices))
+    return HighlightedText(
+        head
+        + "".join(
+            highlight_html(
+                percy.sentences[i], explanations[i], rules=percy.rules, details=details.iloc[i]
+            )
+            for i in indices
+        )
+    )
 
 
 @validate_params({**_HIGHLIGHT, "ax": _AX, "max_width": [Interval(numbers.Integral, 1, None)]})
-def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, details: Any = None,
-                   title: Optional[str] = None, ax: Any = None, max_width: int = 70):
+def plot_highlight(
+    sentence: str,
+    attributions: Any,
+    *,
+    rules: Any = None,
+    details: Any = None,
+    title: Optional[str] = None,
+    ax: Any = None,
+    max_width: int = 70,
+):
     """Matplotlib figure highlighting a sentence's token attributions (Table 7 style).
 
     Parameters are those of :func:`highlight_html`; ``ax`` is an optional axes to draw
@@ -167,8 +215,9 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
 
     tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
     # token indices per line: each token and its space fit in max_width characters
-    wrapped = textwrap.wrap(" ".join(tokens), max(max_width - 1, 1), break_long_words=False,
-                            break_on_hyphens=False)
+    wrapped = textwrap.wrap(
+        " ".join(tokens), max(max_width - 1, 1), break_long_words=False, break_on_hyphens=False
+    )
     lines = np.split(np.arange(len(tokens)), np.cumsum([len(w.split()) for w in wrapped])[:-1])
     height = 0.5 * len(lines) + (0.6 if details is not None else 0.2) + (0.3 if title else 0)
     fig, ax = _figure(ax, (min(12, 0.13 * max_width + 1), max(1.2, height)))
@@ -180,16 +229,34 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
         x = 0.0
         for i in idx:
             face = cmap(0.5 + 0.5 * np.clip(w[i] / scale, -1, 1))
-            ax.text(x, -row, tokens[i], fontsize=11, family="monospace", va="center",
-                    fontweight="bold" if i == k else "normal",
-                    bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black", lw=1.5 * (i == k)))
+            ax.text(
+                x,
+                -row,
+                tokens[i],
+                fontsize=11,
+                family="monospace",
+                va="center",
+                fontweight="bold" if i == k else "normal",
+                bbox=dict(boxstyle="round,pad=0.2", fc=face, ec="black", lw=1.5 * (i == k)),
+            )
             if k is not None and i != k:
                 conj = "A" if i < k else "B"
-                ax.text(x, -row - 0.38, conj + "*" * (conj == expected), fontsize=7,
-                        color="#555", va="center")
+                ax.text(
+                    x,
+                    -row - 0.38,
+                    conj + "*" * (conj == expected),
+                    fontsize=7,
+                    color="#555",
+                    va="center",
+                )
             x += len(tokens[i]) + 1.2
-    fig.colorbar(mpl.cm.ScalarMappable(mpl.colors.Normalize(-scale, scale), cmap), ax=ax,
-                 fraction=0.03, pad=0.01, label="attribution")
+    fig.colorbar(
+        mpl.cm.ScalarMappable(mpl.colors.Normalize(-scale, scale), cmap),
+        ax=ax,
+        fraction=0.03,
+        pad=0.01,
+        label="attribution",
+    )
     verdict = _verdict(details)
     if verdict:
         ax.text(0, -len(lines) - 0.3, verdict, fontsize=8, color="#333", va="center")
@@ -197,8 +264,13 @@ def plot_highlight(sentence: str, attributions: Any, *, rules: Any = None, detai
     return fig
 
 
-@validate_params({"table": [_FRAME], "ax": _AX, "columns": [
-    InstanceOf(list, tuple, description="a list of column names"), None]})
+@validate_params(
+    {
+        "table": [_FRAME],
+        "ax": _AX,
+        "columns": [InstanceOf(list, tuple, description="a list of column names"), None],
+    }
+)
 def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax: Any = None):
     """Grouped bar chart of PERCY scores (and accuracy) per model.
 
@@ -222,8 +294,14 @@ def plot_percy_scores(table: Any, *, columns: Optional[Sequence[str]] = None, ax
     return fig
 
 
-@validate_params({"ax": _AX, "values": [InstanceOf(
-    dict, Mapping, description="a mapping framework -> per-sentence estimates")]})
+@validate_params(
+    {
+        "ax": _AX,
+        "values": [
+            InstanceOf(dict, Mapping, description="a mapping framework -> per-sentence estimates")
+        ],
+    }
+)
 def plot_lipschitz(values: Any, *, ax: Any = None):
     """Box plots of Local Lipschitz estimates per framework (Fig. 5 of the paper).
 
@@ -255,8 +333,13 @@ def plot_agreement(matrix: Any, *, title: Optional[str] = None, ax: Any = None):
     fig, ax = _figure(ax, (1.2 + 0.9 * len(matrix), 1 + 0.8 * len(matrix)))
     values = matrix.to_numpy(dtype=float)
     im = ax.imshow(values, vmin=-1, vmax=1, cmap="RdBu")
-    ax.set(xticks=range(values.shape[1]), xticklabels=matrix.columns,
-           yticks=range(values.shape[0]), yticklabels=matrix.index, title=title or "")
+    ax.set(
+        xticks=range(values.shape[1]),
+        xticklabels=matrix.columns,
+        yticks=range(values.shape[0]),
+        yticklabels=matrix.index,
+        title=title or "",
+    )
     for (i, j), v in np.ndenumerate(values):
         ax.text(j, i, f"{v:.2f}" if np.isfinite(v) else "n/a", ha="center", va="center", fontsize=9)
     fig.colorbar(im, ax=ax, fraction=0.046)

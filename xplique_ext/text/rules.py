@@ -26,26 +26,32 @@ DEFAULT_RULES: Dict[str, str] = {"but": "B", "yet": "B", "though": "A", "while":
 
 
 #: A rule table: a mapping keyword -> 'A' or 'B' (its keys and values checked below).
-_TABLE = InstanceOf(dict, Mapping, description="a mapping keyword -> 'A' or 'B' "
-                                               "(e.g. {'however': 'B'})")
+_TABLE = InstanceOf(
+    dict, Mapping, description="a mapping keyword -> 'A' or 'B' (e.g. {'however': 'B'})"
+)
 
 
 def _check_table(mapping: Any, name: str, allow_none: bool) -> Dict[str, Any]:
     table: Dict[str, Any] = {}
     for key, value in mapping.items():
         if not isinstance(key, str) or len(key.split()) != 1:
-            raise ValueError(f"`{name}` keys must be non-empty single words without whitespace, "
-                             f"got {key!r}")
+            raise ValueError(
+                f"`{name}` keys must be non-empty single words without whitespace, got {key!r}"
+            )
         if isinstance(value, str) and value.upper() in ("A", "B"):
             value = value.upper()
         elif not (allow_none and value is None):
             allowed = "'A', 'B' or None" if allow_none else "'A' or 'B'"
-            raise ValueError(f"`{name}[{key!r}]` must be {allowed} (the conjunct the rule "
-                             f"expects), got {value!r}")
+            raise ValueError(
+                f"`{name}[{key!r}]` must be {allowed} (the conjunct the rule "
+                f"expects), got {value!r}"
+            )
         norm = key.strip().lower()
         if table.get(norm, value) != value:
-            raise ValueError(f"`{name}` maps {norm!r} to both {table[norm]!r} and {value!r} "
-                             "(keywords are case-insensitive)")
+            raise ValueError(
+                f"`{name}` maps {norm!r} to both {table[norm]!r} and {value!r} "
+                "(keywords are case-insensitive)"
+            )
         table[norm] = value
     return table
 

@@ -41,8 +41,15 @@ import numpy as np
 from ..commons.params import STRING, Callable_, InstanceOf, check_param, describe, validate_params
 from ..runtime import check_finite_dataset, dataset_is_batched, is_dataset, iterate_dataset
 
-__all__ = ["whitespace_tokens", "normalize_token", "find_keyword", "find_keywords", "Tokenizer",
-           "as_sentences", "read_sentences"]
+__all__ = [
+    "whitespace_tokens",
+    "normalize_token",
+    "find_keyword",
+    "find_keywords",
+    "Tokenizer",
+    "as_sentences",
+    "read_sentences",
+]
 
 _ASCII_PUNCT = set(string.punctuation)
 
@@ -70,8 +77,11 @@ def normalize_token(token: str) -> str:
     >>> normalize_token("(yet)")
     'yet'
     """
-    kept = [i for i, ch in enumerate(token)
-            if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")]
+    kept = [
+        i
+        for i, ch in enumerate(token)
+        if ch not in _ASCII_PUNCT and not unicodedata.category(ch).startswith("P")
+    ]
     return token[kept[0] : kept[-1] + 1].lower() if kept else ""
 
 
@@ -79,9 +89,16 @@ def normalize_token(token: str) -> str:
 _normalize_token = normalize_token.__wrapped__
 
 
-@validate_params({"tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
-                  "keywords": [InstanceOf(dict, set, frozenset, Mapping,
-                                          description="a dict or a set of lower-case keywords")]})
+@validate_params(
+    {
+        "tokens": [InstanceOf(list, tuple, description="a list or tuple of tokens")],
+        "keywords": [
+            InstanceOf(
+                dict, set, frozenset, Mapping, description="a dict or a set of lower-case keywords"
+            )
+        ],
+    }
+)
 def find_keyword(tokens: Sequence[str], keywords: Any) -> Tuple[Optional[int], Optional[str]]:
     """Index and (lower-case) keyword of the first token matching one of ``keywords``.
 
@@ -163,8 +180,10 @@ class Tokenizer:
         self.is_text_vectorization = isinstance(tokenizer, keras.layers.TextVectorization)
         mode = getattr(tokenizer, "_output_mode", "int") if self.is_text_vectorization else "int"
         if mode != "int":
-            raise ValueError("`tokenizer` must be a TextVectorization layer with "
-                             f"output_mode='int', got output_mode={mode!r}")
+            raise ValueError(
+                "`tokenizer` must be a TextVectorization layer with "
+                f"output_mode='int', got output_mode={mode!r}"
+            )
         length = getattr(tokenizer, "_output_sequence_length", None)
         self.sequence_length = int(length) if self.is_text_vectorization and length else None
         self._piece_cache: Dict[str, np.ndarray] = {}
@@ -180,9 +199,11 @@ class Tokenizer:
         arr = _pad(out) if ragged else np.asarray(out)  # ragged rows padded with 0
         arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
         if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
-            raise ValueError("`tokenizer` must return integer ids of shape (N, L) for N strings, "
-                             f"got an array of shape {arr.shape} and dtype {arr.dtype} for "
-                             f"{len(texts)} strings")
+            raise ValueError(
+                "`tokenizer` must return integer ids of shape (N, L) for N strings, "
+                f"got an array of shape {arr.shape} and dtype {arr.dtype} for "
+                f"{len(texts)} strings"
+            )
         return arr.astype(np.int64, copy=False)
 
     def pieces(self, words: Sequence[str]) -> List[np.ndarray]:
@@ -192,8 +213,9 @@ class Tokenizer:
         return [self._piece_cache[w] for w in words]
 
 
-def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray,
-            length: int) -> Tuple[np.ndarray, np.ndarray]:
+def compose(
+    word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np.ndarray, length: int
+) -> Tuple[np.ndarray, np.ndarray]:
     """Token ids of masked versions of one sentence, built without re-tokenizing.
 
     Parameters
@@ -240,8 +262,9 @@ def compose(word_pieces: Sequence[np.ndarray], keep: np.ndarray, mask_pieces: np
     return ids, owner
 
 
-def is_compositional(tokenizer: Tokenizer, sentences: Sequence[str],
-                     words: Sequence[List[str]]) -> Tuple[bool, Optional[int]]:
+def is_compositional(
+    tokenizer: Tokenizer, sentences: Sequence[str], words: Sequence[List[str]]
+) -> Tuple[bool, Optional[int]]:
     """Whether tokenizing each whitespace token alone and concatenating gives the ids of
     the whole sentence, for every sentence. Returns (ok, index of first failure)."""
     for i, (row, ws) in enumerate(zip(tokenizer(list(sentences)), words)):
@@ -274,13 +297,18 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
         arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
         inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
     if isinstance(inputs, (str, bytes)):
-        raise TypeError(f"`{name}` must be a sequence of sentences, got a single "
-                        f"{type(inputs).__name__}; wrap it in a list")
+        raise TypeError(
+            f"`{name}` must be a sequence of sentences, got a single "
+            f"{type(inputs).__name__}; wrap it in a list"
+        )
     if isinstance(inputs, (set, frozenset, Mapping)) or not hasattr(inputs, "__iter__"):
-        raise TypeError(f"`{name}` must be an ordered sequence of sentences (list, tuple, array, "
-                        f"Series or tf.data.Dataset), got {type(inputs).__name__}")
-    return [s if isinstance(s, str) else _text(s, f"{name}[{i}]") for i, s in enumerate(inputs)
-            ], labels
+        raise TypeError(
+            f"`{name}` must be an ordered sequence of sentences (list, tuple, array, "
+            f"Series or tf.data.Dataset), got {type(inputs).__name__}"
+        )
+    return [
+        s if isinstance(s, str) else _text(s, f"{name}[{i}]") for i, s in enumerate(inputs)
+    ], labels
 
 
 def _text(item: Any, name: str) -> str:
@@ -290,8 +318,10 @@ def _text(item: Any, name: str) -> str:
     try:
         return item.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"`{name}` must be a str or UTF-8 bytes, got {describe(item)} ("
-                         f"{exc.reason} at byte {exc.start})") from None
+        raise ValueError(
+            f"`{name}` must be a str or UTF-8 bytes, got {describe(item)} ("
+            f"{exc.reason} at byte {exc.start})"
+        ) from None
 
 
 def _read_dataset(dataset: Any, name: str) -> Tuple[List[Any], Optional[np.ndarray]]:
