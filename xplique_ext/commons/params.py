@@ -63,7 +63,7 @@ import numbers
 import os
 from collections import Counter
 from types import MappingProxyType
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -97,7 +97,9 @@ def describe(value: Any) -> str:
         arr = np.asarray(value.numpy() if _is_tensor(value) else value)
         return f"an array of shape {arr.shape} and dtype {arr.dtype} ({type(value).__name__})"
     text = repr(value)
-    return f"{text if len(text) <= 60 else text[:57] + '...'} ({type(value).__name__})"
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
 
 
 def _is_tensor(value: Any) -> bool:
@@ -121,7 +123,9 @@ class Mismatch(Exception):
 
     def __init__(self, expected: str, received: str, right_kind: bool):
         super().__init__(expected)
-        self.expected, self.received, self.right_kind = expected, received, right_kind
+        self.expected = expected
+        self.received = received
+        self.right_kind = right_kind
 
 
 class Constraint:
@@ -159,23 +163,31 @@ class Interval(Constraint):
             raise TypeError("`kind` must be numbers.Integral or numbers.Real")
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError("`closed` must be one of 'both', 'left', 'right', 'neither'")
-        self.kind, self.low, self.high, self.closed = kind, low, high, closed
-        self.left, self.right = closed in ("both", "left"), closed in ("both", "right")
+        self.kind = kind
+        self.low = low
+        self.high = high
+        self.closed = closed
+        self.left = closed in ("both", "left")  # the low bound is allowed
+        self.right = closed in ("both", "right")  # the high bound is allowed
         self.bounds = self._bounds_text()
         noun = "an integer" if kind is numbers.Integral else "a real number"
         self.description = f"{noun} {self.bounds}" if self.bounds else noun
 
     def _bounds_text(self) -> str:
-        low, high = self.low, self.high
-        if self.kind is numbers.Integral and (low is None) != (high is None):
-            return f">{'=' * self.left} {low}" if high is None else f"<{'=' * self.right} {high}"
+        low = self.low
+        high = self.high
         if low is None and high is None:
             return ""
-        text = str if self.kind is numbers.Integral else "{:g}".format  # 1000000, not 1e+06
+        if self.kind is numbers.Integral and high is None:
+            return f">{'=' * self.left} {low}"
+        if self.kind is numbers.Integral and low is None:
+            return f"<{'=' * self.right} {high}"
+        number = str if self.kind is numbers.Integral else "{:g}".format  # 1000000, not 1e+06
         left = "[" if self.left and low is not None else "("
         right = "]" if self.right and high is not None else ")"
-        low_text = "-inf" if low is None else text(low)
-        return f"in {left}{low_text}, {'inf' if high is None else text(high)}{right}"
+        low_text = "-inf" if low is None else number(low)
+        high_text = "inf" if high is None else number(high)
+        return f"in {left}{low_text}, {high_text}{right}"
 
     def check(self, value):
         if _is_bool(value) or not isinstance(value, self.kind):
@@ -193,8 +205,12 @@ class Interval(Constraint):
 
     def contains(self, values: Any) -> Any:
         """Elementwise: inside the bounds (booleans; NaN is outside)."""
-        above = self.low is None or (values >= self.low if self.left else values > self.low)
-        below = self.high is None or (values <= self.high if self.right else values < self.high)
+        above = True
+        if self.low is not None:
+            above = values >= self.low if self.left else values > self.low
+        below = True
+        if self.high is not None:
+            below = values <= self.high if self.right else values < self.high
         return np.logical_and(above, below)
 
 
@@ -204,35 +220,49 @@ class Options(Constraint):
 
     def __init__(self, values: Iterable[Any], description: Optional[str] = None):
         self.values = list(values)
-        self.description = description or (
-            f"one of {self.values}" if len(self.values) > 1 else repr(self.values[0])
-        )
+        self.description = description or self._listed()
 
-    def _right_kind(self, value):
+    def _listed(self) -> str:
+        if len(self.values) > 1:
+            return f"one of {self.values}"
+        return repr(self.values[0])
+
+    def _right_kind(self, value) -> bool:
+        """Whether ``value`` has the type of an option: a bool only where an option is a
+        bool; any number where an option is a number (not a bool)."""
         if _is_bool(value):
-            return any(_is_bool(v) for v in self.values)
-        return any(
-            isinstance(value, type(v))
-            or (
-                isinstance(value, numbers.Number)
-                and isinstance(v, numbers.Number)
-                and not _is_bool(v)
-            )
-            for v in self.values
-        )
+            return any(_is_bool(option) for option in self.values)
+        for option in self.values:
+            if isinstance(value, type(option)):
+                return True
+            both_numbers = isinstance(value, numbers.Number) and isinstance(option, numbers.Number)
+            if both_numbers and not _is_bool(option):
+                return True
+        return False
+
+    def _is_an_option(self, value) -> bool:
+        """None by identity, the others by ``==`` (a bool equals only a bool), an array
+        never (``np.array(['a']) == 'a'`` and ``np.array(None) == None`` hold)."""
+        if isinstance(value, np.ndarray):
+            return False
+        for option in self.values:
+            if option is None:
+                if value is None:
+                    return True
+            elif value == option and _is_bool(value) == _is_bool(option):
+                return True
+        return False
 
     def check(self, value):
-        try:  # None by identity, others by ==, an array never (np.array(['a']) == 'a' and
-            # np.array(None) == None hold)
-            ok = not isinstance(value, np.ndarray) and any(
-                (value is v) if v is None else (value == v and _is_bool(value) == _is_bool(v))
-                for v in self.values
-            )
+        try:
+            found = self._is_an_option(value)
         except (TypeError, ValueError):  # arrays, incomparable
-            ok = False
-        if not ok:
-            raise self.bad_value(repr(value)) if self._right_kind(value) else self.wrong_kind(value)
-        return value
+            found = False
+        if found:
+            return value
+        if self._right_kind(value):
+            raise self.bad_value(repr(value))
+        raise self.wrong_kind(value)
 
 
 class _NoneConstraint(Options):
@@ -290,14 +320,33 @@ class Word(Constraint):
         return value
 
 
+class _Kind(NamedTuple):
+    """An ``ArrayLike`` kind: the dtype kinds it accepts (``np.dtype.kind`` letters; empty:
+    any) and the noun of the error message."""
+
+    dtype_kinds: str
+    noun: str
+
+
 _KINDS = {
-    "numeric": ("biuf", "numbers (bool, integer or float dtype)"),
-    "real": ("iuf", "real numbers (integer or float dtype)"),
-    "float": ("f", "floats"),
-    "integer": ("iu", "integers"),
-    "bool": ("b", "booleans (bool dtype)"),
-    "any": ("", "values"),
+    "numeric": _Kind("biuf", "numbers (bool, integer or float dtype)"),
+    "real": _Kind("iuf", "real numbers (integer or float dtype)"),
+    "float": _Kind("f", "floats"),
+    "integer": _Kind("iu", "integers"),
+    "bool": _Kind("b", "booleans (bool dtype)"),
+    "any": _Kind("", "values"),
 }
+
+
+def _is_array_like(value: Any) -> bool:
+    """Whether NumPy can read ``value`` as an array we accept: an ndarray, a (nested) list
+    or tuple, a number, a tensor or anything with ``__array__``; not None, a string, a
+    dict or a set."""
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        return False
+    if isinstance(value, (np.ndarray, list, tuple, numbers.Number, np.generic)):
+        return True
+    return _is_tensor(value) or hasattr(value, "__array__")
 
 
 class ArrayLike(Constraint):
@@ -337,25 +386,27 @@ class ArrayLike(Constraint):
     ):
         if kind not in _KINDS:
             raise ValueError(f"`kind` must be one of {list(_KINDS)}, got {kind!r}")
-        self.kind, self.dtype, self.batch_hint, self.within = kind, dtype, batch_hint, within
-        self.finite, self.nonempty = finite or within is not None, nonempty
-        self.ndim = (ndim,) if isinstance(ndim, int) else (None if ndim is None else tuple(ndim))
-        self.ranks = (
-            f"shape {shapes}" if shapes else "rank " + " or ".join(map(str, self.ndim or ()))
-        )
-        of = "" if kind == "any" else f" of {_KINDS[kind][1]}"
+        self.kind = kind
+        self.dtype = dtype
+        self.batch_hint = batch_hint
+        self.within = within
+        self.finite = finite or within is not None
+        self.nonempty = nonempty
+        if ndim is None:
+            self.ndim = None
+        elif isinstance(ndim, int):
+            self.ndim = (ndim,)
+        else:
+            self.ndim = tuple(ndim)
+        if shapes:
+            self.ranks = f"shape {shapes}"
+        else:
+            self.ranks = "rank " + " or ".join(map(str, self.ndim or ()))
+        of = "" if kind == "any" else f" of {_KINDS[kind].noun}"
         self.description = f"a NumPy array, a tf.Tensor or a list{of}"
 
     def _as_array(self, value: Any) -> np.ndarray:
-        if (
-            value is None
-            or isinstance(value, (str, bytes, dict, set))
-            or not (
-                isinstance(value, (np.ndarray, list, tuple, numbers.Number, np.generic))
-                or _is_tensor(value)
-                or hasattr(value, "__array__")
-            )
-        ):
+        if not _is_array_like(value):
             raise self.wrong_kind(value)
         try:
             return np.asarray(value.numpy() if _is_tensor(value) else value)
@@ -366,37 +417,45 @@ class ArrayLike(Constraint):
 
     def check(self, value):
         arr = self._as_array(value)
-        kinds, noun = _KINDS[self.kind]
+        kinds = _KINDS[self.kind].dtype_kinds
+        noun = _KINDS[self.kind].noun
         if kinds and arr.dtype.kind not in kinds:
             raise Mismatch(f"an array of {noun}", f"dtype {arr.dtype}", False)
         if kinds and "b" not in kinds and _holds_bool(value):  # NumPy reads [1.0, True] as floats
             raise Mismatch(f"an array of {noun}", "a list holding a bool", False)
         if self.ndim is not None and arr.ndim not in self.ndim:
-            hint = self.batch_hint and arr.ndim == min(self.ndim) - 1
-            raise Mismatch(
-                f"an array of {self.ranks}",
-                f"shape {arr.shape}" + (": is the batch axis missing?" if hint else ""),
-                True,
-            )
+            received = f"shape {arr.shape}"
+            if self.batch_hint and arr.ndim == min(self.ndim) - 1:
+                received += ": is the batch axis missing?"
+            raise Mismatch(f"an array of {self.ranks}", received, True)
         if self.nonempty and arr.size == 0:
-            raise Mismatch(
-                f"a non-empty array of {self.ranks}" if self.ndim else "a non-empty array",
-                f"shape {arr.shape}",
-                True,
-            )
+            expected = f"a non-empty array of {self.ranks}" if self.ndim else "a non-empty array"
+            raise Mismatch(expected, f"shape {arr.shape}", True)
         if self.finite and arr.dtype.kind in "fc" and not np.isfinite(arr).all():
-            n_nan, n_inf = int(np.isnan(arr).sum()), int(np.isinf(arr).sum())
+            n_nan = int(np.isnan(arr).sum())
+            n_inf = int(np.isinf(arr).sum())
             raise Mismatch("an array of finite values only", f"{n_nan} NaN and {n_inf} inf", True)
-        outside = ~self.within.contains(arr) if self.within is not None else None
-        if outside is not None and self.within.kind is numbers.Integral and arr.dtype.kind == "f":
-            outside |= arr != np.floor(arr)  # not a whole number (finite: checked above)
-        if outside is not None and np.any(outside):
-            count = f" ({int(np.count_nonzero(outside))} of {arr.size} values)" if arr.ndim else ""
-            noun = "integers" if self.within.kind is numbers.Integral else "numbers"
-            raise Mismatch(
-                f"{noun} {self.within.bounds}", f"{arr[outside].ravel()[0]:g}{count}", True
-            )
-        return arr if self.dtype is None else arr.astype(self.dtype, copy=False)
+        if self.within is not None:
+            self._check_within(arr)
+        if self.dtype is None:
+            return arr
+        return arr.astype(self.dtype, copy=False)
+
+    def _check_within(self, arr: np.ndarray) -> None:
+        """Every element in the range of ``within`` (finite: checked before), and whole
+        for an integral range."""
+        integral = self.within.kind is numbers.Integral
+        outside = ~self.within.contains(arr)
+        if integral and arr.dtype.kind == "f":
+            outside |= arr != np.floor(arr)  # not a whole number
+        if not np.any(outside):
+            return
+        count = ""
+        if arr.ndim:
+            count = f" ({int(np.count_nonzero(outside))} of {arr.size} values)"
+        noun = "integers" if integral else "numbers"
+        first = arr[outside].ravel()[0]
+        raise Mismatch(f"{noun} {self.within.bounds}", f"{first:g}{count}", True)
 
 
 class PairOf(Constraint):
@@ -405,9 +464,9 @@ class PairOf(Constraint):
 
     def __init__(self, item: Constraint, description: Optional[str] = None):
         self.item = item
-        self.description = description or "a pair of " + item.description.replace(
-            "an integer", "integers"
-        ).replace("a real number", "real numbers")
+        items = item.description.replace("an integer", "integers")
+        items = items.replace("a real number", "real numbers")
+        self.description = description or f"a pair of {items}"
 
     def check(self, value):
         if not isinstance(value, (list, tuple)):
@@ -470,7 +529,9 @@ def _check(value: Any, constraints: Sequence[Constraint]) -> Any:
     right_kind = [m for m in failures if m.right_kind]
     if right_kind:  # the right kind, a bad value: say what was wrong with it
         raise Mismatch(expected, right_kind[0].received, True)
-    raise Mismatch(expected, failures[0].received if len(failures) == 1 else describe(value), False)
+    if len(failures) == 1:
+        raise Mismatch(expected, failures[0].received, False)
+    raise Mismatch(expected, describe(value), False)
 
 
 def _normalise(constraints: Any) -> Any:
