@@ -87,11 +87,10 @@ class ScoreSummary:
         return pd.DataFrame([self.to_dict()])
 
     def __str__(self) -> str:
+        undefined = f", {self.n_undefined} undefined" if self.n_undefined else ""
         return (
             f"{self.mean:.4g} (SE {self.std_error:.2g}; {self.confidence:.0%} CI "
-            f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}"
-            + (f", {self.n_undefined} undefined" if self.n_undefined else "")
-            + f"; {self.method})"
+            f"[{self.ci_low:.4g}, {self.ci_high:.4g}]; n={self.n}{undefined}; {self.method})"
         )
 
 
@@ -191,7 +190,8 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import norm
 
-    k, m = successes, _trials("wilson_interval", successes, n)
+    k = successes
+    m = _trials("wilson_interval", successes, n)
     z = norm.ppf(0.5 + confidence / 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         p = k / m
@@ -199,10 +199,9 @@ def wilson_interval(successes: Any, n: Any, confidence: float = 0.95):
         # z sqrt(p (1 - p) / m + z^2 / (4 m^2)), written without m^2 (no overflow)
         half = z / m * np.sqrt(k * (1 - p) + z * z / 4) / (1 + z * z / m)
     # with trials, the bounds at k = 0 and k = n are exactly 0 and 1 (their round-off is not)
-    return _bounds(
-        np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1)),
-        np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1)),
-    )
+    low = np.where((k == 0) & (m > 0), 0.0, np.clip(centre - half, 0, 1))
+    high = np.where((k == m) & (m > 0), 1.0, np.clip(centre + half, 0, 1))
+    return _bounds(low, high)
 
 
 def _bounds(low: np.ndarray, high: np.ndarray):
@@ -259,7 +258,8 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
     """
     from scipy.stats import beta
 
-    k, m = successes, _trials("exact_interval", successes, n)
+    k = successes
+    m = _trials("exact_interval", successes, n)
     if (m > _EXACT_MAX_N).any():  # central bounds drift past 1e11 (widths 74 % off at 1e17)
         raise ValueError(
             "`n` must be <= 1e12 for exact_interval: scipy's Beta quantiles lose "
@@ -269,7 +269,9 @@ def exact_interval(successes: Any, n: Any, confidence: float = 0.95):
     with np.errstate(invalid="ignore", divide="ignore"):
         low = np.where(k == 0, 0.0, beta.ppf(tail, k, m - k + 1))
         high = np.where(k == m, 1.0, beta.ppf(1 - tail, k + 1, m - k))
-    return _bounds(*(np.where(m == 0, np.nan, bound) for bound in (low, high)))
+    low = np.where(m == 0, np.nan, low)  # no trials
+    high = np.where(m == 0, np.nan, high)
+    return _bounds(low, high)
 
 
 @validate_params({"p_values": [ArrayLike("real", dtype=np.float64)]})
@@ -334,8 +336,9 @@ _RESAMPLE_BUDGET = 2**24
 def resample_batch(n_resamples: int, n: int) -> Optional[int]:
     """``batch`` for scipy's bootstrap / permutation_test: None (all at once, as before)
     while ``n_resamples * n`` fits :data:`_RESAMPLE_BUDGET`, else a batch that does."""
-    fits = n_resamples * max(n, 1) <= _RESAMPLE_BUDGET
-    return None if fits else max(1, _RESAMPLE_BUDGET // max(n, 1))
+    if n_resamples * max(n, 1) <= _RESAMPLE_BUDGET:
+        return None
+    return max(1, _RESAMPLE_BUDGET // max(n, 1))
 
 
 #: the declared settings of an uncertainty summary (also checked by
@@ -431,11 +434,19 @@ def summarize_scores(
     'Wilson score interval (proportion of 0/1 scores)'
     """
     defined = scores[~np.isnan(scores)]  # float64, declared and converted by @validate_params
-    n, n_undefined = int(defined.size), int(scores.size - defined.size)
+    n = int(defined.size)
+    n_undefined = int(scores.size - defined.size)
 
     def result(mean, method, se=math.nan, low=math.nan, high=math.nan):
         return ScoreSummary(
-            float(mean), float(se), float(low), float(high), confidence, n, n_undefined, method
+            mean=float(mean),
+            std_error=float(se),
+            ci_low=float(low),
+            ci_high=float(high),
+            confidence=confidence,
+            n=n,
+            n_undefined=n_undefined,
+            method=method,
         )
 
     if n == 0:
@@ -460,21 +471,32 @@ def summarize_scores(
             f"`interval`={interval!r} is for proportions (scores 0 or 1); the "
             f"{name} hold other values: use 'bca' or 'percentile'"
         )
-    note = (
-        "; scores not all 0/1, so no Wilson interval" if interval == "auto" and proportion else ""
-    )
-    interval = ("wilson" if proportion and binary else "bca") if interval == "auto" else interval
+    note = ""
+    if interval == "auto" and proportion and binary:
+        interval = "wilson"
+    elif interval == "auto":
+        interval = "bca"
+        if proportion:
+            note = "; scores not all 0/1, so no Wilson interval"
     if interval in ("wilson", "exact"):
-        low, high = (wilson_interval if interval == "wilson" else exact_interval)(
-            int(defined.sum()), n, confidence
-        )
+        bounds = wilson_interval if interval == "wilson" else exact_interval
+        low, high = bounds(int(defined.sum()), n, confidence)
         se = math.sqrt(mean * (1 - mean) / n)
         return result(mean, _PROPORTION_METHODS[interval], se, low, high)
     method = f"{_BOOTSTRAP_NAMES[interval]} bootstrap over inputs ({n_resamples} resamples){note}"
-    return _bootstrap(defined, interval, confidence, n_resamples, seed, result, method, name)
+    return _bootstrap(
+        defined,
+        chosen=interval,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        result=result,
+        method=method,
+        name=name,
+    )
 
 
-def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, name):
+def _bootstrap(defined, *, chosen, confidence, n_resamples, seed, result, method, name):
     """The bootstrap summary (``result`` builds it), or its degenerate cases with a warning."""
     from scipy.stats import bootstrap
 
@@ -515,7 +537,8 @@ def _bootstrap(defined, chosen, confidence, n_resamples, seed, result, method, n
             rng=np.random.default_rng(seed),
             batch=resample_batch(n_resamples, defined.size),
         )
-    low, high = res.confidence_interval.low, res.confidence_interval.high
+    low = res.confidence_interval.low
+    high = res.confidence_interval.high
     if chosen == "bca" and not (np.isfinite(low) and np.isfinite(high)):
         # BCa has no acceleration when the jackknife is flat: the percentile interval
         low, high = np.quantile(
