@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pandas as pd
@@ -118,7 +118,9 @@ class ComparisonFrame(pd.DataFrame):
         """The pairs ``(A, B)`` whose difference is not significant after Holm's
         correction (or could not be tested)."""
         pairs = self.pairs
-        return [(a, b) for a, b, d in zip(pairs["a"], pairs["b"], pairs["differs"]) if not d]
+        return [
+            (a, b) for a, b, differs in zip(pairs["a"], pairs["b"], pairs["differs"]) if not differs
+        ]
 
     def plot(self, ax: Any = None, **kwargs: Any):  # noqa: D401 - replaces pandas' accessor
         """Means with their intervals, best at the top; a bracket at the right joins each
@@ -146,19 +148,21 @@ class ComparisonFrame(pd.DataFrame):
         if ax is None:
             _, ax = plt.subplots(figsize=(6.0, 0.5 + 0.45 * max(len(rows), 1)))
         y = np.arange(len(rows))[::-1]
-        means, low, high = rows[["estimate", "ci_low", "ci_high"]].to_numpy(float).T
-        ax.errorbar(
-            means,
-            y,
-            xerr=np.clip([means - low, high - means], 0, None),
-            **{"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs},
-        )
+        means = rows["estimate"].to_numpy(float)
+        low = rows["ci_low"].to_numpy(float)
+        high = rows["ci_high"].to_numpy(float)
+        style = {"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs}
+        ax.errorbar(means, y, xerr=np.clip([means - low, high - means], 0, None), **style)
         ax.set_yticks(y, list(rows.index))
         direction = "higher" if self.higher_is_better else "lower"
         ax.set_xlabel(f"{self.metric_name} ({direction} is better), {self.confidence:.0%} CI")
         bounds = rows[["ci_low", "ci_high", "estimate"]].to_numpy(float)
         bounds = bounds[np.isfinite(bounds)]
-        right, span = (bounds.max(), np.ptp(bounds)) if bounds.size else (1.0, 1.0)
+        right = 1.0  # where the brackets start, and the span of the values they stand by
+        span = 1.0
+        if bounds.size:
+            right = bounds.max()
+            span = np.ptp(bounds)
         position = dict(zip(rows.index, y))
         for k, (a, b) in enumerate(self.indistinguishable()):  # a bracket per pair
             if a not in position or b not in position:  # a pair of rows cut away
@@ -247,41 +251,54 @@ def compare(
     [('bad', 'bad too')]
     """
     explanations_by_name = _check_names(explanations_by_name, "explanations_by_name")
-    if (
-        isinstance(metric, type)
-        or not callable(getattr(metric, "detailed_evaluate", None))
-        or (not isinstance(getattr(metric, "higher_is_better", None), (bool, np.bool_)))
-    ):
-        got = f"the class {metric.__name__}" if isinstance(metric, type) else describe(metric)
-        raise TypeError(
-            "`metric` must be a metric instance with a `detailed_evaluate` method and "
-            "a bool `higher_is_better`, built on the inputs (e.g. MuFidelity(model, "
-            f"inputs, targets)), got {got}"
-        )
-    name, scores, reasons = type(metric).__name__, {}, []
+    _check_metric(metric)
+    name = type(metric).__name__
+    scores = {}
+    reasons = []
     for explainer, explanations in explanations_by_name.items():  # duck-typed: any metric
         scores[explainer], found = BaseMetric._scores_and_reasons(metric, explanations)
         reasons += [f"{explainer}: {reason}" for reason in found]
+    why = "."
+    if reasons:
+        why += " Reasons: " + " ".join(reasons)
     _warn_counts(
-        name,
-        scores,
-        np.isnan,
-        "undefined (NaN) scores are left out of the comparison",
-        "." + (" Reasons: " + " ".join(reasons) if reasons else ""),
+        name, scores, np.isnan, "undefined (NaN) scores are left out of the comparison", why
     )
-    seed = getattr(metric, "seed", None) if seed is None else seed
+    if seed is None:
+        seed = getattr(metric, "seed", None)
+    # a proportion metric whose scores are not all 0/1 is compared as a plain mean
+    proportion = bool(getattr(metric, "_is_proportion", lambda: False)())
+    if proportion:
+        proportion = all(uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values())
     return compare_scores(
         scores,
         higher_is_better=bool(metric.higher_is_better),
         confidence=confidence,
-        proportion=bool(getattr(metric, "_is_proportion", lambda: False)())
-        and all(uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values()),
+        proportion=proportion,
         alpha=alpha,
         interval=interval,
         test=test,
         n_resamples=n_resamples,
         seed=seed or 0,
         name=name,
+    )
+
+
+def _check_metric(metric: Any) -> None:
+    """A metric instance with ``detailed_evaluate`` and a bool ``higher_is_better``, or a
+    TypeError saying what was received (a class is named as such)."""
+    if isinstance(metric, type):
+        got = f"the class {metric.__name__}"
+    elif not callable(getattr(metric, "detailed_evaluate", None)):
+        got = describe(metric)
+    elif not isinstance(getattr(metric, "higher_is_better", None), (bool, np.bool_)):
+        got = describe(metric)
+    else:
+        return
+    raise TypeError(
+        "`metric` must be a metric instance with a `detailed_evaluate` method and "
+        "a bool `higher_is_better`, built on the inputs (e.g. MuFidelity(model, "
+        f"inputs, targets)), got {got}"
     )
 
 
@@ -384,30 +401,31 @@ def compare_scores(
     [{'estimate': 0.5, 'differs': True, 'better': 'A'}]
     """
     arrays = _check_score_arrays(scores_by_name, proportion, name)
-    test = ("permutation" if proportion else "wilcoxon") if test == "auto" else test
+    if test == "auto":
+        test = "permutation" if proportion else "wilcoxon"
     options = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     rows = [
         _row(
-            "explainer",
-            key,
-            key,
-            None,
-            a,
-            interval,
+            kind="explainer",
+            label=key,
+            a=key,
+            b=None,
+            values=values,
+            interval=interval,
             proportion=proportion,
             name=f"{name} of {key}",
             **options,
         )
-        for key, a in arrays.items()
+        for key, values in arrays.items()
     ]
     pair_rows = _pair_rows(
         arrays,
-        "percentile" if interval == "percentile" else "bca",
-        test,
-        name,
-        options,
-        alpha,
-        higher_is_better,
+        interval="percentile" if interval == "percentile" else "bca",
+        test=test,
+        name=name,
+        options=options,
+        alpha=alpha,
+        higher_is_better=higher_is_better,
     )
     few = [
         r["n"]
@@ -425,7 +443,9 @@ def compare_scores(
     # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
     means = frame["estimate"].where((frame["kind"] == "explainer") & np.isfinite(frame["estimate"]))
     frame["rank"] = means.rank(method="min", ascending=not higher_is_better)
-    frame.alpha, frame.confidence, frame.metric_name = alpha, confidence, name
+    frame.alpha = alpha
+    frame.confidence = confidence
+    frame.metric_name = name
     frame.higher_is_better = higher_is_better
     return frame
 
@@ -457,12 +477,8 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
             "every explainer must be scored on the same inputs: got per-input "
             f"score counts {lengths}"
         )
-    other = next((k for k, a in arrays.items() if not uncertainty.is_binary(a[~np.isnan(a)])), None)
-    if proportion and other is not None:
-        raise ValueError(
-            "`proportion` must be False for scores other than 0 and 1 (the outcomes "
-            f"of a proportion), got True with other values in `scores_by_name[{other!r}]`"
-        )
+    if proportion:
+        _check_outcomes(arrays)
     _warn_counts(
         name,
         arrays,
@@ -473,7 +489,19 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
     return arrays
 
 
+def _check_outcomes(arrays: Dict[str, np.ndarray]) -> None:
+    """Every defined score is 0 or 1 (the outcomes of a proportion), or a ValueError
+    naming the first explainer with other values."""
+    for key, values in arrays.items():
+        if not uncertainty.is_binary(values[~np.isnan(values)]):
+            raise ValueError(
+                "`proportion` must be False for scores other than 0 and 1 (the outcomes "
+                f"of a proportion), got True with other values in `scores_by_name[{key!r}]`"
+            )
+
+
 def _row(
+    *,
     kind: str,
     label: str,
     a: str,
@@ -487,11 +515,12 @@ def _row(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedScoreWarning)
         warnings.simplefilter("ignore", DegenerateSettingWarning)
-        s = uncertainty.summarize_scores(values, interval=interval, **options).to_dict()
-    return {"kind": kind, "name": label, "a": a, "b": b, "estimate": s.pop("mean"), **s}
+        summary = uncertainty.summarize_scores(values, interval=interval, **options).to_dict()
+    estimate = summary.pop("mean")
+    return {"kind": kind, "name": label, "a": a, "b": b, "estimate": estimate, **summary}
 
 
-def _pair_rows(arrays, interval, test, name, options, alpha, higher_is_better):
+def _pair_rows(arrays, *, interval, test, name, options, alpha, higher_is_better):
     """One row per pair (A, B): the mean paired difference A - B over the inputs where
     both are defined, its bootstrap interval, the paired test and Holm's correction."""
     rows = []
@@ -500,39 +529,62 @@ def _pair_rows(arrays, interval, test, name, options, alpha, higher_is_better):
             d = arrays[key_a] - arrays[key_b]
         both = ~np.isnan(d)  # NaN in either, or inf - inf: no defined difference
         d = d[both]
-        # no input with both scores defined: the summary of one NaN (nothing to summarise)
+        if d.size == 0:  # no input with both scores defined: the summary of one NaN
+            summarised = np.full(1, np.nan)
+        else:
+            summarised = d
         row = _row(
-            "pair",
-            f"{key_a} - {key_b}",
-            key_a,
-            key_b,
-            d if d.size else np.full(1, np.nan),
-            interval,
+            kind="pair",
+            label=f"{key_a} - {key_b}",
+            a=key_a,
+            b=key_b,
+            values=summarised,
+            interval=interval,
             name=f"{name} of {key_a} - {key_b}",
             **options,
         )
-        statistic, p_value, label = _paired_test(d, test, options["n_resamples"], options["seed"])
-        row.update(n_undefined=int((~both).sum()), test=label, statistic=statistic, p_value=p_value)
+        result = _paired_test(d, test, options["n_resamples"], options["seed"])
+        row.update(
+            n_undefined=int((~both).sum()),
+            test=result.label,
+            statistic=result.statistic,
+            p_value=result.p_value,
+        )
         rows.append(row)
     for row, p in zip(rows, uncertainty.holm([r["p_value"] for r in rows])):
-        a_better = (row["estimate"] > 0) == higher_is_better
         row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
-        row["better"] = (row["a"] if a_better else row["b"]) if row["differs"] else None
+        row["better"] = _better(row, higher_is_better)
     return rows
 
 
-def _paired_test(
-    d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]
-) -> Tuple[float, float, str]:
-    """(statistic, two-sided p-value, test label) for the paired differences ``d``."""
+def _better(row: dict, higher_is_better: bool) -> Optional[str]:
+    """The better explainer of a pair that differs, in the metric's direction; else None."""
+    if not row["differs"]:
+        return None
+    a_better = (row["estimate"] > 0) == higher_is_better
+    if a_better:
+        return row["a"]
+    return row["b"]
+
+
+class PairedTest(NamedTuple):
+    """A paired test's two-sided result and its label (the test, and why it was not run)."""
+
+    statistic: float
+    p_value: float
+    label: str
+
+
+def _paired_test(d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]) -> PairedTest:
+    """The paired test of the differences ``d`` (two-sided)."""
     from scipy.stats import permutation_test, wilcoxon
 
     label = "Wilcoxon signed-rank" if test == "wilcoxon" else "paired permutation (sign-flip)"
     if d.size == 0 or not np.isfinite(d).all():
         why = "no input with both defined" if d.size == 0 else "infinite differences"
-        return math.nan, math.nan, f"{label} ({why})"
+        return PairedTest(math.nan, math.nan, f"{label} ({why})")
     if not np.any(d):
-        return 0.0, 1.0, label + " (all differences 0)"
+        return PairedTest(0.0, 1.0, label + " (all differences 0)")
     if test == "wilcoxon":
         res = wilcoxon(d, zero_method="wilcox")
     else:
@@ -545,4 +597,4 @@ def _paired_test(
             rng=np.random.default_rng(seed),
             batch=uncertainty.resample_batch(n_resamples, d.size),
         )
-    return float(res.statistic), float(min(1.0, res.pvalue)), label
+    return PairedTest(float(res.statistic), float(min(1.0, res.pvalue)), label)
