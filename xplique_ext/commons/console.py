@@ -95,7 +95,8 @@ def quiet_console(verbose: bool = False) -> Iterator[None]:
     if verbose:
         yield
         return
-    levels, stderr = _quiet_loggers(), sys.stderr
+    levels = _quiet_loggers()
+    stderr = sys.stderr
     saved = _silence_fd2()  # may replace sys.stderr
     try:
         yield

@@ -14,12 +14,20 @@ def unit_rows(a: np.ndarray) -> np.ndarray:
     magnitude (exact; rows of zeros unchanged), so that sums and squares neither overflow
     nor underflow, and every correlation is unchanged."""
     peak = np.abs(a).max(axis=1) if a.shape[1] else np.zeros(len(a))
-    _, exponent = np.frexp(np.where((peak > 0) & np.isfinite(peak), peak, 1.0))
+    scalable = (peak > 0) & np.isfinite(peak)
+    _, exponent = np.frexp(np.where(scalable, peak, 1.0))
     return np.ldexp(a, -exponent[:, None])
 
 
+def _centred(a: np.ndarray) -> np.ndarray:
+    """Each row of ``a`` minus its mean, brought back to a largest magnitude in [0.5, 1)."""
+    return unit_rows(a - a.mean(axis=1, keepdims=True))
+
+
+#: an (N, M) array of rows
+_ROWS_ARRAY = ArrayLike("numeric", ndim=2, shapes="(N, M)", batch_hint=False)
 #: two (N, M) arrays of one shape (checked by :func:`_same_shape`)
-_ROWS = {name: [ArrayLike("numeric", ndim=2, shapes="(N, M)", batch_hint=False)] for name in "ab"}
+_ROWS = {"a": [_ROWS_ARRAY], "b": [_ROWS_ARRAY]}
 
 
 def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
@@ -60,13 +68,14 @@ def batched_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     True
     """
     _same_shape(a, b)
-    a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
+    a = a.astype(np.float64, copy=False)
+    b = b.astype(np.float64, copy=False)
     finite = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
     # a correlation with an exactly constant row is undefined
     undefined = ~finite | (a == a[:, :1]).all(axis=1) | (b == b[:, :1]).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        a, b = unit_rows(a), unit_rows(b)
-        a, b = (unit_rows(v - v.mean(axis=1, keepdims=True)) for v in (a, b))  # centred
+        a = _centred(unit_rows(a))
+        b = _centred(unit_rows(b))
         den = np.sqrt(np.einsum("ij,ij->i", a, a)) * np.sqrt(np.einsum("ij,ij->i", b, b))
         r = np.where(undefined | ~(den > 0), np.nan, np.einsum("ij,ij->i", a, b) / den)
     return np.clip(r, -1.0, 1.0)

@@ -50,7 +50,9 @@ def fit_size(shape: Tuple[int, int], size: Optional[Tuple[int, int]]) -> Tuple[i
     if size is None:
         return h, w
     scale = min(1.0, size[0] / h, size[1] / w)  # 1: round(h * 1) is h
-    return max(1, min(h, int(round(h * scale)))), max(1, min(w, int(round(w * scale))))
+    height = max(1, min(h, int(round(h * scale))))
+    width = max(1, min(w, int(round(w * scale))))
+    return height, width
 
 
 @validate_params(
@@ -88,7 +90,10 @@ def area_downsample(maps: np.ndarray, size: Optional[Tuple[int, int]]) -> np.nda
     True
     """
     n, h, w = maps.shape
-    th, tw = (h, w) if size is None else (min(h, size[0]), min(w, size[1]))
+    if size is None:
+        return maps
+    th = min(h, size[0])
+    tw = min(w, size[1])
     if (th, tw) == (h, w):
         return maps
     import cv2

@@ -39,24 +39,28 @@ def _user_stacklevel() -> int:
     # directories whose frames are not the user's: this package, and the libraries
     # (TensorFlow, Keras) through which a user's call reaches it (``model.fit`` calling a
     # callback, a traced function); taken from ``sys.modules``, nothing is imported
-    modules = [sys.modules.get(name) for name in ("tensorflow", "keras", "tf_keras")]
-    prefixes = (_PACKAGE_DIR,) + tuple(
-        os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-        for m in modules
-        if getattr(m, "__file__", None)
-    )
-    frame, level = sys._getframe(2), 1  # the caller of warn()
-    while frame.f_back is not None:
-        name = frame.f_code.co_filename
-        if not (
-            name in _WRAPPER_FILES
-            or os.path.abspath(name).startswith(prefixes)
-            or os.path.basename(name).startswith("__autograph_generated_file")
-        ):
-            break
+    directories = [_PACKAGE_DIR]
+    for name in ("tensorflow", "keras", "tf_keras"):
+        module = sys.modules.get(name)
+        if getattr(module, "__file__", None):
+            directories.append(os.path.dirname(os.path.abspath(module.__file__)) + os.sep)
+    prefixes = tuple(directories)
+    frame = sys._getframe(2)  # the caller of warn()
+    level = 1
+    while frame.f_back is not None and _is_internal(frame.f_code.co_filename, prefixes):
         frame = frame.f_back
         level += 1
     return level
+
+
+def _is_internal(filename: str, prefixes: tuple) -> bool:
+    """Whether a frame's file is not the user's: a wrapper (functools, contextlib), a file
+    under one of ``prefixes``, or a function that TensorFlow's autograph generated."""
+    if filename in _WRAPPER_FILES:
+        return True
+    if os.path.abspath(filename).startswith(prefixes):
+        return True
+    return os.path.basename(filename).startswith("__autograph_generated_file")
 
 
 def warn(message: str | Warning, category: type[Warning] = XpliqueExtWarning) -> None:
