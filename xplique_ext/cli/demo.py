@@ -21,7 +21,8 @@ import os
 import sys
 import time
 import warnings
-from typing import Callable, Dict, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -93,18 +94,19 @@ def gradient_explanations(
     outputs ``F(x) = sum(model(x) * y, -1)``, each of shape (N, H, W)."""
     import tensorflow as tf
 
-    x_t, y_t = tf.convert_to_tensor(x, tf.float32), tf.convert_to_tensor(y, tf.float32)
+    inputs = tf.convert_to_tensor(x, tf.float32)
+    targets = tf.convert_to_tensor(y, tf.float32)
 
     @tf.function
-    def grad(inputs):
+    def grad(batch):
         with tf.GradientTape() as tape:
-            tape.watch(inputs)
-            out = tf.reduce_sum(model(inputs, training=False) * y_t, axis=-1)
-        return tape.gradient(out, inputs)
+            tape.watch(batch)
+            out = tf.reduce_sum(model(batch, training=False) * targets, axis=-1)
+        return tape.gradient(out, batch)
 
-    g = grad(x_t).numpy()
+    g = grad(inputs).numpy()
     alphas = (np.arange(ig_steps) + 0.5) / ig_steps  # midpoint Riemann sum
-    ig = sum(grad(x_t * float(a)).numpy() for a in alphas) / ig_steps * x
+    ig = sum(grad(inputs * float(a)).numpy() for a in alphas) / ig_steps * x
     return {
         "Saliency": np.abs(g).max(axis=-1),
         "GradientInput": (g * x).sum(axis=-1),
@@ -135,27 +137,41 @@ def demo_explanations(
             "`use_xplique` is True but Xplique is not installed "
             "(pip install 'xplique_ext[xplique]')"
         )
-    if not (available if use_xplique is None else use_xplique):
-        maps = gradient_explanations(model, x, y)
-        origin = ("Xplique is not installed" if not available else "use_xplique is False") + (
-            ": explaining with the demo's own gradients (saliency, gradient x input, Integrated "
-            "Gradients); install the [xplique] extra for Xplique's explainers"
-        )
-    else:
+    if use_xplique is None:
+        use_xplique = available
+    if use_xplique:
         import xplique
-        from xplique import attributions
 
-        patch = max(1, x.shape[1] // 8)
-        options, maps = {"Occlusion": dict(patch_size=patch, patch_stride=patch)}, {}
-        for name in XPLIQUE_EXPLAINERS:  # (N, H, W) maps, channels summed
-            explainer = getattr(attributions, name)(
-                model, batch_size=batch_size, **options.get(name, {})
-            )
-            phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
-            maps[name] = phi.reshape(*x.shape[:3], -1).sum(axis=-1)
+        maps = _xplique_explanations(model, x, y, batch_size=batch_size)
         origin = f"Xplique {xplique.__version__}: {', '.join(XPLIQUE_EXPLAINERS)}, and a random map"
+    else:
+        maps = gradient_explanations(model, x, y)
+        reason = "use_xplique is False" if available else "Xplique is not installed"
+        origin = (
+            f"{reason}: explaining with the demo's own gradients (saliency, gradient x input, "
+            "Integrated Gradients); install the [xplique] extra for Xplique's explainers"
+        )
     maps["Random"] = np.random.default_rng(seed).random(x.shape[:-1]).astype(np.float32)
     return maps, origin
+
+
+def _xplique_explanations(
+    model, x: np.ndarray, y: np.ndarray, *, batch_size: int
+) -> Dict[str, np.ndarray]:
+    """The maps of Xplique's explainers, (N, H, W) with the channels summed; Occlusion with
+    patches of an eighth of the image side."""
+    from xplique import attributions
+
+    patch = max(1, x.shape[1] // 8)
+    options = {"Occlusion": dict(patch_size=patch, patch_stride=patch)}
+    maps = {}
+    for name in XPLIQUE_EXPLAINERS:
+        explainer = getattr(attributions, name)(
+            model, batch_size=batch_size, **options.get(name, {})
+        )
+        phi = np.asarray(explainer.explain(x, y), dtype=np.float32)
+        maps[name] = phi.reshape(*x.shape[:3], -1).sum(axis=-1)
+    return maps
 
 
 def _training_bar(epochs: int, steps: int, enabled: bool):
@@ -168,12 +184,10 @@ def _training_bar(epochs: int, steps: int, enabled: bool):
     bar = progress_bar(total=epochs * steps, desc="training", unit="batch", enabled=enabled)
 
     def epoch_end(epoch, logs):
-        bar.set_postfix(
-            {
-                "epoch": f"{epoch + 1}/{epochs}",
-                **{key: f"{logs.get(key, float('nan')):.3f}" for key in ("loss", "accuracy")},
-            }
-        )
+        postfix = {"epoch": f"{epoch + 1}/{epochs}"}
+        for key in ("loss", "accuracy"):
+            postfix[key] = f"{logs.get(key, float('nan')):.3f}"
+        bar.set_postfix(postfix)
 
     return keras.callbacks.LambdaCallback(
         on_train_batch_end=lambda batch, logs: bar.update(1),
@@ -186,16 +200,14 @@ def _tiny_cnn(image_size: int, seed: int):
     import keras
 
     init = keras.initializers.GlorotUniform(seed=seed)
-    convolutions = [
-        layer
-        for filters in (16, 32)
-        for layer in (
+    convolutions = []
+    for filters in (16, 32):
+        convolutions.append(
             keras.layers.Conv2D(
                 filters, 3, activation="relu", padding="same", kernel_initializer=init
-            ),
-            keras.layers.MaxPooling2D(2),
+            )
         )
-    ]
+        convolutions.append(keras.layers.MaxPooling2D(2))
     return keras.Sequential(
         [
             keras.Input((image_size, image_size, 1)),
@@ -215,7 +227,8 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
 
     from ..compare import compare_scores
 
-    comparisons, columns = {}, []
+    comparisons = {}
+    columns = []
     for measure, by_name in scores.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -232,21 +245,20 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
     return table, comparisons
 
 
+def _with_intervals(means, lows, highs) -> list:
+    """``mean [low, high]`` for each row."""
+    return [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(means, lows, highs)]
+
+
 def _report(table, comparisons) -> str:
     """``mean [low, high]`` per measure, one line per explainer; then which explainers the
     paired tests cannot tell apart, per measure."""
     shown = table[["undefined MuFidelity"]].copy()
     for measure, label in reversed(_LABELS.items()):
-        shown.insert(
-            0,
-            label,
-            [
-                f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
-                for m, lo, hi in zip(
-                    table[label], table[f"{measure} CI low"], table[f"{measure} CI high"]
-                )
-            ],
+        cells = _with_intervals(
+            table[label], table[f"{measure} CI low"], table[f"{measure} CI high"]
         )
+        shown.insert(0, label, cells)
     lines = [
         shown.to_string(),
         "Paired Wilcoxon signed-rank tests over the images, "
@@ -256,6 +268,39 @@ def _report(table, comparisons) -> str:
         pairs = ", ".join(f"{a} ~ {b}" for a, b in frame.indistinguishable())
         lines.append(f"  {measure}: {pairs or 'none (every pair differs)'}")
     return "\n".join(lines)
+
+
+class _Stages:
+    """Prints a line per stage of the demo, with the seconds elapsed since the start."""
+
+    def __init__(self, out: Callable[[str], None]):
+        self.out = out
+        self.start = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def __call__(self, message: str) -> None:
+        self.out(f"[{self.elapsed():5.1f} s] {message}")
+        sys.stdout.flush()
+
+
+@dataclass(frozen=True)
+class _DemoImages:
+    """The demo's images: the first ``n_train`` train the CNN; the held-out ones, whose
+    ground truth is not all zero, are explained."""
+
+    dataset: Any  # the AIXI-Shape data: images, ground truth, pattern counts
+    labels: np.ndarray  # the class of every image (int64)
+    held_out: np.ndarray  # the indices of the explained images
+
+    @property
+    def test_images(self) -> np.ndarray:
+        return self.dataset.images[self.held_out]
+
+    @property
+    def test_labels(self) -> np.ndarray:
+        return self.labels[self.held_out]
 
 
 def run_demo(
@@ -270,33 +315,75 @@ def run_demo(
 ) -> Dict[str, object]:
     """Run the demonstration and print its tables; returns them (pandas DataFrames or
     strings) keyed by section. A line per stage gives the time elapsed since the start."""
-    t0 = time.perf_counter()
-
-    def stage(message: str) -> None:
-        out(f"[{time.perf_counter() - t0:5.1f} s] {message}")
-        sys.stdout.flush()
-
+    stage = _Stages(out)
     stage("xplique-ext demo: loading TensorFlow")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import keras
-
-    from ..commons.warnings import UndefinedScoreWarning
-    from ..datasets import make_aixi_shape
-    from ..metrics import MuFidelity, emd, kl_divergence
-
+    _load_tensorflow()
+    images = _generate_images(n_train, n_explain, image_size=image_size, seed=seed, stage=stage)
+    model = _train_cnn(
+        images,
+        n_train,
+        image_size=image_size,
+        epochs=epochs,
+        seed=seed,
+        progress=progress,
+        stage=stage,
+    )
     results: Dict[str, object] = {}
+    if "fidelity" in sections:
+        results.update(_fidelity_section(model, images, seed=seed, progress=progress, stage=stage))
+    if "rules" in sections:
+        results["rules"] = _rules_section(model, images, seed=seed, stage=stage)
+    if "text" in sections:
+        results["text"] = _text_section(seed=seed, progress=progress, stage=stage)
+    out(f"\ndone in {stage.elapsed():.1f} s")
+    return results
+
+
+def _load_tensorflow() -> None:
+    """Import Keras and the metrics: TensorFlow's start-up, in the demo's first stage."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import keras  # noqa: F401
+
+    from ..commons.warnings import UndefinedScoreWarning  # noqa: F401
+    from ..datasets import make_aixi_shape  # noqa: F401
+    from ..metrics import MuFidelity, emd, kl_divergence  # noqa: F401
+
+
+def _generate_images(
+    n_train: int, n_explain: int, *, image_size: int, seed: int, stage: _Stages
+) -> _DemoImages:
+    """AIXI-Shape 'class' images with their ground truth: ``n_train`` to train on, then
+    twice ``n_explain`` from which the first ``n_explain`` with a ground truth are held out."""
+    from ..datasets import make_aixi_shape
+
+    n_images = n_train + 2 * n_explain
     stage(
-        f"generating {n_train + 2 * n_explain} AIXI-Shape 'class' images "
+        f"generating {n_images} AIXI-Shape 'class' images "
         f"{image_size}x{image_size} with their exact ground-truth explanations"
     )
-    data = make_aixi_shape(
-        n_train + 2 * n_explain, image_size=image_size, function="class", seed=seed
-    )
-    x, y = data.images, np.asarray(data.targets).astype(np.int64)
+    data = make_aixi_shape(n_images, image_size=image_size, function="class", seed=seed)
+    labels = np.asarray(data.targets).astype(np.int64)
     # explain held-out images whose ground truth is not all zero (EMD/KL are defined): the
     # paper's ground truth of 'class' is w1 = 1 on circles and -w2 = -0.5 on squares
-    held_out = n_train + np.flatnonzero(np.asarray(data.has_ground_truth)[n_train:])[:n_explain]
-    x_test, y_test = x[held_out], y[held_out]
+    with_truth = np.flatnonzero(np.asarray(data.has_ground_truth)[n_train:])
+    held_out = n_train + with_truth[:n_explain]
+    return _DemoImages(dataset=data, labels=labels, held_out=held_out)
+
+
+def _train_cnn(
+    images: _DemoImages,
+    n_train: int,
+    *,
+    image_size: int,
+    epochs: int,
+    seed: int,
+    progress: bool,
+    stage: _Stages,
+):
+    """The tiny CNN trained on the first ``n_train`` images; a stage line gives its
+    accuracy on the held-out images."""
+    import keras
+
     model = _tiny_cnn(image_size, seed)
     model.compile(
         optimizer=keras.optimizers.Adam(2e-3),
@@ -304,80 +391,109 @@ def run_demo(
         metrics=["accuracy"],
     )
     stage(f"training a tiny CNN on {n_train} images, {epochs} epochs")
+    batch_size = 64
+    steps = -(-n_train // batch_size)  # batches per epoch
     # the generated images come in random order: no global-seed shuffling needed
     model.fit(
-        x[:n_train],
-        y[:n_train],
+        images.dataset.images[:n_train],
+        images.labels[:n_train],
         epochs=epochs,
-        batch_size=64,
+        batch_size=batch_size,
         shuffle=False,
         verbose=0,
-        callbacks=[_training_bar(epochs, -(-n_train // 64), progress)],
+        callbacks=[_training_bar(epochs, steps, progress)],
     )
-    accuracy = float(np.mean(np.argmax(model.predict(x_test, verbose=0), -1) == y_test))
+    x_test = images.test_images
+    predicted = np.argmax(model.predict(x_test, verbose=0), -1)
+    accuracy = float(np.mean(predicted == images.test_labels))
     stage(f"CNN accuracy {accuracy:.3f} on {len(x_test)} held-out images")
+    return model
 
-    if "fidelity" in sections:
-        stage(f"explaining the {len(x_test)} held-out images")
-        one_hot = np.eye(2, dtype=np.float32)[y_test]
-        explanations, origin = demo_explanations(model, x_test, one_hot, seed=seed)
-        stage(origin)
-        stage("scoring the explanations: MuFidelity, EMD and KL to the ground truth")
-        metric = MuFidelity(
-            model,
-            x_test,
-            y_test,
-            batch_size=256,
-            grid_size=8,
-            nb_samples=100,
-            activation="softmax",
-            seed=seed,
-            progress=progress,
+
+def _fidelity_section(
+    model, images: _DemoImages, *, seed: int, progress: bool, stage: _Stages
+) -> Dict[str, object]:
+    """Explain the held-out images, score the maps (MuFidelity, EMD and KL to the ground
+    truth), print the table; returns it ("fidelity") and the comparisons ("comparisons")."""
+    from ..commons.warnings import UndefinedScoreWarning
+    from ..metrics import MuFidelity
+
+    x_test = images.test_images
+    y_test = images.test_labels
+    stage(f"explaining the {len(x_test)} held-out images")
+    one_hot = np.eye(2, dtype=np.float32)[y_test]
+    explanations, origin = demo_explanations(model, x_test, one_hot, seed=seed)
+    stage(origin)
+    stage("scoring the explanations: MuFidelity, EMD and KL to the ground truth")
+    metric = MuFidelity(
+        model,
+        x_test,
+        y_test,
+        batch_size=256,
+        grid_size=8,
+        nb_samples=100,
+        activation="softmax",
+        seed=seed,
+        progress=progress,
+    )
+    truth = images.dataset.ground_truth[images.held_out]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UndefinedScoreWarning)
+        scores = _measure_scores(explanations, metric, truth)
+    table, comparisons = _fidelity_table(scores, seed)
+    stage.out(
+        f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
+        "EMD and KL against the paper's ground truth, w_i on each object), mean "
+        "[95% CI] over the images"
+    )
+    stage.out(_report(table, comparisons))
+    if caught:
+        stage.out(
+            "(undefined per-image scores, e.g. a constant explanation or constant "
+            "predictions, are NaN and left out of the means)"
         )
-        truth = data.ground_truth[held_out]
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UndefinedScoreWarning)
-            scores = {
-                measure: {name: score(phi) for name, phi in explanations.items()}
-                for measure, score in (
-                    ("MuFidelity", metric.detailed_evaluate),
-                    ("EMD", lambda phi: emd(phi, truth)),
-                    ("KL", lambda phi: kl_divergence(phi, truth)),
-                )
-            }
-        results["fidelity"], results["comparisons"] = _fidelity_table(scores, seed)
-        out(
-            f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
-            "EMD and KL against the paper's ground truth, w_i on each object), mean "
-            "[95% CI] over the images"
-        )
-        out(_report(results["fidelity"], results["comparisons"]))
-        if caught:
-            out(
-                "(undefined per-image scores, e.g. a constant explanation or constant "
-                "predictions, are NaN and left out of the means)"
-            )
+    return {"fidelity": table, "comparisons": comparisons}
 
-    if "rules" in sections:
-        stage("rule metrics: decision trees mimicking the CNN, scored with FiRe and Qs")
-        from ..rules.demo import demo_section as rules_section
 
-        names = [f"n_{p}" for p in getattr(data, "pattern_names", ("circle", "square", "cross"))]
-        results["rules"] = rules_section(
-            np.asarray(data.counts, dtype=float),
-            names,
-            np.argmax(model.predict(x, verbose=0), -1),
-            seed=seed,
-        )
-        out("\n" + results["rules"])
+def _measure_scores(
+    explanations: Dict[str, np.ndarray], metric, truth: np.ndarray
+) -> Dict[str, Dict[str, np.ndarray]]:
+    """Per-image scores of each explainer's maps, per measure: MuFidelity on the CNN, EMD
+    and KL to the ground truth."""
+    from ..metrics import emd, kl_divergence
 
-    if "text" in sections:
-        stage("PERCY: training a text CNN on generated 'A but B' sentences and explaining it")
-        from .percy_demo import demo_section as text_section
+    measures = {
+        "MuFidelity": metric.detailed_evaluate,
+        "EMD": lambda phi: emd(phi, truth),
+        "KL": lambda phi: kl_divergence(phi, truth),
+    }
+    scores = {}
+    for measure, score in measures.items():
+        scores[measure] = {name: score(phi) for name, phi in explanations.items()}
+    return scores
 
-        results["text"] = text_section(seed=seed, progress=progress)
-        out("\nPERCY: does a text CNN decide 'A but B' sentences on the right conjunct?")
-        out(results["text"])
 
-    out(f"\ndone in {time.perf_counter() - t0:.1f} s")
-    return results
+def _rules_section(model, images: _DemoImages, *, seed: int, stage: _Stages) -> str:
+    """Decision trees mimicking the CNN, scored with FiRe and Qs; prints and returns the
+    report."""
+    stage("rule metrics: decision trees mimicking the CNN, scored with FiRe and Qs")
+    from ..rules.demo import demo_section
+
+    data = images.dataset
+    names = [f"n_{p}" for p in getattr(data, "pattern_names", ("circle", "square", "cross"))]
+    predicted = np.argmax(model.predict(data.images, verbose=0), -1)
+    report = demo_section(np.asarray(data.counts, dtype=float), names, predicted, seed=seed)
+    stage.out("\n" + report)
+    return report
+
+
+def _text_section(*, seed: int, progress: bool, stage: _Stages) -> str:
+    """PERCY on a text CNN trained on generated 'A but B' sentences; prints and returns
+    the report."""
+    stage("PERCY: training a text CNN on generated 'A but B' sentences and explaining it")
+    from .percy_demo import demo_section
+
+    report = demo_section(seed=seed, progress=progress)
+    stage.out("\nPERCY: does a text CNN decide 'A but B' sentences on the right conjunct?")
+    stage.out(report)
+    return report

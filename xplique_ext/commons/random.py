@@ -41,7 +41,8 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
         int64 array of shape (len(x), n_cells).
     """
     perms = np.empty((len(x), n_cells), dtype=np.int64)
-    for i, row in enumerate(np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)):
+    rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)
+    for i, row in enumerate(rows):
         # a BLAKE2b digest (128 bits) of the row's bytes, mixed with the seed
         words = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint32)
         sequence = np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
