@@ -258,3 +258,66 @@ def test_proportion_scores_must_be_zero_or_one_and_few_inputs_warn_once():
         )
     few = [w for w in caught if issubclass(w.category, DegenerateSettingWarning)]
     assert len(few) == 1 and "n=6" in str(few[0].message)
+
+
+def test_compare_scores_refuses_empty_arrays():
+    with pytest.raises(ValueError, match=r"`scores_by_name\['A'\]` must be a non-empty"):
+        compare_scores({"A": [], "B": []}, higher_is_better=True)
+
+
+def test_compare_scores_all_nan_pair_still_gives_nan_row():
+    table = compare_scores(
+        {"A": np.full(4, np.nan), "B": np.full(4, np.nan)}, higher_is_better=True, n_resamples=100
+    )
+    pair = table.pairs.iloc[0]
+    assert np.isnan(pair["estimate"]) and pair["n"] == 0 and pair["n_undefined"] == 4
+
+
+def test_compare_scores_refuses_misaligned_pandas_indexes():
+    # compared by position, input 0 of A would meet input 19 of B: a wrong estimate
+    b = np.arange(20.0)
+    with pytest.raises(ValueError, match="pandas index of 'B' differs"):
+        compare_scores(
+            {"A": pd.Series(b + 1), "B": pd.Series(b[::-1], index=range(19, -1, -1))},
+            higher_is_better=True,
+            n_resamples=100,
+        )
+    same = compare_scores(
+        {"A": pd.Series(b + 1), "B": pd.Series(b)}, higher_is_better=True, n_resamples=100
+    )
+    assert same.pairs["estimate"].iloc[0] == pytest.approx(1.0)
+
+
+def test_compare_scores_text_scores_name_the_key():
+    with pytest.raises(TypeError, match=r"`scores_by_name\['A'\]` must be an array of numbers"):
+        compare_scores({"A": ["a", "b"]}, higher_is_better=True)
+
+
+class _Scores(Scores):
+    """A metric class, passed where an instance is expected."""
+
+
+def test_compare_scores_refuses_a_huge_n_resamples():
+    # refused by its declared range, before NumPy would try to allocate 146 TiB
+    with pytest.raises(ValueError, match=r"`n_resamples` must be in \[100, 1000000\]"):
+        compare_scores(
+            {"A": np.arange(20.0), "B": np.zeros(20)}, higher_is_better=True, n_resamples=10**12
+        )
+
+
+def test_compare_with_a_metric_class_says_so():
+    with pytest.raises(TypeError, match="`metric` must be a metric instance.*class _Scores"):
+        compare(_Scores, {"A": np.zeros(3)})
+
+
+def test_compare_scores_equal_infinities_are_undefined_differences():
+    import warnings
+
+    a = np.r_[np.arange(10.0), -np.inf]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no invalid value in subtract
+        pair = compare_scores(
+            {"A": a, "B": a + 0.0}, higher_is_better=True, n_resamples=100
+        ).pairs.iloc[0]
+    # inf - inf is an undefined difference: counted in n_undefined, not a NaN p-value
+    assert pair["n"] == 10 and pair["n_undefined"] == 1 and pair["p_value"] == 1.0

@@ -16,7 +16,6 @@ from xplique_ext.cli.demo import (
     XPLIQUE_EXPLAINERS,
     demo_explanations,
     gradient_explanations,
-    quiet_console,
     run_demo,
 )
 
@@ -93,23 +92,6 @@ def test_demo_fidelity_table_without_progress_and_nothing_on_stderr(capfd):
     for measure in ("MuFidelity", "EMD", "KL"):
         assert re.search(rf"^  {measure}: ", captured.out, re.M), measure
     assert ("Xplique 2" in captured.out) == HAS_XPLIQUE
-
-
-def test_quiet_console_silences_native_stderr_only(capfd):
-    import logging
-
-    with quiet_console():
-        os.write(2, b"native log line\n")
-        print("python message", file=sys.stderr)
-        logging.getLogger("tensorflow").warning("retracing note")
-        logging.getLogger("tensorflow").error("a real error")
-    os.write(2, b"after\n")
-    err = capfd.readouterr().err
-    assert "native log line" not in err and "retracing note" not in err
-    assert "python message" in err and "after" in err
-    with quiet_console(verbose=True):
-        os.write(2, b"verbose native\n")
-    assert "verbose native" in capfd.readouterr().err
 
 
 def test_demo_falls_back_to_its_own_gradients_and_says_so(monkeypatch):

@@ -5,7 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from xplique_ext.commons.console import quiet_console
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import logging, os, sys, warnings
@@ -40,3 +42,20 @@ def test_quiet_tensorflow_native_false_leaves_the_descriptor(capfd):
     quiet_tensorflow(native=False)
     os.write(2, b"still visible\n")
     assert "still visible" in capfd.readouterr().err
+
+
+def test_quiet_console_silences_native_stderr_only(capfd):
+    import logging
+
+    with quiet_console():
+        os.write(2, b"native log line\n")
+        print("python message", file=sys.stderr)
+        logging.getLogger("tensorflow").warning("retracing note")
+        logging.getLogger("tensorflow").error("a real error")
+    os.write(2, b"after\n")
+    err = capfd.readouterr().err
+    assert "native log line" not in err and "retracing note" not in err
+    assert "python message" in err and "after" in err
+    with quiet_console(verbose=True):
+        os.write(2, b"verbose native\n")
+    assert "verbose native" in capfd.readouterr().err

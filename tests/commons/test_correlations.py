@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import stats
+from scipy.stats import pearsonr, spearmanr
 
 from xplique_ext.commons.correlations import batched_pearson, batched_spearman
 
@@ -98,3 +99,47 @@ def test_property_small_integers_match_scipy(ab):
     a, b = ab
     _assert_same(batched_pearson(a, b), _scipy_rows(stats.pearsonr, a, b), atol=1e-10)
     _assert_same(batched_spearman(a, b), _scipy_rows(stats.spearmanr, a, b), atol=1e-10)
+
+
+# ------------------------------------------------------------ shapes and validation
+def test_batched_correlations_match_scipy(rng):
+    a = rng.normal(size=(7, 30))
+    b = a + rng.normal(size=(7, 30))
+    b[0, :10] = b[0, 10]  # ties
+    expected_p = [pearsonr(x, y)[0] for x, y in zip(a, b)]
+    expected_s = [spearmanr(x, y)[0] for x, y in zip(a, b)]
+    np.testing.assert_allclose(batched_pearson(a, b), expected_p, atol=1e-12)
+    np.testing.assert_allclose(batched_spearman(a, b), expected_s, atol=1e-12)
+
+
+def test_batched_correlation_constant_row_is_nan(rng):
+    a = rng.normal(size=(3, 5))
+    b = rng.normal(size=(3, 5))
+    a[1] = 0.3
+    r = batched_spearman(a, b)
+    assert np.isnan(r[1]) and np.isfinite(r[[0, 2]]).all()
+
+
+@pytest.mark.parametrize("fn", [batched_pearson, batched_spearman])
+def test_correlations_refuse_rows_that_numpy_would_broadcast(fn):
+    a, b = np.array([[1.0, 2, 3], [3, 1, 2]]), np.array([[1.0, 2, 4]])
+    with pytest.raises(ValueError, match="`a` and `b` must have the same shape"):
+        fn(a, b)  # NumPy would correlate row 0 of b with both rows of a
+    with pytest.raises(ValueError, match="`a` and `b` must have the same shape"):
+        fn(a, a[:, :2])
+
+
+@pytest.mark.parametrize("fn", [batched_pearson, batched_spearman])
+@pytest.mark.parametrize("bad", [np.array([1.0, 2.0]), np.ones((2, 3, 4))])
+def test_correlations_name_a_wrong_rank(fn, bad):
+    with pytest.raises(ValueError, match=r"`a` must be an array of shape \(N, M\)"):
+        fn(bad, bad)  # not NumPy's AxisError or einsum error
+
+
+def test_correlations_unchanged_on_valid_rows():
+    a = np.array([[1, 2, 4], [3, 1, 2]])  # integers are welcome
+    b = np.array([[2.0, 3.0, 7.0], [1.0, 2.0, 3.0]])
+    np.testing.assert_allclose(
+        batched_pearson(a, b), [np.corrcoef(a[i], b[i])[0, 1] for i in range(2)]
+    )
+    np.testing.assert_allclose(batched_spearman(a, b), [1.0, -0.5])

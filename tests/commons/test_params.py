@@ -519,3 +519,71 @@ def test_an_array_holding_an_option_is_not_the_option(value):
     assert check_param(np.str_("pearson"), "correlation", [Options(["spearman", "pearson"])])
     assert check_param(np.int64(2), "k", [Options([1, 2])]) == 2
     assert check_param(2.0, "k", [Options([1, 2])]) == 2
+
+
+# --------------------------------------------------------------------------- check_param
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (
+            lambda: check_param(1.5, "n", [Interval(numbers.Integral, None, None)]),
+            TypeError,
+            r"`n` must be an integer, got 1.5",
+        ),
+        (
+            lambda: check_param(True, "n", [Interval(numbers.Integral, None, None)]),
+            TypeError,
+            "`n` must be an integer",
+        ),
+        (
+            lambda: check_param(1, "n", [Interval(numbers.Integral, 2, None)]),
+            ValueError,
+            r"`n` must be >= 2, got 1",
+        ),
+        (
+            lambda: check_param(1.5, "p", [Interval(numbers.Real, 0, 1, closed="left")]),
+            ValueError,
+            r"`p` must be in \[0, 1\), got 1.5",
+        ),
+        (
+            lambda: check_param("a", "p", [Interval(numbers.Real, None, None)]),
+            TypeError,
+            "`p` must be a real number",
+        ),
+        (
+            lambda: check_param("x", "mode", [Options(["a", "b"])]),
+            ValueError,
+            r"`mode` must be one of \['a', 'b'\], got 'x'",
+        ),
+        (
+            lambda: check_param(np.array([1.0, np.nan]), "phi", [ArrayLike("any", finite=True)]),
+            ValueError,
+            "`phi` must be an array of finite values only, got 1 NaN and 0 inf",
+        ),
+        (
+            lambda: check_param(object(), "x", [ArrayLike("any")]),
+            TypeError,
+            "`x` must be a NumPy array",
+        ),
+    ],
+)
+def test_validation_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_array_check_does_not_copy_arrays():
+    x = np.zeros(3)
+    assert check_param(x, "x", [ArrayLike("any")]) is x
+
+
+def test_real_interval_names_an_int_beyond_the_float_range():
+    with pytest.raises(ValueError, match="`p` must be finite"):
+        check_param(10**400, "p", [Interval(numbers.Real, 0, None)])  # not an OverflowError
+
+
+def test_arraylike_nonempty_names_the_parameter():
+    constraint = [ArrayLike("numeric", ndim=1, nonempty=True)]
+    with pytest.raises(ValueError, match=r"`s` must be a non-empty array .*got shape \(0,\)"):
+        check_param(np.zeros(0), "s", constraint)
+    assert check_param([1.0], "s", constraint).shape == (1,)

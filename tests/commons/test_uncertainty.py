@@ -313,3 +313,92 @@ def test_wilson_interval_of_rare_events_at_huge_n_is_its_poisson_limit(n):
         warnings.simplefilter("error")
         low, high = wilson_interval(3, n)
     assert (low * float(n), high * float(n)) == pytest.approx(limit, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [(["a"], TypeError), ({"a": 0.1}, TypeError), (None, TypeError), ([True, False], TypeError)],
+)
+def test_holm_names_its_parameter(bad, error):
+    with pytest.raises(error, match="`p_values`"):
+        holm(bad)  # not NumPy's "could not convert", a float() error, array(nan) or [1, 0]
+    np.testing.assert_allclose(holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+
+
+def test_summarize_scores_refuses_empty_scores():
+    with pytest.raises(ValueError, match="`scores` must be a non-empty array"):
+        summarize_scores([])
+
+
+def test_large_bootstrap_is_batched(monkeypatch):
+    from xplique_ext.commons import uncertainty
+
+    monkeypatch.setattr(uncertainty, "_RESAMPLE_BUDGET", 1000)
+    assert uncertainty.resample_batch(200, 10) == 100
+    assert uncertainty.resample_batch(50, 10) is None
+    small = summarize_scores(np.arange(40.0), n_resamples=500, seed=0)
+    assert np.isfinite([small.ci_low, small.ci_high]).all()
+    assert small.ci_low < small.mean < small.ci_high
+
+
+def test_summarize_scores_refuses_a_huge_n_resamples():
+    # refused by its declared range, before NumPy would try to allocate 146 TiB
+    with pytest.raises(ValueError, match=r"`n_resamples` must be in \[100, 1000000\]"):
+        summarize_scores(np.arange(20.0), n_resamples=10**12)
+
+
+# ------------------------------------------------------------------ BaseMetric.summary
+# ``metric.summary`` is summarize_scores over the metric's detailed_evaluate
+
+
+def test_summary_of_no_sample_is_nan_with_the_true_reason():
+    from xplique_ext.commons.warnings import UndefinedScoreWarning
+    from xplique_ext.rules.fire import FiRe
+
+    # the metric's own reason (no sample), not an error about a `scores` parameter the
+    # user never passed, nor "all 0 are NaN"
+    with pytest.warns(UndefinedScoreWarning, match="no sample to score"):
+        summary = FiRe(psi=1.0).summary([], [])
+    assert np.isnan(summary.mean) and summary.n == 0 and summary.n_undefined == 0
+    with pytest.warns(UndefinedScoreWarning, match="no sample to score"):
+        assert np.isnan(FiRe(psi=1.0).evaluate([], []))
+
+
+def test_summary_checks_its_settings_before_scoring():
+    calls = []
+
+    class Counted(Outcomes):
+        def detailed_evaluate(self, explanations):
+            calls.append(1)
+            return super().detailed_evaluate(explanations)
+
+    for kwargs, error in (
+        (dict(confidence=2), ValueError),
+        (dict(n_resamples=10**9), ValueError),
+        (dict(interval="normal"), ValueError),
+        (dict(seed="a"), TypeError),
+    ):
+        with pytest.raises(error, match=f"`{next(iter(kwargs))}` must be"):
+            Counted(proportion=False).summary(np.arange(5.0), **kwargs)
+    assert calls == []  # a bad setting is refused before any input is scored
+
+
+def test_summary_all_undefined_gives_the_reason():
+    from xplique_ext.commons.warnings import UndefinedScoreWarning
+    from xplique_ext.datasets import make_aixi_color
+    from xplique_ext.metrics import GroundTruthLocalisation
+    from xplique_ext.models import AIXIFunctionModel
+
+    data = make_aixi_color(4, image_size=32, function="ssin", seed=1)
+    metric = GroundTruthLocalisation(
+        AIXIFunctionModel("ssin", dataset="color"),
+        data.images,
+        data.targets,
+        masks=data.relevant_masks,
+        measure="pointing_game",
+        min_accuracy=0.0,
+    )
+    # "no defined score (all 4 are NaN)" says why, as evaluate does
+    with pytest.warns(UndefinedScoreWarning, match="no defined score.*Reason: .*constant map"):
+        summary = metric.summary(np.zeros_like(data.ground_truth))
+    assert np.isnan(summary.mean) and summary.n_undefined == 4
