@@ -1,7 +1,7 @@
 """Every public entry point declares its parameters (``commons.params.validate_params``),
 and every declared constraint rejects a generated invalid value with a ValueError or
 TypeError that names the parameter (scikit-learn's ``generate_invalid_param_val`` idea):
-the "errors, not wrong numbers, for generated invalid inputs" of issue 15.
+a generated invalid input gets an error, never a wrong number.
 
 It walks ``__all__`` of the six public packages. Names exported there but not yet
 declared go in ``NOT_YET_DECLARED``, which may only shrink: the test fails for a new

@@ -1,6 +1,6 @@
-"""One vocabulary (issue 11, point 5): ``nb_samples`` for a number of random samples,
-``seed`` for randomness, ``progress=False`` by default with tqdm imported only when a bar
-is on. The old names (``num_samples``, ``sample_size``) are gone: giving one is a TypeError."""
+"""One vocabulary: ``nb_samples`` for a number of random samples, ``seed`` for randomness,
+``progress=False`` by default with tqdm imported only when a bar is on. The old names
+(``num_samples``, ``sample_size``) are gone: giving one is a TypeError."""
 
 import importlib
 import inspect

@@ -321,7 +321,7 @@ def test_an_uninvertible_constraint_is_reported_not_skipped():
     assert all(isinstance(c[2], LookupError) for c in cases)
 
 
-# --------------------------------------------------------------------------- phase 2
+# ------------------------------------------- element ranges, bools in lists, pairs, words
 POSITIVE_ARRAY = [ArrayLike("real", within=Interval(numbers.Real, 0, None))]
 
 

@@ -334,7 +334,7 @@ _RESAMPLE_BUDGET = 2**24
 
 
 def resample_batch(n_resamples: int, n: int) -> Optional[int]:
-    """``batch`` for scipy's bootstrap / permutation_test: None (all at once, as before)
+    """``batch`` for scipy's bootstrap / permutation_test: None (all at once)
     while ``n_resamples * n`` fits :data:`_RESAMPLE_BUDGET`, else a batch that does."""
     if n_resamples * max(n, 1) <= _RESAMPLE_BUDGET:
         return None
