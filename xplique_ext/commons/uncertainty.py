@@ -9,6 +9,7 @@ metric's :meth:`~xplique_ext.commons.metric.BaseMetric.detailed_evaluate`.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import warnings
@@ -437,18 +438,7 @@ def summarize_scores(
     n = int(defined.size)
     n_undefined = int(scores.size - defined.size)
 
-    def result(mean, method, se=math.nan, low=math.nan, high=math.nan):
-        return ScoreSummary(
-            mean=float(mean),
-            std_error=float(se),
-            ci_low=float(low),
-            ci_high=float(high),
-            confidence=confidence,
-            n=n,
-            n_undefined=n_undefined,
-            method=method,
-        )
-
+    result = functools.partial(_summary, confidence=confidence, n=n, n_undefined=n_undefined)
     if n == 0:
         warn(
             f"{name}: no defined score (all {n_undefined} are NaN): the mean and its "
@@ -493,6 +483,22 @@ def summarize_scores(
         result=result,
         method=method,
         name=name,
+    )
+
+
+def _summary(
+    mean, method, se=math.nan, low=math.nan, high=math.nan, *, confidence, n, n_undefined
+) -> ScoreSummary:
+    """A :class:`ScoreSummary` of Python floats (NaN: undefined)."""
+    return ScoreSummary(
+        mean=float(mean),
+        std_error=float(se),
+        ci_low=float(low),
+        ci_high=float(high),
+        confidence=confidence,
+        n=n,
+        n_undefined=n_undefined,
+        method=method,
     )
 
 
