@@ -6,26 +6,36 @@ Usage (from the repository root, in an environment with ``pip install -e ".[dev]
                                                   # saved in place and stamped
     python tutorials/execute.py percy.ipynb       # only some
     python tutorials/execute.py --small --no-save # a quick run at the tests' sizes
-    python tutorials/execute.py --sync            # rewrite the "Open in Colab" and install
-                                                  # cells from setup.cfg's url, run nothing
+    python tutorials/execute.py --sync            # rewrite the "Open in Colab" badges and
+                                                  # install cells from setup.cfg's url
     python tutorials/execute.py --check           # exit 1 when a notebook has no outputs or
                                                   # outputs older than its code cells
 
-Header cells. Each notebook starts with a markdown cell holding its "Open in Colab" link and
-a code cell installing what the notebook imports: xplique_ext with the extras it needs,
-from ``XPLIQUE_EXT_SOURCE``. Both are built from the repository address in setup.cfg
-(``[metadata] url``); ``--sync`` rewrites them after a change of address.
+Header cells. Each notebook opens as Xplique's do: a markdown cell with its title, its "Open
+in Colab" badge and one sentence, then a one-line install cell,
+``%pip install --quiet "xplique_ext[extras] @ git+<repository>"``, with the extras the
+notebook imports. The badge and the install cell are built from the repository address in
+setup.cfg (``[metadata] url``); ``--sync`` rewrites them after a change of address.
+
+Installing. Run here, the install cell is left out: the environment has the package
+(``pip install -e ".[dev]"``). With ``XPLIQUE_EXT_SOURCE`` set to a pip source or the path
+of a local checkout, the install cell runs with that source for the repository, then checks
+that pip installed what the notebook imports (the slow test
+``tests/tutorials/test_notebooks_fresh_venv.py`` runs every notebook so in a fresh virtual
+environment).
 
 Stamp. A saved run records, in the notebook's metadata under ``xplique_ext``, the SHA-256
-of its code cells' sources (:func:`code_hash`), the date and the package version. Outputs
-are *fresh* when the stamp matches the current code cells: editing a code cell without
-executing the notebook again makes them stale, which ``--check`` (and the test
+of its code cells' syntax trees (:func:`code_hash`: layout and comments aside, the install
+cell aside), the date and the package version. Outputs are *fresh* when the stamp matches
+the current code cells: editing a code cell without executing the notebook again makes
+them stale, which ``--check`` (and the test
 ``tests/tutorials/test_notebooks_outputs.py``) reports.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import configparser
 import datetime
 import hashlib
@@ -60,7 +70,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
     "percy.ipynb": ("text",),
 }
 
-#: The modules an extra provides (what the install cell checks before installing).
+#: The modules an extra provides (what the runner checks pip installed).
 EXTRA_MODULES: Dict[str, Sequence[str]] = {
     "xplique": ("xplique",),
     "text": ("keras_hub",),
@@ -90,7 +100,8 @@ SMALL: Dict[str, Dict[str, Any]] = {
 }
 
 SOURCE_VARIABLE = "XPLIQUE_EXT_SOURCE"
-COLAB_CELL_ID = "colab-link"
+TITLE_CELL_ID = "title"
+COLAB_BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)")
 INSTALL_CELL_ID = "install"
 STAMP_KEY = "xplique_ext"
 
@@ -126,44 +137,54 @@ def requirement(name: str) -> str:
     return "xplique_ext" + (f"[{','.join(extras)}]" if extras else "")
 
 
-def colab_cell_source(name: str, url: Optional[str] = None) -> str:
+def colab_link(name: str, url: Optional[str] = None) -> str:
+    """The "Open in Colab" badge of ``tutorials/<name>``, a markdown line."""
     link = colab_url(name, url)
     return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({link})"
 
 
 def install_cell_source(name: str, url: Optional[str] = None) -> str:
+    """The install cell: one line installing the package from the repository, with the
+    extras the notebook imports."""
+    return f'%pip install --quiet "{requirement(name)} @ {default_source(url)}"'
+
+
+def notebook_modules(name: str) -> List[str]:
+    """The modules the install cell of ``name`` provides: the package and its extras'."""
     extras = EXTRAS.get(name, ())
-    modules = ["xplique_ext"] + [m for e in extras for m in EXTRA_MODULES[e]]
-    what = "xplique_ext" + (
-        " with its " + ", ".join(f"[{e}]" for e in extras) + " extra" if extras else ""
-    )
+    return ["xplique_ext"] + [module for extra in extras for module in EXTRA_MODULES[extra]]
+
+
+def install_cell_for_source(name: str, source: str, url: Optional[str] = None) -> str:
+    """The install cell as the runner executes it from ``source`` (any pip source, or the
+    path of a local checkout): the same command with ``source`` for the repository, then a
+    check that pip installed what the notebook imports (``%pip`` prints a failed install's
+    reason but raises nothing)."""
+    if os.path.isdir(source):  # a local checkout
+        source = Path(source).resolve().as_uri()
+    command = install_cell_source(name, url).replace(default_source(url), source)
     return "\n".join(
         [
-            f"# Install what this notebook imports: {what}.",
-            f"# {SOURCE_VARIABLE} names the package source (see the README): this repository",
-            "# by default; set it (here, or as an environment variable) to another pip source,",
-            "# e.g. the path of a local checkout. Nothing is installed where all is there already.",
+            command,
+            "import importlib",
             "import importlib.util",
-            "import os",
-            "import pathlib",
             "",
-            f'{SOURCE_VARIABLE} = os.environ.get("{SOURCE_VARIABLE}", "{default_source(url)}")',
-            f"if os.path.isdir({SOURCE_VARIABLE}):  # a local checkout",
-            f"    {SOURCE_VARIABLE} = pathlib.Path({SOURCE_VARIABLE}).resolve().as_uri()",
-            f"MODULES = {json.dumps(modules)}",
-            "if not all(importlib.util.find_spec(module) for module in MODULES):",
-            f'    %pip install --quiet "{requirement(name)} @ {{{SOURCE_VARIABLE}}}"',
-            "    importlib.invalidate_caches()  # see what pip installed into this running kernel",
-            "    missing = [module for module in MODULES if not importlib.util.find_spec(module)]",
-            "    if missing:  # %pip prints a failed install's reason above but raises nothing",
-            '        raise ImportError(f"pip did not install {missing}; its message is above")',
-            "",
-            "from xplique_ext.commons.console import quiet_tensorflow",
-            "",
-            "quiet_tensorflow()  # TensorFlow's native log lines and retracing notes stay out of the",
-            "#                      outputs; quiet_tensorflow(native=False) shows native errors again",
+            "importlib.invalidate_caches()  # see what pip installed into this running kernel",
+            f"missing = [m for m in {notebook_modules(name)!r} if not importlib.util.find_spec(m)]",
+            "if missing:",
+            '    raise ImportError(f"pip did not install {missing}; its message is above")',
         ]
     )
+
+
+def prepare_install_cell(nb: Any, name: str, source: Optional[str]) -> None:
+    """Set what the install cell of ``nb`` runs: installing from ``source`` (see
+    :func:`install_cell_for_source`), or nothing where ``source`` is None, the environment
+    having the package already (``pip install -e ".[dev]"``): an empty cell is not run."""
+    for cell in nb.cells:
+        if cell.get("id") != INSTALL_CELL_ID:
+            continue
+        cell.source = "" if source is None else install_cell_for_source(name, source)
 
 
 def _is_old_install_cell(cell: Any) -> bool:
@@ -177,45 +198,77 @@ def _is_old_install_cell(cell: Any) -> bool:
     )
 
 
+def _is_badge_only(cell: Any) -> bool:
+    badge = COLAB_BADGE.fullmatch(cell.source.strip())
+    return cell.get("cell_type") == "markdown" and badge is not None
+
+
+def title_with_colab_link(source: str, name: str, url: Optional[str] = None) -> str:
+    """The title cell's markdown with the Colab badge right under the title line (any
+    other badge removed)."""
+    lines = [line for line in source.split("\n") if not COLAB_BADGE.fullmatch(line.strip())]
+    title = lines[0]
+    rest = "\n".join(lines[1:]).strip("\n")
+    return f"{title}\n\n{colab_link(name, url)}\n\n{rest}".rstrip("\n")
+
+
 def sync_header(nb: Any, name: str, url: Optional[str] = None) -> bool:
-    """Make the first two cells of ``nb`` the Colab link and the install cell; returns
-    whether anything changed. Other cells are left as they are."""
+    """Make the notebook open as Xplique's do: the title cell (markdown: the title, the
+    Colab badge, one sentence), then the one-line install cell. Rewrites the badge and the
+    install cell from setup.cfg's url; returns whether anything changed. Other cells are
+    left as they are."""
     import nbformat
 
-    colab = colab_cell_source(name, url)
     install = install_cell_source(name, url)
-    cells = nb.cells
+    kept = [c for c in nb.cells if not (_is_old_install_cell(c) or _is_badge_only(c))]
+    if not kept or kept[0].cell_type != "markdown" or not kept[0].source.startswith("# "):
+        raise ValueError(f"{name}: the first cell must be the markdown title ('# ...')")
+    title = kept[0]
+    old = [c for c in nb.cells if _is_old_install_cell(c)]
     if (
-        len(cells) >= 2
-        and cells[0].get("id") == COLAB_CELL_ID
-        and cells[0].source == colab
-        and cells[1].get("id") == INSTALL_CELL_ID
-        and cells[1].source == install
+        len(nb.cells) >= 2
+        and nb.cells[0] is title
+        and title.get("id") == TITLE_CELL_ID
+        and title.source == title_with_colab_link(title.source, name, url)
+        and nb.cells[1].get("id") == INSTALL_CELL_ID
+        and nb.cells[1].source == install
     ):
         return False
-    outputs = []
-    kept = []
-    for cell in cells:
-        if cell.get("id") == COLAB_CELL_ID:
-            continue
-        if _is_old_install_cell(cell):
-            outputs = cell.get("outputs", []) if cell.source == install else []
-            continue
-        kept.append(cell)
-    link_cell = nbformat.v4.new_markdown_cell(colab)
-    link_cell["id"] = COLAB_CELL_ID
+    title.source = title_with_colab_link(title.source, name, url)
+    title["id"] = TITLE_CELL_ID
     install_cell = nbformat.v4.new_code_cell(install)
     install_cell["id"] = INSTALL_CELL_ID
-    install_cell["outputs"] = outputs
-    nb.cells = [link_cell, install_cell] + kept
+    if old and old[0].source == install:  # unchanged: keep what it printed
+        install_cell["outputs"] = old[0].get("outputs", [])
+        install_cell["execution_count"] = old[0].get("execution_count")
+    nb.cells = [title, install_cell] + kept[1:]
     return True
 
 
 # ------------------------------------------------------------------------ stamps
+def _stamped_cells(nb: Any) -> List[Any]:
+    """The code cells whose outputs are saved: every one but the install cell."""
+    return [c for c in nb.cells if c.cell_type == "code" and c.get("id") != INSTALL_CELL_ID]
+
+
+def _syntax(source: str) -> str:
+    """A code cell's syntax tree as text (IPython's magics turned into calls): layout and
+    comments aside, so that reformatting a cell (``ruff format``) keeps its outputs fresh.
+    The source itself where it does not parse."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        return ast.dump(ast.parse(TransformerManager().transform_cell(source)))
+    except SyntaxError:
+        return source
+
+
 def code_hash(nb: Any) -> str:
-    """SHA-256 of the sources of the code cells, in order (outputs and markdown aside)."""
-    sources = [cell.source for cell in nb.cells if cell.cell_type == "code"]
-    return hashlib.sha256(json.dumps(sources).encode("utf-8")).hexdigest()
+    """SHA-256 of the code cells' syntax trees, in order (outputs, markdown, layout,
+    comments and the install cell aside: the install cell is written by ``--sync`` and does
+    not make the outputs)."""
+    trees = [_syntax(cell.source) for cell in _stamped_cells(nb)]
+    return hashlib.sha256(json.dumps(trees).encode("utf-8")).hexdigest()
 
 
 def stamp(nb: Any, seconds: Optional[float] = None) -> None:
@@ -238,7 +291,7 @@ def output_problems(nb: Any) -> List[str]:
     """Why ``nb``'s saved outputs cannot be trusted: empty when every code cell has run
     and the stamp matches the current code cells."""
     problems = []
-    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    code = [c for c in _stamped_cells(nb) if c.source.strip()]
     not_run = [i for i, c in enumerate(code) if c.get("execution_count") is None]
     if code and len(not_run) == len(code):
         problems.append("no outputs: the notebook was saved without being executed")
@@ -266,15 +319,22 @@ def execute(
     params: Optional[Dict[str, Any]] = None,
     timeout: int = 3600,
     kernel_name: str = "python3",
+    source: Optional[str] = None,
 ) -> Any:
     """Execute ``tutorials/<name>`` in a fresh kernel (working directory: tutorials/) with
-    ``params`` overriding its cell tagged ``parameters``; returns the executed notebook."""
+    ``params`` overriding its cell tagged ``parameters``; returns the executed notebook.
+
+    ``source``: the install cell installs the package from there (a pip source or the path
+    of a local checkout) instead of the repository; None leaves the install cell out, for
+    an environment that has the package already. The saved install cell keeps its text."""
     import nbformat
     from nbclient import NotebookClient
 
     nb = nbformat.read(HERE / name, as_version=4)
     if params:
         _override_parameters(nb, params, name)
+    install = {c.get("id"): c.source for c in nb.cells}.get(INSTALL_CELL_ID)
+    prepare_install_cell(nb, name, source)
     # figures inline in the saved outputs, whatever backend the calling shell exports
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     client = NotebookClient(
@@ -289,6 +349,9 @@ def execute(
                 printed = "".join(out.get("text", "") for out in outputs)
                 print(f"{name}: the failing cell printed:\n{printed[-4000:]}", file=sys.stderr)
         raise
+    for cell in nb.cells:
+        if cell.get("id") == INSTALL_CELL_ID:
+            cell.source = install
     return nb
 
 
@@ -311,7 +374,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument(
         "--sync",
         action="store_true",
-        help="only rewrite the Colab link and install cells from setup.cfg",
+        help="only rewrite the Colab badges and install cells from setup.cfg",
     )
     parser.add_argument(
         "--check", action="store_true", help="only check that saved outputs exist and are fresh"
@@ -348,7 +411,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in names:
         start = time.perf_counter()
         print(f"{name}: executing{' at small size' if args.small else ''} ...", flush=True)
-        nb = execute(name, params=SMALL.get(name) if args.small else None, timeout=args.timeout)
+        nb = execute(
+            name,
+            params=SMALL.get(name) if args.small else None,
+            timeout=args.timeout,
+            source=os.environ.get(SOURCE_VARIABLE),
+        )
         seconds = time.perf_counter() - start
         if save:
             stamp(nb, seconds)

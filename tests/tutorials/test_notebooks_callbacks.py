@@ -26,7 +26,7 @@ def test_callbacks_tutorial_runs():
     ):
         assert key in outputs, key
     assert "Error" not in outputs and "Traceback" not in outputs
-    # the install cell quietens the console: no native TensorFlow/XLA line, no tqdm warning
+    # the notebook quietens the console: no native TensorFlow/XLA line, no tqdm warning
     stderr = "".join(
         o.get("text", "")
         for c in nb.cells

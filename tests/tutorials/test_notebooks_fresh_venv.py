@@ -1,5 +1,7 @@
-"""Every tutorial runs end to end in a fresh virtual environment given only its first
-cell: the install cell, with the repository checkout as ``XPLIQUE_EXT_SOURCE``.
+"""Every tutorial runs end to end in a fresh virtual environment given only its install
+cell: the one-line ``%pip install``, run by ``tutorials/execute.py`` with the repository
+checkout (``XPLIQUE_EXT_SOURCE``) for the git URL, then a check that pip installed what the
+notebook imports.
 
 The environment starts with what Colab provides around a notebook (a Jupyter kernel:
 ``ipykernel``, ``nbclient``, ``nbformat``) and nothing of this project; the notebooks run

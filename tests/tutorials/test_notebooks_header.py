@@ -39,8 +39,18 @@ def test_header_cells_are_in_sync_with_setup_cfg(name):
         f"tutorials/{name}" in link
     )
     install = nb.cells[1]
-    assert install.cell_type == "code" and f'"git+{url}"' in install.source
-    assert nb.cells[2].cell_type == "markdown" and nb.cells[2].source.startswith("# ")
+    assert install.cell_type == "code" and f'@ git+{url}"' in install.source
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_opens_with_title_badge_one_sentence_and_one_install_line(name):
+    title, badge, sentence = _read(name).cells[0].source.split("\n\n")
+    assert title.startswith("# ") and "\n" not in title
+    assert ex.COLAB_BADGE.fullmatch(badge)
+    assert "\n" not in sentence and sentence.rstrip("*").endswith((".", "?"))
+    install = _read(name).cells[1].source
+    assert install.startswith("%pip install ") and "\n" not in install
 
 
 def _imported_modules(nb):
@@ -79,33 +89,23 @@ class _FakeShell:
 
 
 def _run_install_cell(name, monkeypatch, *, source, present, fails=False):
+    """Run the install cell as the runner does: from ``source`` (``XPLIQUE_EXT_SOURCE``),
+    or, with ``source="saved"``, as saved in the notebook (what a Colab user runs)."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    code = TransformerManager().transform_cell(_read(name).cells[1].source)
-    present = set(present)
-    extras = ex.EXTRAS.get(name, ())
-    shell = _FakeShell(
-        present,
-        set() if fails else {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]},
-    )
-    if source is None:
-        monkeypatch.delenv("XPLIQUE_EXT_SOURCE", raising=False)
-    else:
-        monkeypatch.setenv("XPLIQUE_EXT_SOURCE", source)
+    nb = _read(name)
+    if source != "saved":
+        ex.prepare_install_cell(nb, name, source)
+    code = TransformerManager().transform_cell(nb.cells[1].source)
+    shell = _FakeShell(set(present), set() if fails else set(ex.notebook_modules(name)))
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda module, *a: object() if module in present else None
+        importlib.util,
+        "find_spec",
+        lambda module, *a: object() if module in shell.present else None,
     )
-    import xplique_ext.commons.console as console
-
-    quieted = []
-    monkeypatch.setattr(console, "quiet_tensorflow", lambda *a, **k: quieted.append(a))
     namespace = {"get_ipython": lambda: shell}
     exec(compile(code, name, "exec"), namespace)
-    assert quieted == [()]  # the notebook's console is quietened once the package is there
-    magics = []
-    for magic, line in shell.magics:  # IPython expands {variables} before running magics
-        magics.append((magic, re.sub(r"\{(\w+)\}", lambda m: str(namespace[m.group(1)]), line)))
-    return magics
+    return shell.magics
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -113,28 +113,58 @@ def test_install_cell_installs_from_the_source_variable(name, monkeypatch, tmp_p
     wanted = ex.requirement(name)
     extras = ex.EXTRAS.get(name, ())
     assert wanted == "xplique_ext" + (f"[{','.join(extras)}]" if extras else "")
-    magics = _run_install_cell(name, monkeypatch, source=None, present=set())
+    magics = _run_install_cell(name, monkeypatch, source="saved", present=set())
     url = ex.repository_url()
     assert magics == [("pip", f'install --quiet "{wanted} @ git+{url}"')]
     # a local checkout: its path, turned into a file:// URL pip accepts
     magics = _run_install_cell(name, monkeypatch, source=str(tmp_path), present=set())
     assert magics == [("pip", f'install --quiet "{wanted} @ {tmp_path.resolve().as_uri()}"')]
-    # everything already there (pip install -e ".[dev]"): nothing installed
+    # run where everything is there already (pip install -e ".[dev]"), without a source:
+    # the runner leaves the install cell out, nothing is installed
     everything = {"xplique_ext"} | {m for e in extras for m in ex.EXTRA_MODULES[e]}
     magics = _run_install_cell(name, monkeypatch, source=None, present=everything)
     assert magics == []
     if ex.EXTRAS.get(name):  # the package without its extra: installed again with it
-        magics = _run_install_cell(name, monkeypatch, source=None, present={"xplique_ext"})
+        magics = _run_install_cell(name, monkeypatch, source="saved", present={"xplique_ext"})
         assert len(magics) == 1
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_install_cell_raises_when_pip_did_not_install(name, monkeypatch):
-    # %pip prints a failed install's message but raises nothing: the cell raises, naming
-    # what is missing, instead of an ImportError cells later
+    # %pip prints a failed install's message but raises nothing: run from a source, the
+    # cell raises, naming what is missing, instead of an ImportError cells later
     modules = ["xplique_ext"] + [m for e in ex.EXTRAS.get(name, ()) for m in ex.EXTRA_MODULES[e]]
     with pytest.raises(ImportError, match=re.escape(f"pip did not install {modules}")):
-        _run_install_cell(name, monkeypatch, source=None, present=set(), fails=True)
+        _run_install_cell(name, monkeypatch, source=str(ROOT), present=set(), fails=True)
+
+
+def _quiet_prefix(nb):
+    """The first code cell calling ``quiet_tensorflow()``: its index and its lines up to
+    that call."""
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "\nquiet_tensorflow(" in cell.source:
+            lines = cell.source.splitlines()
+            end = next(i for i, line in enumerate(lines) if line.startswith("quiet_tensorflow("))
+            return index, "\n".join(lines[: end + 1])
+    raise AssertionError("no cell calls quiet_tensorflow()")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_quietens_tensorflow_before_importing_it(name, monkeypatch):
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    nb = _read(name)
+    index, prefix = _quiet_prefix(nb)
+    before = nbformat.v4.new_notebook()
+    before.cells = nb.cells[:index] + [nbformat.v4.new_code_cell(prefix)]
+    assert not _imported_modules(before) & {"tensorflow", "keras", "xplique"}
+    import xplique_ext.commons.console as console
+
+    quieted = []
+    monkeypatch.setattr(console, "quiet_tensorflow", lambda *a, **k: quieted.append(a))
+    code = TransformerManager().transform_cell(prefix)
+    exec(compile(code, name, "exec"), {"get_ipython": lambda: _FakeShell(set(), set())})
+    assert quieted == [()]  # the notebook's console is quietened once the package is there
 
 
 def _tiny_notebook():
@@ -173,9 +203,17 @@ def test_sync_header_inserts_link_and_install_cells_once():
         ),
     )
     assert ex.sync_header(nb, "mufidelity.ipynb")
-    assert [c.get("id") for c in nb.cells[:2]] == [ex.COLAB_CELL_ID, ex.INSTALL_CELL_ID]
-    assert [c.source for c in nb.cells[2:]] == ["# title", "x = 1", "print(x)"]
+    assert [c.get("id") for c in nb.cells[:2]] == [ex.TITLE_CELL_ID, ex.INSTALL_CELL_ID]
+    assert nb.cells[0].source == "# title\n\n" + ex.colab_link("mufidelity.ipynb")
+    assert [c.source for c in nb.cells[2:]] == ["x = 1", "print(x)"]
     assert not ex.sync_header(nb, "mufidelity.ipynb")
+
+
+def test_sync_header_needs_a_title_first():
+    nb = _tiny_notebook()
+    nb.cells.pop(0)
+    with pytest.raises(ValueError, match="title"):
+        ex.sync_header(nb, "mufidelity.ipynb")
 
 
 def test_repository_url_is_validated(tmp_path):
