@@ -178,8 +178,13 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
     a line of blanks is skipped. Errors give the file, the record's first line and text.
     """
     number = 0  # lines read
-    while skip and (line := next(handle, None)) is not None:
-        number, skip = number + 1, skip - bool(line.strip())
+    while skip:
+        line = next(handle, None)
+        if line is None:
+            break
+        number += 1
+        if line.strip():
+            skip -= 1
     held: List[str] = []  # the lines of the record being read
 
     def lines() -> Iterator[str]:
@@ -187,7 +192,9 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
             held.append(line)
             yield line
 
-    attributes, rows, numbers = names.columns, [], []
+    attributes = names.columns
+    rows: List[List[str]] = []  # the records held, encoded :data:`_EXACT_ROWS` at a time
+    line_numbers: List[int] = []  # the first line of each held record
     reader = csv.reader(lines(), skipinitialspace=True, strict=True)
     while True:
         start = number + 1
@@ -201,34 +208,49 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
                 text=held[0].rstrip("\r\n") if held else "",
             ) from None
         if rows and (fields is None or len(rows) == _EXACT_ROWS):
-            yield _encode_rows(rows, numbers, names, file)
-            rows, numbers = [], []
+            yield _encode_rows(rows, line_numbers, names, file)
+            rows = []
+            line_numbers = []
         if fields is None:
             return
-        number, text, blank = number + len(held), held[0].rstrip("\r\n"), not "".join(held).strip()
+        number += len(held)
+        text = held[0].rstrip("\r\n")
+        blank = not "".join(held).strip()
         held.clear()
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        if fault := (
-            f"expected {len(attributes)} comma-separated values ("
-            f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
-            if len(fields) != len(attributes)
-            else f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
-            "for an unknown value, ! for a not-applicable one)"
-            if "" in fields
-            else None
-        ):
-            raise DataParseError(fault, file=file, line=start, text=text)
+        if len(fields) != len(attributes):
+            raise DataParseError(
+                f"expected {len(attributes)} comma-separated values ("
+                f"{', '.join(a.name for a in attributes)}), got {len(fields)}",
+                file=file,
+                line=start,
+                text=text,
+            )
+        if "" in fields:
+            raise DataParseError(
+                f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
+                "for an unknown value, ! for a not-applicable one)",
+                file=file,
+                line=start,
+                text=text,
+            )
         rows.append(fields)
-        numbers.append(start)
+        line_numbers.append(start)
 
 
-def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
+def _encode_rows(
+    rows: List[List[str]], line_numbers: List[int], names: Names, file: str
+) -> Dataset:
+    """The records ``rows``, found at ``line_numbers`` of ``file``, encoded."""
     table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
     return Dataset(
         names,
-        {a.name: model._encode(a, table[:, k], numbers, file) for k, a in enumerate(names.columns)},
+        {
+            a.name: model._encode(a, table[:, k], line_numbers, file)
+            for k, a in enumerate(names.columns)
+        },
         file=file,
     )
 
@@ -271,7 +293,9 @@ def _chunks(parts: Iterable[Dataset], names: Names, file: str, size: int) -> Ite
         while held + part.n_examples - start >= size:
             stop = start + size - held
             yield _concat(pending + [part._select(slice(start, stop))], names, file, size)
-            pending, held, start = [], 0, stop
+            pending = []
+            held = 0
+            start = stop
         if start < part.n_examples:
             pending.append(part._select(slice(start, part.n_examples)))
             held += part.n_examples - start
@@ -302,14 +326,18 @@ class _Joined:
     categories met so far, and are renumbered in sorted order at the end."""
 
     def __init__(self, column: Column, capacity: int) -> None:
-        self.attribute, self.categories, self.met = column.attribute, column.categories, {}
-        self.open = column.is_coded and column.attribute.values is None
-        self.open = self.open and column.attribute.type != "boolean"
+        self.attribute = column.attribute
+        self.categories = column.categories
+        self.met: Dict[str, int] = {}  # category -> its code in :attr:`values`, in order met
+        open_domain = column.is_coded and column.attribute.values is None
+        self.open = open_domain and column.attribute.type != "boolean"
         self.values = np.empty(capacity, np.int32 if self.open else column.values.dtype)
-        self.unknown, self.not_applicable = np.zeros(capacity, bool), np.zeros(capacity, bool)
+        self.unknown = np.zeros(capacity, bool)
+        self.not_applicable = np.zeros(capacity, bool)
 
     def add(self, column: Column, start: int) -> None:
-        stop, values = start + len(column.values), column.values
+        stop = start + len(column.values)
+        values = column.values
         if self.open:
             codes = [self.met.setdefault(c, len(self.met)) for c in column.categories]
             codes += [model._NA_CODE, model._UNKNOWN_CODE]  # the codes -2 and -1 stay
@@ -458,14 +486,11 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     for attribute in dataset.names.columns:
         if attribute.name in dataset.columns:
             column = dataset.columns[attribute.name]
+            number = column.categories is None
             flags = zip(column.decoded(None), column.unknown, column.not_applicable)
             columns.append(
                 [
-                    NOT_APPLICABLE
-                    if not_applicable
-                    else UNKNOWN
-                    if unknown
-                    else _format_value(attribute.type, value, column.categories is None)
+                    _written_value(attribute.type, value, number, unknown, not_applicable)
                     for value, unknown, not_applicable in flags
                 ]
             )
@@ -473,6 +498,15 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     if path is not None:
         write_text(path, text)
     return text
+
+
+def _written_value(kind: str, value: Any, number: bool, unknown: bool, not_applicable: bool) -> str:
+    """A value as written in a ``.data`` file, ``!`` or ``?`` where it is missing."""
+    if not_applicable:
+        return NOT_APPLICABLE
+    if unknown:
+        return UNKNOWN
+    return _format_value(kind, value, number)
 
 
 def _format_value(kind: str, value: Any, number: bool) -> str:

@@ -158,7 +158,9 @@ class Dataset:
         }
     )
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
-        self.names, self.columns, self.file = names, dict(columns), file
+        self.names = names
+        self.columns = dict(columns)
+        self.file = file
         for name, column in self.columns.items():  # one per attribute, not per example
             check_param(column, f"columns[{name!r}]", [InstanceOf(Column, description="a Column")])
         sizes = {len(c.values) for c in self.columns.values()}
@@ -206,7 +208,8 @@ class Dataset:
         """Internal: the examples at ``index`` (views for a slice), restricted to the
         columns ``names`` (all by default)."""
         out = Dataset.__new__(Dataset)
-        out.names, out.file = self.names, self.file
+        out.names = self.names
+        out.file = self.file
         names = self.columns if names is None else names
         out.columns = {k: self.columns[k].take(index) for k in names}
         out.n_examples = len(range(self.n_examples)[index] if isinstance(index, slice) else index)
@@ -434,7 +437,12 @@ def _number_rules(
 
 
 def _code_dtype(n_categories: int):
-    return np.int8 if n_categories < 120 else (np.int16 if n_categories < 32000 else np.int32)
+    """The smallest integer type that holds the codes of ``n_categories`` categories."""
+    if n_categories < 120:
+        return np.int8
+    if n_categories < 32000:
+        return np.int16
+    return np.int32
 
 
 def label_text(value: Any) -> str:

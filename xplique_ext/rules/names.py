@@ -158,7 +158,9 @@ class Names:
         class_name: Optional[str] = None,
         file: Optional[str] = None,
     ) -> None:
-        self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
+        self.attributes = tuple(attributes)
+        self.class_name = class_name
+        self.file = file
         self._by_name: Dict[str, Attribute] = {}
         for attribute in self.attributes:
             if attribute.name in self._by_name:
@@ -274,7 +276,8 @@ def _quote(identifier: str) -> str:
 
 
 def _type_text(attribute: Attribute) -> str:
-    kind, text = attribute.type, attribute.type
+    kind = attribute.type
+    text = attribute.type
     if kind in ("nominal", "enumerated") and attribute.values is not None:
         text = ", ".join(_quote(v) for v in attribute.values)
         if kind != "nominal" or len(attribute.values) < 2:
@@ -401,11 +404,13 @@ def _parse_attribute(statement: List[Token], file: str) -> Attribute:
         raise _error("expected 'name: type.'", statement, file)
     parts = _split(statement[2:])
     kind, values = _parse_type(parts[0][1], file, statement)
-    expression, rest = None, parts[1:]
+    expression = None
+    rest = parts[1:]
     if rest and rest[0][0] == ":=":
         if not rest[0][1]:
             raise _error("empty expression after ':='", statement, file)
-        expression, rest = _text(rest[0][1]), rest[1:]
+        expression = _text(rest[0][1])
+        rest = rest[1:]
     extended = _parse_extended(rest, file, statement)
     return Attribute(statement[0].value, kind, values, expression, extended, statement[0].line)
 
@@ -440,7 +445,8 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     if len(head) == 1 and _is_identifier(head[0]):
         class_name = None if (head[0].kind == "word" and head[0].value == "null") else head[0].value
     elif len(head) >= 2 and _is(head[1], ","):  # C4.5: the class values
-        c45_values, class_name = _parse_list(head, file, head), "class"
+        c45_values = _parse_list(head, file, head)
+        class_name = "class"
     else:
         raise _error(
             "the first statement must name the class attribute ('name.' or 'null.')", head, file

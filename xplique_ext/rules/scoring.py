@@ -162,7 +162,8 @@ def score_rules(
         real_value(rule.head) is not None for rule in rules.all_rules
     )
     task = "regression" if regression else "classification"
-    predicted, known = ~pd.isna(predictions), known_labels(reference)
+    predicted = ~pd.isna(predictions)
+    known = known_labels(reference)
     if regression:  # heads kept as text when no numeric class is declared
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:
