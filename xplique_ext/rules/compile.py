@@ -1,7 +1,7 @@
 """Checking rules against ``.names`` declarations and turning conditions into boolean masks.
 
 Every condition of a rule becomes one vectorised NumPy comparison over a whole encoded
-column (see :class:`~xplique_ext.rules.dataset.Column`); no Python loop runs over the
+column (see :class:`~xplique_ext.rules.encoding.Column`); no Python loop runs over the
 examples. For each condition we compute the *certain* mask: the test holds and every
 attribute it reads is known and applicable. The *possible* mask adds the examples where
 an attribute the test reads is unknown (``?``), since the report evaluates a test on an

@@ -16,7 +16,7 @@ Two readers, one format:
   on from the first record the fast reader did not deliver. It reports the first error
   with the file, the line, its text and the attribute.
 
-Values are checked and encoded by :mod:`~xplique_ext.rules.dataset` (the same rules for
+Values are checked and encoded by :mod:`~xplique_ext.rules.encoding` (the same rules for
 both readers, DataFrames and Dask partitions). Text is opened by
 :func:`~xplique_ext.rules.syntax.open_text`, as ``.names`` and PBM files are.
 """
@@ -36,8 +36,21 @@ import pandas as pd
 
 from ..commons.parallel import usable_cores
 from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
-from . import dataset as model
-from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
+from .dataset import Dataset
+from .encoding import (
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_CODE,
+    UNKNOWN,
+    UNKNOWN_CODE,
+    Column,
+    EncodingRefused,
+    code_dtype,
+    encode_distinct,
+    encode_numeric_text,
+    encode_values,
+    label_text,
+    number_rules,
+)
 from .errors import DataParseError
 from .names import Names, read_names
 from .syntax import open_text, write_text
@@ -91,7 +104,8 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); refused (``_Refused``) at the first block it cannot read exactly.
+    a binary file); refused (``EncodingRefused``) at the first block it cannot read
+    exactly.
 
     This thread reads the blocks; a thread per core parses and encodes them, up to
     :data:`_AHEAD` blocks ahead, delivered in order (Arrow's parser and NumPy release the
@@ -114,8 +128,8 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
 
 
 def _block_part(block: bytes, names: Names, file: str) -> Dataset:
-    """A block of whole lines read by Arrow and encoded; ``_Refused`` where Arrow cannot
-    read it exactly."""
+    """A block of whole lines read by Arrow and encoded; ``EncodingRefused`` where Arrow
+    cannot read it exactly."""
     import pyarrow as pa
 
     try:
@@ -124,7 +138,7 @@ def _block_part(block: bytes, names: Names, file: str) -> Dataset:
         except pa.ArrowInvalid:  # ``!`` in a number column, or an error
             table = _read_block(block, names, numbers_as_text=True)
     except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-        raise model._Refused from None
+        raise EncodingRefused from None
     del block
     table = table.combine_chunks()
     return Dataset(
@@ -136,27 +150,25 @@ def _block_part(block: bytes, names: Names, file: str) -> Dataset:
 
 def _encode_arrow(attribute, array) -> Column:
     """A column of the fast reader, encoded by the rules of
-    :mod:`~xplique_ext.rules.dataset`; refused (``_Refused``) for anything they would
-    report, or a quote (only the exact reader reads quoted values)."""
+    :mod:`~xplique_ext.rules.encoding`; refused (``EncodingRefused``) for anything they
+    would report, or a quote (only the exact reader reads quoted values)."""
     if attribute.is_numeric and array.type == "string":
-        return model._encode_numeric_text(attribute, array)
+        return encode_numeric_text(attribute, array)
     if not attribute.is_numeric:
         import pyarrow.compute as pc
 
         array = pc.dictionary_encode(array)
         categories = array.dictionary.to_pylist()
         if array.null_count or any('"' in c for c in categories):
-            raise model._Refused
-        return model._encode_distinct(
-            attribute, array.indices.to_numpy(zero_copy_only=False), categories
-        )
+            raise EncodingRefused
+        return encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False), categories)
     values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
     if (
         np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
-        or model._number_rules(attribute, values, unknown)[0].any()
+        or number_rules(attribute, values, unknown).mask.any()
     ):
-        raise model._Refused
+        raise EncodingRefused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
@@ -248,7 +260,7 @@ def _encode_rows(
     return Dataset(
         names,
         {
-            a.name: model._encode(a, table[:, k], line_numbers, file)
+            a.name: encode_values(a, table[:, k], line_numbers, file)
             for k, a in enumerate(names.columns)
         },
         file=file,
@@ -272,7 +284,7 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
                 done += part.n_examples
                 yield part
             return
-        except model._Refused:
+        except EncodingRefused:
             if not binary.seekable():  # the exact reader starts again from the start
                 raise DataParseError(
                     "holds a value only the exact reader reads (quoted, "
@@ -340,7 +352,7 @@ class _Joined:
         values = column.values
         if self.open:
             codes = [self.met.setdefault(c, len(self.met)) for c in column.categories]
-            codes += [model._NA_CODE, model._UNKNOWN_CODE]  # the codes -2 and -1 stay
+            codes += [NOT_APPLICABLE_CODE, UNKNOWN_CODE]  # the codes -2 and -1 stay
             values = np.array(codes, np.int32)[values.astype(np.intp)]
         self.values[start:stop] = values
         if column.has_unknown:
@@ -353,8 +365,8 @@ class _Joined:
         if self.open:
             self.categories = tuple(sorted(self.met))
             rank = {c: i for i, c in enumerate(self.categories)}
-            lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
-            values = lookup[values.astype(np.intp)].astype(model._code_dtype(len(self.categories)))
+            lookup = np.array([rank[c] for c in self.met] + [NOT_APPLICABLE_CODE, UNKNOWN_CODE])
+            values = lookup[values.astype(np.intp)].astype(code_dtype(len(self.categories)))
         return Column(
             self.attribute, values, self.categories, self.unknown[:n], self.not_applicable[:n]
         )
@@ -517,7 +529,7 @@ def _format_value(kind: str, value: Any, number: bool) -> str:
     if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    text = model.label_text(float(value)) if number else str(value)
+    text = label_text(float(value)) if number else str(value)
     special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
     if special or any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'

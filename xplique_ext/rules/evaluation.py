@@ -41,7 +41,8 @@ from ..commons.parallel import usable_cores
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset, label_text
+from .dataset import Dataset
+from .encoding import label_text
 from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet

@@ -12,7 +12,8 @@ import pandas as pd
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .checking import real_value
-from .dataset import Dataset, label_text
+from .dataset import Dataset
+from .encoding import label_text
 from .evaluation import LABELS, MODE, RULES, check_label_classes, known_labels, predict_rules
 from .fire import fire_score, qs_score
 from .pbm import RuleSet

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..commons.params import STRING, ArrayLike, Interval, validate_params
-from .evaluation import label_text
+from .encoding import label_text
 from .names import Attribute, Names
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 
