@@ -60,7 +60,7 @@ __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 #: Bytes of whole lines the fast reader reads at once (the unit it gives up on). Not
 #: ``pyarrow.csv.open_csv``: its read-ahead takes 2.6-3.9x the file at the peak where these
 #: blocks take 1.6x (``benchmarks/rules_reader_blocks.py``); 1 MiB, not 2 or 4: 1.6x, 1.9x,
-#: 2.3x on the 48 MB file of ``tests/rules/test_rules_reader_memory.py``, at the same speed.
+#: 2.3x on the 48 MB file of ``tests/rules/reader_table.py``, at the same speed.
 _BLOCK_BYTES = 1 << 20
 #: Blocks the fast reader reads ahead (each a table of about 1.5x the block in memory).
 _AHEAD = 4
@@ -460,7 +460,7 @@ def read_data(
     reports the first error with the file, the line, its text and the attribute. Text is
     UTF-8 (a byte-order mark is skipped), bytes that are not UTF-8 are read as Latin-1.
     Peak memory stays below twice the size of the file for tables of numbers and short
-    nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
+    nominal values (``tests/rules/test_datafile.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
     not-applicable mask takes memory only where there are such values), plus the blocks
     being read (parsed and encoded by one thread per core, up to 4 blocks ahead).
