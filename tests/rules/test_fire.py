@@ -225,37 +225,6 @@ def test_equilibrium_vectorised():
     np.testing.assert_allclose(fire_compensation_alpha(betas, 4, 2.0), 1 / alphas)
 
 
-def test_plots_run():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from xplique_ext.rules import plot_alpha_beta, plot_fire_isolines
-
-    ax = plot_fire_isolines((1.0, 4), [2, 6], {"orange": (0.5, 8), "green": (1.5, 1)})
-    assert len(ax.get_legend().get_texts()) == 2
-    ax = plot_alpha_beta((1, 4, 16), (1, 4))
-    assert len(ax.get_lines()) == 7  # 6 curves and alpha = 1
-    plt.close("all")
-
-
-def test_plot_rule_measures_draws_one_bar_per_rule_and_measure():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from xplique_ext.rules import RuleMetrics, load_voyage, plot_rule_measures
-
-    rules, data = load_voyage("unordered")
-    frame = RuleMetrics(rules).details(data)
-    ax = plot_rule_measures(frame, ["Acc", "Cov"])
-    heights = [patch.get_height() for patch in ax.patches]
-    assert heights == pytest.approx(frame["Acc"].tolist() + frame["Cov"].tolist())
-    assert [t.get_text() for t in ax.get_xticklabels()] == frame["rule"].tolist()
-    with pytest.raises(ValueError, match="`measures` not in the table: \\['Nope'\\]"):
-        plot_rule_measures(frame, ["Acc", "Nope"])
-
-
 @pytest.mark.parametrize(
     "psi, r, steps", [(0.7, 2.1, 3), (0.1, 3.0, 30), (0.1, 1.1, 11), (0.7, 2.2, 4), (1.0, 3.0, 3)]
 )
