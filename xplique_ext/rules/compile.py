@@ -151,7 +151,8 @@ def compile_rules(
     for rule in rules.rules:
         body = tuple(tuple(_compile_condition(c, names) for c in conj) for conj in rule.body)
         compiled.append(CompiledRule(rule, body, typed_head(names, rule.head), rule.attributes))
-    return compiled, None if rules.default is None else typed_head(names, rules.default.head)
+    default = None if rules.default is None else typed_head(names, rules.default.head)
+    return compiled, default
 
 
 def _union(parts: Sequence[np.ndarray]) -> np.ndarray:

@@ -200,18 +200,20 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        default = [f"x{i}" for i in range(features.shape[1])]
-        feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
+        if feature_names is None:
+            feature_names = [f"x{i}" for i in range(features.shape[1])]
+        feature_names = [str(f) for f in feature_names]
         if len(feature_names) != features.shape[1]:
             raise ValueError(
                 f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}"
             )
-        try:  # real numbers (None, NaN: unknown) or their strings; complex ones lose a part
+        # real numbers (None, NaN: unknown) or their strings; a complex number would lose
+        # its imaginary part: its cast must be safe (and fails)
+        casting = "safe" if features.dtype.kind == "c" else "unsafe"
+        try:
             frame = pd.DataFrame(
                 {
-                    f: features[:, i].astype(
-                        float, casting="unsafe" if features.dtype.kind != "c" else "safe"
-                    )
+                    f: features[:, i].astype(float, casting=casting)
                     for i, f in enumerate(feature_names)
                 }
             )
@@ -224,15 +226,22 @@ class Dataset:
             y = np.asarray(labels)
             if y.shape != (features.shape[0],):
                 raise ValueError(f"`labels` must have shape ({features.shape[0]},), got {y.shape}")
-            frame[class_name] = y if names is not None or y.dtype.kind == "f" else y.astype(str)
+            if names is None and y.dtype.kind != "f":
+                y = y.astype(str)  # a nominal class of the labels as text
+            frame[class_name] = y
         if names is None:
             attributes = [Attribute(f, "real") for f in feature_names]
+            declared_class = None
             if labels is not None:
-                y = frame[class_name]
-                attributes.append(
-                    Attribute(class_name, "real")
-                    if y.dtype.kind == "f"
-                    else Attribute(class_name, "nominal", tuple(sorted(set(y))))
-                )
-            names = Names(attributes, class_name if labels is not None else None, file="<arrays>")
+                attributes.append(_class_of_labels(class_name, frame[class_name]))
+                declared_class = class_name
+            names = Names(attributes, declared_class, file="<arrays>")
         return cls.from_frame(frame, names)
+
+
+def _class_of_labels(name: str, labels: pd.Series) -> Attribute:
+    """The class of ``labels``: ``real`` for floating point numbers, else nominal with the
+    labels met as its values."""
+    if labels.dtype.kind == "f":
+        return Attribute(name, "real")
+    return Attribute(name, "nominal", tuple(sorted(set(labels))))

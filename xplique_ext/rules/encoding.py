@@ -180,6 +180,37 @@ class BrokenNumbers(NamedTuple):
 
 
 # -- the exact encoder --------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Source:
+    """Where the values of one attribute were read: ``lines`` of ``file``, or rows of a
+    DataFrame (``where="row"``), to name the first bad value."""
+
+    attribute: Attribute
+    raw: np.ndarray
+    lines: np.ndarray
+    file: str
+    where: str
+
+    def check(self, bad: np.ndarray, message: str, text: Optional[np.ndarray]) -> None:
+        """Raise the error ``message`` at the first value of the mask ``bad``, if any,
+        quoting its ``text`` (its raw value where ``text`` is None)."""
+        if not bad.any():
+            return
+        first = int(np.flatnonzero(bad)[0])
+        if self.where == "row":
+            row = f" (row {self.lines[first]} of the DataFrame)"
+            line = None
+        else:
+            row = ""
+            line = int(self.lines[first])
+        raise DataParseError(
+            f"{message} for attribute {self.attribute.name!r}{row}",
+            file=self.file,
+            line=line,
+            text=str(self.raw[first] if text is None else text[first]),
+        )
+
+
 def encode_values(
     attribute: Attribute,
     raw: np.ndarray,
@@ -197,6 +228,7 @@ def encode_values(
         and the line (or the DataFrame row) and the value's text.
     """
     raw = np.asarray(raw)
+    source = _Source(attribute, raw, lines, file, where)
     if raw.dtype.kind in "fiub":
         text = None
         if raw.dtype.kind == "f":
@@ -209,43 +241,43 @@ def encode_values(
         text = series.where(series.notna(), UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
         unknown = text == UNKNOWN  # NaN and None too
         not_applicable = text == NOT_APPLICABLE
-    missing = unknown | not_applicable
-
-    def check(bad: np.ndarray, message: str) -> None:
-        """Raise the error ``message`` at the first value of the mask ``bad``, if any."""
-        if not bad.any():
-            return
-        first = int(np.flatnonzero(bad)[0])
-        if where == "row":
-            row = f" (row {lines[first]} of the DataFrame)"
-            line = None
-        else:
-            row = ""
-            line = int(lines[first])
-        raise DataParseError(
-            f"{message} for attribute {attribute.name!r}{row}",
-            file=file,
-            line=line,
-            text=str(raw[first] if text is None else text[first]),
-        )
-
     if attribute.type in _NUMERIC_TYPES:
-        if text is None and attribute.type in ("date", "time"):
-            check(~missing, f"a {attribute.type} must be written as text, got a number")
-        if text is None:
-            values = raw.astype(np.float64)
-            message = ""
-        else:
-            present = pd.Series(np.where(missing, None, text), dtype=object)
-            values, message = parse_numbers(attribute.type, present)
-        check(np.isnan(values) & ~missing, message)
-        broken = number_rules(attribute, values, missing)
-        check(broken.mask, broken.message)
-        values[missing] = np.nan
-        return Column(attribute, values, None, unknown, not_applicable)
+        return _encode_numbers(source, text, unknown, not_applicable)
     if text is None:  # numbers in a DataFrame column of a coded attribute
         text = np.asarray([label_text(v) for v in raw.tolist()], dtype=object)
         text[unknown] = UNKNOWN
+    return _encode_codes(source, text, unknown, not_applicable)
+
+
+def _encode_numbers(
+    source: _Source, text: Optional[np.ndarray], unknown: np.ndarray, not_applicable: np.ndarray
+) -> Column:
+    """The ``float64`` column of a numeric-like attribute, from its ``text`` (or from the
+    numbers of a DataFrame column where ``text`` is None)."""
+    attribute = source.attribute
+    missing = unknown | not_applicable
+    if text is None and attribute.type in ("date", "time"):
+        source.check(~missing, f"a {attribute.type} must be written as text, got a number", text)
+    if text is None:
+        values = source.raw.astype(np.float64)
+        message = ""
+    else:
+        present = pd.Series(np.where(missing, None, text), dtype=object)
+        values, message = parse_numbers(attribute.type, present)
+    source.check(np.isnan(values) & ~missing, message, text)
+    broken = number_rules(attribute, values, missing)
+    source.check(broken.mask, broken.message, text)
+    values[missing] = np.nan
+    return Column(attribute, values, None, unknown, not_applicable)
+
+
+def _encode_codes(
+    source: _Source, text: np.ndarray, unknown: np.ndarray, not_applicable: np.ndarray
+) -> Column:
+    """The coded column of a nominal, enumerated, boolean or string attribute, from its
+    ``text``: codes into the declared domain, or into the values met for an open one."""
+    attribute = source.attribute
+    missing = unknown | not_applicable
     if attribute.type == "boolean":
         categories = ("true", "false")
         lowered = pd.Series(text, dtype=object).str.lower()
@@ -259,7 +291,7 @@ def encode_values(
         categories = attribute.values
         message = f"value outside the declared domain {list(categories)}"
     codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
-    check((codes < 0) & ~missing, message)
+    source.check((codes < 0) & ~missing, message, text)
     codes = codes.astype(code_dtype(len(categories)))
     codes[unknown] = UNKNOWN_CODE
     codes[not_applicable] = NOT_APPLICABLE_CODE

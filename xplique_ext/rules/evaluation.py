@@ -56,7 +56,6 @@ __all__ = [
     "covered_mask",
     "RuleMetrics",
     "check_label_classes",
-    "label_text",
 ]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
@@ -470,7 +469,9 @@ def _partition_counts(
     data, y, dropped = _labelled(data, labels)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
-    n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
+    n_parts = 1
+    if threads:
+        n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1)
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
 
     def count_rows(start: int, stop: int) -> np.ndarray:
@@ -499,9 +500,13 @@ def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) ->
             XpliqueExtWarning,
         )
     if n_classes is None:
-        domain = names.class_attribute.values if names.class_attribute is not None else None
-        met = set().union(*(part["labels"] for part in parts))
-        n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
+        class_attribute = names.class_attribute
+        domain = None if class_attribute is None else class_attribute.values
+        if declared and domain is not None:
+            n_classes = max(len(domain), 1)
+        else:  # the classes met in the labels
+            met = set().union(*(part["labels"] for part in parts))
+            n_classes = max(len(met), 1)
     return RuleEvaluation(
         rules,
         mode,

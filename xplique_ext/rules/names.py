@@ -231,7 +231,8 @@ class Names:
     def to_string(self) -> str:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
-        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""] + [
+        head = "null" if self.class_name is None else _quote(self.class_name)
+        lines = [f"{head}.", ""] + [
             f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes
         ]
         return "\n".join(lines) + "\n"
@@ -326,8 +327,13 @@ def _error(message: str, statement: Sequence[Token], file: str, line: Optional[i
 def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...]:
     """``v1 , v2 , ...`` -> tuple of identifiers (at least one)."""
     for k, token in enumerate(tokens):  # values at even positions, commas between them
-        if not (_is(token, ",") if k % 2 else _is_identifier(token)):
-            expected = "',' between values" if k % 2 else "a value"
+        if k % 2:
+            fits = _is(token, ",")
+            expected = "',' between values"
+        else:
+            fits = _is_identifier(token)
+            expected = "a value"
+        if not fits:
             raise _error(f"expected {expected}, got {token.value!r}", statement, file, token.line)
     if len(tokens) % 2 == 0:
         line = tokens[-1].line if tokens else None
