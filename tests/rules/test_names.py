@@ -23,7 +23,10 @@ def test_voyage_names():
     assert names.column_names == ["outlook", "temperature", "humidity", "windy", "voyage"]
     assert names["outlook"] == Attribute("outlook", "nominal", ("sunny", "overcast", "rain"))
     assert names["temperature"].type == "real" and names["temperature"].is_numeric
-    assert names["windy"].values == ("yes", "no")  # voyage.names declares yes/no, not Figure 3's true/false
+    assert names["windy"].values == (
+        "yes",
+        "no",
+    )  # voyage.names declares yes/no, not Figure 3's true/false
     assert names.feature_names == ["outlook", "temperature", "humidity", "windy"]
 
 
