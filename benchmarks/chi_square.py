@@ -3,7 +3,7 @@
 
 Issue 11 asks for scipy's function unless ours is measurably faster and exact. This script
 prints both timings, their ratio and the largest differences of the statistic and of the
-p-value (the test ``tests/rules/test_rules_robustness.py`` checks exactness on random and
+p-value (the test ``tests/rules/test_measures.py`` checks exactness on random and
 degenerate tables).
 
 Run: ``python benchmarks/chi_square.py [--rules N]``.

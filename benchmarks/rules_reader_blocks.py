@@ -2,7 +2,7 @@
 ``pyarrow.csv.open_csv`` (issue 18, point 2: keep a hand-written reader only where a
 benchmark shows it is measurably better).
 
-Each case runs in a fresh process on the table of ``tests/rules/test_rules_reader_memory.py``
+Each case runs in a fresh process on the table of ``tests/rules/reader_table.py``
 (48 MB by default) and reports the peak resident memory added while reading the file with
 the schema of :mod:`xplique_ext.rules.datafile` and discarding every batch (so the figure is
 the reader's own overhead, not the table's), and the time:
@@ -81,12 +81,12 @@ CHILD = textwrap.dedent(
 
 def main() -> int:
     sys.path.insert(0, os.path.join(ROOT, "tests", "rules"))
-    from test_rules_reader_memory import NAMES, write_table
+    from reader_table import TABLE_NAMES, write_table
 
     folder = tempfile.mkdtemp(prefix="xplique_ext_reader_")
     data, names = os.path.join(folder, "t.data"), os.path.join(folder, "t.names")
     with open(names, "w") as handle:
-        handle.write(NAMES)
+        handle.write(TABLE_NAMES)
     write_table(data, 20_000, repeat=40)
     size = os.path.getsize(data)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, *sys.path]))

@@ -25,6 +25,7 @@ import pandas as pd
 
 from xplique_ext.rules.compile import COMPARISONS, CompiledCondition, CompiledRule
 from xplique_ext.rules.dataset import Dataset
+from xplique_ext.rules.encoding import label_text
 from xplique_ext.rules.evaluation import (
     ContingencyTables,
     RuleEvaluation,
@@ -32,7 +33,6 @@ from xplique_ext.rules.evaluation import (
     _labelled,
     check_label_classes,
     compile_rules,
-    label_text,
 )
 from xplique_ext.rules.pbm import RuleSet
 

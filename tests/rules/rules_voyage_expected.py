@@ -1,7 +1,7 @@
 """Expected values of the voyage example (Prati, Baranauskas & Monard 2001, section 5).
 
 Figures 12, 14 and 16 print ``[f_bh, f_bh̄, f_b̄h̄, f_b̄h, n] ?[...]`` per rule. Two rows
-of Figure 12 do not follow from Table 6; the issue gives the values the data give
+of Figure 12 do not follow from Table 6: ``FIG12`` holds the values the data give
 (``FIG12``) next to the printed ones (``FIG12_PRINTED``).
 """
 
@@ -56,5 +56,5 @@ TABLE9 = {
     "R0003": (1.000, 0.000, 0.538, 0.142, 1.000, 0.071, 0.071, 0.036, 1.000),
 }
 TABLES = {"unordered": TABLE7, "ordered": TABLE8, "inter-class": TABLE9}
-# rows that cannot follow from the data (see the issue)
+# rows of the tables that cannot follow from the data (see the docstring)
 TABLE_EXCEPTIONS = {"unordered": {"R0002", "R0006"}, "ordered": {"R0003"}, "inter-class": set()}

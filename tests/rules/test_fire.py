@@ -1,12 +1,16 @@
-"""FiRe and Qs (Sabbatini & Calegari): Table 1, the worked values, Eq. 3-5, Eq. 10-12."""
+"""FiRe and Qs (Sabbatini & Calegari, :mod:`xplique_ext.rules.fire`): Table 1, the
+worked values, Eq. 3-5, Eq. 10-12, overflow and property tests."""
 
 import math
+import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.metrics import (
     FiRe,
     QsScore,
@@ -150,7 +154,11 @@ def test_qs_domain():
 
 
 positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)
+
+
 readability = st.floats(min_value=1.0, max_value=1e3, allow_nan=False)
+
+
 psis = st.floats(min_value=0.1, max_value=20.0, allow_nan=False)
 
 
@@ -217,37 +225,6 @@ def test_equilibrium_vectorised():
     np.testing.assert_allclose(fire_compensation_alpha(betas, 4, 2.0), 1 / alphas)
 
 
-def test_plots_run():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from xplique_ext.rules import plot_alpha_beta, plot_fire_isolines
-
-    ax = plot_fire_isolines((1.0, 4), [2, 6], {"orange": (0.5, 8), "green": (1.5, 1)})
-    assert len(ax.get_legend().get_texts()) == 2
-    ax = plot_alpha_beta((1, 4, 16), (1, 4))
-    assert len(ax.get_lines()) == 7  # 6 curves and alpha = 1
-    plt.close("all")
-
-
-def test_plot_rule_measures_draws_one_bar_per_rule_and_measure():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from xplique_ext.rules import RuleMetrics, load_voyage, plot_rule_measures
-
-    rules, data = load_voyage("unordered")
-    frame = RuleMetrics(rules).details(data)
-    ax = plot_rule_measures(frame, ["Acc", "Cov"])
-    heights = [patch.get_height() for patch in ax.patches]
-    assert heights == pytest.approx(frame["Acc"].tolist() + frame["Cov"].tolist())
-    assert [t.get_text() for t in ax.get_xticklabels()] == frame["rule"].tolist()
-    with pytest.raises(ValueError, match="`measures` not in the table: \\['Nope'\\]"):
-        plot_rule_measures(frame, ["Acc", "Nope"])
-
-
 @pytest.mark.parametrize(
     "psi, r, steps", [(0.7, 2.1, 3), (0.1, 3.0, 30), (0.1, 1.1, 11), (0.7, 2.2, 4), (1.0, 3.0, 3)]
 )
@@ -259,3 +236,137 @@ def test_ceiling_of_r_over_psi_is_that_of_the_exact_quotient(psi, r, steps):
     assert fire_isoline(psi, 1.0, r, [r])[0] == pytest.approx(1.0, rel=1e-12)
     assert fire_equilibrium_alpha(1.0, r, psi) == pytest.approx(1.0, rel=1e-12)
     assert round(fire_score(0.7, 1.0, 2.1), 2) == 3.11
+
+
+# -- overflow: NaN with a warning, never inf -------------------------------------------------------
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fire_score(1.0, 1e308, 10),
+        lambda: fire_score(1e-308, 0.5, 1e10),  # r / psi overflows
+        lambda: fire_score(1e-308, 0.0, 1e10),  # 0 * inf
+        lambda: qs_score(1e308, 10, 0.0),
+    ],
+)
+def test_overflow_is_nan_with_a_warning(call):
+    with pytest.warns(UndefinedScoreWarning, match="overflows float64"):
+        value = call()
+    assert math.isnan(value)
+
+
+def test_overflow_warns_once_for_an_array():
+    with pytest.warns(UndefinedScoreWarning, match=r"\(1 of 3 values\)") as record:
+        values = FiRe().detailed_evaluate([1.0, 1e308, 2.0], [2, 10, 2])
+    assert len(record) == 1
+    assert np.isnan(values[1]) and np.isfinite(values[[0, 2]]).all()
+
+
+# -- property tests of FiRe and Qs -----------------------------------------------------------------
+losses = st.floats(min_value=0.0, max_value=1e308, allow_nan=False, allow_infinity=False)
+
+
+readabilities = st.floats(min_value=1.0, max_value=1e308, allow_nan=False, allow_infinity=False)
+
+
+trade_offs = st.floats(min_value=1e-308, max_value=1e308, allow_nan=False, allow_infinity=False)
+
+
+coverages = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+
+
+def _elementwise(function, *columns):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        return np.array([function(*values) for values in zip(*columns)], dtype=np.float64)
+
+
+def _vectorised(function, *arrays):
+    """The result and whether an UndefinedScoreWarning was raised."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        values = np.asarray(function(*arrays), dtype=np.float64)
+    assert all(issubclass(w.category, UndefinedScoreWarning) for w in record), [
+        str(w.message) for w in record
+    ]
+    return values, len(record) > 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    psi=trade_offs,
+    rows=st.lists(st.tuples(losses, readabilities), min_size=1, max_size=12),
+    cut=st.integers(min_value=0, max_value=12),
+)
+# r / psi within 1e-12 of a whole number (above it, below it), and clearly above one
+@example(psi=1.0, rows=[(1.0, 1.0000000000000002), (1.0, 3.0 - 2**-51), (1.0, 1.5)], cut=1)
+@example(psi=0.7, rows=[(1.0, 2.1), (0.5, 1.4000000001)], cut=0)
+def test_fire_property(psi, rows, cut):
+    p = np.array([row[0] for row in rows])
+    r = np.array([row[1] for row in rows])
+    p_in, r_in = p.copy(), r.copy()
+    values, warned = _vectorised(lambda a, b: FiRe(psi).detailed_evaluate(a, b), p, r)
+    np.testing.assert_array_equal(p, p_in)  # inputs untouched
+    np.testing.assert_array_equal(r, r_in)
+    assert values.shape == p.shape
+    # finite and in the documented range [0, inf), or NaN with a warning
+    finite = np.isfinite(values)
+    assert np.all(values[finite] >= 0)
+    assert np.all(np.isnan(values[~finite]))
+    assert warned == bool(np.any(~finite))
+    # Eq. 2, value by value, where it is representable, with the documented ceiling: the
+    # exact quotient r / psi (fractions), taken as the whole number within a relative 1e-12
+    for k in np.flatnonzero(finite):
+        q = Fraction(float(r[k])) / Fraction(psi)
+        whole = round(q)
+        ceiling = whole if abs(q - whole) <= Fraction(1, 10**12) * whole else math.ceil(q)
+        expected = p[k] * float(ceiling) * r[k] ** 0.05
+        assert math.isclose(values[k], expected, rel_tol=1e-14), (values[k], expected)
+    # identical one value at a time, and in two chunks
+    np.testing.assert_array_equal(values, _elementwise(lambda a, b: fire_score(psi, a, b), p, r))
+    cut = min(cut, len(rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        chunks = np.concatenate(
+            [
+                FiRe(psi).detailed_evaluate(p[:cut], r[:cut]),
+                FiRe(psi).detailed_evaluate(p[cut:], r[cut:]),
+            ]
+        )
+    np.testing.assert_array_equal(values, chunks)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(st.tuples(losses, readabilities, coverages), min_size=1, max_size=12),
+    cut=st.integers(min_value=0, max_value=12),
+)
+def test_qs_property(rows, cut):
+    p, r, c = (np.array(column) for column in zip(*rows))
+    values, warned = _vectorised(lambda *a: QsScore().detailed_evaluate(*a), p, r, c)
+    finite = np.isfinite(values)
+    assert np.all(values[finite] >= 0)
+    assert np.all(np.isnan(values[~finite]))
+    assert warned == bool(np.any(~finite))
+    for k in np.flatnonzero(finite):
+        assert values[k] == p[k] * (2.0 - c[k]) * r[k]
+        assert values[k] / 2.0 <= float(p[k]) * float(r[k])
+    np.testing.assert_array_equal(values, _elementwise(qs_score, p, r, c))
+    cut = min(cut, len(rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedScoreWarning)
+        chunks = np.concatenate(
+            [
+                QsScore().detailed_evaluate(p[:cut], r[:cut], c[:cut]),
+                QsScore().detailed_evaluate(p[cut:], r[cut:], c[cut:]),
+            ]
+        )
+    np.testing.assert_array_equal(values, chunks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(psi=trade_offs, value=st.one_of(st.booleans(), st.just(np.bool_(True))))
+def test_property_booleans_never_score(psi, value):
+    with pytest.raises(TypeError, match="`predictive_loss`"):
+        fire_score(psi, value, 2)
+    with pytest.raises(TypeError, match="`readability_loss`"):
+        qs_score(0.1, value, 1.0)

@@ -35,7 +35,8 @@ class HelpFormatter(argparse.HelpFormatter):
         return plain(super()._expand_help(action))
 
     def _get_help_string(self, action):
-        text, default = action.help or "", action.default
+        text = action.help or ""
+        default = action.default
         shown = not (
             "default" in text
             or default is None

@@ -20,7 +20,7 @@ import itertools
 import os
 import re
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 __all__ = ["register", "run_rules", "run_fire", "with_wilson_columns", "PROPORTION_MEASURES"]
 
@@ -43,6 +43,13 @@ def register(subparsers) -> None:
     output.add_argument(
         "-s", dest="output", metavar="OUT", help="output file (default: standard output)"
     )
+    _register_rules(subparsers, output)
+    _register_fire(subparsers, output)
+
+
+# -- xplique-ext rules: its options, group by group (in the order --help lists them) -------
+def _register_rules(subparsers, output: argparse.ArgumentParser) -> None:
+    """Add the ``rules`` sub-command, with the output options of ``output``."""
     rules = subparsers.add_parser(
         "rules",
         parents=[output],
@@ -53,6 +60,15 @@ def register(subparsers) -> None:
         epilog="example: xplique-ext rules --copy-examples . && "
         "xplique-ext rules -o -d voyage.test -f voyage.cn2.ordered.pbm",
     )
+    _add_mode_options(rules)
+    _add_input_options(rules)
+    _add_format_options(rules)
+    _add_scale_options(rules)
+    rules.set_defaults(func=run_rules, mode="unordered")
+
+
+def _add_mode_options(rules: argparse.ArgumentParser) -> None:
+    """``-u``, ``-o``, ``-i``: how the rules are evaluated (one of them)."""
     modes = rules.add_mutually_exclusive_group()
     for flag, mode, text in (
         ("-u", "unordered", "unordered (default)"),
@@ -66,6 +82,10 @@ def register(subparsers) -> None:
             const=mode,
             help=f"evaluate the rules as {text}",
         )
+
+
+def _add_input_options(rules: argparse.ArgumentParser) -> None:
+    """The files read: ``-d DATA`` (or ``--copy-examples DIR``), ``-n NAMES``, ``-f RULES``."""
     source = rules.add_mutually_exclusive_group(required=True)
     source.add_argument("-d", dest="data", metavar="DATA", help="data file with the examples")
     source.add_argument(
@@ -82,6 +102,10 @@ def register(subparsers) -> None:
     rules.add_argument(
         "-f", dest="rules", metavar="RULES", help="PBM rule file (default: standard input)"
     )
+
+
+def _add_format_options(rules: argparse.ArgumentParser) -> None:
+    """What is written: ``--precision``, ``--csv``, ``--ci-level``, ``--format``."""
     rules.add_argument(
         "--precision",
         type=int,
@@ -112,6 +136,10 @@ def register(subparsers) -> None:
         help="output format: the extended PBM file, or the tidy table of counts "
         "and measures (one row per rule) as CSV or JSON",
     )
+
+
+def _add_scale_options(rules: argparse.ArgumentParser) -> None:
+    """How a large data set is evaluated: ``--chunksize N`` or ``--dask [ADDRESS]``."""
     scale = rules.add_mutually_exclusive_group()
     scale.add_argument(
         "--chunksize",
@@ -131,8 +159,11 @@ def register(subparsers) -> None:
         "cluster of worker processes when no address is given; DATA is read with "
         "dask.dataframe.read_csv (needs the [distributed] extra)",
     )
-    rules.set_defaults(func=run_rules, mode="unordered")
 
+
+# -- xplique-ext fire ---------------------------------------------------------------------
+def _register_fire(subparsers, output: argparse.ArgumentParser) -> None:
+    """Add the ``fire`` sub-command, with the output options of ``output``."""
     fire = subparsers.add_parser(
         "fire",
         parents=[output],
@@ -312,7 +343,8 @@ def _file_error(path: Optional[str], reason: str, *roles: Tuple[Optional[str], s
 
 def _rules_file_error(err: OSError, args: argparse.Namespace, names_path: str) -> str:
     """An OSError of ``xplique-ext rules`` as a message naming the file's role and option."""
-    reason, path = err.strerror or str(err), err.filename
+    reason = err.strerror or str(err)
+    path = err.filename
     if path == names_path and not os.path.exists(args.data):
         path = args.data  # the names are read first, but a missing data file is to fix first
     if path == names_path and not args.names:
@@ -363,7 +395,13 @@ def _evaluate_on_dask(rules, data_path: str, names, mode: str, address: str):
             raise DataParseError(str(err).strip(), file=data_path) from None
 
 
-Row = Tuple[str, float, float, Optional[float]]
+class Row(NamedTuple):
+    """One (p, r) pair to score, with its label (may be empty) and optional coverage."""
+
+    label: str
+    p: float
+    r: float
+    coverage: Optional[float]
 
 
 def _float(text: str) -> Optional[float]:
@@ -373,43 +411,50 @@ def _float(text: str) -> Optional[float]:
         return None
 
 
+def _all_numbers(text: str) -> bool:
+    """Whether every comma-separated part of ``text`` is a number."""
+    return None not in map(_float, text.split(","))
+
+
+def _is_number(value: Optional[float]) -> bool:
+    return value is not None
+
+
 def _row(text: str, where: str) -> Row:
     """``p r [coverage] [label]`` (commas or white space between) as a row; a number ``0,5``
     among the values (before the label) set apart by white space (``0,5 3``) is a decimal comma."""
-    numbers = list(
-        itertools.takewhile(
-            lambda t: None not in map(_float, t.split(",")),
-            re.sub(r"\s*,\s*", ",", text.strip()).split(),
-        )
-    )
+    words = re.sub(r"\s*,\s*", ",", text.strip()).split()
+    numbers = list(itertools.takewhile(_all_numbers, words))
     if len(numbers) > 1 and any(re.fullmatch(r"[+-]?\d+,\d+", t) for t in numbers):
         raise ValueError(
             f"{where}decimal comma in {text!r}: commas separate the values, "
             "write the decimals with a dot (0.5, not 0,5)"
         )
     parts = [p for p in re.split(r"[,\s]+", text.strip()) if p]
-    values = list(itertools.takewhile(lambda v: v is not None, map(_float, parts)))  # label after
+    values = list(itertools.takewhile(_is_number, map(_float, parts)))  # the label after them
     if len(values) not in (2, 3):
         raise ValueError(
             f"{where}expected numbers 'p r [coverage] [label]' (or, as an "
             f"argument, P,R[,COVERAGE] or LABEL=P,R[,COVERAGE]), got {text!r}"
         )
-    return " ".join(parts[len(values) :]), values[0], values[1], (values + [None])[2]
+    coverage = values[2] if len(values) == 3 else None
+    return Row(" ".join(parts[len(values) :]), values[0], values[1], coverage)
 
 
 def _parse_pair(text: str) -> Row:
     """An argument ``LABEL=P,R[,COVERAGE]`` (the label optional) as a row."""
     label, _, values = text.rpartition("=")
     row = _row(values, "")
-    if row[0]:
+    if row.label:
         raise ValueError(f"expected numbers in {text!r}")
-    return (label.strip(),) + row[1:]
+    return row._replace(label=label.strip())
 
 
 def _parse_lines(text: str, source: str) -> List[Row]:
     """Lines ``p r [coverage] [label]`` as rows (``#`` starts a comment; the first line
     with text may be a header: words only, none of them a number)."""
-    rows, first = [], True
+    rows = []
+    first = True  # no line with text met yet
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         header = first and all(_float(word) is None for word in re.split(r"[,\s]+", line))
@@ -443,7 +488,7 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
     """The header and one line per row: label, p, r, [coverage, Qs,] one FiRe per psi."""
     from ..rules.fire import fire_score, qs_score
 
-    with_coverage = any(row[3] is not None for row in rows)
+    with_coverage = any(row.coverage is not None for row in rows)
     table = [
         ["label", "p", "r"]
         + (["coverage", "Qs"] if with_coverage else [])
@@ -461,24 +506,25 @@ def _fire_table(psis: Sequence[float], rows: Sequence[Row], precision: int) -> L
     return table
 
 
+def _aligned(table: List[List[str]]) -> str:
+    """The table as text: the first column aligned left, the others right."""
+    widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
+    lines = []
+    for row in table:
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip() + "\n")
+    return "".join(lines)
+
+
 def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
     from ..rules.syntax import write_text
 
     try:
         _check_outputs(args.output)
-        table = _fire_table(*_fire_inputs(args), args.precision)
-        widths = [max(len(row[j]) for row in table) for j in range(len(table[0]))]
-        write_text(
-            args.output,
-            "".join(
-                "  ".join(
-                    [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-                ).rstrip()
-                + "\n"
-                for row in table
-            ),
-        )
+        psis, rows = _fire_inputs(args)
+        table = _fire_table(psis, rows, args.precision)
+        write_text(args.output, _aligned(table))
     except ValueError as err:
         return _fail("fire", str(err))
     except OSError as err:

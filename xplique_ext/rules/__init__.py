@@ -22,7 +22,8 @@ Adapters
 The per-example loop that follows Algorithms 1-3 of the report, the tests' oracle for
 :func:`evaluate_rules`, is ``tests/rules/rules_reference.py``.
 
-Modules: :mod:`~xplique_ext.rules.dataset` (the data model and the encoding of values),
+Modules: :mod:`~xplique_ext.rules.dataset` (the data model),
+:mod:`~xplique_ext.rules.encoding` (the encoding of values, for every reader),
 :mod:`~xplique_ext.rules.datafile` (reading and writing ``.data`` files),
 :mod:`~xplique_ext.rules.on_dask` (Dask: :func:`read_data_dask` and the partitioned
 evaluation, imported only when Dask is used).
@@ -32,7 +33,8 @@ No TensorFlow is needed by this sub-package.
 
 from .checking import check_rules
 from .datafile import parse_data, read_data, write_data
-from .dataset import Column, Dataset
+from .dataset import Dataset
+from .encoding import Column
 from .errors import DataParseError, NamesParseError, ParseError, RuleParseError
 from .evaluation import (
     MODES,

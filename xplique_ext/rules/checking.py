@@ -12,7 +12,7 @@ from typing import Optional, Union
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
-from .dataset import _FALSE, _TRUE, _parse_numbers
+from .encoding import FALSE_TEXTS, TRUE_TEXTS, parse_numbers
 from .errors import RuleParseError
 from .names import Attribute, Names
 from .pbm import RuleSet
@@ -29,7 +29,7 @@ __all__ = [
 #: Operators that need an ordered attribute.
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
 #: Spellings of boolean values and what they mean.
-BOOLEAN_VALUES = {**dict.fromkeys(_TRUE, "true"), **dict.fromkeys(_FALSE, "false")}
+BOOLEAN_VALUES = {**dict.fromkeys(TRUE_TEXTS, "true"), **dict.fromkeys(FALSE_TEXTS, "false")}
 
 
 def real_value(text: str) -> Optional[float]:
@@ -60,7 +60,7 @@ def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:
     if kind == "boolean":
         return BOOLEAN_VALUES.get(text.lower())
     if kind in ("date", "time"):  # read as the data reader reads them
-        value = float(_parse_numbers(kind, pd.Series([text], dtype=object))[0][0])
+        value = float(parse_numbers(kind, pd.Series([text], dtype=object)).values[0])
         return None if math.isnan(value) else value
     return text if attribute.values is None or text in attribute.values else None
 

@@ -1,7 +1,7 @@
 """Checking rules against ``.names`` declarations and turning conditions into boolean masks.
 
 Every condition of a rule becomes one vectorised NumPy comparison over a whole encoded
-column (see :class:`~xplique_ext.rules.dataset.Column`); no Python loop runs over the
+column (see :class:`~xplique_ext.rules.encoding.Column`); no Python loop runs over the
 examples. For each condition we compute the *certain* mask: the test holds and every
 attribute it reads is known and applicable. The *possible* mask adds the examples where
 an attribute the test reads is unknown (``?``), since the report evaluates a test on an
@@ -76,7 +76,8 @@ class CompiledCondition:
     def certain(self, data: Dataset) -> np.ndarray:
         """Mask ``(N,)``: the test holds and every attribute it reads is known and
         applicable."""
-        op, compare = self.operator, COMPARISONS.get(self.operator)
+        op = self.operator
+        compare = COMPARISONS.get(op)
         column = data.column(self.attributes[0])
         if self.terms or not column.is_coded:  # numbers (NaN where missing)
             values = (
@@ -100,7 +101,8 @@ class CompiledCondition:
 
     def unknown(self, data: Dataset, index: np.ndarray) -> np.ndarray:
         """Mask over ``index``: some attribute read is unknown and none is not applicable."""
-        unknown, applicable = np.zeros(index.shape, dtype=bool), np.ones(index.shape, dtype=bool)
+        unknown = np.zeros(index.shape, dtype=bool)
+        applicable = np.ones(index.shape, dtype=bool)
         for name in self.attributes:
             column = data.column(name)
             if column.has_unknown:
@@ -149,7 +151,8 @@ def compile_rules(
     for rule in rules.rules:
         body = tuple(tuple(_compile_condition(c, names) for c in conj) for conj in rule.body)
         compiled.append(CompiledRule(rule, body, typed_head(names, rule.head), rule.attributes))
-    return compiled, None if rules.default is None else typed_head(names, rules.default.head)
+    default = None if rules.default is None else typed_head(names, rules.default.head)
+    return compiled, default
 
 
 def _union(parts: Sequence[np.ndarray]) -> np.ndarray:
@@ -194,9 +197,11 @@ class MaskCache:
         """Certain coverage of a rule body ``(N,)`` (a fresh array the caller may modify)
         and its possible coverage over ``rows`` (a test on an unknown value counting as
         true)."""
-        covered, possible = np.zeros(self.data.n_examples, bool), np.zeros(rows.shape, bool)
+        covered = np.zeros(self.data.n_examples, bool)
+        possible = np.zeros(rows.shape, bool)
         for conjunction in rule.body:
-            part, part_possible = np.ones(covered.shape, bool), np.ones(possible.shape, bool)
+            part = np.ones(covered.shape, bool)
+            part_possible = np.ones(possible.shape, bool)
             for condition in conjunction:
                 mask = self.certain(condition)
                 part &= mask

@@ -16,7 +16,7 @@ Two readers, one format:
   on from the first record the fast reader did not deliver. It reports the first error
   with the file, the line, its text and the attribute.
 
-Values are checked and encoded by :mod:`~xplique_ext.rules.dataset` (the same rules for
+Values are checked and encoded by :mod:`~xplique_ext.rules.encoding` (the same rules for
 both readers, DataFrames and Dask partitions). Text is opened by
 :func:`~xplique_ext.rules.syntax.open_text`, as ``.names`` and PBM files are.
 """
@@ -36,8 +36,21 @@ import pandas as pd
 
 from ..commons.parallel import usable_cores
 from ..commons.params import PATH, STRING, InstanceOf, Interval, validate_params
-from . import dataset as model
-from .dataset import NOT_APPLICABLE, UNKNOWN, Column, Dataset
+from .dataset import Dataset
+from .encoding import (
+    NOT_APPLICABLE,
+    NOT_APPLICABLE_CODE,
+    UNKNOWN,
+    UNKNOWN_CODE,
+    Column,
+    EncodingRefused,
+    code_dtype,
+    encode_distinct,
+    encode_numeric_text,
+    encode_values,
+    label_text,
+    number_rules,
+)
 from .errors import DataParseError
 from .names import Names, read_names
 from .syntax import open_text, write_text
@@ -47,7 +60,7 @@ __all__ = ["read_data", "parse_data", "write_data", "default_names_path"]
 #: Bytes of whole lines the fast reader reads at once (the unit it gives up on). Not
 #: ``pyarrow.csv.open_csv``: its read-ahead takes 2.6-3.9x the file at the peak where these
 #: blocks take 1.6x (``benchmarks/rules_reader_blocks.py``); 1 MiB, not 2 or 4: 1.6x, 1.9x,
-#: 2.3x on the 48 MB file of ``tests/rules/test_rules_reader_memory.py``, at the same speed.
+#: 2.3x on the 48 MB file of ``tests/rules/reader_table.py``, at the same speed.
 _BLOCK_BYTES = 1 << 20
 #: Blocks the fast reader reads ahead (each a table of about 1.5x the block in memory).
 _AHEAD = 4
@@ -91,7 +104,8 @@ def _read_block(block: bytes, names: Names, numbers_as_text: bool):
 
 def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
     """The fast reader's data sets, block by block (:data:`_BLOCK_BYTES` of whole lines of
-    a binary file); refused (``_Refused``) at the first block it cannot read exactly.
+    a binary file); refused (``EncodingRefused``) at the first block it cannot read
+    exactly.
 
     This thread reads the blocks; a thread per core parses and encodes them, up to
     :data:`_AHEAD` blocks ahead, delivered in order (Arrow's parser and NumPy release the
@@ -114,8 +128,8 @@ def _fast_parts(source, names: Names, file: str) -> Iterator[Dataset]:
 
 
 def _block_part(block: bytes, names: Names, file: str) -> Dataset:
-    """A block of whole lines read by Arrow and encoded; ``_Refused`` where Arrow cannot
-    read it exactly."""
+    """A block of whole lines read by Arrow and encoded; ``EncodingRefused`` where Arrow
+    cannot read it exactly."""
     import pyarrow as pa
 
     try:
@@ -124,7 +138,7 @@ def _block_part(block: bytes, names: Names, file: str) -> Dataset:
         except pa.ArrowInvalid:  # ``!`` in a number column, or an error
             table = _read_block(block, names, numbers_as_text=True)
     except (pa.ArrowException, ValueError, UnicodeError, OverflowError):
-        raise model._Refused from None
+        raise EncodingRefused from None
     del block
     table = table.combine_chunks()
     return Dataset(
@@ -136,27 +150,25 @@ def _block_part(block: bytes, names: Names, file: str) -> Dataset:
 
 def _encode_arrow(attribute, array) -> Column:
     """A column of the fast reader, encoded by the rules of
-    :mod:`~xplique_ext.rules.dataset`; refused (``_Refused``) for anything they would
-    report, or a quote (only the exact reader reads quoted values)."""
+    :mod:`~xplique_ext.rules.encoding`; refused (``EncodingRefused``) for anything they
+    would report, or a quote (only the exact reader reads quoted values)."""
     if attribute.is_numeric and array.type == "string":
-        return model._encode_numeric_text(attribute, array)
+        return encode_numeric_text(attribute, array)
     if not attribute.is_numeric:
         import pyarrow.compute as pc
 
         array = pc.dictionary_encode(array)
         categories = array.dictionary.to_pylist()
         if array.null_count or any('"' in c for c in categories):
-            raise model._Refused
-        return model._encode_distinct(
-            attribute, array.indices.to_numpy(zero_copy_only=False), categories
-        )
+            raise EncodingRefused
+        return encode_distinct(attribute, array.indices.to_numpy(zero_copy_only=False), categories)
     values = array.to_numpy(zero_copy_only=False, writable=True)  # NaN where null (``?``)
     unknown = np.isnan(values)
     if (
         np.count_nonzero(unknown) != array.null_count  # ``nan`` written out
-        or model._number_rules(attribute, values, unknown)[0].any()
+        or number_rules(attribute, values, unknown).mask.any()
     ):
-        raise model._Refused
+        raise EncodingRefused
     return Column(attribute, values, None, unknown, np.zeros(len(values), dtype=bool))
 
 
@@ -178,8 +190,13 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
     a line of blanks is skipped. Errors give the file, the record's first line and text.
     """
     number = 0  # lines read
-    while skip and (line := next(handle, None)) is not None:
-        number, skip = number + 1, skip - bool(line.strip())
+    while skip:
+        line = next(handle, None)
+        if line is None:
+            break
+        number += 1
+        if line.strip():
+            skip -= 1
     held: List[str] = []  # the lines of the record being read
 
     def lines() -> Iterator[str]:
@@ -187,7 +204,9 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
             held.append(line)
             yield line
 
-    attributes, rows, numbers = names.columns, [], []
+    attributes = names.columns
+    rows: List[List[str]] = []  # the records held, encoded :data:`_EXACT_ROWS` at a time
+    line_numbers: List[int] = []  # the first line of each held record
     reader = csv.reader(lines(), skipinitialspace=True, strict=True)
     while True:
         start = number + 1
@@ -201,34 +220,49 @@ def _exact_parts(handle, names: Names, file: str, skip: int = 0) -> Iterator[Dat
                 text=held[0].rstrip("\r\n") if held else "",
             ) from None
         if rows and (fields is None or len(rows) == _EXACT_ROWS):
-            yield _encode_rows(rows, numbers, names, file)
-            rows, numbers = [], []
+            yield _encode_rows(rows, line_numbers, names, file)
+            rows = []
+            line_numbers = []
         if fields is None:
             return
-        number, text, blank = number + len(held), held[0].rstrip("\r\n"), not "".join(held).strip()
+        number += len(held)
+        text = held[0].rstrip("\r\n")
+        blank = not "".join(held).strip()
         held.clear()
         fields = [f.strip() for f in fields]
         if blank:
             continue
-        if fault := (
-            f"expected {len(attributes)} comma-separated values ("
-            f"{', '.join(a.name for a in attributes)}), got {len(fields)}"
-            if len(fields) != len(attributes)
-            else f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
-            "for an unknown value, ! for a not-applicable one)"
-            if "" in fields
-            else None
-        ):
-            raise DataParseError(fault, file=file, line=start, text=text)
+        if len(fields) != len(attributes):
+            raise DataParseError(
+                f"expected {len(attributes)} comma-separated values ("
+                f"{', '.join(a.name for a in attributes)}), got {len(fields)}",
+                file=file,
+                line=start,
+                text=text,
+            )
+        if "" in fields:
+            raise DataParseError(
+                f"empty value for attribute {attributes[fields.index('')].name!r} (write ? "
+                "for an unknown value, ! for a not-applicable one)",
+                file=file,
+                line=start,
+                text=text,
+            )
         rows.append(fields)
-        numbers.append(start)
+        line_numbers.append(start)
 
 
-def _encode_rows(rows: List[List[str]], numbers: List[int], names: Names, file: str) -> Dataset:
+def _encode_rows(
+    rows: List[List[str]], line_numbers: List[int], names: Names, file: str
+) -> Dataset:
+    """The records ``rows``, found at ``line_numbers`` of ``file``, encoded."""
     table = np.array(rows, dtype=object).reshape(len(rows), len(names.columns))
     return Dataset(
         names,
-        {a.name: model._encode(a, table[:, k], numbers, file) for k, a in enumerate(names.columns)},
+        {
+            a.name: encode_values(a, table[:, k], line_numbers, file)
+            for k, a in enumerate(names.columns)
+        },
         file=file,
     )
 
@@ -250,7 +284,7 @@ def _parts(source: Union[str, bytes], names: Names, file: str) -> Iterator[Datas
                 done += part.n_examples
                 yield part
             return
-        except model._Refused:
+        except EncodingRefused:
             if not binary.seekable():  # the exact reader starts again from the start
                 raise DataParseError(
                     "holds a value only the exact reader reads (quoted, "
@@ -271,7 +305,9 @@ def _chunks(parts: Iterable[Dataset], names: Names, file: str, size: int) -> Ite
         while held + part.n_examples - start >= size:
             stop = start + size - held
             yield _concat(pending + [part._select(slice(start, stop))], names, file, size)
-            pending, held, start = [], 0, stop
+            pending = []
+            held = 0
+            start = stop
         if start < part.n_examples:
             pending.append(part._select(slice(start, part.n_examples)))
             held += part.n_examples - start
@@ -302,17 +338,21 @@ class _Joined:
     categories met so far, and are renumbered in sorted order at the end."""
 
     def __init__(self, column: Column, capacity: int) -> None:
-        self.attribute, self.categories, self.met = column.attribute, column.categories, {}
-        self.open = column.is_coded and column.attribute.values is None
-        self.open = self.open and column.attribute.type != "boolean"
+        self.attribute = column.attribute
+        self.categories = column.categories
+        self.met: Dict[str, int] = {}  # category -> its code in :attr:`values`, in order met
+        open_domain = column.is_coded and column.attribute.values is None
+        self.open = open_domain and column.attribute.type != "boolean"
         self.values = np.empty(capacity, np.int32 if self.open else column.values.dtype)
-        self.unknown, self.not_applicable = np.zeros(capacity, bool), np.zeros(capacity, bool)
+        self.unknown = np.zeros(capacity, bool)
+        self.not_applicable = np.zeros(capacity, bool)
 
     def add(self, column: Column, start: int) -> None:
-        stop, values = start + len(column.values), column.values
+        stop = start + len(column.values)
+        values = column.values
         if self.open:
             codes = [self.met.setdefault(c, len(self.met)) for c in column.categories]
-            codes += [model._NA_CODE, model._UNKNOWN_CODE]  # the codes -2 and -1 stay
+            codes += [NOT_APPLICABLE_CODE, UNKNOWN_CODE]  # the codes -2 and -1 stay
             values = np.array(codes, np.int32)[values.astype(np.intp)]
         self.values[start:stop] = values
         if column.has_unknown:
@@ -325,8 +365,8 @@ class _Joined:
         if self.open:
             self.categories = tuple(sorted(self.met))
             rank = {c: i for i, c in enumerate(self.categories)}
-            lookup = np.array([rank[c] for c in self.met] + [model._NA_CODE, model._UNKNOWN_CODE])
-            values = lookup[values.astype(np.intp)].astype(model._code_dtype(len(self.categories)))
+            lookup = np.array([rank[c] for c in self.met] + [NOT_APPLICABLE_CODE, UNKNOWN_CODE])
+            values = lookup[values.astype(np.intp)].astype(code_dtype(len(self.categories)))
         return Column(
             self.attribute, values, self.categories, self.unknown[:n], self.not_applicable[:n]
         )
@@ -420,7 +460,7 @@ def read_data(
     reports the first error with the file, the line, its text and the attribute. Text is
     UTF-8 (a byte-order mark is skipped), bytes that are not UTF-8 are read as Latin-1.
     Peak memory stays below twice the size of the file for tables of numbers and short
-    nominal values (``tests/rules/test_rules_reader_memory.py``): the encoded table,
+    nominal values (``tests/rules/test_datafile.py``): the encoded table,
     allocated once (8 bytes per number, 1 per nominal value, 1 for the unknown mask; the
     not-applicable mask takes memory only where there are such values), plus the blocks
     being read (parsed and encoded by one thread per core, up to 4 blocks ahead).
@@ -458,14 +498,11 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     for attribute in dataset.names.columns:
         if attribute.name in dataset.columns:
             column = dataset.columns[attribute.name]
+            number = column.categories is None
             flags = zip(column.decoded(None), column.unknown, column.not_applicable)
             columns.append(
                 [
-                    NOT_APPLICABLE
-                    if not_applicable
-                    else UNKNOWN
-                    if unknown
-                    else _format_value(attribute.type, value, column.categories is None)
+                    _written_value(attribute.type, value, number, unknown, not_applicable)
                     for value, unknown, not_applicable in flags
                 ]
             )
@@ -473,6 +510,15 @@ def write_data(dataset: Dataset, path: Union[str, os.PathLike, None] = None) -> 
     if path is not None:
         write_text(path, text)
     return text
+
+
+def _written_value(kind: str, value: Any, number: bool, unknown: bool, not_applicable: bool) -> str:
+    """A value as written in a ``.data`` file, ``!`` or ``?`` where it is missing."""
+    if not_applicable:
+        return NOT_APPLICABLE
+    if unknown:
+        return UNKNOWN
+    return _format_value(kind, value, number)
 
 
 def _format_value(kind: str, value: Any, number: bool) -> str:
@@ -483,7 +529,7 @@ def _format_value(kind: str, value: Any, number: bool) -> str:
     if number and kind == "time":
         whole = int(round(value))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
-    text = model.label_text(float(value)) if number else str(value)
+    text = label_text(float(value)) if number else str(value)
     special = text in (UNKNOWN, NOT_APPLICABLE) or text != text.strip()
     if special or any(c in text for c in ',"\n\r'):
         return '"' + text.replace('"', '""') + '"'

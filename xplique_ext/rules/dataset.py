@@ -1,128 +1,25 @@
-"""The data model of the examples rules are evaluated on: :class:`Column`, :class:`Dataset`
-and the encoding of values (section 2.3 of the report).
+"""The data model of the examples rules are evaluated on: :class:`Dataset`.
 
 Whatever the source (a ``.data`` file read by :mod:`~xplique_ext.rules.datafile`, a
-DataFrame, arrays, a Dask partition), a :class:`Dataset` stores every attribute column in
-an encoded form made for vectorised rule evaluation: ``float64`` values for ``integer``,
-``real``, ``date`` (days since 1970-01-01) and ``time`` (seconds) attributes, integer codes
-for the others, plus the masks of *unknown* (``?``) and *not-applicable* (``!``) values.
-
-The rules on values live here, once, for every reader: what a missing value is, what a
-number, a date, a time and a boolean are, that a number is finite, that an ``integer`` is
-whole, that a negative zero reads as 0, and that a nominal value is in its domain.
+DataFrame, arrays, a Dask partition), a :class:`Dataset` stores every attribute as an
+encoded :class:`~xplique_ext.rules.encoding.Column`; the rules on values (what a missing
+value, a number, a date, a time and a boolean are) live in
+:mod:`~xplique_ext.rules.encoding`, once for every reader.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from ..commons.params import STRING, ArrayLike, InstanceOf, check_param, validate_params
-from .errors import DataParseError
+from .encoding import NOT_APPLICABLE, UNKNOWN, Column, encode_series
 from .names import Attribute, Names
 
 __all__ = ["Column", "Dataset"]
-
-UNKNOWN = "?"
-NOT_APPLICABLE = "!"
-_UNKNOWN_CODE = -1
-_NA_CODE = -2
-_TRUE = {"true", "t", "yes", "y", "1"}
-_FALSE = {"false", "f", "no", "n", "0"}
-
-
-class _Refused(Exception):
-    """Internal: a fast path cannot encode a column exactly (a slower one, which names the
-    line or row of any error, takes over)."""
-
-
-@dataclass
-class Column:
-    """One encoded attribute column.
-
-    Attributes
-    ----------
-    attribute
-        The declaration.
-    values
-        ``float64`` values (NaN where missing) for numeric-like attributes, integer codes
-        into :attr:`categories` otherwise (-1 unknown, -2 not applicable).
-    categories
-        The category of each code (``None`` for numeric-like columns).
-    unknown, not_applicable
-        Boolean masks ``(N,)`` of ``?`` and ``!`` values.
-    """
-
-    attribute: Attribute
-    values: np.ndarray
-    categories: Optional[Tuple[str, ...]]
-    unknown: np.ndarray
-    not_applicable: np.ndarray
-
-    def __post_init__(self) -> None:
-        # the relation between the declared arrays: O(1), on the hot path of reading files
-        for name in ("unknown", "not_applicable"):
-            if getattr(self, name).shape != self.values.shape:
-                raise ValueError(
-                    f"`{name}` must be a mask of shape {self.values.shape} like "
-                    f"`values`, got shape {getattr(self, name).shape}"
-                )
-        self.unknown_index = np.flatnonzero(self.unknown)
-        self.has_unknown = self.unknown_index.size > 0
-        self.has_not_applicable = bool(self.not_applicable.any())
-        self._code_of = {c: i for i, c in enumerate(self.categories or ())}
-
-    @property
-    def valid(self) -> np.ndarray:
-        """Mask of the known and applicable values."""
-        return ~(self.unknown | self.not_applicable)
-
-    @property
-    def is_coded(self) -> bool:
-        return self.categories is not None
-
-    def code(self, value: str) -> int:
-        """Code of a category; -3 (matches nothing) for a value never seen."""
-        return self._code_of.get(value, -3)
-
-    def decoded(self, missing: Any = None) -> np.ndarray:
-        """Object array of the values, ``missing`` where unknown or not applicable."""
-        if self.categories is None:
-            out = self.values.astype(object)
-        else:
-            lookup = np.asarray(list(self.categories) + [missing, missing], dtype=object)
-            out = lookup[self.values.astype(np.int64)]  # -1, -2 index the two missing slots
-        out[~self.valid] = missing
-        return out
-
-    def take(self, index: Union[np.ndarray, slice]) -> Column:
-        """The values at ``index`` (views for a slice)."""
-        return Column(
-            self.attribute,
-            self.values[index],
-            self.categories,
-            self.unknown[index],
-            self.not_applicable[index],
-        )
-
-
-# The declaration wraps the generated ``__init__`` (as for ``names.Attribute``). The arrays
-# are checked by dtype kind and rank only, never element by element: a Column is built for
-# every attribute of every chunk read, and the readers build its values vectorised.
-Column.__init__ = validate_params(
-    {
-        "attribute": [InstanceOf(Attribute, description="an Attribute")],
-        "values": [ArrayLike(kind="real", ndim=1, batch_hint=False)],
-        "categories": [InstanceOf(tuple, description="a tuple of categories"), None],
-        "unknown": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-        "not_applicable": [ArrayLike(kind="bool", ndim=1, batch_hint=False)],
-    }
-)(Column.__init__)
 
 
 class Dataset:
@@ -158,7 +55,9 @@ class Dataset:
         }
     )
     def __init__(self, names: Names, columns: Dict[str, Column], file: Optional[str] = None):
-        self.names, self.columns, self.file = names, dict(columns), file
+        self.names = names
+        self.columns = dict(columns)
+        self.file = file
         for name, column in self.columns.items():  # one per attribute, not per example
             check_param(column, f"columns[{name!r}]", [InstanceOf(Column, description="a Column")])
         sizes = {len(c.values) for c in self.columns.values()}
@@ -206,7 +105,8 @@ class Dataset:
         """Internal: the examples at ``index`` (views for a slice), restricted to the
         columns ``names`` (all by default)."""
         out = Dataset.__new__(Dataset)
-        out.names, out.file = self.names, self.file
+        out.names = self.names
+        out.file = self.file
         names = self.columns if names is None else names
         out.columns = {k: self.columns[k].take(index) for k in names}
         out.n_examples = len(range(self.n_examples)[index] if isinstance(index, slice) else index)
@@ -269,7 +169,7 @@ class Dataset:
         return cls(
             names,
             {
-                a.name: _encode_series(a, frame[a.name], rows)
+                a.name: encode_series(a, frame[a.name], rows)
                 for a in names.columns
                 if a.name in frame.columns
             },
@@ -300,18 +200,20 @@ class Dataset:
         ``x1``, ...); labels become a nominal class (or a ``real`` one when they are
         floating point numbers), unless ``names`` declares them.
         """
-        default = [f"x{i}" for i in range(features.shape[1])]
-        feature_names = [str(f) for f in (default if feature_names is None else feature_names)]
+        if feature_names is None:
+            feature_names = [f"x{i}" for i in range(features.shape[1])]
+        feature_names = [str(f) for f in feature_names]
         if len(feature_names) != features.shape[1]:
             raise ValueError(
                 f"`feature_names` must have {features.shape[1]} names, got {len(feature_names)}"
             )
-        try:  # real numbers (None, NaN: unknown) or their strings; complex ones lose a part
+        # real numbers (None, NaN: unknown) or their strings; a complex number would lose
+        # its imaginary part: its cast must be safe (and fails)
+        casting = "safe" if features.dtype.kind == "c" else "unsafe"
+        try:
             frame = pd.DataFrame(
                 {
-                    f: features[:, i].astype(
-                        float, casting="unsafe" if features.dtype.kind != "c" else "safe"
-                    )
+                    f: features[:, i].astype(float, casting=casting)
                     for i, f in enumerate(feature_names)
                 }
             )
@@ -324,201 +226,22 @@ class Dataset:
             y = np.asarray(labels)
             if y.shape != (features.shape[0],):
                 raise ValueError(f"`labels` must have shape ({features.shape[0]},), got {y.shape}")
-            frame[class_name] = y if names is not None or y.dtype.kind == "f" else y.astype(str)
+            if names is None and y.dtype.kind != "f":
+                y = y.astype(str)  # a nominal class of the labels as text
+            frame[class_name] = y
         if names is None:
             attributes = [Attribute(f, "real") for f in feature_names]
+            declared_class = None
             if labels is not None:
-                y = frame[class_name]
-                attributes.append(
-                    Attribute(class_name, "real")
-                    if y.dtype.kind == "f"
-                    else Attribute(class_name, "nominal", tuple(sorted(set(y))))
-                )
-            names = Names(attributes, class_name if labels is not None else None, file="<arrays>")
+                attributes.append(_class_of_labels(class_name, frame[class_name]))
+                declared_class = class_name
+            names = Names(attributes, declared_class, file="<arrays>")
         return cls.from_frame(frame, names)
 
 
-# -- encoding: the rules on values, for every reader --------------------------------------
-def _encode(
-    attribute: Attribute,
-    raw: np.ndarray,
-    lines: np.ndarray,
-    file: str = "<DataFrame>",
-    where: str = "line",
-) -> Column:
-    """Encode the values ``raw`` (strings, or numbers from a DataFrame) of one attribute,
-    found at ``lines`` of ``file`` (or at rows of a DataFrame, ``where="row"``)."""
-    raw = np.asarray(raw)
-    if raw.dtype.kind in "fiub":
-        unknown = np.isnan(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
-        not_applicable, text = np.zeros(raw.shape, bool), None
-    else:
-        series = pd.Series(raw, dtype=object)
-        text = series.where(series.notna(), UNKNOWN).astype(str).str.strip().to_numpy(dtype=object)
-        unknown, not_applicable = text == UNKNOWN, text == NOT_APPLICABLE  # NaN, None: unknown
-    missing = unknown | not_applicable
-
-    def check(bad: np.ndarray, message: str) -> None:
-        """Raise the error ``message`` at the first value of the mask ``bad``, if any."""
-        if not bad.any():
-            return
-        first = int(np.flatnonzero(bad)[0])
-        row = f" (row {lines[first]} of the DataFrame)" if where == "row" else ""
-        raise DataParseError(
-            f"{message} for attribute {attribute.name!r}{row}",
-            file=file,
-            line=None if row else int(lines[first]),
-            text=str(raw[first] if text is None else text[first]),
-        )
-
-    if attribute.type in ("integer", "real", "date", "time"):
-        if text is None and attribute.type in ("date", "time"):
-            check(~missing, f"a {attribute.type} must be written as text, got a number")
-        values, message = (
-            (raw.astype(np.float64), "")
-            if text is None
-            else _parse_numbers(
-                attribute.type, pd.Series(np.where(missing, None, text), dtype=object)
-            )
-        )
-        check(np.isnan(values) & ~missing, message)
-        check(*_number_rules(attribute, values, missing))
-        values[missing] = np.nan
-        return Column(attribute, values, None, unknown, not_applicable)
-    if text is None:  # numbers in a DataFrame column of a coded attribute
-        text = np.asarray([label_text(v) for v in raw.tolist()], dtype=object)
-        text[unknown] = UNKNOWN
-    categories = ("true", "false") if attribute.type == "boolean" else attribute.values
-    if attribute.type == "boolean":
-        lowered = pd.Series(text, dtype=object).str.lower()
-        text = np.where(lowered.isin(_TRUE), "true", np.where(lowered.isin(_FALSE), "false", text))
-        message = "not a boolean (expected true/false, yes/no or 1/0)"
-    elif categories is None:  # an open domain, the values met: none is outside it
-        categories, message = tuple(sorted(set(text[~missing]))), ""
-    else:
-        message = f"value outside the declared domain {list(categories)}"
-    codes = pd.Index(list(categories)).get_indexer(np.where(missing, None, text))
-    check((codes < 0) & ~missing, message)
-    codes = codes.astype(_code_dtype(len(categories)))
-    codes[unknown], codes[not_applicable] = _UNKNOWN_CODE, _NA_CODE
-    return Column(attribute, codes, tuple(categories), unknown, not_applicable)
-
-
-def _parse_numbers(kind: str, series: pd.Series) -> Tuple[np.ndarray, str]:
-    """The texts of a numeric-like attribute as ``float64`` (NaN where invalid), and the
-    message for an invalid one."""
-    if kind == "date":
-        parsed = pd.to_datetime(series, format="%Y/%m/%d", errors="coerce")
-        values = (parsed - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)
-        message = "invalid date (expected yyyy/mm/dd)"
-    elif kind == "time":
-        ok = series.str.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?").fillna(False).astype(bool)
-        values = pd.to_timedelta(series.where(ok, None), errors="coerce") / pd.Timedelta(seconds=1)
-        message = "invalid time (expected hh:mm:ss)"
-    else:
-        values, message = pd.to_numeric(series, errors="coerce"), "non-numeric value"
-    return np.array(values.to_numpy(dtype=np.float64, na_value=np.nan)), message
-
-
-def _number_rules(
-    attribute: Attribute, values: np.ndarray, missing: np.ndarray
-) -> Tuple[np.ndarray, str]:
-    """The rules on numbers, for every reader: a negative zero reads as 0 (``values`` is
-    changed in place), a number is finite, an ``integer`` is whole. Returns the mask of
-    the values that break the first broken rule (all False when none is) and its message."""
-    values += 0.0  # -0.0 + 0.0 is +0.0; NaN stays NaN
-    infinite = np.isinf(values) & ~missing
-    if infinite.any() or attribute.type != "integer":
-        return infinite, "infinite value"
-    return ~(missing | np.isnan(values) | (values == np.round(values))), "non-integer value"
-
-
-def _code_dtype(n_categories: int):
-    return np.int8 if n_categories < 120 else (np.int16 if n_categories < 32000 else np.int32)
-
-
-def label_text(value: Any) -> str:
-    """A label or a number as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
-    whole = isinstance(value, (float, np.floating)) and float(value).is_integer()
-    return str(int(value)) if whole else str(value)
-
-
-@functools.lru_cache(maxsize=256)
-def _encode_canonical(attribute: Attribute, canonical: Tuple[str, ...]) -> Column:
-    """The distinct values of a column, encoded once (blocks of one file repeat them)."""
-    try:
-        return _encode(attribute, np.array(canonical, dtype=object), np.zeros(len(canonical)))
-    except DataParseError:
-        raise _Refused from None
-
-
-def _encode_distinct(attribute: Attribute, codes: np.ndarray, categories: Sequence) -> Column:
-    """Encode a column given as ``codes`` into its distinct texts ``categories`` (the code
-    ``len(categories)`` meaning unknown): the distinct values are checked and encoded once
-    (in sorted order, so that blocks that meet the same values in another order share the
-    work), then spread over the rows by their codes. Raises :class:`_Refused` on a bad or
-    empty value (a slower path names its line)."""
-    stripped = [str(c).strip() for c in categories] + [UNKNOWN]
-    if "" in stripped:
-        raise _Refused
-    canonical = tuple(sorted(set(stripped)))
-    distinct = _encode_canonical(attribute, canonical)
-    position = {value: i for i, value in enumerate(canonical)}
-    lookup = np.array([position[value] for value in stripped], dtype=np.intp)
-
-    def spread(table: np.ndarray) -> np.ndarray:
-        table = table[lookup]  # all False: zeros, whose pages never written take no memory
-        return table.take(codes) if table.any() else np.zeros(len(codes), dtype=table.dtype)
-
-    return Column(
-        attribute,
-        distinct.values[lookup].take(codes),
-        distinct.categories,
-        spread(distinct.unknown),
-        spread(distinct.not_applicable),
-    )
-
-
-def _encode_series(attribute: Attribute, series: pd.Series, rows: np.ndarray) -> Column:
-    """Encode a DataFrame column; categoricals and Arrow strings of numbers are converted
-    without a Python object per value, anything else (or an error, to name its row) as
-    :func:`_encode` does."""
-    try:
-        if isinstance(series.dtype, pd.CategoricalDtype) and not attribute.is_numeric:
-            codes = np.asarray(series.array.codes)  # NaN (-1): unknown, as in an object column
-            categories = list(series.array.categories.astype(object))
-            return _encode_distinct(
-                attribute, np.where(codes < 0, len(categories), codes), categories
-            )
-        if attribute.is_numeric and isinstance(series.dtype, pd.StringDtype):
-            return _encode_numeric_text(attribute, series)
-    except (_Refused, ImportError):
-        pass
-    return _encode(attribute, series.to_numpy(), rows, "<DataFrame>", "row")
-
-
-def _encode_numeric_text(attribute: Attribute, series: Any) -> Column:
-    """Numbers written as text (an Arrow array read from a ``.data`` file, or a Dask
-    partition's Arrow strings), parsed by Arrow (correctly rounded, as pandas' parser),
-    ``?`` and ``!`` kept apart. Raises :class:`_Refused` on anything to report."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        array = pa.array(getattr(series, "array", series))  # a Series' values, or Arrow's
-        text = pc.utf8_trim_whitespace(array)
-        unknown = pc.fill_null(pc.equal(text, UNKNOWN), True)
-        not_applicable = pc.fill_null(pc.equal(text, NOT_APPLICABLE), False)
-        missing = pc.or_(unknown, not_applicable)
-        parsed = pc.cast(pc.if_else(missing, pa.scalar(None, pa.string()), text), pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError):
-        raise _Refused from None
-    values = parsed.to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
-    unknown, not_applicable = (
-        np.asarray(m.to_numpy(zero_copy_only=False), bool) for m in (unknown, not_applicable)
-    )
-    missing = unknown | not_applicable
-    if np.isnan(values[~missing]).any() or _number_rules(attribute, values, missing)[0].any():
-        raise _Refused  # ``nan`` written out, or a broken rule: the exact reader says which
-    values[missing] = np.nan
-    return Column(attribute, values, None, unknown, not_applicable)
+def _class_of_labels(name: str, labels: pd.Series) -> Attribute:
+    """The class of ``labels``: ``real`` for floating point numbers, else nominal with the
+    labels met as its values."""
+    if labels.dtype.kind == "f":
+        return Attribute(name, "real")
+    return Attribute(name, "nominal", tuple(sorted(set(labels))))

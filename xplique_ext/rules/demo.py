@@ -49,7 +49,7 @@ def demo_section(
     from sklearn.tree import DecisionTreeClassifier
 
     from .dataset import Dataset
-    from .evaluation import label_text
+    from .encoding import label_text
     from .scoring import score_rules
     from .trees import tree_names, tree_to_rules
 

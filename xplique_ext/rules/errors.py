@@ -40,7 +40,10 @@ class ParseError(ValueError):
         line: Optional[int] = None,
         text: Optional[str] = None,
     ) -> None:
-        self.message, self.file, self.line, self.text = message, file, line, text
+        self.message = message
+        self.file = file
+        self.line = line
+        self.text = text
         where = [] if file is None else [str(file)]
         if line is not None:
             where.append(f"line {line}")

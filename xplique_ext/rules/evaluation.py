@@ -41,7 +41,8 @@ from ..commons.parallel import usable_cores
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
-from .dataset import Dataset, label_text
+from .dataset import Dataset
+from .encoding import label_text
 from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -55,7 +56,6 @@ __all__ = [
     "covered_mask",
     "RuleMetrics",
     "check_label_classes",
-    "label_text",
 ]
 
 #: Evaluation modes (Algorithms 1, 2 and 3 of the report).
@@ -119,7 +119,10 @@ class ContingencyTables:
 
     @validate_params({cell: _COUNTS for cell in _CELLS})
     def __init__(self, bh, bhbar, bbarh, bbarhbar) -> None:
-        self.bh, self.bhbar, self.bbarh, self.bbarhbar = bh, bhbar, bbarh, bbarhbar
+        self.bh = bh
+        self.bhbar = bhbar
+        self.bbarh = bbarh
+        self.bbarhbar = bbarhbar
         if len({a.shape for a in (bh, bhbar, bbarh, bbarhbar)}) > 1:
             raise ValueError(
                 "`bh`, `bhbar`, `bbarh` and `bbarhbar` must have one count per rule "
@@ -199,8 +202,13 @@ class RuleEvaluation:
         names_file: Optional[str] = None,
         data_file: Optional[str] = None,
     ) -> None:
-        self.rules, self.mode, self.known, self.unknown = rules, mode, known, unknown
-        self.n_classes, self.names_file, self.data_file = n_classes, names_file, data_file
+        self.rules = rules
+        self.mode = mode
+        self.known = known
+        self.unknown = unknown
+        self.n_classes = n_classes
+        self.names_file = names_file
+        self.data_file = data_file
 
     @validate_params({"table": [Options(("known", "unknown", "all"))]})
     def table(self, table: str = "known") -> ContingencyTables:
@@ -294,7 +302,8 @@ def _labelled(data: Dataset, labels: Any = None):
                 "`labels` with a Dataset, or give chunks and partitions a class column"
             )
         column = data.column(data.names.class_name)
-        known, y = column.valid, column.values
+        known = column.valid
+        y = column.values
     else:
         y = np.asarray(labels)
         if y.shape != (data.n_examples,):
@@ -302,7 +311,8 @@ def _labelled(data: Dataset, labels: Any = None):
         y = y if y.dtype.kind == "f" else y.astype(object)
         known = known_labels(y)
     if not known.all():
-        data, y = data.take(np.flatnonzero(known)), y[known]
+        data = data.take(np.flatnonzero(known))
+        y = y[known]
     if labels is None and column.is_coded:
         y = pd.Categorical.from_codes(y, column.categories)
     return data, y, int(known.size - np.count_nonzero(known))
@@ -322,7 +332,11 @@ def _blocks(compiled: Sequence[CompiledRule], mode: str) -> List[List[int]]:
     """The rules' blocks: one (unordered), one per rule (ordered), runs of one head."""
     k = range(len(compiled))
     if mode == "inter-class":
-        return [list(block) for _, block in itertools.groupby(k, lambda i: compiled[i].head)]
+
+        def head(i: int) -> str:
+            return compiled[i].head
+
+        return [list(block) for _, block in itertools.groupby(k, head)]
     return [list(k)] if mode == "unordered" else [[i] for i in k]
 
 
@@ -455,16 +469,16 @@ def _partition_counts(
     data, y, dropped = _labelled(data, labels)
     if labels is not None:
         check_label_classes([rule.head for rule in compiled], y, "labels")
-    n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1) if threads else 1
+    n_parts = 1
+    if threads:
+        n_parts = max(min(usable_cores(), data.n_examples // _ROWS_PER_THREAD), 1)
     bounds = np.linspace(0, data.n_examples, n_parts + 1).astype(int)  # one part: all rows (views)
+
+    def count_rows(start: int, stop: int) -> np.ndarray:
+        return _count(compiled, data._select(slice(start, stop)), y[start:stop], mode)
+
     with ThreadPoolExecutor(n_parts) as pool:
-        counts = sum(
-            pool.map(
-                lambda a, b: _count(compiled, data._select(slice(a, b)), y[a:b], mode),
-                bounds[:-1],
-                bounds[1:],
-            )
-        )
+        counts = sum(pool.map(count_rows, bounds[:-1], bounds[1:]))
     return {"counts": counts, "dropped": dropped, "labels": set(pd.unique(y))}
 
 
@@ -486,9 +500,13 @@ def _summed(rules, mode, parts, n_classes, names: Names, file, declared=True) ->
             XpliqueExtWarning,
         )
     if n_classes is None:
-        domain = names.class_attribute.values if names.class_attribute is not None else None
-        met = set().union(*(part["labels"] for part in parts))
-        n_classes = max(len(domain) if declared and domain is not None else len(met), 1)
+        class_attribute = names.class_attribute
+        domain = None if class_attribute is None else class_attribute.values
+        if declared and domain is not None:
+            n_classes = max(len(domain), 1)
+        else:  # the classes met in the labels
+            met = set().union(*(part["labels"] for part in parts))
+            n_classes = max(len(met), 1)
     return RuleEvaluation(
         rules,
         mode,
@@ -521,11 +539,13 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
                 keep, list(dict.fromkeys(a for r in remaining for a in r.attributes))
             )
             heads = {h: m[keep] for h, m in heads.items()}
-            alive, both = np.ones(keep.size, dtype=bool), both[: keep.size]
+            alive = np.ones(keep.size, dtype=bool)
+            both = both[: keep.size]
             cache = MaskCache(remaining, current)
         fired = None
         for k in block:
-            rule, h_mask = compiled[k], heads[compiled[k].head]
+            rule = compiled[k]
+            h_mask = heads[rule.head]
             u_rows = cache.unknown_rows(rule.attributes)
             if alive is not None and u_rows.size:
                 u_rows = u_rows[alive[u_rows]]
@@ -534,12 +554,14 @@ def _count(compiled: Sequence[CompiledRule], data: Dataset, y: Any, mode: str) -
             counted = certain if alive is None else np.logical_and(certain, alive, out=certain)
             b_all = int(np.count_nonzero(counted))
             bh_all = int(np.count_nonzero(np.logical_and(counted, h_mask, out=both)))
-            h_u, b_u_certain = h_mask[u_rows], counted[u_rows]
+            h_u = h_mask[u_rows]
+            b_u_certain = counted[u_rows]
             b_k = b_all - int(np.count_nonzero(b_u_certain))
             bh_k = bh_all - int(np.count_nonzero(b_u_certain & h_u))
             h_k = head_totals[rule.head] - int(np.count_nonzero(h_u))
             counts[0, :, k] = (bh_k, b_k - bh_k, h_k - bh_k, n - u_rows.size - b_k - h_k + bh_k)
-            b_u, h_uc = int(np.count_nonzero(possible)), int(np.count_nonzero(h_u))
+            b_u = int(np.count_nonzero(possible))
+            h_uc = int(np.count_nonzero(h_u))
             bh_u = int(np.count_nonzero(possible & h_u))
             counts[1, :, k] = (bh_u, b_u - bh_u, h_uc - bh_u, u_rows.size - b_u - h_uc + bh_u)
             if alive is not None:  # ordered: blocks of one rule
@@ -587,11 +609,14 @@ def _names_required(names: Optional[Names]) -> Names:
 
 def _chunk_counts(rules: RuleSet, chunks: Iterable, mode: str, names: Optional[Names]):
     """Counts of each chunk, in sequence (one chunk in memory at a time)."""
-    parts, compiled, file = [], None, None
+    parts = []
+    compiled = None
+    file = None
     for chunk in chunks:
         data = _as_dataset(chunk, names)
         if compiled is None:
-            names, file = data.names, data.file
+            names = data.names
+            file = data.file
             compiled, _ = compile_rules(rules, names)
         parts.append(_partition_counts(compiled, data, mode, threads=True))
         del data, chunk
@@ -717,13 +742,19 @@ def predict_rules(
         )
     compiled, default = compile_rules(rules, data.names)
     masks = _possible_masks(compiled, data)
-    attribute, fill = data.names.class_attribute, missing if default is None else default
+    attribute = data.names.class_attribute
+    fill = missing if default is None else default
     # numeric heads (typed_head gives floats) predict their mean
     numeric = (
         attribute is not None and attribute.is_numeric and (bool(compiled) or default is not None)
     )
     out = np.empty(len(data), dtype=np.float64 if numeric else object)
-    out.fill(float("nan" if fill is None else fill) if numeric else fill)
+    if not numeric:
+        out.fill(fill)
+    elif fill is None:
+        out.fill(float("nan"))
+    else:
+        out.fill(float(fill))
     if mode == "unordered":
         return _vote(
             compiled, masks, np.ones(len(compiled)) if weights is None else weights, out, numeric
@@ -738,11 +769,14 @@ def _vote(compiled, masks, weights, out: np.ndarray, numeric: bool = False) -> n
     heads (numeric heads), or the class with the largest total weight of covering rules
     (ties to the class of the first such rule). A rule of weight 0 does not vote; the
     weights are divided by the largest, so that no sum overflows."""
-    n, keep = len(out), np.flatnonzero(weights > 0)
-    compiled, masks = [compiled[k] for k in keep], [masks[k] for k in keep]
+    n = len(out)
+    keep = np.flatnonzero(weights > 0)
+    compiled = [compiled[k] for k in keep]
+    masks = [masks[k] for k in keep]
     weights = weights[keep] / weights.max(initial=0.0)
     if numeric:
-        total, weight = np.zeros(n), np.zeros(n)
+        total = np.zeros(n)
+        weight = np.zeros(n)
         for rule, mask, w in zip(compiled, masks, weights):
             total += mask * (w * rule.head)
             weight += mask * w
@@ -819,12 +853,10 @@ class RuleMetrics(BaseMetric):
         zero_division="warn",
         measure: str = "WRAcc",
     ) -> None:
-        self.rules, self.mode, self.measure, self.zero_division = (
-            rules,
-            mode,
-            measure,
-            zero_division,
-        )
+        self.rules = rules
+        self.mode = mode
+        self.measure = measure
+        self.zero_division = zero_division
         self.higher_is_better = measure not in ("Err", "Chi2_p")
 
     def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import InstanceOf, Interval, validate_params
-from .evaluation import label_text
+from .encoding import label_text
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 from .trees import _check_model, _names, _number
 

@@ -227,7 +227,8 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
     n = bh + bhbar + bbarh + bbarhbar
     b, bbar, h, hbar = bh + bhbar, bbarh + bbarhbar, bh + bbarh, bhbar + bbarhbar
     empty = n == 0
-    out, undefined = {}, {}  # name: values, name: where undefined
+    out = {}  # name: values
+    undefined = {}  # name: where undefined
 
     def ratio(name, num, den):
         undefined[name] = den == 0
@@ -254,7 +255,8 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
             c[0] * (c[0] + c[1] + c[2] + c[3]),
             np.where(b == 0, 0, (c[0] + c[1]) * (c[0] + c[2])),
         )
-        out["Nov"], undefined["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b), empty
+        out["Nov"] = np.where(empty, np.nan, f_bh - f_h * f_b)
+        undefined["Nov"] = empty
         no_sat = (b == 0) | (hbar == 0)
         ratio("Sat", f_hbar - f_bhbar / np.where(b == 0, 1, f_b), np.where(no_sat, 0, f_hbar))
         # Eq. 10-18: R<base> = base - chance, WR<base> = weight R<base>, its expanded form
@@ -265,12 +267,15 @@ def _formulas(bh, bhbar, bbarh, bbarhbar, n_classes: int):
             ("NegRel", f_hbar, f_bbar, f_bbarhbar - f_bbar * f_hbar),
             ("Spec", f_bbar, f_hbar, f_bbarhbar - f_hbar * f_bbar),
         ):
-            relative = out["R" + base] = out[base] - chance
-            undefined["R" + base], undefined["WR" + base] = undefined[base], empty
+            relative = out[base] - chance
+            out["R" + base] = relative
+            undefined["R" + base] = undefined[base]
+            undefined["WR" + base] = empty
             out["WR" + base] = np.where(
                 empty, np.nan, np.where(weight > 0, weight * relative, expanded)
             )
-        out["Laplace"], undefined["Laplace"] = (bh + 1.0) / (b + n_classes), np.zeros(n.shape, bool)
+        out["Laplace"] = (bh + 1.0) / (b + n_classes)
+        undefined["Laplace"] = np.zeros(n.shape, bool)
     out["Chi2"], out["Chi2_p"] = chi_square(bh, bhbar, bbarh, bbarhbar)
     undefined["Chi2"] = undefined["Chi2_p"] = np.isnan(out["Chi2"])
     return out, undefined

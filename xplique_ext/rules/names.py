@@ -158,7 +158,9 @@ class Names:
         class_name: Optional[str] = None,
         file: Optional[str] = None,
     ) -> None:
-        self.attributes, self.class_name, self.file = tuple(attributes), class_name, file
+        self.attributes = tuple(attributes)
+        self.class_name = class_name
+        self.file = file
         self._by_name: Dict[str, Attribute] = {}
         for attribute in self.attributes:
             if attribute.name in self._by_name:
@@ -229,7 +231,8 @@ class Names:
     def to_string(self) -> str:
         """The declarations as ``.names`` text (read back by :func:`parse_names`)."""
         width = max((len(_quote(a.name)) for a in self.attributes), default=0) + 1
-        lines = [f"{'null' if self.class_name is None else _quote(self.class_name)}.", ""] + [
+        head = "null" if self.class_name is None else _quote(self.class_name)
+        lines = [f"{head}.", ""] + [
             f"{(_quote(a.name) + ':').ljust(width)} {_type_text(a)}." for a in self.attributes
         ]
         return "\n".join(lines) + "\n"
@@ -274,7 +277,8 @@ def _quote(identifier: str) -> str:
 
 
 def _type_text(attribute: Attribute) -> str:
-    kind, text = attribute.type, attribute.type
+    kind = attribute.type
+    text = attribute.type
     if kind in ("nominal", "enumerated") and attribute.values is not None:
         text = ", ".join(_quote(v) for v in attribute.values)
         if kind != "nominal" or len(attribute.values) < 2:
@@ -323,8 +327,13 @@ def _error(message: str, statement: Sequence[Token], file: str, line: Optional[i
 def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...]:
     """``v1 , v2 , ...`` -> tuple of identifiers (at least one)."""
     for k, token in enumerate(tokens):  # values at even positions, commas between them
-        if not (_is(token, ",") if k % 2 else _is_identifier(token)):
-            expected = "',' between values" if k % 2 else "a value"
+        if k % 2:
+            fits = _is(token, ",")
+            expected = "',' between values"
+        else:
+            fits = _is_identifier(token)
+            expected = "a value"
+        if not fits:
             raise _error(f"expected {expected}, got {token.value!r}", statement, file, token.line)
     if len(tokens) % 2 == 0:
         line = tokens[-1].line if tokens else None
@@ -401,11 +410,13 @@ def _parse_attribute(statement: List[Token], file: str) -> Attribute:
         raise _error("expected 'name: type.'", statement, file)
     parts = _split(statement[2:])
     kind, values = _parse_type(parts[0][1], file, statement)
-    expression, rest = None, parts[1:]
+    expression = None
+    rest = parts[1:]
     if rest and rest[0][0] == ":=":
         if not rest[0][1]:
             raise _error("empty expression after ':='", statement, file)
-        expression, rest = _text(rest[0][1]), rest[1:]
+        expression = _text(rest[0][1])
+        rest = rest[1:]
     extended = _parse_extended(rest, file, statement)
     return Attribute(statement[0].value, kind, values, expression, extended, statement[0].line)
 
@@ -440,7 +451,8 @@ def parse_names(text: str, file: str = "<string>") -> Names:
     if len(head) == 1 and _is_identifier(head[0]):
         class_name = None if (head[0].kind == "word" and head[0].value == "null") else head[0].value
     elif len(head) >= 2 and _is(head[1], ","):  # C4.5: the class values
-        c45_values, class_name = _parse_list(head, file, head), "class"
+        c45_values = _parse_list(head, file, head)
+        class_name = "class"
     else:
         raise _error(
             "the first statement must name the class attribute ('name.' or 'null.')", head, file

@@ -187,12 +187,18 @@ class Rule:
         if self.is_default:
             text = f"{self.id}  DEFAULT CLASS = {_quote(self.head)}"
         else:
-            tests = [(k, c) for conjunction in self.body for k, c in enumerate(conjunction)]
-            lines = [
-                f"{self.id}  IF {c}" if n == 0 else f"{' ' * 8}{'OR' if k == 0 else 'AND'} {c}"
-                for n, (k, c) in enumerate(tests)
-            ]
-            text = "\n".join(lines + [f"{' ' * 8}THEN CLASS = {_quote(self.head)}"])
+            indent = " " * 8
+            lines = []
+            for conjunction in self.body:
+                for position, condition in enumerate(conjunction):
+                    if not lines:
+                        lines.append(f"{self.id}  IF {condition}")
+                    elif position == 0:
+                        lines.append(f"{indent}OR {condition}")
+                    else:
+                        lines.append(f"{indent}AND {condition}")
+            lines.append(f"{indent}THEN CLASS = {_quote(self.head)}")
+            text = "\n".join(lines)
         if known is not None:
             text += "  " + _frequencies_text(known, precision)
             if unknown is not None:
@@ -250,7 +256,8 @@ class PBMHeader:
             if name is not None
         ]
         extended = [] if self.evaluated_as is None else [f"Rules Evaluated as {self.evaluated_as}"]
-        extended += ["   ".join(files)] if files else []
+        if files:
+            extended.append("   ".join(files))
         return out + [""] + extended if extended else out
 
 
@@ -291,19 +298,23 @@ class RuleSet:
         self, rules: Sequence[Rule], header: Optional[PBMHeader] = None, file: Optional[str] = None
     ) -> None:
         rules = list(rules)
-        self.file, self.header = file, header if header is not None else PBMHeader()
+        self.file = file
+        self.header = header if header is not None else PBMHeader()
         seen = set()
         for k, rule in enumerate(rules):
             if not isinstance(rule, Rule):
                 raise TypeError(f"`rules` must hold Rule objects, got {type(rule).__name__}")
-            if fault := (
-                f"rule id {rule.id} is used twice"
-                if rule.id in seen
-                else "the DEFAULT rule must be the last rule"
-                if rule.is_default and k != len(rules) - 1
-                else None
-            ):
-                raise RuleParseError(fault, file=file, line=rule.line, text=rule.id)
+            if rule.id in seen:
+                raise RuleParseError(
+                    f"rule id {rule.id} is used twice", file=file, line=rule.line, text=rule.id
+                )
+            if rule.is_default and k != len(rules) - 1:
+                raise RuleParseError(
+                    "the DEFAULT rule must be the last rule",
+                    file=file,
+                    line=rule.line,
+                    text=rule.id,
+                )
             seen.add(rule.id)
         self.default: Optional[Rule] = rules.pop() if rules and rules[-1].is_default else None
         self.rules: Tuple[Rule, ...] = tuple(rules)
@@ -414,7 +425,9 @@ class _RuleParser:
 
     def __init__(self, chunk: Sequence[Tuple[int, str]], file: str) -> None:
         self.tokens = list(tokenize(chunk, _TOKEN, RuleParseError, file))  # tokens[0]: the id
-        self.pos, self.lines, self.file = 1, dict(chunk), file  # :meth:`rule` reads after the id
+        self.pos = 1  # :meth:`rule` reads after the id
+        self.lines = dict(chunk)
+        self.file = file
 
     def error(self, message: str, token: Optional[Token] = None) -> RuleParseError:
         if self.pos >= len(self.tokens):
@@ -451,16 +464,22 @@ class _RuleParser:
     def take(self, what: str = "a value", number: bool = False) -> str:
         """The text of the next token, a value (a number with ``number``)."""
         token = self.peek()
-        word = token is not None and token.kind == "word"
-        if not (
-            word and _NUMBER.match(token.value)
-            if number
-            else token is not None
-            and (token.kind == "quoted" or (word and token.value not in _KEYWORDS))
-        ):
+        if not self._is_value(token, number):
             raise self.error(f"expected {what}, got {self.got()}")
         self.pos += 1
         return token.value
+
+    @staticmethod
+    def _is_value(token: Optional[Token], number: bool) -> bool:
+        """Whether ``token`` is a value: a number with ``number``, else a quoted text or a
+        word that is not a keyword."""
+        if token is None:
+            return False
+        if number:
+            return token.kind == "word" and bool(_NUMBER.match(token.value))
+        if token.kind == "quoted":
+            return True
+        return token.kind == "word" and token.value not in _KEYWORDS
 
     def several(self, item, separator: str) -> tuple:
         """``item (separator item)*``: the items ``item()`` parsed."""
@@ -520,7 +539,8 @@ class _RuleParser:
         ).lower()
 
     def linear(self) -> Tuple[Tuple[str, str], ...]:
-        terms, sign = [], "+"
+        terms = []
+        sign = "+"
         while sign:
             text = self.take("a numeric coefficient", number=True)
             self.expect("x", "*", what="'x' after a coefficient")
@@ -575,7 +595,8 @@ def _parse_header(lines: Sequence[Tuple[int, str]], file: str) -> PBMHeader:
                     text=line,
                 )
             key = "conversor" if match["conversor"] else _HEADER_FIELDS[match["label"]]
-            fields[key], position = match["conversor"] or match["value"] or None, match.end()
+            fields[key] = match["conversor"] or match["value"] or None
+            position = match.end()
     evaluated = fields.get("evaluated_as")
     if evaluated is not None and evaluated.upper() not in EVALUATION_MODES.values():
         raise RuleParseError(

@@ -81,11 +81,12 @@ def plot_fire_isolines(
     'readability loss r (rules)'
     """
     p0, r0 = reference
-    items = (
-        extractors.items()
-        if isinstance(extractors, Mapping)
-        else enumerate(() if extractors is None else extractors)
-    )
+    if extractors is None:
+        items = enumerate(())
+    elif isinstance(extractors, Mapping):
+        items = extractors.items()
+    else:
+        items = enumerate(extractors)
     points = {
         label: check_param(
             tuple(point) if isinstance(point, np.ndarray) else point,

@@ -12,7 +12,8 @@ import pandas as pd
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .checking import real_value
-from .dataset import Dataset, label_text
+from .dataset import Dataset
+from .encoding import label_text
 from .evaluation import LABELS, MODE, RULES, check_label_classes, known_labels, predict_rules
 from .fire import fire_score, qs_score
 from .pbm import RuleSet
@@ -162,7 +163,8 @@ def score_rules(
         real_value(rule.head) is not None for rule in rules.all_rules
     )
     task = "regression" if regression else "classification"
-    predicted, known = ~pd.isna(predictions), known_labels(reference)
+    predicted = ~pd.isna(predictions)
+    known = known_labels(reference)
     if regression:  # heads kept as text when no numeric class is declared
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - reference)
     else:

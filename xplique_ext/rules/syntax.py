@@ -113,7 +113,9 @@ def scan_quoted(text: str, start: int) -> Tuple[Optional[str], int]:
     """
     if (match := _QUOTED.match(text, start)) is None:
         end = text.find("\n", start)
-        return None, len(text) if end < 0 else end
+        if end < 0:
+            end = len(text)
+        return None, end
     return _ESCAPE.sub(r"\1", match.group(1)), match.end()
 
 

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..commons.params import STRING, ArrayLike, Interval, validate_params
-from .evaluation import label_text
+from .encoding import label_text
 from .names import Attribute, Names
 from .pbm import Condition, PBMHeader, Rule, RuleSet
 
@@ -172,8 +172,11 @@ def tree_to_rules(
     """
     features, classes = _check_tree(tree, feature_names, class_names)
     structure = tree.tree_
-    left, right = structure.children_left, structure.children_right
-    feature, threshold, value = structure.feature, structure.threshold, structure.value
+    left = structure.children_left
+    right = structure.children_right
+    feature = structure.feature
+    threshold = structure.threshold
+    value = structure.value
 
     def head(node: int) -> str:
         if classes is not None:

@@ -1,4 +1,6 @@
-"""scikit-learn trees as rule sets: counts checked against an independent computation."""
+"""scikit-learn trees as rule sets (:mod:`xplique_ext.rules.trees`): counts checked
+against an independent computation, on iris and on the real tables shipped with
+scikit-learn (their own column and class names)."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +10,8 @@ from sklearn.metrics import confusion_matrix
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from xplique_ext.metrics import FiRe
+from tests.rules.sklearn_tables import TABLES, frame_of
+from xplique_ext.metrics import FiRe, QsScore
 from xplique_ext.rules import (
     Dataset,
     evaluate_rules,
@@ -20,6 +23,8 @@ from xplique_ext.rules import (
 )
 
 FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+
+
 CLASSES = ["setosa", "versicolor", "virginica"]
 
 
@@ -144,3 +149,42 @@ def test_adapter_errors(iris):
     assert len(only_default) == 0 and only_default.default.head == "0"
     with pytest.raises(ValueError, match="count_default=True"):
         score_rules(only_default, x[:5], y[:5], feature_names=["x0", "x1", "x2", "x3"])
+
+
+# -- the real tables shipped with scikit-learn -----------------------------------------------------
+@pytest.mark.parametrize("name", sorted(TABLES))
+@pytest.mark.parametrize("mode", ["unordered", "ordered"])
+def test_tree_rules_on_real_tables(name, mode):
+    frame = frame_of(name)
+    x, labels = frame.drop(columns="class"), frame["class"].to_numpy()
+    tree = DecisionTreeClassifier(max_leaf_nodes=5, random_state=0).fit(x, labels)
+    rules = tree_to_rules(tree)  # names from the DataFrame, classes from the labels
+    assert set(rules.attributes) <= set(x.columns)
+    data = Dataset.from_frame(frame, class_name="class")
+    assert data.n_examples == len(frame)
+    result = evaluate_rules(rules, data, mode)
+    leaf_of = tree.apply(x.astype(np.float32))
+    for k, leaf in enumerate(leaves_left_to_right(tree)):
+        head = rules[k].head
+        body, h = leaf_of == leaf, labels == head
+        expected = ((body & h).sum(), (body & ~h).sum(), (~body & h).sum(), (~body & ~h).sum())
+        got = (
+            result.known.bh[k],
+            result.known.bhbar[k],
+            result.known.bbarh[k],
+            result.known.bbarhbar[k],
+        )
+        assert tuple(map(int, got)) == tuple(map(int, expected)), (name, k)
+    # rule measures from the same counts: accuracy (Eq. 1) = bh / (bh + bhbar)
+    frame_out = result.to_frame()
+    acc = result.known.bh / (result.known.bh + result.known.bhbar)
+    np.testing.assert_allclose(frame_out["Acc"].to_numpy(), acc)
+    # predictions and FiRe / Qs against the true labels
+    predicted = np.asarray(predict_rules(rules, data, "ordered"))
+    assert (predicted == tree.predict(x)).all()
+    score = score_rules(rules, data, psi=2.0)
+    p = float(np.mean(tree.predict(x) != labels))
+    assert score.predictive_loss == pytest.approx(p)
+    assert score.readability_loss == tree.get_n_leaves()
+    assert score.fire == pytest.approx(FiRe(2.0).evaluate(p, tree.get_n_leaves()))
+    assert score.qs == pytest.approx(QsScore().evaluate(p, tree.get_n_leaves(), 1.0))

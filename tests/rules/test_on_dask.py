@@ -1,16 +1,16 @@
-"""Rule evaluation on partitioned data: a Dask cluster of 2 worker processes, and chunks.
+"""Rule evaluation on partitioned data (:mod:`xplique_ext.rules.on_dask`): a Dask
+cluster of 2 worker processes, and chunks.
 
 Contingency counts add up over row partitions in every mode, so the partitioned results
-must equal the in-memory ones exactly: counts, measures and predictions.
-"""
+must equal the in-memory ones exactly: counts, measures and predictions."""
 
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-from rules_cli_helpers import run_cli
 
+from tests.rules.rules_cli_helpers import run_cli
 from xplique_ext.rules import (
     DataParseError,
     RuleParseError,
@@ -24,9 +24,14 @@ from xplique_ext.rules import (
 )
 
 dd = pytest.importorskip("dask.dataframe")  # the dev extra installs it
+
+
 distributed = pytest.importorskip("distributed")
 
+
 MODES = ("unordered", "ordered", "inter-class")
+
+
 NAMES_TEXT = """class.
 colour: red, green, blue.
 size: real.
@@ -222,9 +227,7 @@ def test_missing_dask_names_the_extra(table, monkeypatch):
         read_data_dask(path, names)
 
 
-# -- the command line ----------------------------------------------------------------------
-
-
+# -- the command line ------------------------------------------------------------------------------
 @pytest.mark.filterwarnings("ignore:.*unknown or not-applicable class")
 @pytest.mark.parametrize("mode", ["-u", "-o", "-i"])
 def test_cli_chunksize_and_dask_print_the_same_file(client, table, tmp_path, mode):
@@ -283,12 +286,9 @@ def test_cli_dask_without_address_starts_a_local_cluster(client, table, tmp_path
     assert (tmp_path / "dask.pbm").read_text() == (tmp_path / "whole.pbm").read_text()
 
 
-def test_cli_chunksize_on_an_empty_file(tmp_path, capsys):
-    (tmp_path / "e.names").write_text(NAMES_TEXT)
-    (tmp_path / "e.data").write_text("\n\n")
-    (tmp_path / "r.pbm").write_text("R0001 IF colour = red THEN CLASS = c0\n")
-    common = ["rules", "-d", str(tmp_path / "e.data"), "-f", str(tmp_path / "r.pbm")]
-    assert run_cli(common) == 0
-    whole = capsys.readouterr().out
-    assert run_cli(common + ["--chunksize", "3"]) == 0
-    assert capsys.readouterr().out == whole and "0]" in whole
+# -- declared parameters ---------------------------------------------------------------------------
+def test_read_data_dask_checks_its_parameters_before_importing_dask():
+    with pytest.raises(ValueError, match="`blocksize` must be >= 1 or a string, got 0"):
+        read_data_dask("voyage.data", blocksize=0)
+    with pytest.raises(TypeError, match="`path` must be a path"):
+        read_data_dask(3)

@@ -1,10 +1,10 @@
-"""Rule learners' models as rule sets (the [rulelearners] extra): RIPPER from wittgenstein,
-greedy rule lists and OneR from imodels, on scikit-learn's real tables.
+"""Rule learners' models as rule sets (:mod:`xplique_ext.rules.learners`, the
+[rulelearners] extra): RIPPER from wittgenstein, greedy rule lists and OneR from imodels,
+on scikit-learn's real tables.
 
 The oracle of every count is independent of our evaluator: the learner's own coverage
 (wittgenstein's ``Rule.covers`` on its own discretisation) or plain pandas/NumPy masks over
-the data, and the learner's own ``predict``.
-"""
+the data, and the learner's own ``predict``."""
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,10 @@ from xplique_ext.rules.learners import ripper_to_rules, rule_list_to_rules
 # wittgenstein 0.3 calls a pandas API that pandas 3 deprecates (third party, not ours)
 pytestmark = pytest.mark.filterwarnings("ignore:For backward compatibility, 'str' dtypes")
 
+
 lw = pytest.importorskip("wittgenstein", reason="the [rulelearners] extra")
+
+
 imodels = pytest.importorskip("imodels", reason="the [rulelearners] extra")
 
 
@@ -184,7 +187,7 @@ def test_ripper_categorical_features_and_feature_names():
     assert (predicted == np.where(model.predict(x), "yes", "no")).all()
 
 
-def test_ripper_hostile_inputs(cancer_ripper):
+def test_ripper_refuses_bad_inputs(cancer_ripper):
     x, labels, model = cancer_ripper
     with pytest.raises(ValueError, match="not fitted"):
         ripper_to_rules(lw.RIPPER())
@@ -247,7 +250,7 @@ def test_rule_list_on_iris_one_class_and_renamed_features():
     assert (np.asarray(predict_rules(rules, data, "ordered")) == model.predict(x.to_numpy())).all()
 
 
-def test_rule_list_hostile_inputs():
+def test_rule_list_refuses_bad_inputs():
     x, labels = table(load_breast_cancer)
     with pytest.raises(ValueError, match="not fitted"):
         rule_list_to_rules(imodels.GreedyRuleListClassifier())

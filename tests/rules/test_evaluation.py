@@ -1,5 +1,6 @@
-"""Vectorised evaluation against the per-example loop of Algorithms 1-3, predictions,
-measures and the tidy table."""
+"""Vectorised evaluation (:mod:`xplique_ext.rules.evaluation`) against the
+per-example loop of Algorithms 1-3, predictions, the tidy table, the labels checked
+against the rule heads and the report's worked example."""
 
 import warnings
 
@@ -8,21 +9,31 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rules_reference import evaluate_rules_loop
 
-from xplique_ext.commons.warnings import UndefinedScoreWarning, XpliqueExtWarning
+from tests.rules.parser_strategies import DATA_TEXT, RULES_TEXT, mutated
+from tests.rules.parser_strategies import NAMES as VOYAGE_NAMES
+from tests.rules.rules_reference import evaluate_rules_loop
+from tests.rules.rules_voyage_expected import (
+    FIGURES,
+)
+from tests.rules.sklearn_tables import frame_of
+from xplique_ext.commons.warnings import XpliqueExtWarning
 from xplique_ext.rules import (
     MEASURES,
     Attribute,
     Condition,
+    ContingencyTables,
     Dataset,
     Names,
+    ParseError,
     Rule,
+    RuleEvaluation,
     RuleMetrics,
     RuleSet,
     evaluate_rules,
     example_path,
     load_voyage,
+    parse_data,
     parse_rules,
     predict_rules,
     read_data,
@@ -272,82 +283,6 @@ def test_rule_metrics_class():
         RuleMetrics(rules, zero_division="ignore")
 
 
-def test_measures_known_values_and_identities():
-    m = rule_measures(3, 1, 3, 5, n_classes=2)
-    assert m["Acc"] == pytest.approx(0.75) and m["Err"] == pytest.approx(0.25)
-    assert m["NegRel"] == pytest.approx(5 / 8) and m["Sens"] == pytest.approx(0.5)
-    assert m["Spec"] == pytest.approx(5 / 6) and m["Cov"] == pytest.approx(4 / 12)
-    assert m["Laplace"] == pytest.approx(4 / 6)
-    assert m["Lift"] == pytest.approx(0.75 / 0.5)
-    from scipy.stats import chi2_contingency
-
-    stat, p, _, _ = chi2_contingency([[3, 1], [3, 5]], correction=False)
-    assert m["Chi2"] == pytest.approx(stat) and m["Chi2_p"] == pytest.approx(p)
-    # Eq. 15 and 19: all weighted relative measures equal novelty
-    rng = np.random.default_rng(0)
-    cells = rng.integers(1, 50, size=(4, 100))
-    m = rule_measures(*cells)
-    for name in ("WRAcc", "WRNegRel", "WRSens", "WRSpec"):
-        np.testing.assert_allclose(m[name], m["Nov"], atol=1e-12)
-    assert np.all(np.abs(m["Nov"]) <= 0.25)
-    np.testing.assert_allclose(m["Acc"] + m["Err"], 1.0)
-    np.testing.assert_allclose(m["RAcc"] * m["Cov"], m["WRAcc"], atol=1e-12)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 30), min_size=4, max_size=4), st.integers(1, 20))
-def test_measures_are_scale_invariant(cells, scale):
-    if sum(cells) == 0:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedScoreWarning)
-        a = rule_measures(*cells, zero_division="nan")
-        b = rule_measures(*[c * scale for c in cells], zero_division="nan")
-    for name in MEASURES:
-        if name in ("Laplace", "Chi2", "Chi2_p"):
-            continue
-        np.testing.assert_allclose(a[name], b[name], equal_nan=True, atol=1e-12)
-
-
-def test_zero_division_policy():
-    with pytest.warns(UndefinedScoreWarning, match=r"Acc \(1\)"):
-        m = rule_measures([0, 2], [0, 1], [3, 1], [2, 1])
-    assert np.isnan(m["Acc"][0]) and not np.isnan(m["Acc"][1])
-    assert m["WRAcc"][0] == pytest.approx(0.0)  # weight 0: the limit of the product
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        m = rule_measures(0, 0, 3, 2, zero_division=0.0)
-        assert m["Acc"] == 0.0 and m["Sat"] == 0.0 and m["Chi2"] == 0.0
-        m = rule_measures(0, 0, 3, 2, zero_division="nan")
-        assert np.isnan(m["Acc"])
-    with pytest.raises(ValueError, match="`zero_division` must be"):
-        rule_measures(1, 1, 1, 1, zero_division="zero")
-    with pytest.raises(TypeError, match="`zero_division` must be"):
-        rule_measures(1, 1, 1, 1, zero_division=None)
-    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got -1"):
-        rule_measures(-1, 1, 1, 1)
-
-
-def test_cells_are_counts_fractions_are_refused():
-    # the cells are counts of examples: a fraction (a relative frequency, a weighted sum)
-    # gave a plausible Laplace and Chi2 that are not those of any table, and is refused
-    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got 2.5"):
-        rule_measures(2.5, 1, 1, 1)
-    with pytest.raises(ValueError, match=r"`bbarh` must be integers >= 0, got 0.5 \(1 of 2 "):
-        rule_measures([3, 1], [1, 1], [3, 0.5], [5, 2])
-    # Figure 12's R0001 as printed: frequencies (n = 12), not counts
-    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got 0.25"):
-        rule_measures(0.250, 0.083, 0.250, 0.417)
-    with pytest.raises(ValueError, match=r"`bbarhbar` must be an array of finite values only"):
-        rule_measures(1, 1, 1, np.inf)
-    # counts held in floats (the cells of evaluate_rules, of pandas columns) are counts
-    whole = rule_measures(np.float64(3), 1.0, np.array(3.0), 5.0)
-    counts = rule_measures(3, 1, 3, 5)
-    for name in MEASURES:
-        assert whole[name] == counts[name], name
-    assert counts["Laplace"] == pytest.approx(4 / 6)  # (bh + 1) / (b + k), the counts'
-
-
 def test_predictions():
     rules, data = load_voyage("ordered")
     ordered = predict_rules(rules, data, "ordered")
@@ -392,20 +327,6 @@ def test_regression_heads():
     np.testing.assert_allclose(predict_rules(rules, data, "unordered"), [1, 2.5, 4, 4])
     result = evaluate_rules(rules, data)
     assert result.known.bh.tolist() == [2, 0]
-
-
-def test_typed_head_of_a_head_no_check_read():
-    """``typed_head`` is public: a head ``check_rules`` did not check keeps the behaviour of
-    0.x (text kept for a boolean class; ``float``'s value or ValueError for a numeric one),
-    never None."""
-    from xplique_ext.rules.compile import typed_head
-
-    boolean = Names([Attribute("a", "real"), Attribute("b", "boolean")], "b")
-    assert [typed_head(boolean, h) for h in ("TRUE", "no", "maybe")] == ["true", "false", "maybe"]
-    real = Names([Attribute("a", "real"), Attribute("t", "real")], "t")
-    assert typed_head(real, "1e400") == float("inf") and typed_head(real, " 2 ") == 2.0
-    with pytest.raises(ValueError, match="could not convert string to float: 'warm'"):
-        typed_head(real, "warm")
 
 
 def test_a_zero_weight_does_not_vote_and_huge_weights_do_not_overflow():
@@ -501,3 +422,166 @@ def test_question_mark_labels_are_unknown_like_nan():
     assert score_rules(rules, data, reference) == score_rules(rules, data, nan_reference)
     nan_reference[0] = pd.NA
     assert score_rules(rules, data, reference) == score_rules(rules, data, nan_reference)
+
+
+# -- labels against the heads' classes -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def voyage():
+    rules, data = load_voyage("ordered")
+    return rules, data, data.labels()
+
+
+def test_labels_sharing_no_class_with_the_heads_are_refused(voyage):
+    rules, data, y = voyage
+    binary = np.where(y == "go", 1, 0)
+    with pytest.raises(
+        ValueError,
+        match=r"`labels` share no class with the rule heads: "
+        r"expected labels among \['dont_go', 'go'\], got \['0', '1'\]",
+    ):
+        evaluate_rules(rules, data, labels=binary)
+    with pytest.raises(ValueError, match=r"`labels` share no class .* got \['0.5', '1.5'\]"):
+        evaluate_rules(rules, data, labels=np.where(y == "go", 1.5, 0.5))
+    with pytest.raises(ValueError, match=r"`reference` share no class with the rule heads"):
+        score_rules(rules, data, reference=binary)
+
+
+def test_labels_that_never_hold_a_head_class_warn_naming_it(voyage):
+    rules, data, y = voyage
+    partial = np.where(y == "go", "go", "stay").astype(object)
+    with pytest.warns(UserWarning, match=r"`labels` never hold the class\(es\) \['dont_go'\]"):
+        result = evaluate_rules(rules, data, labels=partial)
+    assert result.known.bh.sum() > 0  # the 'go' rules still count
+    with pytest.warns(UserWarning, match=r"`reference` never hold .*\['dont_go'\]"):
+        score_rules(rules, data, reference=partial)
+
+
+def test_labels_holding_every_head_class_pass_silently(voyage):
+    rules, data, y = voyage
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same = evaluate_rules(rules, data, labels=y)
+        score_rules(rules, data, reference=y)
+    assert same.known == evaluate_rules(rules, data).known
+
+
+def test_warnings_of_declared_entry_points_point_at_the_caller(voyage):
+    """The declaration wrapper adds a frame: the warnings still name the caller's line."""
+    rules, data, y = voyage
+    partial = np.where(y == "go", "go", "stay").astype(object)
+    with pytest.warns(UserWarning) as record:
+        evaluate_rules(rules, data, labels=partial)
+        score_rules(rules, data, reference=partial)
+    assert {w.filename for w in record} == {__file__}
+    unknown = np.where(y == "go", "go", None).astype(object)
+    with pytest.warns(UserWarning) as record:  # examples left out; 'dont_go' never held
+        evaluate_rules(rules, data, labels=unknown)
+    assert any("left out of the contingency tables" in str(w.message) for w in record)
+    assert all(w.filename == __file__ for w in record)
+
+
+# -- declared parameters ---------------------------------------------------------------------------
+def test_contingency_tables_are_counts_of_one_length():
+    tables = ContingencyTables([1, 2], np.array([0, 0], dtype=np.int32), [3, 4], [5, 6])
+    assert tables.bhbar.dtype == np.int64 and tables.n.tolist() == [9, 12]
+    with pytest.raises(ValueError, match=r"`bh` must be integers >= 0, got -1"):
+        ContingencyTables([-1, 2], [0, 0], [0, 0], [0, 0])
+    with pytest.raises(TypeError, match=r"`bbarh` must be an array of integers, got dtype float"):
+        ContingencyTables([1], [1], [0.5], [1])
+    with pytest.raises(ValueError, match="must have one count per rule each"):
+        ContingencyTables([1, 2], [0], [0, 0], [0, 0])
+
+
+def test_a_rule_evaluation_declares_its_parts_and_its_table_choice():
+    rules, data = load_voyage("ordered")
+    evaluation = evaluate_rules(rules, data, mode="ordered")
+    again = RuleEvaluation(
+        rules, "ordered", evaluation.known, evaluation.unknown, n_classes=np.int64(2)
+    )
+    assert again.n_classes == 2 and type(again.n_classes) is int
+    assert again.table("all") == evaluation.known + evaluation.unknown
+    with pytest.raises(ValueError, match=r"`table` must be one of .*, got 'both'"):
+        evaluation.table("both")
+    with pytest.raises(TypeError, match="`known` must be a ContingencyTables, got"):
+        RuleEvaluation(rules, "ordered", evaluation.known.as_array(), evaluation.unknown)
+
+
+def test_names_mismatch_says_which_declaration_differs():
+    from xplique_ext.rules import evaluate_rules, parse_rules
+    from xplique_ext.rules.datafile import parse_data
+    from xplique_ext.rules.names import parse_names
+
+    ours, theirs = parse_names("yes, no.\nx: p, q.\n"), parse_names("yes, no.\nx: p, q, r.\n")
+    rules = parse_rules("R0001  IF x = p\n        THEN CLASS = yes\n")
+    with pytest.raises(ValueError, match=r"values=\('p', 'q'\).* instead of .*'r'\)"):
+        evaluate_rules(rules, parse_data("p,yes\n", ours), "unordered", names=theirs)
+
+
+# -- the report's worked example (voyage) ----------------------------------------------------------
+@pytest.mark.parametrize("mode", ["unordered", "ordered", "inter-class"])
+def test_api_matches_figures_and_loop(mode):
+    rules, data = load_voyage(mode)
+    result = evaluate_rules(rules, data, mode)
+    for k, rule in enumerate(rules):
+        known, unknown = FIGURES[mode][rule.id]
+        np.testing.assert_allclose(result.known.frequencies()[k], known, atol=5e-4 + 1e-12)
+        np.testing.assert_allclose(result.unknown.frequencies()[k], unknown, atol=5e-4 + 1e-12)
+    loop = evaluate_rules_loop(rules, data, mode)
+    assert loop.known == result.known and loop.unknown == result.unknown
+
+
+def test_semantics_of_the_worked_example():
+    """The T2/T3/T5/T9/T12 discussions of section 5."""
+    rules, data = load_voyage("unordered")
+    result = evaluate_rules(rules, data)
+    # T3 counted as bh in both R0001 and R0003 (unordered)
+    assert result.known.bh[0] == 3 and result.known.bh[2] == 1
+    # T2, T9, T12 in R0001's unknown table; T5 in its known table
+    assert result.unknown.n[0] == 3 and result.known.n[0] == 12
+    rules, data = load_voyage("ordered")
+    result = evaluate_rules(rules, data, "ordered")
+    # T9 (unknown humidity) counted by R0001 and R0003: covering thanks to ? does not stop
+    assert result.unknown.bh[0] == 1 and result.unknown.bh[2] == 1
+    # T5 (unknown temperature) fired at R0002, so R0004 counts it in its known table
+    assert result.known.n[3] == 15 and result.unknown.n[3] == 0
+
+
+# -- a real table with quoted attribute names ------------------------------------------------------
+def test_hand_written_rules_on_breast_cancer_with_quoted_names():
+    frame = frame_of("breast_cancer")
+    rules = parse_rules("""
+R0001  IF "worst radius" > 16.8
+        THEN CLASS = malignant
+R0002  IF "worst concave points" > 0.14 AND "mean texture" > 16
+        THEN CLASS = malignant
+R0003  DEFAULT CLASS = benign""")
+    data = Dataset.from_frame(frame, class_name="class")
+    result = evaluate_rules(rules, data, "unordered")
+    malignant = frame["class"].to_numpy() == "malignant"
+    masks = [
+        frame["worst radius"].to_numpy() > 16.8,
+        (frame["worst concave points"].to_numpy() > 0.14) & (frame["mean texture"].to_numpy() > 16),
+    ]
+    for k, body in enumerate(masks):
+        assert int(result.known.bh[k]) == int((body & malignant).sum())
+        assert int(result.known.bhbar[k]) == int((body & ~malignant).sum())
+        assert int(result.known.bbarh[k]) == int((~body & malignant).sum())
+    measures = rule_measures(
+        bh=result.known.bh,
+        bhbar=result.known.bhbar,
+        bbarh=result.known.bbarh,
+        bbarhbar=result.known.bbarhbar,
+    )
+    np.testing.assert_allclose(
+        measures["Sens"], [(m & malignant).sum() / malignant.sum() for m in masks]
+    )
+
+
+# -- property test: parsed texts evaluate or raise a ParseError ------------------------------------
+@settings(max_examples=100, deadline=None)
+@given(mutated(RULES_TEXT), mutated(DATA_TEXT))
+def test_whole_pipeline_raises_only_parse_errors(rules_text, data_text):
+    try:
+        evaluate_rules(parse_rules(rules_text), parse_data(data_text, VOYAGE_NAMES))
+    except ParseError:
+        pass
