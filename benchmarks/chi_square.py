@@ -1,7 +1,7 @@
 """Benchmark: the vectorised chi-square of :func:`xplique_ext.rules.rule_measures` against
 ``scipy.stats.chi2_contingency`` (``correction=False``) called once per rule, in one run.
 
-Issue 11 asks for scipy's function unless ours is measurably faster and exact. This script
+We use scipy's function unless ours is measurably faster and exact. This script
 prints both timings, their ratio and the largest differences of the statistic and of the
 p-value (the test ``tests/rules/test_measures.py`` checks exactness on random and
 degenerate tables).

@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/ground_truth.py`` (``--quick`` for a smaller run).
 
-Printed figures (acceptance of issue 4):
+Printed figures:
   generation      images/s at 128x128 for AIXI-Shape and AIXI-Color (target >= 1,000);
   EMD 32x32       mean seconds per pair over 100 pairs of ground-truth-like sparse maps
                   (AIXI ground truths at 128x128 area-downsampled to 32x32, as ``emd``

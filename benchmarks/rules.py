@@ -1,4 +1,4 @@
-"""Benchmark of the rule evaluation (issue 3, acceptance point 5).
+"""Benchmark of the rule evaluation .
 
 Times :func:`xplique_ext.rules.evaluate_rules` on 100 random rules over 1,000,000 examples of
 mixed nominal and numeric attributes with 1% unknown values, in the three modes, and
@@ -10,13 +10,13 @@ against the vectorised ones.
 
 Targets: unordered <= 1 s, ordered <= 2 s, and >= 100x faster than the loop.
 
-Files and scaling out (issue 10), each case in a fresh process that reports its own time and
+Files and scaling out, each case in a fresh process that reports its own time and
 peak resident memory (``VmHWM``); the files are generated once into ``--workdir`` (default
 ``/tmp/xplique_ext_rules_bench``), never into the repository:
 
 - ``cli``: ``xplique-ext rules`` end to end (process start, reading, evaluation, printing),
   100 rules x 1,000,000 rows, 1% unknown. Targets <= 2 s (7.5-8.6 s with the row-by-row
-  parser) and <= 2x a process that only reads the file with ``pd.read_csv`` (issue 18):
+  parser) and <= 2x a process that only reads the file with ``pd.read_csv``:
   medians of ``--cli-repeats`` (7) runs of each, in turn, judged on the command's CPU time
   when the load average is above the number of cores (the wall-clock time then counts the
   other jobs' time too).
@@ -143,7 +143,7 @@ def best_time(function, repeats: int) -> float:
 
 
 def evaluate_case(args) -> bool:
-    """The vectorised evaluation against the per-example loop (issue 3)."""
+    """The vectorised evaluation against the per-example loop."""
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     data = make_data(args.examples, rng, args.unknown_rate)
@@ -195,7 +195,7 @@ def evaluate_case(args) -> bool:
     return ok
 
 
-# -- files, chunks and Dask (issue 10) -----------------------------------------------------
+# -- files, chunks and Dask -------------------------------------------------------------
 def names_text() -> str:
     lines = ["class.", ""]
     lines += [f"nom{k}: {', '.join(f'v{j}' for j in range(3 + k))}." for k in range(6)]
@@ -349,7 +349,7 @@ def cli_case(args, folder: str) -> bool:
     reports, pandas = [], []
     for _ in range(args.cli_repeats):
         reports.append(run_child("cli", ["rules", "-u", "-d", data, "-f", pbm, "-s", out]))
-        # issue 18: end to end within 2x a process that only reads the file with pandas
+        # target: end to end within 2x a process that only reads the file with pandas
         pandas.append(run_child("pandas", [data]))
     # on a machine busy with other work (load above the cores), the wall-clock time
     # measures the other jobs too: the target is then judged on the command's CPU time

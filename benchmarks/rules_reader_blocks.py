@@ -1,5 +1,5 @@
 """Why the ``.data`` fast reader reads blocks itself instead of streaming with
-``pyarrow.csv.open_csv`` (issue 18, point 2: keep a hand-written reader only where a
+``pyarrow.csv.open_csv`` (keep a hand-written reader only where a
 benchmark shows it is measurably better).
 
 Each case runs in a fresh process on the table of ``tests/rules/reader_table.py``
@@ -17,7 +17,7 @@ Measured on the 2-core development machine (load about 12), 48 MB file: ``open_c
 (0.16x), 2 MiB blocks 12 MB, at the same speed (1.3-2.0 s, noisy under that load). Over a
 whole ``read_data`` (the table included) that was 2.6-3.9x the file with ``open_csv`` against
 1.5-1.6x with 1 MiB blocks: above the 2x target, hence the blocks. Measured again in one run
-(issue 18, load 7.8): ``open_csv`` 79 MB added (1.66x the file) in 1.11 s, ``open_csv-1`` 73 MB
+(measured under a load of 7.8): ``open_csv`` 79 MB added (1.66x the file) in 1.11 s, ``open_csv-1`` 73 MB
 (1.53x) in 1.15 s, 1 MiB blocks 7 MB (0.15x) in 1.24 s, 2 MiB blocks 12 MB (0.26x) in 1.18 s.
 Run: ``python benchmarks/rules_reader_blocks.py``.
 """
