@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import xplique_ext.metrics.ground_truth as gtm
+import xplique_ext.metrics as gtm
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 from xplique_ext.datasets import (
     AIXIData,

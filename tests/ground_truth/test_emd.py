@@ -349,9 +349,9 @@ def test_maps_of_at_most_128x128_pixels_are_never_refused_for_their_size(monkeyp
     # two dense 96x96 maps under 'sqeuclidean' (no reduction: supply x demand = 8.5e7
     # arcs, beyond EMD_MAX_ARCS) are solved, as the advice "resize=(128, 128) or smaller"
     # of the size error promises (a few seconds: the solver is replaced here)
-    from xplique_ext.metrics import ground_truth
+    from xplique_ext.metrics import ground_truth_measures
 
-    monkeypatch.setattr(ground_truth, "grid_transport_cost", lambda *args, **kwargs: 0.25)
+    monkeypatch.setattr(ground_truth_measures, "grid_transport_cost", lambda *args, **kwargs: 0.25)
     maps = np.random.default_rng(0).random((2, 1, 96, 96)).astype(np.float32) + 0.1
     for resize in (None, (96, 96), (128, 128)):
         assert emd(maps[0], maps[1], resize=resize, ground_distance="sqeuclidean").tolist() == [
