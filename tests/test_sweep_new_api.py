@@ -252,27 +252,6 @@ def test_compare_scores_equal_infinities_are_undefined_differences():
     assert pair["n"] == 10 and pair["n_undefined"] == 1 and pair["p_value"] == 1.0
 
 
-def test_summary_all_undefined_gives_the_reason():
-    from xplique_ext.commons.warnings import UndefinedScoreWarning
-    from xplique_ext.datasets import make_aixi_color
-    from xplique_ext.metrics import GroundTruthLocalisation
-    from xplique_ext.models import AIXIFunctionModel
-
-    data = make_aixi_color(4, image_size=32, function="ssin", seed=1)
-    metric = GroundTruthLocalisation(
-        AIXIFunctionModel("ssin", dataset="color"),
-        data.images,
-        data.targets,
-        masks=data.relevant_masks,
-        measure="pointing_game",
-        min_accuracy=0.0,
-    )
-    # was: "no defined score (all 4 are NaN)" without why (evaluate says why)
-    with pytest.warns(UndefinedScoreWarning, match="no defined score.*Reason: .*constant map"):
-        summary = metric.summary(np.zeros_like(data.ground_truth))
-    assert np.isnan(summary.mean) and summary.n_undefined == 4
-
-
 def test_rule_distillation_fit_checks_its_arguments():
     import tensorflow as tf
 
