@@ -27,6 +27,16 @@ def _closed_form(name, counts, max_count=2):
     return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
 
 
+def test_functions_known_values():
+    assert ssin([1, 1, 1]) == pytest.approx(1.0)
+    assert suum([1, 1, 1]) == pytest.approx(1.0)
+    assert ssin([0.5, 0, 0]) == pytest.approx(0.55 * math.sin(math.pi / 4))
+    assert suum([0.5, 1, 0]) == pytest.approx(0.275 + 0.27)
+    assert class_function([0, 0, 0]) == 1.0
+    assert class_function([0.5, 1.0, 0]) == 1.0  # 0.5 - 0.5 >= 0
+    assert class_function([0.0, 0.5, 0]) == 0.0
+
+
 @pytest.mark.parametrize("counts", list(itertools.product(range(3), repeat=3)))
 def test_closed_form_equals_enumerated_shapley(counts):
     counts = np.array([counts])
@@ -73,16 +83,6 @@ def test_class_shapley_known_values():
             total[p] += after - before
     total /= math.factorial(3)
     np.testing.assert_allclose([phi[0], phi[0], phi[1]], total, atol=1e-12)
-
-
-def test_functions_known_values():
-    assert ssin([1, 1, 1]) == pytest.approx(1.0)
-    assert suum([1, 1, 1]) == pytest.approx(1.0)
-    assert ssin([0.5, 0, 0]) == pytest.approx(0.55 * math.sin(math.pi / 4))
-    assert suum([0.5, 1, 0]) == pytest.approx(0.275 + 0.27)
-    assert class_function([0, 0, 0]) == 1.0
-    assert class_function([0.5, 1.0, 0]) == 1.0  # 0.5 - 0.5 >= 0
-    assert class_function([0.0, 0.5, 0]) == 0.0
 
 
 def test_resolve_and_apply_function_are_public():

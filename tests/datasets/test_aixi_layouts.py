@@ -57,8 +57,6 @@ def _check_shape_cells(data, cell, circle, square, cross):
                 assert max(hk, wk) <= cross[1] and mask.sum() < hk * wk
 
 
-# Hostile inputs: each case was a raw crash, a silent wrong number or an unclear message,
-# and is now refused (or scored) by the declared params layer.
 @pytest.fixture(scope="module")
 def suum_data():
     return make_aixi_shape(4, image_size=64, function="suum", seed=1)

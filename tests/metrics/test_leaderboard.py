@@ -15,8 +15,6 @@ from xplique_ext.metrics import (
 )
 
 
-# Hostile inputs: each case was a raw crash, a silent wrong number or an unclear message,
-# and is now refused (or scored) by the declared params layer.
 @pytest.fixture(scope="module")
 def suum_data():
     return make_aixi_shape(4, image_size=64, function="suum", seed=1)
@@ -31,34 +29,6 @@ def _point(shape, i, j):
     a = np.zeros(shape)
     a[i, j] = 1.0
     return a
-
-
-def test_leaderboard_refuses_no_map_and_a_map_without_its_batch_axis(suum_data):
-    truth = suum_data.ground_truth
-    # was "`scores_by_name['a']` must be a non-empty array" (a parameter of compare_scores)
-    with pytest.raises(ValueError, match=r"`ground_truth` must be a non-empty array"):
-        gtm.ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
-    with pytest.raises(
-        ValueError,
-        match=r"`ground_truth` must be an array of shape \(N, H, W\) "
-        r"or \(N, H, W, C\), got shape \(64, 64\): is the batch",
-    ):
-        gtm.ground_truth_leaderboard({"a": truth[0]}, truth[0])
-
-
-def test_leaderboard_refuses_a_single_map_and_no_measure():
-    from xplique_ext.metrics import ground_truth_leaderboard
-
-    truth = np.zeros((2, 8, 8))
-    truth[:, 2, 2] = 1
-    with pytest.raises(
-        ValueError,
-        match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
-        r"\(N, H, W, C\), got shape \(8, 8\): is the batch",
-    ):
-        ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
-    with pytest.raises(ValueError, match="`measures` must name at least one measure"):
-        ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])
 
 
 def test_leaderboard_ranks_and_matches_the_measures(data):
@@ -110,9 +80,36 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
         ground_truth_leaderboard(explanations, data.ground_truth, measures=["pointing_game"])
 
 
-# ============================================================ leaderboard
+def test_leaderboard_refuses_no_map_and_a_map_without_its_batch_axis(suum_data):
+    truth = suum_data.ground_truth
+    # was "`scores_by_name['a']` must be a non-empty array" (a parameter of compare_scores)
+    with pytest.raises(ValueError, match=r"`ground_truth` must be a non-empty array"):
+        gtm.ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) "
+        r"or \(N, H, W, C\), got shape \(64, 64\): is the batch",
+    ):
+        gtm.ground_truth_leaderboard({"a": truth[0]}, truth[0])
+
+
+def test_leaderboard_refuses_a_single_map_and_no_measure():
+    from xplique_ext.metrics import ground_truth_leaderboard
+
+    truth = np.zeros((2, 8, 8))
+    truth[:, 2, 2] = 1
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
+        r"\(N, H, W, C\), got shape \(8, 8\): is the batch",
+    ):
+        ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
+    with pytest.raises(ValueError, match="`measures` must name at least one measure"):
+        ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])
+
+
 def test_empty_leaderboard_is_a_clear_error():
-    """Issue: ground_truth_leaderboard({}) raised IndexError."""
+    """No explainer is a ValueError naming `explanations`, not an IndexError."""
     truth = _point((8, 8), 2, 2)[None]
     with pytest.raises(ValueError, match="`explanations` must be a non-empty dict"):
         ground_truth_leaderboard({}, truth)

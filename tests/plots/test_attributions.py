@@ -27,6 +27,23 @@ def _assert_centred(image, values):
     assert image.norm.vmin == pytest.approx(-lim) and image.norm.vmax == pytest.approx(lim)
 
 
+def test_scored_explanations_grid():
+    rng = np.random.default_rng(0)
+    images = rng.random((3, 8, 8, 3))
+    maps = {"a": rng.random((3, 8, 8)), "b": rng.random((3, 8, 8, 3))}
+    images0, maps0 = images.copy(), {k: v.copy() for k, v in maps.items()}
+    fig = plot_scored_explanations(images, maps, {"a": 0.25, "b": [0.1, 0.2, 0.3]}, n_images=2)
+    maps_axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]  # bars beside maps
+    axes = np.array(maps_axes).reshape(2, 3)
+    assert all(len(ax.get_xticks()) == 0 and len(ax.get_yticks()) == 0 for ax in axes.ravel())
+    assert axes[0, 1].get_title() == "a\nscore 0.250"
+    assert [ax.get_xlabel() for ax in axes[:, 2]] == ["0.100", "0.200"]
+    np.testing.assert_array_equal(images, images0)
+    for k in maps:
+        np.testing.assert_array_equal(maps[k], maps0[k])
+    matplotlib.pyplot.close(fig)
+
+
 def test_scored_explanations_have_centred_colour_bars():
     rng = np.random.default_rng(0)
     images = rng.random((3, 8, 8, 1))
@@ -43,23 +60,6 @@ def test_scored_explanations_have_centred_colour_bars():
 def test_symmetric_limit():
     assert symmetric_limit(np.array([0.5, -2.0, np.nan, np.inf])) == 2.0
     assert symmetric_limit(np.zeros(3)) == 1.0 and symmetric_limit(np.array([])) == 1.0
-
-
-def test_scored_explanations_grid():
-    rng = np.random.default_rng(0)
-    images = rng.random((3, 8, 8, 3))
-    maps = {"a": rng.random((3, 8, 8)), "b": rng.random((3, 8, 8, 3))}
-    images0, maps0 = images.copy(), {k: v.copy() for k, v in maps.items()}
-    fig = plot_scored_explanations(images, maps, {"a": 0.25, "b": [0.1, 0.2, 0.3]}, n_images=2)
-    maps_axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]  # bars beside maps
-    axes = np.array(maps_axes).reshape(2, 3)
-    assert all(len(ax.get_xticks()) == 0 and len(ax.get_yticks()) == 0 for ax in axes.ravel())
-    assert axes[0, 1].get_title() == "a\nscore 0.250"
-    assert [ax.get_xlabel() for ax in axes[:, 2]] == ["0.100", "0.200"]
-    np.testing.assert_array_equal(images, images0)
-    for k in maps:
-        np.testing.assert_array_equal(maps[k], maps0[k])
-    matplotlib.pyplot.close(fig)
 
 
 def test_plot_scores_best_on_top():
