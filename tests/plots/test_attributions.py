@@ -7,24 +7,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
-import pytest
 
+from tests.plots.colour_bars import assert_centred, attribution_layers
 from xplique_ext.plots import plot_scored_explanations, plot_scores
 from xplique_ext.plots.attributions import symmetric_limit
-
-
-def _maps(fig):
-    """(image, colour bar) pairs of the attribution layers of a figure."""
-    pairs = []
-    for ax in fig.axes:
-        for image in ax.get_images()[1:]:  # layer 0: the input image
-            pairs.append((image, image.colorbar))
-    return pairs
-
-
-def _assert_centred(image, values):
-    lim = np.abs(values).max()
-    assert image.norm.vmin == pytest.approx(-lim) and image.norm.vmax == pytest.approx(lim)
 
 
 def test_scored_explanations_grid():
@@ -50,10 +36,10 @@ def test_scored_explanations_have_centred_colour_bars():
     signed = rng.normal(size=(3, 8, 8)) + 0.5  # not symmetric on its own
     positive = rng.random((3, 8, 8, 2))
     fig = plot_scored_explanations(images, {"signed": signed, "positive": positive}, n_images=2)
-    pairs = _maps(fig)
+    pairs = attribution_layers(fig)
     assert len(pairs) == 4 and all(bar is not None for _, bar in pairs)
-    _assert_centred(pairs[0][0], signed[0])
-    _assert_centred(pairs[1][0], positive[0].sum(-1))
+    assert_centred(pairs[0][0], signed[0])
+    assert_centred(pairs[1][0], positive[0].sum(-1))
     plt.close(fig)
 
 

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from tests.plots.colour_bars import assert_centred, attribution_layers
 from xplique_ext.datasets import make_aixi_shape
 from xplique_ext.metrics import ground_truth_leaderboard
 from xplique_ext.plots import (
@@ -21,20 +22,6 @@ from xplique_ext.plots import (
 @pytest.fixture(scope="module")
 def data():
     return make_aixi_shape(10, image_size=64, function="class", seed=2)
-
-
-def _maps(fig):
-    """(image, colour bar) pairs of the attribution layers of a figure."""
-    pairs = []
-    for ax in fig.axes:
-        for image in ax.get_images()[1:]:  # layer 0: the input image
-            pairs.append((image, image.colorbar))
-    return pairs
-
-
-def _assert_centred(image, values):
-    lim = np.abs(values).max()
-    assert image.norm.vmin == pytest.approx(-lim) and image.norm.vmax == pytest.approx(lim)
 
 
 def test_plots_draw(data):
@@ -59,7 +46,7 @@ def test_aixi_samples_have_centred_colour_bars():
     data = make_aixi_shape(4, image_size=64, function="class", seed=0)
     noise = np.random.default_rng(0).normal(size=(4, 64, 64)) - 0.3
     fig = plot_aixi_samples(data, 3, explanations={"noise": noise})
-    pairs = _maps(fig)
+    pairs = attribution_layers(fig)
     assert len(pairs) == 2 * 3 and all(bar is not None for _, bar in pairs)
-    _assert_centred(pairs[-1][0], noise[2])  # last map drawn: explanation of image 3
+    assert_centred(pairs[-1][0], noise[2])  # last map drawn: explanation of image 3
     plt.close(fig)
