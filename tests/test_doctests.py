@@ -18,6 +18,8 @@ WITH_EXAMPLES = {
     "xplique_ext.metrics.fidelity",
     "xplique_ext.metrics.percy",
     "xplique_ext.metrics.ground_truth",
+    "xplique_ext.metrics.ground_truth_measures",
+    "xplique_ext.metrics.leaderboard",
     "xplique_ext.datasets.aixi",
     "xplique_ext.explainers.object_lime",
     "xplique_ext.models.aixi_cnn",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -94,6 +94,21 @@ def _shapley_solve(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     x = z[:, :, :-1] - z[:, :, -1:]
     head = (np.linalg.pinv(x * sw[..., None]) @ (t * sw)[..., None])[..., 0]
     return np.concatenate([head, (delta - head.sum(axis=1))[:, None]], axis=1)
+
+
+class _Predictions(NamedTuple):
+    """A model's outputs on a batch of perturbed images."""
+
+    values: np.ndarray  # (N, K) float64
+    eps: float  # machine epsilon of the coarsest float dtype the model returned
+
+
+class _Objects(NamedTuple):
+    """Images with their objects, as :meth:`ObjectLime._prepare` reads them."""
+
+    images: np.ndarray  # (N, H, W, C)
+    labels: np.ndarray  # (N, H, W): 0 for the background, 1..m for each image's m objects
+    sizes: np.ndarray  # (N,) the number of objects of each image
 
 
 class ObjectLime:
@@ -193,9 +208,15 @@ class ObjectLime:
         progress: bool = False,
         strategy: Any = None,
     ):
-        self.model, self.batch_size, self.kernel = model, batch_size, kernel
-        self.nb_samples, self.kernel_width, self.alpha = nb_samples, kernel_width, alpha
-        self.background, self.seed, self.progress = background, seed, progress
+        self.model = model
+        self.batch_size = batch_size
+        self.kernel = kernel
+        self.nb_samples = nb_samples
+        self.kernel_width = kernel_width
+        self.alpha = alpha
+        self.background = background
+        self.seed = seed
+        self.progress = progress
         self.strategy = runtime.resolve_strategy(strategy)
         self._call = self.model
         if not runtime.is_default_strategy(self.strategy):
@@ -204,7 +225,7 @@ class ObjectLime:
             )
 
     # ------------------------------------------------------------------ helpers
-    def _predict(self, x: np.ndarray) -> Tuple[np.ndarray, float]:
+    def _predict(self, x: np.ndarray) -> _Predictions:
         """Model outputs (len(x), K) in float64, and the machine epsilon of the coarsest
         float dtype the model returned (float64's for integers)."""
         size = self.batch_size or len(x)
@@ -214,7 +235,7 @@ class ObjectLime:
         ]
         eps = max([np.finfo(o.dtype).eps for o in outs if o.dtype.kind == "f"], default=0.0)
         values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
-        return values, max(float(eps), float(np.finfo(np.float64).eps))
+        return _Predictions(values, max(float(eps), float(np.finfo(np.float64).eps)))
 
     def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
         """The subsets used for image ``index``, (S, m) 0/1: row r keeps object k when bit k
@@ -250,7 +271,10 @@ class ObjectLime:
             (N, H, W) integer maps: 0 for the background, 1..m for the m objects (e.g.
             ``AIXIData.object_labels``).
         """
-        x, labels, sizes = self._prepare(inputs, object_labels)
+        objects = self._prepare(inputs, object_labels)
+        x = objects.images
+        labels = objects.labels
+        sizes = objects.sizes
         coef = np.zeros((len(x), sizes.max(initial=0)))
         seed = seed_to_int(self.seed)
         columns = self._target_columns(x, targets)
@@ -270,17 +294,18 @@ class ObjectLime:
                     np.where(keep[k][:, labels[i], None], x[i][None], self.background)
                     for k, i in enumerate(idx)
                 ]
-                out, eps = self._predict(np.concatenate(pert).astype(np.float32))
+                predictions = self._predict(np.concatenate(pert).astype(np.float32))
+                out = predictions.values
                 cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
-                c = (
-                    _lime_solve(z, y, self.kernel_width, self.alpha)
-                    if self.kernel == "lime"
-                    else _shapley_solve(z, y)
-                )
+                if self.kernel == "lime":
+                    c = _lime_solve(z, y, self.kernel_width, self.alpha)
+                else:
+                    c = _shapley_solve(z, y)
                 # a constant function (max - min <= CONSTANT_ULPS eps max|y| over the
                 # perturbations) has a zero explanation, not the solver's noise
-                c[np.ptp(y, axis=1) <= CONSTANT_ULPS * eps * np.abs(y).max(axis=1)] = 0.0
+                noise = CONSTANT_ULPS * predictions.eps * np.abs(y).max(axis=1)
+                c[np.ptp(y, axis=1) <= noise] = 0.0
                 coef[idx, :m] = c
                 bar.update(len(idx))
         bar.close()
@@ -289,7 +314,7 @@ class ObjectLime:
     def explain(self, inputs: Any, targets: Any = None, *, object_labels: Any) -> np.ndarray:
         """Saliency maps (N, H, W) float32: every pixel of an object carries the object's
         coefficient (painted as the AIXI ground truths are), 0 elsewhere."""
-        labels = self._prepare(inputs, object_labels)[1]  # objects numbered 1..m
+        labels = self._prepare(inputs, object_labels).labels  # objects numbered 1..m
         coef = np.pad(
             self.explain_objects(inputs, targets, object_labels=object_labels), ((0, 0), (1, 0))
         )  # column 0: the background
@@ -297,7 +322,7 @@ class ObjectLime:
 
     __call__ = explain
 
-    def _prepare(self, inputs: Any, object_labels: Any) -> Tuple[np.ndarray, ...]:
+    def _prepare(self, inputs: Any, object_labels: Any) -> _Objects:
         x = params.check_param(
             inputs,
             "inputs",
@@ -341,17 +366,19 @@ class ObjectLime:
                 f"`object_labels` must hold at most {MAX_OBJECTS} objects per "
                 f"image (2^m perturbations), got {sizes.max()}"
             )
-        return x, local, sizes
+        return _Objects(x, local, sizes)
 
     def _target_columns(self, x: np.ndarray, targets: Any) -> np.ndarray:
         """The output explained for each image: 0 for a single-output model, else the
         target class (the predicted one for None)."""
         n = len(x)
-        k = self._predict(x[:1])[0].shape[1] if n else 1
+        k = 1
+        if n:
+            k = self._predict(x[:1]).values.shape[1]
         if k == 1:  # single output: no targets needed
             return np.zeros(n, np.int64)
         if targets is None:
-            return np.argmax(self._predict(x)[0], axis=1)
+            return np.argmax(self._predict(x).values, axis=1)
         t = params.check_param(targets, "targets", [ArrayLike("numeric", ndim=(1, 2))])
         if len(t) != n:
             raise ValueError(

@@ -26,16 +26,18 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
-        GroundTruthMeasure,
         GroundTruthSaliency,
         LowModelAccuracyWarning,
+    )
+    from .ground_truth_measures import (
+        GroundTruthMeasure,
         emd,
-        ground_truth_leaderboard,
         kl_divergence,
         pointing_game,
         relevance_mass_accuracy,
         relevance_rank_accuracy,
     )
+    from .leaderboard import ground_truth_leaderboard
     from .percy import PERCY, NoRuleKeywordWarning
 
 __getattr__, __dir__ = lazy_exports(
@@ -54,16 +56,18 @@ __getattr__, __dir__ = lazy_exports(
         ],
         ".ground_truth": [
             "GroundTruthLocalisation",
-            "GroundTruthMeasure",
             "GroundTruthSaliency",
             "LowModelAccuracyWarning",
+        ],
+        ".ground_truth_measures": [
+            "GroundTruthMeasure",
             "emd",
-            "ground_truth_leaderboard",
             "kl_divergence",
             "pointing_game",
             "relevance_mass_accuracy",
             "relevance_rank_accuracy",
         ],
+        ".leaderboard": ["ground_truth_leaderboard"],
         ".percy": ["PERCY", "NoRuleKeywordWarning"],
     },
 )

@@ -57,12 +57,28 @@ def _init_tree(n, supply, arcs, tree, art_cost):
     parent, pred, thread, rev_thread, succ_num, last_succ, forward, pi = tree
     u = np.arange(n)
     forward[:n] = supply >= 0
-    parent[:n], pred[:n], thread[:n], succ_num[:n], last_succ[:n] = n, u, u + 1, 1, u
-    parent[n], pred[n], thread[n], succ_num[n], last_succ[n] = -1, -1, 0, n + 1, n - 1
-    rev_thread[0], rev_thread[1:], pi[n] = n, u, 0.0
-    pi[:n] = cost[:n] = np.where(forward[:n], 0.0, art_cost)
-    src[:n], tgt[:n] = np.where(forward[:n], u, n), np.where(forward[:n], n, u)
-    flow[:n], state[:n] = np.abs(supply), 0
+    # the nodes 0..n-1, children of the root in the thread order 0, 1, ..., n - 1
+    parent[:n] = n
+    pred[:n] = u
+    thread[:n] = u + 1
+    succ_num[:n] = 1
+    last_succ[:n] = u
+    # the root n
+    parent[n] = -1
+    pred[n] = -1
+    thread[n] = 0
+    succ_num[n] = n + 1
+    last_succ[n] = n - 1
+    rev_thread[0] = n
+    rev_thread[1:] = u
+    pi[n] = 0.0
+    # the artificial arcs, carrying every node's supply or demand
+    cost[:n] = np.where(forward[:n], 0.0, art_cost)
+    pi[:n] = cost[:n]
+    src[:n] = np.where(forward[:n], u, n)
+    tgt[:n] = np.where(forward[:n], n, u)
+    flow[:n] = np.abs(supply)
+    state[:n] = 0
 
 
 @_njit
@@ -90,14 +106,20 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         return 0
     block = max(int(np.sqrt(m)), 10)
     next_arc = ctl[0] if n <= ctl[0] < n_arcs else n
-    it, inf = 0, np.inf
+    it = 0
+    inf = np.inf
     while True:
         # ---- entering arc (block search)
-        in_arc, minc, cnt, e, found = -1, 0.0, block, next_arc, False
+        in_arc = -1
+        minc = 0.0
+        cnt = block
+        e = next_arc
+        found = False
         for _ in range(m):
             c = state[e] * (cost[e] + pi[src[e]] - pi[tgt[e]])
             if c < minc:
-                minc, in_arc = c, e
+                minc = c
+                in_arc = e
             e = e + 1 if e + 1 < n_arcs else n
             cnt -= 1
             if cnt == 0:
@@ -112,7 +134,8 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             found = minc < -_EPS * a
         if not found:
             break
-        next_arc, it = e, it + 1
+        next_arc = e
+        it += 1
         if it > max_iter:
             ctl[0] = next_arc
             return -1
@@ -130,21 +153,33 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         first, second = src[in_arc], tgt[in_arc]
         if state[in_arc] != 1:
             first, second = second, first
-        delta, result, u_out, u = inf, 0, -1, first
+        delta = inf
+        result = 0
+        u_out = -1
+        u = first
         while u != join:
             d = flow[pred[u]] if forward[u] else inf
             if d < delta:
-                delta, u_out, result = d, u, 1
+                delta = d
+                u_out = u
+                result = 1
             u = parent[u]
         u = second
         while u != join:
             d = inf if forward[u] else flow[pred[u]]
             if d <= delta:
-                delta, u_out, result = d, u, 2
+                delta = d
+                u_out = u
+                result = 2
             u = parent[u]
-        u_in, v_in = (first, second) if result == 1 else (second, first)
         if result == 0:  # unbounded: impossible with non-negative costs
             return -2
+        if result == 1:
+            u_in = first
+            v_in = second
+        else:
+            u_in = second
+            v_in = first
 
         # ---- change flow
         if delta > 0:
@@ -163,12 +198,16 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         state[pred[u_out]] = 1
 
         # ---- update the tree structure
-        old_rev_thread, old_succ_num = rev_thread[u_out], succ_num[u_out]
-        old_last_succ, v_out = last_succ[u_out], parent[u_out]
+        old_rev_thread = rev_thread[u_out]
+        old_succ_num = succ_num[u_out]
+        old_last_succ = last_succ[u_out]
+        v_out = parent[u_out]
         u = last_succ[u_in]
         right = thread[u]
         last = thread[last_succ[u_out]] if old_rev_thread == v_in else thread[v_in]
-        stem, par_stem, n_dirty = u_in, v_in, 1
+        stem = u_in
+        par_stem = v_in
+        n_dirty = 1
         thread[v_in] = stem
         dirty[0] = v_in
         while stem != u_out:
@@ -180,7 +219,8 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             thread[w] = right
             rev_thread[right] = w
             parent[stem] = par_stem
-            par_stem, stem = stem, new_stem
+            par_stem = stem
+            stem = new_stem
             u = rev_thread[par_stem] if last_succ[stem] == last_succ[par_stem] else last_succ[stem]
             right = thread[u]
         parent[u_out] = par_stem
@@ -196,7 +236,9 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
             u = dirty[k]
             rev_thread[thread[u]] = u
 
-        tmp_sc, tmp_ls, u = 0, last_succ[u_out], u_out
+        tmp_sc = 0
+        tmp_ls = last_succ[u_out]
+        u = u_out
         while u != u_in:
             w = parent[u]
             pred[u] = pred[w]
@@ -209,7 +251,12 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         forward[u_in] = u_in == src[in_arc]
         succ_num[u_in] = old_succ_num
 
-        up_limit_in, up_limit_out = (-1, join) if last_succ[join] == v_in else (join, -1)
+        if last_succ[join] == v_in:
+            up_limit_in = -1
+            up_limit_out = join
+        else:
+            up_limit_in = join
+            up_limit_out = -1
         u = v_in
         while u != up_limit_in and last_succ[u] == v_in:
             last_succ[u] = last_succ[u_out]
@@ -232,7 +279,8 @@ def _simplex(n, n_arcs, arcs, tree, dirty, ctl, max_iter):
         # ---- update the potentials of the moved subtree
         step = -cost[pred[u_in]] if forward[u_in] else cost[pred[u_in]]
         sigma = pi[v_in] - pi[u_in] + step
-        end, u = thread[last_succ[u_in]], u_in
+        end = thread[last_succ[u_in]]
+        u = u_in
         while u != end:
             pi[u] += sigma
             u = thread[u]
@@ -246,11 +294,16 @@ def _price(xs, xt, pi_s, pi_t, metric, tol, k_best):
     over all supply x demand pairs: the supply nodes of the ``k_best`` most negative ones
     into each demand node (nt, k_best), -1 where fewer, and the demand node of the most
     negative one out of each supply node (ns,), -1 where none."""
-    ns, nt = xs.shape[0], xt.shape[0]
-    best_t, arg_t = np.zeros((nt, k_best)), np.full((nt, k_best), -1, np.int64)
-    best_s, arg_s = np.zeros(ns), np.full(ns, -1, np.int64)
+    ns = xs.shape[0]
+    nt = xt.shape[0]
+    best_t = np.zeros((nt, k_best))
+    arg_t = np.full((nt, k_best), -1, np.int64)
+    best_s = np.zeros(ns)
+    arg_s = np.full(ns, -1, np.int64)
     for i in range(ns):
-        ax, ay, pis = xs[i, 0], xs[i, 1], pi_s[i]
+        ax = xs[i, 0]
+        ay = xs[i, 1]
+        pis = pi_s[i]
         for j in range(nt):
             r = _dist(ax, ay, xt[j, 0], xt[j, 1], metric) + pis - pi_t[j]
             if r < 0.0 and r < best_t[j, k_best - 1]:
@@ -259,11 +312,14 @@ def _price(xs, xt, pi_s, pi_t, metric, tol, k_best):
                     # insert into the sorted k-best list of demand j
                     pos = k_best - 1
                     while pos > 0 and best_t[j, pos - 1] > r:
-                        best_t[j, pos], arg_t[j, pos] = best_t[j, pos - 1], arg_t[j, pos - 1]
+                        best_t[j, pos] = best_t[j, pos - 1]
+                        arg_t[j, pos] = arg_t[j, pos - 1]
                         pos -= 1
-                    best_t[j, pos], arg_t[j, pos] = r, i
+                    best_t[j, pos] = r
+                    arg_t[j, pos] = i
                     if r < best_s[i]:
-                        best_s[i], arg_s[i] = r, j
+                        best_s[i] = r
+                        arg_s[i] = j
     return arg_t, arg_s
 
 
@@ -301,16 +357,26 @@ class _Problem:
     absorbs the difference of mass (Eq. 5's partial transport)."""
 
     def __init__(self, p, q, xs, xt, metric):
-        self.xs, self.xt = (np.ascontiguousarray(x, np.float64) for x in (xs, xt))
-        self.metric, self.ns_real, self.nt_real = metric, len(p), len(q)
-        diff, self.dummy = float(p.sum() - q.sum()), None
+        self.xs = np.ascontiguousarray(xs, np.float64)
+        self.xt = np.ascontiguousarray(xt, np.float64)
+        self.metric = metric
+        self.ns_real = len(p)
+        self.nt_real = len(q)
+        self.dummy = None  # 's' or 't': the side of the dummy node, if any
+        diff = float(p.sum() - q.sum())
         if abs(diff) <= 1e-12 * max(float(p.sum()), float(q.sum()), 1e-300):
-            q = q * (p.sum() / q.sum()) if q.sum() > 0 else q  # balanced up to rounding: exact
+            if q.sum() > 0:  # balanced up to rounding: made exact
+                q = q * (p.sum() / q.sum())
         elif diff > 0:
-            q, self.dummy = np.append(q, diff), "t"
+            q = np.append(q, diff)
+            self.dummy = "t"
         else:
-            p, self.dummy = np.append(p, -diff), "s"
-        self.p, self.q, self.ns, self.nt = p, q, len(p), len(q)
+            p = np.append(p, -diff)
+            self.dummy = "s"
+        self.p = p
+        self.q = q
+        self.ns = len(p)
+        self.nt = len(q)
 
     def dense(self, want_plan):
         """POT's network simplex on the full cost matrix of the problem."""
@@ -323,12 +389,12 @@ class _Problem:
         with warnings.catch_warnings():  # POT's warning that it stopped short becomes an error
             warnings.filterwarnings("error", message=".*(numItermax|optimal)")
             try:
-                plan = ot.emd(self.p, self.q, m, **options) if want_plan else None
-                value = (
-                    float(np.sum(plan * m))
-                    if want_plan
-                    else float(ot.emd2(self.p, self.q, m, **options))
-                )
+                if want_plan:
+                    plan = ot.emd(self.p, self.q, m, **options)
+                    value = float(np.sum(plan * m))
+                else:
+                    plan = None
+                    value = float(ot.emd2(self.p, self.q, m, **options))
             except UserWarning as stopped:
                 raise RuntimeError(
                     f"POT's network simplex did not reach optimality: {stopped}"
@@ -341,9 +407,13 @@ class _Problem:
         until no arc of the full problem has a negative reduced cost."""
         from scipy.spatial import cKDTree
 
-        ns, nt, n = self.ns, self.nt, self.ns + self.nt
-        mid, norm = _METRIC_ID[self.metric], 1 if self.metric == "manhattan" else 2
-        ks, kt = min(k, self.ns_real), min(k, self.nt_real)
+        ns = self.ns
+        nt = self.nt
+        n = ns + nt  # nodes: supply 0..ns-1, demand ns..n-1 (the root is n)
+        mid = _METRIC_ID[self.metric]
+        norm = 1 if self.metric == "manhattan" else 2  # of the nearest-neighbour search
+        ks = min(k, self.ns_real)
+        kt = min(k, self.nt_real)
         near_s = cKDTree(self.xs).query(self.xt, k=ks, p=norm)[1].reshape(-1, ks)
         near_t = cKDTree(self.xt).query(self.xs, k=kt, p=norm)[1].reshape(-1, kt)
         parts = [
@@ -356,17 +426,22 @@ class _Problem:
         elif self.dummy == "s":
             parts.append((np.full(nt, ns - 1), np.arange(nt)))
         keys = np.unique(np.concatenate([np.asarray(i, np.int64) * nt + j for i, j in parts]))
-        ii, jj, m = keys // nt, keys % nt, len(keys)
+        ii = keys // nt
+        jj = keys % nt
+        m = len(keys)
         empty = (np.zeros(0, np.int64),) * 2 + (np.zeros(0),) * 2 + (np.zeros(0, np.int8),)
-        arcs = _grow(empty, n + 2 * m)  # src, tgt, cost, flow, state
-        arcs[0][n : n + m], arcs[1][n : n + m] = ii, ns + jj
+        arcs = _grow(empty, n + 2 * m)
+        src, tgt, cost, _, _ = arcs
+        src[n : n + m] = ii
+        tgt[n : n + m] = ns + jj
         real = (ii < self.ns_real) & (jj < self.nt_real)  # the dummy node's arcs cost 0
-        arcs[2][n : n + m][real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], mid)
+        cost[n : n + m][real] = _arc_costs(self.xs, self.xt, ii[real], jj[real], mid)
         tree = tuple(np.zeros(n + 1, np.int64) for _ in range(6)) + (
             np.zeros(n + 1, np.bool_),
             np.zeros(n + 1),
         )  # parent ... forward, pi
-        dirty, ctl = np.zeros(n + 2, np.int64), np.zeros(1, np.int64)
+        dirty = np.zeros(n + 2, np.int64)  # scratch of the simplex
+        ctl = np.zeros(1, np.int64)  # where the simplex's block search resumes
         art_cost = 4.0  # costs are at most 1; raised below while artificial flow remains
         _init_tree(n, np.concatenate([self.p, -self.q]), arcs, tree, art_cost)
         n_arcs = n + m
@@ -391,7 +466,8 @@ class _Problem:
             if need > len(src):
                 arcs = _grow(arcs, max(need, 2 * len(src)))
                 src, tgt, cost, flow, state = arcs
-            src[n_arcs:need], tgt[n_arcs:need] = new_i, ns + new_j
+            src[n_arcs:need] = new_i
+            tgt[n_arcs:need] = ns + new_j
             cost[n_arcs:need] = _arc_costs(self.xs, self.xt, new_i, new_j, mid)
             n_arcs = need  # (arcs beyond n_arcs are as _grow left them: no flow, free)
         else:  # pragma: no cover - defensive
@@ -410,11 +486,18 @@ def _grid_coords(shape, metric: str, extent=None) -> np.ndarray:
     that the EMD lies in [0, 1]. Cell ``i`` of ``h`` covers original pixels
     ``[i H / h, (i + 1) H / h)``, so its centre lies at ``(i + 1/2) H / h - 1/2`` in
     original pixel units."""
-    (h, w), (big_h, big_w) = shape, (shape if extent is None else extent)
-    dh, dw = big_h - 1, big_w - 1
-    unit = {"manhattan": dh + dw, "sqeuclidean": np.sqrt(dh * dh + dw * dw)}.get(
-        metric, np.hypot(dh, dw)
-    )
+    h, w = shape
+    big_h, big_w = shape
+    if extent is not None:
+        big_h, big_w = extent
+    dh = big_h - 1
+    dw = big_w - 1
+    if metric == "manhattan":
+        unit = dh + dw
+    elif metric == "sqeuclidean":
+        unit = np.sqrt(dh * dh + dw * dw)
+    else:
+        unit = np.hypot(dh, dw)
     rows = (np.arange(h, dtype=np.float64) + 0.5) * (big_h / h) - 0.5
     cols = (np.arange(w, dtype=np.float64) + 0.5) * (big_w / w) - 0.5
     coords = np.stack([a.ravel() for a in np.meshgrid(rows, cols, indexing="ij")], axis=1)
@@ -430,15 +513,23 @@ def _pool2(a: np.ndarray) -> np.ndarray:
 def _grid_nodes(a, b, reduce):
     """Supply and demand pixels (flat indices) and their masses: where ``a - b`` is
     positive and negative with ``reduce`` (b - a is exactly -(a - b)), else the supports."""
-    p, q = (a - b, b - a) if reduce else (a, b)
-    sup, dem = np.flatnonzero(p > 0), np.flatnonzero(q > 0)
+    if reduce:
+        p = a - b
+        q = b - a
+    else:
+        p = a
+        q = b
+    sup = np.flatnonzero(p > 0)
+    dem = np.flatnonzero(q > 0)
     return sup, dem, p.ravel()[sup], q.ravel()[dem]
 
 
 def _coarse_arcs(a, b, metric, reduce, coords, sup, dem):
     """Multiscale warm start: the optimal plan between the 2x2-pooled maps, each of its arcs
     proposing the arcs between the children of its two cells (indices into sup, dem)."""
-    (h, w), (ca, cb) = a.shape, (_pool2(a), _pool2(b))
+    h, w = a.shape
+    ca = _pool2(a)
+    cb = _pool2(b)
     wc = ca.shape[1]
 
     def children(cells):  # flat fine indices of the 2x2 children of coarse cells, -1 outside
@@ -451,10 +542,16 @@ def _coarse_arcs(a, b, metric, reduce, coords, sup, dem):
     _, (pa, pb) = _grid_solve(ca, cb, metric, reduce, "auto", True, ccoords)
     real = (pa >= 0) & (pb >= 0)
     # position of each pixel among sup / dem, -1 elsewhere (and at index -1: outside the maps)
-    pos_s, pos_t = np.full(h * w + 1, -1, np.int64), np.full(h * w + 1, -1, np.int64)
-    pos_s[sup], pos_t[dem] = np.arange(len(sup)), np.arange(len(dem))
-    ci, cj = pos_s[children(pa[real])][:, :, None], pos_t[children(pb[real])][:, None, :]
-    ci, cj = (np.broadcast_to(x, (len(ci), 4, 4)).ravel() for x in (ci, cj))
+    pos_s = np.full(h * w + 1, -1, np.int64)
+    pos_s[sup] = np.arange(len(sup))
+    pos_t = np.full(h * w + 1, -1, np.int64)
+    pos_t[dem] = np.arange(len(dem))
+    # each coarse arc proposes the 4 x 4 arcs between the children of its two cells
+    ci = pos_s[children(pa[real])][:, :, None]
+    cj = pos_t[children(pb[real])][:, None, :]
+    n_coarse = len(ci)
+    ci = np.broadcast_to(ci, (n_coarse, 4, 4)).ravel()
+    cj = np.broadcast_to(cj, (n_coarse, 4, 4)).ravel()
     ok = (ci >= 0) & (cj >= 0)
     return ci[ok], cj[ok]
 
@@ -474,12 +571,11 @@ def _grid_solve(a, b, metric, reduce, solver, want_plan, coords):
     ):
         value, plan = problem.dense(want_plan)
     else:
-        start = (
-            _coarse_arcs(a, b, metric, reduce, coords, sup, dem)
-            if min(a.shape) >= 8
-            else (np.zeros(0, np.int64),) * 2
-        )
-        value, plan = problem.column_generation(*start, want_plan)
+        start_i = np.zeros(0, np.int64)
+        start_j = np.zeros(0, np.int64)
+        if min(a.shape) >= 8:  # warm start from the pooled maps
+            start_i, start_j = _coarse_arcs(a, b, metric, reduce, coords, sup, dem)
+        value, plan = problem.column_generation(start_i, start_j, want_plan)
     if want_plan:  # the dummy node, if any, is the last one: pixel -1
         plan = np.append(sup, -1)[plan[0]], np.append(dem, -1)[plan[1]]
     return value, plan
@@ -504,6 +600,9 @@ def grid_transport_cost(
     exact and shrinks the problem; 'sqeuclidean' is not a metric and is solved on the
     two supports.
     """
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
     coords = _grid_coords(a.shape, metric, extent)
-    return _grid_solve(a, b, metric, metric != "sqeuclidean", solver, False, coords)[0]
+    reduce = metric != "sqeuclidean"  # a metric: the shared mass stays in place
+    value, _ = _grid_solve(a, b, metric, reduce, solver, False, coords)
+    return value

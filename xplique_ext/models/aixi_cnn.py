@@ -83,8 +83,15 @@ def build_aixi_cnn(
             f"`input_shape` H and W must be >= 10 for two conv + pool blocks, got {input_shape}"
         )
 
-    def init(k):
-        return "glorot_uniform" if seed is None else keras.initializers.GlorotUniform(seed + k)
+    def init(k):  # the initialiser of the k-th weighted layer
+        if seed is None:
+            return "glorot_uniform"
+        return keras.initializers.GlorotUniform(seed + k)
+
+    def dropout_seed(k):  # the seed of the dropout layer after the k-th dense layer
+        if seed is None:
+            return None
+        return seed + k
 
     model = keras.Sequential(
         [
@@ -99,9 +106,9 @@ def build_aixi_cnn(
             keras.layers.MaxPooling2D(2),
             keras.layers.Flatten(),
             keras.layers.Dense(25, activation="relu", kernel_initializer=init(2)),
-            keras.layers.Dropout(0.5, seed=None if seed is None else seed + 10),
+            keras.layers.Dropout(0.5, seed=dropout_seed(10)),
             keras.layers.Dense(15, activation="relu", kernel_initializer=init(3)),
-            keras.layers.Dropout(0.5, seed=None if seed is None else seed + 11),
+            keras.layers.Dropout(0.5, seed=dropout_seed(11)),
             keras.layers.Dense(
                 1, activation="sigmoid" if function == "class" else None, kernel_initializer=init(4)
             ),

@@ -9,7 +9,8 @@ import keras
 import numpy as np
 
 from ..commons.params import Interval, check_param
-from ..datasets.aixi import apply_function, count_patterns, max_count, resolve_function
+from ..datasets.aixi_functions import apply_function, resolve_function
+from ..datasets.aixi_layouts import count_patterns, max_count
 
 __all__ = ["AIXIFunctionModel"]
 
@@ -77,5 +78,7 @@ class AIXIFunctionModel(keras.Model):
         inputs = keras.Input((image_size, image_size, 1))
         outputs = keras.layers.Lambda(call, output_shape=(1,), name=f"aixi_{name}")(inputs)
         super().__init__(inputs=inputs, outputs=outputs, name=f"aixi_{name}_{dataset}")
-        self.function_name, self.dataset, self.layout = name, dataset, layout
+        self.function_name = name
+        self.dataset = dataset
+        self.layout = layout
         self.numpy_call = numpy_call

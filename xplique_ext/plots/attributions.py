@@ -22,7 +22,8 @@ def overlay(ax, image: np.ndarray, phi: np.ndarray, *, cmap: str, alpha: float) 
     map's largest absolute value), and a slim colour bar with ticks at -m, 0 and m."""
     ax.imshow(image, cmap="gray" if image.ndim == 2 else None, vmin=0, vmax=1)
     phi = np.asarray(phi, dtype=np.float64)
-    phi = phi.sum(axis=-1) if phi.ndim == 3 else phi
+    if phi.ndim == 3:
+        phi = phi.sum(axis=-1)
     lim = symmetric_limit(phi)
     bar = ax.figure.colorbar(
         ax.imshow(phi, cmap=cmap, vmin=-lim, vmax=lim, alpha=alpha), ax=ax, fraction=0.046, pad=0.03
@@ -37,6 +38,13 @@ def finish_image_grid(fig: Any, axes: Any) -> Any:
         ax.set(xticks=[], yticks=[])
     fig.tight_layout()
     return fig
+
+
+def _standard_error(values: np.ndarray) -> float:
+    """The standard error of the mean of ``values`` (0 for fewer than two values)."""
+    if values.size > 1:
+        return float(values.std(ddof=1) / np.sqrt(values.size))
+    return 0.0
 
 
 def plot_scored_explanations(
@@ -89,13 +97,17 @@ def plot_scored_explanations(
     for i in range(n):
         img = images[i].astype(np.float64)
         img = (img - img.min()) / (np.ptp(img) or 1.0)
-        shown = img[..., 0] if img.ndim == 3 and img.shape[-1] == 1 else img
+        shown = img
+        if img.ndim == 3 and img.shape[-1] == 1:
+            shown = img[..., 0]
         axes[i, 0].imshow(shown, cmap="gray" if shown.ndim == 2 else None)
         axes[i, 0].set_title("input" if i == 0 else "")
         for name, ax in zip(names, axes[i, 1:]):
             overlay(ax, shown, np.asarray(explanations[name])[i], cmap=cmap, alpha=alpha)
             title = name if i == 0 else ""
-            value = None if scores is None else scores.get(name)
+            value = None
+            if scores is not None:
+                value = scores.get(name)
             if value is not None and np.ndim(value) == 0 and i == 0:
                 title += f"\n{metric_name} {float(value):.3f}"
             ax.set_title(title, fontsize=9)
@@ -124,18 +136,16 @@ def plot_scores(
     arrays = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in scores.items()}
     arrays = {k: a[~np.isnan(a)] for k, a in arrays.items()}
     means = {k: float(a.mean()) if a.size else np.nan for k, a in arrays.items()}
-    errors = {
-        k: float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else 0.0 for k, a in arrays.items()
-    }
+    errors = {k: _standard_error(a) for k, a in arrays.items()}
     # barh draws the first entry at the bottom: the best comes last, on top
     order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.5 * len(order) + 1))
     ax.barh(order, [means[k] for k in order], xerr=[errors[k] for k in order], color="tab:blue")
-    direction = (
-        ""
-        if higher_is_better is None
-        else (" (higher is better)" if higher_is_better else " (lower is better)")
-    )
+    direction = ""  # None: no direction
+    if higher_is_better is not None and higher_is_better:
+        direction = " (higher is better)"
+    elif higher_is_better is not None:
+        direction = " (lower is better)"
     ax.set_xlabel(metric_name + direction)
     return ax

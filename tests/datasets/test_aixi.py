@@ -1,8 +1,11 @@
-"""AIXI-Shape / AIXI-Color generator: rules of the datasets, exact ground truth, I/O."""
+"""AIXI-Shape and AIXI-Color datasets: the rules of the datasets, the exact ground truth in
+each convention, AIXIData built directly, tf.data, save and load, and what they refuse."""
 
-import itertools
 import json
-import math
+import subprocess
+import sys
+import time
+import tracemalloc
 
 import cv2
 import numpy as np
@@ -10,19 +13,17 @@ import pytest
 
 from xplique_ext.datasets import (
     FUNCTIONS,
-    WEIGHTS,
     AIXIData,
-    class_function,
     count_patterns,
     exact_object_shapley,
     load_aixi,
     make_aixi_color,
     make_aixi_shape,
-    ssin,
-    suum,
 )
 
 MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
+
+
 # (layout, image size): the authors' layout at the smallest size it accepts, the free one
 LAYOUT_SIZES = {
     "shape": [("authors", 64), ("free", 32), ("free", 64)],
@@ -38,6 +39,9 @@ LAYOUT_SIZES = {
 def data(request):
     dataset, function, (layout, size) = request.param
     return MAKERS[dataset](120, image_size=size, function=function, seed=7, layout=layout)
+
+
+PAPER = {"ssin": (0.55, 0.27, 0.18), "suum": (0.55, 0.27, 0.18), "class": (1.0, -0.5, 0.0)}
 
 
 def test_shapes_dtypes_and_ranges(data):
@@ -110,9 +114,6 @@ def test_object_convention_paints_each_object_with_its_value(data):
         assert np.all(truth[i][data.object_labels[i] == 0] == 0)
 
 
-PAPER = {"ssin": (0.55, 0.27, 0.18), "suum": (0.55, 0.27, 0.18), "class": (1.0, -0.5, 0.0)}
-
-
 def test_paper_ground_truth_is_w_i_painted_on_the_masks(data):
     """The default ground truth, recomputed independently: the objects are the connected
     components of the image (scipy, not the generator's labels), each one's pattern is read
@@ -145,95 +146,6 @@ def test_paper_ground_truth_is_w_i_painted_on_the_masks(data):
     painted = np.einsum("nk,nkhw->nhw", data.object_weights, masks)
     np.testing.assert_allclose(data.ground_truth, painted, rtol=1e-6)
     np.testing.assert_array_equal(data.get_ground_truth("paper"), data.ground_truth)
-
-
-@pytest.mark.parametrize(
-    "maker,layout,size",
-    [
-        (make_aixi_shape, "authors", 64),
-        (make_aixi_color, "authors", 32),
-        (make_aixi_shape, "free", 32),
-    ],
-)
-def test_same_seed_identical_arrays_and_prefix_stability(maker, layout, size):
-    kw = dict(image_size=size, layout=layout)
-    a = maker(300, function="class", seed=11, **kw)
-    b = maker(300, function="class", seed=11, **kw)
-    for name in ("images", "targets", "counts", "object_labels", "ground_truth"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    c = maker(40, function="class", seed=11, **kw)
-    np.testing.assert_array_equal(c.images, a.images[:40])
-    d = maker(300, function="class", seed=12, **kw)
-    assert not np.array_equal(d.images, a.images)
-    # the function does not change the images
-    e = maker(300, function="ssin", seed=11, **kw)
-    np.testing.assert_array_equal(e.images, a.images)
-
-
-def _closed_form(name, counts, max_count=2):
-    """The Shapley value of one object of each pattern for ssin and suum: term_i / count_i
-    (F is a sum of terms symmetric in their objects, each 0 when its count is 0)."""
-    g = counts / max_count
-    terms = np.asarray(WEIGHTS) * (np.sin(0.5 * np.pi * g) if name == "ssin" else g)
-    return np.where(counts > 0, terms / np.maximum(counts, 1), 0.0)
-
-
-@pytest.mark.parametrize("counts", list(itertools.product(range(3), repeat=3)))
-def test_closed_form_equals_enumerated_shapley(counts):
-    counts = np.array([counts])
-    for name in ("ssin", "suum"):
-        closed = _closed_form(name, counts)
-        np.testing.assert_allclose(exact_object_shapley(name, counts), closed, atol=1e-12)
-        enumerated = exact_object_shapley(lambda g, f=FUNCTIONS[name]: f(g), counts)
-        np.testing.assert_allclose(closed, enumerated, atol=1e-12)
-
-
-def test_closed_form_equals_enumerated_shapley_six_circles():
-    # the authors' AIXI-Color: six circles, counts 0-6, g = counts / 6
-    counts = np.array([c for c in itertools.product(range(7), repeat=3) if sum(c) == 6])
-    for name in ("ssin", "suum"):
-        closed = _closed_form(name, counts, max_count=6)
-        np.testing.assert_allclose(
-            exact_object_shapley(name, counts, max_count=6), closed, atol=1e-12
-        )
-        enumerated = exact_object_shapley(lambda g, f=FUNCTIONS[name]: f(g), counts, max_count=6)
-        np.testing.assert_allclose(closed, enumerated, atol=1e-12)
-        np.testing.assert_allclose(
-            (closed * counts).sum(1), FUNCTIONS[name](counts / 6), atol=1e-12
-        )
-
-
-def test_class_shapley_known_values():
-    # F(empty) = 1 (0 >= 0). One circle, one square: F({sq}) = 0, F({c}) = F(all) = 1;
-    # phi_circle = (0 + 1) / 2, phi_square = (-1 + 0) / 2.
-    np.testing.assert_allclose(exact_object_shapley("class", [[1, 1, 0]]), [[0.5, -0.5, 0]])
-    # no square: F is constant, every object is a null player
-    np.testing.assert_allclose(exact_object_shapley("class", [[2, 0, 2]]), [[0, 0, 0]])
-    # crosses never matter
-    assert exact_object_shapley("class", [[1, 2, 2]])[0, 2] == 0
-    # brute force over permutations for (2, 1, 0): efficiency and symmetry
-    phi = exact_object_shapley("class", [[2, 1, 0]])[0]
-    players = [0, 0, 1]
-    total = np.zeros(3)
-    for perm in itertools.permutations(range(3)):
-        kept = []
-        for p in perm:
-            before = class_function(np.bincount([players[k] for k in kept], minlength=3) / 2)
-            kept.append(p)
-            after = class_function(np.bincount([players[k] for k in kept], minlength=3) / 2)
-            total[p] += after - before
-    total /= math.factorial(3)
-    np.testing.assert_allclose([phi[0], phi[0], phi[1]], total, atol=1e-12)
-
-
-def test_functions_known_values():
-    assert ssin([1, 1, 1]) == pytest.approx(1.0)
-    assert suum([1, 1, 1]) == pytest.approx(1.0)
-    assert ssin([0.5, 0, 0]) == pytest.approx(0.55 * math.sin(math.pi / 4))
-    assert suum([0.5, 1, 0]) == pytest.approx(0.275 + 0.27)
-    assert class_function([0, 0, 0]) == 1.0
-    assert class_function([0.5, 1.0, 0]) == 1.0  # 0.5 - 0.5 >= 0
-    assert class_function([0.0, 0.5, 0]) == 0.0
 
 
 def test_custom_callable_function_uses_enumeration():
@@ -354,12 +266,6 @@ def test_errors(maker):
         exact_object_shapley("ssin", [[3, 0, 0]])
 
 
-def test_authors_shape_needs_64_pixels():
-    with pytest.raises(ValueError, match=r"`image_size` must be >= 64 .*grid.*got 32"):
-        make_aixi_shape(4, image_size=32)
-    make_aixi_shape(4, image_size=32, layout="free")  # the free layout still takes 32
-
-
 def test_aixi_data_built_directly_checks_its_drawing_and_takes_the_papers_weights():
     from xplique_ext.datasets import AIXIData, make_aixi_shape
 
@@ -393,3 +299,75 @@ def test_aixi_data_built_directly_checks_its_drawing_and_takes_the_papers_weight
         }
         with pytest.raises(ValueError, match=match):
             AIXIData(**kwargs)
+
+
+@pytest.mark.parametrize("maker", [make_aixi_shape, make_aixi_color])
+def test_huge_n_samples_is_refused_before_allocating(maker):
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"`n_samples`=1000000000 .* GiB .* more than"):
+        maker(10**9, image_size=128)
+    assert time.perf_counter() - t0 < 1.0
+
+
+@pytest.mark.parametrize(
+    "function,error,message",
+    [
+        (lambda g: np.zeros(len(g) + 1), ValueError, r"`function` must return one value per image"),
+        (lambda g: g, ValueError, r"`function` must return one value per image, shape \(\d+,\)"),
+        (
+            lambda g: np.full(len(g), np.nan),
+            ValueError,
+            r"`function\(g\)` must be an array of finite values only, got 8 NaN",
+        ),
+        (lambda g: "x" * len(g), TypeError, r"`function\(g\)` must be a NumPy array"),
+        (lambda g: np.ones(len(g)) + 1j, TypeError, r"`function\(g\)` must be an array of numbers"),
+        (lambda g: 1 / "x", ValueError, r"`function` must map normalised counts"),
+    ],
+)
+def test_callable_function_output_is_checked(function, error, message):
+    with pytest.raises(error, match=message):
+        make_aixi_color(8, image_size=32, function=function, convention="object", seed=0)
+
+
+def test_one_huge_image_allocates_about_its_own_arrays():
+    tracemalloc.start()
+    try:
+        data = make_aixi_shape(1, image_size=4096, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    own = data.images.nbytes + data.ground_truth.nbytes + data.object_labels.nbytes
+    assert own == 4096 * 4096 * 9
+    assert peak < 2 * own  # the earlier chunk of 256 images peaked at 6.9 GB
+
+
+def test_images_of_no_pixel_are_refused_not_a_crash():
+    # count_patterns crashed the interpreter (OpenCV, segmentation fault) on (N, 0, 0)
+    code = (
+        "import numpy as np\nfrom xplique_ext.datasets import count_patterns\n"
+        "try:\n    count_patterns(np.zeros((2, 0, 0)))\n"
+        "except ValueError as err:\n    print(err)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert "`images` must have shape (N, H, W) or (N, H, W, 1) with H, W >= 1" in run.stdout
+    # AIXIData accepted a drawing of no pixel, whose relevant_masks raised a raw TypeError
+    with pytest.raises(ValueError, match="`object_labels` must be images of at least one pixel"):
+        AIXIData(
+            np.zeros((1, 0, 0), np.uint8), np.full((1, 6), -1), dataset="shape", function="ssin"
+        )
+
+
+def test_load_of_another_file_names_what_it_must_be(tmp_path):
+    # a text file gave NumPy's "pickled (object) data" message, an .npz without the arrays
+    # a KeyError, a .npy a TypeError about the context manager protocol
+    (tmp_path / "a.txt").write_text("not a dataset")
+    np.savez(tmp_path / "b.npz", a=np.ones(3))
+    np.save(tmp_path / "c.npy", np.ones(3))
+    for name in ("a.txt", "b.npz", "c.npy"):
+        with pytest.raises(
+            ValueError,
+            match=r"`path` must be a file written by AIXIData.save "
+            r"\(format 2\), got format none \(another file\)",
+        ):
+            load_aixi(tmp_path / name)

@@ -1,7 +1,5 @@
-"""The drawings of the AIXI generators are pinned: the same seed gives the same label maps and
-patterns, byte for byte, as the release these digests were taken from (the sixth lean-core
-pass rewrote the drawers' bookkeeping, not what they draw). A change here changes every
-dataset a user regenerates from a seed: do it on purpose, and say so in the changelog."""
+"""The drawings of the AIXI generators are pinned: the same seed gives the same label maps
+and patterns, bit for bit."""
 
 import hashlib
 
@@ -10,6 +8,7 @@ import pytest
 from xplique_ext.datasets import make_aixi_color, make_aixi_shape
 
 MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
+
 
 # (dataset, layout, image_size, n_samples) -> sha256 of labels + patterns (first 20 hex
 # digits) and the total count of each pattern; seed 11

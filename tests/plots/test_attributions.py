@@ -1,11 +1,16 @@
-"""plots.attributions: the grid of scored explanations and the score bars."""
+"""plots.attributions: the grid of scored explanations with centred colour bars, and the
+score bars."""
 
 import matplotlib
-import numpy as np
-
-from xplique_ext.plots import plot_scored_explanations, plot_scores
 
 matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from tests.plots.colour_bars import assert_centred, attribution_layers
+from xplique_ext.plots import plot_scored_explanations, plot_scores
+from xplique_ext.plots.attributions import symmetric_limit
 
 
 def test_scored_explanations_grid():
@@ -23,6 +28,24 @@ def test_scored_explanations_grid():
     for k in maps:
         np.testing.assert_array_equal(maps[k], maps0[k])
     matplotlib.pyplot.close(fig)
+
+
+def test_scored_explanations_have_centred_colour_bars():
+    rng = np.random.default_rng(0)
+    images = rng.random((3, 8, 8, 1))
+    signed = rng.normal(size=(3, 8, 8)) + 0.5  # not symmetric on its own
+    positive = rng.random((3, 8, 8, 2))
+    fig = plot_scored_explanations(images, {"signed": signed, "positive": positive}, n_images=2)
+    pairs = attribution_layers(fig)
+    assert len(pairs) == 4 and all(bar is not None for _, bar in pairs)
+    assert_centred(pairs[0][0], signed[0])
+    assert_centred(pairs[1][0], positive[0].sum(-1))
+    plt.close(fig)
+
+
+def test_symmetric_limit():
+    assert symmetric_limit(np.array([0.5, -2.0, np.nan, np.inf])) == 2.0
+    assert symmetric_limit(np.zeros(3)) == 1.0 and symmetric_limit(np.array([])) == 1.0
 
 
 def test_plot_scores_best_on_top():

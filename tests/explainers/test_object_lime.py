@@ -1,16 +1,35 @@
-"""Exhaustive object-level LIME and the paper's experiments 1 and 2 (the function itself
-is the model)."""
+"""Object-level LIME and Kernel SHAP: the paper's experiments 1 and 2 (the function itself is
+the model), agreement with the lime package, invariances, exact zeros for a constant
+function, and what it refuses."""
 
+import inspect
 import itertools
+import sys
 import warnings
 
 import numpy as np
 import pytest
 
-from xplique_ext.datasets import make_aixi_color, make_aixi_shape
+from xplique_ext.commons.warnings import UndefinedScoreWarning
+from xplique_ext.datasets import (
+    make_aixi_color,
+    make_aixi_shape,
+)
 from xplique_ext.explainers import ObjectLime, lime_kernel_weights, shapley_kernel_weights
-from xplique_ext.metrics import emd
+from xplique_ext.metrics import (
+    emd,
+    kl_divergence,
+)
 from xplique_ext.models import AIXIFunctionModel
+
+
+@pytest.fixture(scope="module")
+def aixi():
+    data = make_aixi_shape(3, image_size=64, function="suum", seed=1)
+    model = AIXIFunctionModel("suum", dataset="shape")
+    phi = np.abs(data.ground_truth) + np.random.default_rng(0).random(data.ground_truth.shape)
+    return data, model, phi
+
 
 MAKERS = {"shape": make_aixi_shape, "color": make_aixi_color}
 
@@ -28,6 +47,25 @@ def experiment(request):
     data = MAKERS[dataset](24, image_size=128, function=function, seed=5)
     model = AIXIFunctionModel(function, dataset=dataset)
     return data, model
+
+
+def _class_images_without_squares():
+    data = make_aixi_shape(40, image_size=64, function="class", seed=3)
+    keep = (data.counts[:, 0] > 0) & (data.counts[:, 1] == 0)
+    assert keep.sum() >= 2
+    return data[np.flatnonzero(keep)[:3]]
+
+
+class _Offset:
+    """f = c + delta * (number of objects kept), returned in ``dtype``."""
+
+    def __init__(self, c, delta, dtype):
+        self.c, self.delta, self.dtype = c, delta, dtype
+
+    def __call__(self, x):
+        x = np.asarray(x)[..., 0]
+        kept = (x > 0).mean(axis=(1, 2))  # share of the pixels on kept objects
+        return (self.c + self.delta * kept).astype(self.dtype)[:, None]
 
 
 def test_experiment2_shapley_kernel_recovers_the_ground_truth(experiment):
@@ -159,6 +197,61 @@ def test_multi_output_model_and_targets():
     )
     np.testing.assert_allclose(pos, data.object_values[:, : pos.shape[1]], atol=1e-9)
     np.testing.assert_allclose(neg, -pos, atol=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["lime", "shapley"])
+def test_explanations_of_a_constant_function_are_exactly_zero(kernel):
+    """Class is constant on an image with circles but no square: exhaustive LIME gives
+    exactly zero coefficients, not ~1e-16 ones that KL would normalise into a full map."""
+    data = _class_images_without_squares()
+    lime = ObjectLime(AIXIFunctionModel("class", dataset="shape"), kernel=kernel)
+    coef = lime.explain_objects(data.images, object_labels=data.object_labels)
+    assert np.all(coef == 0.0)
+    maps = lime.explain(data.images, object_labels=data.object_labels)
+    assert np.all(maps == 0.0)
+    for measure in (emd, kl_divergence):
+        with pytest.warns(UndefinedScoreWarning, match="sum to zero"):
+            assert np.isnan(measure(maps, data.ground_truth)).all()
+    # an image with a square (class not constant) keeps its explanation
+    full = make_aixi_shape(40, image_size=64, function="class", seed=3)
+    varying = full[np.flatnonzero(full.counts[:, 1] > 0)[:2]]
+    assert (
+        np.abs(lime.explain_objects(varying.images, object_labels=varying.object_labels)).max()
+        > 0.1
+    )
+
+
+def test_constant_tolerance_is_relative_to_the_function_scale_and_dtype():
+    data = make_aixi_color(2, image_size=32, function="suum", seed=0)
+    labels = data.object_labels
+
+    def coef(model):
+        return ObjectLime(model).explain_objects(data.images, object_labels=labels)
+
+    # exactly constant, and constant up to a few float64 ulps of 1e8: zero
+    assert np.all(coef(_Offset(1e8, 0.0, np.float64)) == 0)
+    assert np.all(coef(_Offset(1e8, 1e8 * 2e-16, np.float64)) == 0)
+    # the same function varying at 1e-9 relative is not constant in float64 ...
+    assert np.abs(coef(_Offset(1.0, 1e-9, np.float64))).max() > 0
+    # ... but is rounding level for a float32 model (eps 1.2e-7)
+    assert np.all(coef(_Offset(1.0, 1e-7, np.float32)) == 0)
+
+
+def test_progress_is_off_by_default_and_needs_no_tqdm(aixi, monkeypatch):
+    data, model, _ = aixi
+    assert inspect.signature(ObjectLime.__init__).parameters["progress"].default is False
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # importing tqdm would now fail
+    ObjectLime(model).explain(data.images, object_labels=data.object_labels)
+
+
+def test_object_lime_rejects_the_old_name_sample_size(aixi):
+    data, model, _ = aixi
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sample_size'"):
+        ObjectLime(model, kernel="lime", sample_size=5, seed=3)
+    new = ObjectLime(model, kernel="lime", nb_samples=5, seed=3)
+    assert new.nb_samples == 5
+    assert not hasattr(new, "sample_size")
+    assert "sample_size" not in inspect.signature(ObjectLime.__init__).parameters
 
 
 def test_errors():

@@ -1,27 +1,34 @@
-"""Leaderboard table and the plot helpers of the ground-truth family."""
-
-import matplotlib
-
-matplotlib.use("Agg")
+"""ground_truth_leaderboard: explainers ranked by their measures, and what it refuses."""
 
 import warnings
 
 import numpy as np
 import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import pytest
 
-from xplique_ext.datasets import make_aixi_shape  # noqa: E402
-from xplique_ext.metrics import GroundTruthMeasure, emd, ground_truth_leaderboard  # noqa: E402
-from xplique_ext.plots import (  # noqa: E402
-    plot_aixi_samples,
-    plot_ground_truth_leaderboard,
-    plot_sample_size_curve,
+import xplique_ext.metrics as gtm
+from xplique_ext.datasets import make_aixi_shape
+from xplique_ext.metrics import (
+    GroundTruthMeasure,
+    emd,
+    ground_truth_leaderboard,
 )
+
+
+@pytest.fixture(scope="module")
+def suum_data():
+    return make_aixi_shape(4, image_size=64, function="suum", seed=1)
 
 
 @pytest.fixture(scope="module")
 def data():
     return make_aixi_shape(10, image_size=64, function="class", seed=2)
+
+
+def _point(shape, i, j):
+    a = np.zeros(shape)
+    a[i, j] = 1.0
+    return a
 
 
 def test_leaderboard_ranks_and_matches_the_measures(data):
@@ -73,17 +80,38 @@ def test_leaderboard_ranks_and_matches_the_measures(data):
         ground_truth_leaderboard(explanations, data.ground_truth, measures=["pointing_game"])
 
 
-def test_plots_draw(data):
-    import matplotlib.pyplot as plt
+def test_leaderboard_refuses_no_map_and_a_map_without_its_batch_axis(suum_data):
+    truth = suum_data.ground_truth
+    # was "`scores_by_name['a']` must be a non-empty array" (a parameter of compare_scores)
+    with pytest.raises(ValueError, match=r"`ground_truth` must be a non-empty array"):
+        gtm.ground_truth_leaderboard({"a": truth[:0]}, truth[:0])
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) "
+        r"or \(N, H, W, C\), got shape \(64, 64\): is the batch",
+    ):
+        gtm.ground_truth_leaderboard({"a": truth[0]}, truth[0])
 
-    rng = np.random.default_rng(0)
-    fig = plot_aixi_samples(data, 4, explanations={"noise": rng.random((10, 64, 64))})
-    assert len(fig.axes) == 3 * 4 + 2 * 4  # a colour bar next to each map
-    _, per_sample = ground_truth_leaderboard(
-        {"a": data.ground_truth + 0.1, "b": rng.random((10, 64, 64))}, data.ground_truth
-    )
-    fig = plot_ground_truth_leaderboard(per_sample)
-    assert len(fig.axes) == 2
-    ax = plot_sample_size_curve([8, 16, 32, 64], {"shape ssin": [0.3, 0.2, 0.1, 0.05]})
-    assert len(ax.lines) == 1
-    plt.close("all")
+
+def test_leaderboard_refuses_a_single_map_and_no_measure():
+    from xplique_ext.metrics import ground_truth_leaderboard
+
+    truth = np.zeros((2, 8, 8))
+    truth[:, 2, 2] = 1
+    with pytest.raises(
+        ValueError,
+        match=r"`ground_truth` must be an array of shape \(N, H, W\) or "
+        r"\(N, H, W, C\), got shape \(8, 8\): is the batch",
+    ):
+        ground_truth_leaderboard({"a": truth[0], "b": truth[0]}, truth[0])
+    with pytest.raises(ValueError, match="`measures` must name at least one measure"):
+        ground_truth_leaderboard({"a": truth, "b": truth}, truth, measures=[])
+
+
+def test_empty_leaderboard_is_a_clear_error():
+    """No explainer is a ValueError naming `explanations`, not an IndexError."""
+    truth = _point((8, 8), 2, 2)[None]
+    with pytest.raises(ValueError, match="`explanations` must be a non-empty dict"):
+        ground_truth_leaderboard({}, truth)
+    with pytest.raises(TypeError, match="`explanations` must be a dict"):
+        ground_truth_leaderboard([truth], truth)

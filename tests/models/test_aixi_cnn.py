@@ -1,10 +1,10 @@
-"""The paper's CNN and the function-as-model."""
+"""The paper's CNN and its logits model."""
 
 import numpy as np
 import pytest
 
-from xplique_ext.datasets import make_aixi_color, make_aixi_shape
-from xplique_ext.models import AIXIFunctionModel, build_aixi_cnn
+from xplique_ext.datasets import make_aixi_shape
+from xplique_ext.models import build_aixi_cnn
 
 
 @pytest.mark.parametrize("function", ["ssin", "class"])
@@ -57,35 +57,6 @@ def test_cnn_errors():
         build_aixi_cnn((32, 32))
     with pytest.raises(ValueError, match="`input_shape` H and W must be >= 10"):
         build_aixi_cnn((8, 32, 1))
-
-
-@pytest.mark.parametrize("maker,dataset", [(make_aixi_shape, "shape"), (make_aixi_color, "color")])
-@pytest.mark.parametrize("function", ["ssin", "suum", "class"])
-def test_function_model_is_a_keras_model_of_f(maker, dataset, function):
-    import keras
-    import tensorflow as tf
-
-    data = maker(40, image_size=64, function=function, seed=9)
-    model = AIXIFunctionModel(function, dataset=dataset)
-    assert isinstance(model, keras.Model)
-    np.testing.assert_allclose(model(data.images).numpy()[:, 0], data.targets, atol=1e-6)
-    np.testing.assert_allclose(
-        model.predict(data.images, batch_size=16, verbose=0)[:, 0], data.targets, atol=1e-6
-    )
-    traced = tf.function(lambda x: model(x))
-    np.testing.assert_allclose(
-        traced(tf.constant(data.images)).numpy()[:, 0], data.targets, atol=1e-6
-    )
-
-
-def test_function_model_with_an_xplique_explainer():
-    from xplique.attributions import Occlusion
-
-    data = make_aixi_shape(4, image_size=64, function="suum", seed=1)
-    model = AIXIFunctionModel("suum")
-    explainer = Occlusion(model, batch_size=64, patch_size=8, patch_stride=8)
-    maps = np.asarray(explainer.explain(data.images, np.ones((4, 1), np.float32)))
-    assert maps.shape[:3] == (4, 64, 64) and np.isfinite(maps).all()
 
 
 def test_logits_model_shares_the_weights_and_undoes_the_sigmoid():

@@ -1,15 +1,23 @@
-"""The authors' layout (release 1.0.0 of miquelmn/aixi) over 10,000 images: counts,
-intensities, sizes and positions as ``bin/shape.py``, ``bin/color.py`` and
-``uib_xsds/drawing.py`` draw them. The layout scales with the image, so most checks run at
-a small size; the paper's 128 px is checked on a few hundred images."""
+"""The AIXI layouts: the authors' layout over 10,000 images (counts, intensities, radii,
+cells and sizes, as release 1.0.0 of miquelmn/aixi draws them), image sizes, the same seed
+drawing the same images, and counting the patterns back from the pixels."""
 
 import cv2
 import numpy as np
 import pytest
 
-from xplique_ext.datasets import make_aixi_color, make_aixi_shape
+from xplique_ext.datasets import (
+    count_patterns,
+    make_aixi_color,
+    make_aixi_shape,
+)
 
 N = 10_000
+
+
+@pytest.fixture(scope="module")
+def color():
+    return make_aixi_color(N, image_size=32, function="suum", seed=2024)
 
 
 def _components(image):
@@ -24,9 +32,63 @@ def _components(image):
     return boxes, area, means / np.maximum(area, 1)
 
 
+def _check_shape_cells(data, cell, circle, square, cross):
+    """Every object inside its own cell of the 5 x 5 grid; sizes within the ranges."""
+    for i in range(len(data)):
+        boxes, area, means = _components(data.images[i, ..., 0])
+        assert len(boxes) == data.counts[i].sum()
+        np.testing.assert_allclose(means, 1.0)  # one intensity
+        top, left, h, w = boxes.T
+        row, col = top // cell, left // cell
+        assert row.max(initial=0) < 5 and col.max(initial=0) < 5
+        assert len(set(zip(row, col))) == len(boxes), "one object per cell"
+        assert np.all(top + h <= (row + 1) * cell + 1) and np.all(left + w <= (col + 1) * cell + 1)
+        labels = data.object_labels[i]
+        for k in range(data.n_objects[i]):
+            mask = labels == k + 1
+            ys, xs = np.nonzero(mask)
+            hk, wk = ys.max() - ys.min() + 1, xs.max() - xs.min() + 1
+            p = data.object_patterns[i, k]
+            if p == 0:
+                assert hk == wk and circle[0] <= (hk - 1) // 2 <= circle[1]
+            elif p == 1:
+                assert hk == wk and square[0] <= hk <= square[1] and mask.sum() == hk * wk
+            else:
+                assert max(hk, wk) <= cross[1] and mask.sum() < hk * wk
+
+
 @pytest.fixture(scope="module")
-def color():
-    return make_aixi_color(N, image_size=32, function="suum", seed=2024)
+def suum_data():
+    return make_aixi_shape(4, image_size=64, function="suum", seed=1)
+
+
+@pytest.mark.parametrize(
+    "maker,layout,size",
+    [
+        (make_aixi_shape, "authors", 64),
+        (make_aixi_color, "authors", 32),
+        (make_aixi_shape, "free", 32),
+    ],
+)
+def test_same_seed_identical_arrays_and_prefix_stability(maker, layout, size):
+    kw = dict(image_size=size, layout=layout)
+    a = maker(300, function="class", seed=11, **kw)
+    b = maker(300, function="class", seed=11, **kw)
+    for name in ("images", "targets", "counts", "object_labels", "ground_truth"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    c = maker(40, function="class", seed=11, **kw)
+    np.testing.assert_array_equal(c.images, a.images[:40])
+    d = maker(300, function="class", seed=12, **kw)
+    assert not np.array_equal(d.images, a.images)
+    # the function does not change the images
+    e = maker(300, function="ssin", seed=11, **kw)
+    np.testing.assert_array_equal(e.images, a.images)
+
+
+def test_authors_shape_needs_64_pixels():
+    with pytest.raises(ValueError, match=r"`image_size` must be >= 64 .*grid.*got 32"):
+        make_aixi_shape(4, image_size=32)
+    make_aixi_shape(4, image_size=32, layout="free")  # the free layout still takes 32
 
 
 def test_color_six_circles_three_intensities_counts_zero_to_six(color):
@@ -78,31 +140,6 @@ def test_color_at_the_papers_size():
     assert radii.min() <= 11 and radii.max() >= 30
 
 
-def _check_shape_cells(data, cell, circle, square, cross):
-    """Every object inside its own cell of the 5 x 5 grid; sizes within the ranges."""
-    for i in range(len(data)):
-        boxes, area, means = _components(data.images[i, ..., 0])
-        assert len(boxes) == data.counts[i].sum()
-        np.testing.assert_allclose(means, 1.0)  # one intensity
-        top, left, h, w = boxes.T
-        row, col = top // cell, left // cell
-        assert row.max(initial=0) < 5 and col.max(initial=0) < 5
-        assert len(set(zip(row, col))) == len(boxes), "one object per cell"
-        assert np.all(top + h <= (row + 1) * cell + 1) and np.all(left + w <= (col + 1) * cell + 1)
-        labels = data.object_labels[i]
-        for k in range(data.n_objects[i]):
-            mask = labels == k + 1
-            ys, xs = np.nonzero(mask)
-            hk, wk = ys.max() - ys.min() + 1, xs.max() - xs.min() + 1
-            p = data.object_patterns[i, k]
-            if p == 0:
-                assert hk == wk and circle[0] <= (hk - 1) // 2 <= circle[1]
-            elif p == 1:
-                assert hk == wk and square[0] <= hk <= square[1] and mask.sum() == hk * wk
-            else:
-                assert max(hk, wk) <= cross[1] and mask.sum() < hk * wk
-
-
 def test_shape_counts_cells_and_sizes_over_10000_images():
     parts = [make_aixi_shape(N // 4, image_size=64, function="class", seed=s) for s in range(4)]
     counts = np.concatenate([d.counts for d in parts])
@@ -129,3 +166,10 @@ def test_shape_at_the_papers_size():
         if data.object_patterns[i, k] == 0
     ]
     assert min(radii) == 5 and max(radii) == 8
+
+
+def test_count_patterns_refuses_non_finite_images(suum_data):
+    # NaN pixels were read as background and inf ones as objects: counts silently wrong
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="`images` must be an array of finite values only"):
+            count_patterns(np.where(suum_data.images > 0, bad, 0.0))

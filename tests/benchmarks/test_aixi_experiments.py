@@ -1,5 +1,5 @@
 """benchmarks/aixi_experiments.py runs at a tiny size and prints Tables 1-3 in the paper's
-layout, with the paper's figures and the ratios."""
+layout."""
 
 import importlib.util
 from pathlib import Path
