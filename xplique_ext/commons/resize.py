@@ -1,7 +1,7 @@
 """Mass-preserving area downsampling of stacks of 2-D maps (OpenCV's ``INTER_AREA``).
 
 Used where explanations and ground-truth maps are compared at a reduced resolution (the
-EMD and KL of :mod:`xplique_ext.metrics.ground_truth`) and by the benchmarks that time
+EMD and KL of :mod:`xplique_ext.metrics.ground_truth_measures`) and by the benchmarks that time
 those problems. :func:`fit_size` chooses the reduced grid: the maps shrink by one common
 factor, so that a pixel stays square (the aspect ratio is kept, as in the MIT saliency
 benchmark's EMD, which downsizes by a common factor); squashing a 64x128 map to 32x32
