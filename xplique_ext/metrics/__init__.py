@@ -1,4 +1,5 @@
-"""Metrics of xplique_ext. Model-based metrics share Xplique's interface:
+"""Metrics of xplique_ext: every metric class of the package imports from here, wherever
+its code lives. Model-based metrics share Xplique's interface:
 ``Metric(model, inputs, targets=None, batch_size=64, ...)``, ``evaluate``,
 ``detailed_evaluate`` and ``__call__``.
 
@@ -6,6 +7,8 @@ Names load on first use (PEP 562): ``from xplique_ext.metrics import FiRe`` load
 TensorFlow nor numba; ``MuFidelity`` and the other model-based metrics load TensorFlow.
 This is the one public home of FiRe, Qs and the ``fire_*`` functions; they are implemented
 in :mod:`xplique_ext.rules.fire` (floor 1, no TensorFlow), where the rule metrics use them.
+``RuleMetrics`` lives in :mod:`xplique_ext.rules.evaluation` and the Local Lipschitz
+estimates in :mod:`xplique_ext.text.lipschitz`, beside the code they score.
 """
 
 from typing import TYPE_CHECKING
@@ -38,6 +41,8 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         relevance_rank_accuracy,
     )
     from .leaderboard import ground_truth_leaderboard
+    from ..rules.evaluation import RuleMetrics
+    from ..text.lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
     from .percy import PERCY, NoRuleKeywordWarning
 
 __getattr__, __dir__ = lazy_exports(
@@ -69,6 +74,8 @@ __getattr__, __dir__ = lazy_exports(
         ],
         ".leaderboard": ["ground_truth_leaderboard"],
         ".percy": ["PERCY", "NoRuleKeywordWarning"],
+        "..rules.evaluation": ["RuleMetrics"],
+        "..text.lipschitz": ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate"],
     },
 )
 __all__ = [
@@ -93,4 +100,7 @@ __all__ = [
     "relevance_mass_accuracy",
     "relevance_rank_accuracy",
     "pointing_game",
+    "RuleMetrics",
+    "LocalLipschitzEstimate",
+    "TextLocalLipschitzEstimate",
 ]
