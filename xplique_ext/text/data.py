@@ -134,7 +134,9 @@ class _Generator:
                 "`rules` keywords must not be words the generated clauses use "
                 f"(the structure's keyword must be the first one), got {clash}"
             )
-        self.rng, self.table, self.keywords = rng, table, sorted(table)
+        self.rng = rng
+        self.table = table
+        self.keywords = sorted(table)
         self.pools = {
             pol: {
                 kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
@@ -142,10 +144,8 @@ class _Generator:
             }
             for pol in (-1, 1)
         }
-        self.subjects, self.intensifiers = (
-            lexicon.words("subject", 0),
-            lexicon.words("intensifier", 0),
-        )
+        self.subjects = lexicon.words("subject", 0)
+        self.intensifiers = lexicon.words("intensifier", 0)
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
         return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]
@@ -154,7 +154,8 @@ class _Generator:
         templates = _TEMPLATES[style]
         template = templates[int(self.rng.integers(len(templates)))]
         pool = self.pools[polarity]
-        adjs, nouns = self._pick(pool["adj"], 3), self._pick(self.subjects, 2)
+        adjs = self._pick(pool["adj"], 3)
+        nouns = self._pick(self.subjects, 2)
         return template.format(
             adj=adjs[0],
             adj2=adjs[1],
@@ -176,10 +177,11 @@ class _Generator:
         a_pol = self.polarity()
         contrastive = bool(self.rng.random() < p_contrast)
         b_pol = -a_pol if contrastive else a_pol
-        a_text, b_text = self.clause(a_pol, a_style), self.clause(b_pol, b_style)
+        a_text = self.clause(a_pol, a_style)
+        b_text = self.clause(b_pol, b_style)
         sep = " , " if self.rng.random() < comma else " "
         conj = self.table[kw]
-        by = {"rule": conj, "anti": "A" if conj == "B" else "B"}.get(label_by, label_by)
+        by = _labelling_conjunct(label_by, conj)
         return dict(
             sentence=f"{a_text}{sep}{kw} {b_text}",
             label=int((a_pol if by == "A" else b_pol) > 0),
@@ -206,6 +208,17 @@ class _Generator:
             "structured": False,
             "contrastive": False,
         }
+
+
+def _labelling_conjunct(label_by: str, rule_conjunct: str) -> str:
+    """The conjunct ('A' or 'B') whose sentiment labels a structured sentence."""
+    if label_by == "rule":
+        return rule_conjunct
+    if label_by == "anti":  # the other conjunct
+        if rule_conjunct == "B":
+            return "A"
+        return "B"
+    return label_by
 
 
 _UNIT = Interval(numbers.Real, 0, 1)
@@ -296,11 +309,10 @@ def generate_sentences(
     for _ in range(n):
         row = {"n_tokens": max_tokens + 1}
         while row["n_tokens"] > max_tokens:  # drawn again: rows of <= 6 tokens exist
-            row = (
-                gen.structured(float(contrastive), label_by, a_style, b_style, comma)
-                if gen.rng.random() < structured
-                else gen.unstructured()
-            )
+            if gen.rng.random() < structured:
+                row = gen.structured(float(contrastive), label_by, a_style, b_style, comma)
+            else:
+                row = gen.unstructured()
             row["n_tokens"] = len(row["sentence"].split())
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)

@@ -303,7 +303,8 @@ def train_classifier(
         loss="binary_crossentropy",
         metrics=["accuracy"],
     )
-    rng, history = np.random.default_rng(seed), []
+    rng = np.random.default_rng(seed)
+    history = []
     for _ in range(epochs):
         order = rng.permutation(len(x))
         history.append(
@@ -383,7 +384,9 @@ class BagOfWordsModel:
 
         if not weights:
             raise ValueError("`weights` must be a non-empty mapping word -> weight, got {}")
-        self.part, self.bias, self.sequence_length = part, bias, sequence_length
+        self.part = part
+        self.bias = bias
+        self.sequence_length = sequence_length
         self.rules = resolve_rules(rules)
         self.weights: Dict[str, float] = {}
         for word, w in weights.items():
@@ -442,7 +445,8 @@ class BagOfWordsModel:
         emb = keras.layers.Embedding(len(self.id_weights), 1, trainable=False, name="embedding")
         e = emb(inp)
         emb.set_weights([self.id_weights[:, None].astype(np.float32)])
-        part, kw = self.part, self.keyword_ids.astype(np.int32)
+        part = self.part
+        kw = self.keyword_ids.astype(np.int32)
 
         def head(args):
             values, ids = args
