@@ -9,8 +9,8 @@ import pytest
 
 from xplique_ext.text import BagOfWordsModel
 from xplique_ext.text.classifier import TextClassifier
+from xplique_ext.text.conjunctions import DEFAULT_RULES, RuleTable, resolve_rules
 from xplique_ext.text.distillation import rule_teacher
-from xplique_ext.text.rules import DEFAULT_RULES, RuleTable, resolve_rules
 
 
 def test_a_text_classifier_as_model_is_refused_by_the_declared_constraint():

@@ -15,7 +15,7 @@ from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, InstanceOf, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TEXT_MODEL, as_text_classifier
-from ..text.rules import resolve_rules
+from ..text.conjunctions import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
 #: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 
 __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
 
@@ -262,7 +262,7 @@ def generate_sentences(
         same sentences.
     rules
         Keywords to use and the conjunct each one expects (see
-        :func:`xplique_ext.text.rules.resolve_rules`; default but/yet -> B,
+        :func:`xplique_ext.text.conjunctions.resolve_rules`; default but/yet -> B,
         though/while -> A). Keywords are drawn uniformly; a keyword the clauses use
         (``and``, a lexicon word) is refused.
     structured

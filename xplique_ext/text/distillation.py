@@ -29,7 +29,7 @@ with t the number of epochs done, counted in batches (t = step / steps_per_epoch
 ``get_pi(cur_iter=batch / n_train_batches)`` in their code). C = 6 is their value
 (``C=6.`` in ``logicnn_sentiment.py``).
 
-The rule conjunct follows the package's rule table (:mod:`xplique_ext.text.rules`):
+The rule conjunct follows the package's rule table (:mod:`xplique_ext.text.conjunctions`):
 B for ``but`` / ``yet``, A for ``though`` / ``while``, split at the sentence's first keyword.
 Hu et al. distil the ``but`` rule alone: pass ``rules=RuleTable({'but': 'B'})``.
 
@@ -92,7 +92,7 @@ from ..commons.params import (
     describe,
     validate_params,
 )
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
 __all__ = [
@@ -228,7 +228,7 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
 
     For ``A keyword B`` the conjunct is B when the keyword's rule designates B (``but``,
     ``yet``), A when it designates A (``though``, ``while``); see
-    :func:`xplique_ext.text.rules.resolve_rules`. Keywords are matched as PERCY matches
+    :func:`xplique_ext.text.conjunctions.resolve_rules`. Keywords are matched as PERCY matches
     them (whitespace tokens, case and surrounding punctuation ignored). A sentence
     without keyword, or whose rule conjunct is empty, is no grounding of the rule.
 

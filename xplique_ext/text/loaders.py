@@ -39,7 +39,7 @@ import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Options, check_param, validate_params
 from ..commons.warnings import XpliqueExtWarning, warn
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import find_keyword, whitespace_tokens
 
 __all__ = ["load_sentiment_dataset", "DATASETS"]

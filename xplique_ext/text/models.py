@@ -29,7 +29,7 @@ from ..commons.params import (
     check_param,
     validate_params,
 )
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import as_sentences, normalize_token, whitespace_tokens
 
 __all__ = [
@@ -349,7 +349,7 @@ class BagOfWordsModel:
     part
         'all', 'A' or 'B'.
     rules
-        Keywords that split A from B (see :func:`xplique_ext.text.rules.resolve_rules`).
+        Keywords that split A from B (see :func:`xplique_ext.text.conjunctions.resolve_rules`).
     sequence_length
         Number of token ids per sentence (longer sentences are truncated).
 

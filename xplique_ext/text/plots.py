@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, validate_params
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import find_keyword
 
 __all__ = [
@@ -137,7 +137,7 @@ def highlight_html(
     attributions
         One attribution per whitespace token (n,).
     rules
-        Rule table (see :func:`xplique_ext.text.rules.resolve_rules`).
+        Rule table (see :func:`xplique_ext.text.conjunctions.resolve_rules`).
     details
         Optional row of :meth:`xplique_ext.metrics.PERCY.details` (a pandas Series or a
         dict) whose verdict is shown.
