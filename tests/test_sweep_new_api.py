@@ -123,76 +123,6 @@ def test_mufidelity_huge_subset_counts_are_refused():
         metric.details(x[..., 0])
 
 
-def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
-    from xplique_ext.text import load_sentiment_dataset
-
-    file = tmp_path / "s140.csv"
-    file.write_text('"4","1","d","q","u","great"\n')
-    # was: "`split` must be one of ['train', 'test'], got 'validation'"
-    with pytest.raises(
-        ValueError,
-        match=r"`split` must be one of \['train', 'test'\], "
-        r"got 'dev'",
-    ):
-        load_sentiment_dataset("sentiment140", "dev", path=file)
-    (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
-    assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]
-
-
-@pytest.mark.parametrize(
-    "vocabulary, error, match",
-    [
-        # was: the characters of "good" taken for 4 tokens, silently
-        (
-            "good",
-            TypeError,
-            r"`vocabulary` must be a non-empty sequence of distinct tokens.*got 'good'",
-        ),
-        # was: the first 'good' got a random vector and the second the file's (a wrong row)
-        (["", "good", "good"], ValueError, r"got 'good' more than once"),
-        ([1, 2], TypeError, r"got an item 1 \(int\)"),
-        ([], ValueError, r"got an empty sequence"),
-    ],
-)
-def test_load_word_vectors_vocabulary(tmp_path, vocabulary, error, match):
-    from xplique_ext.text import load_word_vectors
-
-    file = tmp_path / "v.txt"
-    file.write_text("good 1 0\nbad 0 1\n")
-    with pytest.raises(error, match=match):
-        load_word_vectors(file, vocabulary)
-    matrix, found = load_word_vectors(file, pd.Index(["", "good", "film"]))
-    assert found == 1 and matrix[1].tolist() == [1.0, 0.0]
-
-
-def test_set_embedding_names_model_and_name():
-    import keras
-
-    from xplique_ext.text import set_embedding
-
-    model = keras.Sequential(
-        [
-            keras.Input((4,), dtype="int32"),
-            keras.layers.Embedding(5, 2, name="embedding"),
-            keras.layers.GlobalAveragePooling1D(),
-            keras.layers.Dense(1, name="dense"),
-        ]
-    )
-    with pytest.raises(TypeError, match="`model` must be a Keras model"):
-        set_embedding(None)  # was: AttributeError
-    with pytest.raises(ValueError, match=r"`name` must be the name of a layer.*got 'emb'"):
-        set_embedding(model, name="emb")
-    with pytest.raises(ValueError, match=r"`name` must name an embedding layer, got 'dense'"):
-        set_embedding(model, np.zeros((2, 1)), name="dense")  # was: Keras' set_weights error
-    assert (
-        set_embedding(model, np.ones((5, 2)), trainable=False)
-        .get_layer("embedding")
-        .get_weights()[0]
-        .sum()
-        == 10
-    )
-
-
 def test_summary_of_no_sample_is_nan_with_the_true_reason():
     from xplique_ext.commons.warnings import UndefinedScoreWarning
     from xplique_ext.rules.fire import FiRe
@@ -223,20 +153,6 @@ def test_summary_checks_its_settings_before_scoring():
         with pytest.raises(error, match=f"`{next(iter(kwargs))}` must be"):
             Counted().summary(np.arange(5.0), **kwargs)
     assert calls == []  # was: the metric scored every input, then the setting was refused
-
-
-def test_percy_text_attributions_name_the_parameter():
-    from xplique_ext.metrics import PERCY
-    from xplique_ext.text import BagOfWordsModel
-
-    bow = BagOfWordsModel({"dull": -1.0, "superb": 2.0}, part="B")
-    sentences = ["dull but superb", "superb yet dull"]
-    percy = PERCY(bow, sentences, [1, 0], tokenizer=bow.tokenizer)
-    # was: "could not convert string to float: 'a'" from NumPy
-    with pytest.raises(TypeError, match=r"`explanations\[0\]` must be .*real numbers"):
-        percy.summary([["a", "b", "c"], [1.0, 2.0, 3.0]])
-    with pytest.raises(TypeError, match=r"`explanations\[1\]` must be .*real numbers"):
-        percy.evaluate([[1.0, 2.0, 3.0], [True, False, True]])
 
 
 def test_compare_scores_equal_infinities_are_undefined_differences():
@@ -271,29 +187,3 @@ def test_summary_all_undefined_gives_the_reason():
     with pytest.warns(UndefinedScoreWarning, match="no defined score.*Reason: .*constant map"):
         summary = metric.summary(np.zeros_like(data.ground_truth))
     assert np.isnan(summary.mean) and summary.n_undefined == 4
-
-
-def test_rule_distillation_fit_checks_its_arguments():
-    import tensorflow as tf
-
-    from xplique_ext.text import build_cnn_classifier, make_vectorizer
-    from xplique_ext.text.distillation import RuleDistillation
-
-    s = ["good film but dull end", "dull film but good end", "a good film"] * 2
-    y = [0, 1, 1] * 2
-    tv = make_vectorizer(s, sequence_length=8)
-    model = RuleDistillation(build_cnn_classifier(tv, embedding_dim=4, filters=2), tokenizer=tv)
-    model.compile(optimizer="adam")
-    # was: ZeroDivisionError, int('a'), a Keras shape error, and 2.5 silently 2
-    for bad, error in ((0, ValueError), ("a", TypeError), (-1, ValueError), (2.5, TypeError)):
-        with pytest.raises(error, match="`batch_size` must be"):
-            model.fit(s, y, batch_size=bad, verbose=0)
-    with pytest.raises(ValueError, match="`x` must hold at least one training sentence, got 0"):
-        model.fit([], [], verbose=0)  # was: nothing trained, a Keras warning
-    raw = tf.data.Dataset.from_tensor_slices((s, y)).batch(2)
-    with pytest.raises(TypeError, match=r"`x` must be a tf.data.Dataset of \(dict, label\)"):
-        model.fit(raw, verbose=0)  # was: TypeError about indices, got 'x_rule'
-    prepared = tf.data.Dataset.from_tensor_slices((model.prepare(s), np.asarray(y))).batch(2)
-    with pytest.raises(ValueError, match="`x` must hold at least one batch"):
-        model.fit(prepared.take(0), verbose=0)
-    assert "loss" in model.fit(prepared, verbose=0).history
