@@ -127,7 +127,10 @@ class _Generator:
 
     def __init__(self, lexicon: Lexicon, rng: np.random.Generator, table: Mapping[str, str]):
         # a keyword inside a clause would split the sentence at the wrong place
-        words = {w for ts in _TEMPLATES.values() for t in ts for w in t.split() if "{" not in w}
+        words = set()
+        for templates in _TEMPLATES.values():
+            for template in templates:
+                words.update(w for w in template.split() if "{" not in w)
         clash = sorted(set(table) & (words | set(lexicon.entries)))
         if clash:
             raise ValueError(

@@ -414,7 +414,10 @@ class RuleDistillation(keras.Model):
         self.pi = pi
         self.sigmoid = out_shape[-1] == 1
         self.packer = tokenizer if self.input_names else None
-        self.tokenizer = None if self.input_names or tokenizer is None else Tokenizer(tokenizer)
+        if self.input_names or tokenizer is None:  # a dict student packs with ``packer``
+            self.tokenizer = None
+        else:
+            self.tokenizer = Tokenizer(tokenizer)
         shape = tuple(student.inputs[0].shape)
         self._length = shape[1] if self.tokenizer is not None and len(shape) == 2 else None
         # a variable, not a Python number: a traced train step sees the value fit() sets

@@ -196,6 +196,15 @@ class TokenAttributionExplainer:
 
 
 # =========================================================================== LIME
+class LimeFit(NamedTuple):
+    """LIME's weighted ridge fit of one sentence: a weight per token (the attributions),
+    the intercept and the R^2 score of the fit."""
+
+    weights: np.ndarray
+    intercept: float
+    score: float
+
+
 class LimeTokenExplainer(TokenAttributionExplainer):
     """LIME token attributions (``LimeTextExplainer`` with ``bow=False``), pooled.
 
@@ -292,17 +301,22 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         """LIME's distances: cosine distance to the all-ones first row, times 100."""
         return (1.0 - np.sqrt(data.sum(axis=1) / max(data.shape[1], 1))) * 100.0
 
-    def fit(self, base: Any, data: np.ndarray, proba: np.ndarray):
+    def fit(self, base: Any, data: np.ndarray, proba: np.ndarray) -> LimeFit:
         """LIME's weighted ridge fit (``LimeBase.explain_instance_with_data``) of p(y=1)
-        on a binary neighbourhood; returns (weights (n,), intercept, R^2 score)."""
+        on a binary neighbourhood: the weights (n,), the intercept and the R^2 score."""
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
+            data.astype(np.float64),
+            labels,
+            self.distances(data),
+            label=1,
+            num_features=n,
+            feature_selection="none",
         )
         w = np.zeros(n)
         w[[j for j, _ in exp]] = [value for _, value in exp]
-        return w, float(np.ravel(intercept)[0]), float(score)
+        return LimeFit(weights=w, intercept=float(np.ravel(intercept)[0]), score=float(score))
 
     def _rows(self, n: int) -> int:
         return self.nb_samples
@@ -684,6 +698,7 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
                 alpha=(2 * within + 1) / (2.0 * n),
                 weight=1.0 / (2 * n),
             )
-            pos[todo] = pos[todo] / 2 + self._integrate(x, own, shift, path, bar)[0][todo]
+            midpoint_sums, _ = self._integrate(x, own, shift, path, bar)
+            pos[todo] = pos[todo] / 2 + midpoint_sums[todo]
             steps[todo] *= 2
         return steps

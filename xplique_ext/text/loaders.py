@@ -40,7 +40,7 @@ import numpy as np
 from ..commons.params import Boolean, InstanceOf, Options, check_param, validate_params
 from ..commons.warnings import XpliqueExtWarning, warn
 from .conjunctions import resolve_rules
-from .tokens import find_keyword, whitespace_tokens
+from .tokens import find_keywords, whitespace_tokens
 
 __all__ = ["load_sentiment_dataset", "DATASETS"]
 
@@ -146,7 +146,7 @@ def load_sentiment_dataset(
     loaded = _load_remote(name, split) if path is None else _read_file(path, name, split)
     sentences, labels = _labelled(name, *loaded)  # texts, raw labels, line numbers, source
     if contrastive_only:
-        keep = [find_keyword(whitespace_tokens(s), table)[0] is not None for s in sentences]
+        keep = [bool(find_keywords(whitespace_tokens(s), table)) for s in sentences]
         sentences = [s for s, k in zip(sentences, keep) if k]
         labels = labels[np.array(keep, bool)]
         if not sentences:

@@ -120,7 +120,8 @@ def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **opti
     elif sequence_length is None:
         raise ValueError("`sequence_length` is needed when the vectorizer has no fixed length")
     else:
-        inp = ids = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
+        inp = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
+        ids = inp  # the model takes the token ids themselves
     init = keras.initializers.RandomUniform(-0.05, 0.05, seed=options["seed"])
     emb = keras.layers.Embedding(
         vocab,
@@ -153,7 +154,10 @@ def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units
             )
             for k in kernel_sizes
         ]
-        h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
+        if len(branches) > 1:
+            h = keras.layers.Concatenate(name="concat")(branches)
+        else:
+            h = branches[0]
     else:
         lstm = keras.layers.LSTM(
             units,

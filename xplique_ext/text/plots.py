@@ -91,13 +91,16 @@ def _verdict(details: Any) -> Optional[str]:
     if pv is not None:
         parts.append("p-value " + (f"{float(pv):.3g}" if np.isfinite(pv) else "n/a"))
     if score is not None:
-        based = "based" if score == 1.0 else "not (significantly) based"
-        parts.append(
-            f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}"
-            if np.isfinite(score)
-            else "no rule keyword: not scored"
-        )
+        parts.append(_score_line(score, get("rule_conjunct")))
     return " | ".join(parts)
+
+
+def _score_line(score: float, rule_conjunct: Optional[str]) -> str:
+    """The part of the verdict line that reads PERCY's score."""
+    if not np.isfinite(score):
+        return "no rule keyword: not scored"
+    based = "based" if score == 1.0 else "not (significantly) based"
+    return f"PERCY = {int(score)}: decision {based} on {rule_conjunct}"
 
 
 def _figure(ax: Any, figsize: tuple):
@@ -182,13 +185,14 @@ def highlight_html(
 
         body = f"{part('A', spans[:k])} {spans[k]} {part('B', spans[k + 1 :])}"
     verdict = _verdict(details)
-    return HighlightedText(
-        '<div style="font-family:sans-serif;line-height:2;margin:4px 0">'
-        + (f'<div style="font-weight:bold">{html.escape(title)}</div>' if title else "")
-        + f"<div>{body}</div>"
-        + (f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>' if verdict else "")
-        + "</div>"
-    )
+    pieces = ['<div style="font-family:sans-serif;line-height:2;margin:4px 0">']
+    if title:
+        pieces.append(f'<div style="font-weight:bold">{html.escape(title)}</div>')
+    pieces.append(f"<div>{body}</div>")
+    if verdict:
+        pieces.append(f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>')
+    pieces.append("</div>")
+    return HighlightedText("".join(pieces))
 
 
 @validate_params(

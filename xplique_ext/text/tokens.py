@@ -290,7 +290,8 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
     of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
     a ValueError."""
-    return read_sentences(inputs, name)[0]
+    sentences, _ = read_sentences(inputs, name)
+    return sentences
 
 
 def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Optional[np.ndarray]]:
