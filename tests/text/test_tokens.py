@@ -53,6 +53,20 @@ def test_find_keyword_first_and_case_insensitive():
     assert find_keyword("butter is good".split(), rules) == (None, None)
 
 
+def _make_tok():
+    """A TextVectorization tokenizer on a few words, padded to 16 ids."""
+    import keras
+
+    return Tokenizer(
+        keras.layers.TextVectorization(
+            vocabulary=["good", "bad", "superb", "dull", "the", "but"], output_sequence_length=16
+        )
+    )
+
+
+_TOK = _make_tok()
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
@@ -117,19 +131,6 @@ def test_is_compositional_detects_special_tokens():
 
     ok, where = is_compositional(Tokenizer(with_cls), ["a bb"], [["a", "bb"]])
     assert not ok and where == 0
-
-
-def _make_tok():
-    import keras
-
-    return Tokenizer(
-        keras.layers.TextVectorization(
-            vocabulary=["good", "bad", "superb", "dull", "the", "but"], output_sequence_length=16
-        )
-    )
-
-
-_TOK = _make_tok()
 
 
 @pytest.fixture(scope="module")
