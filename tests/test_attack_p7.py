@@ -4,23 +4,6 @@ import numpy as np
 import pytest
 
 
-@pytest.mark.parametrize(
-    "a, b, error, name",
-    [
-        (None, None, TypeError, "`a_groups`"),
-        ("ab", "cd", TypeError, "`a_groups`"),
-        ([[np.nan, 0.2, 0.1]], [[0.5, 0.6, 0.5]], ValueError, r"`a_groups\[0\]`"),
-        ([[0.5, 0.6, 0.5]], [[np.inf, 0.2, 0.1]], ValueError, r"`b_groups\[0\]`"),
-        ([["a", "b"]], [[0.1, 0.2]], TypeError, r"`a_groups\[0\]`"),
-    ],
-)
-def test_conjunct_pvalues_names_bad_groups(a, b, error, name):
-    from xplique_ext.metrics.percy import conjunct_pvalues
-
-    with pytest.raises(error, match=name):  # were len() / float() errors, or a silent NaN
-        conjunct_pvalues(a, b)
-
-
 def test_metric_scores_name_targets_of_the_wrong_shape():
     import keras
 

@@ -34,7 +34,7 @@ WITH_EXAMPLES = {
     "xplique_ext.text.loaders",
     "xplique_ext.text.models",
     "xplique_ext.text.plots",
-    "xplique_ext.text.rules",
+    "xplique_ext.text.conjunctions",
     "xplique_ext.text.tokens",
     "xplique_ext.rules.names",
     "xplique_ext.rules.dataset",

@@ -1,6 +1,8 @@
 """Iterative rule knowledge distillation (Hu et al. 2016): the teacher q, the pi schedule,
 the conjuncts, and the Keras training wrapper in ``fit``."""
 
+from __future__ import annotations
+
 import warnings
 
 import numpy as np
@@ -16,7 +18,7 @@ from xplique_ext.text import (
 
 
 # --------------------------------------------------------------------------- teacher
-def test_known_answer_of_the_issue():
+def test_teacher_known_answer_by_hand():
     q = rule_teacher(np.array([0.3, 0.7]), np.array([0.9, 0.1]), C=6)
     np.testing.assert_allclose(q, [0.981, 0.019], atol=5e-4)
     # by hand: 0.3 e^{-0.6} / (0.3 e^{-0.6} + 0.7 e^{-5.4})
@@ -137,7 +139,7 @@ def test_empty_batch():
         ([[0.3, 0.7]], [[0.9, 0.1]], {"has_rule": [2]}, TypeError, "has_rule"),
     ],
 )
-def test_hostile_inputs(p, pr, kwargs, err, match):
+def test_teacher_refuses_bad_inputs_naming_them(p, pr, kwargs, err, match):
     with pytest.raises(err, match=match):
         rule_teacher(np.asarray(p) if not isinstance(p[0], str) else p, pr, **kwargs)
 
@@ -343,7 +345,7 @@ def test_softmax_student(small_data, small_tv):
     assert np.isfinite(hist.history["loss"]).all()
 
 
-def test_wrapper_hostile_inputs(small_data, small_tv):
+def test_wrapper_refuses_bad_students_and_inputs(small_data, small_tv):
     import keras
 
     from xplique_ext.text import RuleDistillation
@@ -377,9 +379,9 @@ def test_wrapper_hostile_inputs(small_data, small_tv):
 
 
 def test_wrapper_refuses_logits_and_bad_fit_options(small_data, small_tv):
-    """Found by the hostile sweep: a logits student trained as if it gave probabilities,
-    steps_per_epoch=-3 gave pi < 0, epochs=-1 returned an empty history, and with
-    validation_split the schedule counted the held-out batches as training steps."""
+    """Refused, each with a named error: a logits student (it trained as if it gave
+    probabilities), steps_per_epoch=-3 (pi < 0), epochs=-1 (an empty history); and with
+    validation_split the schedule counts the training batches only, not the held-out ones."""
     import keras
 
     from xplique_ext.text import RuleDistillation
@@ -494,3 +496,38 @@ def test_dict_student_over_a_keras_hub_backbone(tiny_bert):
     for a, b in zip(*weights):
         np.testing.assert_allclose(a, b, atol=1e-6)
     assert any(np.abs(a - b).max() > 0 for a, b in zip(weights[0], backbone.get_weights()))
+
+
+def test_rule_teacher_names_the_first_row_not_summing_to_one():
+    message = r"`p_rule` rows must sum to 1 .* got a row summing to 0\.9$"
+    with pytest.raises(ValueError, match=message):
+        rule_teacher([[0.5, 0.5], [0.3, 0.7]], [[0.5, 0.5], [0.4, 0.5]])
+    q = rule_teacher([[0.3, 0.7]], [[0.9, 0.1]], C=6, logic="average")
+    expected = np.array([0.3, 0.7]) * np.exp(-6 * (1 - 0.5 * (1 + np.array([0.9, 0.1]))))
+    np.testing.assert_allclose(q[0], expected / expected.sum(), rtol=1e-12)
+
+
+def test_rule_distillation_fit_checks_its_arguments():
+    import tensorflow as tf
+
+    from xplique_ext.text import build_cnn_classifier, make_vectorizer
+    from xplique_ext.text.distillation import RuleDistillation
+
+    s = ["good film but dull end", "dull film but good end", "a good film"] * 2
+    y = [0, 1, 1] * 2
+    tv = make_vectorizer(s, sequence_length=8)
+    model = RuleDistillation(build_cnn_classifier(tv, embedding_dim=4, filters=2), tokenizer=tv)
+    model.compile(optimizer="adam")
+    # was: ZeroDivisionError, int('a'), a Keras shape error, and 2.5 silently 2
+    for bad, error in ((0, ValueError), ("a", TypeError), (-1, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match="`batch_size` must be"):
+            model.fit(s, y, batch_size=bad, verbose=0)
+    with pytest.raises(ValueError, match="`x` must hold at least one training sentence, got 0"):
+        model.fit([], [], verbose=0)  # was: nothing trained, a Keras warning
+    raw = tf.data.Dataset.from_tensor_slices((s, y)).batch(2)
+    with pytest.raises(TypeError, match=r"`x` must be a tf.data.Dataset of \(dict, label\)"):
+        model.fit(raw, verbose=0)  # was: TypeError about indices, got 'x_rule'
+    prepared = tf.data.Dataset.from_tensor_slices((model.prepare(s), np.asarray(y))).batch(2)
+    with pytest.raises(ValueError, match="`x` must hold at least one batch"):
+        model.fit(prepared.take(0), verbose=0)
+    assert "loss" in model.fit(prepared, verbose=0).history

@@ -21,7 +21,10 @@ SST2_DEV = (
     "unflinchingly bleak and desperate \t0\n"
     'a "fun" film , yet it drags \t0\n'
 )
+
+
 SST2_TEST = "index\tsentence\n0\tuneasy mishmash of styles and genres .\n"
+
 
 # Sentiment140: six quoted columns, no header, Latin-1 (the café below is one byte, 0xe9)
 S140_ROWS = [
@@ -289,6 +292,8 @@ def test_through_hugging_face_datasets(no_libraries, monkeypatch):
 
 # --------------------------------------------------------------------------- declarations
 DECLARED = {"load_sentiment_dataset": load_sentiment_dataset, "adapt_text_model": adapt_text_model}
+
+
 CASES = [
     pytest.param(name, param, value, error, id=f"{name}-{param}-{index}")
     for name, entry in DECLARED.items()
@@ -296,7 +301,7 @@ CASES = [
 ]
 
 
-def test_the_new_entry_points_declare_their_parameters():
+def test_the_entry_points_declare_their_parameters():
     for entry in DECLARED.values():
         assert parameter_constraints(entry) is not None
     assert {c.values[1] for c in CASES} >= {
@@ -316,3 +321,19 @@ def test_invalid_value_names_the_parameter(name, param, value, error):
     kwargs = {**valid_arguments(entry), param: value}
     with pytest.raises(error, match=f"`{param}` must be .*, got "):
         entry(**kwargs)
+
+
+def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
+    from xplique_ext.text import load_sentiment_dataset
+
+    file = tmp_path / "s140.csv"
+    file.write_text('"4","1","d","q","u","great"\n')
+    # was: "`split` must be one of ['train', 'test'], got 'validation'"
+    with pytest.raises(
+        ValueError,
+        match=r"`split` must be one of \['train', 'test'\], "
+        r"got 'dev'",
+    ):
+        load_sentiment_dataset("sentiment140", "dev", path=file)
+    (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
+    assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]

@@ -29,6 +29,13 @@ def _models(seed: int) -> Dict[str, tuple]:
     return models
 
 
+def _class_mean(values: np.ndarray, members: np.ndarray) -> float:
+    """The NaN-aware mean of ``values`` over one class's sentences (NaN for no sentence)."""
+    if not members.any():
+        return np.nan
+    return float(np.nanmean(values[members]))
+
+
 def demo_section(seed: int = 0, progress: bool = False) -> str:
     """Run a tiny PERCY experiment and return a printable report.
 
@@ -63,7 +70,8 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         rules={"though": None, "while": None},
         b_style="sentiment",
     )
-    sentences, labels = list(test.sentence), test.label.to_numpy()
+    sentences = list(test.sentence)
+    labels = test.label.to_numpy()
     classes = {"positive": labels == 1, "negative": labels == 0}
     rows: Dict[str, Dict[str, Dict[str, float]]] = {c: {} for c in classes}
     for name, (model, tok, keras_model) in _models(seed).items():
@@ -71,16 +79,15 @@ def demo_section(seed: int = 0, progress: bool = False) -> str:
         percy = PERCY(model, sentences, labels, tokenizer=tok)
         scores = {"accuracy": (percy.predictions == percy.targets).astype(float)}
         options = dict(seed=seed, progress=progress)  # IG has no randomness: seed unused
-        for col, explainer in {
+        explainers = {
             "L-PERCY": LimeTokenExplainer(model, tok, nb_samples=300, **options),
             "S-PERCY": ShapTokenExplainer(model, tok, n_permutations=3, **options),
             "I-PERCY": IntegratedGradientsTokenExplainer(keras_model, tok, steps=32, **options),
-        }.items():
+        }
+        for col, explainer in explainers.items():
             scores[col] = percy.detailed_evaluate(percy.explain(explainer))
-        for c, m in classes.items():
-            rows[c][name] = {
-                col: float(np.nanmean(v[m])) if m.any() else np.nan for col, v in scores.items()
-            }
+        for c, members in classes.items():
+            rows[c][name] = {col: _class_mean(values, members) for col, values in scores.items()}
     text = [
         "PERCY (rule consistency, higher is better) on "
         f"{len(sentences)} generated contrastive 'A but/yet B' sentences, Eq. 4 split by "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
-from typing import Any, List, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, InstanceOf, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning
 from ..text.classifier import TEXT_MODEL, as_text_classifier
-from ..text.rules import resolve_rules
+from ..text.conjunctions import resolve_rules
 from ..text.tokens import find_keywords, read_sentences
 
 #: one sentence's attributions: one value per whitespace token, (T,) only (a (T, 1) column is
@@ -105,10 +106,13 @@ def conjunct_contributions(
     >>> conjunct_contributions([1.0, -2.0], 0.75, method="typeset")
     array([ 1., -1.])
     """
-    w, p1 = attributions, p_positive
     if method == "typeset":
-        return w * p1 + np.abs(w) * (1.0 - p1)
-    return np.where(w > 0, w * p1, np.where(w < 0, -w * (1.0 - p1), 0.0))
+        return attributions * p_positive + np.abs(attributions) * (1.0 - p_positive)
+    towards_positive = attributions * p_positive
+    towards_negative = -attributions * (1.0 - p_positive)
+    return np.where(
+        attributions > 0, towards_positive, np.where(attributions < 0, towards_negative, 0.0)
+    )
 
 
 _GROUPS = [InstanceOf(list, tuple, np.ndarray, description="a sequence of contribution arrays")]
@@ -168,36 +172,68 @@ def conjunct_pvalues(
         raise ValueError(
             f"`a_groups` and `b_groups` must have the same length, got {m} and {len(b_groups)}"
         )
-    alts = (
-        list(alternative)
-        if isinstance(alternative, (list, tuple, np.ndarray))
-        else [alternative] * m
-    )  # one value (checked below, named, like each of a list)
-    if len(alts) != m:  # the count first, then each value
-        raise ValueError(f"`alternative` must be one value or {m} values, got {len(alts)}")
-    alts = [
-        check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))]) for alt in alts
+    if isinstance(alternative, (list, tuple, np.ndarray)):
+        alternatives = list(alternative)
+    else:  # one value (checked below, named, like each of a list)
+        alternatives = [alternative] * m
+    if len(alternatives) != m:  # the count first, then each value
+        raise ValueError(f"`alternative` must be one value or {m} values, got {len(alternatives)}")
+    alternatives = [
+        check_param(alt, "alternative", [Options(("two-sided", "less", "greater"))])
+        for alt in alternatives
     ]
+    a_checked = _checked_groups(a_groups, "a_groups")
+    b_checked = _checked_groups(b_groups, "b_groups")
     out = np.full(m, np.nan)
-    groups = [
-        [check_param(v, f"{name}[{i}]", _GROUP).reshape(-1) for i, v in enumerate(g)]
-        for name, g in (("a_groups", a_groups), ("b_groups", b_groups))
-    ]
     buckets: dict = {}  # (len(a), len(b), alternative) -> structures: one scipy call each
-    for i, (a, b, alt) in enumerate(zip(*groups, alts)):
+    for i, (a, b, alt) in enumerate(zip(a_checked, b_checked, alternatives)):
         if test is not None and len(a) and len(b):
             buckets.setdefault((len(a), len(b), alt), []).append(i)
-    for (_, _, alt), idx in buckets.items():
-        a, b = (np.stack([g[i] for i in idx]) for g in groups)
+    for (_, _, alt), structures in buckets.items():
+        a = np.stack([a_checked[i] for i in structures])
+        b = np.stack([b_checked[i] for i in structures])
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")  # scipy's small-sample / precision warnings
-            res = (
-                stats.mannwhitneyu(a, b, alternative=alt, axis=1)
-                if test == "mannwhitneyu"
-                else stats.ttest_ind(a, b, equal_var=test == "ttest", alternative=alt, axis=1)
-            )
-        out[idx] = np.asarray(res.pvalue, dtype=np.float64).reshape(-1)
+            if test == "mannwhitneyu":
+                result = stats.mannwhitneyu(a, b, alternative=alt, axis=1)
+            else:
+                equal_var = test == "ttest"
+                result = stats.ttest_ind(a, b, equal_var=equal_var, alternative=alt, axis=1)
+        out[structures] = np.asarray(result.pvalue, dtype=np.float64).reshape(-1)
     return out
+
+
+def _checked_groups(groups: Sequence[Any], name: str) -> List[np.ndarray]:
+    """Each structure's contributions to one conjunct, checked (named ``name[i]``) and flat."""
+    return [
+        check_param(values, f"{name}[{i}]", _GROUP).reshape(-1) for i, values in enumerate(groups)
+    ]
+
+
+class Structure(NamedTuple):
+    """One ``A keyword B`` structure of a sentence: the keyword and its token position (both
+    None in the row of :meth:`PERCY.details` for a sentence without keyword)."""
+
+    sentence_index: int
+    keyword_index: Optional[int]
+    keyword: Optional[str]
+
+
+@dataclass
+class StructureScores:
+    """PERCY's score of each row of :meth:`PERCY.details` and the quantities of Eq. 4-6 it
+    rests on, one entry per row (the columns of the same names)."""
+
+    rows: List[Structure]
+    sentence_index: np.ndarray
+    rule_conjunct: List[Optional[str]]
+    correct: np.ndarray
+    e_a: np.ndarray
+    e_b: np.ndarray
+    n_a: np.ndarray
+    n_b: np.ndarray
+    p_value: np.ndarray
+    score: np.ndarray
 
 
 class PERCY(BaseMetric):
@@ -340,8 +376,8 @@ class PERCY(BaseMetric):
         p(y=1|s) of each sentence.
     predictions : np.ndarray (N,)
         f(s) = 1 iff p(y=1|s) > 0.5.
-    structures : list of (int, int, str)
-        (sentence index, keyword position, keyword) of each structure scored.
+    structures : list of Structure
+        (sentence_index, keyword_index, keyword) of each structure scored.
     keywords : list of (str or None)
         First rule keyword of each sentence.
     keyword_indices : list of (int or None)
@@ -427,8 +463,14 @@ class PERCY(BaseMetric):
                         f"which sets {key}={value!r}; drop one of them"
                     )
             options.update(AUTHORS_PRESET)
-        # self.alpha, .test, .top_k, .contributions, .alternative: after the preset
-        vars(self).update(options, preset=preset, structure_mode=structures)
+        # the options as the preset leaves them
+        self.contributions = options["contributions"]
+        self.top_k = options["top_k"]
+        self.test = options["test"]
+        self.alternative = options["alternative"]
+        self.alpha = options["alpha"]
+        self.preset = preset
+        self.structure_mode = structures
         self.rules = resolve_rules(rules)  # options first: cheap checks before a dataset is read
         self.sentences, labels = read_sentences(inputs, "inputs")
         if labels is not None and targets is not None:
@@ -436,20 +478,36 @@ class PERCY(BaseMetric):
                 "`targets` must be None when the `inputs` dataset yields (sentence, "
                 "label) pairs: the labels are read from the dataset"
             )
-        self.targets = _binary_labels(targets if labels is None else labels, len(self.sentences))
+        if labels is not None:
+            targets = labels
+        self.targets = _binary_labels(targets, len(self.sentences))
         self.classifier = as_text_classifier(model, tokenizer, batch_size=batch_size)
         self.batch_size = self.classifier.batch_size
-        self.tokens = [s.split() for s in self.sentences]
-        self._found = [
-            find_keywords(t, self.rules)[: 1 if structures == "first" else None]
-            for t in self.tokens
+        self.tokens = [sentence.split() for sentence in self.sentences]
+        #: per sentence, the (keyword position, keyword) of each structure scored
+        self._found = [self._scored_keywords(tokens) for tokens in self.tokens]
+        self.structures = [
+            Structure(sentence_index, keyword_index, keyword)
+            for sentence_index, found in enumerate(self._found)
+            for keyword_index, keyword in found
         ]
-        self.structures = [(i, k, kw) for i, f in enumerate(self._found) for k, kw in f]
-        self.keyword_indices = [f[0][0] if f else None for f in self._found]
-        self.keywords = [f[0][1] if f else None for f in self._found]
-        self.n_without_keyword = sum(not f for f in self._found)
+        self.keyword_indices = []
+        self.keywords = []
+        for found in self._found:
+            keyword_index, keyword = next(iter(found), (None, None))
+            self.keyword_indices.append(keyword_index)
+            self.keywords.append(keyword)
+        self.n_without_keyword = sum(not found for found in self._found)
         self.p_positive = self.classifier.predict_proba(self.sentences)
         self.predictions = (self.p_positive > 0.5).astype(np.int64)
+
+    def _scored_keywords(self, tokens: List[str]) -> List[Tuple[int, str]]:
+        """The (position, keyword) of the structures of one sentence that are scored:
+        every keyword, or the first one only under ``structures='first'``."""
+        found = find_keywords(tokens, self.rules)
+        if self.structure_mode == "first":
+            return found[:1]
+        return found
 
     @property
     def model(self) -> Any:
@@ -461,7 +519,7 @@ class PERCY(BaseMetric):
         :meth:`TextClassifier.__deepcopy__ <xplique_ext.text.TextClassifier.__deepcopy__>`)."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        new.__dict__ = copy.deepcopy(self.__dict__, memo)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -510,7 +568,89 @@ class PERCY(BaseMetric):
 
     def _select(self, values: np.ndarray) -> np.ndarray:
         """The contributions of a conjunct that enter the comparison and the test."""
-        return values if self.top_k is None else np.sort(values)[::-1][: self.top_k]
+        if self.top_k is None:
+            return values
+        return np.sort(values)[::-1][: self.top_k]
+
+    def _rows(self) -> List[Structure]:
+        """The rows of :meth:`details`: one per structure scored and one (keyword None) per
+        sentence without keyword, in sentence order."""
+        rows = []
+        for sentence_index, found in enumerate(self._found):
+            if not found:
+                rows.append(Structure(sentence_index, None, None))
+            for keyword_index, keyword in found:
+                rows.append(Structure(sentence_index, keyword_index, keyword))
+        return rows
+
+    def _test_alternative(self, rule_conjunct: str) -> str:
+        """scipy's alternative for (A, B): towards the rule conjunct (B larger for B, A
+        larger for A), or two-sided under ``alternative='two-sided'``."""
+        if self.alternative == "two-sided":
+            return "two-sided"
+        if rule_conjunct == "B":
+            return "less"
+        return "greater"
+
+    def _is_significant(self, p_values: np.ndarray) -> np.ndarray:
+        """Whether each p-value is significant at ``alpha``. The paper writes p <= alpha; the
+        authors' code keeps p < alpha, so ``preset='authors'`` is strict. Without a test
+        (``test=None``) every structure passes: the direction alone decides."""
+        if self.test is None:
+            return np.ones(p_values.shape, dtype=bool)
+        if self.preset == "authors":
+            return p_values < self.alpha
+        return p_values <= self.alpha
+
+    def _structure_scores(self, explanations: Any) -> StructureScores:
+        """PERCY's score of every structure (Eq. 4-6) with the quantities it rests on: the
+        rows of :meth:`details`, which :meth:`detailed_evaluate` averages per sentence."""
+        attributions = self._check_explanations(explanations)
+        rows = self._rows()
+        sentence_index = np.array([row.sentence_index for row in rows], dtype=np.int64)
+        rule_conjunct = [None if row.keyword is None else self.rules[row.keyword] for row in rows]
+        scored = [r for r, conjunct in enumerate(rule_conjunct) if conjunct is not None]
+        contributions = {
+            i: conjunct_contributions(attributions[i], self.p_positive[i], self.contributions)
+            for i in set(sentence_index[scored].tolist())
+        }
+        a_groups = []
+        b_groups = []
+        alternatives = []
+        for r in scored:
+            row = rows[r]
+            sentence_contributions = contributions[row.sentence_index]
+            a_groups.append(self._select(sentence_contributions[: row.keyword_index]))
+            b_groups.append(self._select(sentence_contributions[row.keyword_index + 1 :]))
+            alternatives.append(self._test_alternative(rule_conjunct[r]))
+        e_a = np.full(len(rows), np.nan)
+        e_b = np.full(len(rows), np.nan)
+        n_a = np.zeros(len(rows), np.int64)
+        n_b = np.zeros(len(rows), np.int64)
+        for r, a, b in zip(scored, a_groups, b_groups):
+            n_a[r] = len(a)
+            n_b[r] = len(b)
+            e_a[r] = _mean_or_nan(a)
+            e_b[r] = _mean_or_nan(b)
+        p_value = np.full(len(rows), np.nan)
+        p_value[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alternatives)
+        correct = (self.predictions == self.targets)[sentence_index]
+        rule_is_b = [conjunct == "B" for conjunct in rule_conjunct]
+        direction = np.where(rule_is_b, e_a < e_b, e_a > e_b)  # a NaN mean: False
+        consistent = correct & direction & self._is_significant(p_value)
+        without_keyword = [conjunct is None for conjunct in rule_conjunct]
+        return StructureScores(
+            rows=rows,
+            sentence_index=sentence_index,
+            rule_conjunct=rule_conjunct,
+            correct=correct,
+            e_a=e_a,
+            e_b=e_b,
+            n_a=n_a,
+            n_b=n_b,
+            p_value=p_value,
+            score=np.where(without_keyword, np.nan, consistent),
+        )
 
     def details(self, explanations: Any):
         """One row per structure (sentence, keyword position) with every quantity of
@@ -536,53 +676,27 @@ class PERCY(BaseMetric):
         """
         import pandas as pd
 
-        expl = self._check_explanations(explanations)
-        rows = [(i, k, kw) for i, f in enumerate(self._found) for k, kw in (f or [(None, None)])]
-        idx = np.array([i for i, _, _ in rows], dtype=np.int64)
-        conj = [None if kw is None else self.rules[kw] for _, _, kw in rows]
-        scored = [r for r, c in enumerate(conj) if c is not None]
-        contrib = {
-            i: conjunct_contributions(expl[i], self.p_positive[i], self.contributions)
-            for i in set(idx[scored].tolist())
-        }
-        a_groups = [self._select(contrib[rows[r][0]][: rows[r][1]]) for r in scored]
-        b_groups = [self._select(contrib[rows[r][0]][rows[r][1] + 1 :]) for r in scored]
-        alts = [
-            self.alternative
-            if self.alternative == "two-sided"
-            else ("less" if conj[r] == "B" else "greater")
-            for r in scored
-        ]
-        e_a, e_b, p_values = (np.full(len(rows), np.nan) for _ in range(3))
-        n_a, n_b = np.zeros(len(rows), np.int64), np.zeros(len(rows), np.int64)
-        for r, a, b in zip(scored, a_groups, b_groups):
-            n_a[r], n_b[r] = len(a), len(b)
-            e_a[r], e_b[r] = (a.mean() if len(a) else np.nan), (b.mean() if len(b) else np.nan)
-        p_values[scored] = conjunct_pvalues(a_groups, b_groups, self.test, alts)
-        correct = (self.predictions == self.targets)[idx]
-        direction = np.where([c == "B" for c in conj], e_a < e_b, e_a > e_b)  # NaN: False
-        # p < alpha as the authors' code under their preset, p <= alpha as the paper
-        significant = self.test is None or (
-            p_values < self.alpha if self.preset else p_values <= self.alpha
-        )
-        score = np.where([c is None for c in conj], np.nan, correct & direction & significant)
+        scores = self._structure_scores(explanations)
+        index = scores.sentence_index
         return pd.DataFrame(
             {
-                "sentence_index": idx,
-                "sentence": [self.sentences[i] for i in idx],
-                "keyword": [kw for _, _, kw in rows],
-                "keyword_index": pd.array([k for _, k, _ in rows], dtype="Int64"),
-                "rule_conjunct": conj,
-                "target": self.targets[idx],
-                "prediction": self.predictions[idx],
-                "p_positive": self.p_positive[idx],
-                "correct": correct,
-                "E_a": e_a,
-                "E_b": e_b,
-                "n_a": n_a,
-                "n_b": n_b,
-                "p_value": p_values,
-                "score": score,
+                "sentence_index": index,
+                "sentence": [self.sentences[i] for i in index],
+                "keyword": [row.keyword for row in scores.rows],
+                "keyword_index": pd.array(
+                    [row.keyword_index for row in scores.rows], dtype="Int64"
+                ),
+                "rule_conjunct": scores.rule_conjunct,
+                "target": self.targets[index],
+                "prediction": self.predictions[index],
+                "p_positive": self.p_positive[index],
+                "correct": scores.correct,
+                "E_a": scores.e_a,
+                "E_b": scores.e_b,
+                "n_a": scores.n_a,
+                "n_b": scores.n_b,
+                "p_value": scores.p_value,
+                "score": scores.score,
             }
         )
 
@@ -595,10 +709,12 @@ class PERCY(BaseMetric):
         the sentences holding a keyword, each weighing 1 whatever its number of
         structures; a :class:`NoRuleKeywordWarning` says how many hold none (they are
         counted, not scored)."""
-        d = self.details(explanations)
-        index, n = d.sentence_index.to_numpy(), len(self.sentences)
+        scores = self._structure_scores(explanations)
+        n = len(self.sentences)
         # every sentence has at least one row; a sentence without keyword sums a NaN
-        return np.bincount(index, d.score.to_numpy(), n) / np.bincount(index, minlength=n)
+        score_sums = np.bincount(scores.sentence_index, scores.score, n)
+        row_counts = np.bincount(scores.sentence_index, minlength=n)
+        return score_sums / row_counts
 
     def explain(self, explainer: Any) -> List[Optional[np.ndarray]]:
         """Run a token explainer on the sentences that hold a keyword only.
@@ -615,10 +731,13 @@ class PERCY(BaseMetric):
             N entries, None for the sentences without keyword: ready for
             :meth:`evaluate`.
         """
-        idx = [i for i, k in enumerate(self.keywords) if k is not None]
+        with_keyword = [i for i, keyword in enumerate(self.keywords) if keyword is not None]
         out: List[Optional[np.ndarray]] = [None] * len(self.sentences)
-        for i, e in zip(idx, explainer([self.sentences[i] for i in idx]) if idx else []):
-            out[i] = np.asarray(e, dtype=np.float64)
+        if not with_keyword:
+            return out
+        attributions = explainer([self.sentences[i] for i in with_keyword])
+        for i, sentence_attributions in zip(with_keyword, attributions):
+            out[i] = np.asarray(sentence_attributions, dtype=np.float64)
         return out
 
     def _is_proportion(self) -> bool:
@@ -630,7 +749,9 @@ class PERCY(BaseMetric):
     @property
     def accuracy(self) -> float:
         """Accuracy of the classifier on all N sentences (to report next to PERCY)."""
-        return float(np.mean(self.predictions == self.targets)) if self.sentences else np.nan
+        if not self.sentences:
+            return np.nan
+        return float(np.mean(self.predictions == self.targets))
 
 
 def _binary_labels(targets: Any, n: int) -> np.ndarray:
@@ -640,9 +761,17 @@ def _binary_labels(targets: Any, n: int) -> np.ndarray:
         raise ValueError(f"`targets` must have shape (N,), (N, 1) or (N, 2), got shape {y.shape}")
     if y.ndim == 2 and y.shape[1] == 2 and (y.sum(axis=1) != 1).any():
         raise ValueError("`targets` of shape (N, 2) must be one-hot rows")
-    y = y[:, -1] if y.ndim == 2 else y  # the label is the last column of (N, 1) or one-hot
+    if y.ndim == 2:  # the label is the last column of (N, 1) or one-hot
+        y = y[:, -1]
     if len(y) != n:
         raise ValueError(
             f"`targets` must hold one label per sentence: got {len(y)} targets for {n} sentences"
         )
     return y.astype(np.int64)
+
+
+def _mean_or_nan(values: np.ndarray) -> float:
+    """The mean of a conjunct's compared contributions; NaN for an empty conjunct."""
+    if not len(values):
+        return np.nan
+    return values.mean()

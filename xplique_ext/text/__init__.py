@@ -12,6 +12,7 @@ and keras-hub transformers (see :mod:`.hub`). The metric itself is
 from ..commons.lazy import lazy_exports
 from .agreement import percy_pearson_agreement, percy_rank_agreement
 from .classifier import TextClassifier
+from .conjunctions import DEFAULT_RULES, RuleTable, resolve_rules
 from .data import Lexicon, generate_sentences, load_lexicon
 from .embeddings import load_word_vectors, set_embedding
 from .explainers import (
@@ -39,7 +40,6 @@ from .plots import (
     plot_lipschitz,
     plot_percy_scores,
 )
-from .rules import DEFAULT_RULES, RuleTable, resolve_rules
 from .tokens import find_keyword, normalize_token, whitespace_tokens
 
 __all__ = [

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 
 __all__ = ["Lexicon", "load_lexicon", "generate_sentences", "CLAUSE_STYLES"]
 
@@ -127,14 +127,19 @@ class _Generator:
 
     def __init__(self, lexicon: Lexicon, rng: np.random.Generator, table: Mapping[str, str]):
         # a keyword inside a clause would split the sentence at the wrong place
-        words = {w for ts in _TEMPLATES.values() for t in ts for w in t.split() if "{" not in w}
+        words = set()
+        for templates in _TEMPLATES.values():
+            for template in templates:
+                words.update(w for w in template.split() if "{" not in w)
         clash = sorted(set(table) & (words | set(lexicon.entries)))
         if clash:
             raise ValueError(
                 "`rules` keywords must not be words the generated clauses use "
                 f"(the structure's keyword must be the first one), got {clash}"
             )
-        self.rng, self.table, self.keywords = rng, table, sorted(table)
+        self.rng = rng
+        self.table = table
+        self.keywords = sorted(table)
         self.pools = {
             pol: {
                 kind: lexicon.words("noun" if kind == "snoun" else kind, pol)
@@ -142,10 +147,8 @@ class _Generator:
             }
             for pol in (-1, 1)
         }
-        self.subjects, self.intensifiers = (
-            lexicon.words("subject", 0),
-            lexicon.words("intensifier", 0),
-        )
+        self.subjects = lexicon.words("subject", 0)
+        self.intensifiers = lexicon.words("intensifier", 0)
 
     def _pick(self, pool: List[str], k: int) -> List[str]:
         return [pool[i] for i in self.rng.choice(len(pool), size=k, replace=False)]
@@ -154,7 +157,8 @@ class _Generator:
         templates = _TEMPLATES[style]
         template = templates[int(self.rng.integers(len(templates)))]
         pool = self.pools[polarity]
-        adjs, nouns = self._pick(pool["adj"], 3), self._pick(self.subjects, 2)
+        adjs = self._pick(pool["adj"], 3)
+        nouns = self._pick(self.subjects, 2)
         return template.format(
             adj=adjs[0],
             adj2=adjs[1],
@@ -176,10 +180,11 @@ class _Generator:
         a_pol = self.polarity()
         contrastive = bool(self.rng.random() < p_contrast)
         b_pol = -a_pol if contrastive else a_pol
-        a_text, b_text = self.clause(a_pol, a_style), self.clause(b_pol, b_style)
+        a_text = self.clause(a_pol, a_style)
+        b_text = self.clause(b_pol, b_style)
         sep = " , " if self.rng.random() < comma else " "
         conj = self.table[kw]
-        by = {"rule": conj, "anti": "A" if conj == "B" else "B"}.get(label_by, label_by)
+        by = _labelling_conjunct(label_by, conj)
         return dict(
             sentence=f"{a_text}{sep}{kw} {b_text}",
             label=int((a_pol if by == "A" else b_pol) > 0),
@@ -206,6 +211,17 @@ class _Generator:
             "structured": False,
             "contrastive": False,
         }
+
+
+def _labelling_conjunct(label_by: str, rule_conjunct: str) -> str:
+    """The conjunct ('A' or 'B') whose sentiment labels a structured sentence."""
+    if label_by == "rule":
+        return rule_conjunct
+    if label_by == "anti":  # the other conjunct
+        if rule_conjunct == "B":
+            return "A"
+        return "B"
+    return label_by
 
 
 _UNIT = Interval(numbers.Real, 0, 1)
@@ -249,7 +265,7 @@ def generate_sentences(
         same sentences.
     rules
         Keywords to use and the conjunct each one expects (see
-        :func:`xplique_ext.text.rules.resolve_rules`; default but/yet -> B,
+        :func:`xplique_ext.text.conjunctions.resolve_rules`; default but/yet -> B,
         though/while -> A). Keywords are drawn uniformly; a keyword the clauses use
         (``and``, a lexicon word) is refused.
     structured
@@ -296,11 +312,10 @@ def generate_sentences(
     for _ in range(n):
         row = {"n_tokens": max_tokens + 1}
         while row["n_tokens"] > max_tokens:  # drawn again: rows of <= 6 tokens exist
-            row = (
-                gen.structured(float(contrastive), label_by, a_style, b_style, comma)
-                if gen.rng.random() < structured
-                else gen.unstructured()
-            )
+            if gen.rng.random() < structured:
+                row = gen.structured(float(contrastive), label_by, a_style, b_style, comma)
+            else:
+                row = gen.unstructured()
             row["n_tokens"] = len(row["sentence"].split())
         rows.append(row)
     return pd.DataFrame(rows, columns=_COLUMNS)

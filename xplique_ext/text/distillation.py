@@ -29,8 +29,8 @@ with t the number of epochs done, counted in batches (t = step / steps_per_epoch
 ``get_pi(cur_iter=batch / n_train_batches)`` in their code). C = 6 is their value
 (``C=6.`` in ``logicnn_sentiment.py``).
 
-The rule conjunct follows the package's rule table (:mod:`xplique_ext.text.rules`): B for
-``but`` / ``yet``, A for ``though`` / ``while``, split at the sentence's first keyword.
+The rule conjunct follows the package's rule table (:mod:`xplique_ext.text.conjunctions`):
+B for ``but`` / ``yet``, A for ``though`` / ``while``, split at the sentence's first keyword.
 Hu et al. distil the ``but`` rule alone: pass ``rules=RuleTable({'but': 'B'})``.
 
 Differences from the released code, kept on purpose and documented:
@@ -92,7 +92,7 @@ from ..commons.params import (
     describe,
     validate_params,
 )
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
 __all__ = [
@@ -190,7 +190,8 @@ def rule_teacher(
         raise ValueError(
             f"`p` and `p_rule` must have the same shape, got {p.shape} and {p_rule.shape}"
         )
-    p2, r = np.atleast_2d(p).astype(np.float64), np.atleast_2d(p_rule).astype(np.float64)
+    p2 = np.atleast_2d(p).astype(np.float64)
+    r = np.atleast_2d(p_rule).astype(np.float64)
     keep = np.ones(len(p2), dtype=bool) if has_rule is None else has_rule.reshape(-1)
     if keep.shape != (len(p2),):
         raise ValueError(
@@ -207,7 +208,11 @@ def rule_teacher(
 
 def _penalty(p_rule, mask, C, logic):
     """C (1 - r(x, y)) of Eq. (2), 0 where ``mask`` (N, 1) is 0 (no rule keyword)."""
-    return C * (1.0 - (p_rule if logic == "lukasiewicz" else 0.5 * (1.0 + p_rule))) * mask
+    if logic == "lukasiewicz":
+        truth = p_rule
+    else:  # 'average'
+        truth = 0.5 * (1.0 + p_rule)
+    return C * (1.0 - truth) * mask
 
 
 def _teacher_ops(p2, pr2, mask, C, logic):
@@ -223,7 +228,7 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
 
     For ``A keyword B`` the conjunct is B when the keyword's rule designates B (``but``,
     ``yet``), A when it designates A (``though``, ``while``); see
-    :func:`xplique_ext.text.rules.resolve_rules`. Keywords are matched as PERCY matches
+    :func:`xplique_ext.text.conjunctions.resolve_rules`. Keywords are matched as PERCY matches
     them (whitespace tokens, case and surrounding punctuation ignored). A sentence
     without keyword, or whose rule conjunct is empty, is no grounding of the rule.
 
@@ -248,10 +253,18 @@ def rule_conjuncts(sentences: Any, rules: Any = None) -> Tuple[List[str], np.nda
     out = []
     for s in as_sentences(sentences, "sentences"):
         tokens = whitespace_tokens(s)
-        k, kw = find_keyword(tokens, table)
-        part = () if k is None else tokens[k + 1 :] if table[kw] == "B" else tokens[:k]
-        out.append(" ".join(part))
+        out.append(" ".join(_rule_conjunct_tokens(tokens, table)))
     return out, np.array([bool(c) for c in out], dtype=bool)
+
+
+def _rule_conjunct_tokens(tokens: List[str], table: Any) -> List[str]:
+    """The tokens of a sentence's rule conjunct, split at its first keyword; none without."""
+    k, keyword = find_keyword(tokens, table)
+    if k is None:
+        return []
+    if table[keyword] == "B":
+        return tokens[k + 1 :]
+    return tokens[:k]
 
 
 @validate_params(
@@ -364,13 +377,7 @@ class RuleDistillation(keras.Model):
         act = getattr(
             getattr(student.outputs[0]._keras_history.operation, "activation", None), "__name__", ""
         )
-        why = (
-            " of logits (a linear last layer)"
-            if act == "linear"
-            else " of a softmax over one unit (always 1)"
-            if act == "softmax" and out_shape[-1:] == (1,)
-            else ""
-        )
+        why = _output_problem(act, out_shape)
         if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or why:
             raise ValueError(
                 "`student` must be a binary classifier with a sigmoid (N, 1) or "
@@ -398,11 +405,19 @@ class RuleDistillation(keras.Model):
                 "TextVectorization layer or callable that made its inputs), got "
                 f"{describe(tokenizer)} for input dtype {student.inputs[0].dtype}"
             )
-        self.student, self.rules, self.logic = student, resolve_rules(rules), logic
-        self.C, self.alpha, self.pi_max, self.pi = C, alpha, pi_max, pi
+        self.student = student
+        self.rules = resolve_rules(rules)
+        self.logic = logic
+        self.C = C
+        self.alpha = alpha
+        self.pi_max = pi_max
+        self.pi = pi
         self.sigmoid = out_shape[-1] == 1
         self.packer = tokenizer if self.input_names else None
-        self.tokenizer = None if self.input_names or tokenizer is None else Tokenizer(tokenizer)
+        if self.input_names or tokenizer is None:  # a dict student packs with ``packer``
+            self.tokenizer = None
+        else:
+            self.tokenizer = Tokenizer(tokenizer)
         shape = tuple(student.inputs[0].shape)
         self._length = shape[1] if self.tokenizer is not None and len(shape) == 2 else None
         # a variable, not a Python number: a traced train step sees the value fit() sets
@@ -511,7 +526,8 @@ class RuleDistillation(keras.Model):
                     "`x` must hold at least one training sentence, got "
                     f"{len(y)} with validation_split={validation_split:g}"
                 )
-            kwargs["batch_size"] = batch_size = batch_size or 32
+            batch_size = batch_size or 32
+            kwargs["batch_size"] = batch_size
             steps = math.ceil(n_train / batch_size)
             val = kwargs.get("validation_data")
             if isinstance(val, (tuple, list)) and len(val) == 2:
@@ -549,7 +565,8 @@ class RuleDistillation(keras.Model):
         return ops.minimum(self.pi_max, 1.0 - ops.power(self.alpha, t))
 
     def train_step(self, data):
-        x, y = data[0], _one_hot(data[1])
+        x = data[0]
+        y = _one_hot(data[1])
         pi = self.current_pi()
         p_rule = ops.stop_gradient(self.student(x["x_rule"], training=False))
         with tf.GradientTape() as tape:
@@ -568,21 +585,17 @@ class RuleDistillation(keras.Model):
                 loss = loss + ops.sum(self.student.losses)
         # variables the output does not depend on (a keras-hub backbone's pooler under a
         # head on its sequence output) get no gradient: left as they are
-        pairs = [
-            (g, v)
-            for g, v in zip(
-                tape.gradient(loss, self.student.trainable_variables),
-                self.student.trainable_variables,
-            )
-            if g is not None
-        ]
+        variables = self.student.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        pairs = [(g, v) for g, v in zip(gradients, variables) if g is not None]
         if pairs:
             self.optimizer.apply([g for g, _ in pairs], [v for _, v in pairs])
         self.pi_tracker.update_state(pi)
         return self._track(loss, y, p, self.metrics)
 
     def test_step(self, data):
-        p, y = self(data[0], training=False), _one_hot(data[1])
+        p = self(data[0], training=False)
+        y = _one_hot(data[1])
         return self._track(self._cross_entropy(y, p), y, p, (self.loss_tracker, self.acc_tracker))
 
     def _track(self, loss, y, p, metrics):
@@ -593,6 +606,16 @@ class RuleDistillation(keras.Model):
     @property
     def metrics(self):
         return [self.loss_tracker, self.pi_tracker, self.acc_tracker]
+
+
+def _output_problem(activation: str, out_shape: tuple) -> str:
+    """Why a binary output is no probability ('' when it is one), from the activation
+    of the layer that makes it."""
+    if activation == "linear":
+        return " of logits (a linear last layer)"
+    if activation == "softmax" and out_shape[-1:] == (1,):
+        return " of a softmax over one unit (always 1)"
+    return ""
 
 
 def _one_hot(y):

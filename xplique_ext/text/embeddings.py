@@ -72,7 +72,8 @@ def load_word_vectors(
     if not path.is_file():
         raise FileNotFoundError(f"`path`: no word-vector file at {str(path)!r}")
     index = {w: i for i, w in enumerate(vocabulary)}  # distinct str (@validate_params)
-    vectors, dim = {}, None
+    vectors = {}
+    dim = None
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.rstrip().split(" ")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -96,8 +96,11 @@ class TokenAttributionExplainer:
         calls (None: the one in scope); same attributions as on one device.
     """
 
-    #: the progress bar's label; the attributes that keep :meth:`_combine`'s extra values
-    _desc, _extras = "", ()
+    #: the progress bar's label
+    _desc = ""
+    #: how many per-sentence values :meth:`_combine` returns after the attributions (kept
+    #: by :meth:`_keep_extras`)
+    _n_extras = 0
 
     @validate_params(EXPLAINER_PARAMETERS)
     def __init__(
@@ -114,8 +117,10 @@ class TokenAttributionExplainer:
         self.classifier = as_text_classifier(
             model, tokenizer, batch_size=batch_size, mask_string=mask_string, strategy=strategy
         )
-        self.model, self.batch_size = self.classifier.model, self.classifier.batch_size
-        self.seed, self.progress = seed, progress
+        self.model = self.classifier.model
+        self.batch_size = self.classifier.batch_size
+        self.seed = seed
+        self.progress = progress
 
     def explain(self, sentences: Any) -> List[np.ndarray]:
         """Token attributions of each sentence.
@@ -142,9 +147,9 @@ class TokenAttributionExplainer:
         """Attributions of prepared sentences (``shifts``: embedding shifts or None): each
         sentence's perturbations (a binary mask per row, :meth:`_draw`), the model's outputs
         on them pooled across sentences, and each sentence's estimate (:meth:`_combine`,
-        whose extra values go to the attributes named in ``_extras``)."""
+        whose extra values :meth:`_keep_extras` keeps: NaN for a sentence without tokens)."""
         out = [np.zeros(len(w)) for w in prep.words]
-        extras = np.full((len(self._extras), len(out)), np.nan)
+        extras = np.full((self._n_extras, len(out)), np.nan)  # one row per extra value
         sizes = [self._rows(len(w)) if w else 0 for w in prep.words]
         for group, bar in self._chunks(sizes, self._desc):
             masks = [
@@ -158,31 +163,48 @@ class TokenAttributionExplainer:
                 shifts=None if shifts is None else [shifts[i] for i in group],
                 progress=bar,
             )
-            for i, m, p in zip(group, masks, probas):
-                out[i], *extras[:, i] = self._combine(m, p)
-        vars(self).update(zip(self._extras, extras))
+            for i, mask, proba in zip(group, masks, probas):
+                attributions, *values = self._combine(mask, proba)
+                out[i] = attributions
+                extras[:, i] = values
+        self._keep_extras(*extras)
         return out
+
+    def _keep_extras(self, *extras: np.ndarray) -> None:
+        """Keep the extra values of :meth:`_combine`, one array (N,) each, as attributes."""
 
     def _chunks(self, sizes: Sequence[int], desc: str) -> Iterator[Tuple[List[int], Any]]:
         """Groups of consecutive sentences (those with ``sizes[i] > 0`` model inputs) of
         about ``CHUNK_ROWS`` inputs each, with the progress bar over ``sum(sizes)``
         inputs: the one batching path of the three explainers."""
-        group, rows = [], 0
+        group = []
+        rows = 0
         with progress_bar(
             enabled=self.progress, total=int(sum(sizes)), desc=desc, unit="input"
         ) as bar:
             for i, size in enumerate(sizes):
-                group += [i] if size else []
+                if size:
+                    group.append(i)
                 rows += size
                 if group and (rows >= CHUNK_ROWS or i == len(sizes) - 1):
                     yield group, bar
-                    group, rows = [], 0
+                    group = []
+                    rows = 0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(batch_size={self.batch_size}, seed={self.seed})"
 
 
 # =========================================================================== LIME
+class LimeFit(NamedTuple):
+    """LIME's weighted ridge fit of one sentence: a weight per token (the attributions),
+    the intercept and the R^2 score of the fit."""
+
+    weights: np.ndarray
+    intercept: float
+    score: float
+
+
 class LimeTokenExplainer(TokenAttributionExplainer):
     """LIME token attributions (``LimeTextExplainer`` with ``bow=False``), pooled.
 
@@ -227,7 +249,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
     ([(3,), (1,)], True)
     """
 
-    _desc, _extras = "LIME", ("intercepts_", "scores_")
+    _desc = "LIME"
+    _n_extras = 2
 
     @validate_params(
         {
@@ -258,7 +281,8 @@ class LimeTokenExplainer(TokenAttributionExplainer):
             mask_string=mask_string,
             strategy=strategy,
         )
-        self.nb_samples, self.kernel_width = nb_samples, kernel_width
+        self.nb_samples = nb_samples
+        self.kernel_width = kernel_width
 
     @staticmethod
     def neighbourhood(n: int, nb_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -277,17 +301,22 @@ class LimeTokenExplainer(TokenAttributionExplainer):
         """LIME's distances: cosine distance to the all-ones first row, times 100."""
         return (1.0 - np.sqrt(data.sum(axis=1) / max(data.shape[1], 1))) * 100.0
 
-    def fit(self, base: Any, data: np.ndarray, proba: np.ndarray):
+    def fit(self, base: Any, data: np.ndarray, proba: np.ndarray) -> LimeFit:
         """LIME's weighted ridge fit (``LimeBase.explain_instance_with_data``) of p(y=1)
-        on a binary neighbourhood; returns (weights (n,), intercept, R^2 score)."""
+        on a binary neighbourhood: the weights (n,), the intercept and the R^2 score."""
         n = data.shape[1]
         labels = np.stack([1.0 - proba, proba], axis=1)
         intercept, exp, score, _ = base.explain_instance_with_data(
-            data.astype(np.float64), labels, self.distances(data), 1, n, feature_selection="none"
+            data.astype(np.float64),
+            labels,
+            self.distances(data),
+            label=1,
+            num_features=n,
+            feature_selection="none",
         )
         w = np.zeros(n)
         w[[j for j, _ in exp]] = [value for _, value in exp]
-        return w, float(np.ravel(intercept)[0]), float(score)
+        return LimeFit(weights=w, intercept=float(np.ravel(intercept)[0]), score=float(score))
 
     def _rows(self, n: int) -> int:
         return self.nb_samples
@@ -306,6 +335,10 @@ class LimeTokenExplainer(TokenAttributionExplainer):
 
     def _combine(self, data: np.ndarray, proba: np.ndarray) -> tuple:
         return self.fit(self._base, data, proba)
+
+    def _keep_extras(self, intercepts: np.ndarray, scores: np.ndarray) -> None:
+        self.intercepts_ = intercepts
+        self.scores_ = scores
 
 
 # =========================================================================== SHAP
@@ -385,7 +418,8 @@ class ShapTokenExplainer(TokenAttributionExplainer):
     (True, True)
     """
 
-    _desc, _extras = "SHAP", ("expected_values_",)
+    _desc = "SHAP"
+    _n_extras = 1
 
     @validate_params(
         {**EXPLAINER_PARAMETERS, "n_permutations": [Interval(numbers.Integral, 1, None)]}
@@ -448,6 +482,9 @@ class ShapTokenExplainer(TokenAttributionExplainer):
         values = np.bincount(token.ravel(), weights=delta.ravel(), minlength=n)
         return values / (2 * self.n_permutations), float(y[-1, 0])
 
+    def _keep_extras(self, expected_values: np.ndarray) -> None:
+        self.expected_values_ = expected_values
+
 
 # =========================================================================== IG
 def _quadrature(steps: int, method: str):
@@ -458,7 +495,17 @@ def _quadrature(steps: int, method: str):
         weights[[0, -1]] *= 0.5
         return np.linspace(0.0, 1.0, steps + 1), weights
     x, w = np.polynomial.legendre.leggauss(steps)
-    return np.concatenate([[0.0], (x + 1) / 2, [1.0]]), np.concatenate([[0.0], w / 2, [0.0]])
+    nodes = np.concatenate([[0.0], (x + 1) / 2, [1.0]])
+    return nodes, np.concatenate([[0.0], w / 2, [0.0]])
+
+
+class _Path(NamedTuple):
+    """Rows of the integration path: the sentence (in its group) of each row, the point
+    alpha of the path from the baseline to the sentence, and its quadrature weight."""
+
+    sentence: np.ndarray
+    alpha: np.ndarray
+    weight: np.ndarray
 
 
 class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
@@ -552,7 +599,10 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         )
         if max_steps < steps:
             raise ValueError(f"`max_steps` must be >= {steps} (`steps`), got {max_steps}")
-        vars(self).update(steps=steps, method=method, tolerance=tolerance, max_steps=max_steps)
+        self.steps = steps
+        self.method = method
+        self.tolerance = tolerance
+        self.max_steps = max_steps
         self.classifier._require_embedding("Integrated Gradients")
 
     def _explain(self, prep, seed, shifts):
@@ -560,29 +610,38 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         nodes, weights = _quadrature(self.steps, self.method)
         n = len(prep.words)
         out: List[np.ndarray] = [np.zeros(len(w)) for w in prep.words]
-        self.convergence_delta_, self.steps_used_ = np.zeros(n), np.zeros(n, dtype=np.int64)
-        self.baseline_proba_, self.proba_ = np.full(n, np.nan), np.full(n, np.nan)
+        self.convergence_delta_ = np.zeros(n)
+        self.steps_used_ = np.zeros(n, dtype=np.int64)
+        self.baseline_proba_ = np.full(n, np.nan)
+        self.proba_ = np.full(n, np.nan)
         clf = self.classifier
-        for group, bar in self._chunks([len(nodes) if len(w) else 0 for w in prep.words], "IG"):
+        sizes = [len(nodes) if len(w) else 0 for w in prep.words]
+        for group, bar in self._chunks(sizes, "IG"):
             # model inputs, token of each position (-1: padding), embedding shifts (G, L, D)
             x, own = clf.stacked_inputs(
                 prep, group, [np.ones((1, len(prep.words[i])), bool) for i in group]
             )
-            shift = (
-                np.zeros(own.shape + (clf.embedding_dim(),), np.float32)
-                if shifts is None
-                else (pad_shifts([shifts[i] for i in group], own.shape[1]))
-            )
+            if shifts is None:
+                shift = np.zeros(own.shape + (clf.embedding_dim(),), np.float32)
+            else:
+                shift = pad_shifts([shifts[i] for i in group], own.shape[1])
             g = np.arange(len(group))
-            path = np.repeat(g, len(nodes)), np.tile(nodes, len(g)), np.tile(weights, len(g))
+            path = _Path(
+                sentence=np.repeat(g, len(nodes)),
+                alpha=np.tile(nodes, len(g)),
+                weight=np.tile(weights, len(g)),
+            )
             pos, p_end = self._integrate(x, own, shift, path, bar)  # p(baseline), p(s)
             target = p_end[:, 1] - p_end[:, 0]
             steps = self._refine(pos, target, x, own, shift, bar)
             for j, i in zip(g, group):
-                ok, size = own[j] >= 0, len(prep.words[i])
-                out[i] = np.bincount(own[j][ok], weights=pos[j][ok], minlength=size)[:size]
-                self.baseline_proba_[i], self.proba_[i] = p_end[j]
-                self.convergence_delta_[i], self.steps_used_[i] = out[i].sum() - target[j], steps[j]
+                real = own[j] >= 0
+                size = len(prep.words[i])
+                out[i] = np.bincount(own[j][real], weights=pos[j][real], minlength=size)[:size]
+                self.baseline_proba_[i] = p_end[j, 0]
+                self.proba_[i] = p_end[j, 1]
+                self.convergence_delta_[i] = out[i].sum() - target[j]
+                self.steps_used_[i] = steps[j]
         bad = int(np.sum(np.abs(self.convergence_delta_) > (self.tolerance or np.inf)))
         if bad:
             warn(
@@ -595,22 +654,25 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
         return out
 
     def _integrate(self, x, own, shift, path, bar) -> Tuple[np.ndarray, np.ndarray]:
-        """Sum of weight * contribution per position (G, L) over the rows ``path = (sentence
-        of the row, alpha, weight)``, and p1 at alpha = 0 and 1 (G, 2) where a row has them."""
+        """Sum of weight * contribution per position (G, L) over the rows of ``path`` (a
+        :class:`_Path`), and p1 at alpha = 0 and 1 (G, 2) where a row has them."""
         clf = self.classifier
-        sentence, alpha, weight = path
-        acc, p_end = np.zeros(own.shape), np.zeros((len(own), 2))
-        for sl in clf._batches(len(sentence)):
-            rows, a = sentence[sl], alpha[sl]
-            xb = x[rows] if clf.takes_ids else [x[r] for r in rows]
-            w = (
-                own.shape[1]
-                if clf.takes_ids or clf.align_tokenizer.sequence_length
-                else int((own[rows] >= 0).sum(axis=1).max())
-            )
+        acc = np.zeros(own.shape)
+        p_end = np.zeros((len(own), 2))
+        for sl in clf._batches(len(path.sentence)):
+            rows = path.sentence[sl]
+            a = path.alpha[sl]
+            if clf.takes_ids:
+                xb = x[rows]
+            else:
+                xb = [x[r] for r in rows]
+            if clf.takes_ids or clf.align_tokenizer.sequence_length:
+                w = own.shape[1]
+            else:  # raw strings of free length: as wide as the longest row of the batch
+                w = int((own[rows] >= 0).sum(axis=1).max())
             mask = (own[rows, :w] >= 0).astype(np.float32)
             contrib, p1 = clf.ig_batch(xb, a, mask, shift[rows, :w])
-            np.add.at(acc[:, :w], rows, weight[sl, None] * contrib[:, :w])
+            np.add.at(acc[:, :w], rows, path.weight[sl, None] * contrib[:, :w])
             p_end[rows[a == 0.0], 0] = p1[a == 0.0]
             p_end[rows[a == 1.0], 1] = p1[a == 1.0]
             bar.update(len(rows))
@@ -631,7 +693,12 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
             within = np.concatenate([np.arange(k) for k in steps[todo]])
             if self.progress:  # the silent stand-in has no total
                 bar.total += len(n)
-            path = (np.repeat(todo, steps[todo]), (2 * within + 1) / (2.0 * n), 1.0 / (2 * n))
-            pos[todo] = pos[todo] / 2 + self._integrate(x, own, shift, path, bar)[0][todo]
+            path = _Path(
+                sentence=np.repeat(todo, steps[todo]),
+                alpha=(2 * within + 1) / (2.0 * n),
+                weight=1.0 / (2 * n),
+            )
+            midpoint_sums, _ = self._integrate(x, own, shift, path, bar)
+            pos[todo] = pos[todo] / 2 + midpoint_sums[todo]
             steps[todo] *= 2
         return steps

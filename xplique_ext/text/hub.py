@@ -280,15 +280,18 @@ def build_hub_classifier(
         )
     # built on a copy (same class, configuration and weights): training leaves the
     # backbone passed in untouched
-    weights, backbone = backbone.get_weights(), type(backbone).from_config(backbone.get_config())
+    weights = backbone.get_weights()
+    backbone = type(backbone).from_config(backbone.get_config())
     backbone.set_weights(weights)
     backbone.trainable = trainable
     inputs = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in names}
     seq = backbone(inputs)
-    seq = seq["sequence_output"] if isinstance(seq, dict) else seq
+    if isinstance(seq, dict):
+        seq = seq["sequence_output"]
     mask = ops.cast(inputs["padding_mask"], "bool")
     # padding zeroed before the convolutions, masked for the LSTM
-    seq = seq * ops.cast(ops.expand_dims(mask, -1), seq.dtype) if head == "cnn" else seq
+    if head == "cnn":
+        seq = seq * ops.cast(ops.expand_dims(mask, -1), seq.dtype)
     out = _head(
         head,
         seq,

@@ -38,14 +38,19 @@ class _HubTokenizer(Tokenizer):
     """
 
     def __init__(self, tokenizer: Any, mask_string: str, mask_id: Optional[int]):
-        self.raw, self.mask_string, self.mask_id = tokenizer, mask_string, mask_id
-        self.is_text_vectorization, self.sequence_length, self._piece_cache = False, None, {}
+        self.raw = tokenizer
+        self.mask_string = mask_string
+        self.mask_id = mask_id
+        self.is_text_vectorization = False
+        self.sequence_length = None
+        self._piece_cache = {}
 
     def _is_mask(self, word: str) -> bool:
         return self.mask_id is not None and word == self.mask_string
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        layouts, runs = [], []  # per text: indices of its runs of words, None for a mask
+        layouts = []  # per text: indices of its runs of words, None for a mask
+        runs = []
         for text in texts:
             layout: List[Optional[int]] = []
             for is_mask, group in itertools.groupby(text.split(), self._is_mask):
@@ -56,14 +61,22 @@ class _HubTokenizer(Tokenizer):
                     runs.append(" ".join(group))
             layouts.append(layout)
         out = self.raw(runs) if runs else []
-        out = out.to_list() if hasattr(out, "to_list") else getattr(out, "numpy", lambda: out)()
+        if hasattr(out, "to_list"):  # a tf.RaggedTensor
+            out = out.to_list()
+        elif hasattr(out, "numpy"):
+            out = out.numpy()
         ids = [np.asarray(row).reshape(-1).tolist() for row in out]  # a list of rows or tensors
-        return _pad(
-            [
-                [p + 1 for k in layout for p in ([self.mask_id] if k is None else ids[k])]
-                for layout in layouts
-            ]
-        )
+        return _pad([self._shifted_ids(layout, ids) for layout in layouts])
+
+    def _shifted_ids(self, layout: List[Optional[int]], run_ids: List[List[int]]) -> List[int]:
+        """The ids of one text, shifted by +1: its runs' pieces, one mask piece per mask."""
+        row = []
+        for run in layout:
+            if run is None:
+                row.append(self.mask_id + 1)
+            else:
+                row.extend(piece + 1 for piece in run_ids[run])
+        return row
 
 
 class PieceEmbedding(keras.layers.Embedding):
@@ -97,17 +110,22 @@ class KerasHubTextModel(keras.Model):
         mask_id = getattr(hub_tokenizer, "mask_token_id", None)
         self.baseline_id = int(hub_tokenizer.pad_token_id if mask_id is None else mask_id)
         # the layer the text classifier's IG and embedding shifts act on
-        self.piece_embedding = self._xplique_embedding = PieceEmbedding(
+        self.piece_embedding = PieceEmbedding(
             backbone.token_embedding, self.baseline_id, name="piece_embedding"
         )
-        self.net, self.backbone_, self.hub_tokenizer = net, _Holder(value=backbone), hub_tokenizer
-        self.tokenizer = _HubTokenizer(
-            hub_tokenizer, mask_string, None if mask_id is None else int(mask_id)
-        )
-        self.max_pieces, self.logits, self.input_names = max_pieces, logits, list(input_names)
-        self.start_id, self.end_id, self.pad_id = (
-            int(getattr(hub_tokenizer, f"{k}_token_id")) for k in ("start", "end", "pad")
-        )
+        self._xplique_embedding = self.piece_embedding
+        self.net = net
+        self.backbone_ = _Holder(value=backbone)
+        self.hub_tokenizer = hub_tokenizer
+        if mask_id is not None:
+            mask_id = int(mask_id)
+        self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string, mask_id)
+        self.max_pieces = max_pieces
+        self.logits = logits
+        self.input_names = list(input_names)
+        self.start_id = int(hub_tokenizer.start_token_id)
+        self.end_id = int(hub_tokenizer.end_token_id)
+        self.pad_id = int(hub_tokenizer.pad_token_id)
 
     def _packed(self, ids):
         """The backbone's dict for word-piece ids: ``[CLS] pieces [SEP]``, padding."""
@@ -131,7 +149,8 @@ class KerasHubTextModel(keras.Model):
         if not ids.dtype.is_integer:
             raise TypeError(f"word-piece ids must be integers, got {ids.dtype}")
         ids = tf.cast(ids, tf.int32)[:, : self.max_pieces]
-        real, width = ids > 0, tf.shape(ids)[1]
+        real = ids > 0
+        width = tf.shape(ids)[1]
         e_words = self.piece_embedding(ids)  # (B, L, D) relative to the baseline
         layer = self.backbone_.value.token_embedding
         original = layer.call
@@ -158,7 +177,9 @@ class KerasHubTextModel(keras.Model):
             )
         out = tf.cast(out, tf.float32)
         if self.logits:
-            out = tf.nn.sigmoid(out) if out.shape[-1] == 1 else tf.nn.softmax(out, -1)
+            if out.shape[-1] == 1:
+                return tf.nn.sigmoid(out)
+            return tf.nn.softmax(out, -1)
         return out
 
 
@@ -196,9 +217,9 @@ def adapt(
                 f"own, got {type(tokenizer).__name__}"
             )
         tok = model.tokenizer
-        return model, tok if mask_string == tok.mask_string else _HubTokenizer(
-            tok.raw, mask_string, tok.mask_id
-        )
+        if mask_string != tok.mask_string:
+            tok = _HubTokenizer(tok.raw, mask_string, tok.mask_id)
+        return model, tok
     source = tokenizer if tokenizer is not None else getattr(model, "preprocessor", None)
     if source is None:
         raise ValueError(
@@ -230,10 +251,9 @@ def adapt(
             "`model` must contain a keras-hub Backbone with a token embedding (e.g. "
             f"keras_hub.models.BertBackbone), found none in {type(model).__name__}"
         )
-    limits = (
-        getattr(source, "sequence_length", None) if hub_tok is not source else None,
-        getattr(backbone, "max_sequence_length", None),
-    )
+    limits = [getattr(backbone, "max_sequence_length", None)]
+    if hub_tok is not source:  # a preprocessor: it packs to its own sequence length
+        limits.append(getattr(source, "sequence_length", None))
     max_pieces = min((int(v) - 2 for v in limits if v is not None), default=None)
     if set(names or ()) - set(_NAMES):
         raise ValueError(

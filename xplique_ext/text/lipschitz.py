@@ -134,29 +134,33 @@ class LocalLipschitzEstimate(BaseMetric):
                 f"`targets` must hold one target per input: got {len(targets)} "
                 f"targets for {len(inputs)} inputs"
             )
-        self.inputs, self.targets, self.batch_size = inputs, targets, batch_size
-        self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
+        self.inputs = inputs
+        self.targets = targets
+        self.batch_size = batch_size
+        self.epsilon = epsilon
+        self.nb_samples = nb_samples
+        self.seed = seed
 
     def _explain(self, explainer, x, y):
-        size, args = self.batch_size or len(x), (x,) if y is None else (x, y)
-        parts = [
-            check_outputs(
-                explainer(*(a[s : s + size] for a in args)),
-                len(x[s : s + size]),
-                name="explainer",
-                finite=True,
-            )
-            for s in range(0, len(x), size)
-        ]
+        size = self.batch_size or len(x)
+        arrays = (x,) if y is None else (x, y)
+        parts = []
+        for start in range(0, len(x), size):
+            batch = [a[start : start + size] for a in arrays]
+            explanations = explainer(*batch)
+            parts.append(check_outputs(explanations, len(batch[0]), name="explainer", finite=True))
         return np.concatenate(parts).reshape(len(x), -1).astype(np.float64)
 
     @validate_params({"explainer": [Callable_()]})
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """L(s) of each input, shape (N,)."""
-        n, k, seed = len(self.inputs), self.nb_samples, seed_to_int(self.seed)
+        n = len(self.inputs)
+        k = self.nb_samples
+        seed = seed_to_int(self.seed)
         if not n:
             return np.zeros(0)
-        dim, x_rep = self.inputs[0].size, np.repeat(self.inputs, k, axis=0)
+        dim = self.inputs[0].size
+        x_rep = np.repeat(self.inputs, k, axis=0)
         deltas = np.concatenate(
             [sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon) for i in range(n)]
         )
@@ -210,7 +214,9 @@ class TextLocalLipschitzEstimate(BaseMetric):
         self, sentences: Any, *, epsilon: float = 0.1, nb_samples: int = 5, seed: Optional[int] = 0
     ):
         self.sentences = as_sentences(sentences, "sentences")
-        self.epsilon, self.nb_samples, self.seed = epsilon, nb_samples, seed
+        self.epsilon = epsilon
+        self.nb_samples = nb_samples
+        self.seed = seed
 
     @validate_params(
         {
@@ -229,8 +235,12 @@ class TextLocalLipschitzEstimate(BaseMetric):
         clf = explainer.classifier
         prep = clf.prepare(self.sentences)
         clf._require_embedding("Text Lipschitz estimates", prep)
-        n, k, seed = len(self.sentences), self.nb_samples, seed_to_int(self.seed)
-        dim, shifts, norms = clf.embedding_dim(), [], np.zeros((n, k))
+        n = len(self.sentences)
+        k = self.nb_samples
+        seed = seed_to_int(self.seed)
+        dim = clf.embedding_dim()
+        shifts = []
+        norms = np.zeros((n, k))
         for i in range(n):
             _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
             count = int((owner >= 0).sum())  # the token positions: the first ones (padding after)

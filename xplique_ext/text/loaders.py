@@ -39,8 +39,8 @@ import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Options, check_param, validate_params
 from ..commons.warnings import XpliqueExtWarning, warn
-from .rules import resolve_rules
-from .tokens import find_keyword, whitespace_tokens
+from .conjunctions import resolve_rules
+from .tokens import find_keywords, whitespace_tokens
 
 __all__ = ["load_sentiment_dataset", "DATASETS"]
 
@@ -139,13 +139,16 @@ def load_sentiment_dataset(
     (["it 's dull , but the cast shines"], array([1]))
     """
     allowed = tuple(DATASETS[name]) + (("dev",) if "validation" in DATASETS[name] else ())
-    split = {"dev": "validation"}.get(check_param(split, "split", [Options(allowed)]), split)
+    check_param(split, "split", [Options(allowed)])
+    if split == "dev":  # GLUE's name of SST-2's validation split
+        split = "validation"
     table = resolve_rules(rules)
     loaded = _load_remote(name, split) if path is None else _read_file(path, name, split)
     sentences, labels = _labelled(name, *loaded)  # texts, raw labels, line numbers, source
     if contrastive_only:
-        keep = [find_keyword(whitespace_tokens(s), table)[0] is not None for s in sentences]
-        sentences, labels = [s for s, k in zip(sentences, keep) if k], labels[np.array(keep, bool)]
+        keep = [bool(find_keywords(whitespace_tokens(s), table)) for s in sentences]
+        sentences = [s for s, k in zip(sentences, keep) if k]
+        labels = labels[np.array(keep, bool)]
         if not sentences:
             warn(
                 f"load_sentiment_dataset({name!r}, {split!r}): no sentence holds a rule "
@@ -164,16 +167,17 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
             f"`path` {str(file)!r} does not exist; download "
             f"{_DOWNLOAD[name]} and pass the {split} file or its folder"
         )
-    sst2, where = name == "sst2", f"`path` {str(file)!r}"
+    sst2 = name == "sst2"
+    where = f"`path` {str(file)!r}"
     what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1)"
     try:
         with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
-            rows = (
-                csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-                if sst2
-                else (csv.reader(handle))
-            )
-            header = [h.strip() for h in next(rows, [])] if sst2 else _S140_COLUMNS
+            if sst2:
+                rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+                header = [h.strip() for h in next(rows, [])]
+            else:
+                rows = csv.reader(handle)
+                header = _S140_COLUMNS
             if header and not {"sentence", "label"} <= set(header):
                 hint = f" {_HIDDEN}" if "index" in header and "sentence" in header else ""
                 raise ValueError(
@@ -185,16 +189,19 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
         raise ValueError(f"{where} is not {what}: {exc}; pass the extracted file") from None
     if not data:
         raise ValueError(f"{where} is empty: it holds no sentence (expected {what})")
-    expected = (
-        f"expected {len(header)} tab-separated fields ({header})"
-        if sst2
-        else "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)"
-    )
+    if sst2:
+        expected = f"expected {len(header)} tab-separated fields ({header})"
+    else:
+        expected = "Sentiment140's CSV has six columns (polarity, id, date, query, user, text)"
     for row, line in data:
         if len(row) != len(header):
             raise ValueError(f"{where} line {line}: {expected}, got {len(row)}")
-    i_text, i_label = header.index("sentence"), header.index("label")
-    return [r[i_text] for r, _ in data], [r[i_label] for r, _ in data], [n for _, n in data], where
+    i_text = header.index("sentence")
+    i_label = header.index("label")
+    texts = [row[i_text] for row, _ in data]
+    raw_labels = [row[i_label] for row, _ in data]
+    line_numbers = [line for _, line in data]
+    return texts, raw_labels, line_numbers, where
 
 
 def _load_remote(name: str, split: str) -> tuple:
@@ -209,10 +216,12 @@ def _load_remote(name: str, split: str) -> tuple:
         try:
             if module == "datasets":
                 data = library.load_dataset(*dataset, split=split)
-                texts, raw = list(data[text_key]), list(data[label_key])
+                texts = list(data[text_key])
+                raw = list(data[label_key])
             else:
                 rows = list(library.as_numpy(library.load(dataset, split=split)))
-                texts, raw = [r[text_key] for r in rows], [r[label_key] for r in rows]
+                texts = [row[text_key] for row in rows]
+                raw = [row[label_key] for row in rows]
         except Exception as exc:  # noqa: BLE001 - re-raised with what to do
             raise RuntimeError(
                 f"{source} could not load {dataset!r} ({type(exc).__name__}: {exc}); without a "

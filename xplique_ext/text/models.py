@@ -29,7 +29,7 @@ from ..commons.params import (
     check_param,
     validate_params,
 )
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import as_sentences, normalize_token, whitespace_tokens
 
 __all__ = [
@@ -120,7 +120,8 @@ def _build(head, vectorizer, sequence_length, raw_strings, embedding_dim, **opti
     elif sequence_length is None:
         raise ValueError("`sequence_length` is needed when the vectorizer has no fixed length")
     else:
-        inp = ids = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
+        inp = keras.Input(shape=(int(sequence_length),), dtype="int32", name="token_ids")
+        ids = inp  # the model takes the token ids themselves
     init = keras.initializers.RandomUniform(-0.05, 0.05, seed=options["seed"])
     emb = keras.layers.Embedding(
         vocab,
@@ -153,7 +154,10 @@ def _head(head, emb, *, dropout, seed, filters=64, kernel_sizes=(3, 4, 5), units
             )
             for k in kernel_sizes
         ]
-        h = keras.layers.Concatenate(name="concat")(branches) if len(branches) > 1 else branches[0]
+        if len(branches) > 1:
+            h = keras.layers.Concatenate(name="concat")(branches)
+        else:
+            h = branches[0]
     else:
         lstm = keras.layers.LSTM(
             units,
@@ -303,7 +307,8 @@ def train_classifier(
         loss="binary_crossentropy",
         metrics=["accuracy"],
     )
-    rng, history = np.random.default_rng(seed), []
+    rng = np.random.default_rng(seed)
+    history = []
     for _ in range(epochs):
         order = rng.permutation(len(x))
         history.append(
@@ -348,7 +353,7 @@ class BagOfWordsModel:
     part
         'all', 'A' or 'B'.
     rules
-        Keywords that split A from B (see :func:`xplique_ext.text.rules.resolve_rules`).
+        Keywords that split A from B (see :func:`xplique_ext.text.conjunctions.resolve_rules`).
     sequence_length
         Number of token ids per sentence (longer sentences are truncated).
 
@@ -383,7 +388,9 @@ class BagOfWordsModel:
 
         if not weights:
             raise ValueError("`weights` must be a non-empty mapping word -> weight, got {}")
-        self.part, self.bias, self.sequence_length = part, bias, sequence_length
+        self.part = part
+        self.bias = bias
+        self.sequence_length = sequence_length
         self.rules = resolve_rules(rules)
         self.weights: Dict[str, float] = {}
         for word, w in weights.items():
@@ -442,7 +449,8 @@ class BagOfWordsModel:
         emb = keras.layers.Embedding(len(self.id_weights), 1, trainable=False, name="embedding")
         e = emb(inp)
         emb.set_weights([self.id_weights[:, None].astype(np.float32)])
-        part, kw = self.part, self.keyword_ids.astype(np.int32)
+        part = self.part
+        kw = self.keyword_ids.astype(np.int32)
 
         def head(args):
             values, ids = args

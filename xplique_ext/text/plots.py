@@ -13,13 +13,13 @@ import html
 import numbers
 import textwrap
 from collections.abc import Mapping
-from typing import Any, Optional, Sequence
+from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, validate_params
-from .rules import resolve_rules
+from .conjunctions import resolve_rules
 from .tokens import find_keyword
 
 __all__ = [
@@ -40,8 +40,20 @@ class HighlightedText(str):
         return str(self)
 
 
-def _layout(sentence: str, attributions: np.ndarray, rules: Any):
-    """(tokens, attributions, keyword position or None, its conjunct, |w| scale)."""
+class _Layout(NamedTuple):
+    """A sentence to draw: its tokens, their attributions (float64), the position of its
+    first rule keyword and the conjunct its rule designates (None without keyword), and
+    the scale of the colours (the largest |attribution|, 1 when all are 0)."""
+
+    tokens: List[str]
+    attributions: np.ndarray
+    keyword_index: Optional[int]
+    rule_conjunct: Optional[str]
+    scale: float
+
+
+def _layout(sentence: str, attributions: np.ndarray, rules: Any) -> _Layout:
+    """The :class:`_Layout` of a sentence and its attributions, checked."""
     tokens = sentence.split()
     if len(attributions) != len(tokens):
         raise ValueError(
@@ -49,15 +61,26 @@ def _layout(sentence: str, attributions: np.ndarray, rules: Any):
             f"{len(attributions)} values for {len(tokens)} tokens"
         )
     table = resolve_rules(rules)
-    k, kw = find_keyword(tokens, table)
+    keyword_index, keyword = find_keyword(tokens, table)
+    rule_conjunct = table.get(keyword) if keyword else None
     scale = float(np.max(np.abs(attributions), initial=0.0)) or 1.0
-    return tokens, attributions.astype(np.float64), k, table.get(kw) if kw else None, scale
+    return _Layout(
+        tokens=tokens,
+        attributions=attributions.astype(np.float64),
+        keyword_index=keyword_index,
+        rule_conjunct=rule_conjunct,
+        scale=scale,
+    )
 
 
 def _verdict(details: Any) -> Optional[str]:
     """The verdict line of a row of PERCY.details ('' without one)."""
-    get, parts = ({} if details is None else details).get, []
-    pv, score = get("p_value"), get("score")
+    if details is None:
+        details = {}
+    get = details.get
+    parts = []
+    pv = get("p_value")
+    score = get("score")
     if get("prediction") is not None:
         parts.append(
             f"prediction {int(get('prediction'))} (target {int(get('target'))}, "
@@ -68,13 +91,16 @@ def _verdict(details: Any) -> Optional[str]:
     if pv is not None:
         parts.append("p-value " + (f"{float(pv):.3g}" if np.isfinite(pv) else "n/a"))
     if score is not None:
-        based = "based" if score == 1.0 else "not (significantly) based"
-        parts.append(
-            f"PERCY = {int(score)}: decision {based} on {get('rule_conjunct')}"
-            if np.isfinite(score)
-            else "no rule keyword: not scored"
-        )
+        parts.append(_score_line(score, get("rule_conjunct")))
     return " | ".join(parts)
+
+
+def _score_line(score: float, rule_conjunct: Optional[str]) -> str:
+    """The part of the verdict line that reads PERCY's score."""
+    if not np.isfinite(score):
+        return "no rule keyword: not scored"
+    based = "based" if score == 1.0 else "not (significantly) based"
+    return f"PERCY = {int(score)}: decision {based} on {rule_conjunct}"
 
 
 def _figure(ax: Any, figsize: tuple):
@@ -114,7 +140,7 @@ def highlight_html(
     attributions
         One attribution per whitespace token (n,).
     rules
-        Rule table (see :func:`xplique_ext.text.rules.resolve_rules`).
+        Rule table (see :func:`xplique_ext.text.conjunctions.resolve_rules`).
     details
         Optional row of :meth:`xplique_ext.metrics.PERCY.details` (a pandas Series or a
         dict) whose verdict is shown.
@@ -132,7 +158,12 @@ def highlight_html(
     >>> "superb" in html_text and "<b>" in html_text
     True
     """
-    tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
+    layout = _layout(sentence, attributions, rules)
+    tokens = layout.tokens
+    w = layout.attributions
+    k = layout.keyword_index
+    expected = layout.rule_conjunct
+    scale = layout.scale
     spans = []
     for i, (tok, v) in enumerate(zip(tokens, w)):
         a = min(abs(v) / scale, 1.0) * 0.85
@@ -140,7 +171,8 @@ def highlight_html(
         style = f"background:{color};padding:1px 3px;border-radius:3px;margin:1px"
         text = html.escape(tok)
         if i == k:
-            style, text = style + ";border:2px solid #333;font-weight:bold", f"<b>{text}</b>"
+            style = style + ";border:2px solid #333;font-weight:bold"
+            text = f"<b>{text}</b>"
         spans.append(f'<span title="{v:+.4g}" style="{style}">{text}</span>')
     body = " ".join(spans)
     if k is not None:
@@ -153,13 +185,14 @@ def highlight_html(
 
         body = f"{part('A', spans[:k])} {spans[k]} {part('B', spans[k + 1 :])}"
     verdict = _verdict(details)
-    return HighlightedText(
-        '<div style="font-family:sans-serif;line-height:2;margin:4px 0">'
-        + (f'<div style="font-weight:bold">{html.escape(title)}</div>' if title else "")
-        + f"<div>{body}</div>"
-        + (f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>' if verdict else "")
-        + "</div>"
-    )
+    pieces = ['<div style="font-family:sans-serif;line-height:2;margin:4px 0">']
+    if title:
+        pieces.append(f'<div style="font-weight:bold">{html.escape(title)}</div>')
+    pieces.append(f"<div>{body}</div>")
+    if verdict:
+        pieces.append(f'<div style="color:#444;font-size:85%">{html.escape(verdict)}</div>')
+    pieces.append("</div>")
+    return HighlightedText("".join(pieces))
 
 
 @validate_params(
@@ -213,12 +246,18 @@ def plot_highlight(
     """
     import matplotlib as mpl
 
-    tokens, w, k, expected, scale = _layout(sentence, attributions, rules)
+    layout = _layout(sentence, attributions, rules)
+    tokens = layout.tokens
+    w = layout.attributions
+    k = layout.keyword_index
+    expected = layout.rule_conjunct
+    scale = layout.scale
     # token indices per line: each token and its space fit in max_width characters
     wrapped = textwrap.wrap(
         " ".join(tokens), max(max_width - 1, 1), break_long_words=False, break_on_hyphens=False
     )
-    lines = np.split(np.arange(len(tokens)), np.cumsum([len(w.split()) for w in wrapped])[:-1])
+    tokens_per_line = [len(line.split()) for line in wrapped]
+    lines = np.split(np.arange(len(tokens)), np.cumsum(tokens_per_line)[:-1])
     height = 0.5 * len(lines) + (0.6 if details is not None else 0.2) + (0.3 if title else 0)
     fig, ax = _figure(ax, (min(12, 0.13 * max_width + 1), max(1.2, height)))
     ax.set(xlim=(0, max_width), ylim=(-len(lines) - 1.2, 0.8))

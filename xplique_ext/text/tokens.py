@@ -193,11 +193,17 @@ class Tokenizer:
         if not texts:
             return np.zeros((0, 0), dtype=np.int64)
         out = self.raw(texts)  # a TextVectorization layer takes the list too
-        out = out.to_list() if hasattr(out, "to_list") else out  # tf.RaggedTensor
-        out = out.numpy() if hasattr(out, "numpy") else out
+        if hasattr(out, "to_list"):  # tf.RaggedTensor
+            out = out.to_list()
+        if hasattr(out, "numpy"):
+            out = out.numpy()
         ragged = isinstance(out, (list, tuple)) and out and isinstance(out[0], (list, tuple))
-        arr = _pad(out) if ragged else np.asarray(out)  # ragged rows padded with 0
-        arr = arr[None, :] if arr.ndim == 1 and len(texts) == 1 else arr
+        if ragged:  # ragged rows padded with 0
+            arr = _pad(out)
+        else:
+            arr = np.asarray(out)
+        if arr.ndim == 1 and len(texts) == 1:
+            arr = arr[None, :]
         if arr.ndim != 2 or len(arr) != len(texts) or arr.dtype.kind not in "iu":
             raise ValueError(
                 "`tokenizer` must return integer ids of shape (N, L) for N strings, "
@@ -237,12 +243,14 @@ def compose(
     """
     keep = np.asarray(keep, dtype=bool)
     r, n = keep.shape
-    ids, owner = np.zeros((r, length), dtype=np.int64), np.full((r, length), -1, dtype=np.int64)
+    ids = np.zeros((r, length), dtype=np.int64)
+    owner = np.full((r, length), -1, dtype=np.int64)
     if n == 0 or length == 0:
         return ids, owner
     klen = np.array([len(p) for p in word_pieces], dtype=np.int64)
     kflat = np.concatenate([*word_pieces, mask_pieces]).astype(np.int64)
-    kstart, mstart = np.cumsum(klen) - klen, int(klen.sum())
+    kstart = np.cumsum(klen) - klen  # where each token's pieces start in kflat
+    mstart = int(klen.sum())  # where the mask's pieces start
     if len(mask_pieces) == 1 and np.all(klen == 1):  # the common word-level case, fully 2-D
         width = min(n, length)
         ids[:, :width] = np.where(keep[:, :width], kflat[None, :width], kflat[mstart])
@@ -282,7 +290,8 @@ def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
     of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
     a ValueError."""
-    return read_sentences(inputs, name)[0]
+    sentences, _ = read_sentences(inputs, name)
+    return sentences
 
 
 def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Optional[np.ndarray]]:
@@ -295,7 +304,9 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
         # a tf.Tensor, NumPy array, pandas Series / Index / DataFrame: (N,) or a column
         # (N, 1); a 0-d array gives its one str or bytes, refused below
         arr = np.asarray(inputs.numpy() if hasattr(inputs, "numpy") else inputs)
-        inputs = (arr.reshape(-1) if arr.ndim == 2 and arr.shape[1] == 1 else arr).tolist()
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr.reshape(-1)
+        inputs = arr.tolist()
     if isinstance(inputs, (str, bytes)):
         raise TypeError(
             f"`{name}` must be a sequence of sentences, got a single "
@@ -306,9 +317,10 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
             f"`{name}` must be an ordered sequence of sentences (list, tuple, array, "
             f"Series or tf.data.Dataset), got {type(inputs).__name__}"
         )
-    return [
+    sentences = [
         s if isinstance(s, str) else _text(s, f"{name}[{i}]") for i, s in enumerate(inputs)
-    ], labels
+    ]
+    return sentences, labels
 
 
 def _text(item: Any, name: str) -> str:
@@ -331,5 +343,7 @@ def _read_dataset(dataset: Any, name: str) -> Tuple[List[Any], Optional[np.ndarr
     check_finite_dataset(dataset, name)
     for x, y in iterate_dataset(dataset, None, dataset_is_batched(dataset), name):  # one batch
         x = x.reshape(-1)  # a batch of fixed size is an axis of its own
-        return x.tolist(), None if y is None else y.reshape(len(x), -1)
+        if y is None:
+            return x.tolist(), None
+        return x.tolist(), y.reshape(len(x), -1)
     return [], None  # an empty dataset

@@ -1,14 +1,19 @@
-"""PERCY agreement matrices (Kendall tau, Pearson r of Eq. 11) against scipy.stats pair by pair."""
+"""Agreement between frameworks (``xplique_ext/text/agreement.py``): Kendall tau and Pearson r
+(Eq. 11) against scipy.stats pair by pair, undefined pairs, and the inputs they refuse."""
 
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 from scipy import stats
 
 from xplique_ext.commons.warnings import UndefinedScoreWarning
-from xplique_ext.text import percy_pearson_agreement, percy_rank_agreement
+from xplique_ext.text import (
+    percy_pearson_agreement,
+    percy_rank_agreement,
+)
 
 
 def _pairwise(fn, columns, complete):
@@ -96,3 +101,67 @@ def test_pearson_agreement_reads_scalars_lists_and_refuses_matrices():
         percy_pearson_agreement({"a": ["1", "0"], "b": [1.0, 0.0]})
     with pytest.raises(TypeError, match=r"`per_sentence\['b'\]` must be .*got dtype bool"):
         percy_pearson_agreement({"a": [1.0, 0.0, 1.0], "b": np.array([True, False, False])})
+
+
+# ----------------------------------------------------------------------------- agreement
+def test_rank_agreement_matches_scipy_kendall():
+    table = pd.DataFrame(
+        {
+            "L-PERCY": [0.13, 0.22, 0.09, 0.25, 0.15],
+            "S-PERCY": [0.08, 0.20, 0.07, 0.23, 0.06],
+            "accuracy": [0.75, 0.82, 0.88, 0.82, 0.74],
+        },
+        index=["CW", "CE", "CsB", "CDE", "CDG"],
+    )
+    tau = percy_rank_agreement(table)
+    assert tau.loc["L-PERCY", "S-PERCY"] == pytest.approx(
+        scipy.stats.kendalltau(table["L-PERCY"], table["S-PERCY"]).statistic
+    )
+    assert tau.loc["accuracy", "L-PERCY"] == pytest.approx(
+        scipy.stats.kendalltau(table["accuracy"], table["L-PERCY"]).statistic
+    )
+    np.testing.assert_allclose(np.diag(tau), 1.0)
+    assert (tau.to_numpy() == tau.to_numpy().T).all()
+    with pytest.warns(UndefinedScoreWarning, match="constant"):
+        t = percy_rank_agreement({"a": [1, 2, 3], "b": [1, 1, 1]})
+    assert np.isnan(t.loc["a", "b"])
+    with pytest.raises(ValueError, match="at least two frameworks"):
+        percy_rank_agreement({"a": [1, 2]})
+    with pytest.raises(TypeError, match="DataFrame or a mapping"):
+        percy_rank_agreement([[1, 2], [3, 4]])
+
+
+def test_pearson_agreement_eq11_concatenates_models_and_drops_nan():
+    lime = [np.array([1, 0, np.nan, 1]), np.array([0, 0, 1])]
+    shap = [np.array([1, 0, np.nan, 0]), np.array([0, 1, 1])]
+    r = percy_pearson_agreement({"L": lime, "S": shap})
+    x = np.array([1, 0, 1, 0, 0, 1])
+    y = np.array([1, 0, 0, 0, 1, 1])
+    assert r.loc["L", "S"] == pytest.approx(scipy.stats.pearsonr(x, y).statistic)
+    with pytest.raises(ValueError, match="same sentences"):
+        percy_pearson_agreement({"L": [1, 0, 1], "S": [1, 0]})
+    with pytest.warns(UndefinedScoreWarning, match="constant"):
+        percy_pearson_agreement({"L": [1, 1, 1], "S": [1, 0, 1]})
+
+
+def test_pearson_agreement_refuses_strings_and_keeps_distinct_keys():
+    with pytest.raises(TypeError, match=r"`per_sentence\['L'\]` must be .*real numbers"):
+        percy_pearson_agreement({"L": ["1", "0"], "S": [1.0, 0.0]})
+    # the keys 1 and '1' were merged into one column: a framework was dropped silently
+    r = percy_pearson_agreement({1: [1.0, 0.0, 1.0], "1": [0.0, 1.0, 1.0], "x": [1, 1, 0]})
+    assert list(r.columns) == [1, "1", "x"]
+
+
+def test_rank_agreement_names_the_column_it_cannot_read():
+    table = pd.DataFrame({"model": ["cnn", "lstm", "bert"], "L": [1.0, 2, 3], "S": [1.0, 3, 2]})
+    # was "could not convert string to float: 'cnn'"
+    with pytest.raises(TypeError, match=r"`scores\['model'\]` must be .*got dtype object"):
+        percy_rank_agreement(table)
+    t = percy_rank_agreement(table.set_index("model"))
+    assert t.loc["L", "S"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="on the same models .* got lengths"):
+        percy_rank_agreement({"L": [1, 2, 3], "S": [1, 2]})  # was pandas' own message
+    with pytest.raises(ValueError, match=r"same models \(at least 2\), got lengths"):
+        percy_rank_agreement({"L": 1, "S": 2})  # was "'int' object is not iterable"
+    with pytest.raises(TypeError, match=r"`scores\['L'\]` must be .*got dtype bool"):
+        percy_rank_agreement({"L": [True, False, True], "S": [1, 2, 3]})

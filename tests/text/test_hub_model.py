@@ -1,19 +1,17 @@
-"""keras-hub transformers through PERCY and the token explainers, offline.
+"""keras-hub transformers through PERCY and the token explainers, offline
+(``xplique_ext/text/hub_model.py``, the adapter).
 
 A tiny BERT (one layer, hidden size 16, a WordPiece vocabulary of 34 entries written
 here, random weights) in a ``BertTextClassifier`` with its preprocessor, used as it comes:
 word-aligned attributions, IG completeness, a known answer for the subword-to-word sum
 (an independent IG written here on the backbone's token embeddings), SHAP's efficiency
-against the model on hand-packed ids, and the errors.
-"""
+against the model on hand-packed ids, and the errors."""
 
 from __future__ import annotations
 
+import keras  # noqa: E402
 import numpy as np
 import pytest
-
-keras_hub = pytest.importorskip("keras_hub")  # part of the dev extra: runs in CI
-import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from xplique_ext.metrics import PERCY, NoRuleKeywordWarning  # noqa: E402
@@ -24,6 +22,9 @@ from xplique_ext.text import (  # noqa: E402
 )
 from xplique_ext.text.classifier import TextClassifier  # noqa: E402
 from xplique_ext.text.hub import adapt_text_model  # noqa: E402
+
+keras_hub = pytest.importorskip("keras_hub")  # part of the dev extra: runs in CI
+
 
 VOCAB = [
     "[PAD]",
@@ -61,8 +62,13 @@ VOCAB = [
     "it",
     "though",
 ]
+
+
 ID = {w: i for i, w in enumerate(VOCAB)}
+
+
 CLS, SEP, MASK = ID["[CLS]"], ID["[SEP]"], ID["[MASK]"]
+
 
 SENTENCES = [
     "the plot was dull, but the cast shines",
@@ -70,6 +76,8 @@ SENTENCES = [
     "i love it though the movie was bored",
     "great fun yet unfunny",
 ]
+
+
 SEQ = 24
 
 
@@ -401,28 +409,6 @@ def test_activation_given_when_it_cannot_be_read(hub):
         TextClassifier(adapted, pre)
 
 
-def test_other_models_never_import_keras_hub():
-    """keras-hub stays optional: explaining a model that is not a keras-hub one does not
-    import it (installed or not), nor does importing the text sub-package."""
-    import subprocess
-    import sys
-    import textwrap
-
-    code = textwrap.dedent(
-        """
-        import sys
-        from xplique_ext.text import BagOfWordsModel, TextClassifier
-        bow = BagOfWordsModel({"good": 2.0, "bad": -2.0})
-        TextClassifier(bow, bow.tokenizer).predict_proba(["a good film"])
-        print("keras_hub" in sys.modules, "xplique_ext.text.hub" in sys.modules)
-        """
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
-    )
-    assert out.stdout.split()[-2:] == ["False", "True"]  # the adapter ran, keras-hub not
-
-
 def test_the_users_model_is_left_untouched(hub):
     task, *_ = hub
     before = (
@@ -441,3 +427,23 @@ def test_the_users_model_is_left_untouched(hub):
     assert all(np.array_equal(a, b) for a, b in zip(before[1], after[1]))
     assert "call" not in vars(task.backbone.token_embedding)  # the patch is undone
     assert adapt_text_model(task)[0] is adapted  # shared while in use
+
+
+def test_hub_adapter_cuts_pieces_at_the_shortest_limit(tiny_bert):
+    keras_hub = pytest.importorskip("keras_hub")
+    from xplique_ext.text.hub import adapt_text_model
+
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "good", "film"]
+    tokenizer, pre, backbone = tiny_bert(vocab, 12)
+    task = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=pre)
+    model, tok = adapt_text_model(task)
+    assert model.max_pieces == 10  # min(preprocessor 12, backbone 12) - 2
+    model, tok = adapt_text_model(task, tokenizer)  # no length but the backbone's
+    assert model.max_pieces == 10
+    assert adapt_text_model(model)[1] is model.tokenizer
+    other = adapt_text_model(model, mask_string="ZZZ")[1]
+    assert other is not model.tokenizer and other.mask_string == "ZZZ"
+    with pytest.raises(TypeError, match="`backbone` must be a keras-hub Backbone"):
+        from xplique_ext.text.hub import build_hub_classifier
+
+        build_hub_classifier(task)

@@ -1,6 +1,6 @@
-"""LIME, SHAP and Integrated Gradients token adapters: shapes, known answers on the
-bag-of-words model, equivalence with stock LIME / shap, seeds, pooling invariances,
-tokenizer forms and errors."""
+"""LIME, SHAP and Integrated Gradients token adapters (``xplique_ext/text/explainers.py``):
+shapes, known answers on the bag-of-words model, equivalence with stock LIME / shap, seeds,
+pooling invariances, tokenizer forms and errors."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from xplique_ext.text import (
     IntegratedGradientsTokenExplainer,
     LimeTokenExplainer,
     ShapTokenExplainer,
+    TextClassifier,
     generate_sentences,
     whitespace_tokens,
 )
@@ -421,3 +422,24 @@ def test_ig_adaptive_refinement_equals_the_finer_trapezoid(tiny_cnn, vectorizer,
         capped(sentences)
     with pytest.raises(ValueError, match="`max_steps` must be >= 8"):
         IntegratedGradientsTokenExplainer(tiny_cnn, vectorizer, steps=8, max_steps=4)
+
+
+@pytest.fixture(scope="module")
+def bow():
+    return BagOfWordsModel({"good": 2.0, "bad": -2.0})
+
+
+@pytest.fixture(scope="module")
+def clf(bow):
+    return TextClassifier(bow, bow.tokenizer)
+
+
+@pytest.mark.parametrize(
+    "cls, kw",
+    [(LimeTokenExplainer, dict(nb_samples=20)), (ShapTokenExplainer, dict(n_permutations=2))],
+)
+def test_explainers_take_a_text_classifier(bow, clf, cls, kw):
+    # documented, but refused: "`model` must be callable, got <...TextClassifier...>"
+    np.testing.assert_allclose(
+        cls(clf, **kw)(["a good film"])[0], cls(bow, bow.tokenizer, **kw)(["a good film"])[0]
+    )

@@ -1,5 +1,5 @@
-"""The logic rules of PERCY (Table 1 / Table 2 of the paper): which conjunct of an
-``A keyword B`` sentence carries its sentiment.
+"""The conjunctions of PERCY's logic rules (Table 1 / Table 2 of the paper): which
+conjunct of an ``A keyword B`` sentence carries its sentiment, for each keyword.
 
 =========  ===============
 keyword    rule conjunct
