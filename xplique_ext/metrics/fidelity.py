@@ -390,12 +390,39 @@ class MuFidelity(BaseAttributionMetric):
     a fixed ``nb_samples`` and no early stop, the scores are those of that fixed
     setting.
 
+    *Repeated subsets.* On a small grid the same subset is often drawn several times (9
+    cells and 30 subsets: about 5 of them repeat). Each distinct subset is evaluated by
+    the model once per input, and its score serves every repeat: the repeats' drops tie
+    exactly, and each repeat still counts in the correlation, so the score is that of the
+    subsets as drawn. :attr:`forward_passes_` says how many perturbed inputs the model
+    scored, out of how many the correlations use.
+
+    *What is invariant.* For a seed, the subsets, their order and each input's
+    permutation of the cells do not depend on the batch size, the order of the inputs,
+    the input type (array, tensor, dataset) nor on a ``tf.distribute`` strategy. The
+    scores are then exactly the same whenever the model gives each input the same outputs
+    whatever the batch it sits in: a float64 model, or a float32 model on a processor
+    whose kernels do not depend on the batch's shape. Many float32 models are not such
+    models: their outputs change in the last bits with the batch's shape (the kernels
+    block and vectorise by shape, and that choice differs between processors). Then a
+    Pearson score, and a Spearman score whose drops of distinct subsets nearly tie, moves
+    with the batch size within the model's round-off (a few units of float32's eps on the
+    outputs, carried through the drops into the correlation); a repeated subset still
+    ties exactly, since it is evaluated once.
+
     Inputs must have a batch axis. For a Keras model whose input rank is known, a single
     input without it is refused; for a plain callable an (H, W, C) array cannot be told
     from H time series, and is read as time series. Non-finite inputs are refused, batch
     by batch for a streamed dataset. Multi-input models are not supported.
 
     Higher is better.
+
+    Attributes
+    ----------
+    forward_passes_ : ForwardPasses or None
+        The perturbed inputs of the last evaluation: ``evaluated`` (sent to the model:
+        each distinct subset once per input) and ``perturbations`` (used by the
+        correlations: every subset of every input); None before the first evaluation.
 
     References
     ----------
