@@ -284,10 +284,12 @@ class ExplanationMetrics(keras.callbacks.Callback):
         )
         if not self.every:
             raise ValueError("`every` must name at least one epoch, got an empty collection")
-        # True: the 95% interval (declared above)
-        self.log_interval: Optional[float] = (
-            (0.95 if log_interval else None) if isinstance(log_interval, bool) else log_interval
-        )
+        # the level of the logged interval: True is the 95% interval, False none
+        self.log_interval: Optional[float] = log_interval
+        if log_interval is True:
+            self.log_interval = 0.95
+        if log_interval is False:
+            self.log_interval = None
         self.interval_resamples = interval_resamples
         keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:

@@ -386,7 +386,8 @@ class BaseAttributionMetric(BaseMetric):
     # ------------------------------------------------------------------ copies
     def __copy__(self) -> BaseAttributionMetric:
         new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
+        for name, value in vars(self).items():  # every attribute, shared
+            setattr(new, name, value)
         return new
 
     def __deepcopy__(self, memo: dict) -> BaseAttributionMetric:
@@ -403,7 +404,8 @@ class BaseAttributionMetric(BaseMetric):
                 callable(value) or isinstance(value, shared) or runtime.is_dataset(value)
             ):
                 memo.setdefault(id(value), value)
-        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        for name, value in copy.deepcopy(vars(self), memo).items():
+            setattr(new, name, value)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:

@@ -233,7 +233,8 @@ class TextClassifier:
         settings otherwise): it gives the same probabilities."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.__dict__.update(self.__dict__)
+        for name, value in vars(self).items():  # every attribute, shared
+            setattr(new, name, value)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
