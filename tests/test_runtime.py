@@ -325,3 +325,64 @@ def test_object_lime_checks_every_batch():
         ObjectLime(model, batch_size=2).explain_objects(x, object_labels=labels)
     with pytest.raises(TypeError, match="dict with keys"):
         ObjectLime(lambda b: {"p": flat_sum(b)}).explain_objects(x, object_labels=labels)
+
+
+# ---------------------------------------------------------------- named structures
+def test_live_gives_the_objects_by_name_through_weak_references():
+    from xplique_ext.metrics.base import ModelObjects
+
+    class Model:
+        def __call__(self, x):
+            return x
+
+    model = Model()
+    seen = []
+
+    def build(live):
+        seen.append(live())
+        return ("built",)
+
+    objects = ModelObjects(model=model, operator=None, strategy=None)
+    runtime.shared_functions(objects, ("named",), build)
+    assert seen[0].model is model and seen[0].operator is None
+    assert isinstance(seen[0], ModelObjects)
+
+
+def test_model_functions_keep_the_names_of_the_functions_built(data):
+    x, y, _, models = data
+    metric = MuFidelity(models[0], x, y, **BASE)
+    functions = metric._model_functions("model", _score_and_outputs)
+    assert functions._fields == ("score", "outputs")
+    assert functions.score is metric._score_fn
+
+
+def _score_and_outputs(live, activation):
+    from xplique_ext.metrics.base import model_score_functions
+
+    return model_score_functions(live, activation)
+
+
+def test_split_across_replicas_names_the_leading_arguments():
+    @runtime.split_across_replicas("x", "y")
+    def score(x, y, subsets):
+        return x
+
+    assert score.replica_split == 2
+    with pytest.raises(TypeError, match=r"starts with \('x', 'subsets'\), got \('x', 'y'\)"):
+
+        @runtime.split_across_replicas("x", "y")
+        def wrong(x, subsets, y):
+            return x
+
+
+def test_a_replica_runner_splits_only_the_declared_arguments():
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+
+    @runtime.split_across_replicas("x")
+    def shifted(x, shift):
+        return x + shift
+
+    functions = runtime.model_functions((), ("split",), lambda live: (shifted,), strategy)
+    (runner,) = functions
+    assert isinstance(runner, runtime.ReplicaRunner) and runner.split == 1
+    np.testing.assert_array_equal(runner(np.arange(3.0), np.float64(1.0)), [1.0, 2.0, 3.0])
