@@ -81,7 +81,8 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         if x is None:  # the whole dataset is one batch: none when it is empty
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
     else:
-        x, y = x_probe, None
+        x = x_probe
+        y = None
     x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
     if x.ndim < 2:
         raise ValueError(

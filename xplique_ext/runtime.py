@@ -232,7 +232,10 @@ class ReplicaRunner:
             rows = np.minimum(np.arange(rid * share, (rid + 1) * share), n - 1)
             # a multi-worker strategy asks each worker for its local replicas only
             devices = self._devices
-            with tf.device(devices[rid % len(devices)]) if devices else contextlib.nullcontext():
+            placement = contextlib.nullcontext()
+            if devices:
+                placement = tf.device(devices[rid % len(devices)])
+            with placement:
                 return tuple(tf.constant(np.take(a, rows, axis=0)) for a in arrays)
 
         return self.strategy.experimental_distribute_values_from_function(value_fn)
@@ -475,13 +478,15 @@ def single_output(out: Any, name: str = "model") -> Any:
     kind = type(out).__name__
     if hasattr(out, "keys") and hasattr(out, "values") and not _is_array_like(out):
         keys = list(out.keys())[:5]
-        what, example = f"with keys {keys}", f"[{keys[0]!r}]" if keys else "[...]"
+        what = f"with keys {keys}"
+        example = f"[{keys[0]!r}]" if keys else "[...]"
     elif isinstance(out, (tuple, list)) and any(
         _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
         for o in out
     ):
         shapes = [tuple(getattr(o, "shape", ())) for o in out]
-        what, example = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)", "[0]"
+        what = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)"
+        example = "[0]"
     else:
         return out
     raise TypeError(
@@ -596,7 +601,8 @@ def assert_batch_graph(out: Any, x: Any, name: str = "model") -> Any:
     message = f"`{name}` must return one output per input, shape (B, K) or (B,): got shape "
     if out.shape.rank == 0:
         raise ValueError(message + "() (a scalar)")
-    n_out, n_x = out.shape[0], x.shape[0]
+    n_out = out.shape[0]
+    n_x = x.shape[0]
     if n_out is not None and n_x is not None:
         if n_out != n_x:
             raise ValueError(message + f"{tuple(out.shape)} for a batch of {n_x} inputs")
@@ -703,7 +709,10 @@ def iterate_dataset(
     ds = dataset.unbatch() if batched else dataset
     for element in ds.batch(batch_size or 2**31 - 1):
         x, y = split_element(element, name)
-        yield check_param(x, name, [ArrayLike("any")]), None if y is None else y.numpy()
+        x = check_param(x, name, [ArrayLike("any")])
+        if y is not None:
+            y = y.numpy()
+        yield x, y
 
 
 def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
@@ -715,4 +724,6 @@ def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
         raise ValueError(
             f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
         )
-    return element[0], element[1] if len(element) == 2 else None
+    if len(element) == 1:
+        return element[0], None
+    return element[0], element[1]

@@ -1,4 +1,8 @@
-"""The base every model-based metric of xplique_ext builds on.
+"""The base every model-based metric of xplique_ext builds on: :class:`BaseAttributionMetric`,
+the model-based subclass of :class:`~xplique_ext.commons.metric.BaseMetric`. One base module
+per floor: ``commons/metric.py`` holds the contract of every metric, with or without a
+model; this module holds what a model adds, and how a metric reaches it
+(:class:`ModelObjects`, :class:`ModelFunctions`, :meth:`BaseAttributionMetric._model_functions`).
 
 It carries Xplique's interface (``model, inputs, targets, batch_size, operator,
 activation``) and adds what Xplique's lacks: streamed ``tf.data.Dataset`` inputs, integer
@@ -188,7 +192,8 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
             f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}"
         )
-    return batched, None if batched or cardinality < 0 else cardinality
+    known_size = not batched and cardinality >= 0
+    return batched, cardinality if known_size else None
 
 
 def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.Tensor:

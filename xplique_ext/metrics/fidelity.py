@@ -601,9 +601,10 @@ class MuFidelity(BaseAttributionMetric):
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         shape = self._input_shape
-        allowed = list(
-            dict.fromkeys([shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else []))
-        )
+        allowed = [shape]
+        if len(shape) == 3:  # images: maps (H, W) and (H, W, 1) as well as (H, W, C)
+            allowed += [shape[:2], shape[:2] + (1,)]
+        allowed = list(dict.fromkeys(allowed))
         phi = check_param(
             explanations,
             "explanations",
@@ -710,9 +711,10 @@ class MuFidelity(BaseAttributionMetric):
         how many scores are undefined (NaN), and why. Sets :attr:`forward_passes_`."""
         phi_all = self._check_explanations(explanations)
         n_cells = self._geometry.n_cells
-        subsets = self._draw_subsets(n_cells)
-        seed = seed_to_int(self.seed)
-        scores, n_subsets = [], []
+        seed = seed_to_int(self.seed)  # drawn once: fresh entropy for seed=None
+        subsets = self._draw_subsets(n_cells, seed)
+        scores = []
+        n_subsets = []
         causes = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
         passes = ForwardPasses(evaluated=0, perturbations=0)
         with self._progress_bar() as bar:
@@ -751,7 +753,7 @@ class MuFidelity(BaseAttributionMetric):
         self._warn_undefined(scores, causes)
         return MuFidelityScores(scores=scores, n_subsets=np.concatenate(n_subsets))
 
-    def _draw_subsets(self, n_cells: int) -> Optional[Subsets]:
+    def _draw_subsets(self, n_cells: int, seed: int) -> Optional[Subsets]:
         """The pool of random subsets every input sees (through its own permutation of
         the cells), drawn from the seed: ``nb_samples`` of them, or ``max_samples`` under
         ``nb_samples='auto'``; None for a grid of one cell (no subset is valid)."""
@@ -766,7 +768,7 @@ class MuFidelity(BaseAttributionMetric):
             )
         if n_cells == 1:
             return None
-        rng = make_rng(seed_to_int(self.seed))
+        rng = make_rng(seed)
         return distinct_subsets(_subset_pool(rng, n_pool, n_cells, self.subset_percent))
 
     def _progress_bar(self):
@@ -902,7 +904,8 @@ class MuFidelity(BaseAttributionMetric):
         their baselines, in perturbation batches of at most ``batch_size``: one graph for
         them all (under a strategy: one per replica), or with a progress bar on one device,
         one call per perturbation batch so that the bar advances with the work."""
-        b, k = len(x), len(subsets)
+        b = len(x)
+        k = len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
         args = (

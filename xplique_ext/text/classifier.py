@@ -406,7 +406,8 @@ class TextClassifier:
         keep = np.asarray(keep, dtype=bool)
         if not prep.compositional:
             return self._from_strings(self._strings(prep.words[index], keep)), None
-        pieces, mask = prep.pieces[index], self.align_tokenizer.pieces([self.mask_string])[0]
+        pieces = prep.pieces[index]
+        mask = self.align_tokenizer.pieces([self.mask_string])[0]
         length = (self.input_length if self.takes_ids else None) or (
             self.align_tokenizer.sequence_length
         )
