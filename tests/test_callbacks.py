@@ -293,7 +293,7 @@ def test_log_interval_refuses_metrics_without_summary():
         cb.evaluate()
 
 
-# ------------------------------------------------------------- hostile-input sweep (issue 18)
+# ------------------------------------------------------------- hostile inputs
 @pytest.mark.parametrize(
     "x_probe, error, match",
     [
@@ -312,7 +312,7 @@ def test_log_interval_refuses_metrics_without_summary():
         ),
     ],
 )
-def test_sweep_probe_inputs_are_checked_when_the_callback_is_built(x_probe, error, match):
+def test_probe_inputs_are_checked_when_the_callback_is_built(x_probe, error, match):
     # were accepted, then failed after the first epoch of training (or an AttributeError)
     x_probe = x_probe() if callable(x_probe) else x_probe
     with pytest.raises(error, match=match):
@@ -330,7 +330,7 @@ class _Returns:
 @pytest.mark.parametrize(
     "value, error", [(None, TypeError), ("high", TypeError), (np.ones(2), ValueError)]
 )
-def test_sweep_metric_returning_no_number_is_refused(value, error):
+def test_metric_returning_no_number_is_refused(value, error):
     # None was logged as NaN, a string was a raw "could not convert string to float"
     x, y = _data()
     cb = ExplanationMetrics(GradientInput, {"m": _Returns(value)}, x[:8], y[:8])
@@ -339,7 +339,7 @@ def test_sweep_metric_returning_no_number_is_refused(value, error):
         cb.evaluate()
 
 
-def test_sweep_explainer_writing_into_its_arguments_leaves_the_probe_fixed():
+def test_explainer_writing_into_its_arguments_leaves_the_probe_fixed():
     x, y = _data()
 
     def zeroing(model):

@@ -81,7 +81,8 @@ def _read_probe(x_probe: Any) -> Tuple[np.ndarray, Optional[np.ndarray]]:
         if x is None:  # the whole dataset is one batch: none when it is empty
             raise ValueError("`x_probe` must hold at least one input, got an empty dataset")
     else:
-        x, y = x_probe, None
+        x = x_probe
+        y = None
     x = np.array(check_param(x, "x_probe", X_PROBE), copy=True)
     if x.ndim < 2:
         raise ValueError(
@@ -284,10 +285,12 @@ class ExplanationMetrics(keras.callbacks.Callback):
         )
         if not self.every:
             raise ValueError("`every` must name at least one epoch, got an empty collection")
-        # True: the 95% interval (declared above)
-        self.log_interval: Optional[float] = (
-            (0.95 if log_interval else None) if isinstance(log_interval, bool) else log_interval
-        )
+        # the level of the logged interval: True is the 95% interval, False none
+        self.log_interval: Optional[float] = log_interval
+        if log_interval is True:
+            self.log_interval = 0.95
+        if log_interval is False:
+            self.log_interval = None
         self.interval_resamples = interval_resamples
         keys = [f"{e}_{m}" if e else m for e in self._factories for m in self._metric_specs]
         if self.log_interval is not None:

@@ -43,10 +43,11 @@ module that stands on this floor (``xplique_ext.text``) stays light.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -60,6 +61,7 @@ __all__ = [
     "ReplicaRunner",
     "compiled_function",
     "shared_functions",
+    "split_across_replicas",
     "model_functions",
     "single_output",
     "check_output_dtype",
@@ -93,22 +95,11 @@ def resolve_strategy(strategy: Any = None) -> Any:
     """
     import tensorflow as tf
 
-    if (
-        check_param(
-            strategy,
-            "strategy",
-            [
-                InstanceOf(
-                    tf.distribute.Strategy,
-                    description=(
-                        "a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)"
-                    ),
-                ),
-                None,
-            ],
-        )
-        is None
-    ):
+    any_strategy = InstanceOf(
+        tf.distribute.Strategy,
+        description="a tf.distribute.Strategy (MirroredStrategy, MultiWorkerMirroredStrategy, ...)",
+    )
+    if check_param(strategy, "strategy", [any_strategy, None]) is None:
         return tf.distribute.get_strategy()
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
         raise ValueError(
@@ -205,11 +196,15 @@ class ReplicaRunner:
         fallback: Optional[Callable] = None,
         split: Optional[int] = None,
     ):
-        self.fn, self.strategy, self.fallback, self.split = fn, strategy, fallback, split
+        self.fn = fn
+        self.strategy = strategy
+        self.fallback = fallback
+        self.split = split
         self.replicas = int(strategy.num_replicas_in_sync)
         self._devices = tuple(getattr(strategy.extended, "worker_devices", None) or ())
         self._all_local = len(self._devices) == self.replicas
-        self._eager, self._structure = False, None  # _structure: the outputs' nesting
+        self._eager = False
+        self._structure = None  # the outputs' nesting, set while tracing
         self._step = compiled_function(self._run_step)
 
     def _run_step(self, split, shared):
@@ -237,7 +232,10 @@ class ReplicaRunner:
             rows = np.minimum(np.arange(rid * share, (rid + 1) * share), n - 1)
             # a multi-worker strategy asks each worker for its local replicas only
             devices = self._devices
-            with tf.device(devices[rid % len(devices)]) if devices else contextlib.nullcontext():
+            placement = contextlib.nullcontext()
+            if devices:
+                placement = tf.device(devices[rid % len(devices)])
+            with placement:
                 return tuple(tf.constant(np.take(a, rows, axis=0)) for a in arrays)
 
         return self.strategy.experimental_distribute_values_from_function(value_fn)
@@ -306,6 +304,37 @@ def _with_eager_fallback(fn: Callable) -> Callable:
     return call
 
 
+# The cache of compiled functions.
+#
+# What a compiled graph bakes in. ``tf.function`` traces a Python function once per input
+# signature and keeps the graph: every Python value the function reads while it is traced
+# (the model and the operator it closes over, an activation name, a grid's geometry, a
+# rank) is frozen into that graph as a constant or as the graph's structure. A cached
+# graph is therefore only correct for callers that would have traced the same graph, so
+# its key holds:
+#
+# * the *objects* the functions reach (model, operator or embedding layer, strategy), by
+#   identity: two equal-looking models are two graphs. They are held through weak
+#   references only (a metric must not keep a model alive), and the functions reach them
+#   through ``live()``, never by closing over them;
+# * the *static* configuration: every other Python value the traced code reads, hashable
+#   (the metric family's name, the activation, a grid's shape and cell indices...). Leave
+#   one out and a second metric silently runs the first one's graph, with the first one's
+#   setting.
+#
+# Everything that changes from call to call without changing the graph's structure
+# (inputs, targets, baselines, random subsets, their number, a batch size) is an
+# *argument* of the compiled function, a tensor, never part of the key: then one graph
+# serves every call, and a metric built on the same model with another ``nb_samples``
+# retraces nothing.
+#
+# When the functions are built: :func:`model_functions` is called in a metric's
+# constructor. It looks up the key; on a miss it calls ``build(live)``, which only creates
+# Python functions and wraps them in ``tf.function``: nothing is traced yet. Each function
+# is traced on its first call (the first evaluation), once per new input signature
+# (``reduce_retracing`` generalises shapes), and the traced graph serves every later
+# metric with the same key.
+
 #: at most this many sets of compiled functions are kept (least recently used dropped)
 MAX_SHARED_FUNCTIONS = 64
 _SHARED: OrderedDict[tuple, tuple] = OrderedDict()
@@ -319,10 +348,21 @@ def _evict(key: tuple, ref: Any) -> None:
             del _SHARED[key]
 
 
-def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> Any:
+def _maker(structure: tuple) -> Callable[[Sequence[Any]], tuple]:
+    """What builds a tuple of the structure of ``structure`` from its values: the same
+    named tuple class (fields by name), or ``tuple``. Holds the class, never ``structure``
+    itself (a cache entry must not keep its objects alive)."""
+    return getattr(type(structure), "_make", tuple)
+
+
+def shared_functions(objects: tuple, static: tuple, build: Callable) -> Any:
     """What ``build(live)`` returns, shared by every caller with the same ``objects`` (by
     identity: a model, an operator, a strategy...) and the same ``static`` (hashable)
-    configuration; ``live()`` returns the objects (a tuple).
+    configuration (see the comment above: what a compiled graph bakes in).
+
+    ``objects`` is best a named tuple (:class:`~xplique_ext.metrics.base.ModelObjects`):
+    ``live()`` returns the same named tuple of the live objects, so that ``build``'s
+    functions read ``live().model``, ``live().operator``...
 
     The cache holds ``objects`` through weak references only: ``build`` must reach them
     through ``live()`` (never hold them), so that a model can be garbage-collected, and
@@ -330,7 +370,8 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
     an object cannot be weakly referenced, or ``static`` is not hashable, nothing is
     shared: ``build`` is called for this caller alone.
     """
-    objects = tuple(objects)
+    if not isinstance(objects, tuple):
+        objects = tuple(objects)
     key = tuple(id(o) for o in objects) + (static,)
     try:
         hash(key)
@@ -346,7 +387,13 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
         ):
             _SHARED.move_to_end(key)
             return entry[1]
-    value = build(lambda: tuple(None if r is None else r() for r in refs))
+
+    make = _maker(objects)
+
+    def live() -> tuple:
+        return make([None if r is None else r() for r in refs])
+
+    value = build(live)
     with _SHARED_LOCK:
         _SHARED[key] = (refs, value)
         _SHARED.move_to_end(key)
@@ -355,33 +402,61 @@ def shared_functions(objects: Sequence[Any], static: tuple, build: Callable) -> 
     return value
 
 
-def model_functions(
-    objects: Sequence[Any],
-    static: tuple,
-    build: Callable,
-    strategy: Any,
-    split: Optional[Dict[str, int]] = None,
-) -> Dict[str, Callable]:
+def split_across_replicas(*names: str) -> Callable[[Callable], Callable]:
+    """Declare which arguments of a model function hold one row per input, and are cut
+    across the replicas of a strategy (the others go to every replica whole).
+
+    ``names`` must be the function's leading parameters, in order. A function without
+    the declaration has every argument cut across the replicas.
+
+    Examples
+    --------
+    >>> @split_across_replicas("x", "y")
+    ... def score(x, y, subsets):
+    ...     return x
+    >>> score.replica_split
+    2
+    """
+
+    def declare(fn: Callable) -> Callable:
+        leading = tuple(inspect.signature(fn).parameters)[: len(names)]
+        if leading != names:
+            raise TypeError(
+                f"split_across_replicas names the leading parameters of the function, in "
+                f"order: {fn.__name__} starts with {leading}, got {names}"
+            )
+        fn.replica_split = len(names)
+        return fn
+
+    return declare
+
+
+def model_functions(objects: tuple, static: tuple, build: Callable, strategy: Any) -> tuple:
     """The one call that gives a metric its functions, compiled and shared.
 
-    ``build(live)`` returns ``{name: fn}``, plain functions that reach the model through
-    ``live()``. Each is compiled (``tf.function``; eager calls for a model that cannot be
-    traced); under a non-default ``strategy`` it runs on every replica through a
-    :class:`ReplicaRunner` that cuts its first ``split[name]`` arguments (all by default)
-    across the replicas, with the compiled function on one device as its fallback: the
-    same call signature either way. The result is shared through
-    :func:`shared_functions` on ``objects`` (model, operator, strategy) and ``static``: a
-    second metric on a model reuses the traced graphs of the first (no retracing)."""
+    ``build(live)`` returns a named tuple of plain functions (for instance
+    :class:`~xplique_ext.metrics.base.ModelFunctions`) that reach the model through
+    ``live()`` (the live ``objects``). Each is compiled (``tf.function``; eager calls for
+    a model that cannot be traced); under a non-default ``strategy`` it runs on every
+    replica through a :class:`ReplicaRunner` that cuts across the replicas the arguments
+    declared by :func:`split_across_replicas` (all by default), with the compiled function
+    on one device as its fallback: the same call signature either way. The result, the
+    same named tuple of compiled functions, is shared through :func:`shared_functions` on
+    ``objects`` (model, operator, strategy) and ``static``: a second metric on a model
+    reuses the traced graphs of the first (no retracing)."""
 
-    def compiled(name: str, fn: Callable) -> Callable:
+    def compiled(fn: Callable) -> Callable:
         single = _with_eager_fallback(fn)
         if is_default_strategy(strategy):
             return single
-        return ReplicaRunner(fn, strategy, fallback=single, split=(split or {}).get(name))
+        split = getattr(fn, "replica_split", None)
+        return ReplicaRunner(fn, strategy, fallback=single, split=split)
 
-    return shared_functions(
-        objects, static, lambda live: {name: compiled(name, fn) for name, fn in build(live).items()}
-    )
+    def build_compiled(live: Callable) -> tuple:
+        functions = build(live)
+        return _maker(functions)([compiled(fn) for fn in functions])
+
+    return shared_functions(objects, static, build_compiled)
 
 
 # ---------------------------------------------------------------- model outputs
@@ -403,13 +478,15 @@ def single_output(out: Any, name: str = "model") -> Any:
     kind = type(out).__name__
     if hasattr(out, "keys") and hasattr(out, "values") and not _is_array_like(out):
         keys = list(out.keys())[:5]
-        what, example = f"with keys {keys}", f"[{keys[0]!r}]" if keys else "[...]"
+        what = f"with keys {keys}"
+        example = f"[{keys[0]!r}]" if keys else "[...]"
     elif isinstance(out, (tuple, list)) and any(
         _is_array_like(o) or (isinstance(o, (list, tuple)) and o and _is_array_like(o[0]))
         for o in out
     ):
         shapes = [tuple(getattr(o, "shape", ())) for o in out]
-        what, example = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)", "[0]"
+        what = f"of {len(out)} outputs of shapes {shapes} (a multi-output model)"
+        example = "[0]"
     else:
         return out
     raise TypeError(
@@ -524,7 +601,8 @@ def assert_batch_graph(out: Any, x: Any, name: str = "model") -> Any:
     message = f"`{name}` must return one output per input, shape (B, K) or (B,): got shape "
     if out.shape.rank == 0:
         raise ValueError(message + "() (a scalar)")
-    n_out, n_x = out.shape[0], x.shape[0]
+    n_out = out.shape[0]
+    n_x = x.shape[0]
     if n_out is not None and n_x is not None:
         if n_out != n_x:
             raise ValueError(message + f"{tuple(out.shape)} for a batch of {n_x} inputs")
@@ -631,7 +709,10 @@ def iterate_dataset(
     ds = dataset.unbatch() if batched else dataset
     for element in ds.batch(batch_size or 2**31 - 1):
         x, y = split_element(element, name)
-        yield check_param(x, name, [ArrayLike("any")]), None if y is None else y.numpy()
+        x = check_param(x, name, [ArrayLike("any")])
+        if y is not None:
+            y = y.numpy()
+        yield x, y
 
 
 def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
@@ -643,4 +724,6 @@ def split_element(element: Any, name: str) -> Tuple[Any, Optional[Any]]:
         raise ValueError(
             f"`{name}` dataset elements must be `x` or `(x, y)`, got tuples of {len(element)}"
         )
-    return element[0], element[1] if len(element) == 2 else None
+    if len(element) == 1:
+        return element[0], None
+    return element[0], element[1]

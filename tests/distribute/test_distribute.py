@@ -63,10 +63,14 @@ def test_same_results_on_every_replica_count(replica_results, name):
         assert gap <= 1e-6, f"{name}: {replicas} replicas differ from one device by {gap}"
 
 
-def test_mufidelity_scores_are_identical(replica_results):
-    # rank correlations of the same perturbed scores: not even round-off may differ here
+def test_mufidelity_rank_scores_are_identical(replica_results):
+    # Spearman's rho of the same ranks: round-off may not change it. A subset that repeats
+    # is evaluated once, so its drops tie exactly whatever share of the batch a replica
+    # scores; distinct subsets' drops are far apart next to the model's round-off. A
+    # Pearson score moves with the last bits of the model's outputs, which may change with
+    # the shape of each replica's share: it is held within 1e-6 (the check above).
     for name in CHECKS:
-        if name.startswith("mufidelity"):
+        if name.startswith("mufidelity") and "pearson" not in name:
             assert all(equal for _, _, equal in replica_results[name]), name
 
 

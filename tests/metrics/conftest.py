@@ -1,4 +1,4 @@
-"""Fixtures shared by the MuFidelity tests."""
+"""Fixtures shared by the tests of the model-based metrics."""
 
 import numpy as np
 import pytest
@@ -15,3 +15,9 @@ def case():
     y = rng.integers(0, 3, 9)
     phi = rng.normal(size=(9, 12, 12)).astype(np.float32)
     return model, x, y, phi
+
+
+@pytest.fixture
+def x64():
+    """Four random 6x6x1 float64 inputs."""
+    return np.random.default_rng(0).random((4, 6, 6, 1))

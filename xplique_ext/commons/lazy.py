@@ -60,7 +60,8 @@ def lazy_exports(
             if name in where:
                 raise ValueError(f"`exports` lists {name!r} twice ({where[name]}, {module})")
             where[name] = module
-    children, namespace = tuple(submodules), sys.modules[package].__dict__
+    children = tuple(submodules)
+    namespace = sys.modules[package].__dict__
 
     def __getattr__(name: str) -> Any:
         if name in where:

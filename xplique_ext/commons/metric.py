@@ -284,7 +284,8 @@ class BaseMetric(abc.ABC):
         'BCa bootstrap over inputs (9999 resamples)'
         """
         scores, reasons = self._scores_and_reasons(*args, **kwargs)
-        name, why = type(self).__name__, " ".join(reasons)
+        name = type(self).__name__
+        why = " ".join(reasons)
         if scores.size == 0:  # as evaluate: NaN, with the true reason
             warn(
                 f"{name}: there is no sample to score (0 per-sample scores): the mean and "

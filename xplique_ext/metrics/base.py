@@ -1,4 +1,8 @@
-"""The base every model-based metric of xplique_ext builds on.
+"""The base every model-based metric of xplique_ext builds on: :class:`BaseAttributionMetric`,
+the model-based subclass of :class:`~xplique_ext.commons.metric.BaseMetric`. One base module
+per floor: ``commons/metric.py`` holds the contract of every metric, with or without a
+model; this module holds what a model adds, and how a metric reaches it
+(:class:`ModelObjects`, :class:`ModelFunctions`, :meth:`BaseAttributionMetric._model_functions`).
 
 It carries Xplique's interface (``model, inputs, targets, batch_size, operator,
 activation``) and adds what Xplique's lacks: streamed ``tf.data.Dataset`` inputs, integer
@@ -14,7 +18,7 @@ import enum
 import numbers
 import types
 import weakref
-from typing import Any, Callable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -23,7 +27,14 @@ from .. import runtime
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Callable_, Interval, Options, check_param, validate_params
 
-__all__ = ["BaseAttributionMetric", "BASE_PARAMETERS", "resolve_operator"]
+__all__ = [
+    "BaseAttributionMetric",
+    "BASE_PARAMETERS",
+    "ModelObjects",
+    "ModelFunctions",
+    "resolve_operator",
+    "score_function",
+]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
 #: model-based metric extends: ``@validate_params({**BASE_PARAMETERS, ...})``.
@@ -181,7 +192,8 @@ def _dataset_layout(dataset: Any, rank: Optional[int]) -> Tuple[bool, Optional[i
             f"`inputs` dataset elements must have rank {rank} (a batch) or {rank - 1} (one "
             f"input) to match the model's input, got elements of shape {tuple(x_spec.shape)}"
         )
-    return batched, None if batched or cardinality < 0 else cardinality
+    known_size = not batched and cardinality >= 0
+    return batched, cardinality if known_size else None
 
 
 def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.Tensor:
@@ -203,13 +215,35 @@ def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.T
     return tf.nn.softmax(out, axis=-1) if activation == "softmax" else out
 
 
+class ModelObjects(NamedTuple):
+    """What a metric's compiled functions reach, by identity (the key of the shared
+    compiled functions, see :func:`~xplique_ext.runtime.shared_functions`): inside a
+    compiled function, ``live()`` returns them, held through weak references."""
+
+    model: Callable
+    operator: Optional[Callable]
+    strategy: Any
+
+
+class ModelFunctions(NamedTuple):
+    """The compiled functions every model-based metric gets (see
+    :meth:`BaseAttributionMetric._model_functions`)."""
+
+    #: ``score(x, y)``: the operator's score of each input (B,)
+    score: Callable
+    #: ``outputs(x)``: the activated model's outputs (B, K)
+    outputs: Callable
+
+
 def score_function(live: Callable, activation: Optional[str]) -> Callable:
     """``score(x, y)``: the operator's score ``g(f, x, y)`` of the activated model ``f``
-    (Xplique's ``f(x)[y] = sum(f(x) * y, -1)`` for no operator); ``live()`` gives
-    ``(model, operator, ...)`` (see :func:`~xplique_ext.runtime.model_functions`)."""
+    (Xplique's ``f(x)[y] = sum(f(x) * y, -1)`` for no operator); ``live()`` gives the
+    :class:`ModelObjects` (see :func:`~xplique_ext.runtime.model_functions`)."""
 
     def score(x, y):
-        model, operator = live()[:2]
+        objects = live()
+        model = objects.model
+        operator = objects.operator
 
         def f(z):
             return _activated(model, activation, z)
@@ -221,6 +255,16 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
         return tf.reduce_sum(out * tf.cast(y, out.dtype), axis=-1)
 
     return score
+
+
+def model_score_functions(live: Callable, activation: Optional[str]) -> ModelFunctions:
+    """The :class:`ModelFunctions` of a metric: its operator's score and the activated
+    model's outputs, both reaching the model through ``live()``."""
+
+    def outputs(x):
+        return _activated(live().model, activation, x)
+
+    return ModelFunctions(score=score_function(live, activation), outputs=outputs)
 
 
 class BaseAttributionMetric(BaseMetric):
@@ -294,14 +338,19 @@ class BaseAttributionMetric(BaseMetric):
         seed: Optional[int] = None,
         strategy: Any = None,
     ):
-        self.model, self.batch_size, self.seed = model, batch_size, seed
-        self.activation, self.operator = activation, resolve_operator(operator)
+        self.model = model
+        self.batch_size = batch_size
+        self.seed = seed
+        self.activation = activation
+        self.operator = resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
-            self.dataset, self.inputs = inputs, None
+            self.dataset = inputs
+            self.inputs = None
             self._dataset_batched, self.n_inputs = _dataset_layout(inputs, rank)
         else:
-            self.dataset, self.inputs = None, check_param(inputs, "inputs", INPUTS)
+            self.dataset = None
+            self.inputs = check_param(inputs, "inputs", INPUTS)
             _check_array_inputs(self.inputs, rank)
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
@@ -312,36 +361,38 @@ class BaseAttributionMetric(BaseMetric):
             )
         self._n_outputs: Optional[int] = None
         self.strategy = runtime.resolve_strategy(strategy)
-        functions = self._model_functions(
-            "model",
-            lambda live, activation: {
-                "score": score_function(live, activation),
-                "outputs": lambda x: _activated(live()[0], activation, x),
-            },
-        )
-        self._score_fn, self._output_fn = functions["score"], functions["outputs"]
+        functions = self._model_functions("model", model_score_functions)
+        self._score_fn = functions.score
+        self._output_fn = functions.outputs
 
-    def _model_functions(
-        self, name: str, build: Callable, static: tuple = (), split: Optional[dict] = None
-    ) -> dict:
-        """The metric's compiled functions ``build(live, activation)`` (``{name: fn}``),
-        run on the replicas of its strategy and shared by every metric with the same
-        model, operator, strategy, activation and ``static`` configuration (see
-        :func:`~xplique_ext.runtime.model_functions`; ``build`` reaches the model and the
-        operator through ``live()`` only)."""
+    def _model_functions(self, name: str, build: Callable, static: tuple = ()) -> tuple:
+        """The metric's compiled functions: ``build(live, activation)`` returns a named
+        tuple of plain functions that reach the model and the operator through ``live()``
+        only (a :class:`ModelObjects`: ``live().model``, ``live().operator``); this
+        returns the same named tuple, compiled, run on the replicas of the metric's
+        strategy, and shared by every metric with the same model, operator and strategy
+        (by identity) and the same static configuration ``(name, activation, *static)``.
+
+        ``static`` must hold every Python value the functions read besides the objects
+        (a grid's geometry, a rank...), since the traced graph bakes it in; the values
+        that vary from call to call are arguments of the functions. See the comment at
+        the cache in :mod:`xplique_ext.runtime` and
+        :func:`~xplique_ext.runtime.model_functions`."""
         activation = self.activation
+        objects = ModelObjects(model=self.model, operator=self.operator, strategy=self.strategy)
+
+        def build_for_activation(live: Callable) -> tuple:
+            return build(live, activation)
+
         return runtime.model_functions(
-            (self.model, self.operator, self.strategy),
-            (name, activation, *static),
-            lambda live: build(live, activation),
-            self.strategy,
-            split,
+            objects, (name, activation, *static), build_for_activation, self.strategy
         )
 
     # ------------------------------------------------------------------ copies
     def __copy__(self) -> BaseAttributionMetric:
         new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
+        for name, value in vars(self).items():  # every attribute, shared
+            setattr(new, name, value)
         return new
 
     def __deepcopy__(self, memo: dict) -> BaseAttributionMetric:
@@ -358,7 +409,8 @@ class BaseAttributionMetric(BaseMetric):
                 callable(value) or isinstance(value, shared) or runtime.is_dataset(value)
             ):
                 memo.setdefault(id(value), value)
-        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        for name, value in copy.deepcopy(vars(self), memo).items():
+            setattr(new, name, value)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:

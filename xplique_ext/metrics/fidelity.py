@@ -4,7 +4,8 @@ features is set to a baseline and the sum of the attributions of that subset."""
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Optional, Union
+from functools import partial
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import numpy as np
 import tensorflow as tf
@@ -25,7 +26,13 @@ from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
 
-__all__ = ["MuFidelity", "correlation_std_error", "adaptive_checkpoints"]
+__all__ = [
+    "MuFidelity",
+    "ForwardPasses",
+    "correlation_std_error",
+    "adaptive_checkpoints",
+    "distinct_subsets",
+]
 
 CORRELATIONS = {"spearman": batched_spearman, "pearson": batched_pearson}
 # warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
@@ -96,6 +103,100 @@ def _cell_index(length: int, cells: int) -> np.ndarray:
     return tuple(
         np.minimum(((np.arange(length) + 0.5) * cells / length).astype(int), cells - 1).tolist()
     )
+
+
+class Subsets(NamedTuple):
+    """The pool of random subsets of an evaluation, with its repeats found: the pool
+    keeps every subset in its order (each one counts in the correlation), and each
+    distinct subset is evaluated by the model once per input."""
+
+    #: (n_pool, n_cells) booleans, True where the cell is set to the baseline
+    pool: np.ndarray
+    #: (n_pool,) the distinct subset of each row, numbered by first occurrence
+    distinct_id: np.ndarray
+    #: (n_distinct,) the row where each distinct subset first occurs, ascending
+    first_row: np.ndarray
+
+    def n_distinct_before(self, row: int) -> int:
+        """How many distinct subsets the rows ``0 .. row - 1`` hold."""
+        return int(np.searchsorted(self.first_row, row))
+
+
+def distinct_subsets(pool: np.ndarray) -> Subsets:
+    """The :class:`Subsets` of ``pool`` (n_pool, n_cells): rows compared bit for bit.
+
+    Examples
+    --------
+    >>> subsets = distinct_subsets(np.array([[1, 0], [0, 1], [1, 0]], dtype=bool))
+    >>> subsets.distinct_id.tolist(), subsets.first_row.tolist()
+    ([0, 1, 0], [0, 1])
+    """
+    packed = np.ascontiguousarray(np.packbits(pool, axis=1))
+    rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first_row, sorted_id = np.unique(rows, return_index=True, return_inverse=True)
+    order = np.argsort(first_row)  # distinct subsets by first occurrence
+    id_by_first_occurrence = np.empty_like(order)
+    id_by_first_occurrence[order] = np.arange(len(order))
+    return Subsets(
+        pool=pool,
+        distinct_id=id_by_first_occurrence[sorted_id.ravel()],
+        first_row=first_row[order],
+    )
+
+
+class ForwardPasses(NamedTuple):
+    """The perturbed inputs of an evaluation (:attr:`MuFidelity.forward_passes_`)."""
+
+    #: perturbed inputs sent to the model: each distinct subset once per input
+    evaluated: int
+    #: perturbed inputs the correlations use: every subset of every input
+    perturbations: int
+
+
+class ScoreDrops(NamedTuple):
+    """The drops of the model's score of a batch of inputs over their subsets."""
+
+    #: (B, n_pool) ``f(x) - f(x_S)``, NaN beyond the subsets an input used
+    drops: np.ndarray
+    #: (B,) how many subsets each input used
+    n_subsets: np.ndarray
+    forward_passes: ForwardPasses
+
+
+class MuFidelityScores(NamedTuple):
+    """The scores of an evaluation, with the number of subsets behind each."""
+
+    #: (N,) one score per input, NaN where undefined
+    scores: np.ndarray
+    #: (N,) subsets used: ``nb_samples``, or the stopping point under 'auto'
+    n_subsets: np.ndarray
+
+
+class Geometry(NamedTuple):
+    """The grid of cells over the inputs: what the compiled perturbation bakes in (the
+    static part of the key of MuFidelity's compiled functions)."""
+
+    #: rank of one input (1 tabular, 2 time series, 3 images)
+    rank: int
+    #: number of cells along the (up to) two perturbed axes
+    cells_shape: tuple
+    #: cell index of each position along the first perturbed axis
+    row_cells: tuple
+    #: cell index of each position along the second perturbed axis (None: tabular)
+    col_cells: Optional[tuple]
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.cells_shape))
+
+
+class FidelityFunctions(NamedTuple):
+    """MuFidelity's compiled functions (see :func:`_fidelity_functions`)."""
+
+    #: the scores (b, nb_samples) of every perturbed input of a batch, ``size`` at a time
+    perturbed: Callable
+    #: the scores of one perturbation batch
+    chunk: Callable
 
 
 @validate_params({"r": [REALS], "m": [REALS], "correlation": [Options(CORRELATIONS)]})
@@ -289,12 +390,39 @@ class MuFidelity(BaseAttributionMetric):
     a fixed ``nb_samples`` and no early stop, the scores are those of that fixed
     setting.
 
+    *Repeated subsets.* On a small grid the same subset is often drawn several times (9
+    cells and 30 subsets: about 5 of them repeat). Each distinct subset is evaluated by
+    the model once per input, and its score serves every repeat: the repeats' drops tie
+    exactly, and each repeat still counts in the correlation, so the score is that of the
+    subsets as drawn. :attr:`forward_passes_` says how many perturbed inputs the model
+    scored, out of how many the correlations use.
+
+    *What is invariant.* For a seed, the subsets, their order and each input's
+    permutation of the cells do not depend on the batch size, the order of the inputs,
+    the input type (array, tensor, dataset) nor on a ``tf.distribute`` strategy. The
+    scores are then exactly the same whenever the model gives each input the same outputs
+    whatever the batch it sits in: a float64 model, or a float32 model on a processor
+    whose kernels do not depend on the batch's shape. Many float32 models are not such
+    models: their outputs change in the last bits with the batch's shape (the kernels
+    block and vectorise by shape, and that choice differs between processors). Then a
+    Pearson score, and a Spearman score whose drops of distinct subsets nearly tie, moves
+    with the batch size within the model's round-off (a few units of float32's eps on the
+    outputs, carried through the drops into the correlation); a repeated subset still
+    ties exactly, since it is evaluated once.
+
     Inputs must have a batch axis. For a Keras model whose input rank is known, a single
     input without it is refused; for a plain callable an (H, W, C) array cannot be told
     from H time series, and is read as time series. Non-finite inputs are refused, batch
     by batch for a streamed dataset. Multi-input models are not supported.
 
     Higher is better.
+
+    Attributes
+    ----------
+    forward_passes_ : ForwardPasses or None
+        The perturbed inputs of the last evaluation: ``evaluated`` (sent to the model:
+        each distinct subset once per input) and ``perturbations`` (used by the
+        correlations: every subset of every input); None before the first evaluation.
 
     References
     ----------
@@ -360,26 +488,29 @@ class MuFidelity(BaseAttributionMetric):
             seed=seed,
             strategy=strategy,
         )
-        self.grid_size, self.subset_percent = grid_size, subset_percent
-        self.baseline_mode, self.correlation, self.progress = baseline_mode, correlation, progress
-        self.nb_samples, self.target_se, self.max_samples = nb_samples, target_se, max_samples
+        self.grid_size = grid_size
+        self.subset_percent = subset_percent
+        self.baseline_mode = baseline_mode
+        self.correlation = correlation
+        self.progress = progress
+        self.nb_samples = nb_samples
+        self.target_se = target_se
+        self.max_samples = max_samples
+        #: the model calls of the last evaluation (see :class:`ForwardPasses`)
+        self.forward_passes_: Optional[ForwardPasses] = None
         # the perturbation: a grid of cells over the inputs
         self._input_shape = self._peek_input_shape()
-        self._cells_shape, self._row_cells, self._col_cells = self._grid(self._input_shape)
+        self._geometry = self._grid(self._input_shape)
         self._warn_degenerate()
-        # compiled once per model, operator, activation, strategy and grid geometry, and
+        # compiled once per model, operator, activation, strategy and grid geometry (the
+        # static part of the key: the perturbation's graph bakes the geometry in), and
         # shared by every MuFidelity on them: nb_samples, subsets, baselines and targets
         # are arguments, never baked into the graph
-        geometry = (len(self._input_shape), self._cells_shape, self._row_cells, self._col_cells)
         functions = self._model_functions(
-            "mufidelity",
-            lambda live, activation: _fidelity_functions(
-                score_function(live, activation), *geometry
-            ),
-            geometry,
-            split={"perturbed": 4},
+            "mufidelity", partial(_fidelity_functions, geometry=self._geometry), self._geometry
         )
-        self._perturbed_fn, self._chunk_fn = functions["perturbed"], functions["chunk"]
+        self._perturbed_fn = functions.perturbed
+        self._chunk_fn = functions.chunk
 
     def _warn_degenerate(self) -> None:
         """DegenerateSettingWarning for settings that make the score ±1 or noise."""
@@ -389,7 +520,8 @@ class MuFidelity(BaseAttributionMetric):
                 "over 2 subsets); use at least a few dozen subsets",
                 DegenerateSettingWarning,
             )
-        n, p = int(np.prod(self._cells_shape)), self.subset_percent
+        n = self._geometry.n_cells
+        p = self.subset_percent
         share = (1.0 - p) ** n + p**n
         if n == 1:
             warn(
@@ -419,27 +551,37 @@ class MuFidelity(BaseAttributionMetric):
             return tuple(x.shape[1:])
         raise ValueError("`inputs` must hold at least one input, got an empty dataset")
 
-    def _grid(self, shape: tuple):
-        """Cells shape, and the cell index of each position along the (up to) two
-        perturbed axes: tabular (F,) every feature its own cell; time series (T, F) a grid
-        over time, every feature apart; images (H, W, C) a grid over H and W."""
+    def _grid(self, shape: tuple) -> Geometry:
+        """The grid of cells over inputs of per-input ``shape``: tabular (F,) every feature
+        its own cell; time series (T, F) a grid over time, every feature apart; images
+        (H, W, C) a grid over H and W."""
         if len(shape) == 1:
-            return (shape[0],), tuple(range(shape[0])), None
+            return Geometry(
+                rank=1, cells_shape=(shape[0],), row_cells=tuple(range(shape[0])), col_cells=None
+            )
         if len(shape) not in (2, 3):
             raise ValueError(
                 "`inputs` must be tabular (N, F), time series (N, T, F) or "
                 f"images (N, H, W, C), got per-input shape {shape}"
             )
-        g, (h, w) = self.grid_size, shape[:2]
-        cells = (g or h, g or w) if len(shape) == 3 else (g or h, w)  # series: every feature
+        g = self.grid_size
+        h, w = shape[:2]
+        if len(shape) == 3:
+            cells = (g or h, g or w)
+        else:
+            cells = (g or h, w)  # series: every feature its own column of cells
+        if len(shape) == 3:
+            what = f"the image size {min(h, w)} (inputs are {h}x{w})"
+        else:
+            what = f"the series length {h}"
         if cells[0] > h or cells[1] > w:
-            what = (
-                f"the image size {min(h, w)} (inputs are {h}x{w})"
-                if len(shape) == 3
-                else (f"the series length {h}")
-            )
             raise ValueError(f"`grid_size` must be at most {what}, got {g}")
-        return cells, _cell_index(h, cells[0]), _cell_index(w, cells[1])
+        return Geometry(
+            rank=len(shape),
+            cells_shape=cells,
+            row_cells=_cell_index(h, cells[0]),
+            col_cells=_cell_index(w, cells[1]),
+        )
 
     def _explanation_cells(self, phi: np.ndarray) -> np.ndarray:
         """Sum of the attributions inside each cell, (B, ...) -> (B, n_cells), on rows
@@ -453,16 +595,16 @@ class MuFidelity(BaseAttributionMetric):
         # each cell a run of rows and of columns: sums per run, in an order that does not
         # depend on how many explanations are summed at once, to the last bit (tested;
         # a BLAS product such as einsum's does)
-        rows, cols = (
-            np.flatnonzero(np.diff(c, prepend=-1)) for c in (self._row_cells, self._col_cells)
-        )
+        rows = np.flatnonzero(np.diff(self._geometry.row_cells, prepend=-1))
+        cols = np.flatnonzero(np.diff(self._geometry.col_cells, prepend=-1))
         return np.add.reduceat(np.add.reduceat(phi, rows, axis=1), cols, axis=2).reshape(b, -1)
 
     def _check_explanations(self, explanations: Any) -> np.ndarray:
         shape = self._input_shape
-        allowed = list(
-            dict.fromkeys([shape] + ([shape[:2], shape[:2] + (1,)] if len(shape) == 3 else []))
-        )
+        allowed = [shape]
+        if len(shape) == 3:  # images: maps (H, W) and (H, W, 1) as well as (H, W, C)
+            allowed += [shape[:2], shape[:2] + (1,)]
+        allowed = list(dict.fromkeys(allowed))
         phi = check_param(
             explanations,
             "explanations",
@@ -532,7 +674,7 @@ class MuFidelity(BaseAttributionMetric):
             :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning` gives the
             reason).
         """
-        return self._evaluate(explanations)[0]
+        return self._mufidelity(explanations).scores
 
     def details(self, explanations: Any):
         """The per-input scores with their uncertainty.
@@ -553,55 +695,103 @@ class MuFidelity(BaseAttributionMetric):
         """
         import pandas as pd
 
-        scores, used = self._evaluate(explanations)
-        std_error = correlation_std_error(scores, used, self.correlation)
-        return pd.DataFrame({"score": scores, "std_error": std_error, "n_subsets": used})
+        result = self._mufidelity(explanations)
+        std_error = correlation_std_error(result.scores, result.n_subsets, self.correlation)
+        return pd.DataFrame(
+            {"score": result.scores, "std_error": std_error, "n_subsets": result.n_subsets}
+        )
 
-    def _evaluate(self, explanations: Any):
-        """Scores (N,) and subsets used (N,): validate, build the perturbation (a pool of
-        random subsets of the grid's cells), score, correlate (see the class Notes)."""
+    def _mufidelity(self, explanations: Any) -> MuFidelityScores:
+        r"""MuFidelity of each input, the formula of the class Notes read top to bottom:
+        for each input :math:`x` and each of its random subsets :math:`S`, the sum of the
+        attributions :math:`\sum_{i \in S} \phi_i` and the drop of the model's score
+        :math:`f(x) - f(x_S)`; the score is their correlation over the subsets.
+
+        The inputs go batch by batch (``batch_size`` inputs); one warning at the end says
+        how many scores are undefined (NaN), and why. Sets :attr:`forward_passes_`."""
         phi_all = self._check_explanations(explanations)
+        n_cells = self._geometry.n_cells
+        seed = seed_to_int(self.seed)  # drawn once: fresh entropy for seed=None
+        subsets = self._draw_subsets(n_cells, seed)
+        scores = []
+        n_subsets = []
+        causes = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
+        passes = ForwardPasses(evaluated=0, perturbations=0)
+        with self._progress_bar() as bar:
+            for x, y, phi in self._explained_batches(phi_all):
+                n = len(x)
+                if subsets is None:  # a single cell: every subset is empty or full
+                    scores.append(np.full(n, np.nan))
+                    n_subsets.append(np.zeros(n, np.int64))
+                    causes[-1] += n
+                    continue
+                xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
+                # input i sees subset S through its own permutation of the cells
+                perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
+                # sum_{i in S} phi_i: sum_c pool[S, perms[i, c]] * phi[i, c]
+                attribution_sums = self._attribution_sums(phi, perms, subsets.pool)
+                base = self.scores(xf, y)  # f(x), (B,)
+                baselines = self._baselines(xf)
+                # f(x) - f(x_S), NaN beyond the subsets each input used
+                drops = self._score_drops(
+                    xf, y, base, baselines, perms, attribution_sums, subsets, bar
+                )
+                # corr_S(sum_{i in S} phi_i, f(x) - f(x_S)), with why it is undefined
+                unchanged = (xf == baselines).reshape(n, -1).all(axis=1)
+                batch_scores, batch_causes = self._correlations(
+                    drops.drops, attribution_sums, drops.n_subsets, unchanged, phi
+                )
+                scores.append(batch_scores)
+                n_subsets.append(drops.n_subsets)
+                causes += batch_causes
+                passes = ForwardPasses(
+                    evaluated=passes.evaluated + drops.forward_passes.evaluated,
+                    perturbations=passes.perturbations + drops.forward_passes.perturbations,
+                )
+        self.forward_passes_ = passes
+        scores = np.concatenate(scores)
+        self._warn_undefined(scores, causes)
+        return MuFidelityScores(scores=scores, n_subsets=np.concatenate(n_subsets))
+
+    def _draw_subsets(self, n_cells: int, seed: int) -> Optional[Subsets]:
+        """The pool of random subsets every input sees (through its own permutation of
+        the cells), drawn from the seed: ``nb_samples`` of them, or ``max_samples`` under
+        ``nb_samples='auto'``; None for a grid of one cell (no subset is valid)."""
         adaptive = self.nb_samples == "auto"
-        n_subsets = self.max_samples if adaptive else self.nb_samples
-        n_cells = int(np.prod(self._cells_shape))
-        if n_subsets * n_cells > _POOL_BUDGET:
+        n_pool = self.max_samples if adaptive else self.nb_samples
+        if n_pool * n_cells > _POOL_BUDGET:
             name = "max_samples" if adaptive else "nb_samples"
             raise ValueError(
                 f"`{name}` x cells must be at most {_POOL_BUDGET} (the pool of random subsets "
-                f"is held in memory, float64), got {n_subsets} subsets x {n_cells} cells: "
+                f"is held in memory, float64), got {n_pool} subsets x {n_cells} cells: "
                 f"lower `{name}`, or perturb a coarser grid (`grid_size`)"
             )
-        seed = seed_to_int(self.seed)
-        # the subsets (True = set to the baseline), neither empty nor full; each input sees
-        # them through its own permutation of the cells, drawn from the seed and its content
-        pool = (
-            _subset_pool(make_rng(seed), n_subsets, n_cells, self.subset_percent)
-            if n_cells > 1
-            else None
-        )
-        total = None if adaptive or self.n_inputs is None else self.n_inputs * n_subsets
-        with progress_bar(
-            enabled=self.progress,
-            total=total,
-            unit="pert",
-            desc="MuFidelity (adaptive)" if adaptive else "MuFidelity",
-        ) as bar:
-            scores, used, reasons = zip(
-                *[
-                    self._batch_evaluate(x, y, phi, pool, seed, bar)
-                    for x, y, phi in self._explained_batches(phi_all)
-                ]
-            )
-        scores, reasons = np.concatenate(scores), sum(reasons)
+        if n_cells == 1:
+            return None
+        rng = make_rng(seed)
+        return distinct_subsets(_subset_pool(rng, n_pool, n_cells, self.subset_percent))
+
+    def _progress_bar(self):
+        """The progress bar of an evaluation (a no-op unless ``progress``), counting the
+        perturbed inputs."""
+        adaptive = self.nb_samples == "auto"
+        total = None
+        if not adaptive and self.n_inputs is not None:
+            total = self.n_inputs * self.nb_samples
+        description = "MuFidelity (adaptive)" if adaptive else "MuFidelity"
+        return progress_bar(enabled=self.progress, total=total, unit="pert", desc=description)
+
+    def _warn_undefined(self, scores: np.ndarray, causes: np.ndarray) -> None:
+        """One UndefinedScoreWarning when scores are NaN: how many, and why."""
         undefined = int(np.isnan(scores).sum())
-        if undefined:  # one warning: how many scores are NaN, and why
-            why = "; ".join(f"{n} with {label}" for n, label in zip(reasons, UNDEFINED_CAUSES) if n)
-            warn(
-                f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
-                f"correlation, set to NaN: {why}.",
-                UndefinedScoreWarning,
-            )
-        return scores, np.concatenate(used)
+        if not undefined:
+            return
+        why = "; ".join(f"{n} with {label}" for n, label in zip(causes, UNDEFINED_CAUSES) if n)
+        warn(
+            f"MuFidelity: {undefined} of {len(scores)} samples have an undefined "
+            f"correlation, set to NaN: {why}.",
+            UndefinedScoreWarning,
+        )
 
     def _explained_batches(self, phi_all: np.ndarray):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
@@ -619,54 +809,103 @@ class MuFidelity(BaseAttributionMetric):
                 f"{len(phi_all)} explanations for {seen} inputs"
             )
 
-    def _batch_evaluate(self, x, y, phi, pool, seed, bar):
-        """One batch of inputs: (scores, subsets used, counts of the causes of undefined
-        scores). A fixed ``nb_samples`` is one round over the whole pool; under
+    def _attribution_sums(self, phi: np.ndarray, perms: np.ndarray, pool: np.ndarray) -> np.ndarray:
+        """The sum of the attributions of each subset of the pool (B, n_pool), input ``i``
+        seeing the pool through its permutation of the cells ``perms[i]``."""
+        cells = self._explanation_cells(phi)  # (B, n_cells)
+        cells_in_pool_order = np.take_along_axis(cells, np.argsort(perms, axis=1), axis=1)
+        return cells_in_pool_order @ pool.T.astype(np.float64)
+
+    def _score_drops(
+        self, x, y, base, baselines, perms, attribution_sums, subsets, bar
+    ) -> ScoreDrops:
+        """The drops ``f(x) - f(x_S)`` (B, n_pool) of the inputs ``x`` (whose scores ``f(x)``
+        are ``base``) over the subsets of the pool (NaN beyond the subsets an input used).
+
+        A fixed ``nb_samples`` is one round over the whole pool; under
         ``nb_samples='auto'`` rounds bring each input to the next checkpoint until its
-        standard error is at most ``target_se`` (an undefined one goes on)."""
-        n, why = len(x), np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
-        if pool is None:  # a single cell: every subset is empty or full
-            why[-1] = n
-            return np.full(n, np.nan), np.zeros(n, np.int64), why
-        n_cells = pool.shape[1]
-        xf = x if x.dtype.kind == "f" else x.astype(np.float32)  # as Xplique: floats
-        perms = cell_permutations(xf, n_cells, seed)  # (B, n_cells)
-        # sum over the subset of input i: sum_c pool[p, perms[i, c]] * phi[i, c]
-        cells = np.take_along_axis(self._explanation_cells(phi), np.argsort(perms, axis=1), axis=1)
-        attrs = cells @ pool.T.astype(np.float64)  # (B, subsets)
-        base = self.scores(xf, y)  # (B,)
-        baselines = self._baselines(xf)
-        drops = np.full((n, len(pool)), np.nan)
-        used, active = np.zeros(n, dtype=np.int64), np.arange(n)
-        corr_fn = CORRELATIONS[self.correlation]
-        points = adaptive_checkpoints(len(pool)) if self.nb_samples == "auto" else [len(pool)]
-        for done, point in zip([0, *points], points):
+        standard error is at most ``target_se`` (an undefined one goes on).
+
+        Each distinct subset is evaluated once per input, and a subset that repeats in the
+        pool reuses its score: its drop ties exactly with the first one's, whatever the
+        shape of the batch does to the model's last bits (on a small grid many subsets
+        repeat). Every subset of the pool still counts in the correlation."""
+        n = len(x)
+        n_pool = len(subsets.pool)
+        # f(x_S) of each distinct subset, for each input that has used it
+        distinct_scores = np.full((n, len(subsets.first_row)), np.nan)
+        drops = np.full((n, n_pool), np.nan)
+        n_subsets = np.zeros(n, dtype=np.int64)
+        active = np.arange(n)
+        evaluated = 0
+        perturbations = 0
+        adaptive = self.nb_samples == "auto"
+        checkpoints = adaptive_checkpoints(n_pool) if adaptive else [n_pool]
+        for done, point in zip([0, *checkpoints], checkpoints):
             if not len(active):
                 break
-            drops[active, done:point] = base[active, None] - self._perturbed_scores(
-                xf[active], baselines[active], y[active], pool[done:point], perms[active], bar
+            # the distinct subsets first met in this round: ids are numbered by first
+            # occurrence in the pool, so they are the ids from first_new to last_new
+            first_new = subsets.n_distinct_before(done)
+            last_new = subsets.n_distinct_before(point)
+            new_subsets = subsets.pool[subsets.first_row[first_new:last_new]]
+            if len(new_subsets):
+                distinct_scores[active, first_new:last_new] = self._perturbed_scores(
+                    x[active], baselines[active], y[active], new_subsets, perms[active], bar
+                )
+            repeats = (point - done) - len(new_subsets)
+            if repeats:
+                bar.update(len(active) * repeats)  # perturbations served without a model call
+            evaluated += len(active) * len(new_subsets)
+            perturbations += len(active) * (point - done)
+            round_ids = subsets.distinct_id[done:point]
+            drops[active, done:point] = (
+                base[active, None] - distinct_scores[np.ix_(active, round_ids)]
             )
-            used[active] = point
-            se = correlation_std_error(
-                corr_fn(drops[active, :point], attrs[active, :point]), point, self.correlation
-            )
-            active = active[~(se <= self.target_se)]  # NaN (undefined) goes on
-        corr = np.full(n, np.nan)
-        no_op = (xf == baselines).reshape(n, -1).all(axis=1)
+            n_subsets[active] = point
+            if adaptive:
+                active = self._still_uncertain(active, drops, attribution_sums, point)
+        return ScoreDrops(
+            drops=drops,
+            n_subsets=n_subsets,
+            forward_passes=ForwardPasses(evaluated=evaluated, perturbations=perturbations),
+        )
+
+    def _still_uncertain(self, active, drops, attribution_sums, point) -> np.ndarray:
+        """The inputs of ``active`` whose score over their first ``point`` subsets has a
+        standard error above ``target_se``, or is undefined (NaN): they go on."""
+        correlate = CORRELATIONS[self.correlation]
+        corr = correlate(drops[active, :point], attribution_sums[active, :point])
+        se = correlation_std_error(corr, point, self.correlation)
+        goes_on = np.isnan(se) | (se > self.target_se)
+        return active[goes_on]
+
+    def _correlations(self, drops, attribution_sums, n_subsets, unchanged, phi):
+        """The correlation of each input (B,) over the subsets it used, and the counts of
+        the causes of the undefined ones (:data:`UNDEFINED_CAUSES`; ``unchanged``: the
+        inputs equal to their baseline)."""
+        n = len(drops)
+        correlate = CORRELATIONS[self.correlation]
+        scores = np.full(n, np.nan)
+        causes = np.zeros(len(UNDEFINED_CAUSES), dtype=np.int64)
         zero_phi = ~phi.reshape(n, -1).any(axis=1)
-        for count in np.unique(used):
-            rows = np.flatnonzero(used == count)
-            d, a = drops[rows, :count], attrs[rows, :count]
-            corr[rows] = corr_fn(d, a)
-            why += _undefined_reasons(corr[rows], d, a, no_op[rows], zero_phi[rows])
-        return corr, used, why
+        for count in np.unique(n_subsets):
+            rows = np.flatnonzero(n_subsets == count)
+            row_drops = drops[rows, :count]
+            row_sums = attribution_sums[rows, :count]
+            scores[rows] = correlate(row_drops, row_sums)
+            causes += _undefined_reasons(
+                scores[rows], row_drops, row_sums, unchanged[rows], zero_phi[rows]
+            )
+        return scores, causes
 
     def _perturbed_scores(self, x, baselines, y, subsets, perms, bar) -> np.ndarray:
         """Scores (B, k) of the inputs ``x`` with the k ``subsets`` (k, n_cells) set to
         their baselines, in perturbation batches of at most ``batch_size``: one graph for
         them all (under a strategy: one per replica), or with a progress bar on one device,
         one call per perturbation batch so that the bar advances with the work."""
-        b, k = len(x), len(subsets)
+        b = len(x)
+        k = len(subsets)
         total = b * k
         size = total if self.batch_size is None else min(self.batch_size, total)
         args = (
@@ -714,23 +953,22 @@ def _undefined_reasons(corr, drops, attrs, no_op, zero_phi) -> np.ndarray:
     return out
 
 
-def _fidelity_functions(
-    score: Callable, rank: int, cells_shape: tuple, row_cells: tuple, col_cells: Optional[tuple]
-) -> dict:
-    """MuFidelity's functions for one operator score ``score(x, y)`` and grid geometry
-    (``rank`` of an input, ``cells_shape``, cell index of each position along the
-    perturbed axes): ``perturbed`` (the scores (b, nb_samples) of every perturbed input
-    of a batch, ``size`` at a time, also what each replica runs) and ``chunk`` (one
-    perturbation batch)."""
+def _fidelity_functions(live: Callable, activation: Optional[str], geometry: Geometry):
+    """MuFidelity's :class:`FidelityFunctions` for the operator's score of the activated
+    model (reached through ``live()``) and the grid ``geometry``: ``perturbed`` (the
+    scores (b, nb_samples) of every perturbed input of a batch, ``size`` at a time, also
+    what each replica runs) and ``chunk`` (one perturbation batch)."""
+    score = score_function(live, activation)
+    cells_shape = geometry.cells_shape
 
     def perturb(x, baseline, cell_masks, sample_ids):
         """Perturbed inputs: input ``sample_ids[k]`` with the cells where
         ``cell_masks[k]`` (*cells_shape) is 1 set to the baseline. Compiled with XLA,
         which fuses the gathers and the blend into one pass over memory."""
-        m = tf.gather(cell_masks, row_cells, axis=1)
-        if col_cells is not None:
-            m = tf.gather(m, col_cells, axis=2)
-        if rank == 3:
+        m = tf.gather(cell_masks, geometry.row_cells, axis=1)
+        if geometry.col_cells is not None:
+            m = tf.gather(m, geometry.col_cells, axis=2)
+        if geometry.rank == 3:
             m = m[..., tf.newaxis]
         xs = tf.gather(x, sample_ids)
         return xs + tf.cast(m, xs.dtype) * (tf.gather(baseline, sample_ids) - xs)
@@ -752,23 +990,22 @@ def _fidelity_functions(
         # float64 holds every model dtype exactly: scores are never cast down
         return tf.cast(tf.reshape(out, [-1]), tf.float64)
 
+    @runtime.split_across_replicas("x", "baseline", "y", "perms")
     def perturbed(x, baseline, y, perms, masks, nb_samples, size):
         """Scores of all the perturbed inputs of a batch of inputs, one perturbation
         batch after the other inside a single graph (no overlap: at most ``size``
         perturbed inputs exist at once; the last batch holds only the perturbations
-        left)."""
+        left). Under a strategy, each replica gets its share of the inputs (``x``,
+        ``baseline``, ``y``, ``perms``) and every subset."""
         total = tf.shape(x)[0] * nb_samples
         n_chunks = (total + size - 1) // size
         results = tf.TensorArray(tf.float64, size=n_chunks, infer_shape=False)
         for i in tf.range(n_chunks):  # AutoGraph makes it a tf.while_loop
             tf.autograph.experimental.set_loop_options(parallel_iterations=1)
             start = i * size
-            results = results.write(
-                i,
-                chunk(
-                    x, baseline, y, perms, masks, nb_samples, start, tf.minimum(size, total - start)
-                ),
-            )
+            this_size = tf.minimum(size, total - start)
+            scores = chunk(x, baseline, y, perms, masks, nb_samples, start, this_size)
+            results = results.write(i, scores)
         return tf.reshape(results.concat(), [-1, nb_samples])
 
-    return {"perturbed": perturbed, "chunk": chunk}
+    return FidelityFunctions(perturbed=perturbed, chunk=chunk)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 import numbers
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -38,23 +38,45 @@ __all__ = ["TextClassifier", "as_text_classifier"]
 CHUNK_ROWS = 16384
 
 
-def _functions(live: Any) -> dict:
-    """The functions of a Keras model, compiled and shared by every wrapper of it through
-    :func:`~xplique_ext.runtime.model_functions` (``live()`` gives the model and its
-    embedding layer, held through weak references only): 'fwd' (the whole output, checked
-    on every batch), 'shift' (the output when a shift is added to the embedding output) and
-    'ig' (the contributions grad * (e - baseline) along the path, and p1).
+class TextModelObjects(NamedTuple):
+    """What the compiled functions of a text classifier reach, by identity (held through
+    weak references: inside the functions, ``live()`` returns them)."""
 
-    'shift' and 'ig' replace the embedding layer's ``call`` while the graph is traced (the
-    traced graph keeps the replacement; the layer is restored as soon as the trace ends).
+    model: Any
+    embedding: Any
+    strategy: Any
+
+
+class TextModelFunctions(NamedTuple):
+    """The compiled functions of a Keras text classifier (see :func:`_functions`)."""
+
+    #: ``forward(x)``: the whole output, checked on every batch
+    forward: Callable
+    #: ``ig(x, alpha, word_mask, shift)``: the contributions grad * (e - baseline) along
+    #: the integrated-gradients path, and p(y=1)
+    ig: Callable
+    #: ``shift(x, shift)``: the output when a shift is added to the embedding output
+    shift: Callable
+
+
+def _functions(live: Callable) -> TextModelFunctions:
+    """The functions of a Keras model, compiled and shared by every wrapper of it through
+    :func:`~xplique_ext.runtime.model_functions` (``live()`` gives the
+    :class:`TextModelObjects`, held through weak references only).
+
+    ``shift`` and ``ig`` replace the embedding layer's ``call`` while the graph is traced
+    (the traced graph keeps the replacement; the layer is restored as soon as the trace
+    ends).
     """
     import tensorflow as tf
 
     def run(x, embed=None):
         """The model's one output on ``x``, the embedding output passed through ``embed``."""
-        model, layer = live()[:2]
+        objects = live()
+        model = objects.model
         if embed is None:
             return single_output(model(x, training=False), "model")
+        layer = objects.embedding
         original = layer.call
         layer.call = lambda inputs, *a, **k: embed(original(inputs, *a, **k))
         try:
@@ -81,11 +103,13 @@ def _functions(live: Any) -> dict:
         contrib = tf.reduce_sum(grad * tf.cast(store["diff"], tf.float64), -1)
         return contrib, tf.cast(p1, tf.float64)
 
-    return {
-        "fwd": lambda x: run(x),
-        "ig": ig,
-        "shift": lambda x, shift: run(x, lambda e: e + tf.cast(shift, e.dtype)),
-    }
+    def forward(x):
+        return run(x)
+
+    def shift(x, offset):
+        return run(x, lambda e: e + tf.cast(offset, e.dtype))
+
+    return TextModelFunctions(forward=forward, ig=ig, shift=shift)
 
 
 @dataclass
@@ -156,10 +180,12 @@ class TextClassifier:
         model, tokenizer = adapt_text_model(model, tokenizer, mask_string=mask_string)
         import keras
 
-        self.model, self.tokenizer = model, tokenizer
+        self.model = model
+        self.tokenizer = tokenizer
         if tokenizer is not None and not isinstance(tokenizer, Tokenizer):
             self.tokenizer = Tokenizer(tokenizer)
-        self.batch_size, self.mask_string = batch_size, mask_string
+        self.batch_size = batch_size
+        self.mask_string = mask_string
         self.strategy = resolve_strategy(strategy)
         self.keras = isinstance(model, keras.layers.Layer)
         self.takes_ids = self.tokenizer is not None
@@ -174,11 +200,11 @@ class TextClassifier:
         shape = tuple(spec[0].shape) if spec else ()
         self.input_dtype = str(spec[0].dtype) if spec else None
         self.string_input_rank = len(shape) if spec and not self.takes_ids else 1
-        self.input_length = (
-            int(shape[1])
-            if self.takes_ids and len(shape) >= 2 and shape[1]
-            else (self.tokenizer.sequence_length if self.takes_ids else None)
-        )
+        self.input_length = None  # the length of the ids the model takes, when fixed
+        if self.takes_ids:
+            self.input_length = self.tokenizer.sequence_length
+        if self.takes_ids and len(shape) >= 2 and shape[1]:
+            self.input_length = int(shape[1])
         if self.input_dtype is not None and ("string" in self.input_dtype) == self.takes_ids:
             raise ValueError(
                 "`tokenizer` must be None for this model: it takes raw strings (input dtype "
@@ -191,28 +217,24 @@ class TextClassifier:
             )
         self._n_outputs: Optional[int] = None
         # the adapter of text/hub.py names its own embedding
-        self.embedding = (
-            (
-                getattr(model, "_xplique_embedding", None)
-                or find_layer(model, keras.layers.Embedding)
+        self.embedding = None
+        self._fns: Optional[TextModelFunctions] = None  # compiled: Keras models only
+        if self.keras:
+            self.embedding = getattr(model, "_xplique_embedding", None) or find_layer(
+                model, keras.layers.Embedding
             )
-            if self.keras
-            else None
-        )
-        self._fns = (
-            model_functions(
-                (model, self.embedding, self.strategy), ("text",), _functions, self.strategy
+            objects = TextModelObjects(
+                model=model, embedding=self.embedding, strategy=self.strategy
             )
-            if self.keras
-            else {}
-        )
+            self._fns = model_functions(objects, ("text",), _functions, self.strategy)
 
     def __deepcopy__(self, memo: dict) -> TextClassifier:
         """A copy sharing the model, tokenizer, strategy and compiled functions (immutable
         settings otherwise): it gives the same probabilities."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.__dict__.update(self.__dict__)
+        for name, value in vars(self).items():  # every attribute, shared
+            setattr(new, name, value)
         return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
@@ -291,9 +313,9 @@ class TextClassifier:
         the strategy; the model's first call is made on ``x`` when none was made yet."""
         if self._n_outputs is None:
             self._first_call(x)
-        if kind != "fwd":
+        if kind != "forward":
             self._require_embedding(what)
-        return self._fns[kind]
+        return getattr(self._fns, kind)
 
     def forward(self, x: Any, offset: Optional[int] = None) -> np.ndarray:
         """p(y=1) for one batch of model inputs (ids (B, L) or a list of B strings),
@@ -303,7 +325,7 @@ class TextClassifier:
             first = self._first_call(x, offset)
             if len(x) == 1:
                 return first
-        fwd = self._fn("fwd", x) if self.keras else self.model
+        fwd = self._fn("forward", x) if self.keras else self.model
         return self._check_outputs(fwd(self._to_model_input(x)), len(x), offset)
 
     def forward_shifted(self, x: Any, shift: np.ndarray) -> np.ndarray:
@@ -384,7 +406,8 @@ class TextClassifier:
         keep = np.asarray(keep, dtype=bool)
         if not prep.compositional:
             return self._from_strings(self._strings(prep.words[index], keep)), None
-        pieces, mask = prep.pieces[index], self.align_tokenizer.pieces([self.mask_string])[0]
+        pieces = prep.pieces[index]
+        mask = self.align_tokenizer.pieces([self.mask_string])[0]
         length = (self.input_length if self.takes_ids else None) or (
             self.align_tokenizer.sequence_length
         )

@@ -1,6 +1,8 @@
-"""Compiled functions shared across metric instances: no TensorFlow retracing warning
-when many metrics are built in a row, no mixing of one instance's options with
-another's, and models still garbage-collected."""
+"""The runtime of the model-based metrics (``xplique_ext/runtime.py``): compiled functions
+shared across metric instances (no TensorFlow retracing warning when many metrics are
+built in a row, no mixing of one instance's options with another's, models still
+garbage-collected), named structures for what they reach, replica splits declared by
+name, and the checks of the model's outputs."""
 
 import gc
 import logging
@@ -14,8 +16,15 @@ import tensorflow as tf
 from tests.conftest import tiny_cnn
 from xplique_ext import runtime
 from xplique_ext.metrics import GroundTruthSaliency, MuFidelity
+from xplique_ext.runtime import check_outputs, single_output
 
 RETRACING = "triggered tf.function retracing"
+
+
+def flat_sum(b):
+    """f(x) = sum(x), shape (B, 1)."""
+    flat = tf.reshape(b, (tf.shape(b)[0], -1))
+    return tf.reduce_sum(flat, axis=1, keepdims=True)
 
 
 def clone(model):
@@ -279,3 +288,101 @@ def test_an_error_in_one_instance_leaves_the_shared_function_compiled(data):
     expected = np.sum(model(x).numpy() * onehot, axis=-1)
     np.testing.assert_allclose(good.scores(x, onehot), expected, rtol=1e-5, atol=1e-6)
     assert eager and not any(eager)  # traced, never run eagerly
+
+
+# ---------------------------------------------------------------- model outputs
+
+
+def test_check_outputs_names_the_rows_and_keeps_the_dtype():
+    out = np.array([[0.5], [12.5], [-2.5], [0.1]], dtype=np.float32)
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\].*\(inputs 11, 12 out"):
+        check_outputs(out, 4, probabilities=True, offset=10)
+    with pytest.raises(ValueError, match="finite outputs.*rows 1 of a batch of 2"):
+        check_outputs(np.array([1.0, np.nan]), 2, finite=True)
+    with pytest.raises(ValueError, match=r"shape \(3, 1\) or \(3, 2\), got shape \(3, 4\)"):
+        check_outputs(np.zeros((3, 4)), 3, trailing=[(1,), (2,)])
+    assert check_outputs(out[:1], 1, probabilities=True).dtype == np.float32
+    # a list of B numbers is one output; a list of arrays is several
+    assert single_output([0.1, 0.2]) == [0.1, 0.2]
+    with pytest.raises(TypeError, match="list of 2 outputs"):
+        single_output([np.zeros(2), np.zeros(2)])
+
+
+def test_object_lime_checks_every_batch():
+    from xplique_ext.explainers.object_lime import ObjectLime
+
+    x = np.random.default_rng(0).random((2, 6, 6, 1)).astype(np.float32)
+    labels = np.zeros((2, 6, 6), np.int64)
+    labels[:, :2, :2], labels[:, 3:, 3:] = 1, 2
+    calls = []
+
+    def model(b):  # finite for the first batch, NaN afterwards
+        calls.append(len(b))
+        out = flat_sum(b).numpy()
+        return out if len(calls) == 1 else out * np.nan
+
+    with pytest.raises(ValueError, match="`model` must return finite outputs"):
+        ObjectLime(model, batch_size=2).explain_objects(x, object_labels=labels)
+    with pytest.raises(TypeError, match="dict with keys"):
+        ObjectLime(lambda b: {"p": flat_sum(b)}).explain_objects(x, object_labels=labels)
+
+
+# ---------------------------------------------------------------- named structures
+def test_live_gives_the_objects_by_name_through_weak_references():
+    from xplique_ext.metrics.base import ModelObjects
+
+    class Model:
+        def __call__(self, x):
+            return x
+
+    model = Model()
+    seen = []
+
+    def build(live):
+        seen.append(live())
+        return ("built",)
+
+    objects = ModelObjects(model=model, operator=None, strategy=None)
+    runtime.shared_functions(objects, ("named",), build)
+    assert seen[0].model is model and seen[0].operator is None
+    assert isinstance(seen[0], ModelObjects)
+
+
+def test_model_functions_keep_the_names_of_the_functions_built(data):
+    x, y, _, models = data
+    metric = MuFidelity(models[0], x, y, **BASE)
+    functions = metric._model_functions("model", _score_and_outputs)
+    assert functions._fields == ("score", "outputs")
+    assert functions.score is metric._score_fn
+
+
+def _score_and_outputs(live, activation):
+    from xplique_ext.metrics.base import model_score_functions
+
+    return model_score_functions(live, activation)
+
+
+def test_split_across_replicas_names_the_leading_arguments():
+    @runtime.split_across_replicas("x", "y")
+    def score(x, y, subsets):
+        return x
+
+    assert score.replica_split == 2
+    with pytest.raises(TypeError, match=r"starts with \('x', 'subsets'\), got \('x', 'y'\)"):
+
+        @runtime.split_across_replicas("x", "y")
+        def wrong(x, subsets, y):
+            return x
+
+
+def test_a_replica_runner_splits_only_the_declared_arguments():
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+
+    @runtime.split_across_replicas("x")
+    def shifted(x, shift):
+        return x + shift
+
+    functions = runtime.model_functions((), ("split",), lambda live: (shifted,), strategy)
+    (runner,) = functions
+    assert isinstance(runner, runtime.ReplicaRunner) and runner.split == 1
+    np.testing.assert_array_equal(runner(np.arange(3.0), np.float64(1.0)), [1.0, 2.0, 3.0])
