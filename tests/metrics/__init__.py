@@ -1,0 +1,1 @@
+"""Tests of the package, mirroring its layout."""
