@@ -25,12 +25,12 @@ import copy
 import inspect
 import json
 import warnings
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict
 
 import numpy as np
 import pytest
 
+from tests.common_case import Case, cases_from_test_files
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 
 # --------------------------------------------------------------------------- the checks
@@ -174,27 +174,6 @@ def _assert_same(value, before, what: str) -> None:
 
 
 # --------------------------------------------------------------------------- the cases
-
-
-@dataclass
-class Case:
-    """A tiny instance of one metric class.
-
-    make(seed) builds the metric on ``data`` (the constructor's data arguments, those
-    left out of ``get_config``); ``args`` are what ``detailed_evaluate`` scores (all
-    defined), ``n`` how many scores they give; ``nan`` builds a metric and arguments
-    whose scores include NaN next to defined ones (None when the metric cannot give
-    NaN); ``model_based`` marks the metrics that call a model (BaseAttributionMetric's,
-    and PERCY through its TextClassifier).
-    """
-
-    cls: type
-    make: Callable[[int], Any]
-    args: Tuple
-    n: int
-    data: Dict[str, Any] = field(default_factory=dict)
-    nan: Optional[Callable[[], Tuple[Any, Tuple]]] = None  # every case has one today
-    model_based: bool = False
 
 
 def _fire():
@@ -413,6 +392,11 @@ BUILDERS = {
     "GroundTruthLocalisation": _gt_localisation,
     "PERCY": _percy,
 }
+# a metric's own test file may hold its case instead: ``COMMON_CASES = {"Name": builder}``
+for _name, _builder in cases_from_test_files().items():
+    if _name in BUILDERS:
+        raise ValueError(f"{_name} has a case in BUILDERS and in its test file")
+    BUILDERS[_name] = _builder
 
 _CACHE: Dict[str, Case] = {}
 
@@ -448,6 +432,22 @@ def test_every_exported_metric_is_covered():
     assert exported, "no metric class found: the discovery itself is broken"
     missing = sorted(exported - set(BUILDERS))
     assert not missing, f"exported metric classes without a case in test_common: {missing}"
+
+
+def test_a_test_file_declares_its_common_case(tmp_path, monkeypatch):
+    package = tmp_path / "fake_tests"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "test_deletion.py").write_text(
+        "def _case():\n    return 'a case'\n\nCOMMON_CASES = {'Deletion': _case}\n"
+    )
+    (package / "test_other.py").write_text("def test_nothing():\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cases = cases_from_test_files(package, "fake_tests")
+    assert list(cases) == ["Deletion"] and cases["Deletion"]() == "a case"
+    (package / "test_again.py").write_text("COMMON_CASES = {'Deletion': print}\n")
+    with pytest.raises(ValueError, match="two common cases for Deletion"):
+        cases_from_test_files(package, "fake_tests")
 
 
 def test_every_metric_stands_on_base_metric(case):
