@@ -450,3 +450,23 @@ def test_reference_length_is_checked_for_datasets_too(data, model, with_targets)
     ):
         with pytest.raises(ValueError, match="must hold one map per input: got 2 maps for"):
             metric()
+
+
+def _identity(x):
+    return x
+
+
+def test_ground_truth_measure_options_are_declared():
+    from xplique_ext.metrics import GroundTruthMeasure, GroundTruthSaliency
+
+    with pytest.raises(
+        TypeError,
+        match=r"`resize` must be None or a pair of integers "
+        r">= 2 \(height, width\), got 'small'",
+    ):
+        GroundTruthSaliency(
+            _identity,
+            np.zeros((2, 4, 4, 1)),
+            ground_truth=np.ones((2, 4, 4)),
+            measure=GroundTruthMeasure("kl", resize="small"),
+        )

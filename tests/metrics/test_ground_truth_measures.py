@@ -921,3 +921,20 @@ def test_a_refused_resize_suggests_one_that_works():
         assert emd(maps, maps, resize=suggested) == pytest.approx(0.0)
         larger = (suggested[0] + 3, suggested[1])
         assert min(s for s, e in zip(fit_size(shape, larger), shape) if e > 1) >= 2, shape
+
+
+def test_a_bool_is_not_a_progress_flag():
+    from xplique_ext.metrics import emd
+
+    with pytest.raises(TypeError, match=r"`progress` must be a bool, got 1 \(int\)"):
+        emd(np.ones((4, 4)), np.ones((4, 4)), progress=1)
+
+
+def test_tensors_and_lists_are_accepted_as_maps():
+    from xplique_ext.metrics import pointing_game
+
+    tf = pytest.importorskip("tensorflow")
+    a = np.zeros((2, 4, 4))
+    a[:, 1, 1] = 1
+    expected = pointing_game(a, a != 0)
+    np.testing.assert_array_equal(pointing_game(tf.constant(a), (a != 0).tolist()), expected)

@@ -115,3 +115,12 @@ def test_empty_leaderboard_is_a_clear_error():
         ground_truth_leaderboard({}, truth)
     with pytest.raises(TypeError, match="`explanations` must be a dict"):
         ground_truth_leaderboard([truth], truth)
+
+
+def test_empty_leaderboard_is_a_value_error():
+    from xplique_ext.metrics import ground_truth_leaderboard
+
+    with pytest.raises(ValueError, match=r"`explanations` must be a non-empty dict"):
+        ground_truth_leaderboard({}, np.ones((2, 4, 4)))
+    with pytest.raises(TypeError, match=r"`explanations` must be a dict"):
+        ground_truth_leaderboard([np.ones((2, 4, 4))], np.ones((2, 4, 4)))

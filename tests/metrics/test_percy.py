@@ -1228,3 +1228,12 @@ def test_percy_text_attributions_name_the_parameter():
         percy.summary([["a", "b", "c"], [1.0, 2.0, 3.0]])
     with pytest.raises(TypeError, match=r"`explanations\[1\]` must be .*real numbers"):
         percy.evaluate([[1.0, 2.0, 3.0], [True, False, True]])
+
+
+def test_percy_options_are_declared():
+    from xplique_ext.metrics import PERCY
+
+    with pytest.raises(ValueError, match=r"^`alpha` must be in \(0, 1\), got 1$"):
+        PERCY(_model, ["a but b"], [1], alpha=1.0)
+    with pytest.raises(TypeError, match=r"^`top_k` must be an integer >= 1 or None, got 2.5"):
+        PERCY(_model, ["a but b"], [1], top_k=2.5)
