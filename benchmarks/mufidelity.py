@@ -4,12 +4,12 @@ MuFidelity, and working memory bounded by ``batch_size``.
 Run: ``python benchmarks/mufidelity.py`` (add ``--quick`` for a smaller case;
 ``--adaptive --skip-speed --skip-memory`` for the adaptive-sampling case alone).
 
-Speed case (acceptance of issue 2): a small Keras CNN, 32 images of 64x64x3,
+Speed case: a small Keras CNN, 32 images of 64x64x3,
 nb_samples=200, batch_size=256, on CPU. Printed ratios:
   ours / floor     (target <= 1.3), the floor being the same number of forward passes of
                    the bare model, batched at the same batch size, compiled;
   xplique / ours   (target >= 2).
-Adaptive case (issue 19): ``nb_samples='auto'`` (target_se=0.02, max_samples=1000)
+Adaptive case: ``nb_samples='auto'`` (target_se=0.02, max_samples=1000)
 against the fixed nb_samples=200, forward passes and wall time, on two models: a
 near-linear one explained by gradient x input (scores near 1: 200 subsets are more than
 enough; target: >= 2x fewer forward passes, every per-input score within its reported
@@ -308,9 +308,7 @@ def main():
     parser.add_argument("--nb-samples", type=int, default=10, help=argparse.SUPPRESS)
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-speed", action="store_true")
-    parser.add_argument(
-        "--adaptive", action="store_true", help="run the adaptive-sampling case (issue 19)"
-    )
+    parser.add_argument("--adaptive", action="store_true", help="run the adaptive-sampling case")
     args = parser.parse_args()
     if args.memory_child is not None:
         memory_child(args.memory_child, args.nb_samples)
