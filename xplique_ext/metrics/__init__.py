@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..commons.lazy import lazy_exports
 
 if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table below
+    from ..rules.evaluation import RuleMetrics
     from ..rules.fire import (
         FiRe,
         QsScore,
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         fire_score,
         qs_score,
     )
+    from ..text.lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
     from .base import BaseAttributionMetric
     from .fidelity import MuFidelity
     from .ground_truth import (
@@ -41,8 +43,6 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         relevance_rank_accuracy,
     )
     from .leaderboard import ground_truth_leaderboard
-    from ..rules.evaluation import RuleMetrics
-    from ..text.lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
     from .percy import PERCY, NoRuleKeywordWarning
 
 __getattr__, __dir__ = lazy_exports(
