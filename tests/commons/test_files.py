@@ -209,3 +209,10 @@ def test_copy_examples_and_aixi_save_leave_the_old_file_whole(tmp_path, monkeypa
     monkeypatch.undo()
     dataset.save(tmp_path / "data.npz")
     np.testing.assert_array_equal(load_aixi(tmp_path / "data.npz").images, dataset.images)
+
+
+def test_a_name_of_the_longest_length_is_written(tmp_path):
+    path = tmp_path / ("n" * 255)
+    with atomic_write(path, encoding="utf-8") as handle:
+        handle.write("new\n")
+    assert path.read_text() == "new\n" and _leftovers(tmp_path) == []

@@ -82,7 +82,7 @@ def _create_temporary(path: PathLike, target: str) -> str:
     """A new empty file beside ``target``, with the permission bits ``open`` would give
     the target (its own where it exists, else 0o666 less the umask); returns its path."""
     folder = os.path.dirname(target)
-    name = os.path.basename(target)
+    name = os.path.basename(target)[:200]  # the temporary name within the 255 bytes allowed
     while True:
         temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
         try:
@@ -92,11 +92,13 @@ def _create_temporary(path: PathLike, target: str) -> str:
         except OSError as err:
             raise _error(err.errno, path) from None
         break
+    os.close(descriptor)
     try:
         if os.path.exists(target):
-            os.fchmod(descriptor, stat.S_IMODE(os.stat(target).st_mode))
-    finally:
-        os.close(descriptor)
+            os.chmod(temporary, stat.S_IMODE(os.stat(target).st_mode))
+    except OSError:
+        os.remove(temporary)
+        raise
     return temporary
 
 
