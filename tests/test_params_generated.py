@@ -9,6 +9,12 @@ undeclared entry point and for a stale entry of the set. A declared constraint f
 no invalid value can be generated (every candidate satisfies another constraint of the
 same parameter) fails ``test_every_constraint_can_be_violated``: it is reported, never
 silently skipped.
+
+A second walk (also over ``models``, ``plots`` and ``compare``) calls every public function
+and constructor with its required arguments only, taken from small valid fixtures
+(``tests/params_cases.py``): every other parameter at its default, which goes through the
+declared layer as a passed value does. Each runs, or refuses with a ValueError or
+TypeError naming a parameter.
 """
 
 from __future__ import annotations
