@@ -813,3 +813,106 @@ def test_cli_chunksize_on_an_empty_file(tmp_path, capsys):
     whole = capsys.readouterr().out
     assert run_cli(common + ["--chunksize", "3"]) == 0
     assert capsys.readouterr().out == whole and "0]" in whole
+
+
+# -- no command writes over one of its own inputs ---------------------------------------------
+RULES_INPUTS = {
+    "voyage.test": "the data file (-d DATA)",
+    "voyage.names": "the names file read beside -d DATA",
+    "voyage.cn2.unordered.pbm": "the rule file (-f RULES)",
+}
+
+
+def _refused(argv, capsys, protected, fragment, command="rules"):
+    """Run ``argv``: refused with one usage error line naming ``fragment``, every file of
+    ``protected`` byte-identical, nothing printed."""
+    before = {path: path.read_bytes() for path in protected}
+    assert run_cli(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"xplique-ext {command}: error: ")
+    assert fragment in captured.err and "write over its own input" in captured.err
+    assert {path: path.read_bytes() for path in protected} == before
+
+
+@pytest.mark.parametrize("option", ["-s", "--csv"])
+@pytest.mark.parametrize("target", sorted(RULES_INPUTS))
+def test_an_output_over_an_input_is_refused(voyage_dir, capsys, option, target):
+    argv = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm", option, target]
+    inputs = [voyage_dir / name for name in RULES_INPUTS]
+    metavar = {"-s": "OUT", "--csv": "FILE"}[option]
+    _refused(argv, capsys, inputs, f"{option} {metavar} {target!r} is {RULES_INPUTS[target]}")
+
+
+@pytest.mark.parametrize("option", ["-s", "--csv"])
+def test_an_output_over_an_explicit_names_file_is_refused(voyage_dir, capsys, option):
+    argv = ["rules", "-d", "voyage.test", "-n", "voyage.names", "-f", "voyage.cn2.unordered.pbm"]
+    _refused(
+        argv + [option, "voyage.names"],
+        capsys,
+        [voyage_dir / "voyage.names"],
+        "the names file (-n NAMES)",
+    )
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+@pytest.mark.parametrize("option", ["-s", "--csv"])
+def test_an_output_linked_to_an_input_is_refused(voyage_dir, capsys, link, option):
+    inputs = [voyage_dir / name for name in RULES_INPUTS]
+    for name in RULES_INPUTS:
+        alias = voyage_dir / f"{link}-{name}"
+        if link == "symbolic":
+            alias.symlink_to(voyage_dir / name)
+        else:
+            os.link(voyage_dir / name, alias)
+        argv = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm", option, alias.name]
+        _refused(argv, capsys, inputs, RULES_INPUTS[name])
+        # the input given through the link, the output by its own name
+        linked = {"voyage.test": "-d", "voyage.cn2.unordered.pbm": "-f"}
+        if name in linked:
+            argv = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]
+            argv[argv.index(linked[name]) + 1] = alias.name
+            _refused(argv + [option, name], capsys, inputs, RULES_INPUTS[name])
+
+
+def test_the_same_file_for_two_outputs_is_refused(voyage_dir, capsys):
+    base = ["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm"]
+    assert run_cli(base + ["-s", "out.txt", "--csv", "./out.txt"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "-s OUT and --csv FILE are the same file" in captured.err
+    assert not (voyage_dir / "out.txt").exists()
+
+
+def test_fire_output_over_its_pairs_file_is_refused(tmp_path, capsys):
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("0.1 3\n")
+    (tmp_path / "link.txt").symlink_to(pairs)
+    for output in (pairs, tmp_path / "link.txt"):
+        argv = ["fire", "-f", str(pairs), "-s", str(output)]
+        _refused(argv, capsys, [pairs], "the pairs file (-f FILE)", command="fire")
+
+
+def test_an_interrupted_write_leaves_the_old_output_whole(voyage_dir, monkeypatch):
+    import xplique_ext.commons.files as files
+
+    (voyage_dir / "out.pbm").write_text("kept\n")
+    real_open = open
+
+    def open_interrupted(path, mode="r", **kwargs):
+        handle = real_open(path, mode, **kwargs)
+        if "w" in mode:
+            real_write = handle.write
+
+            def write(text):  # half the text, then Ctrl-C
+                real_write(text[: len(text) // 2])
+                raise KeyboardInterrupt
+
+            handle.write = write
+        return handle
+
+    monkeypatch.setattr(files, "open", open_interrupted, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        run_cli(["rules", "-d", "voyage.test", "-f", "voyage.cn2.unordered.pbm", "-s", "out.pbm"])
+    assert (voyage_dir / "out.pbm").read_text() == "kept\n"
+    assert not [name for name in os.listdir(voyage_dir) if name.endswith(".tmp")]

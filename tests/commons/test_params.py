@@ -3,6 +3,7 @@ rejects invalid ones with the one wording "`name` must be <expected>, got <recei
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import re
 
@@ -21,10 +22,12 @@ from xplique_ext.commons.params import (
     ArrayLike,
     Boolean,
     Callable_,
+    Constraint,
     InstanceOf,
     Interval,
     Options,
     PairOf,
+    Strings,
     Word,
     check_param,
     parameter_constraints,
@@ -245,6 +248,77 @@ def test_decorator_checks_and_passes_converted_values():
         _declared([1], mode=1)
     assert parameter_constraints(_declared)["n"] == INT_POS
     assert _declared.__name__ == "_declared"
+
+
+class _Counting(Constraint):
+    """Accepts anything, counting its checks."""
+
+    description = "anything"
+
+    def __init__(self):
+        self.checks = 0
+
+    def check(self, value):
+        self.checks += 1
+        return value
+
+
+def test_a_default_is_checked_and_converted_as_a_passed_value():
+    @validate_params({"shape": [ArrayLike("integer", ndim=1)], "scale": UNIT_OPEN})
+    def f(shape=(4, 4, 1), scale=0.5):
+        return shape, scale
+
+    shape, scale = f()
+    assert isinstance(shape, np.ndarray) and shape.tolist() == [4, 4, 1]
+    assert type(scale) is float
+    np.testing.assert_array_equal(f()[0], f((4, 4, 1))[0])  # the same as when passed
+
+
+def test_an_invalid_default_is_refused_naming_the_parameter():
+    @validate_params({"n": INT_POS})
+    def f(n=0):
+        return n
+
+    with pytest.raises(ValueError, match=r"^`n` must be >= 1, got 0$"):
+        f()
+    assert f(2) == 2
+
+
+def test_an_immutable_default_is_checked_once():
+    counting = _Counting()
+
+    @validate_params({"n": [counting], "name": [counting]})
+    def f(n=3, name="a"):
+        return n, name
+
+    assert [f(), f(), f()] == [(3, "a")] * 3
+    assert counting.checks == 2  # once per default, on the first call
+    f(4, "b")
+    assert counting.checks == 4  # a passed value, every time
+
+
+def test_a_converted_mutable_default_is_new_on_every_call():
+    default_names = ["a", "b"]
+
+    @validate_params({"shape": [ArrayLike("real", ndim=1)], "names": [Strings()]})
+    def f(shape=(1.0, 2.0), names=default_names):
+        shape[0] = 99.0  # a body that modifies what it received
+        names.append("c")
+        return shape.tolist(), list(names)
+
+    assert f() == f() == ([99.0, 2.0], ["a", "b", "c"])
+    assert default_names == ["a", "b"]  # the default itself is never modified
+    assert inspect.signature(f).parameters["shape"].default == (1.0, 2.0)
+
+
+def test_defaults_after_an_unchecked_positional_only_parameter():
+    @validate_params({"a": NO_VALIDATION, "b": [ArrayLike("real", ndim=1)], "c": INT_POS})
+    def f(a=None, b=(1, 2), /, c=1):
+        return a, b, c
+
+    a, b, c = f()
+    assert a is None and isinstance(b, np.ndarray) and c == 1
+    assert f("x", [3], c=2)[2] == 2
 
 
 def test_decorator_refuses_an_incomplete_declaration():

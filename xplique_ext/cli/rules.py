@@ -215,12 +215,41 @@ def _fail(command: str, message: str, code: int = 1) -> int:
 
 def _check_outputs(*paths: Optional[str]) -> None:
     """Fail now, before any work, where an output file cannot be written: the OSError
-    ``open`` would raise (a file created for the test is removed)."""
+    writing it would raise (nothing is created)."""
+    from ..commons.files import check_writable
+
     for path in filter(None, paths):
-        existed = os.path.lexists(path)  # a link to a file to create: kept
-        open(path, "a").close()
-        if not existed:
-            os.remove(path)
+        check_writable(path)
+
+
+class FileRole(NamedTuple):
+    """A file a command opens: its path (None when not given) and how a message names it."""
+
+    path: Optional[str]
+    role: str
+
+
+def _overwritten_input(outputs: Sequence[FileRole], inputs: Sequence[FileRole]) -> Optional[str]:
+    """Why an output would be written over one of the command's inputs, or over another
+    output, or None: paths compared by the file they name (symbolic and hard links
+    included, :func:`~xplique_ext.commons.files.same_file`)."""
+    from ..commons.files import same_file
+
+    given = [output for output in outputs if output.path is not None]
+    for output in given:
+        for source in inputs:
+            if same_file(output.path, source.path):
+                return (
+                    f"{output.role} {output.path!r} is {source.role}: the command does not "
+                    "write over its own input; give another output file"
+                )
+    for first, second in itertools.combinations(given, 2):
+        resolved = os.path.realpath(first.path) == os.path.realpath(second.path)
+        if resolved or same_file(first.path, second.path):
+            return (
+                f"{first.role} and {second.role} are the same file {second.path!r}: give two files"
+            )
+    return None
 
 
 def with_wilson_columns(frame, confidence: float = 0.95):
@@ -276,6 +305,19 @@ def run_rules(args: argparse.Namespace) -> int:
     if args.chunksize is not None and args.chunksize < 1:
         return _fail("rules", f"--chunksize must be a positive integer, got {args.chunksize}", 2)
     names_path = args.names or default_names_path(args.data)
+    names_role = "the names file (-n NAMES)"
+    if not args.names:
+        names_role = "the names file read beside -d DATA"
+    clash = _overwritten_input(
+        outputs=[FileRole(args.output, "-s OUT"), FileRole(args.csv, "--csv FILE")],
+        inputs=[
+            FileRole(args.data, "the data file (-d DATA)"),
+            FileRole(names_path, names_role),
+            FileRole(args.rules, "the rule file (-f RULES)"),
+        ],
+    )
+    if clash is not None:
+        return _fail("rules", clash, 2)
     try:
         _check_outputs(args.output, args.csv)
         names = read_names(names_path)
@@ -520,6 +562,12 @@ def run_fire(args: argparse.Namespace) -> int:
     """Run ``xplique-ext fire``; returns the exit code."""
     from ..rules.syntax import write_text
 
+    clash = _overwritten_input(
+        outputs=[FileRole(args.output, "-s OUT")],
+        inputs=[FileRole(args.input, "the pairs file (-f FILE)")],
+    )
+    if clash is not None:
+        return _fail("fire", clash, 2)
     try:
         _check_outputs(args.output)
         psis, rows = _fire_inputs(args)

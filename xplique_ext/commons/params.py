@@ -24,7 +24,13 @@ Each entry is a list of constraints; the value must satisfy one of them (``None`
 list allows None). Every parameter of the signature must be declared (``"no_validation"``
 for those checked elsewhere, e.g. relations between two arguments). The checker returns
 the *converted* value (``int``, ``float``, ``bool``, ``np.ndarray``, ``tuple``) and the
-decorator passes that on, so the body never re-converts. Defaults are not checked.
+decorator passes that on, so the body never re-converts. A parameter left at its default
+goes through the same check and conversion: the body receives the converted default
+(``input_shape=(128, 128, 1)`` arrives as an ``np.ndarray``, as a passed tuple would), so
+that it is written for one type only. A default that converts to itself or to an
+immutable value is checked once per function and reused; one that converts to a new
+mutable object (a tuple to an array, a list to a new list) is converted on every call, so
+that no call sees what another did to it, and the default itself is never modified.
 Constraints: :class:`Interval` (Integral / Real, open or closed bounds, finite reals),
 :class:`Options`, :class:`Boolean`, :class:`Callable_`, :class:`InstanceOf`,
 :class:`ArrayLike` (dtype kind, rank, finiteness; ndarray, tf.Tensor, list, pandas),
@@ -570,10 +576,55 @@ def _declarable(fn: Any) -> List[inspect.Parameter]:
     ]
 
 
+_IMMUTABLE = (type(None), bool, np.bool_, numbers.Number, str, bytes, frozenset)
+
+
+def _shareable(value: Any) -> bool:
+    """Whether ``value`` can be handed to every call: an immutable value (a number, a
+    string, None, a tuple of such)."""
+    if isinstance(value, tuple):
+        return all(_shareable(item) for item in value)
+    return isinstance(value, _IMMUTABLE)
+
+
+class _Defaults:
+    """The checked and converted defaults of one function's declared parameters.
+
+    A converted default that is the default itself, or immutable, is kept after its first
+    check; any other (a new array or list made from the default) is converted again on
+    every call, so that a call that modifies it changes nothing for the next one.
+    """
+
+    def __init__(self, signature: inspect.Signature, declared: Mapping[str, Any]):
+        self.declared = declared
+        self.defaults = {
+            name: parameter.default
+            for name, parameter in signature.parameters.items()
+            if name in declared
+            and declared[name] != NO_VALIDATION
+            and parameter.default is not parameter.empty
+        }
+        self.kept: dict = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.defaults
+
+    def converted(self, name: str) -> Any:
+        """The default of ``name``, checked and converted as a passed value would be."""
+        if name in self.kept:
+            return self.kept[name]
+        default = self.defaults[name]
+        value = check_param(default, name, self.declared[name])
+        if value is default or _shareable(value):
+            self.kept[name] = value
+        return value
+
+
 def validate_params(constraints: Mapping[str, Any]):
     """Decorator declaring the constraints of a function's (or ``__init__``'s) parameters,
-    checked on every call, converted values passed on. Every parameter but ``self``,
-    ``*args`` and ``**kwargs`` must be declared (``"no_validation"`` allowed)."""
+    checked on every call, converted values passed on; a parameter left at its default is
+    checked and converted too. Every parameter but ``self``, ``*args`` and ``**kwargs``
+    must be declared (``"no_validation"`` allowed)."""
     declared = {name: _normalise(c) for name, c in constraints.items()}
 
     def decorate(fn):
@@ -585,13 +636,20 @@ def validate_params(constraints: Mapping[str, Any]):
                 f"validate_params on {fn.__qualname__}: undeclared parameters "
                 f"{missing}, unknown names {sorted(unknown)}"
             )
+        checked = [name for name in signature.parameters if name in declared]  # in order
+        defaults = _Defaults(signature, declared)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
-            for name, value in bound.arguments.items():
-                if name in declared:
-                    bound.arguments[name] = check_param(value, name, declared[name])
+            passed = set(bound.arguments)
+            bound.apply_defaults()
+            arguments = bound.arguments
+            for name in checked:
+                if name in passed:
+                    arguments[name] = check_param(arguments[name], name, declared[name])
+                elif name in defaults:
+                    arguments[name] = defaults.converted(name)
             return fn(*bound.args, **bound.kwargs)
 
         wrapper.parameter_constraints = MappingProxyType(declared)

@@ -44,6 +44,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import numpy as np
 
+from ..commons.files import atomic_write
 from ..commons.params import PATH, ArrayLike, Boolean, Interval, Options, validate_params
 from .aixi_drawing import COLOR_INTENSITIES, COLOR_PATTERNS, N_PATTERNS, SHAPE_PATTERNS
 from .aixi_functions import (
@@ -471,12 +472,13 @@ class AIXIData:
             "format": 2,
             "weights": None if self.weights is None else self.weights.tolist(),
         }
-        np.savez_compressed(
-            path,
-            object_labels=self.object_labels,
-            object_patterns=self.object_patterns,
-            meta=np.array(json.dumps(meta)),
-        )
+        with atomic_write(path, "wb") as handle:  # the old file kept whole if interrupted
+            np.savez_compressed(
+                handle,
+                object_labels=self.object_labels,
+                object_patterns=self.object_patterns,
+                meta=np.array(json.dumps(meta)),
+            )
         return path
 
     @classmethod

@@ -8,6 +8,7 @@ import shutil
 from importlib import resources
 from typing import List, Tuple, Union
 
+from ..commons.files import atomic_write, same_file
 from ..commons.params import PATH, Options, validate_params
 
 __all__ = ["EXAMPLE_FILES", "VOYAGE_RULES", "example_path", "copy_examples", "load_voyage"]
@@ -43,12 +44,25 @@ def example_path(name: str) -> str:
 
 @validate_params({"directory": [PATH]})
 def copy_examples(directory: Union[str, os.PathLike]) -> List[str]:
-    """Copy the example files into ``directory`` (created if needed); returns the paths."""
+    """Copy the example files into ``directory`` (created if needed); returns the paths.
+
+    Each file is written whole or not at all (:func:`~xplique_ext.commons.files.atomic_write`).
+    """
     os.makedirs(directory, exist_ok=True)
     return [
-        shutil.copyfile(example_path(name), os.path.join(os.fspath(directory), name))
+        _copy_file(example_path(name), os.path.join(os.fspath(directory), name))
         for name in EXAMPLE_FILES
     ]
+
+
+def _copy_file(source: str, destination: str) -> str:
+    """Copy the bytes of ``source`` to ``destination`` (as ``shutil.copyfile`` does, through
+    the package's one writer); returns ``destination``."""
+    if same_file(source, destination):
+        raise shutil.SameFileError(f"{source!r} and {destination!r} are the same file")
+    with open(source, "rb") as reader, atomic_write(destination, "wb") as writer:
+        shutil.copyfileobj(reader, writer)
+    return destination
 
 
 @validate_params({"mode": [Options(list(VOYAGE_RULES))], "split": [Options(["test", "train"])]})

@@ -7,7 +7,8 @@ The ``.names`` and PBM grammars differ only in their token pattern (statement en
 comments, ``:=`` in ``.names``; comparison operators, brackets and ``+`` in PBM rules)
 and in how a quoted identifier is checked; their parsers stay apart.
 
-This module is the lowest floor of the rule files: it imports only their errors.
+This module is the lowest floor of the rule files: it imports only their errors and the
+package's file writer (:func:`xplique_ext.commons.files.atomic_write`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import re
 import sys
 from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern, Tuple, Union
 
+from ..commons.files import atomic_write
 from .errors import ParseError
 
 __all__ = [
@@ -226,10 +228,13 @@ def read_text(path: Union[str, os.PathLike, None]) -> str:
 
 def write_text(path: Union[str, os.PathLike, None], text: str) -> None:
     """Write ``text`` to a file in UTF-8 (the one writer of the rule files and of the
-    command line's outputs) or, with ``path`` None, to standard output (flushed)."""
+    command line's outputs) or, with ``path`` None, to standard output (flushed).
+
+    The file is written whole or not at all (:func:`~xplique_ext.commons.files.atomic_write`):
+    an interrupted write leaves the old file as it was."""
     if path is None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        with open(path, "w", encoding="utf-8") as handle:
+        with atomic_write(path, encoding="utf-8") as handle:
             handle.write(text)
