@@ -16,7 +16,7 @@ pairs them by it. :func:`align_by_index` is the one place that decides how ours 
 
 Examples
 --------
->>> import pandas as pd
+>>> import numpy as np, pandas as pd
 >>> a = pd.Series([1.0, 2.0], index=["x", "y"])
 >>> b = pd.Series([20.0, 10.0], index=["y", "x"])
 >>> align_by_index({"a": a, "b": b.reindex(a.index)}, "scores")["b"].tolist()
@@ -29,11 +29,13 @@ ValueError: `scores` must score every item in the same order: the pandas index o
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping
+import functools
+import inspect
+from typing import Any, Callable, Dict, Mapping
 
 import pandas as pd
 
-__all__ = ["align_by_index", "pandas_index"]
+__all__ = ["align_by_index", "pandas_index", "paired_by_index"]
 
 
 def pandas_index(value: Any):
@@ -68,16 +70,68 @@ def align_by_index(values_by_key: Mapping[Any, Any], param: str) -> Dict[Any, An
         in another order): pairing them by position would pair different items.
     """
     aligned = dict(values_by_key)
-    indexes = {key: pandas_index(value) for key, value in aligned.items()}
+    mismatch = _first_mismatch(aligned)
+    if mismatch is not None:
+        key, first = mismatch
+        raise ValueError(
+            f"`{param}` must score every item in the same order: the pandas index of "
+            f"{key!r} differs from that of {first!r} ({_HOW})"
+        )
+    return aligned
+
+
+#: How to pair pandas values, for the errors.
+_HOW = "pandas inputs pair by their index: align them, e.g. with .reindex, or pass arrays to pair by position"
+
+
+def _first_mismatch(values_by_key: Mapping[Any, Any]):
+    """``(key, first)``: the first key whose pandas value is not indexed as the first
+    pandas value, under the key ``first``; None when all are indexed alike."""
+    indexes = {key: pandas_index(value) for key, value in values_by_key.items()}
     indexes = {key: index for key, index in indexes.items() if index is not None}
     if not indexes:
-        return aligned
+        return None
     first = next(iter(indexes))
     for key, index in indexes.items():
         if not index.equals(indexes[first]):
-            raise ValueError(
-                f"`{param}` must score every item in the same order: the pandas index of "
-                f"{key!r} differs from that of {first!r} (pandas inputs pair by their "
-                "index: align them, e.g. with .reindex, or pass arrays to pair by position)"
-            )
-    return aligned
+            return key, first
+    return None
+
+
+def paired_by_index(*params: str) -> Callable:
+    """Decorator: the arguments ``params`` of the function are paired item by item, so
+    their pandas values must be indexed alike (as :func:`align_by_index` decides), or a
+    ValueError names the two arguments. Apply it outside ``validate_params``, which turns
+    pandas values into arrays.
+
+    Examples
+    --------
+    >>> @paired_by_index("a", "b")
+    ... def add(a, b):
+    ...     return np.asarray(a) + np.asarray(b)
+    >>> add(pd.Series([1, 2], index=["x", "y"]), pd.Series([10, 20], index=["y", "x"]))
+    Traceback (most recent call last):
+    ...
+    ValueError: `b` must be indexed as `a`: their pandas indexes differ (pandas inputs pair by their index: align them, e.g. with .reindex, or pass arrays to pair by position)
+    """
+
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any):
+            try:
+                arguments = signature.bind(*args, **kwargs).arguments
+            except TypeError:  # the function's own call error
+                return function(*args, **kwargs)
+            mismatch = _first_mismatch({p: arguments[p] for p in params if p in arguments})
+            if mismatch is not None:
+                name, first = mismatch
+                raise ValueError(
+                    f"`{name}` must be indexed as `{first}`: their pandas indexes differ ({_HOW})"
+                )
+            return function(*args, **kwargs)
+
+        return checked
+
+    return decorate

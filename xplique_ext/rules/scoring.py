@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from ..commons.pandas_inputs import paired_by_index
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 from .checking import real_value
@@ -138,6 +139,7 @@ def _as_dataset(data: Any, feature_names: Optional[Sequence[str]]) -> Dataset:
     return Dataset.from_arrays(array, feature_names=feature_names)
 
 
+@paired_by_index("data", "reference")
 @validate_params(
     {  # data (a Dataset, a DataFrame or an array) and feature_names: below
         "rules": RULES,
@@ -172,10 +174,11 @@ def score_rules(
         attributes, or an array ``(N, F)`` with ``feature_names``.
     reference
         ``(N,)`` outputs to match: the black box's predictions (fidelity) or the true
-        labels. By default the class column of ``data``. For classification, values that
-        share no class with the heads are refused, head classes they never hold named in
-        a warning; NaN, None and ``"?"`` are unknown (as ``labels`` of
-        :func:`~xplique_ext.rules.evaluate_rules`).
+        labels. By default the class column of ``data``. A pandas Series pairs with a
+        DataFrame ``data`` by their index (indexed differently: a ValueError). For
+        classification, values that share no class with the heads are refused, head
+        classes they never hold named in a warning; NaN, None and ``"?"`` are unknown (as
+        ``labels`` of :func:`~xplique_ext.rules.evaluate_rules`).
     psi
         FiRe's trade-off (> 0).
     mode
