@@ -111,6 +111,15 @@ def _task(
     return task
 
 
+def _class_of(value: Any) -> str:
+    """A class as text, numbers by their value: the head ``'1.0'``, the label ``1.0`` and
+    the label ``'1'`` are the class ``'1'``; other labels as :func:`label_text` writes
+    them."""
+    if isinstance(value, str) and real_value(value) is not None:
+        return label_text(real_value(value))
+    return label_text(value)
+
+
 def _numbers(reference: np.ndarray, known: np.ndarray) -> np.ndarray:
     """The reference as float64 (NaN where unknown), or a ValueError: regression compares
     numbers."""
@@ -209,8 +218,8 @@ def score_rules(
     reference holds floats (pass ``task`` to say which). A classifier whose classes are
     ``0.0, 1.0, 2.0`` is scored on its accuracy, not on the distance between class ids.
 
-    Classification: ``p = 1 - accuracy`` (labels compared as text, ``1.0`` matching
-    ``"1"``). Regression: ``p`` is the mean absolute error (every head must be a number).
+    Classification: ``p = 1 - accuracy`` (labels compared as text, numbers by their
+    value: ``1.0``, ``"1"`` and a head ``1.0`` are one class). Regression: ``p`` is the mean absolute error (every head must be a number).
 
     Examples
     --------
@@ -241,12 +250,11 @@ def score_rules(
         values = _numbers(reference, known)
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - values)
     else:
+        as_class = np.vectorize(_class_of, otypes=[object])
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
-            check_label_classes(
-                [rule.head for rule in rules.all_rules], reference[known], "reference"
-            )
-        as_text = np.vectorize(label_text, otypes=[object])
-        errors = (as_text(predictions) != as_text(reference)).astype(np.float64)
+            heads = [_class_of(rule.head) for rule in rules.all_rules]
+            check_label_classes(heads, as_class(reference[known]), "reference")
+        errors = (as_class(predictions) != as_class(reference)).astype(np.float64)
     scored = predicted & known
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
     if not scored.any():
