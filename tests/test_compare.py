@@ -399,3 +399,10 @@ def test_paired_tests_in_a_circle_fall_back_to_the_means_with_a_warning(monkeypa
         table = compare_scores(scores, higher_is_better=True)
     assert table.pairs["better"].to_dict() == {"A - B": "A", "A - C": "C", "B - C": "B"}
     assert table.explainers["rank"].to_dict() == {"A": 1.0, "B": 2.0, "C": 3.0}
+
+
+def test_compare_scores_refuses_reordered_series():
+    a = pd.Series(np.arange(12.0), index=[f"i{k}" for k in range(12)])
+    b = a[::-1] + 1.0
+    with pytest.raises(ValueError, match="pandas inputs pair by their index"):
+        compare_scores({"A": a, "B": b}, higher_is_better=True, n_resamples=100)

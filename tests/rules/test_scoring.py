@@ -141,3 +141,15 @@ def test_an_unordered_vote_must_be_the_task_declared():
     assert score_rules(classes, data).predictive_loss == pytest.approx(1 / 3)  # ordered
     undeclared = parse_rules(text)
     assert score_rules(undeclared, data, mode="unordered").task == "regression"
+
+
+def test_score_rules_pairs_a_data_frame_and_a_series_reference_by_index():
+    rules, data = load_voyage("ordered")
+    frame = data.to_frame()
+    labels = frame.pop("voyage")
+    expected = score_rules(rules, data)
+    assert score_rules(rules, frame, labels) == expected
+    with pytest.raises(ValueError, match="`reference` must be indexed as `data`"):
+        score_rules(rules, frame, labels[::-1])
+    shuffled = frame.sample(frac=1.0, random_state=0)
+    assert score_rules(rules, shuffled, labels.reindex(shuffled.index)) == expected
