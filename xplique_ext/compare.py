@@ -580,14 +580,7 @@ def _ranks(
     names = [row["name"] for row in rows]
     by_mean = rank_best_first(means, higher_is_better)
     ranked = [k for k in order_best_first(means, higher_is_better) if np.isfinite(by_mean[k])]
-    beaten_by = {k: set() for k in ranked}
-    position = {label: k for k, label in enumerate(names)}
-    for pair in pair_rows:
-        if pair["better"] is None:
-            continue
-        loser = pair["b"] if pair["better"] == pair["a"] else pair["a"]
-        if position[loser] in beaten_by and position[pair["better"]] in beaten_by:
-            beaten_by[position[loser]].add(position[pair["better"]])
+    beaten_by = _beaten_by(pair_rows, names, ranked)
     ranks = [math.nan] * len(rows)
     left = list(ranked)
     previous = None
@@ -608,6 +601,23 @@ def _ranks(
             ranks[k] = ranks[previous]  # a tie that no test breaks: the smaller rank
         previous = k
     return ranks
+
+
+def _beaten_by(pair_rows: List[dict], names: List[str], ranked: List[int]) -> Dict[int, set]:
+    """For each ranked explainer (its row position), the positions of the ranked
+    explainers the pair rows name ``better`` than it."""
+    position = {label: k for k, label in enumerate(names)}
+    beaten_by = {k: set() for k in ranked}
+    for pair in pair_rows:
+        if pair["better"] is None:
+            continue
+        winner = position[pair["better"]]
+        loser = position[pair["b"]]
+        if pair["better"] == pair["b"]:
+            loser = position[pair["a"]]
+        if winner in beaten_by and loser in beaten_by:
+            beaten_by[loser].add(winner)
+    return beaten_by
 
 
 class PairedTest(NamedTuple):
