@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from xplique_ext.commons.metric import BaseMetric
-from xplique_ext.commons.warnings import UndefinedScoreWarning
+from xplique_ext.commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning
 from xplique_ext.compare import ComparisonFrame, compare, compare_scores
 
 matplotlib.use("Agg")
@@ -321,3 +321,88 @@ def test_compare_scores_equal_infinities_are_undefined_differences():
         ).pairs.iloc[0]
     # inf - inf is an undefined difference: counted in n_undefined, not a NaN p-value
     assert pair["n"] == 10 and pair["n_undefined"] == 1 and pair["p_value"] == 1.0
+
+
+def _one_outlier_against_a():
+    """20 of 21 paired differences favour A, one outlier of -10 turns the mean to B."""
+    b = np.linspace(0.0, 1.0, 21)
+    d = np.linspace(0.1, 0.5, 21)
+    d[-1] = -10.0
+    return b + d, b
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_better_and_ranks_follow_the_signed_rank_test_not_the_mean(higher_is_better):
+    a, b = _one_outlier_against_a()
+    assert np.mean(a - b) < 0 and np.sum(a - b > 0) == 20
+    table = compare_scores({"A": a, "B": b}, higher_is_better=higher_is_better)
+    pair = table.pairs.loc["A - B"]
+    assert pair["test"] == "Wilcoxon signed-rank" and pair["p_value"] < 0.001
+    assert pair["estimate"] == pytest.approx(np.mean(a - b))  # the estimate stays the mean
+    winner = "A" if higher_is_better else "B"
+    loser = "B" if higher_is_better else "A"
+    assert pair["differs"] and pair["better"] == winner
+    ranks = table.explainers["rank"]
+    assert ranks[winner] == 1 and ranks[loser] == 2
+    assert list(table.explainers.index) == [winner, loser]
+
+
+def test_the_permutation_test_reads_its_better_from_the_mean():
+    outcomes_a = np.array([1.0] * 15 + [0.0] * 5)
+    outcomes_b = np.array([0.0] * 15 + [1.0] * 5)
+    table = compare_scores(
+        {"A": outcomes_a, "B": outcomes_b}, higher_is_better=False, proportion=True
+    )
+    pair = table.pairs.loc["A - B"]
+    assert pair["test"].startswith("paired permutation") and pair["differs"]
+    assert pair["better"] == "B"  # fewer 1s: lower is better
+    assert table.explainers["rank"].to_dict() == {"B": 1.0, "A": 2.0}
+
+
+def test_ranks_never_put_an_explainer_behind_one_it_is_better_than():
+    a, b = _one_outlier_against_a()
+    c = b - 5.0  # far behind both
+    table = compare_scores({"C": c, "B": b, "A": a}, higher_is_better=True, n_resamples=999)
+    better = table.pairs.set_index(["a", "b"])["better"]
+    ranks = table.explainers["rank"]
+    assert ranks.to_dict() == {"A": 1.0, "B": 2.0, "C": 3.0}
+    for (first, second), winner in better.items():
+        if winner is not None:
+            loser = second if winner == first else first
+            assert ranks[winner] < ranks[loser]
+
+
+def test_equal_means_no_test_separates_share_the_smaller_rank():
+    base = np.linspace(0.0, 1.0, 12)
+    table = compare_scores(
+        {"A": base, "B": base[::-1].copy(), "C": base - 3.0}, higher_is_better=True
+    )
+    assert table.explainers["rank"].to_dict() == {"A": 1.0, "B": 1.0, "C": 3.0}
+
+
+def test_paired_tests_in_a_circle_fall_back_to_the_means_with_a_warning(monkeypatch):
+    import xplique_ext.compare as module
+
+    base = np.linspace(0.0, 1.0, 12)
+    scores = {"A": base + 0.2, "B": base + 0.1, "C": base}
+    # A beats B, B beats C, C beats A: no order agrees with every test
+    directions = {("A", "B"): 1, ("B", "C"): 1, ("A", "C"): -1}
+    real_test = module._paired_test
+
+    def circular_test(d, test, n_resamples, seed):
+        pair = next(k for k in directions if np.allclose(d, scores[k[0]] - scores[k[1]]))
+        result = real_test(d, test, n_resamples, seed)
+        return result._replace(p_value=0.0, direction=directions[pair])
+
+    monkeypatch.setattr(module, "_paired_test", circular_test)
+    with pytest.warns(DegenerateSettingWarning, match="the paired tests are not transitive"):
+        table = compare_scores(scores, higher_is_better=True)
+    assert table.pairs["better"].to_dict() == {"A - B": "A", "A - C": "C", "B - C": "B"}
+    assert table.explainers["rank"].to_dict() == {"A": 1.0, "B": 2.0, "C": 3.0}
+
+
+def test_compare_scores_refuses_reordered_series():
+    a = pd.Series(np.arange(12.0), index=[f"i{k}" for k in range(12)])
+    b = a[::-1] + 1.0
+    with pytest.raises(ValueError, match="pandas inputs pair by their index"):
+        compare_scores({"A": a, "B": b}, higher_is_better=True, n_resamples=100)

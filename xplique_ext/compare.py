@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from .commons import uncertainty
+from .commons.direction import declared_direction, direction_word, order_best_first, rank_best_first
 from .commons.metric import BaseMetric
+from .commons.pandas_inputs import align_by_index
 from .commons.params import Boolean, InstanceOf, Options, check_param, describe, validate_params
 from .commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
 
@@ -76,8 +78,13 @@ class ComparisonFrame(pd.DataFrame):
     n, n_undefined
         Inputs scored (for a pair: both defined), and left out.
     rank
-        Explainer rows: 1 for the best mean in the metric's direction (ties share the
-        smaller rank); NaN for pairs.
+        Explainer rows: 1 for the best, in the metric's direction, and never behind an
+        explainer it is ``better`` than: the explainers are taken by their means, best
+        first, each as soon as no explainer left is ``better`` than it (explainers with
+        equal means that neither is better than share the smaller rank). When the paired
+        tests go round in a circle (A better than B, B than C, C than A), the ranks are
+        those of the means, with a DegenerateSettingWarning. NaN for pairs and for
+        explainers whose mean is not finite.
     test, statistic, p_value
         Pair rows: the paired test and its two-sided result.
     p_holm
@@ -86,8 +93,11 @@ class ComparisonFrame(pd.DataFrame):
         Pair rows: ``p_holm <= alpha``; explainers that do not differ are
         indistinguishable at that level.
     better
-        Pair rows that differ: the name of the better explainer (in the metric's
-        direction); None otherwise.
+        Pair rows that differ: the name of the better explainer, in the metric's
+        direction and in the direction of the test that is reported (not of the mean,
+        which one outlier can turn): for Wilcoxon's test the sign of the signed-rank sum
+        ``W+ - W-`` (which differences, by their ranks, favour A), for the permutation
+        test that of the mean difference, its statistic. None otherwise.
 
     Attributes
     ----------
@@ -154,7 +164,7 @@ class ComparisonFrame(pd.DataFrame):
         style = {"fmt": "o", "capsize": 3, "color": "tab:blue", **kwargs}
         ax.errorbar(means, y, xerr=np.clip([means - low, high - means], 0, None), **style)
         ax.set_yticks(y, list(rows.index))
-        direction = "higher" if self.higher_is_better else "lower"
+        direction = direction_word(self.higher_is_better)
         ax.set_xlabel(f"{self.metric_name} ({direction} is better), {self.confidence:.0%} CI")
         bounds = rows[["ci_low", "ci_high", "estimate"]].to_numpy(float)
         bounds = bounds[np.isfinite(bounds)]
@@ -272,7 +282,7 @@ def compare(
         proportion = all(uncertainty.is_binary(s[~np.isnan(s)]) for s in scores.values())
     return compare_scores(
         scores,
-        higher_is_better=bool(metric.higher_is_better),
+        higher_is_better=declared_direction(metric),
         confidence=confidence,
         proportion=proportion,
         alpha=alpha,
@@ -347,6 +357,11 @@ def compare_scores(
       :math:`\bar d`; exact enumeration when :math:`2^N` <= ``n_resamples``): for
       proportions, whose many ties and zeros the signed-rank test handles poorly (2).
 
+    A pair that differs names the ``better`` explainer from the direction of the test
+    reported (the signed-rank sum for Wilcoxon, the mean for the permutation test), and
+    the ranks never put an explainer behind one it is better than (see
+    :class:`ComparisonFrame`): the mean, which one outlier can turn, decides neither alone.
+
     Holm's step-down correction (:func:`~xplique_ext.commons.uncertainty.holm`) is
     applied across the :math:`K(K-1)/2` pairs, so that the chance of calling any equal
     pair different stays at most ``alpha``.
@@ -357,7 +372,7 @@ def compare_scores(
         ``{explainer name: per-input scores (N,)}``, NaN where undefined, all on the
         same N inputs in the same order; names without ``' - '`` (pairs read ``'A - B'``).
     higher_is_better
-        The metric's direction (ranks and ``better``).
+        The metric's direction (ranks and ``better``), as the metric declares it.
     proportion
         Whether scores are 0/1 outcomes of a proportion (Wilson intervals for the
         means; the permutation test under ``test='auto'``); other scores are then
@@ -440,9 +455,8 @@ def compare_scores(
         )
     frame = ComparisonFrame(rows + pair_rows, columns=COLUMNS)
     frame["differs"] = frame["differs"].astype(object)
-    # ranks: 1 = best in the metric's direction, ties share the smaller one; NaN: not finite
-    means = frame["estimate"].where((frame["kind"] == "explainer") & np.isfinite(frame["estimate"]))
-    frame["rank"] = means.rank(method="min", ascending=not higher_is_better)
+    ranks = _ranks(rows, pair_rows, higher_is_better, name)
+    frame["rank"] = ranks + [math.nan] * len(pair_rows)
     frame.alpha = alpha
     frame.confidence = confidence
     frame.metric_name = name
@@ -454,19 +468,7 @@ def _check_score_arrays(scores_by_name: Any, proportion: bool, name: str) -> Dic
     """The scores as float64 arrays (N,), all of the same length (0 or 1 for a
     ``proportion``), or raise; an UndefinedScoreWarning counts the infinite ones."""
     scores_by_name = _check_names(scores_by_name, "scores_by_name")
-    indexes = {
-        key: values.index
-        for key, values in scores_by_name.items()
-        if isinstance(getattr(values, "index", None), pd.Index)
-    }
-    first = next(iter(indexes), None)
-    for key, index in indexes.items():  # pandas: aligned by position, so the same index
-        if not index.equals(indexes[first]):
-            raise ValueError(
-                "`scores_by_name` must score every explainer on the same inputs in "
-                f"the same order: the pandas index of {key!r} differs from that of "
-                f"{first!r} (align them, e.g. with .reindex, or pass arrays)"
-            )
+    scores_by_name = align_by_index(scores_by_name, "scores_by_name")
     arrays = {
         key: check_param(values, f"scores_by_name[{key!r}]", uncertainty.SCORES)
         for key, values in scores_by_name.items()
@@ -524,6 +526,7 @@ def _pair_rows(arrays, *, interval, test, name, options, alpha, higher_is_better
     """One row per pair (A, B): the mean paired difference A - B over the inputs where
     both are defined, its bootstrap interval, the paired test and Holm's correction."""
     rows = []
+    directions = []
     for key_a, key_b in itertools.combinations(arrays, 2):
         with np.errstate(invalid="ignore"):
             d = arrays[key_a] - arrays[key_b]
@@ -551,28 +554,81 @@ def _pair_rows(arrays, *, interval, test, name, options, alpha, higher_is_better
             p_value=result.p_value,
         )
         rows.append(row)
-    for row, p in zip(rows, uncertainty.holm([r["p_value"] for r in rows])):
+        directions.append(result.direction)
+    for row, direction, p in zip(rows, directions, uncertainty.holm([r["p_value"] for r in rows])):
         row.update(p_holm=float(p), differs=bool(p <= alpha))  # NaN (untestable): False
-        row["better"] = _better(row, higher_is_better)
+        row["better"] = _better(row, direction, higher_is_better)
     return rows
 
 
-def _better(row: dict, higher_is_better: bool) -> Optional[str]:
-    """The better explainer of a pair that differs, in the metric's direction; else None."""
-    if not row["differs"]:
+def _better(row: dict, direction: int, higher_is_better: bool) -> Optional[str]:
+    """The better explainer of a pair that differs, from the ``direction`` of its test
+    (+1: A's scores are the larger, -1: B's) read in the metric's direction; else None."""
+    if not row["differs"] or direction == 0:
         return None
-    a_better = (row["estimate"] > 0) == higher_is_better
-    if a_better:
-        return row["a"]
-    return row["b"]
+    # where A and B stand on the test's scale (A at +direction), read in the declared one
+    best = order_best_first([direction, -direction], higher_is_better)[0]
+    return (row["a"], row["b"])[best]
+
+
+def _ranks(
+    rows: List[dict], pair_rows: List[dict], higher_is_better: bool, name: str
+) -> List[float]:
+    """The rank of each explainer row (see ``rank`` in :class:`ComparisonFrame`): by the
+    means in the metric's direction, never behind an explainer it is ``better`` than."""
+    means = [row["estimate"] for row in rows]
+    names = [row["name"] for row in rows]
+    by_mean = rank_best_first(means, higher_is_better)
+    ranked = [k for k in order_best_first(means, higher_is_better) if np.isfinite(by_mean[k])]
+    beaten_by = _beaten_by(pair_rows, names, ranked)
+    ranks = [math.nan] * len(rows)
+    left = list(ranked)
+    previous = None
+    while left:
+        free = [k for k in left if not beaten_by[k].intersection(left)]
+        if not free:  # the tests go round in a circle: no order agrees with all of them
+            warn(
+                f"{name}: the paired tests are not transitive (each of "
+                f"{', '.join(names[k] for k in left)} is worse than another one): their "
+                "ranks are those of the means",
+                DegenerateSettingWarning,
+            )
+            return [float(r) for r in by_mean]
+        k = free[0]
+        left.remove(k)
+        ranks[k] = float(len(ranked) - len(left))
+        if previous is not None and means[k] == means[previous] and previous not in beaten_by[k]:
+            ranks[k] = ranks[previous]  # a tie that no test breaks: the smaller rank
+        previous = k
+    return ranks
+
+
+def _beaten_by(pair_rows: List[dict], names: List[str], ranked: List[int]) -> Dict[int, set]:
+    """For each ranked explainer (its row position), the positions of the ranked
+    explainers the pair rows name ``better`` than it."""
+    position = {label: k for k, label in enumerate(names)}
+    beaten_by = {k: set() for k in ranked}
+    for pair in pair_rows:
+        if pair["better"] is None:
+            continue
+        winner = position[pair["better"]]
+        loser = position[pair["b"]]
+        if pair["better"] == pair["b"]:
+            loser = position[pair["a"]]
+        if winner in beaten_by and loser in beaten_by:
+            beaten_by[loser].add(winner)
+    return beaten_by
 
 
 class PairedTest(NamedTuple):
-    """A paired test's two-sided result and its label (the test, and why it was not run)."""
+    """A paired test's two-sided result, its label (the test, and why it was not run),
+    and the direction of its statistic: +1 when the differences A - B lean positive
+    (A's scores are the larger), -1 when they lean negative, 0 when they do not lean."""
 
     statistic: float
     p_value: float
     label: str
+    direction: int = 0
 
 
 def _paired_test(d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]) -> PairedTest:
@@ -587,6 +643,7 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]
         return PairedTest(0.0, 1.0, label + " (all differences 0)")
     if test == "wilcoxon":
         res = wilcoxon(d, zero_method="wilcox")
+        direction = _signed_rank_direction(d)
     else:
         res = permutation_test(
             (d, np.zeros_like(d)),
@@ -597,4 +654,16 @@ def _paired_test(d: np.ndarray, test: str, n_resamples: int, seed: Optional[int]
             rng=np.random.default_rng(seed),
             batch=uncertainty.resample_batch(n_resamples, d.size),
         )
-    return PairedTest(float(res.statistic), float(min(1.0, res.pvalue)), label)
+        direction = int(np.sign(np.mean(d)))
+    return PairedTest(float(res.statistic), float(min(1.0, res.pvalue)), label, direction)
+
+
+def _signed_rank_direction(d: np.ndarray) -> int:
+    """The sign of Wilcoxon's ``W+ - W-`` for the differences ``d``: the sum of the ranks
+    of ``|d|`` (zeros dropped, ties at their mean rank, as ``scipy.stats.wilcoxon`` with
+    ``zero_method='wilcox'``), each signed as its difference."""
+    from scipy.stats import rankdata
+
+    nonzero = d[d != 0]
+    signed_ranks = np.sign(nonzero) * rankdata(np.abs(nonzero))
+    return int(np.sign(signed_ranks.sum()))

@@ -124,3 +124,37 @@ def test_empty_leaderboard_is_a_value_error():
         ground_truth_leaderboard({}, np.ones((2, 4, 4)))
     with pytest.raises(TypeError, match=r"`explanations` must be a dict"):
         ground_truth_leaderboard([np.ones((2, 4, 4))], np.ones((2, 4, 4)))
+
+
+def test_a_higher_is_better_first_measure_lists_the_best_explainer_first(data):
+    """Sorted by the first measure in the direction it declares: mass accuracy (higher
+    is better) puts the truth first, as the EMD (lower is better) does."""
+    rng = np.random.default_rng(0)
+    explanations = {
+        "random": rng.random(data.ground_truth.shape),
+        "noisy": data.ground_truth + 0.1 * rng.random(data.ground_truth.shape),
+        "truth": data.ground_truth,
+    }
+    table, _ = ground_truth_leaderboard(explanations, data, measures=["mass_accuracy", "emd"])
+    assert table.columns[0] == "mass accuracy (higher is better)"
+    assert list(table.index) == ["truth", "noisy", "random"]
+    assert table["mass accuracy (higher is better)"].is_monotonic_decreasing
+    ranks = table.attrs["comparisons"]["mass accuracy"].explainers["rank"]
+    assert ranks.reindex(table.index).tolist() == [1.0, 2.0, 3.0]
+    by_emd, _ = ground_truth_leaderboard(explanations, data, measures=["emd", "mass_accuracy"])
+    assert list(by_emd.index) == ["truth", "noisy", "random"]
+    assert by_emd["EMD (lower is better)"].is_monotonic_increasing
+
+
+def test_explainers_without_a_score_come_last():
+    truth = np.zeros((3, 8, 8))
+    truth[:, 2, 2] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table, _ = ground_truth_leaderboard(
+            {"blank": np.zeros((3, 8, 8)), "flat": np.ones((3, 8, 8)), "exact": truth},
+            truth,
+            measures=["emd"],
+        )
+    assert list(table.index) == ["exact", "flat", "blank"]
+    assert np.isnan(table.loc["blank", "EMD (lower is better)"])

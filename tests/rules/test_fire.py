@@ -6,6 +6,7 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -370,3 +371,46 @@ def test_property_booleans_never_score(psi, value):
         fire_score(psi, value, 2)
     with pytest.raises(TypeError, match="`readability_loss`"):
         qs_score(0.1, value, 1.0)
+
+
+# Each pair of Series scores the items x, y in another order: paired by position, each
+# function would pair x with y.
+P = pd.Series([0.1, 0.5], index=["x", "y"])
+R = pd.Series([8.0, 1.0], index=["y", "x"])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: fire_score(1.0, P, R),
+        lambda: qs_score(P, R, 1.0),
+        lambda: qs_score(P, R.reindex(P.index), pd.Series([1.0, 0.5], index=["y", "x"])),
+        lambda: FiRe(1.0).detailed_evaluate(P, R),
+        lambda: FiRe(1.0).evaluate(P, R),
+        lambda: QsScore().detailed_evaluate(P, R),
+        lambda: fire_equilibrium_alpha(pd.Series([2.0, 3.0], index=["y", "x"]), R.sort_index()),
+        lambda: fire_compensation_alpha(pd.Series([2.0, 3.0], index=["y", "x"]), R.sort_index()),
+    ],
+    ids=[
+        "fire_score",
+        "qs_score",
+        "qs_score coverage",
+        "FiRe.detailed_evaluate",
+        "FiRe.evaluate",
+        "QsScore",
+        "fire_equilibrium_alpha",
+        "fire_compensation_alpha",
+    ],
+)
+def test_fire_functions_refuse_series_indexed_differently(call):
+    with pytest.raises(ValueError, match="pandas inputs pair by their index"):
+        call()
+
+
+def test_fire_scores_series_indexed_alike_as_arrays():
+    aligned = R.reindex(P.index)
+    np.testing.assert_array_equal(
+        FiRe(1.0).detailed_evaluate(P, aligned),
+        FiRe(1.0).detailed_evaluate(P.to_numpy(), aligned.to_numpy()),
+    )
+    assert fire_score(1.0, P, aligned).tolist() == fire_score(1.0, [0.1, 0.5], [1.0, 8.0]).tolist()

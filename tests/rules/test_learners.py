@@ -113,6 +113,7 @@ def test_ripper_predictions_and_fire_match_the_learner(cancer_ripper):
     score = score_rules(rules, data, psi=2.0)
     error = float(np.mean(theirs != labels.to_numpy()))
     assert score.task == "classification"
+    assert rules.task == "classification"
     assert score.predictive_loss == pytest.approx(error)
     assert score.readability_loss == len(model.ruleset_.rules)
     # 2-FiRe(p, r) = p * ceil(r / 2) * r^0.05

@@ -7,6 +7,7 @@ from hypothesis import given
 from tests.rules.parser_strategies import FUZZ, NAMES, RULES_TEXT, texts
 from xplique_ext.rules import (
     RuleParseError,
+    RuleSet,
     check_rules,
     evaluate_rules,
     example_path,
@@ -125,3 +126,12 @@ def test_rule_parser_raises_only_parse_errors(text):
         check_rules(rules, NAMES)
     except RuleParseError:
         pass
+
+
+def test_a_rule_set_declares_its_task_or_none():
+    rules, _ = load_voyage("ordered")
+    assert rules.task is None  # read from a PBM file: not declared
+    declared = RuleSet(list(rules.all_rules), task="classification")
+    assert declared.task == "classification" and declared == rules
+    with pytest.raises(ValueError, match="`task` must be one of"):
+        RuleSet(list(rules.all_rules), task="ranking")

@@ -93,6 +93,7 @@ def test_regressor(iris):
     target = x[:, 3]
     tree = DecisionTreeRegressor(max_leaf_nodes=5, random_state=0).fit(x[:, :3], target)
     rules = tree_to_rules(tree, FEATURES[:3])
+    assert rules.task == "regression"  # declared by the regressor
     names = tree_names(tree, FEATURES[:3], class_name="petal_width")
     data = Dataset.from_arrays(
         x[:, :3], target, feature_names=FEATURES[:3], names=names, class_name="petal_width"

@@ -165,3 +165,26 @@ def test_rank_agreement_names_the_column_it_cannot_read():
         percy_rank_agreement({"L": 1, "S": 2})  # was "'int' object is not iterable"
     with pytest.raises(TypeError, match=r"`scores\['L'\]` must be .*got dtype bool"):
         percy_rank_agreement({"L": [True, False, True], "S": [1, 2, 3]})
+
+
+def test_agreements_pair_pandas_series_by_index():
+    models = pd.Series([0.1, 0.2, 0.3, 0.4], index=["m1", "m2", "m3", "m4"])
+    same_ranking = models[::-1] * 2  # the same ranking of the models, listed backwards
+    # a DataFrame aligns its columns by index: the same ranking, tau = 1
+    frame = pd.DataFrame({"L": models, "S": same_ranking})
+    assert percy_rank_agreement(frame).loc["L", "S"] == pytest.approx(1.0)
+    # a mapping of Series paired by position would give tau = -1: it is refused
+    with pytest.raises(ValueError, match="pandas inputs pair by their index"):
+        percy_rank_agreement({"L": models, "S": same_ranking})
+    assert percy_rank_agreement({"L": models, "S": same_ranking.reindex(models.index)}).loc[
+        "L", "S"
+    ] == pytest.approx(1.0)
+    sentences = pd.Series([1.0, 0.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="pandas inputs pair by their index"):
+        percy_pearson_agreement({"L": sentences, "I": sentences[::-1]})
+    with pytest.raises(
+        ValueError, match="pandas inputs pair by their index"
+    ):  # the k-th test sets of each framework
+        percy_pearson_agreement({"L": [sentences, sentences], "I": [sentences, sentences[::-1]]})
+    r = percy_pearson_agreement({"L": [sentences, sentences], "I": [sentences, sentences]})
+    assert r.loc["L", "I"] == pytest.approx(1.0)

@@ -219,7 +219,22 @@ def _tiny_cnn(image_size: int, seed: int):
     )
 
 
-def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
+def _directions(metric) -> Dict[str, bool]:
+    """The direction each measure of the table declares: MuFidelity's, the EMD's and the
+    KL's (:class:`~xplique_ext.metrics.GroundTruthMeasure`)."""
+    from ..commons.direction import declared_direction
+    from ..metrics import GroundTruthMeasure
+
+    return {
+        "MuFidelity": declared_direction(metric),
+        "EMD": declared_direction(GroundTruthMeasure("emd")),
+        "KL": declared_direction(GroundTruthMeasure("kl")),
+    }
+
+
+def _fidelity_table(
+    scores: Dict[str, Dict[str, np.ndarray]], directions: Dict[str, bool], seed: int
+):
     """The demo's table (one row per explainer: each measure's mean and 95% interval,
     and the number of undefined MuFidelity scores) and the paired comparison of the
     explainers for each measure (:func:`xplique_ext.compare.compare_scores`)."""
@@ -232,8 +247,8 @@ def _fidelity_table(scores: Dict[str, Dict[str, np.ndarray]], seed: int):
     for measure, by_name in scores.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            comparisons[measure] = compare_scores(  # EMD and KL are distances
-                by_name, higher_is_better=measure == "MuFidelity", seed=seed, name=measure
+            comparisons[measure] = compare_scores(
+                by_name, higher_is_better=directions[measure], seed=seed, name=measure
             )
         columns.append(
             comparisons[measure]
@@ -440,7 +455,7 @@ def _fidelity_section(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UndefinedScoreWarning)
         scores = _measure_scores(explanations, metric, truth)
-    table, comparisons = _fidelity_table(scores, seed)
+    table, comparisons = _fidelity_table(scores, _directions(metric), seed)
     stage.out(
         f"\nExplanation quality on {len(x_test)} held-out images (MuFidelity on the CNN; "
         "EMD and KL against the paper's ground truth, w_i on each object), mean "

@@ -65,18 +65,40 @@ __all__ = [
     "EMD_MAX_ARCS",
 ]
 
-#: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
-LABELS = {
-    "emd": "EMD",
-    "kl": "KL",
-    "mass_accuracy": "mass accuracy",
-    "rank_accuracy": "rank accuracy",
-    "pointing_game": "pointing game",
+
+class MeasureDeclaration(NamedTuple):
+    """What a measure declares once, and every leaderboard, comparison and plot reads."""
+
+    label: str  # the label of its column in :func:`ground_truth_leaderboard`
+    higher_is_better: bool  # its direction
+    reference: str  # what it compares the maps with: 'ground_truth' maps or 'masks'
+    proportion: bool  # each score is a 0/1 outcome: its mean is a proportion
+
+
+#: Measure name -> its declaration: the one place that says a measure's direction.
+DECLARATIONS = {
+    "emd": MeasureDeclaration(
+        "EMD", higher_is_better=False, reference="ground_truth", proportion=False
+    ),
+    "kl": MeasureDeclaration(
+        "KL", higher_is_better=False, reference="ground_truth", proportion=False
+    ),
+    "mass_accuracy": MeasureDeclaration(
+        "mass accuracy", higher_is_better=True, reference="masks", proportion=False
+    ),
+    "rank_accuracy": MeasureDeclaration(
+        "rank accuracy", higher_is_better=True, reference="masks", proportion=False
+    ),
+    "pointing_game": MeasureDeclaration(
+        "pointing game", higher_is_better=True, reference="masks", proportion=True
+    ),
 }
+#: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
+LABELS = {name: declared.label for name, declared in DECLARATIONS.items()}
 #: The distances to ground-truth maps (lower is better).
-DISTANCES = ("emd", "kl")
+DISTANCES = tuple(name for name, d in DECLARATIONS.items() if d.reference == "ground_truth")
 #: The localisation measures against ground-truth masks (higher is better).
-LOCALISATION = ("mass_accuracy", "rank_accuracy", "pointing_game")
+LOCALISATION = tuple(name for name, d in DECLARATIONS.items() if d.reference == "masks")
 
 #: A float for one (H, W) map, else one score per map (N,).
 Score = Union[float, np.ndarray]
@@ -667,9 +689,16 @@ class GroundTruthMeasure:
     Attributes
     ----------
     higher_is_better : bool
-        False for the distances, True for the localisation measures.
+        False for the distances, True for the localisation measures (from
+        :data:`DECLARATIONS`, which every leaderboard, comparison and plot reads).
     label : str
         'EMD', 'KL', 'mass accuracy', 'rank accuracy' or 'pointing game'.
+    reference : str
+        'ground_truth' (the distances) or 'masks' (the localisation measures): what the
+        maps are compared with.
+    proportion : bool
+        Whether each score is a 0/1 outcome (the pointing game): its mean is a
+        proportion.
 
     Examples
     --------
@@ -694,8 +723,11 @@ class GroundTruthMeasure:
                 f"`options` of {name!r} must be among {sorted(declared)}, got {unknown}"
             )
         self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
-        self.higher_is_better = name in LOCALISATION
-        self.label = LABELS[name]
+        declaration = DECLARATIONS[name]
+        self.higher_is_better = declaration.higher_is_better
+        self.label = declaration.label
+        self.reference = declaration.reference
+        self.proportion = declaration.proportion
 
     def __call__(self, explanations: Any, reference: Any) -> Score:
         """The measure of each explanation against its reference (ground truth or mask)."""

@@ -8,6 +8,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..commons.direction import direction_word, order_best_first
 from ..commons.params import (
     NO_VALIDATION,
     InstanceOf,
@@ -72,7 +73,12 @@ def ground_truth_leaderboard(
     Returns
     -------
     table : pandas.DataFrame
-        One row per explainer, sorted by its first measure (best first): the mean of each
+        One row per explainer, sorted by its first measure, best first in the direction
+        that measure declares (:attr:`GroundTruthMeasure.higher_is_better`): by its
+        ``rank`` in ``table.attrs['comparisons']`` (the means, and no explainer behind
+        one the paired test finds better; see
+        :class:`~xplique_ext.compare.ComparisonFrame`), explainers without a rank (NaN
+        mean) last, ties in the order given. The columns: the mean of each
         measure (EMD and KL: lower is better; localisation: higher is better), then, for
         each measure, the bounds of its interval over the images (``'<measure> ci_low'``,
         ``'<measure> ci_high'``: BCa bootstrap, Wilson for the pointing game). NaN scores
@@ -126,8 +132,9 @@ def ground_truth_leaderboard(
     per_sample = {}
     comparisons = {}
     table = pd.DataFrame(index=pd.Index(list(explanations), name="explainer"))
+    references = {"ground_truth": ground_truth, "masks": masks}
     for m in measures:
-        reference = masks if m.higher_is_better else ground_truth
+        reference = references[m.reference]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # NaN scores are skipped; the tests are noisy
             scores = {name: m(phi, reference) for name, phi in explanations.items()}
@@ -137,14 +144,16 @@ def ground_truth_leaderboard(
                 higher_is_better=m.higher_is_better,
                 confidence=confidence,
                 seed=seed,
-                proportion=m.name == "pointing_game",
+                proportion=m.proportion,
                 name=m.label,
             )
-            direction = "higher" if m.higher_is_better else "lower"
+            direction = direction_word(m.higher_is_better)
             # NaN scores are skipped; all-NaN scores give a NaN mean (its warning is ignored)
             table[f"{m.label} ({direction} is better)"] = [np.nanmean(s) for s in scores.values()]
     for label, frame in comparisons.items():
         table[[f"{label} ci_low", f"{label} ci_high"]] = frame.explainers[["ci_low", "ci_high"]]
-    table = table.sort_values(table.columns[0])
+    # best first: the first measure's ranks (1 = best), which read its declared direction
+    first_ranks = comparisons[measures[0].label].explainers["rank"].reindex(table.index)
+    table = table.iloc[order_best_first(first_ranks, higher_is_better=False)]
     table.attrs["comparisons"] = comparisons
     return table, per_sample

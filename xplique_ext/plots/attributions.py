@@ -6,6 +6,8 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ..commons.direction import order_best_first
+
 __all__ = ["plot_scored_explanations", "plot_scores"]
 
 
@@ -137,8 +139,11 @@ def plot_scores(
     arrays = {k: a[~np.isnan(a)] for k, a in arrays.items()}
     means = {k: float(a.mean()) if a.size else np.nan for k, a in arrays.items()}
     errors = {k: _standard_error(a) for k, a in arrays.items()}
-    # barh draws the first entry at the bottom: the best comes last, on top
-    order = sorted(means, key=lambda k: means[k], reverse=not higher_is_better)
+    # barh draws the first entry at the bottom: the best comes last, on top (None: as lower
+    # is better)
+    names = list(means)
+    best_first = order_best_first([means[k] for k in names], bool(higher_is_better))
+    order = [names[k] for k in best_first[::-1]]
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 0.5 * len(order) + 1))
     ax.barh(order, [means[k] for k in order], xerr=[errors[k] for k in order], color="tab:blue")

@@ -23,6 +23,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..commons.metric import BaseMetric
+from ..commons.pandas_inputs import paired_by_index
 from ..commons.params import ArrayLike as ArrayConstraint
 from ..commons.params import Interval, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
@@ -82,6 +83,7 @@ def _ceil(quotient: np.ndarray) -> np.ndarray:
     return np.ceil(np.where(np.abs(quotient - whole) <= 1e-12 * np.abs(whole), whole, quotient))
 
 
+@paired_by_index("predictive_loss", "readability_loss")
 @validate_params({"psi": [PSI], **_LOSSES})
 def fire_score(
     psi: float, predictive_loss: ArrayLike, readability_loss: ArrayLike
@@ -95,7 +97,8 @@ def fire_score(
     predictive_loss
         ``p`` >= 0 (scalar or array).
     readability_loss
-        ``r`` >= 1 (scalar or array, broadcast with ``p``).
+        ``r`` >= 1 (scalar or array, broadcast with ``p``). pandas Series pair by their
+        index: Series indexed differently are refused with a ValueError.
 
     Returns
     -------
@@ -123,6 +126,7 @@ def fire_score(
     return _finite_or_nan(values, "FiRe", p, r)
 
 
+@paired_by_index("predictive_loss", "readability_loss", "coverage")
 @validate_params({**_LOSSES, "coverage": _domain(0, None, 1)})
 def qs_score(
     predictive_loss: ArrayLike, readability_loss: ArrayLike, coverage: ArrayLike
@@ -136,7 +140,8 @@ def qs_score(
     readability_loss
         ``r`` >= 1 (scalar or array).
     coverage
-        In [0, 1] (scalar or array); the three broadcast together.
+        In [0, 1] (scalar or array); the three broadcast together (pandas Series pair by
+        their index: Series indexed differently are refused with a ValueError).
 
     Returns
     -------
@@ -163,6 +168,7 @@ _BETA = {
 }
 
 
+@paired_by_index("beta", "readability_loss")
 @validate_params(_BETA)
 def fire_equilibrium_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0
@@ -193,6 +199,7 @@ def fire_equilibrium_alpha(
     return _finite_or_nan(alpha, "the equilibrium alpha (Eq. 10)", b, r)
 
 
+@paired_by_index("beta", "readability_loss")
 @validate_params(_BETA)
 def fire_compensation_alpha(
     beta: ArrayLike, readability_loss: ArrayLike, psi: float = 1.0

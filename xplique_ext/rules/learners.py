@@ -191,7 +191,8 @@ def ripper_to_rules(
         rules.append(Rule(f"R{len(rules) + 1:04d}", (tuple(conditions),), positive))
     rules.append(Rule(f"R{len(rules) + 1:04d}", (), default, is_default=True))
     kind = type(model).__name__
-    return RuleSet(rules, PBMHeader(inducer=f"wittgenstein {kind}"), file=f"<{kind}>")
+    header = PBMHeader(inducer=f"wittgenstein {kind}")
+    return RuleSet(rules, header, file=f"<{kind}>", task="classification")
 
 
 # ------------------------------------------------------------------------ imodels
@@ -277,4 +278,5 @@ def rule_list_to_rules(model: Any, *, feature_names: Optional[Sequence[str]] = N
     # imodels reads the last entry as the final leaf
     rules.append(Rule(f"R{len(steps):04d}", (), head(float(steps[-1]["val"])), is_default=True))
     kind = type(model).__name__
-    return RuleSet(rules, PBMHeader(inducer=f"imodels {kind}"), file=f"<{kind}>")
+    header = PBMHeader(inducer=f"imodels {kind}")
+    return RuleSet(rules, header, file=f"<{kind}>", task="classification")

@@ -56,6 +56,8 @@ __all__ = [
 
 #: Comparison operators of the PBM grammar (``in`` tests membership in a set).
 OPERATORS = ("<=", ">=", "<", ">", "!=", "=", "in")
+#: The tasks a rule set may declare (see :class:`RuleSet`).
+TASKS = ("classification", "regression")
 #: Evaluation modes and their names in the ``Rules Evaluated as`` line.
 EVALUATION_MODES = {
     "unordered": "UNORDERED",
@@ -277,6 +279,13 @@ class RuleSet:
         The header of the PBM file.
     file
         Where the rules come from (for messages).
+    task
+        The task of the model the rules describe, as that model declares it:
+        ``"classification"`` (heads are classes, even numeric ones such as ``1.0``),
+        ``"regression"`` (heads are predicted values), or None (not declared: rules read
+        from a PBM file). :func:`~xplique_ext.rules.tree_to_rules` sets it from the tree
+        (scikit-learn's ``is_classifier``), the rule learners' adapters to
+        ``"classification"``; :func:`~xplique_ext.rules.score_rules` reads it.
 
     Examples
     --------
@@ -292,13 +301,20 @@ class RuleSet:
             "rules": [InstanceOf(list, tuple, description="a list or tuple of Rule")],
             "header": [InstanceOf(PBMHeader), None],
             "file": [STRING, None],
+            "task": [Options(TASKS), None],
         }
     )
     def __init__(
-        self, rules: Sequence[Rule], header: Optional[PBMHeader] = None, file: Optional[str] = None
+        self,
+        rules: Sequence[Rule],
+        header: Optional[PBMHeader] = None,
+        file: Optional[str] = None,
+        *,
+        task: Optional[str] = None,
     ) -> None:
         rules = list(rules)
         self.file = file
+        self.task = task
         self.header = header if header is not None else PBMHeader()
         seen = set()
         for k, rule in enumerate(rules):

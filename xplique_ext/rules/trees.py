@@ -152,6 +152,9 @@ def tree_to_rules(
         the majority class of the leaf, or its mean value for a regressor. The leaves
         partition the input space, so there is no DEFAULT rule and every evaluation
         mode gives the same tables. A tree with a single leaf becomes a DEFAULT rule.
+        Its ``task`` is the one the tree declares (scikit-learn's ``is_classifier``):
+        ``"classification"`` for a classifier, whatever its classes (``1.0`` too),
+        ``"regression"`` for a regressor.
 
     Notes
     -----
@@ -210,5 +213,10 @@ def tree_to_rules(
             # deeper tests on a feature are always inside the earlier ones
             new.setdefault(int(feature[node]), [None, None])[side] = float(threshold[node])
             stack.append((int(child), new))
+    from sklearn.base import is_classifier
+
     kind = type(tree).__name__
-    return RuleSet(rules, PBMHeader(inducer=f"scikit-learn {kind}"), file=f"<{kind}>")
+    task = "regression"
+    if is_classifier(tree):
+        task = "classification"
+    return RuleSet(rules, PBMHeader(inducer=f"scikit-learn {kind}"), file=f"<{kind}>", task=task)

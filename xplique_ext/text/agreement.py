@@ -13,6 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from ..commons.pandas_inputs import align_by_index
 from ..commons.params import ArrayLike, InstanceOf, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 
@@ -40,7 +41,10 @@ def percy_rank_agreement(scores: Any):
     scores
         DataFrame with one row per model and one column per framework (e.g.
         ``'L-PERCY'``, ``'S-PERCY'``, ``'I-PERCY'``, ``'accuracy'``), or a mapping
-        column -> sequence of per-model values.
+        column -> sequence of per-model values. pandas Series in a mapping pair by their
+        index, as the columns of a DataFrame: Series indexed differently (other models,
+        or the same in another order) are refused with a ValueError (see
+        :func:`~xplique_ext.commons.pandas_inputs.align_by_index`).
 
     Returns
     -------
@@ -59,6 +63,8 @@ def percy_rank_agreement(scores: Any):
     >>> float(t.loc["L", "S"])
     1.0
     """
+    if not isinstance(scores, pd.DataFrame):  # a DataFrame's columns share its index
+        scores = align_by_index(scores, "scores")
     table = _table(
         {k: _scores(v, f"scores[{k!r}]") for k, v in scores.items()},
         "scores",
@@ -101,7 +107,9 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
         Mapping framework -> per-sentence PERCY scores (1/0, NaN for sentences without
         keyword), either one array or a list of arrays (one per model, concatenated in
         order, as Eq. 11 concatenates the test sets of every classifier). Every
-        framework must cover the same sentences.
+        framework must cover the same sentences; pandas Series pair by their index
+        (Series, or the k-th Series of each list, indexed differently are refused with a
+        ValueError, see :func:`~xplique_ext.commons.pandas_inputs.align_by_index`).
 
     Returns
     -------
@@ -116,15 +124,19 @@ def percy_pearson_agreement(per_sentence: Mapping[str, Any]):
     0.577
     """
     # one array (N,) per framework, or a list of them (one per model) concatenated in order
+    pieces = {
+        name: list(value) if isinstance(value, (list, tuple)) else [value]
+        for name, value in per_sentence.items()
+    }
+    # the k-th piece of every framework scores the same sentences (one model's test set)
+    n_models = min((len(p) for p in pieces.values()), default=0)
+    for k in range(n_models):
+        align_by_index({name: p[k] for name, p in pieces.items()}, "per_sentence")
     vectors = {
         name: np.concatenate(
-            [
-                _scores(piece, f"per_sentence[{name!r}]")
-                for piece in (value if isinstance(value, (list, tuple)) else [value])
-            ]
-            + [np.empty(0)]
+            [_scores(piece, f"per_sentence[{name!r}]") for piece in value] + [np.empty(0)]
         )
-        for name, value in per_sentence.items()
+        for name, value in pieces.items()
     }
     table = _table(vectors, "per_sentence", "sentence").replace([np.inf, -np.inf], np.nan).dropna()
     # on the sentences scored by every framework
