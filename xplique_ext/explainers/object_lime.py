@@ -19,7 +19,7 @@ from .. import runtime
 from ..commons import params
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
-from ..commons.random import seed_to_int
+from ..commons.random import input_rng, seed_to_int
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -143,8 +143,10 @@ class ObjectLime:
     background
         Value written on the pixels of removed objects.
     seed
-        Seed of the subset sampling; the same seed gives the same explanations whatever
-        the batch size. None draws fresh randomness.
+        Seed of the subset sampling. Each image's subsets are drawn from the seed and the
+        image's content (its pixels and object labels), never from its position: the same
+        seed gives an image the same explanation alone, in any order and whatever the
+        batch size. None draws fresh randomness.
     progress
         Show a progress bar over the images (default False; tqdm is imported only then).
     strategy
@@ -237,16 +239,17 @@ class ObjectLime:
         values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
         return _Predictions(values, max(float(eps), float(np.finfo(np.float64).eps)))
 
-    def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
-        """The subsets used for image ``index``, (S, m) 0/1: row r keeps object k when bit k
-        of the subset's number is set."""
+    def _subsets(self, m: int, seed: int, image: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The subsets used for an image with ``m`` objects numbered by ``labels``, (S, m)
+        0/1: row r keeps object k when bit k of the subset's number is set."""
         total = 2**m
         rows = np.arange(total)
         if self.nb_samples is not None and self.nb_samples < total:
             forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
             others = np.setdiff1d(rows, forced)
-            # one generator per image: the draw does not depend on batching or on the others
-            rng = np.random.default_rng([seed, index])
+            # drawn from the seed and the image's content: the same image gets the same
+            # subsets alone, in any order and in any batch
+            rng = input_rng(seed, image, labels)
             chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
             rows = np.sort(np.concatenate([np.asarray(forced), chosen]))
         return (rows[:, None] >> np.arange(m)) & 1
@@ -287,7 +290,8 @@ class ObjectLime:
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
                 # (G, S, m): the subsets of each image
-                z = np.stack([self._subsets(m, i, seed) for i in idx]).astype(np.float64)
+                z = np.stack([self._subsets(m, seed, x[i], labels[i]) for i in idx])
+                z = z.astype(np.float64)
                 # kept: the background (label 0) and the objects of the subset
                 keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
                 pert = [
