@@ -196,6 +196,31 @@ def test_an_image_gets_the_same_explanation_alone_or_in_any_order(kernel):
         assert not ref[order, width:].any()
 
 
+def test_the_model_receives_the_images_in_their_precision():
+    """float64 images reach the model in float64 (they were cast to float32), float32 ones
+    in float32, integer ones in float64; the coefficients of float32 images are unchanged."""
+    data = make_aixi_color(3, image_size=32, function="ssin", seed=2)
+    model = AIXIFunctionModel("ssin", "color")
+    seen = []
+
+    def spy(x):
+        seen.append(np.asarray(x).dtype)
+        return model(x)
+
+    lime = ObjectLime(spy, kernel="shapley")
+    ref = ObjectLime(model, kernel="shapley").explain_objects(
+        data.images, object_labels=data.object_labels
+    )
+    for dtype in (np.float32, np.float64, np.int64):
+        seen.clear()
+        images = data.images.astype(dtype)
+        got = lime.explain_objects(images, object_labels=data.object_labels)
+        expected = np.float32 if dtype == np.float32 else np.float64
+        assert set(seen) == {np.dtype(expected)}
+        if dtype == np.float32:
+            np.testing.assert_array_equal(got, ref)
+
+
 def test_multi_output_model_and_targets():
     import tensorflow as tf
 

@@ -265,7 +265,9 @@ class ObjectLime:
         Parameters
         ----------
         inputs
-            Images (N, H, W, C) (or (N, H, W)).
+            Images (N, H, W, C) (or (N, H, W)). The model receives the perturbed images in
+            their precision: float32 stays float32, float64 stays float64; integer images
+            become float64.
         targets
             Output explained for each image, for a model with K > 1 outputs: None (the
             predicted class of the original image), class ids (N,) or one-hot (N, K).
@@ -298,7 +300,8 @@ class ObjectLime:
                     np.where(keep[k][:, labels[i], None], x[i][None], self.background)
                     for k, i in enumerate(idx)
                 ]
-                predictions = self._predict(np.concatenate(pert).astype(np.float32))
+                # in the images' own precision (float64 stays float64)
+                predictions = self._predict(np.concatenate(pert))
                 out = predictions.values
                 cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
@@ -336,10 +339,11 @@ class ObjectLime:
                     ndim=(3, 4),
                     shapes="(N, H, W, C) or (N, H, W)",
                     finite=True,
-                    dtype=np.float32,
                 )
             ],
         )
+        if x.dtype.kind != "f":  # integers and booleans: float64 holds every one exactly
+            x = x.astype(np.float64)
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
         labels = params.check_param(
