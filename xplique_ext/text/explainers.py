@@ -530,7 +530,8 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
     a uniform interface and has no effect.
 
     Needs a Keras model with an ``Embedding`` layer (found automatically, also inside a
-    model on raw strings). Tokens beyond the model's sequence length get 0.
+    model on raw strings). Tokens beyond the model's sequence length get 0 (for a keras-hub
+    classifier, the words whose pieces lie beyond the preprocessor's sequence length).
 
     On a keras-hub transformer (see :mod:`xplique_ext.text.hub`) the path runs along
     the token embeddings of the word pieces, from the ``[MASK]`` token embedding (the
