@@ -490,7 +490,9 @@ class RuleDistillation(keras.Model):
         :func:`~xplique_ext.text.models.check_probability_outputs`), before they are used as
         such."""
         if isinstance(x, tf.data.Dataset):
-            x = next(iter(x.take(1)))[0]
+            x = next(iter(x.take(1)), (None,))[0]
+        if not isinstance(x, dict) or {"x", "x_rule", "has_rule"} - set(x):
+            return  # not prepare()'s batches: Keras reports what it cannot read
         if not len(x["has_rule"]):
             return
         for key in ("x", "x_rule"):
