@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from tests.text.helpers import glove_file
+from xplique_ext.commons.warnings import XpliqueExtWarning
 
 
 # --------------------------------------------------------------------------- vectors
@@ -121,3 +122,36 @@ def test_set_embedding_names_model_and_name():
         .sum()
         == 10
     )
+
+
+def test_a_missing_word_gets_the_same_vector_in_any_vocabulary(tmp_path):
+    """The vector of a word missing from the file comes from the seed and the word: the
+    same in another vocabulary, at another index (it was drawn from the word's index)."""
+    from xplique_ext.text import load_word_vectors
+
+    f = glove_file(tmp_path / "v.txt", ["good", "bad"], dim=4)
+    vocab = ["", "[UNK]", "good", "film", "plot", "bad"]
+    m, _ = load_word_vectors(f, vocab, seed=3)
+    with pytest.warns(XpliqueExtWarning, match="no word of `vocabulary`"):
+        other, _ = load_word_vectors(f, ["", "plot", "[UNK]", "film"], seed=3)
+    for word in ("[UNK]", "film", "plot"):
+        row = vocab.index(word)
+        np.testing.assert_array_equal(other[["", "plot", "[UNK]", "film"].index(word)], m[row])
+        assert np.abs(m[row]).max() <= 0.25 and m[row].any()
+    assert not np.array_equal(m[3], m[4])  # two words, two vectors
+    reseeded, _ = load_word_vectors(f, vocab, seed=4)
+    assert not np.array_equal(reseeded[3], m[3])
+
+
+def test_word_vectors_are_read_by_the_one_text_decoder(tmp_path):
+    """UTF-8 first, Latin-1 for the bytes that are not UTF-8; UTF-16 refused, naming path."""
+    from xplique_ext.text import load_word_vectors
+
+    f = tmp_path / "v.txt"
+    f.write_bytes("café 1 2\n".encode() + "naïve 3 4\n".encode("latin-1"))
+    m, found = load_word_vectors(f, ["", "café", "naïve"])
+    assert found == 2 and m[1].tolist() == [1, 2] and m[2].tolist() == [3, 4]
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes("café 1 2\n".encode("utf-16"))
+    with pytest.raises(ValueError, match="`path` .* is not a UTF-8 text file"):
+        load_word_vectors(wide, ["", "café"])

@@ -443,3 +443,15 @@ def test_explainers_take_a_text_classifier(bow, clf, cls, kw):
     np.testing.assert_allclose(
         cls(clf, **kw)(["a good film"])[0], cls(bow, bow.tokenizer, **kw)(["a good film"])[0]
     )
+
+
+def test_sentence_seed_is_the_package_draw_per_input():
+    """A sentence's seed comes from the one helper of per-input draws (the seed and the
+    sentence's text), so its LIME neighbourhood and SHAP permutations do not depend on
+    its position."""
+    from xplique_ext.commons.random import input_sequence
+
+    for seed, sentence in ((0, "a good film"), (2**40, "café"), (7, "")):
+        expected = input_sequence(seed, sentence).generate_state(1, dtype=np.uint32)[0]
+        assert sentence_seed(seed, sentence) == int(expected)
+    assert sentence_seed(0, "a good film") != sentence_seed(0, "a good film.")

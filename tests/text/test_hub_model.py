@@ -274,6 +274,29 @@ def test_integrated_gradients_completeness_and_batch_size(hub):
         np.testing.assert_allclose(x, y, atol=1e-5)
 
 
+def test_integrated_gradients_beyond_the_sequence_length(hub):
+    """A sentence with more word pieces than the preprocessor's sequence length (24: 22
+    pieces between [CLS] and [SEP]) raised a raw InvalidArgumentError in IG, while LIME,
+    SHAP and PERCY took it: the words beyond the length get 0 (as documented), the others
+    the attributions of the sentence cut at the length, completeness holds, and the
+    Lipschitz estimate's embedding shifts take it too."""
+    from xplique_ext.text import TextLocalLipschitzEstimate
+
+    task, *_ = hub
+    words = ("the movie was good but the cast was dull yet fun " * 3).split()  # 33 pieces
+    long = " ".join(words)
+    cut = " ".join(words[:22])
+    ig = IntegratedGradientsTokenExplainer(task, steps=16, tolerance=1e-4)
+    got = ig([long, "good movie"])[0]
+    assert got.shape == (33,) and not got[22:].any()
+    assert abs(got.sum() - (ig.proba_[0] - ig.baseline_proba_[0])) <= 1e-4
+    np.testing.assert_allclose(got[:22], ig([cut])[0], atol=1e-5)
+    lle = TextLocalLipschitzEstimate([long], nb_samples=2)
+    assert np.isfinite(lle.detailed_evaluate(ig)).all()
+    for explainer in (LimeTokenExplainer(task, nb_samples=30), ShapTokenExplainer(task)):
+        assert explainer([long])[0].shape == (33,)
+
+
 # --------------------------------------------------------------------------- PERCY
 def test_percy_on_the_task_as_it_comes(hub):
     task, pre, *_ = hub

@@ -49,6 +49,66 @@ def test_lipschitz_targets_batching_and_seed():
     assert not np.allclose(a, c)
 
 
+def test_lipschitz_keeps_the_inputs_precision():
+    """float64 inputs are perturbed and explained in float64: the explainer 3z scores 3 to
+    float64 rounding (3.0000048 when cast to float32), and inputs near 1e8 get finite
+    scores (NaN blamed on "a zero norm" that was the library's own cast)."""
+    x = np.random.default_rng(0).normal(size=(5, 2, 3))
+    seen = []
+
+    def triple(z):
+        seen.append(z.dtype)
+        return 3.0 * z
+
+    lle = LocalLipschitzEstimate(x, epsilon=0.1, nb_samples=8, seed=1)
+    np.testing.assert_allclose(lle.detailed_evaluate(triple), 3.0, rtol=1e-12)
+    assert set(seen) == {np.dtype(np.float64)}
+    far = LocalLipschitzEstimate(1e8 + x, epsilon=0.1, nb_samples=8, seed=1)
+    np.testing.assert_allclose(far.detailed_evaluate(lambda z: 2.0 * z), 2.0, rtol=1e-12)
+    # float32 inputs stay float32; integer inputs become float64 (exact below 2**53)
+    seen.clear()
+    LocalLipschitzEstimate(x.astype(np.float32), nb_samples=2).detailed_evaluate(triple)
+    assert set(seen) == {np.dtype(np.float32)}
+    ints = np.arange(2**40, 2**40 + 6).reshape(3, 2)
+    lle = LocalLipschitzEstimate(ints, nb_samples=4, seed=1)
+    assert lle.inputs.dtype == np.float64 and (lle.inputs == ints).all()
+    np.testing.assert_allclose(lle.detailed_evaluate(lambda z: 2.0 * z), 2.0, rtol=1e-9)
+
+
+def test_lipschitz_nan_names_the_inputs_precision():
+    # float16 near 1e4: every perturbation of 1e-3 rounds to the input itself
+    lle = LocalLipschitzEstimate(np.full((2, 3), 1e4, np.float16), epsilon=1e-3, nb_samples=3)
+    assert np.isnan(lle.detailed_evaluate(lambda z: z)).all()
+    with pytest.warns(UserWarning, match="rounds to the input itself in the inputs' dtype"):
+        lle.evaluate(lambda z: z)
+
+
+def test_lipschitz_of_an_input_alone_or_in_any_order():
+    """Each input's perturbations come from the seed and its values: scoring a subset of
+    the inputs, the inputs in another order, or an input twice, gives each input the same
+    estimate (they were drawn from the input's index)."""
+    x = np.random.default_rng(1).normal(size=(6, 4))
+
+    def explainer(z):
+        return np.sin(3 * z) * z
+
+    ref = LocalLipschitzEstimate(x, nb_samples=5, seed=3).detailed_evaluate(explainer)
+    for order in ([5, 1], [3], [5, 4, 3, 2, 1, 0], [2, 2, 0]):
+        got = LocalLipschitzEstimate(x[order], nb_samples=5, seed=3).detailed_evaluate(explainer)
+        np.testing.assert_array_equal(got, ref[order])
+
+
+def test_text_lipschitz_of_a_sentence_alone_or_in_any_order(bow_all):
+    """A sentence's perturbations of the embedding come from the seed and its text."""
+    bow = bow_all.to_keras()
+    sents = ["the plot was dull but superb", "good", "a dull film but a good end"]
+    ig = IntegratedGradientsTokenExplainer(bow, bow_all.tokenizer, steps=16, progress=False)
+    ref = TextLocalLipschitzEstimate(sents, nb_samples=3, seed=0).detailed_evaluate(ig)
+    for order in ([2, 0], [1], [2, 1, 0], [0, 0]):
+        got = TextLocalLipschitzEstimate([sents[i] for i in order], nb_samples=3, seed=0)
+        np.testing.assert_allclose(got.detailed_evaluate(ig), ref[order], rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [

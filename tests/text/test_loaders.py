@@ -164,9 +164,9 @@ def test_sentiment140_malformed_files(tmp_path, rows, match):
         (
             "sst2",
             b"PK\x03\x04\x14\x00\x08\x00\xff\xfe\x9c",
-            r"is not GLUE SST-2's TSV \(UTF-8\): .*"
-            "codec can't decode",
-        ),  # the zip archive itself
+            r"is not GLUE SST-2's TSV \(UTF-8\): not a UTF-8 text file .*NUL bytes.*"
+            "pass the extracted file",
+        ),  # the zip archive itself: NUL bytes, refused by the one text decoder
         (
             "sst2",
             b"sentence\tlabel\n" + b"a" * 200_000 + b"\t1\n",
@@ -192,6 +192,26 @@ def test_sentiment140_empty_file(tmp_path):
     path.write_bytes(b"")
     with pytest.raises(ValueError, match="is empty"):
         load_sentiment_dataset("sentiment140", "test", path=path)
+
+
+def test_sentiment140_saved_in_utf8_is_read_as_utf8(tmp_path):
+    """A copy saved in UTF-8 was read as Latin-1 without a word ('cafÃ© â\x80\x99s'):
+    UTF-8 first, Latin-1 only for the bytes that are not UTF-8, line by line in a file
+    that mixes both."""
+    rows = [
+        ("0", "1", "d", "q", "u", "the café’s coffee was cold"),
+        ("4", "2", "d", "q", "u", "naïve but fun"),
+    ]
+    lines = [",".join(f'"{field}"' for field in row) for row in rows]
+    path = tmp_path / "s140.csv"
+    path.write_bytes((lines[0] + "\n").encode("utf-8") + (lines[1] + "\n").encode("latin-1"))
+    sentences, labels = load_sentiment_dataset("sentiment140", "test", path=path)
+    assert sentences == ["the café’s coffee was cold", "naïve but fun"]
+    assert labels.tolist() == [0, 1]
+    utf16 = tmp_path / "s140_utf16.csv"
+    utf16.write_bytes(lines[0].encode("utf-16"))
+    with pytest.raises(ValueError, match="is not Sentiment140's CSV .*not a UTF-8 text file"):
+        load_sentiment_dataset("sentiment140", "test", path=utf16)
 
 
 def test_sentiment140_is_read_as_latin1_not_utf8(tmp_path, s140_file):

@@ -103,3 +103,22 @@ def test_bag_of_words_id_weights_known_answer():
     assert bow.vocabulary == ["", "[UNK]", "bad", "but", "good", "though", "unk", "while", "yet"]
     assert bow.id_weights.dtype == np.float64
     assert bow.id_weights.tolist() == [0.0, 0.0, -1.0, 0.0, 2.0, 0.0, 0.5, 0.0, 0.0]
+
+
+def test_train_classifier_refuses_a_model_that_returns_no_probabilities(vectorizer):
+    """Trained with a binary cross-entropy, a tanh model was fitted on clipped outputs:
+    refused before training, by its activation or by its outputs on the first batch."""
+    import keras
+
+    from xplique_ext.text import train_classifier
+
+    x = vectorizer(["a good film", "a bad film"]).numpy()
+    inp = keras.Input(shape=x.shape[1:], dtype=x.dtype)
+    vocab = vectorizer.vocabulary_size()
+    pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(vocab, 4)(inp))
+    tanh = keras.Model(inp, keras.layers.Dense(1, "tanh")(pooled))
+    with pytest.raises(ValueError, match="`model` must be a binary .* of a tanh activation"):
+        train_classifier(tanh, x, [1, 0])
+    shifted = keras.layers.Lambda(lambda t: t + 2.0)(keras.layers.Dense(1, "sigmoid")(pooled))
+    with pytest.raises(ValueError, match=r"`model` must return probabilities in \[0, 1\]"):
+        train_classifier(keras.Model(inp, shifted), x, [1, 0])

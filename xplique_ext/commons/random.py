@@ -1,13 +1,20 @@
-"""Reproducible randomness without global state: local generators only."""
+"""Reproducible randomness without global state: local generators only.
+
+**One way of drawing per input.** Every random draw made for one input (a sentence, an
+image, a point) comes from :func:`input_rng`: a generator seeded by the metric's or the
+explainer's seed and by the input's *content*, never by its position. The same input gets
+the same random numbers alone, in another order or in another batch, and two copies of an
+input get the same ones.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["make_rng", "seed_to_int", "cell_permutations"]
+__all__ = ["make_rng", "seed_to_int", "input_sequence", "input_rng", "cell_permutations"]
 
 _MASK63 = (1 << 63) - 1
 # spawn-key tag that keeps the per-input streams apart from the metric's own stream
@@ -30,6 +37,48 @@ def make_rng(seed: Optional[int]) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def _content_bytes(part: Any) -> bytes:
+    """The bytes of one part of an input's content: a string's UTF-8, an array's values
+    read as float32 (so that a list, float64, float32 or integers holding the same values
+    give the same bytes)."""
+    if isinstance(part, str):
+        return part.encode("utf-8")
+    return np.ascontiguousarray(part, dtype=np.float32).tobytes()
+
+
+def input_sequence(seed: int, *content: Any) -> np.random.SeedSequence:
+    """The :class:`numpy.random.SeedSequence` of one input, from ``seed`` and the input's
+    content only (never its position among the inputs).
+
+    Parameters
+    ----------
+    seed
+        A concrete non-negative seed (see :func:`seed_to_int`).
+    *content
+        The input: strings (read as UTF-8) and arrays (their values read as float32),
+        hashed in order with BLAKE2b (128 bits), mixed with ``seed``.
+
+    Examples
+    --------
+    >>> a = input_sequence(0, np.array([1.0, 2.0])).generate_state(1)
+    >>> b = input_sequence(0, [1, 2]).generate_state(1)
+    >>> bool((a == b).all())
+    True
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for part in content:
+        digest.update(_content_bytes(part))
+    words = np.frombuffer(digest.digest(), np.uint32)
+    return np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
+
+
+def input_rng(seed: int, *content: Any) -> np.random.Generator:
+    """The generator of one input's random draws: from ``seed`` and the input's content
+    only (see :func:`input_sequence`), so that the input gets the same draws alone, in
+    any order and in any batch."""
+    return np.random.default_rng(input_sequence(seed, *content))
+
+
 def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
     """One random permutation of ``range(n_cells)`` per input, drawn from ``seed`` and the
     input's values only, read as float32 (the same input gets the same permutation in any
@@ -43,8 +92,5 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
     perms = np.empty((len(x), n_cells), dtype=np.int64)
     rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)
     for i, row in enumerate(rows):
-        # a BLAKE2b digest (128 bits) of the row's bytes, mixed with the seed
-        words = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint32)
-        sequence = np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
-        perms[i] = np.random.default_rng(sequence).permutation(n_cells)
+        perms[i] = input_rng(seed, row).permutation(n_cells)
     return perms

@@ -19,7 +19,7 @@ from .. import runtime
 from ..commons import params
 from ..commons.params import ArrayLike, Boolean, Callable_, Interval, Options, validate_params
 from ..commons.progress import progress_bar
-from ..commons.random import seed_to_int
+from ..commons.random import input_rng, seed_to_int
 
 __all__ = ["ObjectLime", "lime_kernel_weights", "shapley_kernel_weights"]
 
@@ -143,8 +143,10 @@ class ObjectLime:
     background
         Value written on the pixels of removed objects.
     seed
-        Seed of the subset sampling; the same seed gives the same explanations whatever
-        the batch size. None draws fresh randomness.
+        Seed of the subset sampling. Each image's subsets are drawn from the seed and the
+        image's content (its pixels and object labels), never from its position: the same
+        seed gives an image the same explanation alone, in any order and whatever the
+        batch size. None draws fresh randomness.
     progress
         Show a progress bar over the images (default False; tqdm is imported only then).
     strategy
@@ -237,16 +239,17 @@ class ObjectLime:
         values = np.concatenate([o.astype(np.float64).reshape(len(o), -1) for o in outs])
         return _Predictions(values, max(float(eps), float(np.finfo(np.float64).eps)))
 
-    def _subsets(self, m: int, index: int, seed: int) -> np.ndarray:
-        """The subsets used for image ``index``, (S, m) 0/1: row r keeps object k when bit k
-        of the subset's number is set."""
+    def _subsets(self, m: int, seed: int, image: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """The subsets used for an image with ``m`` objects numbered by ``labels``, (S, m)
+        0/1: row r keeps object k when bit k of the subset's number is set."""
         total = 2**m
         rows = np.arange(total)
         if self.nb_samples is not None and self.nb_samples < total:
             forced = [total - 1] if self.kernel == "lime" else [total - 1, 0]
             others = np.setdiff1d(rows, forced)
-            # one generator per image: the draw does not depend on batching or on the others
-            rng = np.random.default_rng([seed, index])
+            # drawn from the seed and the image's content: the same image gets the same
+            # subsets alone, in any order and in any batch
+            rng = input_rng(seed, image, labels)
             chosen = rng.choice(others, size=self.nb_samples - len(forced), replace=False)
             rows = np.sort(np.concatenate([np.asarray(forced), chosen]))
         return (rows[:, None] >> np.arange(m)) & 1
@@ -262,7 +265,9 @@ class ObjectLime:
         Parameters
         ----------
         inputs
-            Images (N, H, W, C) (or (N, H, W)).
+            Images (N, H, W, C) (or (N, H, W)). The model receives the perturbed images in
+            their precision: float32 stays float32, float64 stays float64; integer images
+            become float64.
         targets
             Output explained for each image, for a model with K > 1 outputs: None (the
             predicted class of the original image), class ids (N,) or one-hot (N, K).
@@ -287,14 +292,16 @@ class ObjectLime:
             for start in range(0, len(members), chunk):
                 idx = members[start : start + chunk]
                 # (G, S, m): the subsets of each image
-                z = np.stack([self._subsets(m, i, seed) for i in idx]).astype(np.float64)
+                z = np.stack([self._subsets(m, seed, x[i], labels[i]) for i in idx])
+                z = z.astype(np.float64)
                 # kept: the background (label 0) and the objects of the subset
                 keep = np.pad(z, ((0, 0), (0, 0), (1, 0)), constant_values=1)
                 pert = [
                     np.where(keep[k][:, labels[i], None], x[i][None], self.background)
                     for k, i in enumerate(idx)
                 ]
-                predictions = self._predict(np.concatenate(pert).astype(np.float32))
+                # in the images' own precision (float64 stays float64)
+                predictions = self._predict(np.concatenate(pert))
                 out = predictions.values
                 cols = np.repeat(columns[idx], z.shape[1])
                 y = out[np.arange(len(out)), cols].reshape(len(idx), -1)
@@ -332,10 +339,11 @@ class ObjectLime:
                     ndim=(3, 4),
                     shapes="(N, H, W, C) or (N, H, W)",
                     finite=True,
-                    dtype=np.float32,
                 )
             ],
         )
+        if x.dtype.kind != "f":  # integers and booleans: float64 holds every one exactly
+            x = x.astype(np.float64)
         x = x[..., None] if x.ndim == 3 else x
         # 0 for the background, 1..m for the objects
         labels = params.check_param(

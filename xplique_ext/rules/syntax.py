@@ -8,18 +8,19 @@ comments, ``:=`` in ``.names``; comparison operators, brackets and ``+`` in PBM 
 and in how a quoted identifier is checked; their parsers stay apart.
 
 This module is the lowest floor of the rule files: it imports only their errors and the
-package's file writer (:func:`xplique_ext.commons.files.atomic_write`).
+package's file writer (:func:`xplique_ext.commons.files.atomic_write`) and text decoder
+(:mod:`xplique_ext.commons.text_files`).
 """
 
 from __future__ import annotations
 
-import codecs
 import io
 import os
 import re
 import sys
 from typing import Collection, Iterable, Iterator, NamedTuple, Optional, Pattern, Tuple, Union
 
+from ..commons import text_files
 from ..commons.files import atomic_write
 from .errors import ParseError
 
@@ -160,23 +161,16 @@ def tokenize(
                 yield Token(match.lastgroup, match.group(), number)
 
 
-def _latin1(error: UnicodeDecodeError):
-    """Decode bytes that are not UTF-8 as Latin-1 (``codecs`` error handler)."""
-    return error.object[error.start : error.end].decode("latin-1"), error.end
-
-
-_LATIN1_FALLBACK = "xplique_ext.latin-1"
-codecs.register_error(_LATIN1_FALLBACK, _latin1)
-
-
 def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWrapper:
     """Open a text input of the rule files (``.names``, ``.data``, PBM, ``fire`` pairs) for
     reading: the one opener of every reader.
 
-    The text is UTF-8, a byte-order mark (``\ufeff``, as some editors save) skipped;
-    bytes that are not UTF-8 are read as Latin-1. A file in UTF-16 or UTF-32 (its
-    byte-order mark, or NUL bytes in its first 4 KiB) is refused. New lines are not
-    translated (the readers count ``\n``, ``\r\n`` and a lone ``\r`` as line ends).
+    The text is decoded by the package's one text decoder
+    (:func:`xplique_ext.commons.text_files.open_text`): UTF-8, a byte-order mark
+    (``\ufeff``, as some editors save) skipped; bytes that are not UTF-8 are read as
+    Latin-1. A file in UTF-16 or UTF-32 (its byte-order mark, or NUL bytes in its first
+    4 KiB) is refused. New lines are not translated (the readers count ``\n``, ``\r\n``
+    and a lone ``\r`` as line ends).
 
     Parameters
     ----------
@@ -191,16 +185,10 @@ def open_text(source: Union[str, os.PathLike, io.BufferedIOBase]) -> io.TextIOWr
     ParseError
         For a file in UTF-16 or UTF-32.
     """
-    binary = open(source, "rb") if isinstance(source, (str, bytes, os.PathLike)) else source
-    head = binary.peek(4096)[:4096] if binary is not source else b""
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
-        binary.close()
-        raise ParseError(
-            "not a UTF-8 text file (it looks like UTF-16 or UTF-32: a byte-order "
-            "mark or NUL bytes); save it as UTF-8 (or ASCII)",
-            file=os.fspath(source),
-        )
-    return io.TextIOWrapper(binary, encoding="utf-8-sig", errors=_LATIN1_FALLBACK, newline="")
+    try:
+        return text_files.open_text(source)
+    except text_files.WideTextError as exc:
+        raise ParseError(str(exc), file=os.fspath(source)) from None
 
 
 def read_text(path: Union[str, os.PathLike, None]) -> str:
@@ -221,7 +209,7 @@ def read_text(path: Union[str, os.PathLike, None]) -> str:
     if path is None:
         if not hasattr(sys.stdin, "buffer"):  # a StringIO holds text
             return sys.stdin.read()
-        return sys.stdin.buffer.read().decode("utf-8-sig", errors=_LATIN1_FALLBACK)
+        return text_files.decode_text(sys.stdin.buffer.read())
     with open_text(path) as handle:
         return handle.read()
 

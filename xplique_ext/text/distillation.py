@@ -93,6 +93,7 @@ from ..commons.params import (
     validate_params,
 )
 from .conjunctions import resolve_rules
+from .models import check_probability_outputs, output_activation, output_problem
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
 __all__ = [
@@ -305,6 +306,11 @@ class RuleDistillation(keras.Model):
     student's weights are trained in place: use the student itself afterwards
     (explainers, PERCY).
 
+    The student must return probabilities: one whose output activation is not a sigmoid
+    or a softmax (logits, ``tanh``, ``relu``) is refused when wrapped, and its outputs on
+    the first batch of :meth:`fit` and :meth:`evaluate` (sentences and rule conjuncts)
+    must be finite and in [0, 1] (:func:`~xplique_ext.text.models.check_probability_outputs`).
+
     ``fit`` takes raw sentences and labels; it builds the conjunct inputs itself
     (:meth:`prepare`). A ``tf.data.Dataset`` of ``(prepare(...) dict, label)`` batches
     works too.
@@ -373,11 +379,8 @@ class RuleDistillation(keras.Model):
                 "(subclassed, or a Sequential not built on a keras.Input)"
             )
         out_shape = tuple(student.outputs[0].shape)
-        # the activation of the layer that makes the output (keras.ops.sigmoid: none to read)
-        act = getattr(
-            getattr(student.outputs[0]._keras_history.operation, "activation", None), "__name__", ""
-        )
-        why = _output_problem(act, out_shape)
+        # the activation of the layer or operation that makes the output
+        why = output_problem(output_activation(student), out_shape)
         if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or why:
             raise ValueError(
                 "`student` must be a binary classifier with a sigmoid (N, 1) or "
@@ -480,11 +483,28 @@ class RuleDistillation(keras.Model):
         x = tf.nest.map_structure(lambda v: tf.convert_to_tensor(np.asarray(v)), x)
         return x, y.astype(np.float32).reshape(-1, 1)
 
+    def _check_student(self, x: Any, rows: int) -> None:
+        """The student's outputs on the first ``rows`` sentences of ``x`` (a dict of
+        :meth:`prepare`, as tensors, or a dataset of its batches) and on their rule
+        conjuncts: finite probabilities in [0, 1] (see
+        :func:`~xplique_ext.text.models.check_probability_outputs`), before they are used as
+        such."""
+        if isinstance(x, tf.data.Dataset):
+            x = next(iter(x.take(1)), (None,))[0]
+        if not isinstance(x, dict) or {"x", "x_rule", "has_rule"} - set(x):
+            return  # not prepare()'s batches: Keras reports what it cannot read
+        if not len(x["has_rule"]):
+            return
+        for key in ("x", "x_rule"):
+            sample = tf.nest.map_structure(lambda v: v[:rows], x[key])
+            check_probability_outputs(self.student, sample, "student")
+
     def evaluate(self, x=None, y=None, **kwargs):
         """Keras ``evaluate`` (cross-entropy to the labels and accuracy) on raw
         sentences or :meth:`prepare`'s dict, or a ``tf.data.Dataset``."""
         if not isinstance(x, tf.data.Dataset):
             x, y = self._tensors(x, y)
+        self._check_student(x, kwargs.get("batch_size") or 32)
         return super().evaluate(x, y, **kwargs)
 
     # x, y: sentences, prepare()'s dict or a Dataset, checked below
@@ -534,6 +554,7 @@ class RuleDistillation(keras.Model):
                 kwargs["validation_data"] = self._tensors(
                     *val, "validation_data[0]", "validation_data[1]"
                 )
+        self._check_student(x, batch_size or 32)
         self._steps_per_epoch.assign(float(steps_per_epoch or steps))
         return super().fit(
             x,
@@ -606,16 +627,6 @@ class RuleDistillation(keras.Model):
     @property
     def metrics(self):
         return [self.loss_tracker, self.pi_tracker, self.acc_tracker]
-
-
-def _output_problem(activation: str, out_shape: tuple) -> str:
-    """Why a binary output is no probability ('' when it is one), from the activation
-    of the layer that makes it."""
-    if activation == "linear":
-        return " of logits (a linear last layer)"
-    if activation == "softmax" and out_shape[-1:] == (1,):
-        return " of a softmax over one unit (always 1)"
-    return ""
 
 
 def _one_hot(y):

@@ -8,8 +8,9 @@ embeddings, fine-tuned or frozen. Static vectors come from a text file:
 * GloVe format: the same lines without header.
 
 Words of the vocabulary missing from the file get vectors drawn uniformly in
-[-0.25, 0.25] (Kim 2014's and Hu et al.'s choice for unknown words); the padding row 0
-is zero.
+[-0.25, 0.25] (Kim 2014's and Hu et al.'s choice for unknown words), each from the seed and
+the word itself (:func:`~xplique_ext.commons.random.input_rng`): a word gets the same
+vector in any vocabulary, at any index; the padding row 0 is zero.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from ..commons.params import ArrayLike, Boolean, InstanceOf, Interval, Strings, validate_params
+from ..commons.random import input_rng, seed_to_int
+from ..commons.text_files import WideTextError, open_text
 from ..commons.warnings import XpliqueExtWarning, warn
 
 __all__ = ["load_word_vectors", "set_embedding"]
@@ -43,13 +46,17 @@ def load_word_vectors(
     ----------
     path
         Text file, word2vec (with its ``n dim`` header) or GloVe (no header) format,
-        UTF-8, one word and D numbers per line separated by spaces.
+        UTF-8 (bytes that are not UTF-8 read as Latin-1, as every text file of the
+        package: :mod:`xplique_ext.commons.text_files`), one word and D numbers per line
+        separated by spaces.
     vocabulary
         The V distinct tokens (str) of the model, index = row (e.g.
         ``TextVectorization.get_vocabulary()``: ``''`` padding first, ``'[UNK]'``
         second). The empty string's row is zero.
     seed
-        Seed of the uniform vectors of the words missing from the file.
+        Seed of the uniform vectors of the words missing from the file; each word's vector
+        depends only on the seed and the word (not on its index in ``vocabulary``). None
+        draws fresh randomness.
     oov_scale
         Missing words get vectors uniform in [-oov_scale, oov_scale].
 
@@ -74,7 +81,11 @@ def load_word_vectors(
     index = {w: i for i, w in enumerate(vocabulary)}  # distinct str (@validate_params)
     vectors = {}
     dim = None
-    with path.open(encoding="utf-8") as fh:
+    try:
+        fh = open_text(path)
+    except WideTextError as exc:
+        raise ValueError(f"`path` {str(path)!r} is {exc}") from None
+    with fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.rstrip().split(" ")
             if lineno == 1 and len(parts) == 2 and all(x.isdigit() for x in parts):
@@ -95,12 +106,13 @@ def load_word_vectors(
                         ) from None
     if dim is None:
         raise ValueError(f"`path` {str(path)!r} holds no vector")
-    rng = np.random.default_rng(seed)
-    matrix = rng.uniform(-oov_scale, oov_scale, size=(len(index), dim)).astype(np.float32)
-    for word, vec in vectors.items():
-        matrix[index[word]] = vec
-    if "" in index:
-        matrix[index[""]] = 0.0
+    seed = seed_to_int(seed)
+    matrix = np.zeros((len(index), dim), dtype=np.float32)  # the padding row '' stays zero
+    for word, row in index.items():
+        if word in vectors:
+            matrix[row] = vectors[word]
+        elif word:  # missing from the file: drawn from the seed and the word itself
+            matrix[row] = input_rng(seed, word).uniform(-oov_scale, oov_scale, size=dim)
     if not np.isfinite(matrix).all():
         raise ValueError(f"`path` {str(path)!r} holds NaN or infinite vector values")
     if not vectors:

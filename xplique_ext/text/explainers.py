@@ -20,7 +20,6 @@ I-PERCY are PERCY computed with their attributions.
 
 from __future__ import annotations
 
-import hashlib
 import numbers
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -28,7 +27,7 @@ import numpy as np
 
 from ..commons.params import Boolean, Interval, Options, Word, validate_params
 from ..commons.progress import progress_bar
-from ..commons.random import seed_to_int
+from ..commons.random import input_sequence, seed_to_int
 from ..commons.warnings import XpliqueExtWarning, warn
 from .classifier import CHUNK_ROWS, TEXT_MODEL, Prepared, as_text_classifier, pad_shifts
 
@@ -54,14 +53,14 @@ EXPLAINER_PARAMETERS = {  # the tokenizer is checked by Tokenizer, the strategy 
 
 
 def sentence_seed(seed: int, sentence: str) -> int:
-    """A 32-bit seed for one sentence, from the explainer's seed and the sentence text.
+    """A 32-bit seed for one sentence, from the explainer's seed and the sentence text
+    (:func:`~xplique_ext.commons.random.input_sequence`, the package's one way of drawing
+    per input).
 
     Depending on the text (not on the position in the list) makes the attributions
     independent of the order and grouping of the sentences.
     """
-    digest = hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest()
-    ss = np.random.SeedSequence([int(seed) & 0xFFFFFFFFFFFFFFFF, int.from_bytes(digest, "little")])
-    return int(ss.generate_state(1, dtype=np.uint32)[0])
+    return int(input_sequence(seed, sentence).generate_state(1, dtype=np.uint32)[0])
 
 
 class TokenAttributionExplainer:
@@ -531,7 +530,8 @@ class IntegratedGradientsTokenExplainer(TokenAttributionExplainer):
     a uniform interface and has no effect.
 
     Needs a Keras model with an ``Embedding`` layer (found automatically, also inside a
-    model on raw strings). Tokens beyond the model's sequence length get 0.
+    model on raw strings). Tokens beyond the model's sequence length get 0 (for a keras-hub
+    classifier, the words whose pieces lie beyond the preprocessor's sequence length).
 
     On a keras-hub transformer (see :mod:`xplique_ext.text.hub`) the path runs along
     the token embeddings of the word pieces, from the ``[MASK]`` token embedding (the

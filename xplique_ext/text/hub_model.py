@@ -121,6 +121,10 @@ class KerasHubTextModel(keras.Model):
             mask_id = int(mask_id)
         self.tokenizer = _HubTokenizer(hub_tokenizer, mask_string, mask_id)
         self.max_pieces = max_pieces
+        # the model reads the first max_pieces pieces: the text classifier composes its
+        # inputs (and IG's path and the embedding shifts) to that length, so that the
+        # pieces beyond it get no position, hence no attribution (0)
+        self.tokenizer.sequence_length = max_pieces
         self.logits = logits
         self.input_names = list(input_names)
         self.start_id = int(hub_tokenizer.start_token_id)

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
-from ..commons.random import seed_to_int
+from ..commons.random import input_rng, seed_to_int
 from ..runtime import check_outputs
 from .explainers import TokenAttributionExplainer
 from .tokens import as_sentences
@@ -75,7 +75,9 @@ class LocalLipschitzEstimate(BaseMetric):
     Parameters
     ----------
     inputs
-        Inputs (N, ...) (NumPy array or tf.Tensor).
+        Inputs (N, ...) (NumPy array or tf.Tensor). Their precision is kept: float64
+        inputs are perturbed and explained in float64, float32 ones in float32 (and float16
+        in float16); integer inputs become float64 (every integer below 2**53 exact).
     targets
         Targets passed to the explainer as ``explainer(inputs, targets)``; None calls
         ``explainer(inputs)``.
@@ -86,8 +88,16 @@ class LocalLipschitzEstimate(BaseMetric):
     nb_samples
         Number of perturbations z per input; the maximum of Eq. 10 is taken over them.
     seed
-        Seed of the perturbations (each input's perturbations depend only on the seed and
-        the input's index, whatever the batch size).
+        Seed of the perturbations: each input's perturbations depend only on the seed and
+        the input's values (:func:`~xplique_ext.commons.random.input_rng`), so an input
+        gets the same estimate alone, in any order and whatever the batch size.
+
+    Notes
+    -----
+    ||s - z|| is the distance between the input and its perturbation as the explainer
+    receives it (rounded to the inputs' dtype). A perturbation that rounds to the input
+    itself (epsilon below the inputs' precision, e.g. float16 inputs near 1e4) has no
+    ratio and is skipped; an input whose perturbations all round to it scores NaN.
 
     Attributes
     ----------
@@ -104,18 +114,17 @@ class LocalLipschitzEstimate(BaseMetric):
     """
 
     higher_is_better = False
-    undefined_reason = "every perturbation of the input has a zero norm in float32"
+    undefined_reason = (
+        "every perturbation of the input rounds to the input itself in the inputs' dtype "
+        "(epsilon is below their precision): ||s - z|| = 0"
+    )
     _data_params = ("inputs", "targets")
 
     @validate_params(
         {
             **_BALL,
             "batch_size": [Interval(numbers.Integral, 1, None), None],
-            "inputs": [
-                ArrayLike(
-                    "real", ndim=(2, 3, 4, 5), shapes="(N, ...)", dtype=np.float32, finite=True
-                )
-            ],
+            "inputs": [ArrayLike("real", ndim=(2, 3, 4, 5), shapes="(N, ...)", finite=True)],
             "targets": [ArrayLike("any", ndim=(1, 2, 3, 4, 5), shapes="(N, ...)"), None],
         }
     )
@@ -134,6 +143,8 @@ class LocalLipschitzEstimate(BaseMetric):
                 f"`targets` must hold one target per input: got {len(targets)} "
                 f"targets for {len(inputs)} inputs"
             )
+        if inputs.dtype.kind != "f":  # integers: float64 holds every one below 2**53
+            inputs = inputs.astype(np.float64)
         self.inputs = inputs
         self.targets = targets
         self.batch_size = batch_size
@@ -161,14 +172,16 @@ class LocalLipschitzEstimate(BaseMetric):
             return np.zeros(0)
         dim = self.inputs[0].size
         x_rep = np.repeat(self.inputs, k, axis=0)
+        # each input's perturbations from the seed and its values, never its position
         deltas = np.concatenate(
-            [sample_ball(np.random.default_rng([seed, i]), k, dim, self.epsilon) for i in range(n)]
+            [sample_ball(input_rng(seed, s), k, dim, self.epsilon) for s in self.inputs]
         )
-        z = x_rep + deltas.reshape(x_rep.shape).astype(np.float32)
+        # perturbed in the inputs' own dtype (float64 stays float64)
+        z = x_rep + deltas.reshape(x_rep.shape).astype(x_rep.dtype)
         y_rep = None if self.targets is None else np.repeat(self.targets, k, axis=0)
         e_x = self._explain(explainer, self.inputs, self.targets)
         num = np.linalg.norm(np.repeat(e_x, k, axis=0) - self._explain(explainer, z, y_rep), axis=1)
-        # the actual distance of the (float32) perturbed inputs
+        # the actual distance of the perturbed inputs, as rounded to the inputs' dtype
         den = np.linalg.norm((z - x_rep.astype(np.float64)).reshape(n * k, -1), axis=1)
         return _max_ratio(num.reshape(n, k), den.reshape(n, k))
 
@@ -190,7 +203,9 @@ class TextLocalLipschitzEstimate(BaseMetric):
     nb_samples
         Number of perturbations per sentence.
     seed
-        Seed of the perturbations (depends only on the seed and the sentence's index).
+        Seed of the perturbations: each sentence's perturbations depend only on the seed
+        and the sentence's text (:func:`~xplique_ext.commons.random.input_rng`), so a
+        sentence gets the same estimate alone, in any order or grouping.
 
     Examples
     --------
@@ -244,7 +259,8 @@ class TextLocalLipschitzEstimate(BaseMetric):
         for i in range(n):
             _, owner = clf.masked_inputs(prep, i, np.ones((1, len(prep.words[i])), dtype=bool))
             count = int((owner >= 0).sum())  # the token positions: the first ones (padding after)
-            delta = sample_ball(np.random.default_rng([seed, i]), k, count * dim, self.epsilon)
+            rng = input_rng(seed, self.sentences[i])  # the seed and the text, not the index
+            delta = sample_ball(rng, k, count * dim, self.epsilon)
             norms[i] = np.linalg.norm(delta, axis=1)
             shifts.extend(delta.reshape(k, count, dim).astype(np.float32))  # padded with 0 later
         run_seed = seed_to_int(explainer.seed)

@@ -11,12 +11,14 @@ Two ways in:
     ValueError pointing to ``split='validation'`` (``dev.tsv``, 872 sentences).
   - **Sentiment140** (``trainingandtestdata.zip``:
     ``training.1600000.processed.noemoticon.csv``, ``testdata.manual.2009.06.14.csv``):
-    six quoted columns, no header (polarity, id, date, query, user, text), Latin-1;
-    polarity 0 (negative) / 4 (positive) becomes 0 / 1. The published test file also
+    six quoted columns, no header (polarity, id, date, query, user, text), Latin-1 as
+    published (a copy saved in UTF-8 is read as UTF-8); polarity 0 (negative) / 4 (positive) becomes 0 / 1. The published test file also
     holds neutral tweets (polarity 2): they are dropped, with a warning that counts them.
 
   ``path`` is the file itself, or the folder that holds the split's file under its
-  published name.
+  published name. Both are decoded by the package's one text decoder
+  (:mod:`xplique_ext.commons.text_files`): UTF-8 first, Latin-1 only for the bytes that
+  are not UTF-8, so a Latin-1 file and its UTF-8 copy give the same sentences.
 * no ``path``: ``tensorflow-datasets`` (``glue/sst2``, ``sentiment140``) when installed,
   else Hugging Face ``datasets`` (``nyu-mll/glue`` ``sst2``, ``stanfordnlp/sentiment140``,
   the ``[datasets]`` extra); these download the data on first use. With neither, an
@@ -38,6 +40,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Options, check_param, validate_params
+from ..commons.text_files import WideTextError, open_text
 from ..commons.warnings import XpliqueExtWarning, warn
 from .conjunctions import resolve_rules
 from .tokens import find_keywords, whitespace_tokens
@@ -169,9 +172,9 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
         )
     sst2 = name == "sst2"
     where = f"`path` {str(file)!r}"
-    what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1)"
+    what = "GLUE SST-2's TSV (UTF-8)" if sst2 else "Sentiment140's CSV (Latin-1 or UTF-8)"
     try:
-        with open(file, encoding="utf-8-sig" if sst2 else "latin-1", newline="") as handle:
+        with open_text(file) as handle:
             if sst2:
                 rows = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
                 header = [h.strip() for h in next(rows, [])]
@@ -185,7 +188,7 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
                     f"columns 'sentence' and 'label', got {header}.{hint}"
                 )
             data = [(row, rows.line_num) for row in rows if row]
-    except (UnicodeDecodeError, csv.Error) as exc:  # an archive, a binary file...
+    except (WideTextError, csv.Error) as exc:  # an archive, a binary file, UTF-16...
         raise ValueError(f"{where} is not {what}: {exc}; pass the extracted file") from None
     if not data:
         raise ValueError(f"{where} is empty: it holds no sentence (expected {what})")

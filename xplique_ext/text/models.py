@@ -15,6 +15,7 @@ bag-of-words logistic model with known token contributions, for known-answer tes
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -38,6 +39,9 @@ __all__ = [
     "build_lstm_classifier",
     "train_classifier",
     "BagOfWordsModel",
+    "PROBABILITY_ACTIVATIONS",
+    "output_activation",
+    "check_probability_outputs",
 ]
 
 _POSITIVE = [Interval(numbers.Integral, 1, None)]
@@ -261,6 +265,87 @@ def build_lstm_classifier(
     )
 
 
+# =========================================================================== probabilities
+#: Output activations whose values are probabilities in [0, 1]: a binary classifier trained
+#: with a cross-entropy must end with one of them.
+PROBABILITY_ACTIVATIONS = ("sigmoid", "softmax", "hard_sigmoid")
+
+
+def output_activation(model: Any) -> str:
+    """The activation that makes a functional Keras model's output: the ``activation`` of
+    the layer that makes it (``'linear'`` for a ``Dense`` without one), else the name of the
+    operation (``'tanh'`` for ``keras.ops.tanh``); ``''`` when none can be read (a
+    subclassed model, a ``Lambda`` layer)."""
+    outputs = getattr(model, "outputs", None)
+    history = getattr(outputs[0], "_keras_history", None) if outputs else None
+    if history is None:
+        return ""
+    operation = history.operation
+    activation = getattr(operation, "activation", None)
+    if activation is not None:
+        return getattr(activation, "__name__", "")
+    # an operation such as keras.ops.tanh (class Tanh) or ops.leaky_relu (LeakyRelu)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(operation).__name__).lower()
+
+
+def _is_activation(name: str) -> bool:
+    """Whether ``name`` is one of Keras' activations."""
+    import keras
+
+    try:
+        keras.activations.get(name)
+    except (ValueError, TypeError):
+        return False
+    return bool(name)
+
+
+def output_problem(activation: str, out_shape: tuple) -> str:
+    """Why a binary classifier's output is no probability ('' when it is one, or when
+    its activation cannot be read), from its activation and its shape."""
+    if activation == "linear":
+        return " of logits (a linear last layer)"
+    if activation == "softmax" and out_shape[-1:] == (1,):
+        return " of a softmax over one unit (always 1)"
+    if activation not in PROBABILITY_ACTIVATIONS and _is_activation(activation):
+        return f" of a {activation} activation (not probabilities in [0, 1])"
+    return ""
+
+
+def check_probability_outputs(model: Any, sample: Any, name: str = "model") -> None:
+    """Refuse a binary classifier whose outputs are no probabilities, before it is trained
+    with a cross-entropy (which would clip them and train on silently).
+
+    Two checks, the first where it can be read: the activation that makes the output
+    (:func:`output_activation`) must be one of :data:`PROBABILITY_ACTIVATIONS` (a linear,
+    ``tanh`` or ``relu`` output is refused at once); and the model's outputs on ``sample``
+    (a batch of its inputs) must be finite probabilities in [0, 1], checked row by row by
+    :func:`xplique_ext.runtime.check_outputs` (an output made by an operation that cannot
+    be read, such as a ``Lambda`` layer, is caught there).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: an output that is no probability.
+    """
+    import tensorflow as tf
+
+    from ..runtime import check_outputs
+
+    outputs = getattr(model, "outputs", None)
+    if outputs:
+        out_shape = tuple(outputs[0].shape)
+        why = output_problem(output_activation(model), out_shape)
+        if why:
+            raise ValueError(
+                f"`{name}` must be a binary classifier with a sigmoid (N, 1) or "
+                f"two-class softmax (N, 2) output, got output shape {out_shape}{why}"
+            )
+    # tensors: Keras' array adapter rejects NumPy object arrays of strings
+    sample = tf.nest.map_structure(tf.convert_to_tensor, sample)
+    batch = int(tf.nest.flatten(sample)[0].shape[0])
+    check_outputs(model(sample, training=False), batch, name=name, probabilities=True)
+
+
 @validate_params(
     {
         "model": [Callable_()],
@@ -287,6 +372,10 @@ def train_classifier(
     """Compile (Adam, binary cross-entropy) and train ``model``; the training order is
     shuffled each epoch by a local generator seeded with ``seed``.
 
+    ``model`` must return probabilities p(y=1|s) (a sigmoid unit): a model whose output
+    is no probability (logits, ``tanh``, ``relu``) is refused before training (see
+    :func:`check_probability_outputs`), rather than trained on a clipped cross-entropy.
+
     The paper trains with Adam at 3e-5, batch size 50 and early stopping on real data;
     the defaults here suit the small generated data sets of the tutorial.
 
@@ -302,6 +391,7 @@ def train_classifier(
     y = np.asarray(y, dtype=np.float32).reshape(-1, 1)
     if len(y) != len(x):
         raise ValueError(f"`y` must hold one label per row of `x` ({len(x)}), got {len(y)}")
+    check_probability_outputs(model, x[:batch_size])
     model.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss="binary_crossentropy",
