@@ -564,11 +564,16 @@ def _pair_rows(arrays, *, interval, test, name, options, alpha, higher_is_better
 def _better(row: dict, direction: int, higher_is_better: bool) -> Optional[str]:
     """The better explainer of a pair that differs, from the ``direction`` of its test
     (+1: A's scores are the larger, -1: B's) read in the metric's direction; else None."""
-    if not row["differs"] or direction == 0:
+    if not row["differs"]:
         return None
-    # where A and B stand on the test's scale (A at +direction), read in the declared one
-    best = order_best_first([direction, -direction], higher_is_better)[0]
-    return (row["a"], row["b"])[best]
+    if direction == 0:  # a tie on the test's scale: neither is better
+        return None
+    # A's scores are the larger (direction +1) or the smaller (-1); larger is better when
+    # the metric declares higher is better
+    a_is_better = (direction > 0) == higher_is_better
+    if a_is_better:
+        return row["a"]
+    return row["b"]
 
 
 def _ranks(

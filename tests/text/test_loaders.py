@@ -357,3 +357,17 @@ def test_load_sentiment_dataset_error_quotes_the_split_passed(tmp_path):
         load_sentiment_dataset("sentiment140", "dev", path=file)
     (tmp_path / "dev.tsv").write_text("sentence\tlabel\na mess\t0\n")
     assert load_sentiment_dataset("sst2", "dev", path=tmp_path)[0] == ["a mess"]
+
+
+def test_library_bytes_go_through_the_text_decoder(no_libraries, monkeypatch):
+    # bytes that are not UTF-8 are read as Latin-1, as in the files: no UnicodeDecodeError
+    def load(name, split):
+        return [
+            {"sentence": "café , but".encode("latin-1"), "label": 1, "idx": 0},
+            {"sentence": "café’s".encode(), "label": 0, "idx": 1},
+        ]
+
+    fake = types.SimpleNamespace(load=load, as_numpy=lambda data: data)
+    monkeypatch.setitem(sys.modules, "tensorflow_datasets", fake)
+    s, y = load_sentiment_dataset("sst2", "validation")
+    assert (s, y.tolist()) == (["café , but", "café’s"], [1, 0])

@@ -14,7 +14,7 @@ from xplique_ext.text import (
     resolve_rules,
     whitespace_tokens,
 )
-from xplique_ext.text.tokens import Tokenizer, compose, is_compositional
+from xplique_ext.text.tokens import Tokenizer, as_sentences, compose, is_compositional
 
 
 # ----------------------------------------------------------------------------- tokens
@@ -147,3 +147,12 @@ def test_a_tokenizer_returning_too_few_rows_is_refused(bow):
         r" for N strings, got .* shape \(1, 3\).* for 2 strings",
     ):
         TextClassifier(bow, lambda s: np.ones((1, 3), int)).predict_proba(["good", "bad"])
+
+
+def test_sentences_in_bytes_must_be_utf8():
+    assert as_sentences([b"caf\xc3\xa9", "bad"]) == ["caf\u00e9", "bad"]
+    # strict: bytes that are not UTF-8 are refused naming the sentence, not read as Latin-1
+    with pytest.raises(ValueError, match=r"`inputs\[1\]` must be a str or UTF-8 bytes"):
+        as_sentences(["good", b"caf\xe9"])
+    with pytest.raises(ValueError, match=r"`texts\[0\]` must be a str or UTF-8 bytes"):
+        as_sentences(np.array([b"\xff film"], dtype=object), "texts")

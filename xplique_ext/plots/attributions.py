@@ -6,7 +6,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..commons.direction import order_best_first
+from ..commons.direction import direction_word, order_best_first
 
 __all__ = ["plot_scored_explanations", "plot_scores"]
 
@@ -148,9 +148,7 @@ def plot_scores(
         _, ax = plt.subplots(figsize=(6, 0.5 * len(order) + 1))
     ax.barh(order, [means[k] for k in order], xerr=[errors[k] for k in order], color="tab:blue")
     direction = ""  # None: no direction
-    if higher_is_better is not None and higher_is_better:
-        direction = " (higher is better)"
-    elif higher_is_better is not None:
-        direction = " (lower is better)"
+    if higher_is_better is not None:
+        direction = f" ({direction_word(higher_is_better)} is better)"
     ax.set_xlabel(metric_name + direction)
     return ax

@@ -33,7 +33,7 @@ import numbers
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from ..commons.params import PATH, STRING, InstanceOf, Interval, Options, validate_params
 from .errors import NamesParseError
@@ -344,16 +344,23 @@ def _parse_list(tokens: Sequence[Token], file: str, statement) -> Tuple[str, ...
     return tuple(values)
 
 
-def _split(tokens: Sequence[Token]) -> List[Tuple[str, List[Token]]]:
-    """Split at the ``:`` and ``:=`` outside parentheses: (separator, tokens) pairs."""
-    parts: List[Tuple[str, List[Token]]] = [("", [])]
+class Part(NamedTuple):
+    """One part of a declaration split at ``:`` and ``:=`` (see :func:`_split`)."""
+
+    separator: str  # the ':' or ':=' before the part ('' for the first)
+    tokens: List[Token]
+
+
+def _split(tokens: Sequence[Token]) -> List[Part]:
+    """Split at the ``:`` and ``:=`` outside parentheses."""
+    parts = [Part("", [])]
     depth = 0  # of parentheses
     for token in tokens:
         depth += _is(token, "(") - _is(token, ")")
         if depth == 0 and token.kind == "punct" and token.value in (":", ":="):
-            parts.append((token.value, []))
+            parts.append(Part(token.value, []))
         else:
-            parts[-1][1].append(token)
+            parts[-1].tokens.append(token)
     return parts
 
 
@@ -382,7 +389,7 @@ def _parse_type(tokens: List[Token], file: str, statement) -> Tuple[str, Optiona
     )
 
 
-def _parse_extended(parts, file, statement) -> Tuple[str, ...]:
+def _parse_extended(parts: Sequence[Part], file, statement) -> Tuple[str, ...]:
     extended = []
     for separator, tokens in parts:
         if separator != ":":
@@ -409,13 +416,13 @@ def _parse_attribute(statement: List[Token], file: str) -> Attribute:
     if len(statement) < 3 or not _is_identifier(statement[0]) or not _is(statement[1], ":"):
         raise _error("expected 'name: type.'", statement, file)
     parts = _split(statement[2:])
-    kind, values = _parse_type(parts[0][1], file, statement)
+    kind, values = _parse_type(parts[0].tokens, file, statement)
     expression = None
     rest = parts[1:]
-    if rest and rest[0][0] == ":=":
-        if not rest[0][1]:
+    if rest and rest[0].separator == ":=":
+        if not rest[0].tokens:
             raise _error("empty expression after ':='", statement, file)
-        expression = _text(rest[0][1])
+        expression = _text(rest[0].tokens)
         rest = rest[1:]
     extended = _parse_extended(rest, file, statement)
     return Attribute(statement[0].value, kind, values, expression, extended, statement[0].line)

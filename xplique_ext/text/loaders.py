@@ -21,8 +21,9 @@ Two ways in:
   are not UTF-8, so a Latin-1 file and its UTF-8 copy give the same sentences.
 * no ``path``: ``tensorflow-datasets`` (``glue/sst2``, ``sentiment140``) when installed,
   else Hugging Face ``datasets`` (``nyu-mll/glue`` ``sst2``, ``stanfordnlp/sentiment140``,
-  the ``[datasets]`` extra); these download the data on first use. With neither, an
-  ImportError says what to install, or which file to download for ``path=``.
+  the ``[datasets]`` extra); these download the data on first use. The bytes they give
+  are decoded by the same decoder as the files (never a raw ``UnicodeDecodeError``). With
+  neither, an ImportError says what to install, or which file to download for ``path=``.
 
 ``contrastive_only=True`` keeps the sentences that hold a rule keyword (``but``, ``yet``,
 ``though``, ``while`` by default, matched as PERCY matches them), as the paper evaluates
@@ -35,12 +36,12 @@ import csv
 import importlib
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from ..commons.params import Boolean, InstanceOf, Options, check_param, validate_params
-from ..commons.text_files import WideTextError, open_text
+from ..commons.text_files import WideTextError, decode_text, open_text
 from ..commons.warnings import XpliqueExtWarning, warn
 from .conjunctions import resolve_rules
 from .tokens import find_keywords, whitespace_tokens
@@ -74,6 +75,17 @@ _LIBRARIES = {
 }
 #: Sentiment140's six columns (no header), named as the reader uses them
 _S140_COLUMNS = ["label", "id", "date", "query", "user", "sentence"]
+
+
+class Loaded(NamedTuple):
+    """A split as read, before its labels are checked (see :func:`_labelled`)."""
+
+    texts: List[str]
+    raw_labels: List[Any]  # as the source gives them (SST-2's 0/1, Sentiment140's 0/2/4)
+    line_numbers: Optional[List[int]]  # in the file, None for a library's split
+    source: str  # what the errors name: "`path` '...'" or the library
+
+
 _HIDDEN = "GLUE keeps the labels of SST-2's test split hidden: use split='validation' (dev.tsv)"
 
 
@@ -147,7 +159,7 @@ def load_sentiment_dataset(
         split = "validation"
     table = resolve_rules(rules)
     loaded = _load_remote(name, split) if path is None else _read_file(path, name, split)
-    sentences, labels = _labelled(name, *loaded)  # texts, raw labels, line numbers, source
+    sentences, labels = _labelled(name, loaded)
     if contrastive_only:
         keep = [bool(find_keywords(whitespace_tokens(s), table)) for s in sentences]
         sentences = [s for s, k in zip(sentences, keep) if k]
@@ -161,9 +173,9 @@ def load_sentiment_dataset(
     return sentences, labels
 
 
-def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], List[int], str]:
-    """(texts, raw labels, line numbers, source) of the published file ``path``, or of the
-    split's file in the folder ``path``, its columns checked."""
+def _read_file(path: Any, name: str, split: str) -> Loaded:
+    """The published file ``path``, or the split's file in the folder ``path``, its columns
+    checked."""
     file = Path(path) / DATASETS[name][split] if Path(path).is_dir() else Path(path)
     if not file.is_file():
         raise FileNotFoundError(
@@ -204,12 +216,12 @@ def _read_file(path: Any, name: str, split: str) -> Tuple[List[str], List[str], 
     texts = [row[i_text] for row, _ in data]
     raw_labels = [row[i_label] for row, _ in data]
     line_numbers = [line for _, line in data]
-    return texts, raw_labels, line_numbers, where
+    return Loaded(texts, raw_labels, line_numbers, source=where)
 
 
-def _load_remote(name: str, split: str) -> tuple:
-    """(texts, raw labels, None, source) through tensorflow-datasets, else Hugging Face
-    ``datasets``."""
+def _load_remote(name: str, split: str) -> Loaded:
+    """The split through tensorflow-datasets, else Hugging Face ``datasets`` (bytes decoded
+    by the package's one text decoder, as the files are)."""
     for module, (dataset, text_key, label_key) in _LIBRARIES[name].items():
         try:
             library = importlib.import_module(module)
@@ -230,8 +242,8 @@ def _load_remote(name: str, split: str) -> tuple:
                 f"{source} could not load {dataset!r} ({type(exc).__name__}: {exc}); without a "
                 f"network, download {_DOWNLOAD[name]} and pass `path=`"
             ) from exc
-        texts = [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in texts]
-        return texts, raw, None, source
+        texts = [decode_text(t) if isinstance(t, bytes) else str(t) for t in texts]
+        return Loaded(texts, raw, line_numbers=None, source=source)
     raise ImportError(
         f"load_sentiment_dataset({name!r}) without `path` needs tensorflow-datasets or Hugging Face "
         'datasets: pip install "xplique_ext[datasets]" (or pip install tensorflow-datasets); or '
@@ -239,11 +251,13 @@ def _load_remote(name: str, split: str) -> tuple:
     )
 
 
-def _labelled(
-    name: str, texts: List[str], raw: List[Any], lines: Optional[List[int]], source: str
-) -> Tuple[List[str], np.ndarray]:
+def _labelled(name: str, loaded: Loaded) -> Tuple[List[str], np.ndarray]:
     """Stripped sentences and 0/1 labels from the dataset's labels: SST-2's 0/1, or
     Sentiment140's polarities 0/4 (2, neutral, dropped with a warning)."""
+    texts = loaded.texts
+    raw = loaded.raw_labels
+    lines = loaded.line_numbers
+    source = loaded.source
     values = [str(v).strip() for v in raw]
     if name == "sst2" and values and set(values) == {"-1"}:
         raise ValueError(f"{source} gives SST-2's test split without labels (-1). {_HIDDEN}")

@@ -287,9 +287,13 @@ def is_compositional(
 
 def as_sentences(inputs: Any, name: str = "inputs") -> List[str]:
     """A list of str from a list / tuple / NumPy array / pandas Series / tf.Tensor of
-    strings (bytes are decoded as UTF-8) or a finite ``tf.data.Dataset`` of strings (or
-    of ``(sentence, label)`` pairs), read once batch by batch. An infinite dataset raises
-    a ValueError."""
+    strings or a finite ``tf.data.Dataset`` of strings (or of ``(sentence, label)``
+    pairs), read once batch by batch. An infinite dataset raises a ValueError.
+
+    Bytes must be UTF-8: bytes that are not are refused with a ValueError naming the
+    sentence. Unlike the files of :mod:`xplique_ext.commons.text_files`, no Latin-1
+    fallback: sentences in memory were encoded by the caller (a ``tf.string`` tensor holds
+    UTF-8), so other bytes are a mistake to report, not an encoding to guess."""
     sentences, _ = read_sentences(inputs, name)
     return sentences
 
@@ -324,7 +328,8 @@ def read_sentences(inputs: Any, name: str = "inputs") -> Tuple[List[str], Option
 
 
 def _text(item: Any, name: str) -> str:
-    """A sentence that is not a str: bytes decoded as UTF-8, anything else refused."""
+    """A sentence that is not a str: bytes decoded as strict UTF-8 (a ValueError naming
+    ``name`` for other bytes, see :func:`as_sentences`), anything else refused."""
     if not isinstance(item, bytes):
         return check_param(item, name, [STRING])
     try:
