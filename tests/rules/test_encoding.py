@@ -20,6 +20,7 @@ from xplique_ext.rules.encoding import (
     TRUE_TEXTS,
     UNKNOWN_CODE,
     EncodingRefused,
+    class_text,
     code_dtype,
     encode_distinct,
     encode_numeric_text,
@@ -162,6 +163,20 @@ def test_codes_take_the_smallest_integer_type():
         np.int16,
         np.int32,
     ]
+
+
+def test_class_text_reads_numbers_by_their_value():
+    same = ["1.0", 1.0, "1", 1, np.float32(1.0), " 1.00 ", "1e0"]
+    assert {class_text(v) for v in same} == {"1"}
+    assert [class_text(v) for v in ("2.5", 2.5, "go", "nan", "inf", "1.0x")] == [
+        "2.5",
+        "2.5",
+        "go",
+        "nan",
+        "inf",
+        "1.0x",
+    ]
+    assert all(class_text(class_text(v)) == class_text(v) for v in [*same, "2.50", "go"])
 
 
 def test_label_text_drops_the_zero_decimals_of_whole_numbers():

@@ -17,7 +17,7 @@ from tests.rules.rules_voyage_expected import (
     FIGURES,
 )
 from tests.rules.sklearn_tables import frame_of
-from xplique_ext.commons.warnings import XpliqueExtWarning
+from xplique_ext.commons.warnings import DegenerateSettingWarning, XpliqueExtWarning
 from xplique_ext.rules import (
     MEASURES,
     Attribute,
@@ -463,6 +463,26 @@ def test_labels_holding_every_head_class_pass_silently(voyage):
         same = evaluate_rules(rules, data, labels=y)
         score_rules(rules, data, reference=y)
     assert same.known == evaluate_rules(rules, data).known
+
+
+def test_numeric_heads_match_labels_by_value_as_score_rules_reads_them():
+    rules = parse_rules("R0001 IF a <= 1 THEN CLASS = 1.0\nR0002 DEFAULT CLASS = 0.0")
+    frame = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0]})
+    data = Dataset.from_frame(frame, Names([Attribute("a", "real")]))
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every label is a class of the heads
+        by_float = evaluate_rules(rules, data, labels=y)
+        by_int = evaluate_rules(rules, data, labels=y.astype(int))
+        by_text = evaluate_rules(rules, data, labels=np.array(["1", "0", "1", "1"]))
+        by_text_float = evaluate_rules(rules, data, labels=np.array(["1.0", "0", "1.0", "1.0"]))
+    # R0001 covers a = 0 and a = 1 (labels 1 and 0); a = 2 and a = 3 have the label 1
+    known = by_float.known
+    assert (known.bh[0], known.bhbar[0], known.bbarh[0], known.bbarhbar[0]) == (1, 1, 2, 0)
+    assert by_int.known == by_text.known == by_text_float.known == known
+    with pytest.warns(DegenerateSettingWarning, match="the rules declare no task"):
+        score = score_rules(rules, frame, y)
+    assert score.predictive_loss == 0.75  # predictions 1, 1, 0, 0 against 1, 0, 1, 1
 
 
 def test_warnings_of_declared_entry_points_point_at_the_caller(voyage):

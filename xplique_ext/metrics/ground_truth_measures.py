@@ -688,6 +688,8 @@ class GroundTruthMeasure:
 
     Attributes
     ----------
+    declaration : MeasureDeclaration
+        Its entry of :data:`DECLARATIONS`; the four read-only attributes below read it.
     higher_is_better : bool
         False for the distances, True for the localisation measures (from
         :data:`DECLARATIONS`, which every leaderboard, comparison and plot reads).
@@ -723,11 +725,27 @@ class GroundTruthMeasure:
                 f"`options` of {name!r} must be among {sorted(declared)}, got {unknown}"
             )
         self.options = {k: check_param(v, k, declared[k]) for k, v in options.items()}
-        declaration = DECLARATIONS[name]
-        self.higher_is_better = declaration.higher_is_better
-        self.label = declaration.label
-        self.reference = declaration.reference
-        self.proportion = declaration.proportion
+        self.declaration = DECLARATIONS[name]
+
+    @property
+    def higher_is_better(self) -> bool:
+        """Its direction, as :data:`DECLARATIONS` declares it."""
+        return self.declaration.higher_is_better
+
+    @property
+    def label(self) -> str:
+        """The label of its column in a leaderboard."""
+        return self.declaration.label
+
+    @property
+    def reference(self) -> str:
+        """What it compares the maps with: 'ground_truth' maps or 'masks'."""
+        return self.declaration.reference
+
+    @property
+    def proportion(self) -> bool:
+        """Whether each score is a 0/1 outcome (its mean is a proportion)."""
+        return self.declaration.proportion
 
     def __call__(self, explanations: Any, reference: Any) -> Score:
         """The measure of each explanation against its reference (ground truth or mask)."""

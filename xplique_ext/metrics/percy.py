@@ -484,20 +484,8 @@ class PERCY(BaseMetric):
         self.classifier = as_text_classifier(model, tokenizer, batch_size=batch_size)
         self.batch_size = self.classifier.batch_size
         self.tokens = [sentence.split() for sentence in self.sentences]
-        #: per sentence, the (keyword position, keyword) of each structure scored
-        self._found = [self._scored_keywords(tokens) for tokens in self.tokens]
-        self.structures = [
-            Structure(sentence_index, keyword_index, keyword)
-            for sentence_index, found in enumerate(self._found)
-            for keyword_index, keyword in found
-        ]
-        self.keyword_indices = []
-        self.keywords = []
-        for found in self._found:
-            keyword_index, keyword = next(iter(found), (None, None))
-            self.keyword_indices.append(keyword_index)
-            self.keywords.append(keyword)
-        self.n_without_keyword = sum(not found for found in self._found)
+        #: the rows of :meth:`details`, built once: the structures and the keywords read them
+        self._rows = self._structure_rows()
         self.p_positive = self.classifier.predict_proba(self.sentences)
         self.predictions = (self.p_positive > 0.5).astype(np.int64)
 
@@ -508,6 +496,46 @@ class PERCY(BaseMetric):
         if self.structure_mode == "first":
             return found[:1]
         return found
+
+    def _structure_rows(self) -> Tuple[Structure, ...]:
+        """The rows of :meth:`details`: one per structure scored and one (keyword None) per
+        sentence without keyword, in sentence order."""
+        rows = []
+        for sentence_index, tokens in enumerate(self.tokens):
+            found = self._scored_keywords(tokens)
+            if not found:
+                rows.append(Structure(sentence_index, None, None))
+            for keyword_index, keyword in found:
+                rows.append(Structure(sentence_index, keyword_index, keyword))
+        return tuple(rows)
+
+    def _first_rows(self) -> List[Structure]:
+        """The first row of each sentence: its first keyword scored, or its row without
+        keyword."""
+        firsts = {}
+        for row in self._rows:
+            firsts.setdefault(row.sentence_index, row)
+        return list(firsts.values())
+
+    @property
+    def structures(self) -> List[Structure]:
+        """(sentence_index, keyword_index, keyword) of each structure scored."""
+        return [row for row in self._rows if row.keyword is not None]
+
+    @property
+    def keywords(self) -> List[Optional[str]]:
+        """The first rule keyword scored in each sentence (None without keyword)."""
+        return [row.keyword for row in self._first_rows()]
+
+    @property
+    def keyword_indices(self) -> List[Optional[int]]:
+        """The token index of each sentence's first keyword (None without keyword)."""
+        return [row.keyword_index for row in self._first_rows()]
+
+    @property
+    def n_without_keyword(self) -> int:
+        """Number of sentences without any rule keyword (score NaN, not averaged)."""
+        return sum(row.keyword is None for row in self._rows)
 
     @property
     def model(self) -> Any:
@@ -572,17 +600,6 @@ class PERCY(BaseMetric):
             return values
         return np.sort(values)[::-1][: self.top_k]
 
-    def _rows(self) -> List[Structure]:
-        """The rows of :meth:`details`: one per structure scored and one (keyword None) per
-        sentence without keyword, in sentence order."""
-        rows = []
-        for sentence_index, found in enumerate(self._found):
-            if not found:
-                rows.append(Structure(sentence_index, None, None))
-            for keyword_index, keyword in found:
-                rows.append(Structure(sentence_index, keyword_index, keyword))
-        return rows
-
     def _test_alternative(self, rule_conjunct: str) -> str:
         """scipy's alternative for (A, B): towards the rule conjunct (B larger for B, A
         larger for A), or two-sided under ``alternative='two-sided'``."""
@@ -606,7 +623,7 @@ class PERCY(BaseMetric):
         """PERCY's score of every structure (Eq. 4-6) with the quantities it rests on: the
         rows of :meth:`details`, which :meth:`detailed_evaluate` averages per sentence."""
         attributions = self._check_explanations(explanations)
-        rows = self._rows()
+        rows = list(self._rows)
         sentence_index = np.array([row.sentence_index for row in rows], dtype=np.int64)
         rule_conjunct = [None if row.keyword is None else self.rules[row.keyword] for row in rows]
         scored = [r for r, conjunct in enumerate(rule_conjunct) if conjunct is not None]

@@ -12,7 +12,7 @@ from typing import Optional, Union
 import pandas as pd
 
 from ..commons.params import InstanceOf, validate_params
-from .encoding import FALSE_TEXTS, TRUE_TEXTS, parse_numbers
+from .encoding import FALSE_TEXTS, TRUE_TEXTS, parse_numbers, real_value
 from .errors import RuleParseError
 from .names import Attribute, Names
 from .pbm import RuleSet
@@ -30,15 +30,6 @@ __all__ = [
 ORDERING_OPERATORS = ("<", "<=", ">", ">=")
 #: Spellings of boolean values and what they mean.
 BOOLEAN_VALUES = {**dict.fromkeys(TRUE_TEXTS, "true"), **dict.fromkeys(FALSE_TEXTS, "false")}
-
-
-def real_value(text: str) -> Optional[float]:
-    """``text`` as a finite float, or None."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def typed_value(attribute: Attribute, text: str) -> Union[float, str, None]:

@@ -25,6 +25,7 @@ Two kinds of encoders:
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
@@ -54,6 +55,8 @@ __all__ = [
     "number_rules",
     "code_dtype",
     "label_text",
+    "real_value",
+    "class_text",
 ]
 
 #: How an unknown value is written.
@@ -352,6 +355,35 @@ def label_text(value: Any) -> str:
     """
     whole = isinstance(value, (float, np.floating)) and float(value).is_integer()
     return str(int(value)) if whole else str(value)
+
+
+def real_value(text: str) -> Optional[float]:
+    """``text`` as a finite float, or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def class_text(value: Any) -> str:
+    """A class as text, numbers by their value: the one key by which rule heads, labels and
+    predictions are compared as classes.
+
+    A text that reads as a finite number is that number (the head ``'1.0'``, the label
+    ``1.0`` and the label ``'1'`` are the class ``'1'``); any other value is written by
+    :func:`label_text`.
+
+    Examples
+    --------
+    >>> class_text("1.0"), class_text(1.0), class_text("1"), class_text("go")
+    ('1', '1', '1', 'go')
+    """
+    if isinstance(value, str):
+        number = real_value(value)
+        if number is not None:
+            return label_text(number)
+    return label_text(value)
 
 
 # -- the fast encoders --------------------------------------------------------------------

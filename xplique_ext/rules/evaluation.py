@@ -42,7 +42,7 @@ from ..commons.params import STRING, ArrayLike, InstanceOf, Interval, Options, v
 from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset
-from .encoding import label_text
+from .encoding import class_text
 from .measures import MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
@@ -259,18 +259,19 @@ class RuleEvaluation:
 
 # -- labels -------------------------------------------------------------------------------
 def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
-    """Check labels a user passed against the classes the rule heads name (compared as
-    text, ``1.0`` matching ``"1"``): labels that share no class with the heads (0/1
+    """Check labels a user passed against the classes the rule heads name (compared by
+    :func:`~xplique_ext.rules.encoding.class_text`: numbers by their value, the head
+    ``"1.0"`` matching the labels ``1.0``, ``1`` and ``"1"``): labels that share no class with the heads (0/1
     labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
     classes expected and those received; head classes the labels never hold are a
     warning naming them (their rules count no example with ``H`` true), issued at the
     user's line whatever the call depth."""
-    expected = sorted({label_text(head) for head in heads})
+    expected = sorted({class_text(head) for head in heads})
     values = np.asarray(labels)
     if not expected or values.size == 0:
         return
     received = sorted(
-        {label_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v}
+        {class_text(v) for v in pd.unique(values.ravel()) if v is not None and v == v}
     )
     never = [c for c in expected if c not in set(received)]
     if len(never) == len(expected):
@@ -319,12 +320,16 @@ def _labelled(data: Dataset, labels: Any = None):
 
 
 def _head_masks(compiled: Sequence[CompiledRule], y: Any) -> Dict[Any, np.ndarray]:
-    """``H`` mask of every distinct head: the label equals the head (compared as text, or
-    as numbers for numeric labels; a categorical compares its codes)."""
+    """``H`` mask of every distinct head: the label is the head's class (compared as
+    numbers for numeric labels, else by :func:`~xplique_ext.rules.encoding.class_text`, as
+    :func:`check_label_classes` compares them; each distinct label is read once)."""
     heads = dict.fromkeys(rule.head for rule in compiled)
     if y.dtype.kind in "fiub":  # read as the data reader reads numbers (NaN: no match)
         return {head: y == pd.to_numeric(head, errors="coerce") for head in heads}
-    return {head: np.asarray(y == label_text(head), dtype=bool) for head in heads}
+    codes, distinct = pd.factorize(y)
+    classes = np.array([class_text(label) for label in distinct], dtype=object)
+    # code -1 (a missing label, none after _labelled) reads the appended False
+    return {head: np.append(classes == class_text(head), False)[codes] for head in heads}
 
 
 # -- evaluation ---------------------------------------------------------------------------

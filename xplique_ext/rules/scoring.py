@@ -12,9 +12,8 @@ import pandas as pd
 from ..commons.pandas_inputs import paired_by_index
 from ..commons.params import Boolean, InstanceOf, Interval, Options, validate_params
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
-from .checking import real_value
 from .dataset import Dataset
-from .encoding import label_text
+from .encoding import class_text, real_value
 from .evaluation import LABELS, MODE, RULES, check_label_classes, known_labels, predict_rules
 from .fire import fire_score, qs_score
 from .pbm import TASKS, RuleSet
@@ -109,15 +108,6 @@ def _task(
             "for classification)"
         )
     return task
-
-
-def _class_of(value: Any) -> str:
-    """A class as text, numbers by their value: the head ``'1.0'``, the label ``1.0`` and
-    the label ``'1'`` are the class ``'1'``; other labels as :func:`label_text` writes
-    them."""
-    if isinstance(value, str) and real_value(value) is not None:
-        return label_text(real_value(value))
-    return label_text(value)
 
 
 def _numbers(reference: np.ndarray, known: np.ndarray) -> np.ndarray:
@@ -250,10 +240,10 @@ def score_rules(
         values = _numbers(reference, known)
         errors = np.abs(np.where(predicted, predictions, np.nan).astype(np.float64) - values)
     else:
-        as_class = np.vectorize(_class_of, otypes=[object])
+        as_class = np.vectorize(class_text, otypes=[object])
         if given:  # 0/1 labels for heads go/dont_go would score p = 1 without a word
-            heads = [_class_of(rule.head) for rule in rules.all_rules]
-            check_label_classes(heads, as_class(reference[known]), "reference")
+            heads = [rule.head for rule in rules.all_rules]
+            check_label_classes(heads, reference[known], "reference")
         errors = (as_class(predictions) != as_class(reference)).astype(np.float64)
     scored = predicted & known
     coverage = float(predicted[known].mean()) if known.any() else float("nan")
