@@ -40,6 +40,7 @@ from xplique_ext.rules import (
     rule_measures,
     score_rules,
 )
+from xplique_ext.rules.measures import HIGHER_IS_BETTER
 
 NAMES = Names(
     [
@@ -277,6 +278,8 @@ def test_rule_metrics_class():
     )
     assert metric(data) == metric.evaluate(data)
     assert RuleMetrics(rules, measure="Err").higher_is_better is False
+    for measure in MEASURES:  # the metric reads the one table of directions
+        assert RuleMetrics(rules, measure=measure).higher_is_better is HIGHER_IS_BETTER[measure]
     with pytest.raises(ValueError, match="`measure` must be one of"):
         RuleMetrics(rules, measure="accuracy")
     with pytest.raises(ValueError, match="`zero_division`"):

@@ -24,7 +24,7 @@ from xplique_ext.rules import (
     load_voyage,
     rule_measures,
 )
-from xplique_ext.rules.measures import chi_square
+from xplique_ext.rules.measures import HIGHER_IS_BETTER, chi_square
 
 
 def test_measures_known_values_and_identities():
@@ -230,3 +230,15 @@ def test_table8_r0003_matches_n_14():
     rules, data = load_voyage("ordered")
     result = evaluate_rules(rules, data, "ordered")
     assert result.known.n[2] == 13
+
+
+def test_each_measure_declares_its_direction_once():
+    assert tuple(HIGHER_IS_BETTER) == MEASURES  # one table: the names and their order
+    assert all(isinstance(v, bool) for v in HIGHER_IS_BETTER.values())
+    assert [m for m, higher in HIGHER_IS_BETTER.items() if not higher] == ["Err", "Chi2_p"]
+    # a better rule (more of its covered examples in the class) moves each measure
+    # in its declared direction: Acc up, Err down; a stronger association: Chi2 up, p down
+    weak = rule_measures(6, 4, 4, 6, n_classes=2)
+    strong = rule_measures(9, 1, 1, 9, n_classes=2)
+    for name in ("Acc", "Err", "Chi2", "Chi2_p"):
+        assert (strong[name] > weak[name]) == HIGHER_IS_BETTER[name], name

@@ -43,7 +43,7 @@ from ..commons.warnings import UndefinedScoreWarning, XpliqueExtWarning, warn
 from .compile import CompiledRule, MaskCache, compile_rules
 from .dataset import Dataset
 from .encoding import class_text
-from .measures import MEASURES, ZERO_DIVISION, rule_measures
+from .measures import HIGHER_IS_BETTER, MEASURES, ZERO_DIVISION, rule_measures
 from .names import Names
 from .pbm import RuleSet
 
@@ -821,8 +821,9 @@ class RuleMetrics(BaseMetric):
     rule excluded); ``evaluate`` its NaN-aware mean over the rules, with one warning when
     rules are skipped. ``details`` gives the whole table, one row per rule (both
     contingency tables, every measure of :func:`~xplique_ext.rules.rule_measures`, and
-    ``score``, the chosen measure). Higher is better for every measure but ``Err`` and
-    ``Chi2_p``: ``higher_is_better`` follows ``measure``.
+    ``score``, the chosen measure). ``higher_is_better`` is the direction
+    :data:`~xplique_ext.rules.measures.HIGHER_IS_BETTER` declares for ``measure`` (higher
+    is better for every measure but ``Err`` and ``Chi2_p``).
 
     Examples
     --------
@@ -862,7 +863,7 @@ class RuleMetrics(BaseMetric):
         self.mode = mode
         self.measure = measure
         self.zero_division = zero_division
-        self.higher_is_better = measure not in ("Err", "Chi2_p")
+        self.higher_is_better = HIGHER_IS_BETTER[measure]
 
     def detailed_evaluate(self, data: Dataset, labels: Any = None) -> np.ndarray:
         """``measure`` for each rule, a float ndarray (R,) (NaN where it is undefined and

@@ -17,32 +17,35 @@ from ..commons.uncertainty import Counts
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .validation import broadcast_shape
 
-__all__ = ["MEASURES", "ZERO_DIVISION", "rule_measures", "chi_square"]
+__all__ = ["MEASURES", "HIGHER_IS_BETTER", "ZERO_DIVISION", "rule_measures", "chi_square"]
 
+#: Measure name -> whether a higher value is better, in the order of :func:`rule_measures`:
+#: the one place that says a measure's direction.
+HIGHER_IS_BETTER = {
+    "Acc": True,
+    "Err": False,  # an error rate
+    "NegRel": True,
+    "Sens": True,
+    "Spec": True,
+    "Cov": True,
+    "Sup": True,
+    "Nov": True,
+    "Sat": True,
+    "RAcc": True,
+    "RNegRel": True,
+    "RSens": True,
+    "RSpec": True,
+    "WRAcc": True,
+    "WRNegRel": True,
+    "WRSens": True,
+    "WRSpec": True,
+    "Laplace": True,
+    "Lift": True,
+    "Chi2": True,
+    "Chi2_p": False,  # a p-value: the smaller, the stronger the evidence of an association
+}
 #: Names of the measures returned by :func:`rule_measures`, in order.
-MEASURES = (
-    "Acc",
-    "Err",
-    "NegRel",
-    "Sens",
-    "Spec",
-    "Cov",
-    "Sup",
-    "Nov",
-    "Sat",
-    "RAcc",
-    "RNegRel",
-    "RSens",
-    "RSpec",
-    "WRAcc",
-    "WRNegRel",
-    "WRSens",
-    "WRSpec",
-    "Laplace",
-    "Lift",
-    "Chi2",
-    "Chi2_p",
-)
+MEASURES = tuple(HIGHER_IS_BETTER)
 
 ZeroDivision = Union[str, float]
 #: What an undefined measure becomes: ``"warn"`` (NaN and a warning), ``"nan"`` or a number.
@@ -178,7 +181,8 @@ def rule_measures(
       Pearson's statistic of the 2x2 table without continuity correction, and
       ``Chi2_p`` its p-value (1 degree of freedom).
 
-    Higher is better for every measure except ``Err`` and ``Chi2_p``.
+    Higher is better for every measure except ``Err`` and ``Chi2_p``, as
+    :data:`HIGHER_IS_BETTER` declares.
 
     Cells of any size up to the float range give the measures of the same cells scaled
     down: ``Lift`` and Chi2 are computed on the cells divided by a power of two near their
