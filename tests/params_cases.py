@@ -530,7 +530,8 @@ REQUIRED_ARGUMENTS = {
     "plots.plot_scores": lambda f: {"scores": {"a": 0.5, "b": [0.1, 0.2]}},
     "plots.plot_aixi_samples": lambda f: {"data": f.aixi},
     "plots.plot_ground_truth_leaderboard": lambda f: {
-        "per_sample": {"a": {"EMD": np.array([0.1, 0.2])}, "b": {"EMD": np.array([0.3, 0.1])}}
+        "per_sample": {"EMD": {"a": np.array([0.1, 0.2]), "b": np.array([0.3, 0.1])}},
+        "directions": {"EMD": False},
     },
     "plots.plot_sample_size_curve": lambda f: {
         "sample_sizes": [8, 16],

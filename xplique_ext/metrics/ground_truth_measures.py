@@ -95,6 +95,9 @@ DECLARATIONS = {
 }
 #: Measure name -> the label of its column in :func:`ground_truth_leaderboard`.
 LABELS = {name: declared.label for name, declared in DECLARATIONS.items()}
+#: Measure label -> its declared ``higher_is_better``: the ``directions`` of plots of
+#: ``per_sample`` scores (:func:`~xplique_ext.plots.plot_ground_truth_leaderboard`).
+DIRECTIONS = {declared.label: declared.higher_is_better for declared in DECLARATIONS.values()}
 #: The distances to ground-truth maps (lower is better).
 DISTANCES = tuple(name for name, d in DECLARATIONS.items() if d.reference == "ground_truth")
 #: The localisation measures against ground-truth masks (higher is better).

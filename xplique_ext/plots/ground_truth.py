@@ -7,6 +7,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 
+from ..commons.direction import declared_direction
 from .attributions import finish_image_grid, overlay, plot_scores
 
 __all__ = ["plot_aixi_samples", "plot_ground_truth_leaderboard", "plot_sample_size_curve"]
@@ -49,19 +50,59 @@ def plot_aixi_samples(
 
 
 def plot_ground_truth_leaderboard(
-    per_sample: Mapping[str, Mapping[str, np.ndarray]], measures: Optional[Sequence[str]] = None
+    per_sample: Mapping[str, Mapping[str, np.ndarray]],
+    measures: Optional[Sequence[str]] = None,
+    *,
+    directions: Mapping[str, Any],
 ):
     """One bar chart per measure (best explainer on top, mean with standard error), from
     the ``per_sample`` scores of :func:`~xplique_ext.metrics.ground_truth_leaderboard`.
+
+    Parameters
+    ----------
+    per_sample
+        Measure label -> explainer name -> scores (N,).
+    measures
+        The labels to plot, in order (default: every label of ``per_sample``).
+    directions
+        Measure label -> its direction, as the measure declares it: a bool
+        ``higher_is_better``, or anything that declares one (a
+        :class:`~xplique_ext.metrics.GroundTruthMeasure`, a ``MeasureDeclaration``, the
+        ``ComparisonFrame`` of ``table.attrs['comparisons']``). The plot decides no
+        direction itself: the measures' declarations are
+        :data:`xplique_ext.metrics.ground_truth_measures.DIRECTIONS`.
 
     Returns
     -------
     fig
         The matplotlib Figure.
+
+    Raises
+    ------
+    ValueError
+        When ``directions`` lacks a measure plotted.
+    TypeError
+        When a direction is neither a bool nor declared.
+
+    Examples
+    --------
+    >>> from xplique_ext.metrics.ground_truth_measures import DIRECTIONS
+    >>> per_sample = {"EMD": {"a": np.array([0.1, 0.2]), "b": np.array([0.3, 0.4])}}
+    >>> fig = plot_ground_truth_leaderboard(per_sample, directions=DIRECTIONS)
+    >>> fig.axes[0].get_xlabel()
+    'EMD (lower is better)'
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
     import matplotlib.pyplot as plt
 
     measures = list(measures or per_sample)
+    missing = [m for m in measures if m not in directions]
+    if missing:
+        raise ValueError(
+            f"`directions` must give the direction of each measure plotted, missing "
+            f"{missing} (got directions for {list(directions)})"
+        )
+    higher_is_better = {m: _direction(directions[m]) for m in measures}
     n_methods = max(len(per_sample[m]) for m in measures)
     size = (4.2 * len(measures), 0.45 * n_methods + 1.2)
     fig, axes = plt.subplots(1, len(measures), figsize=size, squeeze=False)
@@ -69,11 +110,18 @@ def plot_ground_truth_leaderboard(
         plot_scores(
             per_sample[measure],
             metric_name=measure,
-            higher_is_better=measure not in ("EMD", "KL"),
+            higher_is_better=higher_is_better[measure],
             ax=ax,
         )
     fig.tight_layout()
     return fig
+
+
+def _direction(declared: Any) -> bool:
+    """A direction given as a bool, or read from what declares it."""
+    if isinstance(declared, (bool, np.bool_)):
+        return bool(declared)
+    return declared_direction(declared)
 
 
 def plot_sample_size_curve(
