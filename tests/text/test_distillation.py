@@ -556,6 +556,25 @@ def test_students_that_return_no_probabilities_are_refused(small_data, small_tv,
         RuleDistillation(head(lambda h: operation(keras.layers.Dense(1)(h))), tokenizer=small_tv)
 
 
+def test_a_student_of_the_wrong_shape_names_its_activation_too(small_tv):
+    import keras
+
+    from xplique_ext.text import RuleDistillation
+
+    inp = keras.Input(shape=(16,), dtype="int32")
+    pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(50, 4)(inp))
+    with pytest.raises(
+        ValueError, match=r"got output shape \(None, 3\) of a tanh activation \(not"
+    ):
+        RuleDistillation(
+            keras.Model(inp, keras.layers.Dense(3, "tanh")(pooled)), tokenizer=small_tv
+        )
+    with pytest.raises(ValueError, match=r"got output shape \(None, 3\)$"):
+        RuleDistillation(
+            keras.Model(inp, keras.layers.Dense(3, "sigmoid")(pooled)), tokenizer=small_tv
+        )
+
+
 def test_student_outputs_are_checked_before_training(small_data, small_tv):
     """An output the wrapper cannot read (a Lambda layer) is checked on the first batch of
     fit and evaluate, sentences and rule conjuncts: values outside [0, 1] are refused

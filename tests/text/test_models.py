@@ -105,6 +105,29 @@ def test_bag_of_words_id_weights_known_answer():
     assert bow.id_weights.tolist() == [0.0, 0.0, -1.0, 0.0, 2.0, 0.0, 0.5, 0.0, 0.0]
 
 
+def test_the_probability_activation_is_checked_by_one_function():
+    import keras
+
+    from xplique_ext.text.models import check_probability_activation
+
+    inp = keras.Input(shape=(4,))
+    check_probability_activation(keras.Model(inp, keras.layers.Dense(1, "sigmoid")(inp)))
+    check_probability_activation(keras.Model(inp, keras.layers.Dense(2, "softmax")(inp)))
+    tanh = keras.Model(inp, keras.layers.Dense(1, "tanh")(inp))
+    with pytest.raises(
+        ValueError,
+        match=r"^`student` must be a binary classifier with a sigmoid \(N, 1\) or two-class "
+        r"softmax \(N, 2\) output, got output shape \(None, 1\) of a tanh activation",
+    ):
+        check_probability_activation(tanh, "student")
+
+    class Subclassed(keras.Model):
+        def call(self, x):
+            return x
+
+    check_probability_activation(Subclassed())  # no outputs to read: the batch check decides
+
+
 def test_train_classifier_refuses_a_model_that_returns_no_probabilities(vectorizer):
     """Trained with a binary cross-entropy, a tanh model was fitted on clipped outputs:
     refused before training, by its activation or by its outputs on the first batch."""

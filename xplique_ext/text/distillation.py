@@ -93,7 +93,7 @@ from ..commons.params import (
     validate_params,
 )
 from .conjunctions import resolve_rules
-from .models import check_probability_outputs, output_activation, output_problem
+from .models import check_probability_activation, check_probability_outputs
 from .tokens import Tokenizer, as_sentences, find_keyword, whitespace_tokens
 
 __all__ = [
@@ -306,10 +306,16 @@ class RuleDistillation(keras.Model):
     student's weights are trained in place: use the student itself afterwards
     (explainers, PERCY).
 
-    The student must return probabilities: one whose output activation is not a sigmoid
-    or a softmax (logits, ``tanh``, ``relu``) is refused when wrapped, and its outputs on
-    the first batch of :meth:`fit` and :meth:`evaluate` (sentences and rule conjuncts)
-    must be finite and in [0, 1] (:func:`~xplique_ext.text.models.check_probability_outputs`).
+    The student must return probabilities, checked twice: its output activation when it
+    is wrapped (logits, ``tanh``, ``relu`` refused:
+    :func:`~xplique_ext.text.models.check_probability_activation`), and its outputs on the
+    first batch of :meth:`fit` and :meth:`evaluate` (the first ``batch_size`` sentences
+    and their rule conjuncts), which must be finite and in [0, 1]
+    (:func:`~xplique_ext.text.models.check_probability_outputs`). Later batches are not
+    checked: an assertion in the compiled training step would compile to nothing under
+    XLA (``jit_compile``), and a check outside it would run the student twice per batch.
+    A sigmoid or softmax output stays in [0, 1]; one that becomes non-finite later shows
+    as a NaN loss.
 
     ``fit`` takes raw sentences and labels; it builds the conjunct inputs itself
     (:meth:`prepare`). A ``tf.data.Dataset`` of ``(prepare(...) dict, label)`` batches
@@ -378,13 +384,12 @@ class RuleDistillation(keras.Model):
                 f"and outputs known), got a {type(student).__name__} without them "
                 "(subclassed, or a Sequential not built on a keras.Input)"
             )
+        check_probability_activation(student, "student")
         out_shape = tuple(student.outputs[0].shape)
-        # the activation of the layer or operation that makes the output
-        why = output_problem(output_activation(student), out_shape)
-        if len(out_shape) != 2 or out_shape[-1] not in (1, 2) or why:
+        if len(out_shape) != 2 or out_shape[-1] not in (1, 2):
             raise ValueError(
                 "`student` must be a binary classifier with a sigmoid (N, 1) or "
-                f"two-class softmax (N, 2) output, got output shape {out_shape}{why}"
+                f"two-class softmax (N, 2) output, got output shape {out_shape}"
             )
         # a keras-hub backbone's dict (token_ids / padding_mask / ...), or one input
         spec = student.inputs if isinstance(student, keras.Sequential) else student.input
@@ -485,10 +490,10 @@ class RuleDistillation(keras.Model):
 
     def _check_student(self, x: Any, rows: int) -> None:
         """The student's outputs on the first ``rows`` sentences of ``x`` (a dict of
-        :meth:`prepare`, as tensors, or a dataset of its batches) and on their rule
-        conjuncts: finite probabilities in [0, 1] (see
+        :meth:`prepare`, as tensors) or on the first batch of a dataset of its batches, and
+        on their rule conjuncts: finite probabilities in [0, 1] (see
         :func:`~xplique_ext.text.models.check_probability_outputs`), before they are used as
-        such."""
+        such. That first batch only: the later ones are not checked (see the class)."""
         if isinstance(x, tf.data.Dataset):
             x = next(iter(x.take(1)), (None,))[0]
         if not isinstance(x, dict) or {"x", "x_rule", "has_rule"} - set(x):

@@ -41,6 +41,7 @@ __all__ = [
     "BagOfWordsModel",
     "PROBABILITY_ACTIVATIONS",
     "output_activation",
+    "check_probability_activation",
     "check_probability_outputs",
 ]
 
@@ -311,16 +312,49 @@ def output_problem(activation: str, out_shape: tuple) -> str:
     return ""
 
 
+def check_probability_activation(model: Any, name: str = "model") -> None:
+    """Refuse a binary classifier whose output activation makes no probabilities.
+
+    The activation of the layer or operation that makes the output
+    (:func:`output_activation`) must be one of :data:`PROBABILITY_ACTIVATIONS`: a linear,
+    ``tanh`` or ``relu`` output, or a softmax over one unit, is refused. A model whose
+    outputs are not known (subclassed), or whose activation cannot be read (a ``Lambda``
+    layer), passes: its outputs are checked on a batch (:func:`check_probability_outputs`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the output shape and the activation.
+    """
+    outputs = getattr(model, "outputs", None)
+    if not outputs:
+        return
+    out_shape = tuple(outputs[0].shape)
+    why = output_problem(output_activation(model), out_shape)
+    if why:
+        raise ValueError(
+            f"`{name}` must be a binary classifier with a sigmoid (N, 1) or "
+            f"two-class softmax (N, 2) output, got output shape {out_shape}{why}"
+        )
+
+
 def check_probability_outputs(model: Any, sample: Any, name: str = "model") -> None:
     """Refuse a binary classifier whose outputs are no probabilities, before it is trained
     with a cross-entropy (which would clip them and train on silently).
 
-    Two checks, the first where it can be read: the activation that makes the output
-    (:func:`output_activation`) must be one of :data:`PROBABILITY_ACTIVATIONS` (a linear,
-    ``tanh`` or ``relu`` output is refused at once); and the model's outputs on ``sample``
-    (a batch of its inputs) must be finite probabilities in [0, 1], checked row by row by
+    Two checks: the output activation, where it can be read
+    (:func:`check_probability_activation`: a linear, ``tanh`` or ``relu`` output is
+    refused whatever the data); and the model's outputs on ``sample``, one batch of its
+    inputs, which must be finite probabilities in [0, 1], checked row by row by
     :func:`xplique_ext.runtime.check_outputs` (an output made by an operation that cannot
     be read, such as a ``Lambda`` layer, is caught there).
+
+    Only ``sample`` is checked, not every batch of the training that follows: a check
+    inside Keras' compiled training step would be dropped where Keras compiles it with
+    XLA (``jit_compile``, whose assertions compile to nothing), and a check outside it
+    would run the model a second time on each batch. An output whose activation is a
+    sigmoid or a softmax stays in [0, 1] on every batch; one that becomes non-finite
+    later shows as a NaN loss.
 
     Raises
     ------
@@ -331,15 +365,7 @@ def check_probability_outputs(model: Any, sample: Any, name: str = "model") -> N
 
     from ..runtime import check_outputs
 
-    outputs = getattr(model, "outputs", None)
-    if outputs:
-        out_shape = tuple(outputs[0].shape)
-        why = output_problem(output_activation(model), out_shape)
-        if why:
-            raise ValueError(
-                f"`{name}` must be a binary classifier with a sigmoid (N, 1) or "
-                f"two-class softmax (N, 2) output, got output shape {out_shape}{why}"
-            )
+    check_probability_activation(model, name)
     # tensors: Keras' array adapter rejects NumPy object arrays of strings
     sample = tf.nest.map_structure(tf.convert_to_tensor, sample)
     batch = int(tf.nest.flatten(sample)[0].shape[0])
@@ -373,8 +399,11 @@ def train_classifier(
     shuffled each epoch by a local generator seeded with ``seed``.
 
     ``model`` must return probabilities p(y=1|s) (a sigmoid unit): a model whose output
-    is no probability (logits, ``tanh``, ``relu``) is refused before training (see
-    :func:`check_probability_outputs`), rather than trained on a clipped cross-entropy.
+    is no probability is refused before training, rather than trained on a clipped
+    cross-entropy (see :func:`check_probability_outputs`): its output activation (logits,
+    ``tanh``, ``relu`` refused), and its outputs on the first ``batch_size`` rows of ``x``
+    (finite, in [0, 1]). Later batches are not checked (the reason is in
+    :func:`check_probability_outputs`).
 
     The paper trains with Adam at 3e-5, batch size 50 and early stopping on real data;
     the defaults here suit the small generated data sets of the tutorial.
