@@ -34,6 +34,7 @@ from xplique_ext.metrics import (
     relevance_mass_accuracy,
     relevance_rank_accuracy,
 )
+from xplique_ext.metrics.ground_truth_measures import DECLARATIONS, DIRECTIONS
 from xplique_ext.models import AIXIFunctionModel
 
 
@@ -418,6 +419,24 @@ def test_measure_options_live_on_the_measure(data, model):
     assert (kl.label, kl.higher_is_better) == ("KL", False)
     assert repr(kl) == "GroundTruthMeasure('kl', epsilon=0.001, resize=(16, 16))"
     assert GroundTruthMeasure("pointing_game").higher_is_better
+
+
+def test_a_measure_reads_its_declaration():
+    for name, declared in DECLARATIONS.items():
+        measure = GroundTruthMeasure(name)
+        assert measure.declaration is declared
+        assert measure.higher_is_better is declared.higher_is_better
+        assert (measure.label, measure.reference, measure.proportion) == (
+            declared.label,
+            declared.reference,
+            declared.proportion,
+        )
+        assert DIRECTIONS[declared.label] is declared.higher_is_better
+    emd_measure = GroundTruthMeasure("emd", resize=None)
+    with pytest.raises(AttributeError):  # one declaration: no copy to change
+        emd_measure.higher_is_better = True
+    assert emd_measure.get_config() == {"name": "emd", "resize": None}
+    assert repr(emd_measure) == "GroundTruthMeasure('emd', resize=None)"
 
 
 def test_non_square_maps_keep_their_aspect_ratio_and_pixel_units():
