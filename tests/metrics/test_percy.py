@@ -334,6 +334,25 @@ def test_empty_conjunct_scores_zero_and_first_keyword_counts(b_only):
     assert d.keyword[1] == "but" and d.rule_conjunct[1] == "B" and d.keyword_index[1] == 1
 
 
+@pytest.mark.parametrize("structures", ["all", "first"])
+def test_structures_and_keywords_are_the_rows_of_details(bow_all, structures):
+    rng = np.random.default_rng(1)
+    expl = [rng.normal(size=len(s.split())) for s in HAND_SENTENCES]
+    labels = np.ones(len(HAND_SENTENCES), dtype=int)
+    percy = PERCY(
+        bow_all, HAND_SENTENCES, labels, tokenizer=bow_all.tokenizer, structures=structures
+    )
+    d = percy.details(expl)
+    rows = list(zip(d.sentence_index, d.keyword_index, d.keyword))
+    with_keyword = d.keyword.notna().to_numpy()
+    structure_rows = [row for row, kept in zip(rows, with_keyword) if kept]
+    assert [(int(i), int(k), kw) for i, k, kw in structure_rows] == list(percy.structures)
+    assert percy.n_without_keyword == int((~with_keyword).sum())
+    first = d.drop_duplicates("sentence_index")  # each sentence's first row
+    assert percy.keywords == [None if pd.isna(k) else k for k in first.keyword]
+    assert percy.keyword_indices == [None if pd.isna(k) else int(k) for k in first.keyword_index]
+
+
 # ----------------------------------------------------------------------------- rules
 def test_rules_extend_replace_and_remove(bow_all):
     sents = ["dull however superb", "dull but superb", "dull while superb"]
