@@ -261,11 +261,11 @@ class RuleEvaluation:
 def check_label_classes(heads: Sequence[Any], labels: Any, name: str) -> None:
     """Check labels a user passed against the classes the rule heads name (compared by
     :func:`~xplique_ext.rules.encoding.class_text`: numbers by their value, the head
-    ``"1.0"`` matching the labels ``1.0``, ``1`` and ``"1"``): labels that share no class with the heads (0/1
-    labels for heads ``go``/``dont_go``) are a ``ValueError`` naming ``name``, the
-    classes expected and those received; head classes the labels never hold are a
-    warning naming them (their rules count no example with ``H`` true), issued at the
-    user's line whatever the call depth."""
+    ``"1.0"`` matching the labels ``1.0``, ``1`` and ``"1"``): labels that share no class
+    with the heads (0/1 labels for heads ``go``/``dont_go``) are a ``ValueError`` naming
+    ``name``, the classes expected and those received; head classes the labels never hold
+    are a warning naming them (their rules count no example with ``H`` true), issued at
+    the user's line whatever the call depth."""
     expected = sorted({class_text(head) for head in heads})
     values = np.asarray(labels)
     if not expected or values.size == 0:
