@@ -9,6 +9,7 @@ import abc
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
+import tensorflow as tf
 
 from ..commons.params import validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
@@ -117,7 +118,8 @@ class BaseAverageXMetric(ExplanationMetric):
         """The denominator of the formula (N,), None for a formula without one."""
         return None
 
-    def _mask(self, phi: np.ndarray, x: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _mask(phi: np.ndarray, x: np.ndarray) -> np.ndarray:
         """The explanation's absolute value, channel-averaged, min-max normalised per
         input and shaped to broadcast over ``x``, in ``x``'s dtype."""
         mask = np.abs(phi.astype(x.dtype, copy=False))
@@ -130,6 +132,15 @@ class BaseAverageXMetric(ExplanationMetric):
         if mask.ndim < x.ndim:
             mask = mask[..., np.newaxis]  # (B, H, W, 1) or (B, T, 1)
         return mask
+
+    @staticmethod
+    def _perturb_with_mask(inputs: Any, explanations: Any) -> tf.Tensor:
+        """Xplique's helper of the same name: ``inputs`` masked by their explanations'
+        mask (see the class Notes), as a tensor in the inputs' floating-point dtype."""
+        x = np.asarray(inputs)
+        x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)
+        phi = np.asarray(explanations)
+        return tf.convert_to_tensor(x * BaseAverageXMetric._mask(phi, x))
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """The metric's score of each input.
@@ -155,7 +166,7 @@ class BaseAverageXMetric(ExplanationMetric):
             phi = phi_all[start : start + len(x)]
             x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)
             before_parts.append(self.scores(x, y))
-            after_parts.append(self.scores(x * self._mask(phi, x), y))
+            after_parts.append(self.scores(self._perturb_with_mask(x, phi).numpy(), y))
             flat = np.abs(phi.reshape(len(phi), -1))
             constant.append(np.ptp(flat, axis=1) == 0)
         before = np.concatenate(before_parts).astype(np.float64)
