@@ -582,4 +582,3 @@ def test_explanation_metric_is_xplique_base_name():
 
     assert issubclass(ExplanationMetric, BaseAttributionMetric)
     assert issubclass(MuFidelity, ExplanationMetric) and issubclass(Deletion, ExplanationMetric)
-    assert not issubclass(GroundTruthSaliency, ExplanationMetric)

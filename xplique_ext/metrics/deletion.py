@@ -134,6 +134,12 @@ class CausalFidelity(ExplanationMetric):
         ``tf.distribute.Strategy`` (None: the one in scope), whose replicas share each
         batch of perturbed inputs.
 
+    Attributes
+    ----------
+    perturbed_counts_ : numpy.ndarray
+        The number of features perturbed at each point of the curve, (P,): the ``k`` of
+        the ``curve_<k>`` columns of :meth:`details`.
+
     Notes
     -----
     A feature is a pixel of an image (its channels together) or one value of tabular
