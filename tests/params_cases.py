@@ -413,6 +413,13 @@ class _Score:
 
 #: The required arguments of each public entry point the generated values do not fit (a
 #: model, a data set, a file, a mapping...), by its name in its package's ``__all__``.
+def _causal_details():
+    """A DataFrame as Deletion's ``details`` gives it: a score and a curve of 2 points."""
+    import pandas as pd
+
+    return pd.DataFrame({"score": [0.5], "curve_0": [1.0], "curve_4": [0.0]})
+
+
 REQUIRED_ARGUMENTS = {
     # metrics
     "metrics.MuFidelity": lambda f: {"model": f.image_model, "inputs": f.images},
@@ -545,6 +552,12 @@ REQUIRED_ARGUMENTS = {
         "scores_by_name": {"a": np.arange(8.0), "b": np.arange(8.0)[::-1]},
         "higher_is_better": True,
     },
+    "metrics.Deletion": lambda f: {"model": f.image_model, "inputs": f.images},
+    "metrics.Insertion": lambda f: {"model": f.image_model, "inputs": f.images},
+    "metrics.AverageDropMetric": lambda f: {"model": f.image_model, "inputs": f.images},
+    "metrics.AverageIncreaseMetric": lambda f: {"model": f.image_model, "inputs": f.images},
+    "metrics.AverageGainMetric": lambda f: {"model": f.image_model, "inputs": f.images},
+    "plots.plot_causal_curves": lambda f: {"details": _causal_details()},
 }
 
 

@@ -307,8 +307,49 @@ def runner_checks():
     RESULTS["replica_runner"] = [[3, 0.0, bool(ok)]]
 
 
+def explanation_metric_checks():
+    """Deletion, Insertion and the Average metrics: their model calls go through the
+    base's compiled functions, so through the replicas."""
+    from xplique_ext.metrics import (
+        AverageDropMetric,
+        AverageGainMetric,
+        AverageIncreaseMetric,
+        Deletion,
+        Insertion,
+    )
+
+    rng = np.random.default_rng(1)
+    model = tiny_cnn()
+    x = rng.random((7, 16, 16, 3), dtype=np.float32)
+    phi = rng.normal(size=(7, 16, 16)).astype(np.float32)
+    y = rng.integers(0, 3, 7)
+
+    def run(cls, batch_size, data=x, targets=y, **kw):
+        def go(strategy):
+            metric = cls(model, data, targets, batch_size=batch_size, **kw)
+            if strategy is not None and metric.strategy is not strategy:
+                raise AssertionError("the metric did not pick up the strategy in scope")
+            return metric.detailed_evaluate(phi)
+
+        return go
+
+    compare("deletion_uneven", run(Deletion, 5, steps=6), REPLICAS)  # 7 x 7 perturbed inputs
+    dataset = tf.data.Dataset.from_tensor_slices((x, np.eye(3)[y])).batch(3)
+    compare("insertion_dataset", run(Insertion, 4, dataset, None, steps=4))
+    compare("average_drop", run(AverageDropMetric, 3, activation="softmax"))
+    compare("average_increase", run(AverageIncreaseMetric, None, activation="softmax"))
+    compare("average_gain", run(AverageGainMetric, 2, activation="softmax"))
+
+
 if __name__ == "__main__":
-    checks = sys.argv[1:] or ["mufidelity", "ground_truth", "text", "object_lime", "runner"]
+    checks = sys.argv[1:] or [
+        "mufidelity",
+        "ground_truth",
+        "text",
+        "object_lime",
+        "runner",
+        "explanation_metric",
+    ]
     for name in checks:
         globals()[f"{name}_checks"]()
     print("TIMES " + json.dumps(TIMES), file=sys.stderr)

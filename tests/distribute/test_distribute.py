@@ -33,6 +33,11 @@ CHECKS = {
     "percy_metric": [2],
     "object_lime": [2],
     "replica_runner": [3],
+    "deletion_uneven": [1, 2, 3],
+    "insertion_dataset": [2],
+    "average_drop": [2],
+    "average_increase": [2],
+    "average_gain": [2],
 }
 if importlib.util.find_spec("keras_hub") is not None:  # the [text] extra (part of dev)
     CHECKS["percy_hub"] = [2]  # a tiny keras-hub BERT through LIME and IG

@@ -507,3 +507,78 @@ def test_pickle_is_a_clear_type_error_saying_to_save_the_config(case, x64):
     config = metric.get_config()
     rebuilt = MuFidelity.from_config(config, model=lambda b: flat_sum(b), inputs=x64)
     assert rebuilt.get_config() == config
+
+
+# ------------------------------------------------------- Xplique compatibility
+
+
+@pytest.mark.parametrize(
+    "operator_name", ["Tasks.CLASSIFICATION", "predictions_operator", "plain function"]
+)
+def test_xplique_operators_get_float32_targets_for_a_float32_model(operator_name):
+    # float64 targets (np.eye's dtype) reached the operator as float64, and Xplique's
+    # operators multiplied them with the float32 outputs: a raw TensorFlow TypeError
+    xplique = pytest.importorskip("xplique")
+    from xplique.commons.operators import predictions_operator
+
+    def plain(model, inputs, targets):
+        return tf.reduce_sum(model(inputs) * targets, axis=-1)
+
+    operators = {
+        "Tasks.CLASSIFICATION": xplique.Tasks.CLASSIFICATION,
+        "predictions_operator": predictions_operator,
+        "plain function": plain,
+    }
+    rng = np.random.default_rng(0)
+    x = rng.random((4, 6, 6, 1), dtype=np.float32)
+    y = np.eye(2)[[0, 1, 1, 0]]
+    model = linear_model((6, 6, 1), outputs=2, weights=rng.normal(size=(36, 2)))
+    phi = x[..., 0]
+    reference = MuFidelity(model, x, y, grid_size=3, **FAST)(phi)
+    metric = MuFidelity(model, x, y, grid_size=3, operator=operators[operator_name], **FAST)
+    np.testing.assert_allclose(metric(phi), reference)
+
+
+def test_targets_keep_float64_for_a_float64_model(x64):
+    seen = []
+
+    def operator(model, inputs, targets):
+        seen.append(targets.dtype)
+        return tf.reduce_sum(model(inputs) * targets, axis=-1)
+
+    metric = MuFidelity(
+        lambda b: flat_sum(b, tf.float64), x64, np.ones(4), operator=operator, **PIXELWISE
+    )
+    metric(x64[..., 0])
+    assert set(seen) == {tf.float64}
+    metric32 = MuFidelity(
+        lambda b: flat_sum(b, tf.float32), x64, np.ones(4), operator=operator, **PIXELWISE
+    )
+    seen.clear()
+    metric32(x64[..., 0])
+    assert set(seen) == {tf.float32}
+
+
+@pytest.mark.filterwarnings("ignore::xplique_ext.commons.DegenerateSettingWarning")  # 4 cells
+def test_inference_functions_have_xplique_signatures():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.eye(2, dtype=np.float32)[[0, 1, 0]]
+    model = linear_model((4,), outputs=2, weights=np.ones((4, 2)))
+    metric = MuFidelity(model, x, y, **FAST)
+    expected = x.sum(axis=1)
+    np.testing.assert_allclose(metric.inference_function(model, x, y), expected)
+    np.testing.assert_allclose(metric.batch_inference_function(model, x, y, 2), expected)
+    np.testing.assert_allclose(metric.batch_inference_function(model, x, y, None), expected)
+
+    def double(f, inputs, targets):
+        return 2 * tf.reduce_sum(f(inputs) * targets, axis=-1)
+
+    with_operator = MuFidelity(model, x, y, operator=double, **FAST)
+    np.testing.assert_allclose(with_operator.batch_inference_function(model, x, y, 2), 2 * expected)
+
+
+def test_explanation_metric_is_xplique_base_name():
+    from xplique_ext.metrics import BaseAttributionMetric, Deletion, ExplanationMetric
+
+    assert issubclass(ExplanationMetric, BaseAttributionMetric)
+    assert issubclass(MuFidelity, ExplanationMetric) and issubclass(Deletion, ExplanationMetric)

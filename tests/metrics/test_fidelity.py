@@ -1247,3 +1247,54 @@ def test_property_invalid_inputs_give_errors_not_numbers(data_seed, case, row):
     with pytest.raises((TypeError, ValueError)) as info:
         MuFidelity(model, x, targets, batch_size=3, **PIXELWISE).detailed_evaluate(phi)
     assert f"`{name}`" in str(info.value)
+
+
+def test_empty_or_full_subsets_warn_from_five_percent_naming_the_option(case):
+    # grid 5 with subset_percent=0.1: 0.9**25 = 7.2% of the draws are empty, where
+    # keeping them (as Xplique does) moves the score by up to 0.05
+    model, x, y, _ = case
+    share = 0.9**25 + 0.1**25
+    with pytest.warns(DegenerateSettingWarning) as caught:
+        MuFidelity(model, x, y, grid_size=5, subset_percent=0.1, **FAST)
+    message = str(caught[0].message)
+    assert f"{share:.1%} of the random subsets" in message
+    assert "`subset_draws='unconditioned'`" in message and "Xplique" in message
+
+
+def test_under_five_percent_empty_or_full_subsets_do_not_warn(case):
+    model, x, y, _ = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateSettingWarning)
+        MuFidelity(model, x, y, grid_size=9, subset_percent=0.1, **FAST)  # 0.9**81: 0.02%
+
+
+def test_unconditioned_draws_keep_empty_subsets_as_xplique_does(case):
+    model, x, y, phi = case
+    with pytest.warns(DegenerateSettingWarning, match="kept as drawn"):
+        metric = MuFidelity(
+            model, x, y, grid_size=2, subset_percent=0.1, subset_draws="unconditioned", **FAST
+        )
+    subsets = metric._draw_subsets(4, 0)
+    sizes = subsets.pool.sum(axis=1)
+    assert (sizes == 0).mean() > 0.4  # 0.9**4 = 66% of Bernoulli draws are empty
+    conditioned = MuFidelity(model, x, y, grid_size=2, subset_percent=0.1, **FAST)
+    assert conditioned._draw_subsets(4, 0).pool.sum(axis=1).min() == 1
+    assert metric.get_config()["subset_draws"] == "unconditioned"
+    with pytest.raises(ValueError, match="`subset_draws`"):
+        MuFidelity(model, x, y, subset_draws="xplique", **FAST)
+
+
+def test_unconditioned_draws_agree_with_xplique_within_noise():
+    xplique_metrics = pytest.importorskip("xplique.metrics")
+    rng = np.random.default_rng(4)
+    x = rng.random((6, 10, 10, 1), dtype=np.float32) + 0.5
+    phi = x[..., 0] + rng.normal(scale=0.3, size=(6, 10, 10)).astype(np.float32)
+    model = linear_model((10, 10, 1))
+    options = dict(grid_size=5, subset_percent=0.1, nb_samples=400)
+    theirs = xplique_metrics.MuFidelity(model, x, np.ones((6, 1)), **options)(phi)
+    with pytest.warns(DegenerateSettingWarning):
+        ours = MuFidelity(model, x, np.ones(6), subset_draws="unconditioned", seed=0, **options)
+    details = ours.details(phi)
+    # the mean's standard error over the subsets, for both draws (independent)
+    se = np.sqrt(2 * np.mean(details["std_error"] ** 2) / len(x))
+    assert abs(details["score"].mean() - theirs) < 4 * se

@@ -27,7 +27,14 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         qs_score,
     )
     from ..text.lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
-    from .base import BaseAttributionMetric
+    from .average_x import (
+        AverageDropMetric,
+        AverageGainMetric,
+        AverageIncreaseMetric,
+        BaseAverageXMetric,
+    )
+    from .base import BaseAttributionMetric, ExplanationMetric
+    from .deletion import Deletion, Insertion
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
@@ -48,7 +55,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        ".base": ["BaseAttributionMetric"],
+        ".base": ["BaseAttributionMetric", "ExplanationMetric"],
         ".fidelity": ["MuFidelity"],
         "..rules.fire": [
             "FiRe",
@@ -76,6 +83,13 @@ __getattr__, __dir__ = lazy_exports(
         ".percy": ["PERCY", "NoRuleKeywordWarning"],
         "..rules.evaluation": ["RuleMetrics"],
         "..text.lipschitz": ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate"],
+        ".deletion": ["Deletion", "Insertion"],
+        ".average_x": [
+            "AverageDropMetric",
+            "AverageGainMetric",
+            "AverageIncreaseMetric",
+            "BaseAverageXMetric",
+        ],
     },
 )
 __all__ = [
@@ -103,4 +117,11 @@ __all__ = [
     "RuleMetrics",
     "LocalLipschitzEstimate",
     "TextLocalLipschitzEstimate",
+    "ExplanationMetric",
+    "Deletion",
+    "Insertion",
+    "AverageDropMetric",
+    "AverageIncreaseMetric",
+    "AverageGainMetric",
+    "BaseAverageXMetric",
 ]

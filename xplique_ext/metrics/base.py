@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import copy
 import enum
+import functools
 import numbers
 import types
 import weakref
@@ -29,11 +30,14 @@ from ..commons.params import ArrayLike, Callable_, Interval, Options, check_para
 
 __all__ = [
     "BaseAttributionMetric",
+    "ExplanationMetric",
     "BASE_PARAMETERS",
     "ModelObjects",
     "ModelFunctions",
     "resolve_operator",
     "score_function",
+    "explanation_shapes",
+    "check_explanations",
 ]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
@@ -215,6 +219,44 @@ def _activated(model: Callable, activation: Optional[str], x: tf.Tensor) -> tf.T
     return tf.nn.softmax(out, axis=-1) if activation == "softmax" else out
 
 
+def explanation_shapes(input_shape: tuple, series_maps: bool = False) -> list:
+    """The per-input shapes an explanation may have for inputs of per-input shape
+    ``input_shape``: the input's own shape; for images (H, W, C) also (H, W) and
+    (H, W, 1); with ``series_maps``, for time series (T, F) also (T,)."""
+    allowed = [tuple(input_shape)]
+    if len(input_shape) == 3:
+        allowed += [tuple(input_shape[:2]), tuple(input_shape[:2]) + (1,)]
+    if series_maps and len(input_shape) == 2:
+        allowed.append(tuple(input_shape[:1]))
+    return list(dict.fromkeys(allowed))
+
+
+def check_explanations(explanations: Any, allowed: list, n_inputs: Optional[int]) -> np.ndarray:
+    """``explanations`` as a real, finite array with one explanation per input (when
+    ``n_inputs`` is known) of one of the per-input shapes ``allowed``; a ValueError or
+    TypeError naming `explanations` otherwise."""
+    phi = check_param(
+        explanations,
+        "explanations",
+        [
+            ArrayLike(
+                "real", ndim=sorted({len(s) + 1 for s in allowed}), finite=True, batch_hint=False
+            )
+        ],
+    )
+    if n_inputs is not None and len(phi) != n_inputs:
+        raise ValueError(
+            "`explanations` must hold one explanation per input: got "
+            f"{len(phi)} explanations for {n_inputs} inputs"
+        )
+    if tuple(phi.shape[1:]) not in allowed:
+        raise ValueError(
+            f"`explanations` must have one of the per-input shapes {allowed}, "
+            f"got {tuple(phi.shape[1:])}"
+        )
+    return phi
+
+
 class ModelObjects(NamedTuple):
     """What a metric's compiled functions reach, by identity (the key of the shared
     compiled functions, see :func:`~xplique_ext.runtime.shared_functions`): inside a
@@ -267,6 +309,37 @@ def model_score_functions(live: Callable, activation: Optional[str]) -> ModelFun
     return ModelFunctions(score=score_function(live, activation), outputs=outputs)
 
 
+def _operator_inference(model: Callable, inputs: Any, targets: Any, operator: Optional[Callable]):
+    """Xplique's ``inference_function(model, inputs, targets)``: the operator's score of
+    each input of one batch, ``g(model, inputs, targets)``, or ``sum(model(x) * y, -1)``
+    for no operator; the targets in the dtype of the model's outputs."""
+    x = tf.convert_to_tensor(inputs)
+    if operator is not None:
+        return operator(model, x, targets)
+    out = tf.convert_to_tensor(runtime.single_output(model(x)))
+    out = tf.reshape(out, [tf.shape(out)[0], -1])
+    return tf.reduce_sum(out * tf.cast(targets, out.dtype), axis=-1)
+
+
+def _batch_operator_inference(
+    model: Callable,
+    inputs: Any,
+    targets: Any,
+    batch_size: Optional[int],
+    operator: Optional[Callable],
+):
+    """Xplique's ``batch_inference_function(model, inputs, targets, batch_size)``: as
+    :func:`_operator_inference`, ``batch_size`` inputs at a time (None: all at once),
+    concatenated into one tensor (N,)."""
+    n = len(inputs)
+    size = batch_size or max(n, 1)
+    parts = [
+        _operator_inference(model, inputs[s : s + size], targets[s : s + size], operator)
+        for s in range(0, n, size)
+    ]
+    return tf.concat(parts, axis=0)
+
+
 class BaseAttributionMetric(BaseMetric):
     """Base class of the model-based metrics: one score per input for given explanations.
 
@@ -315,9 +388,25 @@ class BaseAttributionMetric(BaseMetric):
     ----------
     higher_is_better : bool
         Score direction, declared by each metric.
+    inference_function : callable
+        Xplique's ``inference_function(model, inputs, targets)``: the operator's score of
+        one batch, ``g(model, inputs, targets)`` (``sum(model(x) * y, -1)`` for no
+        operator). For Xplique code that calls it; the metrics themselves never do.
+    batch_inference_function : callable
+        Xplique's ``batch_inference_function(model, inputs, targets, batch_size)``: the
+        same, ``batch_size`` inputs at a time, as one tensor (N,).
 
     Notes
     -----
+    *Differences from Xplique's base.* ``model`` is the user's model, unchanged:
+    Xplique wraps it with the ``activation`` (so its ``metric.model(x)`` is activated),
+    here the activation is applied by the compiled functions every model call goes
+    through, and ``inference_function`` applies the operator to whatever model it is
+    given, without the activation. The targets reach an operator in the dtype of the
+    model's outputs (float32 for a float32 model, as Xplique's operators expect;
+    float64 for a float64 model), one-hot for class ids. ``inputs`` is None for a
+    streamed ``tf.data.Dataset`` (kept in ``dataset``), which Xplique loads whole.
+
     ``copy.deepcopy(metric)`` gives a metric with the same scores that owns its inputs and
     targets and shares the model, operator, strategy, dataset and compiled functions.
     ``pickle.dumps(metric)`` raises a TypeError: save :meth:`get_config` instead.
@@ -360,6 +449,11 @@ class BaseAttributionMetric(BaseMetric):
                 f"targets for {self.n_inputs} inputs"
             )
         self._n_outputs: Optional[int] = None
+        self._target_dtype: Optional[np.dtype] = None  # the model's output dtype
+        self.inference_function = functools.partial(_operator_inference, operator=self.operator)
+        self.batch_inference_function = functools.partial(
+            _batch_operator_inference, operator=self.operator
+        )
         self.strategy = runtime.resolve_strategy(strategy)
         functions = self._model_functions("model", model_score_functions)
         self._score_fn = functions.score
@@ -387,6 +481,17 @@ class BaseAttributionMetric(BaseMetric):
         return runtime.model_functions(
             objects, (name, activation, *static), build_for_activation, self.strategy
         )
+
+    def _peek_input_shape(self) -> tuple:
+        """The shape of one input (no batch axis), read from the array or from the
+        dataset's first element."""
+        if self.inputs is not None:
+            if len(self.inputs) == 0:
+                raise ValueError("`inputs` must hold at least one input, got 0")
+            return tuple(self.inputs.shape[1:])
+        for x, _ in runtime.iterate_dataset(self.dataset.take(1), 1, self._dataset_batched):
+            return tuple(x.shape[1:])
+        raise ValueError("`inputs` must hold at least one input, got an empty dataset")
 
     # ------------------------------------------------------------------ copies
     def __copy__(self) -> BaseAttributionMetric:
@@ -467,14 +572,23 @@ class BaseAttributionMetric(BaseMetric):
 
     # ------------------------------------------------------------------ targets
     def n_outputs(self, x_example: np.ndarray) -> int:
-        """Number of model outputs K, found once from one example."""
+        """Number of model outputs K, found once from one example (with the dtype of the
+        outputs, the dtype of the targets: see :meth:`format_targets`)."""
         if self._n_outputs is None:
-            self._n_outputs = int(np.prod(self.model_outputs(x_example[:1]).shape[1:]))
+            outputs = self.model_outputs(x_example[:1])
+            self._n_outputs = int(np.prod(outputs.shape[1:]))
+            self._target_dtype = outputs.dtype  # floating: _activated casts integers
         return self._n_outputs
 
     def format_targets(self, x: np.ndarray, y: Optional[np.ndarray]) -> np.ndarray:
         """Targets of a batch in the operator's format: (B, K) one-hot for class ids,
-        (B, 1) for single-output regression, predicted classes when ``y`` is None."""
+        (B, 1) for single-output regression, predicted classes when ``y`` is None; in
+        the dtype of the model's outputs, which Xplique's operators expect (float32
+        targets for a float32 model, float64 for a float64 one)."""
+        return self._model_targets(x, y).astype(self._target_dtype, copy=False)
+
+    def _model_targets(self, x: np.ndarray, y: Optional[np.ndarray]) -> np.ndarray:
+        """:meth:`format_targets` before the cast to the model's output dtype."""
         k = self.n_outputs(x)
         if y is not None:
             return runtime.as_model_targets(check_param(np.asarray(y), "targets", [TARGETS]), k)
@@ -526,3 +640,21 @@ class BaseAttributionMetric(BaseMetric):
     @abc.abstractmethod
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
         """One score per input, shape (N,); NaN where the score is undefined."""
+
+
+class ExplanationMetric(BaseAttributionMetric):
+    """Base of the metrics that score given explanations (Xplique's name for it):
+    ``metric(explanations)``, with :meth:`detailed_evaluate` taking the explanations, one
+    per input. Deletion, Insertion, MuFidelity and the Average Drop / Increase / Gain
+    metrics subclass it.
+
+    It is :class:`BaseAttributionMetric` under the name Xplique users import
+    (``isinstance(metric, ExplanationMetric)`` tells a metric scoring explanations from
+    one scoring an explainer), and adds nothing else. See :class:`BaseAttributionMetric`
+    for the parameters, and for the attributes that differ from Xplique's.
+    """
+
+    @abc.abstractmethod
+    def detailed_evaluate(self, explanations: Any) -> np.ndarray:
+        """One score per input for ``explanations`` (one per input), shape (N,); NaN
+        where the score is undefined."""

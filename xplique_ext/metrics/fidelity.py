@@ -24,7 +24,7 @@ from ..commons.params import (
 from ..commons.progress import progress_bar
 from ..commons.random import cell_permutations, make_rng, seed_to_int
 from ..commons.warnings import DegenerateSettingWarning, UndefinedScoreWarning, warn
-from .base import BASE_PARAMETERS, BaseAttributionMetric, score_function
+from .base import BASE_PARAMETERS, ExplanationMetric, score_function
 
 __all__ = [
     "MuFidelity",
@@ -35,9 +35,13 @@ __all__ = [
 ]
 
 CORRELATIONS = {"spearman": batched_spearman, "pearson": batched_pearson}
-# warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
-# be empty or full
-DEGENERATE_SHARE = 0.25
+#: warn (DegenerateSettingWarning) when at least this share of the Bernoulli subsets would
+#: be empty or full: at 7-12% such subsets (kept, as Xplique keeps them) moved scores by
+#: up to 0.05, which is where the choice of ``subset_draws`` starts to matter
+DEGENERATE_SHARE = 0.05
+#: ``subset_draws``: 'conditioned' redraws an empty or full subset (the definition's
+#: 0 < |S| < d), 'unconditioned' keeps it (Xplique's draws, for comparison)
+SUBSET_DRAWS = ("conditioned", "unconditioned")
 #: adaptive sampling (``nb_samples='auto'``): the first round draws this many subsets per
 #: input, each later round brings an input's total to ADAPTIVE_GROWTH times the last one.
 #: Not fewer: the standard error is estimated from the correlation itself, and after 32
@@ -278,7 +282,7 @@ def adaptive_checkpoints(
     return points
 
 
-class MuFidelity(BaseAttributionMetric):
+class MuFidelity(ExplanationMetric):
     r"""Faithfulness correlation (MuFidelity) of Bhatt et al. (2020), with Xplique's
     signature and defaults.
 
@@ -345,6 +349,11 @@ class MuFidelity(BaseAttributionMetric):
     max_samples
         With ``nb_samples='auto'``: the most subsets an input may use (4 to 10**6;
         1000 by default). Ignored for a fixed ``nb_samples``.
+    subset_draws
+        'conditioned' (default): an empty or full subset is drawn again, so every subset
+        holds 0 < |S| < d cells, as the definition asks. 'unconditioned': the subsets
+        are kept as drawn, empty and full ones included, as Xplique draws them, to
+        reproduce Xplique's scores for comparison (see Notes).
 
     Notes
     -----
@@ -362,11 +371,15 @@ class MuFidelity(BaseAttributionMetric):
     The definition correlates over subsets :math:`S` with :math:`0 < |S| < d`: an empty
     subset (drop 0, sum 0) or a full one carries no information about the explanation.
     Each subset is drawn cell by cell with probability ``subset_percent`` as in Xplique,
-    conditioned on being neither empty nor full. Settings where at least 25% of the
-    unconditioned draws would be empty or full (a tiny ``subset_percent``, a grid of one
-    cell), and ``nb_samples=2``, raise a
-    :class:`~xplique_ext.commons.warnings.DegenerateSettingWarning` that states the share;
-    with a single cell no subset is valid and every score is NaN.
+    conditioned on being neither empty nor full (``subset_draws='conditioned'``, the
+    default). Xplique keeps such subsets; ``subset_draws='unconditioned'`` keeps them too,
+    to reproduce Xplique's draws. The difference moves the score once such subsets are a
+    few percent of the draws (by up to 0.05 at 7-12%): settings where at least 5% of the
+    unconditioned draws would be empty or full (a small ``subset_percent`` on a coarse
+    grid, a large one on tabular data, a grid of one cell), and ``nb_samples=2``, raise a
+    :class:`~xplique_ext.commons.warnings.DegenerateSettingWarning` that states the share
+    and names ``subset_draws``; with a single cell no subset is valid and every score is
+    NaN, whatever ``subset_draws``.
 
     The perturbed scores are kept in float64 (never cast down: a float64 model whose
     outputs carry a large offset keeps its drops). The attribution sums and the
@@ -456,6 +469,7 @@ class MuFidelity(BaseAttributionMetric):
             "progress": [Boolean()],
             "target_se": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
             "max_samples": [Interval(numbers.Integral, 4, MAX_SUBSETS)],
+            "subset_draws": [Options(SUBSET_DRAWS)],
         }
     )
     def __init__(
@@ -477,6 +491,7 @@ class MuFidelity(BaseAttributionMetric):
         strategy: Any = None,
         target_se: float = 0.02,
         max_samples: int = 1000,
+        subset_draws: str = "conditioned",
     ):
         super().__init__(
             model,
@@ -496,6 +511,7 @@ class MuFidelity(BaseAttributionMetric):
         self.nb_samples = nb_samples
         self.target_se = target_se
         self.max_samples = max_samples
+        self.subset_draws = subset_draws
         #: the model calls of the last evaluation (see :class:`ForwardPasses`)
         self.forward_passes_: Optional[ForwardPasses] = None
         # the perturbation: a grid of cells over the inputs
@@ -531,26 +547,28 @@ class MuFidelity(BaseAttributionMetric):
                 "score is NaN; use a finer `grid_size`",
                 DegenerateSettingWarning,
             )
-        elif share >= DEGENERATE_SHARE:
+        elif share >= DEGENERATE_SHARE and self.subset_draws == "conditioned":
             sizes, pmf = _subset_sizes(n, p)
             warn(
                 f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
                 "the random subsets would be empty or full; they are drawn again (an empty "
                 "or full subset never enters the correlation), so the subsets hold "
-                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}",
+                f"{float((sizes * pmf).sum()):.3g} cells on average instead of {n * p:.3g}, "
+                "and the score differs from Xplique's, which keeps them; "
+                "`subset_draws='unconditioned'` keeps them too, for comparison",
+                DegenerateSettingWarning,
+            )
+        elif share >= DEGENERATE_SHARE:
+            warn(
+                f"MuFidelity: with `subset_percent`={p:g} on {n} cells, {share:.1%} of "
+                "the random subsets are empty or full and are kept as drawn "
+                "(`subset_draws='unconditioned'`, Xplique's draws): they carry no "
+                "information about the explanation; `subset_draws='conditioned'` draws "
+                "them again",
                 DegenerateSettingWarning,
             )
 
     # ------------------------------------------------------------------ geometry
-    def _peek_input_shape(self) -> tuple:
-        if self.inputs is not None:
-            if len(self.inputs) == 0:
-                raise ValueError("`inputs` must hold at least one input, got 0")
-            return tuple(self.inputs.shape[1:])
-        for x, _ in runtime.iterate_dataset(self.dataset.take(1), 1, self._dataset_batched):
-            return tuple(x.shape[1:])
-        raise ValueError("`inputs` must hold at least one input, got an empty dataset")
-
     def _grid(self, shape: tuple) -> Geometry:
         """The grid of cells over inputs of per-input ``shape``: tabular (F,) every feature
         its own cell; time series (T, F) a grid over time, every feature apart; images
@@ -769,6 +787,8 @@ class MuFidelity(BaseAttributionMetric):
         if n_cells == 1:
             return None
         rng = make_rng(seed)
+        if self.subset_draws == "unconditioned":  # Xplique's draws, empty and full kept
+            return distinct_subsets(rng.random((n_pool, n_cells)) < self.subset_percent)
         return distinct_subsets(_subset_pool(rng, n_pool, n_cells, self.subset_percent))
 
     def _progress_bar(self):
