@@ -27,7 +27,7 @@ from __future__ import annotations
 import abc
 import inspect
 import warnings
-from typing import Any, ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -150,25 +150,39 @@ def _caller_arrays(value: Any) -> list:
     return []
 
 
-def _owned(value: Any, caller_arrays: list, caller_ids: set) -> Any:
+class _Caller(NamedTuple):
+    """What the caller passed to a metric's constructor."""
+
+    #: the NumPy arrays, also those inside lists, tuples and dicts
+    arrays: list
+    #: the ids of the lists and dicts
+    container_ids: set
+
+
+def _owned(value: Any, caller: _Caller, copies: dict) -> Any:
     """``value`` owned by the metric and read-only: a NumPy array that may share memory
-    with an array of the caller is copied, and every array is marked read-only (one that
-    a conversion already made new is not copied again); a list, tuple or dict is rebuilt
+    with an array of the caller is copied (once: ``copies`` maps the id of an array
+    already copied to its copy), and every array is marked read-only (one that a
+    conversion already made new is not copied again); a list, tuple or dict is rebuilt
     around owned items, and a list or dict that is the caller's own object is replaced by
     a new one. Other values (models, tf.Tensors, datasets, strings, rule sets) are kept as
     they are."""
     if isinstance(value, np.ndarray):
-        if any(np.may_share_memory(value, array) for array in caller_arrays):
-            value = value.copy()
-        value.flags.writeable = False
-        return value
+        if id(value) in copies:
+            return copies[id(value)]
+        owned = value
+        if any(np.may_share_memory(value, array) for array in caller.arrays):
+            owned = value.copy()
+        owned.flags.writeable = False
+        copies[id(value)] = owned
+        return owned
     if type(value) is dict:
-        items = {k: _owned(v, caller_arrays, caller_ids) for k, v in value.items()}
-        changed = id(value) in caller_ids or any(items[k] is not value[k] for k in value)
+        items = {k: _owned(v, caller, copies) for k, v in value.items()}
+        changed = id(value) in caller.container_ids or any(items[k] is not value[k] for k in value)
         return items if changed else value
     if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        items = [_owned(v, caller_arrays, caller_ids) for v in value]
-        changed = id(value) in caller_ids or any(a is not b for a, b in zip(items, value))
+        items = [_owned(v, caller, copies) for v in value]
+        changed = id(value) in caller.container_ids or any(a is not b for a, b in zip(items, value))
         if not changed:
             return value
         if hasattr(value, "_fields"):  # a named tuple
@@ -186,9 +200,11 @@ def own_data(metric: Any, args: tuple, kwargs: dict) -> None:
     caller passed is replaced by a copy, and every array it keeps is marked read-only
     (``flags.writeable = False``), so that neither the caller nor the library can change
     the data after construction. An array the constructor already converted to a new
-    one (another dtype, a list made an array) is not copied again. A tf.Tensor is
-    immutable and a ``tf.data.Dataset`` stays streamed: it is read when the metric
-    scores, so a dataset over a mutable array sees its values at that time.
+    one (another dtype, a list made an array) is not copied again, and an array kept
+    under two names is copied once. A list or dict the caller passed and the metric
+    keeps is replaced by a new one. A tf.Tensor is immutable and a ``tf.data.Dataset``
+    stays streamed: it is read when the metric scores, so a dataset over a mutable array
+    sees its values at that time.
 
     Examples
     --------
@@ -209,10 +225,13 @@ def own_data(metric: Any, args: tuple, kwargs: dict) -> None:
     False
     """
     values = (*args, *kwargs.values())
-    caller_arrays = _caller_arrays(list(values))
-    caller_ids = {id(v) for v in values if isinstance(v, (list, dict))}
-    for name, value in vars(metric).items():
-        owned = _owned(value, caller_arrays, caller_ids)
+    caller = _Caller(
+        arrays=_caller_arrays(list(values)),
+        container_ids={id(v) for v in values if isinstance(v, (list, dict))},
+    )
+    copies: dict = {}  # an array kept under two names gets one copy
+    for name, value in list(vars(metric).items()):
+        owned = _owned(value, caller, copies)
         if owned is not value:
             setattr(metric, name, owned)
 
