@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
+import numpy as np
+
 TESTS = Path(__file__).resolve().parent
 
 
@@ -26,6 +28,14 @@ class Case:
     whose scores include NaN next to defined ones (None when the metric cannot give
     NaN); ``model_based`` marks the metrics that call a model (BaseAttributionMetric's,
     and PERCY through its TextClassifier).
+
+    The subset check (:meth:`make_on`) builds the metric on some of the units scored
+    (``unit``: inputs for most metrics, rule sets for FiRe and Qs, rules for RuleMetrics),
+    in any order, and expects the same score for each unit: exactly when ``tolerance`` is
+    0, else within ``tolerance`` (a float32 model whose outputs may change in their last
+    bits with the batch's shape). ``on(indices, seed)`` builds the metric and its
+    arguments on the units ``indices`` where the generic subset (:meth:`make_on`) does
+    not apply.
     """
 
     cls: type
@@ -35,6 +45,36 @@ class Case:
     data: Dict[str, Any] = field(default_factory=dict)
     nan: Optional[Callable[[], Tuple[Any, Tuple]]] = None  # every case has one today
     model_based: bool = False
+    unit: str = "input"
+    tolerance: float = 0.0
+    on: Optional[Callable[[np.ndarray, int], Tuple[Any, Tuple]]] = None
+
+    def make_on(self, indices: np.ndarray, seed: int) -> Tuple[Any, Tuple]:
+        """The metric and the arguments it scores, on the units ``indices`` only (in that
+        order): ``on`` where the case gives it, else the metric rebuilt from its
+        configuration (``from_config``) on ``data`` taken at ``indices``, scoring
+        ``args`` taken at ``indices`` (every array or list with ``n`` items along its
+        first axis; models, explainers and other values are kept)."""
+        if self.on is not None:
+            return self.on(indices, seed)
+        metric = self.make(seed)
+        data = {name: take(value, indices, self.n) for name, value in self.data.items()}
+        rebuilt = type(metric).from_config(metric.get_config(), **data)
+        args = tuple(take(value, indices, self.n) for value in self.args)
+        return rebuilt, args
+
+
+def take(value: Any, indices: np.ndarray, n: int) -> Any:
+    """``value`` at ``indices`` along its first axis when it holds one item per unit (an
+    array, list or tuple of ``n`` items); any other value (a model, an explainer, a
+    string) unchanged."""
+    if callable(value) or isinstance(value, str):
+        return value
+    if isinstance(value, np.ndarray) and value.ndim and len(value) == n:
+        return value[indices]
+    if isinstance(value, (list, tuple)) and len(value) == n:
+        return type(value)(value[i] for i in indices)
+    return value
 
 
 def cases_from_test_files(

@@ -9,6 +9,10 @@ common tests: one tiny fixture per metric class, the same checks for all.
 * ``higher_is_better`` is declared (a bool);
 * the same seed gives the same numbers;
 * the inputs are not mutated;
+* the metric owns its data: the arrays it keeps are read-only, and overwriting the
+  caller's arrays after construction leaves the scores unchanged;
+* the score of a unit (an input; a rule set for FiRe and Qs; a rule for RuleMetrics) does
+  not depend on the other units scored with it, nor on their order;
 * ``get_config()`` is JSON-friendly and round-trips through ``from_config``;
 * ``summary`` gives the mean of ``evaluate`` with an interval around it, counts the
   scored and undefined inputs, names its method, and is the same for the same seed.
@@ -31,6 +35,7 @@ import numpy as np
 import pytest
 
 from tests.common_case import Case, cases_from_test_files
+from tests.metrics.test_fidelity import FLOAT32_BATCH_TOL
 from xplique_ext.commons.warnings import UndefinedScoreWarning
 
 # --------------------------------------------------------------------------- the checks
@@ -116,6 +121,74 @@ def check_inputs_not_mutated(make: Callable[[int], Any], args, data: Dict[str, A
     _assert_same(data, before_data, "the constructor's data")
 
 
+def _overwrite(value: Any, rng: np.random.Generator) -> bool:
+    """Overwrite ``value`` in place, as a caller reusing its buffer does: an array gets
+    other values (noise for floats), a list its items in reverse order; whether ``value``
+    could be written."""
+    if isinstance(value, list) and len(value) > 1:
+        value.reverse()
+        return True
+    if not isinstance(value, np.ndarray) or not value.flags.writeable or not value.size:
+        return False
+    if value.dtype.kind in "fc":
+        value[...] = rng.normal(size=value.shape) * 7.0
+    elif value.dtype.kind == "b":
+        value[...] = ~value
+    elif value.dtype.kind in "iu":
+        value[...] = value + 1
+    else:
+        value[...] = np.roll(value, 1)
+    return True
+
+
+def check_kept_arrays_are_read_only(metric) -> None:
+    writable = sorted(
+        name
+        for name, value in vars(metric).items()
+        if isinstance(value, np.ndarray) and value.flags.writeable
+    )
+    assert not writable, f"{type(metric).__name__} keeps writable arrays: {writable}"
+
+
+def check_scores_ignore_later_writes(make: Callable[[int], Any], args, data) -> None:
+    metric = make(0)
+    before = _scores(metric, args)
+    rng = np.random.default_rng(7)
+    written = []
+    for name, value in data.items():
+        if callable(value):  # models and explainers are code, not data
+            continue
+        if _overwrite(value, rng):
+            written.append(name)
+    assert written or not any(isinstance(v, (np.ndarray, list)) for v in data.values())
+    after = _scores(metric, args)
+    np.testing.assert_array_equal(
+        after,
+        before,
+        err_msg=f"overwriting the caller's {written} after construction changed the scores",
+    )
+
+
+def check_scores_per_unit_in_any_order(
+    make_on: Callable[[np.ndarray, int], Any], n: int, tolerance: float
+) -> None:
+    full = _scores(*make_on(np.arange(n), 0))
+    rng = np.random.default_rng(0)
+    orders = {
+        "a permutation": rng.permutation(n),
+        "a subset": rng.permutation(n)[: max(1, n // 2)],
+        "the last alone": np.array([n - 1]),
+    }
+    for what, indices in orders.items():
+        np.testing.assert_allclose(
+            _scores(*make_on(indices, 0)),
+            full[indices],
+            rtol=tolerance,
+            atol=tolerance,
+            err_msg=f"scored on {what} {indices.tolist()}, the scores differ from the full run's",
+        )
+
+
 def check_get_config_round_trip(metric, args, data: Dict[str, Any]) -> None:
     config = metric.get_config()
     assert isinstance(config, dict)
@@ -186,6 +259,7 @@ def _fire():
         (p, r),
         3,
         nan=lambda: (FiRe(), (np.array([1e308, 0.5]), np.array([10, 2]))),  # overflow
+        unit="rule set",  # one (p, r) pair: the losses of one rule set
     )
 
 
@@ -201,13 +275,23 @@ def _qs():
             QsScore(),
             (np.array([1e308, 0.1]), np.array([10, 3]), np.array([0.0, 1.0])),
         ),
+        unit="rule set",  # one (p, r, coverage) triple: the losses of one rule set
     )
 
 
 def _rule_metrics():
-    from xplique_ext.rules import RuleMetrics, load_voyage
+    from xplique_ext.rules import RuleMetrics, RuleSet, load_voyage
 
     rules, data = load_voyage("unordered")
+
+    def on(indices, seed):
+        # one score per rule; checked in 'unordered' mode, where each rule covers the
+        # examples its body matches: in 'ordered' mode (a decision list) a rule covers only
+        # the examples the rules before it leave, so its score depends on their order
+        default = [rules.default] if rules.default is not None else []
+        subset = RuleSet([rules[i] for i in indices] + default, rules.header, task=rules.task)
+        return RuleMetrics(subset, "unordered", measure="Laplace"), (data,)
+
     return Case(
         RuleMetrics,
         lambda seed: RuleMetrics(rules, "ordered", measure="Laplace"),
@@ -216,6 +300,8 @@ def _rule_metrics():
         data={"rules": rules},
         # rules that cover none of these two examples have no accuracy
         nan=lambda: (RuleMetrics(rules, measure="Acc"), (data.take([0, 2]),)),
+        unit="rule",
+        on=on,
     )
 
 
@@ -276,22 +362,26 @@ def _mufidelity():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(4, 4, 4, 1)).astype(np.float32)
     phi = rng.normal(size=(4, 4, 4, 1)).astype(np.float32)
-    model = linear_model((4, 4, 1))
+    model = linear_model((4, 4, 1), weights=rng.normal(size=(16, 3)), outputs=3)
+    y = np.array([0, 2, 1, 2])
     options = dict(grid_size=2, subset_percent=0.5, nb_samples=12, batch_size=8, progress=False)
 
     def nan():
         constant = phi.copy()
         constant[1] = 0.0  # a constant explanation has no correlation
-        return MuFidelity(model, x, seed=0, **options), (constant,)
+        return MuFidelity(model, x, y, seed=0, **options), (constant,)
 
     return Case(
         MuFidelity,
-        lambda seed: MuFidelity(model, x, seed=seed, **options),
+        lambda seed: MuFidelity(model, x, y, seed=seed, **options),
         (phi,),
         4,
-        data={"model": model, "inputs": x},
+        data={"model": model, "inputs": x, "targets": y},
         nan=nan,
         model_based=True,
+        # a float32 Keras model: its outputs may change in their last bits with the
+        # batch's shape (docs/errors.md, "What is invariant")
+        tolerance=FLOAT32_BATCH_TOL,
     )
 
 
@@ -488,6 +578,20 @@ def test_same_seed_same_numbers(case):
 
 def test_inputs_are_not_mutated(case):
     check_inputs_not_mutated(case.make, case.args, case.data)
+
+
+def test_kept_arrays_are_read_only(case):
+    check_kept_arrays_are_read_only(case.make(0))
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_scores_ignore_the_callers_later_writes(name):
+    case = BUILDERS[name]()  # its own data: the check overwrites it
+    check_scores_ignore_later_writes(case.make, case.args, case.data)
+
+
+def test_scores_per_unit_in_any_order(case):
+    check_scores_per_unit_in_any_order(case.make_on, case.n, case.tolerance)
 
 
 def test_get_config_round_trips(case):

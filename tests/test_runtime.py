@@ -386,3 +386,100 @@ def test_a_replica_runner_splits_only_the_declared_arguments():
     (runner,) = functions
     assert isinstance(runner, runtime.ReplicaRunner) and runner.split == 1
     np.testing.assert_array_equal(runner(np.arange(3.0), np.float64(1.0)), [1.0, 2.0, 3.0])
+
+
+# ---------------------------------------------------------------- datasets with a static batch
+
+
+def _pipelines():
+    x = np.zeros((16, 3), np.float32)
+    y = np.zeros(16, np.int64)
+    slices = tf.data.Dataset.from_tensor_slices(x)
+    pairs = tf.data.Dataset.from_tensor_slices((x, y))
+    return {
+        "batch": (slices.batch(8), True),
+        "batch, drop_remainder": (slices.batch(8, drop_remainder=True), True),
+        "(x, y) pairs, drop_remainder": (pairs.batch(8, drop_remainder=True), True),
+        "padded_batch, drop_remainder": (slices.padded_batch(8, drop_remainder=True), True),
+        "parallel batch, drop_remainder": (
+            slices.batch(8, drop_remainder=True, num_parallel_calls=2),
+            True,
+        ),
+        "then map, prefetch, cache, take, shuffle": (
+            slices.batch(8, drop_remainder=True)
+            .map(lambda z: 2.0 * z)
+            .prefetch(1)
+            .cache()
+            .take(2)
+            .shuffle(2),
+            True,
+        ),
+        "single inputs": (slices, False),
+        "batched, then unbatched": (slices.batch(8, drop_remainder=True).unbatch(), False),
+        "batched, then mapped to one row": (
+            slices.batch(8, drop_remainder=True).map(lambda z: z[0]),
+            False,
+        ),
+        "(N, B, d) slices: one input per element": (
+            tf.data.Dataset.from_tensor_slices(x.reshape(2, 8, 3)),
+            False,
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_pipelines()))
+def test_dataset_is_batched_reads_the_spec_and_the_batch_step(name):
+    dataset, batched = _pipelines()[name]
+    assert runtime.dataset_is_batched(dataset) is batched
+
+
+def test_the_model_input_rank_decides_where_it_is_known():
+    x = np.zeros((16, 3), np.float32)
+    dataset = tf.data.Dataset.from_tensor_slices(x.reshape(2, 8, 3))  # no batch step
+    assert runtime.dataset_is_batched(dataset, model_input_rank=2) is True  # (B, 3) inputs
+    dataset = tf.data.Dataset.from_tensor_slices(x).batch(8, drop_remainder=True)
+    assert runtime.dataset_is_batched(dataset, model_input_rank=3) is False  # (8, 3) inputs
+
+
+@pytest.fixture(scope="module")
+def static_batches():
+    """16 inputs scored by a plain callable (no declared input rank), as arrays and as a
+    dataset batched with ``drop_remainder=True`` (a leading dimension of static size)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 4, 4, 1)).astype(np.float32)
+    phi = rng.normal(size=(16, 4, 4, 1)).astype(np.float32)
+    w = rng.normal(size=(16, 3)).astype(np.float32)
+    y = rng.integers(0, 3, 16)
+
+    def model(z):
+        return tf.reshape(z, (-1, 16)) @ w
+
+    return x, phi, y, model
+
+
+@pytest.mark.parametrize("with_targets", ["targets", "(x, y) pairs", "predicted"])
+def test_mufidelity_reads_a_dataset_batched_with_a_static_size(static_batches, with_targets):
+    x, phi, y, model = static_batches
+    options = dict(grid_size=2, nb_samples=8, batch_size=8, seed=0, progress=False)
+    targets = None if with_targets == "predicted" else y
+    expected = MuFidelity(model, x, targets, **options).detailed_evaluate(phi)
+    if with_targets == "(x, y) pairs":
+        dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(8, drop_remainder=True)
+    else:
+        dataset = tf.data.Dataset.from_tensor_slices(x).batch(8, drop_remainder=True)
+    given = None if with_targets != "targets" else y
+    scores = MuFidelity(model, dataset, given, **options).detailed_evaluate(phi)
+    np.testing.assert_array_equal(scores, expected)
+
+
+def test_ground_truth_reads_a_dataset_batched_with_a_static_size(static_batches):
+    x, phi, y, model = static_batches
+    truth = np.abs(np.random.default_rng(1).normal(size=(16, 4, 4)))
+    dataset = tf.data.Dataset.from_tensor_slices(x).batch(8, drop_remainder=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the model does not reproduce the targets
+        expected = GroundTruthSaliency(model, x, y, ground_truth=truth, measure="kl")
+        metric = GroundTruthSaliency(model, dataset, y, ground_truth=truth, measure="kl")
+        np.testing.assert_array_equal(
+            metric.detailed_evaluate(phi[..., 0]), expected.detailed_evaluate(phi[..., 0])
+        )

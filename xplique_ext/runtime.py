@@ -685,19 +685,76 @@ def check_finite_dataset(dataset: Any, name: str = "inputs") -> None:
         )
 
 
-def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
-    """Guess whether the elements of ``dataset`` are batches.
+def _element_shape(spec: Any) -> Any:
+    """The shape of the ``x`` of a dataset's element spec (``x``, ``(x,)`` or ``(x, y)``);
+    None for a dict, which is refused where the elements are read."""
+    x_spec = spec[0] if isinstance(spec, (tuple, list)) and spec else spec
+    return getattr(x_spec, "shape", None)
 
-    A leading dimension of unknown size means batched. Otherwise the element rank is
-    compared with the model's input rank (batch axis included) when it is known.
+
+def _batched_by_a_batch_step(dataset: Any) -> bool:
+    """Whether the elements of ``dataset`` come from a batching step of its pipeline
+    (``batch``, ``padded_batch``, with or without ``drop_remainder``), followed only by
+    steps that keep the element's shape (``map`` to the same shape, ``prefetch``,
+    ``cache``, ``take``, ``shuffle`` ...).
+
+    The pipeline is walked from the last step down through each step's input dataset,
+    while the elements keep the shape of the last step's; a batching step is the step
+    that gives each element its leading axis (its input's elements have the shape
+    without it). A step that changes the shape otherwise (``unbatch``, a ``map`` that
+    reshapes, ``zip``), or a dataset without a Python pipeline (loaded from disk), ends
+    the walk: not a batch step.
     """
-    spec = dataset.element_spec
-    shape = getattr(spec[0] if isinstance(spec, (tuple, list)) else spec, "shape", None)
+    shape = _element_shape(dataset.element_spec)
+    step = dataset
+    while step is not None and _element_shape(step.element_spec) == shape:
+        source = getattr(step, "_input_dataset", None)
+        if source is None:
+            return False
+        if hasattr(step, "_batch_size"):  # a batching step (batch, padded_batch)
+            source_shape = _element_shape(source.element_spec)
+            return source_shape is not None and source_shape == shape[1:]
+        step = source
+    return False
+
+
+def dataset_is_batched(dataset: Any, model_input_rank: Optional[int] = None) -> bool:
+    """Whether the elements of ``dataset`` are batches (a leading batch axis) or single
+    inputs, read from the dataset's element spec and, where the spec cannot tell, from
+    how the dataset was built.
+
+    In this order:
+
+    1. a leading dimension of unknown size (``dataset.batch(n)``), or an unknown rank,
+       means batches;
+    2. when the model's input rank (batch axis included) is known, elements of that
+       rank are batches, elements of one less are single inputs;
+    3. otherwise (a plain callable model), a leading dimension of static size is a batch
+       axis when a batching step of the pipeline gave it
+       (``dataset.batch(n, drop_remainder=True)``, ``padded_batch``, possibly followed by
+       ``map``, ``prefetch`` ...): see :func:`_batched_by_a_batch_step`. Elements built
+       otherwise (``from_tensor_slices`` of an (N, B, ...) array) are single inputs.
+
+    Parameters
+    ----------
+    dataset
+        A ``tf.data.Dataset`` of ``x`` or ``(x, y)`` elements.
+    model_input_rank
+        The rank of the model's input, batch axis included, when the model declares it.
+
+    Returns
+    -------
+    batched
+        True when each element is a batch of inputs.
+    """
+    shape = _element_shape(dataset.element_spec)
     if shape is None:  # a dict: refused where the elements are read
         return False
     if shape.rank is None or (shape.rank > 0 and shape[0] is None):
         return True
-    return model_input_rank is not None and shape.rank == model_input_rank
+    if model_input_rank is not None:
+        return shape.rank == model_input_rank
+    return shape.rank > 0 and _batched_by_a_batch_step(dataset)
 
 
 def iterate_dataset(

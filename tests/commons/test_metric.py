@@ -335,3 +335,104 @@ def test_check_summary_fails_on_a_wrong_mean_count_or_unseeded_interval():
         with pytest.raises(AssertionError):
             check_summary(broken, args, 4)
     check_summary(Scale(), args, 4)
+
+
+# --------------------------------------------------------------------------- data ownership
+
+
+class Keeps(BaseMetric):
+    """Keeps what it is given, as a metric's constructor does: a view of ``inputs``, a
+    converted ``weights``, the caller's list of ``labels``, a dict of arrays and
+    ``extra`` (a tensor or a dataset) as it is."""
+
+    higher_is_better = True
+    _data_params = ("inputs", "weights", "labels", "extra")
+
+    def __init__(self, inputs, weights, labels, extra=None):
+        self.inputs = inputs
+        self.first = inputs  # the same array under a second name
+        self.weights = np.asarray(weights, dtype=np.float64)  # a new array: float32 given
+        self.labels = labels
+        self.parts = {"head": inputs[:1]}
+        self.extra = extra
+
+    def detailed_evaluate(self):
+        return (self.inputs * self.weights).sum(axis=1) + self.parts["head"].sum()
+
+
+def test_a_metric_owns_the_arrays_it_keeps():
+    x = np.arange(6.0).reshape(2, 3)
+    w = np.ones(3, np.float32)
+    labels = ["a", "b"]
+    metric = Keeps(x, w, labels)
+    before = metric.detailed_evaluate()
+    x[...] = -1.0  # the caller overwrites its arrays and list after construction
+    w[...] = 9.0
+    labels.reverse()
+    np.testing.assert_array_equal(metric.detailed_evaluate(), before)
+    assert metric.labels == ["a", "b"]
+    assert not np.shares_memory(metric.inputs, x)
+    assert metric.first is metric.inputs  # one copy for an array kept under two names
+    for array in (metric.inputs, metric.weights, metric.parts["head"]):
+        assert not array.flags.writeable  # the library cannot write to it either
+    with pytest.raises(ValueError, match="read-only"):
+        metric.inputs[0, 0] = 5.0
+
+
+def test_a_converted_array_is_not_copied_again():
+    class Remembers(Keeps):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.converted = self.weights  # the constructor's own array (float32 -> float64)
+            self.converted_id = id(self.weights)
+
+    metric = Remembers(np.ones((2, 3)), np.ones(3, np.float32), [])
+    assert id(metric.weights) == metric.converted_id  # kept, not copied a second time
+    assert not metric.weights.flags.writeable
+
+
+def test_tensors_and_datasets_are_kept_as_they_are():
+    import tensorflow as tf
+
+    x = np.ones((2, 3))
+    tensor = tf.constant([1.0, 2.0])
+    assert Keeps(x, [1.0, 1.0, 1.0], [], extra=tensor).extra is tensor  # immutable
+    dataset = tf.data.Dataset.from_tensor_slices(x)
+    assert Keeps(x, [1.0, 1.0, 1.0], [], extra=dataset).extra is dataset  # streamed
+
+
+def test_check_later_writes_and_read_only_fail_on_a_metric_that_keeps_a_view():
+    from tests.test_common import check_kept_arrays_are_read_only, check_scores_ignore_later_writes
+
+    class KeepsAView:  # not a BaseMetric: nothing makes it own its data
+        def __init__(self, inputs):
+            self.inputs = inputs
+
+        def detailed_evaluate(self):
+            return self.inputs.sum(axis=1)
+
+    x = np.ones((2, 3))
+    with pytest.raises(AssertionError, match="read-only|writable"):
+        check_kept_arrays_are_read_only(KeepsAView(x))
+    with pytest.raises(AssertionError, match=r"overwriting the caller's \['inputs'\]"):
+        check_scores_ignore_later_writes(lambda seed: KeepsAView(x), (), {"inputs": x})
+    y = np.ones((2, 3))
+    check_scores_ignore_later_writes(lambda seed: Keeps(y, [1.0] * 3, []), (), {"inputs": y})
+    check_kept_arrays_are_read_only(Keeps(y, [1.0] * 3, []))
+
+
+def test_check_any_order_fails_when_a_score_depends_on_the_others_or_the_position():
+    from tests.test_common import check_scores_per_unit_in_any_order
+
+    x = np.array([1.0, 4.0, 2.0, 8.0])
+
+    def centred(indices, seed):  # x - mean(x): depends on the other inputs
+        return Scale(), (x[indices] - x[indices].mean(),)
+
+    def by_position(indices, seed):  # the position, not the input
+        return Scale(), (np.arange(len(indices), dtype=float),)
+
+    for make_on in (centred, by_position):
+        with pytest.raises(AssertionError, match="differ from the full run"):
+            check_scores_per_unit_in_any_order(make_on, len(x), tolerance=0.0)
+    check_scores_per_unit_in_any_order(lambda i, seed: (Scale(), (x[i],)), len(x), 0.0)

@@ -17,7 +17,9 @@ base gives the rest:
 * :meth:`~BaseMetric.get_config` / :meth:`~BaseMetric.from_config`: the constructor's
   settings as JSON-friendly values, and back;
 * a ``__repr__`` in scikit-learn's manner, showing the settings that differ from the
-  defaults.
+  defaults;
+* the ownership of its data: after the constructor, the metric owns every array it keeps
+  (see :func:`own_data`), so that overwriting the caller's array does not change the scores.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import abc
 import inspect
 import warnings
-from typing import Any, ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -33,7 +35,7 @@ from .params import InstanceOf, validate_params
 from .uncertainty import SUMMARY_PARAMETERS, ScoreSummary, summarize_scores
 from .warnings import UndefinedScoreWarning, warn
 
-__all__ = ["BaseMetric", "nan_aware_mean"]
+__all__ = ["BaseMetric", "nan_aware_mean", "own_data"]
 
 
 def nan_aware_mean(
@@ -136,7 +138,116 @@ def _jsonable(value: Any, name: str, owner: str) -> Any:
     )
 
 
-class BaseMetric(abc.ABC):
+def _caller_arrays(value: Any) -> list:
+    """The NumPy arrays the caller passed in ``value``: the array itself, or those inside a
+    list, tuple or dict (at any depth)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [array for item in value for array in _caller_arrays(item)]
+    return []
+
+
+class _Caller(NamedTuple):
+    """What the caller passed to a metric's constructor."""
+
+    #: the NumPy arrays, also those inside lists, tuples and dicts
+    arrays: list
+    #: the ids of the lists and dicts
+    container_ids: set
+
+
+def _owned(value: Any, caller: _Caller, copies: dict) -> Any:
+    """``value`` owned by the metric and read-only: a NumPy array that may share memory
+    with an array of the caller is copied (once: ``copies`` maps the id of an array
+    already copied to its copy), and every array is marked read-only (one that a
+    conversion already made new is not copied again); a list, tuple or dict is rebuilt
+    around owned items, and a list or dict that is the caller's own object is replaced by
+    a new one. Other values (models, tf.Tensors, datasets, strings, rule sets) are kept as
+    they are."""
+    if isinstance(value, np.ndarray):
+        if id(value) in copies:
+            return copies[id(value)]
+        owned = value
+        if any(np.may_share_memory(value, array) for array in caller.arrays):
+            owned = value.copy()
+        owned.flags.writeable = False
+        copies[id(value)] = owned
+        return owned
+    if type(value) is dict:
+        items = {k: _owned(v, caller, copies) for k, v in value.items()}
+        changed = id(value) in caller.container_ids or any(items[k] is not value[k] for k in value)
+        return items if changed else value
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        items = [_owned(v, caller, copies) for v in value]
+        changed = id(value) in caller.container_ids or any(a is not b for a, b in zip(items, value))
+        if not changed:
+            return value
+        if hasattr(value, "_fields"):  # a named tuple
+            return type(value)(*items)
+        return type(value)(items)
+    return value
+
+
+def own_data(metric: Any, args: tuple, kwargs: dict) -> None:
+    """Make ``metric`` own what it scores, once its constructor has run on ``args`` and
+    ``kwargs`` (the caller's arguments).
+
+    The rule, for every metric: each NumPy array the metric keeps (an attribute, or an
+    item of a list, tuple or dict attribute) that may share memory with an array the
+    caller passed is replaced by a copy, and every array it keeps is marked read-only
+    (``flags.writeable = False``), so that neither the caller nor the library can change
+    the data after construction. An array the constructor already converted to a new
+    one (another dtype, a list made an array) is not copied again, and an array kept
+    under two names is copied once. A list or dict the caller passed and the metric
+    keeps is replaced by a new one. A tf.Tensor is immutable and a ``tf.data.Dataset``
+    stays streamed: it is read when the metric scores, so a dataset over a mutable array
+    sees its values at that time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class Keeps(BaseMetric):
+    ...     higher_is_better = True
+    ...     _data_params = ("inputs",)
+    ...     def __init__(self, inputs):
+    ...         self.inputs = inputs
+    ...     def detailed_evaluate(self):
+    ...         return self.inputs.sum(axis=1)
+    >>> x = np.ones((2, 3))
+    >>> metric = Keeps(x)  # own_data runs after the constructor
+    >>> x[...] = 5.0  # the caller overwrites its array
+    >>> metric.detailed_evaluate()
+    array([3., 3.])
+    >>> metric.inputs.flags.writeable
+    False
+    """
+    values = (*args, *kwargs.values())
+    caller = _Caller(
+        arrays=_caller_arrays(list(values)),
+        container_ids={id(v) for v in values if isinstance(v, (list, dict))},
+    )
+    copies: dict = {}  # an array kept under two names gets one copy
+    for name, value in list(vars(metric).items()):
+        owned = _owned(value, caller, copies)
+        if owned is not value:
+            setattr(metric, name, owned)
+
+
+class _OwnsItsData(abc.ABCMeta):
+    """The metaclass of :class:`BaseMetric`: once a metric's constructor has run (the
+    outermost one, after every ``super().__init__``), :func:`own_data` makes the metric
+    own the arrays it keeps. One step for every metric, in one place."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        metric = super().__call__(*args, **kwargs)
+        own_data(metric, args, kwargs)
+        return metric
+
+
+class BaseMetric(metaclass=_OwnsItsData):
     """Model-free base of every metric: ``detailed_evaluate`` gives one score per sample,
     ``evaluate`` their NaN-aware mean.
 
@@ -148,6 +259,12 @@ class BaseMetric(abc.ABC):
     attribute name is taken); the parameters that are data rather than settings (a
     model, inputs, a rule set) are listed in ``_data_params`` and left out of the
     configuration.
+
+    Once the constructor has run, the metric owns the data it keeps (:func:`own_data`):
+    an array that shares memory with the caller's is copied, and the arrays it keeps are
+    read-only, so that overwriting the caller's array after construction
+    never changes the scores. A ``tf.data.Dataset`` is not copied: it is read when the
+    metric scores.
 
     Attributes
     ----------
