@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 
-__all__ = ["make_rng", "seed_to_int", "cell_permutations"]
+__all__ = ["make_rng", "seed_to_int", "cell_permutations", "input_generators"]
 
 _MASK63 = (1 << 63) - 1
 # spawn-key tag that keeps the per-input streams apart from the metric's own stream
@@ -41,10 +41,26 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
         int64 array of shape (len(x), n_cells).
     """
     perms = np.empty((len(x), n_cells), dtype=np.int64)
+    for i, rng in enumerate(input_generators(x, seed)):
+        perms[i] = rng.permutation(n_cells)
+    return perms
+
+
+def input_generators(x: np.ndarray, seed: int) -> List[np.random.Generator]:
+    """One local generator per input, drawn from ``seed`` and the input's values only,
+    read as float32: the same input gets the same draws in any batch, at any position,
+    whatever its dtype (a list, float64, float32 or integers).
+
+    Returns
+    -------
+    generators
+        ``len(x)`` NumPy generators, in the order of the inputs.
+    """
     rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)
-    for i, row in enumerate(rows):
+    generators = []
+    for row in rows:
         # a BLAKE2b digest (128 bits) of the row's bytes, mixed with the seed
         words = np.frombuffer(hashlib.blake2b(row.tobytes(), digest_size=16).digest(), np.uint32)
         sequence = np.random.SeedSequence(int(seed), spawn_key=(_CONTENT_TAG, *words.tolist()))
-        perms[i] = np.random.default_rng(sequence).permutation(n_cells)
-    return perms
+        generators.append(np.random.default_rng(sequence))
+    return generators

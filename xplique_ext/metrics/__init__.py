@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
     )
     from ..text.lipschitz import LocalLipschitzEstimate, TextLocalLipschitzEstimate
     from .base import BaseAttributionMetric
+    from .complexity import Complexity, Sparseness
+    from .explainer_base import BaseComplexityMetric, ExplainerMetric
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
@@ -43,7 +45,15 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         relevance_rank_accuracy,
     )
     from .leaderboard import ground_truth_leaderboard
+    from .mege import MeGe, MeGeScore
     from .percy import PERCY, NoRuleKeywordWarning
+    from .randomization import (
+        ModelRandomizationMetric,
+        ModelRandomizationStrategy,
+        ProgressiveLayerRandomization,
+        RandomLogitMetric,
+    )
+    from .stability import AverageStability
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -76,6 +86,16 @@ __getattr__, __dir__ = lazy_exports(
         ".percy": ["PERCY", "NoRuleKeywordWarning"],
         "..rules.evaluation": ["RuleMetrics"],
         "..text.lipschitz": ["LocalLipschitzEstimate", "TextLocalLipschitzEstimate"],
+        ".explainer_base": ["ExplainerMetric", "BaseComplexityMetric"],
+        ".complexity": ["Complexity", "Sparseness"],
+        ".stability": ["AverageStability"],
+        ".randomization": [
+            "ModelRandomizationMetric",
+            "ModelRandomizationStrategy",
+            "ProgressiveLayerRandomization",
+            "RandomLogitMetric",
+        ],
+        ".mege": ["MeGe", "MeGeScore"],
     },
 )
 __all__ = [
@@ -103,4 +123,15 @@ __all__ = [
     "RuleMetrics",
     "LocalLipschitzEstimate",
     "TextLocalLipschitzEstimate",
+    "ExplainerMetric",
+    "BaseComplexityMetric",
+    "Complexity",
+    "Sparseness",
+    "AverageStability",
+    "RandomLogitMetric",
+    "ModelRandomizationMetric",
+    "ModelRandomizationStrategy",
+    "ProgressiveLayerRandomization",
+    "MeGe",
+    "MeGeScore",
 ]
