@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import abc
 import numbers
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -28,6 +28,7 @@ import tensorflow as tf
 from .. import runtime
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
+from ..commons.warnings import UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, BaseAttributionMetric
 
 __all__ = [
@@ -152,18 +153,37 @@ class ExplainerMetric(BaseMetric):
 
     def explain(self, explainer: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The explainer's explanations of inputs ``x`` for targets ``y``, ``batch_size``
-        at a time, each batch checked (one finite explanation per input), as a NumPy
-        array (B, ...) in the explainer's dtype."""
+        at a time, each batch checked (real numbers, one explanation per input), as a
+        NumPy array (B, ...) in the explainer's dtype. NaN or inf are kept: the metric
+        makes the input's score NaN and says so (:meth:`undefined_where`)."""
         explain = explain_function(explainer)
         size = self.batch_size or max(len(x), 1)
         parts = []
         for start in range(0, len(x), size):
             stop = start + size
             out = explain(tf.convert_to_tensor(x[start:stop]), tf.convert_to_tensor(y[start:stop]))
-            parts.append(
-                runtime.check_outputs(out, len(x[start:stop]), name="explainer", finite=True)
-            )
+            parts.append(runtime.check_outputs(out, len(x[start:stop]), name="explainer"))
         return np.concatenate(parts, axis=0)
+
+    def undefined_where(self, scores: np.ndarray, causes: Dict[str, np.ndarray]) -> np.ndarray:
+        """``scores`` with NaN where one of ``causes`` holds (``{reason: mask (N,)}``),
+        and one UndefinedScoreWarning saying how many scores are undefined, and why."""
+        undefined = np.zeros(len(scores), dtype=bool)
+        why = []
+        for reason, mask in causes.items():
+            new = mask & ~undefined
+            if new.any():
+                why.append(f"{int(new.sum())} because {reason}")
+            undefined |= mask
+        if not undefined.any():
+            return scores
+        name = type(self).__name__
+        warn(
+            f"{name}: {int(undefined.sum())} of {len(scores)} scores are undefined, set to "
+            f"NaN: {'; '.join(why)}.",
+            UndefinedScoreWarning,
+        )
+        return np.where(undefined, np.nan, scores)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         name = type(self).__name__
@@ -172,6 +192,11 @@ class ExplainerMetric(BaseMetric):
             "functions. Save `metric.get_config()` and rebuild it with "
             f"`{name}.from_config(config, model=..., inputs=..., ...)`"
         )
+
+
+def not_finite(phi: np.ndarray) -> np.ndarray:
+    """Which explanations (N, ...) hold NaN or inf: a mask (N,)."""
+    return ~np.isfinite(phi.reshape(len(phi), -1)).all(axis=1)
 
 
 def explainer_targets(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import abc
 import inspect
 import numbers
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import numpy as np
 import tensorflow as tf
@@ -26,8 +26,12 @@ from .. import runtime
 from ..commons.correlations import batched_spearman
 from ..commons.params import InstanceOf, Interval, validate_params
 from ..commons.random import input_generators, make_rng, seed_to_int
-from ..commons.warnings import UndefinedScoreWarning, warn
-from .explainer_base import EXPLAINER_PARAMETERS, ExplainerMetric, explainer_targets
+from .explainer_base import (
+    EXPLAINER_PARAMETERS,
+    ExplainerMetric,
+    explainer_targets,
+    not_finite,
+)
 
 __all__ = [
     "ModelRandomizationStrategy",
@@ -194,6 +198,24 @@ def _accepts_seed(strategy: ModelRandomizationStrategy) -> bool:
 
 
 # ------------------------------------------------------------------ metrics
+_NOT_FINITE = "the explainer returned NaN or inf for the input"
+_CONSTANT = "a constant explanation has no ranks to correlate"
+
+
+def _zero_rows(phi: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``phi`` (N, ...) with the explanations not in ``keep`` (N,) set to zero."""
+    keep = keep.reshape((-1,) + (1,) * (phi.ndim - 1))
+    return np.where(keep, phi, 0)
+
+
+class PairScores(NamedTuple):
+    """The similarities of one batch's pairs of explanations, and which pairs were
+    finite."""
+
+    scores: np.ndarray
+    finite: np.ndarray
+
+
 _TARGETS_REQUIRED = (
     "`targets` is required: the explanations are compared for given classes "
     "(one-hot (N, K) or class ids (N,)), got None"
@@ -205,6 +227,7 @@ class _RandomizationMetric(ExplainerMetric):
     similarity is lower-is-better."""
 
     higher_is_better = False
+    undefined_reason = _NOT_FINITE
 
     def __init__(self, model, inputs, targets, batch_size, *, activation, seed):
         if targets is None and not runtime.is_dataset(inputs):
@@ -289,11 +312,15 @@ class RandomLogitMetric(_RandomizationMetric):
         """
         seed = seed_to_int(self.seed)  # drawn once: fresh entropy for seed=None
         scores = []
+        explained = []
         for _, x, y in self.iter_batches():
-            scores.append(self._random_logit(explainer, x, explainer_targets(x, y), seed))
-        return np.concatenate(scores)
+            logit = self._random_logit(explainer, x, explainer_targets(x, y), seed)
+            scores.append(logit.scores)
+            explained.append(logit.finite)
+        finite = np.concatenate(explained)
+        return self.undefined_where(np.concatenate(scores), {_NOT_FINITE: ~finite})
 
-    def _random_logit(self, explainer: Any, x: np.ndarray, y: np.ndarray, seed: int):
+    def _random_logit(self, explainer: Any, x: np.ndarray, y: np.ndarray, seed: int) -> PairScores:
         n_classes = y.shape[1]
         if n_classes < 2:
             raise ValueError(
@@ -307,7 +334,10 @@ class RandomLogitMetric(_RandomizationMetric):
         y_other = np.eye(n_classes, dtype=y.dtype)[other_class]
         phi = self.explain(explainer, x, y)
         phi_other = self.explain(explainer, x, y_other)
-        return ssim(phi, phi_other)
+        finite = ~not_finite(phi) & ~not_finite(phi_other)
+        # the pairs with NaN or inf are scored NaN by the caller: zeros compare quietly
+        similarity = ssim(_zero_rows(phi, finite), _zero_rows(phi_other, finite))
+        return PairScores(scores=similarity, finite=finite)
 
 
 class ModelRandomizationMetric(_RandomizationMetric):
@@ -361,7 +391,7 @@ class ModelRandomizationMetric(_RandomizationMetric):
     NeurIPS 2018. https://arxiv.org/abs/1810.03292
     """
 
-    undefined_reason = "a constant explanation has no ranks to correlate"
+    undefined_reason = f"{_CONSTANT}, or {_NOT_FINITE}"
     _data_params = ("model", "inputs", "targets", "randomization_strategy")
 
     @validate_params(
@@ -427,6 +457,7 @@ class ModelRandomizationMetric(_RandomizationMetric):
         original = explainer.model
         randomized = self.randomized_model(original, seed_to_int(self.seed))
         scores = []
+        explained = []
         for _, x, y in self.iter_batches():
             y = explainer_targets(x, y)
             phi = self.explain(explainer, x, y)
@@ -435,19 +466,16 @@ class ModelRandomizationMetric(_RandomizationMetric):
                 phi_randomized = self.explain(explainer, x, y)
             finally:
                 explainer.model = original
-            scores.append(_spearman(phi, phi_randomized))
+            finite = ~not_finite(phi) & ~not_finite(phi_randomized)
+            scores.append(_spearman(phi, phi_randomized, finite))
+            explained.append(finite)
         scores = np.concatenate(scores)
-        undefined = int(np.isnan(scores).sum())
-        if undefined:
-            warn(
-                f"ModelRandomizationMetric: {undefined} of {len(scores)} scores are "
-                f"undefined, set to NaN: {self.undefined_reason}.",
-                UndefinedScoreWarning,
-            )
-        return scores
+        finite = np.concatenate(explained)
+        causes = {_NOT_FINITE: ~finite, _CONSTANT: finite & np.isnan(scores)}
+        return self.undefined_where(scores, causes)
 
 
-def _spearman(phi: np.ndarray, phi_randomized: np.ndarray) -> np.ndarray:
+def _spearman(phi: np.ndarray, phi_randomized: np.ndarray, finite: np.ndarray) -> np.ndarray:
     """Spearman correlation of each pair of explanations: channels of a 4D map averaged,
     then flattened; NaN for a constant explanation."""
     if phi.shape != phi_randomized.shape:
@@ -460,4 +488,5 @@ def _spearman(phi: np.ndarray, phi_randomized: np.ndarray) -> np.ndarray:
         phi_randomized = phi_randomized.mean(axis=-1)
     rows = phi.reshape(len(phi), -1).astype(np.float64)
     rows_randomized = phi_randomized.reshape(len(phi), -1).astype(np.float64)
-    return batched_spearman(rows, rows_randomized)
+    # rows with NaN or inf are scored NaN by the caller: zeros rank without error
+    return batched_spearman(_zero_rows(rows, finite), _zero_rows(rows_randomized, finite))

@@ -6,19 +6,26 @@ r"""Average stability (sensitivity) of an explainer, as Xplique's
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import numpy as np
 
 from ..commons.params import ArrayLike, Callable_, Interval, Options, check_param, validate_params
 from ..commons.random import input_generators, seed_to_int
-from ..commons.warnings import UndefinedScoreWarning, warn
-from .explainer_base import EXPLAINER_PARAMETERS, ExplainerMetric, explainer_targets
+from .explainer_base import EXPLAINER_PARAMETERS, ExplainerMetric, explainer_targets, not_finite
 
 __all__ = ["AverageStability"]
 
 _DISTANCES = ("l1", "l2")
 _UNDEFINED = "the distance returned NaN for a neighbour"
+_NOT_FINITE = "the explainer returned NaN or inf for the input or a neighbour"
+
+
+class StabilityScores(NamedTuple):
+    """The scores of one batch, and which inputs had finite explanations."""
+
+    scores: np.ndarray
+    finite: np.ndarray
 
 
 def _l1(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -97,7 +104,7 @@ class AverageStability(ExplainerMetric):
     """
 
     higher_is_better = False
-    undefined_reason = _UNDEFINED
+    undefined_reason = f"{_NOT_FINITE}, or {_UNDEFINED}"
 
     @validate_params(
         {
@@ -141,35 +148,41 @@ class AverageStability(ExplainerMetric):
         """
         if base_explanations is not None:
             base_explanations = check_param(
-                base_explanations, "base_explanations", [ArrayLike("real", finite=True)]
+                base_explanations, "base_explanations", [ArrayLike("real")]
             )
         seed = seed_to_int(self.seed)  # drawn once: fresh entropy for seed=None
         scores = []
+        explained = []
         for start, x, y in self.iter_batches():
             y = explainer_targets(x, y)
             if base_explanations is None:
                 phi = self.explain(explainer, x, y)
             else:
                 phi = base_explanations[start : start + len(x)]
-            scores.append(self._average_stability(explainer, x, y, phi, seed))
+                if len(phi) != len(x):
+                    raise ValueError(
+                        "`base_explanations` must hold one explanation per input: got "
+                        f"{len(base_explanations)} for at least {start + len(x)} inputs"
+                    )
+            stability = self._average_stability(explainer, x, y, phi, seed)
+            scores.append(stability.scores)
+            explained.append(stability.finite)
         scores = np.concatenate(scores)
         if base_explanations is not None and len(base_explanations) != len(scores):
             raise ValueError(
-                f"`base_explanations` must hold one explanation per input: got "
+                "`base_explanations` must hold one explanation per input: got "
                 f"{len(base_explanations)} for {len(scores)} inputs"
             )
-        undefined = int(np.isnan(scores).sum())
-        if undefined:
-            warn(
-                f"AverageStability: {undefined} of {len(scores)} scores are undefined, set "
-                f"to NaN: {_UNDEFINED}.",
-                UndefinedScoreWarning,
-            )
-        return scores
+        finite = np.concatenate(explained)
+        causes = {
+            _NOT_FINITE: ~finite,
+            _UNDEFINED: finite & np.isnan(scores),
+        }
+        return self.undefined_where(scores, causes)
 
     def _average_stability(
         self, explainer: Any, x: np.ndarray, y: np.ndarray, phi: np.ndarray, seed: int
-    ) -> np.ndarray:
+    ) -> StabilityScores:
         """The formula of the class Notes for one batch of inputs: each input's
         neighbours, their explanations, and the mean distance to the input's own."""
         k = self.nb_samples
@@ -185,8 +198,10 @@ class AverageStability(ExplainerMetric):
                 f"`explainer` returned explanations of shape {phi_neighbours.shape[1:]} for "
                 f"the neighbours and {phi_repeated.shape[1:]} for the inputs"
             )
+        finite = ~not_finite(phi) & ~not_finite(phi_neighbours).reshape(len(x), k).any(axis=1)
         distances = self._distances(phi_neighbours, phi_repeated).reshape(len(x), k)
-        return distances.mean(axis=1)  # NaN where the distance returned NaN
+        # NaN where the distance returned NaN
+        return StabilityScores(scores=distances.mean(axis=1), finite=finite)
 
     def _distances(self, phi_a: np.ndarray, phi_b: np.ndarray) -> np.ndarray:
         a = phi_a.astype(np.float64)
