@@ -162,6 +162,18 @@ class ProgressiveLayerRandomization(ModelRandomizationStrategy):
         self.stop_layer = stop_layer
         self.reverse = reverse
 
+    def __eq__(self, other: object) -> bool:
+        """Two strategies with the same settings randomise alike."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return (self.stop_layer, self.reverse) == (other.stop_layer, other.reverse)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.stop_layer, self.reverse))
+
+    def __repr__(self) -> str:
+        return f"ProgressiveLayerRandomization(stop_layer={self.stop_layer!r}, reverse={self.reverse!r})"
+
     def _stop_index(self, names: list) -> int:
         if isinstance(self.stop_layer, str):
             if self.stop_layer not in names:
