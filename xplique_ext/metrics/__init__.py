@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         relevance_rank_accuracy,
     )
     from .leaderboard import ground_truth_leaderboard
-    from .mege import MeGe, MeGeScore
+    from .mege import MeGe
     from .percy import PERCY, NoRuleKeywordWarning
     from .randomization import (
         ModelRandomizationMetric,
@@ -95,7 +95,7 @@ __getattr__, __dir__ = lazy_exports(
             "ProgressiveLayerRandomization",
             "RandomLogitMetric",
         ],
-        ".mege": ["MeGe", "MeGeScore"],
+        ".mege": ["MeGe"],
     },
 )
 __all__ = [
@@ -133,5 +133,4 @@ __all__ = [
     "ModelRandomizationStrategy",
     "ProgressiveLayerRandomization",
     "MeGe",
-    "MeGeScore",
 ]
