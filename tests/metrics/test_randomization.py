@@ -54,9 +54,6 @@ class GradientInput:
             score = tf.reduce_sum(self.model(inputs) * tf.cast(targets, tf.float32), axis=-1)
         return (tape.gradient(score, inputs) * inputs).numpy()
 
-    def __call__(self, inputs, targets):
-        return self.explain(inputs, targets)
-
 
 def input_explainer(inputs, targets):
     return np.asarray(inputs)
