@@ -8,8 +8,9 @@ alone (no model, no inputs), as Xplique's ``metrics/complexity.py`` computes the
 
 Both take the absolute value, average the channels of a 4D map (B, H, W, C), flatten,
 and normalise each map to sum to one, with Xplique's small constant
-:math:`\epsilon = 10^{-8}`, so that their scores equal Xplique's. They compute in
-float64 (Xplique in float32): the two agree to about 1e-6. An all-zero explanation has
+:math:`\epsilon = 10^{-8}`, so that their scores equal Xplique's. They compute in the
+explanations' precision (float32 maps in float32, as Xplique; float64 maps in float64;
+integers in float64): the two agree to about 1e-6. An all-zero explanation has
 no distribution of relevance: its score is NaN with a warning, where Xplique returns the
 number its :math:`\epsilon` makes up (0 for the entropy, :math:`-(n+1)/n` for the Gini
 index).
@@ -35,10 +36,12 @@ _ALL_ZERO = "an all-zero explanation has no distribution of relevance"
 
 
 def _relevance(explanations: Any) -> np.ndarray:
-    """The absolute attributions as (N, n) float64 rows: channels of a 4D map averaged
-    (after the absolute value, as Xplique), spatial axes flattened."""
+    """The absolute attributions as (N, n) rows in the explanations' floating precision
+    (float64 for integers): channels of a 4D map averaged (after the absolute value, as
+    Xplique), spatial axes flattened."""
     phi = check_param(explanations, "explanations", EXPLANATIONS)
-    relevance = np.abs(phi.astype(np.float64))
+    dtype = phi.dtype if phi.dtype.kind == "f" and phi.itemsize >= 4 else np.float64
+    relevance = np.abs(phi.astype(dtype, copy=False))
     if relevance.ndim == 4:  # (N, H, W, C)
         relevance = relevance.mean(axis=-1)
     return relevance.reshape(len(relevance), -1)
@@ -76,7 +79,7 @@ class _ExplanationsOnly(BaseComplexityMetric):
             parts = [self.detailed_evaluate(batch) for batch in self._batches(explanations)]
             return np.concatenate(parts) if parts else np.zeros(0)
         relevance = _relevance(explanations)
-        scores = self._score(relevance)
+        scores = self._score(relevance).astype(np.float64)
         return _undefined_where_all_zero(scores, relevance, type(self).__name__)
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
@@ -103,7 +106,8 @@ class Complexity(_ExplanationsOnly):
     -----
     The absolute attributions are averaged over the channels of a 4D map (N, H, W, C)
     and flattened, as in Xplique. :math:`\epsilon = 10^{-8}` is Xplique's, so the scores
-    equal Xplique's (to about 1e-6: float64 here, float32 there). An all-zero
+    equal Xplique's (to about 1e-6; float32 maps are computed in float32, as Xplique,
+    float64 maps in float64). An all-zero
     explanation is NaN with an UndefinedScoreWarning (Xplique returns 0).
 
     References
@@ -122,8 +126,9 @@ class Complexity(_ExplanationsOnly):
     higher_is_better = False
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:
-        p = relevance / (relevance.sum(axis=1, keepdims=True) + _EPS)
-        return -np.sum(p * np.log(p + _EPS), axis=1)
+        eps = relevance.dtype.type(_EPS)
+        p = relevance / (relevance.sum(axis=1, keepdims=True) + eps)
+        return -np.sum(p * np.log(p + eps), axis=1)
 
 
 class Sparseness(_ExplanationsOnly):
@@ -168,10 +173,11 @@ class Sparseness(_ExplanationsOnly):
     higher_is_better = True
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:
-        x = relevance / (relevance.sum(axis=1, keepdims=True) + _EPS)
+        eps = relevance.dtype.type(_EPS)
+        x = relevance / (relevance.sum(axis=1, keepdims=True) + eps)
         x_sorted = np.sort(x, axis=1)
         n = x_sorted.shape[1]
-        rank = np.arange(1, n + 1, dtype=np.float64)
+        rank = np.arange(1, n + 1, dtype=x.dtype)
         numerator = 2.0 * np.sum(x_sorted * rank, axis=1)
-        denominator = n * np.sum(x_sorted, axis=1) + _EPS
-        return numerator / denominator - (n + 1.0) / n
+        denominator = n * np.sum(x_sorted, axis=1) + eps
+        return numerator / denominator - x.dtype.type((n + 1.0) / n)

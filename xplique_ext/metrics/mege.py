@@ -20,7 +20,10 @@ from .explainer_base import ModelEngine, explain_function
 
 __all__ = ["MeGe", "MeGeScore"]
 
-_NO_PAIR = "no pair of models where one saw the input in training predicts its class correctly"
+_NO_PAIR = (
+    "no pair of models (one of which never saw the input) predicts the same class for it, "
+    "one of them correctly"
+)
 
 
 class MeGeScore(float):
@@ -43,11 +46,14 @@ class MeGeScore(float):
 
 
 class PairDistances(NamedTuple):
-    """The Spearman distances of the explanations of one input by two models."""
+    """The Spearman distances (Eq. 1) of each input's explanations by the model that never
+    saw it and by each model, and the pairs that count."""
 
-    #: distances where both models predict the same class, one of them correctly (S=)
+    #: (N, k): the distance to model j's explanation
+    distances: np.ndarray
+    #: (N, k): pairs where both models predict the same class, one of them correctly (S=)
     equal: np.ndarray
-    #: distances where they predict different classes, one of them correctly (S!=)
+    #: (N, k): pairs where they predict different classes, one of them correctly (S!=)
     different: np.ndarray
 
 
@@ -213,28 +219,24 @@ class MeGe(BaseMetric):
         return np.stack(predictions), np.stack(explanations)
 
     def _pair_distances(self, predictions: np.ndarray, explanations: np.ndarray):
-        """For each input, its distances in S= and S!= (Xplique's pairs, in its order)."""
+        """The distances of Eq. 1 between the explanations of each input by the model that
+        never saw it and by every other model, and which of them join S= and S!=."""
         labels = self._labels()
-        split = np.arange(len(self.inputs)) // self.split_len
-        per_input = []
-        for n in range(len(self.inputs)):
-            equal = []
-            different = []
-            for j in range(self.k_splits):
-                if j == split[n]:
-                    continue
-                i = split[n]
-                pred_i = predictions[i, n]
-                pred_j = predictions[j, n]
-                if pred_i != labels[n] and pred_j != labels[n]:
-                    continue
-                distance = _spearman_distance(explanations[i, n][None], explanations[j, n][None])
-                if pred_i == pred_j:
-                    equal.append(distance[0])
-                else:
-                    different.append(distance[0])
-            per_input.append(PairDistances(equal=np.array(equal), different=np.array(different)))
-        return per_input
+        rows = np.arange(len(self.inputs))
+        held_out = rows // self.split_len  # the model trained without the input's split
+        phi_held_out = explanations[held_out, rows]
+        distances = np.stack(
+            [_spearman_distance(phi_held_out, explanations[j]) for j in range(self.k_splits)],
+            axis=1,
+        )
+        predicted = predictions.T  # (N, k)
+        predicted_held_out = predicted[rows, held_out][:, None]
+        other_model = np.arange(self.k_splits)[None, :] != held_out[:, None]
+        # at least one of the two models predicts the input's class
+        one_correct = (predicted_held_out == labels[:, None]) | (predicted == labels[:, None])
+        scored = other_model & one_correct
+        same = predicted == predicted_held_out
+        return PairDistances(distances=distances, equal=scored & same, different=scored & ~same)
 
     @validate_params(
         {
@@ -251,15 +253,17 @@ class MeGe(BaseMetric):
         predictions, explanations = self._predictions_and_explanations(
             explainer_class, explainer_params
         )
-        per_input = self._pair_distances(predictions, explanations)
-        scores = np.full(len(per_input), np.nan)
-        for n, distances in enumerate(per_input):
-            defined = distances.equal[~np.isnan(distances.equal)]
-            if defined.size:
-                scores[n] = 1.0 / (1.0 + defined.mean())
-        s_equal = np.concatenate([d.equal for d in per_input])
-        s_different = np.concatenate([d.different for d in per_input])
-        self.reco_ = _reco(s_equal[~np.isnan(s_equal)], s_different[~np.isnan(s_different)])
+        pairs = self._pair_distances(predictions, explanations)
+        # NaN distances (constant explanations) are left out, as Xplique does
+        defined = ~np.isnan(pairs.distances)
+        in_equal = pairs.equal & defined
+        count = in_equal.sum(axis=1)
+        total = np.where(in_equal, pairs.distances, 0.0).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores = np.where(count > 0, 1.0 / (1.0 + total / count), np.nan)
+        s_equal = pairs.distances[in_equal]
+        s_different = pairs.distances[pairs.different & defined]
+        self.reco_ = _reco(s_equal, s_different)
         undefined = int(np.isnan(scores).sum())
         if undefined:
             warn(
