@@ -90,6 +90,40 @@ def test_xplique_explainers_with_explain_are_accepted():
     )
 
 
+def test_the_explainer_never_gets_more_than_batch_size_inputs():
+    sizes = []
+
+    def recording(inputs, targets):
+        sizes.append(len(inputs))
+        return np.asarray(inputs)
+
+    AverageStability(_model, X, Y, batch_size=8, nb_samples=3, seed=0).evaluate(recording)
+    assert max(sizes) <= 8 and sum(sizes) == len(X) * (3 + 1)
+    sizes.clear()  # more neighbours than batch_size: one input's at a time, in batches
+    AverageStability(_model, X, Y, batch_size=2, nb_samples=5, seed=0).evaluate(recording)
+    assert max(sizes) <= 2
+
+
+def test_explain_methods_get_tensors_and_functions_get_arrays():
+    received = []
+
+    class Explainer:
+        def explain(self, inputs, targets):
+            received.append((type(inputs), type(targets)))
+            return inputs
+
+    def function(inputs, targets):
+        received.append((type(inputs), type(targets)))
+        return inputs
+
+    metric = AverageStability(_model, X, Y, nb_samples=2, seed=0)
+    metric.evaluate(Explainer())
+    assert set(received) == {(type(tf.constant(0.0)), type(tf.constant(0.0)))}
+    received.clear()
+    metric.evaluate(function)
+    assert set(received) == {(np.ndarray, np.ndarray)}
+
+
 # ------------------------------------------------------------------ invariances
 def test_same_scores_at_any_batch_size_and_order():
     expected = AverageStability(_model, X, Y, batch_size=None, seed=3).detailed_evaluate(
@@ -193,6 +227,20 @@ def test_bad_settings_name_the_parameter():
 def test_an_explainer_returning_the_wrong_number_of_maps_is_refused():
     with pytest.raises(ValueError, match="explainer"):
         AverageStability(_model, X, Y).evaluate(lambda inputs, targets: np.ones((1, 6, 6, 1)))
+
+
+def test_a_deep_copy_gives_the_same_scores_and_shares_the_model():
+    import copy
+    import pickle
+
+    metric = AverageStability(_model, X, Y, nb_samples=3, seed=0)
+    clone = copy.deepcopy(metric)
+    assert clone.model is metric.model and clone.inputs is not metric.inputs
+    np.testing.assert_array_equal(
+        clone.detailed_evaluate(identity_explainer), metric.detailed_evaluate(identity_explainer)
+    )
+    with pytest.raises(TypeError, match="get_config"):
+        pickle.dumps(metric)
 
 
 # ------------------------------------------------------------------ common checks

@@ -19,6 +19,7 @@ batched and compiled model calls, checked outputs), held as :attr:`ExplainerMetr
 from __future__ import annotations
 
 import abc
+import copy
 import numbers
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
@@ -154,14 +155,22 @@ class ExplainerMetric(BaseMetric):
     def explain(self, explainer: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The explainer's explanations of inputs ``x`` for targets ``y``, ``batch_size``
         at a time, each batch checked (real numbers, one explanation per input), as a
-        NumPy array (B, ...) in the explainer's dtype. NaN or inf are kept: the metric
+        NumPy array (B, ...) in the explainer's dtype. As in Xplique, an explainer's
+        ``explain`` method receives tf.Tensors, a plain function NumPy arrays. NaN or inf are kept: the metric
         makes the input's score NaN and says so (:meth:`undefined_where`)."""
         explain = explain_function(explainer)
+        # as Xplique calls them: `explain` methods get tensors, plain functions arrays
+        as_tensors = callable(getattr(explainer, "explain", None))
         size = self.batch_size or max(len(x), 1)
         parts = []
         for start in range(0, len(x), size):
             stop = start + size
-            out = explain(tf.convert_to_tensor(x[start:stop]), tf.convert_to_tensor(y[start:stop]))
+            x_part = x[start:stop]
+            y_part = y[start:stop]
+            if as_tensors:
+                out = explain(tf.convert_to_tensor(x_part), tf.convert_to_tensor(y_part))
+            else:
+                out = explain(x_part, y_part)
             parts.append(runtime.check_outputs(out, len(x[start:stop]), name="explainer"))
         return np.concatenate(parts, axis=0)
 
@@ -184,6 +193,19 @@ class ExplainerMetric(BaseMetric):
             UndefinedScoreWarning,
         )
         return np.where(undefined, np.nan, scores)
+
+    def __deepcopy__(self, memo: dict) -> ExplainerMetric:
+        """A copy that gives the same scores: settings, inputs and targets are copied; the
+        model and a streamed dataset are shared (the engine shares its compiled
+        functions), as :class:`~xplique_ext.metrics.base.BaseAttributionMetric` does."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        memo.setdefault(id(self.model), self.model)
+        if self.dataset is not None:
+            memo.setdefault(id(self.dataset), self.dataset)
+        for name, value in copy.deepcopy(vars(self), memo).items():
+            setattr(new, name, value)
+        return new
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         name = type(self).__name__

@@ -184,9 +184,27 @@ class AverageStability(ExplainerMetric):
         self, explainer: Any, x: np.ndarray, y: np.ndarray, phi: np.ndarray, seed: int
     ) -> StabilityScores:
         """The formula of the class Notes for one batch of inputs: each input's
-        neighbours, their explanations, and the mean distance to the input's own."""
+        neighbours, their explanations, and the mean distance to the input's own. The
+        inputs go in groups whose neighbours number at most ``batch_size`` (at least one
+        input per group), so that at most that many neighbours exist at once."""
+        k = self.nb_samples
+        group = max(1, (self.batch_size or len(x) * k) // k)
+        scores = []
+        finite = []
+        for start in range(0, len(x), group):
+            part = slice(start, start + group)
+            distances = self._neighbour_distances(explainer, x[part], y[part], phi[part], seed)
+            scores.append(distances.scores)
+            finite.append(distances.finite)
+        return StabilityScores(scores=np.concatenate(scores), finite=np.concatenate(finite))
+
+    def _neighbour_distances(
+        self, explainer: Any, x: np.ndarray, y: np.ndarray, phi: np.ndarray, seed: int
+    ) -> StabilityScores:
+        """The mean distance of each input's explanation to its neighbours' (Eq. 1)."""
         k = self.nb_samples
         dtype = x.dtype if x.dtype.kind == "f" else np.float32
+        # each input's noise from the seed and its content: uniform in [0, radius)
         noise = np.stack(
             [rng.uniform(0.0, self.radius, (k, *x.shape[1:])) for rng in input_generators(x, seed)]
         ).astype(dtype)
