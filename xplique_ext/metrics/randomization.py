@@ -172,7 +172,8 @@ class ProgressiveLayerRandomization(ModelRandomizationStrategy):
         return hash((type(self).__name__, self.stop_layer, self.reverse))
 
     def __repr__(self) -> str:
-        return f"ProgressiveLayerRandomization(stop_layer={self.stop_layer!r}, reverse={self.reverse!r})"
+        name = type(self).__name__
+        return f"{name}(stop_layer={self.stop_layer!r}, reverse={self.reverse!r})"
 
     def _stop_index(self, names: list) -> int:
         if isinstance(self.stop_layer, str):
