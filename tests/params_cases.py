@@ -445,6 +445,21 @@ REQUIRED_ARGUMENTS = {
         "ground_truth": f.maps,
     },
     "metrics.RuleMetrics": lambda f: {"rules": f.rules},
+    "metrics.AverageStability": lambda f: {"model": f.image_model, "inputs": f.images},
+    "metrics.RandomLogitMetric": lambda f: {
+        "model": f.image_model,
+        "inputs": f.images,
+        "targets": [0, 1, 2, 0],
+    },
+    "metrics.ModelRandomizationMetric": lambda f: {
+        "model": f.image_model,
+        "inputs": f.images,
+        "targets": [0, 1, 2, 0],
+    },
+    "metrics.MeGe": lambda f: {
+        "learning_algorithm": lambda x_train, y_train, x_test, y_test: f.image_model,
+        "inputs": f.images,
+    },
     "metrics.LocalLipschitzEstimate": lambda f: {"inputs": f.images},
     "metrics.TextLocalLipschitzEstimate": lambda f: {"sentences": f.sentences},
     # rules

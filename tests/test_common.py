@@ -106,11 +106,16 @@ def check_same_seed_same_numbers(make: Callable[[int], Any], args) -> None:
     np.testing.assert_array_equal(first, again)
 
 
+def _is_code(value) -> bool:
+    return callable(value) or callable(getattr(value, "explain", None))
+
+
 def check_inputs_not_mutated(make: Callable[[int], Any], args, data: Dict[str, Any]) -> None:
     all_args = args
-    # models and explainers are code, not inputs: they are left out of the comparison
-    args = tuple(a for a in args if not callable(a))
-    data = {k: v for k, v in data.items() if not callable(v)}
+    # models and explainers (callables, or Xplique's objects with `explain`) are code, not
+    # inputs: they are left out of the comparison
+    args = tuple(a for a in args if not _is_code(a))
+    data = {k: v for k, v in data.items() if not _is_code(v)}
     before_args, before_data = copy.deepcopy(args), copy.deepcopy(data)
     metric = make(0)
     with warnings.catch_warnings():

@@ -135,6 +135,7 @@ DEFAULTS_PACKAGES = PACKAGES + ["xplique_ext.models", "xplique_ext.plots", "xpli
 #: refuse with a ValueError or TypeError naming a parameter.
 REFUSED_WITH_DEFAULTS = {
     "xplique_ext.metrics.PERCY": "`targets` may be None only for a dataset of (sentence, label)",
+    "xplique_ext.metrics.MeGe": "`targets` is required: MeGe trains its models on them",
 }
 
 

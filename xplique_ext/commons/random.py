@@ -10,11 +10,18 @@ input get the same ones.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 
-__all__ = ["make_rng", "seed_to_int", "input_sequence", "input_rng", "cell_permutations"]
+__all__ = [
+    "make_rng",
+    "seed_to_int",
+    "input_sequence",
+    "input_rng",
+    "input_generators",
+    "cell_permutations",
+]
 
 _MASK63 = (1 << 63) - 1
 # spawn-key tag that keeps the per-input streams apart from the metric's own stream
@@ -90,7 +97,20 @@ def cell_permutations(x: np.ndarray, n_cells: int, seed: int) -> np.ndarray:
         int64 array of shape (len(x), n_cells).
     """
     perms = np.empty((len(x), n_cells), dtype=np.int64)
-    rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)
-    for i, row in enumerate(rows):
-        perms[i] = input_rng(seed, row).permutation(n_cells)
+    for i, rng in enumerate(input_generators(x, seed)):
+        perms[i] = rng.permutation(n_cells)
     return perms
+
+
+def input_generators(x: np.ndarray, seed: int) -> List[np.random.Generator]:
+    """One local generator per input, drawn from ``seed`` and the input's values only,
+    read as float32: the same input gets the same draws in any batch, at any position,
+    whatever its dtype (a list, float64, float32 or integers).
+
+    Returns
+    -------
+    generators
+        ``len(x)`` NumPy generators, in the order of the inputs.
+    """
+    rows = np.ascontiguousarray(x, dtype=np.float32).reshape(len(x), -1)
+    return [input_rng(seed, row) for row in rows]

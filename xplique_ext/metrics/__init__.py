@@ -34,7 +34,9 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         BaseAverageXMetric,
     )
     from .base import BaseAttributionMetric, ExplanationMetric
+    from .complexity import Complexity, Sparseness
     from .deletion import Deletion, Insertion
+    from .explainer_base import BaseComplexityMetric, ExplainerMetric
     from .fidelity import MuFidelity
     from .ground_truth import (
         GroundTruthLocalisation,
@@ -50,7 +52,15 @@ if TYPE_CHECKING:  # what IDEs and type checkers see; at run time the table belo
         relevance_rank_accuracy,
     )
     from .leaderboard import ground_truth_leaderboard
+    from .mege import MeGe
     from .percy import PERCY, NoRuleKeywordWarning
+    from .randomization import (
+        ModelRandomizationMetric,
+        ModelRandomizationStrategy,
+        ProgressiveLayerRandomization,
+        RandomLogitMetric,
+    )
+    from .stability import AverageStability
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -90,6 +100,16 @@ __getattr__, __dir__ = lazy_exports(
             "AverageIncreaseMetric",
             "BaseAverageXMetric",
         ],
+        ".explainer_base": ["ExplainerMetric", "BaseComplexityMetric"],
+        ".complexity": ["Complexity", "Sparseness"],
+        ".stability": ["AverageStability"],
+        ".randomization": [
+            "ModelRandomizationMetric",
+            "ModelRandomizationStrategy",
+            "ProgressiveLayerRandomization",
+            "RandomLogitMetric",
+        ],
+        ".mege": ["MeGe"],
     },
 )
 __all__ = [
@@ -124,4 +144,14 @@ __all__ = [
     "AverageIncreaseMetric",
     "AverageGainMetric",
     "BaseAverageXMetric",
+    "ExplainerMetric",
+    "BaseComplexityMetric",
+    "Complexity",
+    "Sparseness",
+    "AverageStability",
+    "RandomLogitMetric",
+    "ModelRandomizationMetric",
+    "ModelRandomizationStrategy",
+    "ProgressiveLayerRandomization",
+    "MeGe",
 ]
