@@ -48,6 +48,10 @@ class Case:
     unit: str = "input"
     tolerance: float = 0.0
     on: Optional[Callable[[np.ndarray, int], Tuple[Any, Tuple]]] = None
+    # why a metric's scores depend, by definition, on the other units scored with it (MeGe
+    # trains its models on folds of the inputs): the subset check then only asks for the
+    # same scores from the same units in the same order
+    not_per_unit: Optional[str] = None
 
     def make_on(self, indices: np.ndarray, seed: int) -> Tuple[Any, Tuple]:
         """The metric and the arguments it scores, on the units ``indices`` only (in that

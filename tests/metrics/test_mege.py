@@ -127,6 +127,8 @@ def _common_case():
         data={"learning_algorithm": same_model, "inputs": X, "targets": PREDICTED},
         nan=lambda: (MeGe(same_model, X, labels, k_splits=2), (WeightTimesInput,)),
         model_based=True,
+        not_per_unit="MeGe trains one model per fold of the inputs: an input's score "
+        "depends on the inputs it shares its folds with",
     )
 
 
