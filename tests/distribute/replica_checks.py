@@ -341,6 +341,113 @@ def explanation_metric_checks():
     compare("average_gain", run(AverageGainMetric, 2, activation="softmax"))
 
 
+class GradientExplainer:
+    """Gradient x input of ``sum(model(x) * y)``, computed eagerly by the explainer itself,
+    with the ``model`` attribute and ``explain(inputs, targets)`` of Xplique's
+    explainers. It runs wherever it is called: the metrics do not distribute it."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def explain(self, inputs, targets):
+        x = tf.convert_to_tensor(inputs)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            score = tf.reduce_sum(self.model(x) * tf.cast(targets, x.dtype), axis=-1)
+        return (tape.gradient(score, x) * x).numpy()
+
+
+def centroid_learning_algorithm(x_train, y_train, x_test, y_test):
+    """MeGe's learning algorithm without training: a linear model whose weights are the
+    class centroids of its split (deterministic, so that the strategy alone can change
+    the models' predicted classes). Built where it is called (inside the scope)."""
+    import keras
+
+    flat = x_train.reshape(len(x_train), -1)
+    labels = y_train.argmax(axis=1)
+    centroids = np.stack([flat[labels == c].mean(axis=0) for c in range(y_train.shape[1])])
+    model = keras.Sequential(
+        [keras.Input(x_train.shape[1:]), keras.layers.Flatten(), keras.layers.Dense(3)]
+    )
+    model.set_weights([centroids.T.astype(np.float32), -0.5 * (centroids**2).sum(axis=1)])
+    return model
+
+
+def explainer_metric_checks():
+    """AverageStability, RandomLogitMetric, ModelRandomizationMetric and MeGe: their own
+    model calls (the number of outputs, the predicted classes, MeGe's predictions) go
+    through the engine, so through the replicas; the explainer is the user's, called as
+    it is."""
+    from xplique_ext.metrics import (
+        AverageStability,
+        MeGe,
+        ModelRandomizationMetric,
+        ProgressiveLayerRandomization,
+        RandomLogitMetric,
+    )
+    from xplique_ext.runtime import ReplicaRunner
+
+    rng = np.random.default_rng(2)
+    model = tiny_cnn()
+    x = rng.random((7, 16, 16, 3), dtype=np.float32)
+    y = rng.integers(0, 3, 7)
+    explainer = GradientExplainer(model)
+
+    def run(make):
+        def go(strategy):
+            metric = make()
+            if strategy is not None and metric.strategy is not strategy:
+                raise AssertionError("the metric did not pick up the strategy in scope")
+            if strategy is not None and not isinstance(metric.engine._output_fn, ReplicaRunner):
+                raise AssertionError("the engine's model calls are not replicated")
+            return metric.detailed_evaluate(explainer)
+
+        return go
+
+    def stability():  # no targets: the predicted classes, 7 inputs in batches of 5 and 2
+        return AverageStability(model, x, None, batch_size=5, nb_samples=3, seed=0)
+
+    def random_logit():  # a dataset of inputs alone: the predicted classes
+        inputs = tf.data.Dataset.from_tensor_slices(x).batch(3)
+        return RandomLogitMetric(model, inputs, None, batch_size=4, seed=0)
+
+    def model_randomization():
+        strategy = ProgressiveLayerRandomization(0.5)
+        return ModelRandomizationMetric(model, x, y, strategy, batch_size=2, seed=0)
+
+    compare("average_stability_uneven", run(stability), REPLICAS)
+    compare("random_logit_dataset", run(random_logit))
+    compare("model_randomization", run(model_randomization))
+
+    # 12 inputs of 3 classes around their own means: most pairs of models agree
+    labels = np.arange(12) % 3
+    means = np.random.default_rng(3).random((3, 4, 4, 1))
+    noise = np.random.default_rng(4).normal(0.0, 0.3, (12, 4, 4, 1))
+    x_mege = (means[labels] + noise).astype(np.float32)
+    y_mege = np.eye(3, dtype=np.float32)[labels]
+
+    def mege(strategy):
+        metric = MeGe(centroid_learning_algorithm, x_mege, y_mege, batch_size=3, k_splits=4)
+        if strategy is not None and metric.strategy is not strategy:
+            raise AssertionError("MeGe did not pick up the strategy in scope")
+        scores = metric.detailed_evaluate(GradientExplainer)
+        return scores, np.asarray([metric.reco_])
+
+    compare("mege", mege, REPLICAS)
+
+    # explicit strategy, built outside any scope: the engine's model calls are replicated
+    ref = stability().detailed_evaluate(explainer)
+    metric = AverageStability(
+        model, x, None, batch_size=5, nb_samples=3, seed=0, strategy=STRATEGIES[2]
+    )
+    replicated = metric.strategy is STRATEGIES[2]
+    replicated = replicated and isinstance(metric.engine._output_fn, ReplicaRunner)
+    out = metric.detailed_evaluate(explainer)
+    RESULTS["explainer_explicit_strategy"] = [
+        [2, float(np.max(np.abs(ref - out))), bool(replicated and np.array_equal(ref, out))]
+    ]
+
+
 if __name__ == "__main__":
     checks = sys.argv[1:] or [
         "mufidelity",
@@ -349,6 +456,7 @@ if __name__ == "__main__":
         "object_lime",
         "runner",
         "explanation_metric",
+        "explainer_metric",
     ]
     for name in checks:
         globals()[f"{name}_checks"]()

@@ -5,6 +5,7 @@ one fresh process (``replica_checks.py``, 3 logical CPU devices) whose results e
 test below reads.
 """
 
+import copy
 import importlib.util
 import json
 import os
@@ -38,7 +39,22 @@ CHECKS = {
     "average_drop": [2],
     "average_increase": [2],
     "average_gain": [2],
+    "average_stability_uneven": [1, 2, 3],  # predicted classes, 7 inputs in batches of 5
+    "random_logit_dataset": [2],
+    "model_randomization": [2],
+    "mege": [1, 2, 3],
+    "explainer_explicit_strategy": [2],
 }
+# The explainer metrics' scores come from the explainer's outputs, computed as the user's
+# explainer computes them; the replicas only give the model's outputs of which the metric
+# reads a class (an argmax) or the number of outputs. Their scores are identical.
+EXPLAINER_CHECKS = (
+    "average_stability_uneven",
+    "random_logit_dataset",
+    "model_randomization",
+    "mege",
+    "explainer_explicit_strategy",
+)
 if importlib.util.find_spec("keras_hub") is not None:  # the [text] extra (part of dev)
     CHECKS["percy_hub"] = [2]  # a tiny keras-hub BERT through LIME and IG
 
@@ -77,6 +93,92 @@ def test_mufidelity_rank_scores_are_identical(replica_results):
     for name in CHECKS:
         if name.startswith("mufidelity") and "pearson" not in name:
             assert all(equal for _, _, equal in replica_results[name]), name
+
+
+@pytest.mark.parametrize("name", EXPLAINER_CHECKS)
+def test_explainer_metric_scores_are_identical(replica_results, name):
+    assert all(equal for _, _, equal in replica_results[name]), name
+
+
+EXPLAINER_METRICS = ("AverageStability", "RandomLogitMetric", "ModelRandomizationMetric", "MeGe")
+
+
+def _explainer_metric(name, strategy=None):
+    """One of the explainer metrics (or MeGe) on a tiny CNN, with ``strategy``; MeGe's
+    models are the CNN, whatever their split."""
+    from tests.conftest import tiny_cnn
+    from xplique_ext import metrics
+
+    model = tiny_cnn()
+    x = np.random.default_rng(0).random((4, 16, 16, 3), dtype=np.float32)
+    y = np.eye(3, dtype=np.float32)[np.asarray(model(x)).argmax(axis=1)]  # MeGe: defined
+    if name == "AverageStability":
+        return metrics.AverageStability(
+            model, x, None, batch_size=3, nb_samples=2, seed=0, strategy=strategy
+        )
+    if name == "RandomLogitMetric":
+        return metrics.RandomLogitMetric(model, x, y, batch_size=3, strategy=strategy)
+    if name == "ModelRandomizationMetric":
+        return metrics.ModelRandomizationMetric(model, x, y, None, 3, strategy=strategy)
+
+    def same_model(x_train, y_train, x_test, y_test):
+        return model
+
+    return metrics.MeGe(same_model, x, y, batch_size=3, k_splits=2, strategy=strategy)
+
+
+class _Saliency:
+    """|gradient| of sum(model(x) * y), as Xplique's Saliency (with ``model``)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def explain(self, inputs, targets):
+        import tensorflow as tf
+
+        x = tf.convert_to_tensor(inputs)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            score = tf.reduce_sum(self.model(x) * tf.cast(targets, x.dtype), axis=-1)
+        return np.abs(tape.gradient(score, x).numpy())
+
+
+def _explain_with(name, metric):
+    if name == "MeGe":
+        return metric.detailed_evaluate(_Saliency)
+    return metric.detailed_evaluate(_Saliency(metric.model))
+
+
+@pytest.mark.parametrize("name", EXPLAINER_METRICS)
+def test_explainer_metrics_refuse_a_strategy_that_is_not_one(name):
+    with pytest.raises(TypeError, match="`strategy` must be a tf.distribute.Strategy"):
+        _explainer_metric(name, strategy="mirrored")
+
+
+@pytest.mark.parametrize("name", EXPLAINER_METRICS)
+def test_explainer_metrics_on_a_one_device_strategy(name):
+    """The engine's model calls go through strategy.run (no logical devices needed): same
+    scores; the strategy is data, as for the model metrics (not in get_config)."""
+    import tensorflow as tf
+
+    from xplique_ext.runtime import ReplicaRunner, is_default_strategy
+
+    metric = _explainer_metric(name)
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        in_scope = _explainer_metric(name)
+    explicit = _explainer_metric(name, strategy)
+    assert is_default_strategy(metric.strategy)
+    assert in_scope.strategy is strategy
+    assert explicit.strategy is strategy
+    assert "strategy" not in explicit.get_config()
+    ref = _explain_with(name, metric)
+    np.testing.assert_array_equal(_explain_with(name, in_scope), ref)
+    np.testing.assert_array_equal(_explain_with(name, explicit), ref)
+    if name != "MeGe":  # MeGe builds an engine per model at each evaluation
+        assert not isinstance(metric.engine._output_fn, ReplicaRunner)
+        assert isinstance(explicit.engine._output_fn, ReplicaRunner)
+        assert copy.deepcopy(explicit).strategy is strategy
 
 
 def test_strategy_must_be_a_strategy():

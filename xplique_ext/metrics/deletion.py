@@ -185,7 +185,7 @@ class CausalFidelity(ExplanationMetric):
 
     # Xplique's ten arguments, in Xplique's order, and the keyword-only strategy
     @validate_params({**_DECLARED, **_CAUSAL_PARAMETERS, "causal_mode": [Options(CAUSAL_MODES)]})
-    def __init__(  # noqa: PLR0913
+    def __init__(
         self,
         model: Callable,
         inputs: Any,

@@ -48,6 +48,7 @@ EXPLAINER_PARAMETERS = {
     "batch_size": BASE_PARAMETERS["batch_size"],
     "activation": [Options((None, "sigmoid", "softmax"))],
     "seed": [Interval(numbers.Integral, 0, None), None],
+    "strategy": BASE_PARAMETERS["strategy"],  # checked by the engine (resolve_strategy)
 }
 
 
@@ -104,6 +105,13 @@ class ExplainerMetric(BaseMetric):
         Seed of the metric's randomness, if any: each input's draws depend only on the
         seed and on the input's content, so the scores do not depend on the batch size
         or on the order of the inputs. None draws fresh randomness at each evaluation.
+    strategy
+        ``tf.distribute.Strategy`` on whose replicas the metric's own model calls run
+        (the predicted classes, through the engine), as in
+        :class:`~xplique_ext.metrics.base.BaseAttributionMetric`; None uses the strategy
+        in scope when the metric is built (one device outside any scope). The
+        explainer's own calls run wherever the explainer runs: the metric calls the
+        explainer as it is and cannot distribute it.
 
     Attributes
     ----------
@@ -111,9 +119,11 @@ class ExplainerMetric(BaseMetric):
         The :class:`~xplique_ext.metrics.base.BaseAttributionMetric` engine that holds
         the inputs and the targets, streams them (:meth:`iter_batches`) and calls the
         model (:meth:`model_outputs`).
+    strategy
+        The resolved ``tf.distribute.Strategy`` of the engine's model calls.
     """
 
-    _data_params = ("model", "inputs", "targets")
+    _data_params = ("model", "inputs", "targets", "strategy")
 
     @validate_params(EXPLAINER_PARAMETERS)
     def __init__(
@@ -125,9 +135,10 @@ class ExplainerMetric(BaseMetric):
         *,
         activation: Optional[str] = None,
         seed: Optional[int] = None,
+        strategy: Any = None,
     ):
         self.engine = ModelEngine(
-            model, inputs, targets, batch_size, activation=activation, seed=seed
+            model, inputs, targets, batch_size, activation=activation, seed=seed, strategy=strategy
         )
         self.model = model
         self.inputs = self.engine.inputs  # None for a dataset: stream with iter_batches
@@ -136,6 +147,7 @@ class ExplainerMetric(BaseMetric):
         self.batch_size = batch_size
         self.activation = activation
         self.seed = seed
+        self.strategy = self.engine.strategy
 
     @abc.abstractmethod
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
@@ -196,11 +208,13 @@ class ExplainerMetric(BaseMetric):
 
     def __deepcopy__(self, memo: dict) -> ExplainerMetric:
         """A copy that gives the same scores: settings, inputs and targets are copied; the
-        model and a streamed dataset are shared (the engine shares its compiled
-        functions), as :class:`~xplique_ext.metrics.base.BaseAttributionMetric` does."""
+        model, the strategy and a streamed dataset are shared (the engine shares its
+        compiled functions), as :class:`~xplique_ext.metrics.base.BaseAttributionMetric`
+        does."""
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         memo.setdefault(id(self.model), self.model)
+        memo.setdefault(id(self.strategy), self.strategy)
         if self.dataset is not None:
             memo.setdefault(id(self.dataset), self.dataset)
         for name, value in copy.deepcopy(vars(self), memo).items():

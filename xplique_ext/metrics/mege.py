@@ -15,7 +15,7 @@ from ..commons.correlations import batched_spearman
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .base import TARGETS
+from .base import BASE_PARAMETERS, TARGETS
 from .explainer_base import ModelEngine, explain_function
 
 __all__ = ["MeGe", "MeGeScore"]
@@ -119,6 +119,13 @@ class MeGe(BaseMetric):
         Number of inputs explained, or predicted, at once; None: all at once.
     k_splits
         Number of splits, and of models (Xplique's default, 4).
+    strategy
+        ``tf.distribute.Strategy`` of the metric's own model calls (each model's
+        predicted classes, through the engine of
+        :class:`~xplique_ext.metrics.base.BaseAttributionMetric`); None: the one in scope
+        when the metric is built. The learning algorithm and the explainers run wherever
+        they run: the metric calls them as they are and cannot distribute them (build
+        the metric inside ``strategy.scope()`` for the models to be created there).
 
     Notes
     -----
@@ -141,7 +148,7 @@ class MeGe(BaseMetric):
 
     higher_is_better = True
     undefined_reason = _NO_PAIR
-    _data_params = ("learning_algorithm", "inputs", "targets")
+    _data_params = ("learning_algorithm", "inputs", "targets", "strategy")
 
     @validate_params(
         {
@@ -150,6 +157,7 @@ class MeGe(BaseMetric):
             "targets": [TARGETS, None],
             "batch_size": [Interval(numbers.Integral, 1, None), None],
             "k_splits": [Interval(numbers.Integral, 2, None)],
+            "strategy": BASE_PARAMETERS["strategy"],  # checked by resolve_strategy
         }
     )
     def __init__(
@@ -159,6 +167,8 @@ class MeGe(BaseMetric):
         targets: Any = None,
         batch_size: Optional[int] = 64,
         k_splits: int = 4,
+        *,
+        strategy: Any = None,
     ):
         if targets is None:
             raise ValueError(
@@ -179,6 +189,7 @@ class MeGe(BaseMetric):
         self.targets = targets
         self.batch_size = batch_size
         self.k_splits = k_splits
+        self.strategy = runtime.resolve_strategy(strategy)
         self.split_len = len(inputs) // k_splits
         self.models = [self._train(i) for i in range(k_splits)]
         self.reco_: Optional[float] = None
@@ -201,7 +212,7 @@ class MeGe(BaseMetric):
         predictions = []
         explanations = []
         for model in self.models:
-            engine = ModelEngine(model, self.inputs, None, self.batch_size)
+            engine = ModelEngine(model, self.inputs, None, self.batch_size, strategy=self.strategy)
             outputs = engine.model_outputs(self.inputs)
             predictions.append(outputs.argmax(axis=1))
             y = runtime.as_model_targets(np.asarray(self.targets), outputs.shape[1])

@@ -435,7 +435,7 @@ class PERCY(BaseMetric):
         self,
         model: Any,
         inputs: Any,
-        targets: Any = None,  # noqa: PLR0913
+        targets: Any = None,
         batch_size: Optional[int] = 64,
         *,
         tokenizer: Any = None,

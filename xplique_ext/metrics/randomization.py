@@ -242,10 +242,18 @@ class _RandomizationMetric(ExplainerMetric):
     higher_is_better = False
     undefined_reason = _NOT_FINITE
 
-    def __init__(self, model, inputs, targets, batch_size, *, activation, seed):
+    def __init__(self, model, inputs, targets, batch_size, *, activation, seed, strategy):
         if targets is None and not runtime.is_dataset(inputs):
             raise ValueError(_TARGETS_REQUIRED)
-        super().__init__(model, inputs, targets, batch_size, activation=activation, seed=seed)
+        super().__init__(
+            model,
+            inputs,
+            targets,
+            batch_size,
+            activation=activation,
+            seed=seed,
+            strategy=strategy,
+        )
 
 
 class RandomLogitMetric(_RandomizationMetric):
@@ -276,6 +284,10 @@ class RandomLogitMetric(_RandomizationMetric):
         Seed of the random classes (Xplique's default, 42). Each input's class is drawn
         from the seed and the input's content, so the scores do not depend on the batch
         size or on the order of the inputs; None draws fresh classes at each evaluation.
+    strategy
+        ``tf.distribute.Strategy`` of the metric's own model calls (the predicted class,
+        for a dataset of inputs without targets); None: the one in scope when the metric
+        is built. The explainer runs wherever it runs: the metric does not distribute it.
 
     Notes
     -----
@@ -310,8 +322,17 @@ class RandomLogitMetric(_RandomizationMetric):
         *,
         activation: Optional[str] = None,
         seed: Optional[int] = 42,
+        strategy: Any = None,
     ):
-        super().__init__(model, inputs, targets, batch_size, activation=activation, seed=seed)
+        super().__init__(
+            model,
+            inputs,
+            targets,
+            batch_size,
+            activation=activation,
+            seed=seed,
+            strategy=strategy,
+        )
 
     def detailed_evaluate(self, explainer: Any) -> np.ndarray:
         """The SSIM of each input's explanations for its class and a random other class,
@@ -386,6 +407,11 @@ class ModelRandomizationMetric(_RandomizationMetric):
     seed
         Seed of the randomised copy (Xplique's default, 42); None draws a fresh copy at
         each evaluation.
+    strategy
+        ``tf.distribute.Strategy`` of the metric's own model calls (the predicted class,
+        for a dataset of inputs without targets); None: the one in scope when the metric
+        is built. The explainer runs wherever it runs, on the model and on the randomised
+        copy alike: the metric does not distribute it.
 
     Notes
     -----
@@ -405,7 +431,7 @@ class ModelRandomizationMetric(_RandomizationMetric):
     """
 
     undefined_reason = f"{_CONSTANT}, or {_NOT_FINITE}"
-    _data_params = ("model", "inputs", "targets", "randomization_strategy")
+    _data_params = (*ExplainerMetric._data_params, "randomization_strategy")
 
     @validate_params(
         {
@@ -429,8 +455,17 @@ class ModelRandomizationMetric(_RandomizationMetric):
         *,
         activation: Optional[str] = None,
         seed: Optional[int] = 42,
+        strategy: Any = None,
     ):
-        super().__init__(model, inputs, targets, batch_size, activation=activation, seed=seed)
+        super().__init__(
+            model,
+            inputs,
+            targets,
+            batch_size,
+            activation=activation,
+            seed=seed,
+            strategy=strategy,
+        )
         if randomization_strategy is None:
             randomization_strategy = ProgressiveLayerRandomization(0.25)
         self.randomization_strategy = randomization_strategy

@@ -75,6 +75,10 @@ class AverageStability(ExplainerMetric):
         inputs; None draws fresh noise at each evaluation.
     activation
         None, 'sigmoid' or 'softmax' on the model's outputs (for the predicted class).
+    strategy
+        ``tf.distribute.Strategy`` of the metric's own model calls (the predicted class
+        when ``targets`` is None); None: the one in scope when the metric is built. The
+        explainer runs wherever it runs: the metric does not distribute it.
 
     Notes
     -----
@@ -129,8 +133,17 @@ class AverageStability(ExplainerMetric):
         nb_samples: int = 20,
         seed: Optional[int] = None,
         activation: Optional[str] = None,
+        strategy: Any = None,
     ):
-        super().__init__(model, inputs, targets, batch_size, activation=activation, seed=seed)
+        super().__init__(
+            model,
+            inputs,
+            targets,
+            batch_size,
+            activation=activation,
+            seed=seed,
+            strategy=strategy,
+        )
         self.radius = radius
         self.distance = distance
         self.nb_samples = nb_samples
