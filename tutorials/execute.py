@@ -58,6 +58,7 @@ NOTEBOOKS = (
     "mufidelity.ipynb",
     "ground_truth.ipynb",
     "callbacks.ipynb",
+    "xplique_metrics.ipynb",
 )
 
 #: The extras of xplique_ext each tutorial imports (``xplique``: Xplique's explainers;
@@ -68,6 +69,7 @@ EXTRAS: Dict[str, Sequence[str]] = {
     "ground_truth.ipynb": ("xplique",),
     "callbacks.ipynb": ("xplique",),
     "percy.ipynb": ("text",),
+    "xplique_metrics.ipynb": ("xplique",),
 }
 
 #: The modules an extra provides (what the runner checks pip installed).
@@ -97,6 +99,18 @@ SMALL: Dict[str, Dict[str, Any]] = {
     ),
     "rule_metrics.ipynb": dict(LEAVES=[3, 4], PSIS=[1, 2, 3]),
     "callbacks.ipynb": dict(N_TRAIN=200, N_PROBE=4, IMAGE_SIZE=16, EPOCHS=3, NB_SAMPLES=20),
+    "xplique_metrics.ipynb": dict(
+        N_TRAIN=200,
+        N_EXPLAIN=8,
+        EPOCHS=1,
+        NB_SAMPLES=20,
+        STEPS=4,
+        STABILITY_SAMPLES=2,
+        MEGE_INPUTS=48,
+        MEGE_EPOCHS=1,
+        K_SPLITS=2,
+        N_RESAMPLES=200,
+    ),
 }
 
 SOURCE_VARIABLE = "XPLIQUE_EXT_SOURCE"
