@@ -167,7 +167,7 @@ def test_holm_against_a_hand_computation():
         holm([0.5, 1.5])
 
 
-def test_degenerate_and_hostile_scores():
+def test_undefined_constant_and_infinite_scores_are_summarised_with_their_reason():
     with pytest.warns(UndefinedScoreWarning, match="no defined score"):
         s = summarize_scores([np.nan, np.nan])
     assert np.isnan(s.mean) and s.n == 0 and s.n_undefined == 2
