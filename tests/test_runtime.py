@@ -41,7 +41,8 @@ def tf_messages(capfd):
     """Everything TensorFlow logs, and what reaches stderr, while the test runs. The
     retracing detector is reset first, so that earlier tests cannot have used up its
     warnings (at most 2 per function), and TensorFlow's logger is set to show warnings
-    (``quiet_tensorflow``, called by other tests, hides them)."""
+    (``quiet_tensorflow``, called by other tests, hides them with its level and its
+    filter, both put back afterwards)."""
     try:
         from tensorflow.python.eager.polymorphic_function import polymorphic_function
 
@@ -57,16 +58,21 @@ def tf_messages(capfd):
     handler = Collect(level=logging.DEBUG)
     loggers = [tf.get_logger(), logging.getLogger("absl"), logging.getLogger()]
     levels = [logger.level for logger in loggers]
+    filters = [list(logger.filters) for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)
+        for kept in logger.filters[:]:  # quiet_tensorflow's errors-only filter
+            logger.removeFilter(kept)
     tf.get_logger().setLevel(logging.WARNING)
     logging.getLogger("absl").setLevel(logging.WARNING)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield records
-    for logger, level in zip(loggers, levels):
+    for logger, level, kept in zip(loggers, levels, filters):
         logger.removeHandler(handler)
         logger.setLevel(level)
+        for one in kept:
+            logger.addFilter(one)
     records.extend(str(w.message) for w in caught)
     records.append(capfd.readouterr().err)
 

@@ -59,3 +59,33 @@ def test_quiet_console_silences_native_stderr_only(capfd):
     with quiet_console(verbose=True):
         os.write(2, b"verbose native\n")
     assert "verbose native" in capfd.readouterr().err
+
+
+def test_quiet_tensorflow_holds_when_tensorflow_resets_its_logger_level():
+    import logging
+
+    from xplique_ext.commons import console
+
+    logger = logging.getLogger("tensorflow")
+    level = logger.level
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.levelno)
+
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        console.quiet_tensorflow(native=False)
+        console.quiet_tensorflow(native=False)  # the filter is added once
+        assert logger.filters.count(console._ERRORS_ONLY) == 1
+        logger.setLevel(logging.INFO)  # what tf.get_logger() does in a notebook
+        logger.warning("retracing")
+        logger.error("a real error")
+        assert records == [logging.ERROR]
+    finally:
+        logger.removeHandler(handler)
+        logger.removeFilter(console._ERRORS_ONLY)
+        logging.getLogger("absl").removeFilter(console._ERRORS_ONLY)
+        logger.setLevel(level)

@@ -25,6 +25,17 @@ __all__ = ["quiet_tensorflow", "quiet_console"]
 _LOGGERS = ("tensorflow", "absl")
 
 
+class _ErrorsOnly(logging.Filter):
+    """Lets errors through, nothing below: it holds where a level does not, since
+    TensorFlow sets its logger back to INFO on first use in an interactive session."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR
+
+
+_ERRORS_ONLY = _ErrorsOnly()
+
+
 def _quiet_loggers() -> dict:
     """``TF_CPP_MIN_LOG_LEVEL=3`` where not set; TensorFlow's and absl's loggers show
     errors only. Returns their former levels."""
@@ -68,7 +79,8 @@ def quiet_tensorflow(native: bool = True) -> None:
 
     - ``TF_CPP_MIN_LOG_LEVEL=3`` (where not set, and only effective before TensorFlow is
       imported);
-    - TensorFlow's and absl's Python loggers show errors only (no retracing notes);
+    - TensorFlow's and absl's Python loggers show errors only (no retracing notes), also
+      after TensorFlow sets its logger back to INFO on first use in a notebook;
     - tqdm's "IProgress not found" warning is ignored (text progress bars are used);
     - ``native=True``: file descriptor 2 goes to the null device, so that native log
       lines vanish; Python's ``sys.stderr`` keeps working (see the module's docstring).
@@ -82,6 +94,10 @@ def quiet_tensorflow(native: bool = True) -> None:
     True
     """
     _quiet_loggers()
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        if _ERRORS_ONLY not in logger.filters:
+            logger.addFilter(_ERRORS_ONLY)
     warnings.filterwarnings("ignore", message=r"IProgress not found")
     if native and not getattr(quiet_tensorflow, "_fd2_silenced", False):
         quiet_tensorflow._fd2_silenced = _silence_fd2() is not None  # type: ignore[attr-defined]
