@@ -333,3 +333,29 @@ COMMON_CASES = {
     "RandomLogitMetric": _random_logit_case,
     "ModelRandomizationMetric": _model_randomization_case,
 }
+
+
+# ------------------------------------------------------------------ explainer outputs
+class _CroppedGradient(GradientInput):
+    """Explanations of the wrong shape: the first four rows of each image only."""
+
+    def explain(self, inputs, targets):
+        return super().explain(inputs, targets)[:, :4]
+
+
+class _SummedGradient(GradientInput):
+    """Explanations of the wrong shape: one value per input."""
+
+    def explain(self, inputs, targets):
+        return super().explain(inputs, targets).sum(axis=(1, 2, 3))
+
+
+@pytest.mark.parametrize("metric_class", [RandomLogitMetric, ModelRandomizationMetric])
+@pytest.mark.parametrize("explainer_class", [_CroppedGradient, _SummedGradient])
+def test_an_explanation_of_the_wrong_shape_is_refused_naming_the_explainer(
+    metric_class, explainer_class
+):
+    metric = metric_class(MODEL, X, Y, seed=0)
+    name = explainer_class.__name__
+    with pytest.raises(ValueError, match=rf"`explainer` \({name}\) must return one explanation"):
+        metric(explainer_class(MODEL))

@@ -269,3 +269,26 @@ def _common_case():
 
 
 COMMON_CASES = {"AverageStability": _common_case}
+
+
+# ------------------------------------------------------------------ explainer outputs
+@pytest.mark.parametrize(
+    "explainer",
+    [
+        lambda x, y: np.asarray(x)[:, :3],  # fewer features
+        lambda x, y: np.asarray(x).sum(1),  # one value per input
+        lambda x, y: np.asarray(x)[:2],  # fewer explanations than inputs
+    ],
+    ids=["fewer-features", "one-value", "fewer-explanations"],
+)
+def test_an_explanation_of_the_wrong_shape_is_refused_naming_the_explainer(explainer):
+    tabular = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(3)])
+    x = np.random.default_rng(0).random((8, 6)).astype(np.float32)
+    metric = AverageStability(tabular, x, np.arange(8) % 3, nb_samples=5, seed=0)
+    with pytest.raises(ValueError, match=r"`explainer` \(<lambda>\) must return one explanation"):
+        metric(explainer)
+
+
+def test_an_image_explainer_may_return_maps_without_channels():
+    metric = AverageStability(_model, X, Y, seed=0)
+    assert metric(lambda x, y: np.asarray(x)[..., 0]) >= 0.0

@@ -30,7 +30,7 @@ from .. import runtime
 from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Interval, Options, check_param, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
-from .base import BASE_PARAMETERS, BaseAttributionMetric
+from .base import BASE_PARAMETERS, BaseAttributionMetric, explanation_shapes
 
 __all__ = [
     "ExplainerMetric",
@@ -166,8 +166,8 @@ class ExplainerMetric(BaseMetric):
 
     def explain(self, explainer: Any, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The explainer's explanations of inputs ``x`` for targets ``y``, ``batch_size``
-        at a time, each batch checked (real numbers, one explanation per input), as a
-        NumPy array (B, ...) in the explainer's dtype. As in Xplique, an explainer's
+        at a time, each batch checked (real numbers, one explanation per input of a shape
+        the input allows, see :func:`check_explainer_output`), as a NumPy array (B, ...) in the explainer's dtype. As in Xplique, an explainer's
         ``explain`` method receives tf.Tensors, a plain function NumPy arrays. NaN or inf are kept: the metric
         makes the input's score NaN and says so (:meth:`undefined_where`)."""
         explain = explain_function(explainer)
@@ -183,7 +183,7 @@ class ExplainerMetric(BaseMetric):
                 out = explain(tf.convert_to_tensor(x_part), tf.convert_to_tensor(y_part))
             else:
                 out = explain(x_part, y_part)
-            parts.append(runtime.check_outputs(out, len(x[start:stop]), name="explainer"))
+            parts.append(check_explainer_output(out, x_part, explainer))
         return np.concatenate(parts, axis=0)
 
     def undefined_where(self, scores: np.ndarray, causes: Dict[str, np.ndarray]) -> np.ndarray:
@@ -228,6 +228,43 @@ class ExplainerMetric(BaseMetric):
             "functions. Save `metric.get_config()` and rebuild it with "
             f"`{name}.from_config(config, model=..., inputs=..., ...)`"
         )
+
+
+def check_explainer_output(out: Any, x: np.ndarray, explainer: Any) -> np.ndarray:
+    """The explanations ``explainer`` returned for the batch of inputs ``x``, as a NumPy
+    array in the explainer's dtype, once checked: a single array of real numbers, with
+    one explanation per input, each of a per-input shape the inputs allow
+    (:func:`~xplique_ext.metrics.base.explanation_shapes`: the input's own shape, and
+    for images (H, W, C) also (H, W) and (H, W, 1)). NaN or inf are kept (the metric
+    makes the input's score NaN and says so).
+
+    Raises
+    ------
+    TypeError
+        Several outputs (dict, tuple) or a non-numeric dtype.
+    ValueError
+        A wrong number of explanations or a wrong per-input shape; the message names the
+        explainer and the shapes allowed.
+    """
+    phi = np.asarray(runtime.single_output(out, "explainer"))
+    runtime.check_output_dtype(phi.dtype, "explainer")
+    allowed = explanation_shapes(tuple(x.shape[1:]))
+    batch = len(x)
+    if phi.ndim == 0 or phi.shape[0] != batch or tuple(phi.shape[1:]) not in allowed:
+        shapes = " or ".join(str((batch, *shape)) for shape in allowed)
+        raise ValueError(
+            f"`explainer` ({_explainer_name(explainer)}) must return one explanation per "
+            f"input, of shape {shapes} for a batch of inputs of shape {x.shape}, got "
+            f"shape {phi.shape}"
+        )
+    return phi
+
+
+def _explainer_name(explainer: Any) -> str:
+    """The explainer's name in the errors: its class, or a function's name."""
+    if callable(getattr(explainer, "explain", None)):
+        return type(explainer).__name__
+    return getattr(explainer, "__name__", type(explainer).__name__)
 
 
 def not_finite(phi: np.ndarray) -> np.ndarray:
