@@ -156,3 +156,30 @@ COMMON_CASES = {
     "Complexity": lambda: _case(Complexity),
     "Sparseness": lambda: _case(Sparseness),
 }
+
+
+@pytest.mark.parametrize("cls", [Complexity, Sparseness])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_non_finite_explanations_are_refused_as_explanations(cls, value):
+    phi = MAPS["tabular"].copy()
+    phi[1, 3] = value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy warning, no undefined score: a refusal
+        with pytest.raises(ValueError, match="`explanations` must be an array of finite"):
+            cls().detailed_evaluate(phi)
+        with pytest.raises(ValueError, match="`explanations` must be an array of finite"):
+            cls()(phi)
+        dataset = tf.data.Dataset.from_tensor_slices(phi).batch(4)
+        with pytest.raises(ValueError, match="`explanations` must be an array of finite"):
+            cls()(dataset)
+
+
+@pytest.mark.parametrize("cls", [Complexity, Sparseness])
+def test_empty_explanations_are_refused_as_explanations(cls):
+    phi = MAPS["tabular"]
+    for empty in (phi[:0], phi[:, :0]):
+        with pytest.raises(ValueError, match="`explanations` must be a non-empty array"):
+            cls()(empty)
+    no_batches = tf.data.Dataset.from_tensor_slices(phi).batch(4).take(0)
+    with pytest.raises(ValueError, match="`explanations` must hold at least one explanation"):
+        cls()(no_batches)

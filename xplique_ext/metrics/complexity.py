@@ -74,6 +74,12 @@ class _ExplanationsOnly(BaseComplexityMetric):
         explanations
             Attribution maps (N, F), (N, H, W) or (N, H, W, C) (channels averaged): a
             NumPy array, a tf.Tensor, or a ``tf.data.Dataset`` of such batches.
+
+        Raises
+        ------
+        ValueError
+            Explanations holding NaN or inf, or empty (no explanation, no feature, a
+            dataset of no batch): the check every metric makes of ``explanations``.
         """
         if runtime.is_dataset(explanations):
             parts = [self.detailed_evaluate(batch) for batch in self._batches(explanations)]

@@ -279,8 +279,17 @@ def explainer_targets(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.asarray(y, dtype=dtype)
 
 
-#: Explanations a model-free metric reads: real numbers, one map per input.
-EXPLANATIONS = [ArrayLike("real", ndim=(2, 3, 4), shapes="(N, F), (N, H, W) or (N, H, W, C)")]
+#: Explanations a model-free metric reads: real, finite numbers, one map per input, at least
+#: one map of at least one feature.
+EXPLANATIONS = [
+    ArrayLike(
+        "real",
+        ndim=(2, 3, 4),
+        shapes="(N, F), (N, H, W) or (N, H, W, C)",
+        finite=True,
+        nonempty=True,
+    )
+]
 
 
 class BaseComplexityMetric(BaseMetric):
@@ -325,8 +334,14 @@ class BaseComplexityMetric(BaseMetric):
 
     def _batches(self, explanations: Any) -> Iterator[tf.Tensor]:
         if runtime.is_dataset(explanations):
+            empty = True
             for batch in explanations:
+                empty = False
                 yield tf.convert_to_tensor(batch)
+            if empty:
+                raise ValueError(
+                    "`explanations` must hold at least one explanation, got an empty dataset"
+                )
             return
         phi = check_param(explanations, "explanations", EXPLANATIONS)
         size = self.batch_size or max(len(phi), 1)
