@@ -183,3 +183,35 @@ def test_empty_explanations_are_refused_as_explanations(cls):
     no_batches = tf.data.Dataset.from_tensor_slices(phi).batch(4).take(0)
     with pytest.raises(ValueError, match="`explanations` must hold at least one explanation"):
         cls()(no_batches)
+
+
+# ------------------------------------------------------------------ scale
+@pytest.mark.parametrize("cls", [Complexity, Sparseness])
+@pytest.mark.parametrize("scale", [1e-9, 1e-20])
+def test_explanations_too_small_for_the_epsilon_are_nan_with_their_reason(cls, scale):
+    phi = MAPS["image"].copy()
+    phi[3] *= scale
+    with pytest.warns(UndefinedScoreWarning, match="1 of 7 explanations are too small"):
+        scores = cls().detailed_evaluate(phi)
+    assert np.isnan(scores[3]) and np.isfinite(np.delete(scores, 3)).all()
+    with pytest.warns(UndefinedScoreWarning, match="epsilon 1e-08 changes the score") as caught:
+        cls().evaluate(phi)
+    assert len(caught) == 1
+
+
+@pytest.mark.parametrize("cls", [Complexity, Sparseness])
+def test_huge_float32_explanations_do_not_overflow(cls):
+    phi = np.abs(MAPS["image"]) / np.abs(MAPS["image"]).max()
+    huge = np.float32(1e38) * phi
+    assert huge.dtype == np.float32 and np.isfinite(huge).all()
+    np.testing.assert_allclose(
+        cls().detailed_evaluate(huge), cls().detailed_evaluate(phi), rtol=1e-5
+    )
+
+
+def test_a_gini_index_is_never_outside_zero_one():
+    tabular = np.pad(np.abs(MAPS["tabular"]), ((0, 0), (0, 988)))
+    maps = np.concatenate([np.ones((1, 1000)), np.eye(1000)[:1], tabular])
+    for scale in (1.0, 1e-2, 1e6):
+        scores = Sparseness().detailed_evaluate(scale * maps)
+        assert ((scores >= 0.0) & (scores <= 1.0)).all()

@@ -8,12 +8,15 @@ alone (no model, no inputs), as Xplique's ``metrics/complexity.py`` computes the
 
 Both take the absolute value, average the channels of a 4D map (B, H, W, C), flatten,
 and normalise each map to sum to one, with Xplique's small constant
-:math:`\epsilon = 10^{-8}`, so that their scores equal Xplique's. They compute in the
-explanations' precision (float32 maps in float32, as Xplique; float64 maps in float64;
-integers in float64): the two agree to about 1e-6. An all-zero explanation has
-no distribution of relevance: its score is NaN with a warning, where Xplique returns the
-number its :math:`\epsilon` makes up (0 for the entropy, :math:`-(n+1)/n` for the Gini
-index).
+:math:`\epsilon = 10^{-8}`, so that their scores equal Xplique's (to about 1e-6). They
+compute in float64 whatever the explanations' dtype, so that huge finite float32 maps do
+not overflow. An all-zero explanation has no distribution of relevance: its score is NaN
+with a warning, where Xplique returns the number its :math:`\epsilon` makes up (0 for the
+entropy, :math:`-(n+1)/n` for the Gini index). So is an explanation whose total absolute
+relevance is below :math:`10^5 \epsilon = 10^{-3}`: there :math:`\epsilon` moves the
+normalisation by more than 1e-5 and the score would depend on the explanation's scale
+(Xplique's Gini index even leaves [0, 1]); rescale such explanations (e.g. divide each by
+its maximum) to score them.
 """
 
 from __future__ import annotations
@@ -34,30 +37,45 @@ _EPS = 1e-8
 
 _ALL_ZERO = "an all-zero explanation has no distribution of relevance"
 
+#: Below this total absolute relevance, Xplique's epsilon moves the normalisation by more
+#: than 1e-5: the score would depend on the explanation's scale
+_MIN_TOTAL = 1e5 * _EPS
+
+_TOO_SMALL = (
+    f"the explanation's total absolute relevance is below {_MIN_TOTAL:g}, where Xplique's "
+    f"epsilon {_EPS:g} changes the score with the explanation's scale (rescale the "
+    "explanations, e.g. divide each by its maximum)"
+)
+
 
 def _relevance(explanations: Any) -> np.ndarray:
-    """The absolute attributions as (N, n) rows in the explanations' floating precision
-    (float64 for integers): channels of a 4D map averaged (after the absolute value, as
-    Xplique), spatial axes flattened."""
+    """The absolute attributions as (N, n) float64 rows (no overflow for huge float32
+    maps): channels of a 4D map averaged (after the absolute value, as Xplique), spatial
+    axes flattened."""
     phi = check_param(explanations, "explanations", EXPLANATIONS)
-    dtype = phi.dtype if phi.dtype.kind == "f" and phi.itemsize >= 4 else np.float64
-    relevance = np.abs(phi.astype(dtype, copy=False))
+    relevance = np.abs(phi.astype(np.float64))
     if relevance.ndim == 4:  # (N, H, W, C)
         relevance = relevance.mean(axis=-1)
     return relevance.reshape(len(relevance), -1)
 
 
-def _undefined_where_all_zero(scores: np.ndarray, relevance: np.ndarray, name: str) -> np.ndarray:
-    """NaN (with one warning) for the explanations that are all zero."""
-    zero = ~relevance.any(axis=1)
-    if not zero.any():
-        return scores
-    warn(
-        f"{name}: {int(zero.sum())} of {len(scores)} explanations are all zero, set to NaN: "
-        f"{_ALL_ZERO}.",
-        UndefinedScoreWarning,
-    )
-    return np.where(zero, np.nan, scores)
+def _undefined_where(scores: np.ndarray, relevance: np.ndarray, name: str) -> np.ndarray:
+    """NaN for the explanations that are all zero, or too small for Xplique's epsilon,
+    with one warning per reason."""
+    total = relevance.sum(axis=1)
+    zero = total == 0
+    too_small = (total < _MIN_TOTAL) & ~zero
+    causes = {
+        "are all zero, set to NaN: " + _ALL_ZERO: zero,
+        "are too small, set to NaN: " + _TOO_SMALL: too_small,
+    }
+    for reason, mask in causes.items():
+        if mask.any():
+            warn(
+                f"{name}: {int(mask.sum())} of {len(scores)} explanations {reason}.",
+                UndefinedScoreWarning,
+            )
+    return np.where(zero | too_small, np.nan, scores)
 
 
 class _ExplanationsOnly(BaseComplexityMetric):
@@ -67,7 +85,9 @@ class _ExplanationsOnly(BaseComplexityMetric):
     undefined_reason = _ALL_ZERO
 
     def detailed_evaluate(self, explanations: Any) -> np.ndarray:
-        """One score per explanation, shape (N,); NaN for an all-zero explanation.
+        """One score per explanation, shape (N,); NaN, with an UndefinedScoreWarning, for
+        an all-zero explanation and for one whose total absolute relevance is below
+        1e-3 (where Xplique's epsilon would make the score depend on the scale).
 
         Parameters
         ----------
@@ -85,8 +105,8 @@ class _ExplanationsOnly(BaseComplexityMetric):
             parts = [self.detailed_evaluate(batch) for batch in self._batches(explanations)]
             return np.concatenate(parts) if parts else np.zeros(0)
         relevance = _relevance(explanations)
-        scores = self._score(relevance).astype(np.float64)
-        return _undefined_where_all_zero(scores, relevance, type(self).__name__)
+        scores = self._score(relevance)
+        return _undefined_where(scores, relevance, type(self).__name__)
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -112,9 +132,11 @@ class Complexity(_ExplanationsOnly):
     -----
     The absolute attributions are averaged over the channels of a 4D map (N, H, W, C)
     and flattened, as in Xplique. :math:`\epsilon = 10^{-8}` is Xplique's, so the scores
-    equal Xplique's (to about 1e-6; float32 maps are computed in float32, as Xplique,
-    float64 maps in float64). An all-zero
-    explanation is NaN with an UndefinedScoreWarning (Xplique returns 0).
+    equal Xplique's (to about 1e-6); the sums are computed in float64 (no overflow for
+    huge float32 maps). An all-zero explanation is NaN with an UndefinedScoreWarning
+    (Xplique returns 0), and so is an explanation whose total absolute relevance is
+    below :math:`10^5 \epsilon = 10^{-3}`, where :math:`\epsilon` would make the score
+    depend on the explanation's scale: rescale such explanations to score them.
 
     References
     ----------
@@ -133,7 +155,7 @@ class Complexity(_ExplanationsOnly):
     higher_is_better = False
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:
-        eps = relevance.dtype.type(_EPS)
+        eps = _EPS
         p = relevance / (relevance.sum(axis=1, keepdims=True) + eps)
         return -np.sum(p * np.log(p + eps), axis=1)
 
@@ -160,8 +182,13 @@ class Sparseness(_ExplanationsOnly):
     Notes
     -----
     As in Xplique: absolute values, channels of a 4D map averaged, L1 normalisation with
-    :math:`\epsilon = 10^{-8}`. An all-zero explanation is NaN with an
-    UndefinedScoreWarning (Xplique returns :math:`-(n+1)/n`).
+    :math:`\epsilon = 10^{-8}`; the sums are computed in float64 (no overflow for huge
+    float32 maps), and the index is clipped to [0, 1] (round-off of a uniform map). An
+    all-zero explanation is NaN with an UndefinedScoreWarning (Xplique returns
+    :math:`-(n+1)/n`), and so is an explanation whose total absolute relevance is below
+    :math:`10^5 \epsilon = 10^{-3}`, where :math:`\epsilon` would make the index depend
+    on the explanation's scale (Xplique's even leaves [0, 1]): rescale such explanations
+    to score them.
 
     References
     ----------
@@ -181,11 +208,12 @@ class Sparseness(_ExplanationsOnly):
     higher_is_better = True
 
     def _score(self, relevance: np.ndarray) -> np.ndarray:
-        eps = relevance.dtype.type(_EPS)
+        eps = _EPS
         x = relevance / (relevance.sum(axis=1, keepdims=True) + eps)
         x_sorted = np.sort(x, axis=1)
         n = x_sorted.shape[1]
         rank = np.arange(1, n + 1, dtype=x.dtype)
         numerator = 2.0 * np.sum(x_sorted * rank, axis=1)
         denominator = n * np.sum(x_sorted, axis=1) + eps
-        return numerator / denominator - x.dtype.type((n + 1.0) / n)
+        gini = numerator / denominator - (n + 1.0) / n
+        return np.clip(gini, 0.0, 1.0)  # a Gini index: never outside [0, 1]
