@@ -39,6 +39,10 @@ def _cnn(classes=4, seed=0):
 
 MODEL = _cnn()
 
+#: Randomises the top layer of MODEL's two layers with weights (the default, 0.25,
+#: randomises none of two)
+TOP_HALF = ProgressiveLayerRandomization(0.5)
+
 
 class GradientInput:
     """Gradient x input of the target's output: an explainer that depends on the model
@@ -150,7 +154,7 @@ def test_random_logit_needs_targets_and_two_classes():
 def test_model_randomization_never_modifies_the_model():
     weights = [w.copy() for w in MODEL.get_weights()]
     explainer = GradientInput(MODEL)
-    ModelRandomizationMetric(MODEL, X, Y, seed=0).evaluate(explainer)
+    ModelRandomizationMetric(MODEL, X, Y, TOP_HALF, seed=0).evaluate(explainer)
     assert explainer.model is MODEL
     for before, after in zip(weights, MODEL.get_weights()):
         np.testing.assert_array_equal(before, after)
@@ -165,7 +169,7 @@ def test_model_randomization_restores_the_explainer_model_after_an_error():
 
     explainer = Failing(MODEL)
     with pytest.raises(RuntimeError, match="the explainer failed"):
-        ModelRandomizationMetric(MODEL, X, Y).evaluate(explainer)
+        ModelRandomizationMetric(MODEL, X, Y, TOP_HALF).evaluate(explainer)
     assert explainer.model is MODEL
 
 
@@ -177,7 +181,7 @@ def test_model_randomization_known_answers():
     explainer = GradientInput(MODEL)
     unchanged = ModelRandomizationMetric(MODEL, X, Y, Identity()).detailed_evaluate(explainer)
     np.testing.assert_allclose(unchanged, 1.0, atol=1e-12)
-    blind = ModelRandomizationMetric(MODEL, X, Y).detailed_evaluate(
+    blind = ModelRandomizationMetric(MODEL, X, Y, TOP_HALF).detailed_evaluate(
         type("Blind", (), {"model": MODEL, "explain": staticmethod(input_explainer)})()
     )
     np.testing.assert_allclose(blind, 1.0, atol=1e-12)
@@ -229,7 +233,9 @@ def test_a_constant_explanation_is_nan_with_its_reason():
     x = X.copy()
     x[0, 0, 0, 0] = 100.0
     with pytest.warns(UndefinedScoreWarning, match="a constant explanation has no ranks"):
-        scores = ModelRandomizationMetric(MODEL, x, Y).detailed_evaluate(ConstantForFirst(MODEL))
+        scores = ModelRandomizationMetric(MODEL, x, Y, TOP_HALF).detailed_evaluate(
+            ConstantForFirst(MODEL)
+        )
     assert np.isnan(scores[0]) and np.isfinite(scores[1:]).all()
 
 
@@ -356,6 +362,18 @@ def test_an_explanation_of_the_wrong_shape_is_refused_naming_the_explainer(
     metric_class, explainer_class
 ):
     metric = metric_class(MODEL, X, Y, seed=0)
+    if metric_class is ModelRandomizationMetric:
+        metric = metric_class(MODEL, X, Y, TOP_HALF, seed=0)
     name = explainer_class.__name__
     with pytest.raises(ValueError, match=rf"`explainer` \({name}\) must return one explanation"):
         metric(explainer_class(MODEL))
+
+
+@pytest.mark.parametrize("stop_layer", [0.25, 0, 0.0, "dense"])
+def test_a_randomization_of_no_layer_is_refused_naming_stop_layer(stop_layer):
+    metric = ModelRandomizationMetric(MODEL, X, Y, ProgressiveLayerRandomization(stop_layer))
+    with pytest.raises(ValueError, match="`stop_layer` .* randomizes no layer"):
+        metric.evaluate(GradientInput(MODEL))
+    default = ModelRandomizationMetric(MODEL, X, Y)  # 0.25 of two layers with weights
+    with pytest.raises(ValueError, match="`stop_layer` 0.25 randomizes no layer"):
+        default.evaluate(GradientInput(MODEL))

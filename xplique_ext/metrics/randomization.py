@@ -133,7 +133,11 @@ class ProgressiveLayerRandomization(ModelRandomizationStrategy):
     stop_layer
         Where the randomisation stops (that layer is not randomised): a layer's name, an
         index in the traversal order of the layers with weights, or a fraction in
-        [0, 1] of those layers (``int(n_layers * fraction)`` of them).
+        [0, 1] of those layers (``int(n_layers * fraction)`` of them). At least one
+        layer must be randomised: :meth:`randomize` raises a ValueError naming
+        ``stop_layer`` where it would randomise none (Xplique randomises none and the
+        metric returns 1), e.g. the fraction 0.25 of a model with fewer than 4 layers
+        with weights.
     reverse
         True traverses from the output to the input (top-down), False from the input.
 
@@ -196,6 +200,14 @@ class ProgressiveLayerRandomization(ModelRandomizationStrategy):
         if self.reverse:
             layers = layers[::-1]
         stop = self._stop_index([layer.name for layer in layers])
+        if stop == 0:
+            raise ValueError(
+                f"`stop_layer` {self.stop_layer!r} randomizes no layer of the model: it has "
+                f"{len(layers)} layers with weights, and the randomisation stops at the first "
+                "of them (a fraction keeps int(n_layers * fraction) layers); the metric would "
+                "compare the explanations of the model with themselves. Give a larger "
+                "fraction or index, or a layer further from the start"
+            )
         rng = make_rng(seed_to_int(seed))
         for layer in layers[:stop]:
             weights = [rng.uniform(0.0, 1.0, w.shape).astype(w.dtype) for w in layer.get_weights()]
@@ -398,7 +410,9 @@ class ModelRandomizationMetric(_RandomizationMetric):
     randomization_strategy
         How the copy is randomised (a :class:`ModelRandomizationStrategy`); None
         randomises the top 25% of the layers with weights
-        (``ProgressiveLayerRandomization(0.25)``), Xplique's default. It comes before
+        (``ProgressiveLayerRandomization(0.25)``), Xplique's default; a model with fewer
+        than 4 layers with weights then has no layer to randomise: a ValueError naming
+        ``stop_layer`` at evaluation (give a larger fraction). It comes before
         ``batch_size``, as in Xplique's signature.
     batch_size
         Number of inputs explained at once; None explains everything at once.
