@@ -377,3 +377,20 @@ def test_a_randomization_of_no_layer_is_refused_naming_stop_layer(stop_layer):
     default = ModelRandomizationMetric(MODEL, X, Y)  # 0.25 of two layers with weights
     with pytest.raises(ValueError, match="`stop_layer` 0.25 randomizes no layer"):
         default.evaluate(GradientInput(MODEL))
+
+
+@pytest.mark.parametrize("metric_class", [RandomLogitMetric, ModelRandomizationMetric])
+def test_targets_default_to_those_an_x_y_dataset_carries(metric_class):
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y)).batch(4)
+    strategy = (
+        {"randomization_strategy": TOP_HALF} if metric_class is ModelRandomizationMetric else {}
+    )
+    streamed = metric_class(MODEL, dataset, batch_size=4, seed=5, **strategy)
+    expected = metric_class(MODEL, X, Y, batch_size=4, seed=5, **strategy)
+    explainer = GradientInput(MODEL)
+    np.testing.assert_allclose(
+        streamed.detailed_evaluate(explainer), expected.detailed_evaluate(explainer), atol=1e-6
+    )
+    for no_targets in (X, tf.data.Dataset.from_tensor_slices(X).batch(4)):
+        with pytest.raises(ValueError, match="`targets` is required.*carry no targets"):
+            metric_class(MODEL, no_targets)

@@ -247,16 +247,26 @@ _TARGETS_REQUIRED = (
 )
 
 
+def _carries_targets(inputs: Any) -> bool:
+    """Whether ``inputs`` holds its own targets: a ``tf.data.Dataset`` of ``(x, y)``
+    pairs."""
+    if not runtime.is_dataset(inputs):
+        return False
+    spec = inputs.element_spec
+    return isinstance(spec, (tuple, list)) and len(spec) >= 2
+
+
 class _RandomizationMetric(ExplainerMetric):
-    """What both sanity checks share: targets are required (as in Xplique), and the
-    similarity is lower-is-better."""
+    """What both sanity checks share: targets are required (as in Xplique) unless the
+    inputs carry them (a dataset of ``(x, y)`` pairs), and the similarity is
+    lower-is-better."""
 
     higher_is_better = False
     undefined_reason = _NOT_FINITE
 
     def __init__(self, model, inputs, targets, batch_size, *, activation, seed, strategy):
-        if targets is None and not runtime.is_dataset(inputs):
-            raise ValueError(_TARGETS_REQUIRED)
+        if targets is None and not _carries_targets(inputs):
+            raise ValueError(_TARGETS_REQUIRED + " for inputs that carry no targets")
         super().__init__(
             model,
             inputs,
@@ -286,8 +296,9 @@ class RandomLogitMetric(_RandomizationMetric):
     inputs
         Inputs (N, ...): an array, a tf.Tensor or a ``tf.data.Dataset``.
     targets
-        One per input, one-hot (N, K) or class ids (N,). Required, as in Xplique (None
-        is a ValueError), except for a dataset of (x, y) pairs.
+        One per input, one-hot (N, K) or class ids (N,). None (the default) takes the
+        targets a dataset of ``(x, y)`` pairs carries; for other inputs they are
+        required, as in Xplique (None is a ValueError naming ``targets``).
     batch_size
         Number of inputs explained at once; None explains everything at once.
     activation
@@ -329,7 +340,7 @@ class RandomLogitMetric(_RandomizationMetric):
         self,
         model: Callable,
         inputs: Any,
-        targets: Any,
+        targets: Any = None,
         batch_size: Optional[int] = 64,
         *,
         activation: Optional[str] = None,
@@ -405,8 +416,9 @@ class ModelRandomizationMetric(_RandomizationMetric):
     inputs
         Inputs (N, ...): an array, a tf.Tensor or a ``tf.data.Dataset``.
     targets
-        One per input, one-hot (N, K) or class ids (N,). Required, as in Xplique (None
-        is a ValueError), except for a dataset of (x, y) pairs.
+        One per input, one-hot (N, K) or class ids (N,). None (the default) takes the
+        targets a dataset of ``(x, y)`` pairs carries; for other inputs they are
+        required, as in Xplique (None is a ValueError naming ``targets``).
     randomization_strategy
         How the copy is randomised (a :class:`ModelRandomizationStrategy`); None
         randomises the top 25% of the layers with weights
@@ -463,7 +475,7 @@ class ModelRandomizationMetric(_RandomizationMetric):
         self,
         model: Callable,
         inputs: Any,
-        targets: Any,
+        targets: Any = None,
         randomization_strategy: Optional[ModelRandomizationStrategy] = None,
         batch_size: Optional[int] = 64,
         *,
