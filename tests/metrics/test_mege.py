@@ -133,3 +133,25 @@ def _common_case():
 
 
 COMMON_CASES = {"MeGe": _common_case}
+
+
+class _FirstFeatures(WeightTimesInput):
+    """Explanations of the wrong shape: the first three features only."""
+
+    def explain(self, inputs, targets):
+        return super().explain(inputs, targets)[:, :3]
+
+
+class _Summed(WeightTimesInput):
+    """Explanations of the wrong shape: one value per input."""
+
+    def explain(self, inputs, targets):
+        return super().explain(inputs, targets).sum(axis=1)
+
+
+@pytest.mark.parametrize("explainer_class", [_FirstFeatures, _Summed])
+def test_an_explanation_of_the_wrong_shape_is_refused_naming_the_explainer(explainer_class):
+    metric = MeGe(same_model, X, PREDICTED, k_splits=2)
+    name = explainer_class.__name__
+    with pytest.raises(ValueError, match=rf"`explainer` \({name}\) must return one explanation"):
+        metric.evaluate(explainer_class)

@@ -16,7 +16,7 @@ from ..commons.metric import BaseMetric
 from ..commons.params import ArrayLike, Callable_, InstanceOf, Interval, validate_params
 from ..commons.warnings import UndefinedScoreWarning, warn
 from .base import BASE_PARAMETERS, TARGETS
-from .explainer_base import ModelEngine, explain_function
+from .explainer_base import ModelEngine, check_explainer_output, explain_function
 
 __all__ = ["MeGe", "MeGeScore"]
 
@@ -216,13 +216,14 @@ class MeGe(BaseMetric):
             outputs = engine.model_outputs(self.inputs)
             predictions.append(outputs.argmax(axis=1))
             y = runtime.as_model_targets(np.asarray(self.targets), outputs.shape[1])
-            explain = explain_function(explainer_class(model, **explainer_params))
+            explainer = explainer_class(model, **explainer_params)
+            explain = explain_function(explainer)
             size = self.batch_size or len(self.inputs)
             parts = [
-                runtime.check_outputs(
+                check_explainer_output(
                     explain(self.inputs[s : s + size], y[s : s + size]),
-                    len(self.inputs[s : s + size]),
-                    name="explainer",
+                    self.inputs[s : s + size],
+                    explainer,
                 )
                 for s in range(0, len(self.inputs), size)
             ]
