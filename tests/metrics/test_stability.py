@@ -292,3 +292,9 @@ def test_an_explanation_of_the_wrong_shape_is_refused_naming_the_explainer(expla
 def test_an_image_explainer_may_return_maps_without_channels():
     metric = AverageStability(_model, X, Y, seed=0)
     assert metric(lambda x, y: np.asarray(x)[..., 0]) >= 0.0
+
+
+def test_base_explanations_of_the_wrong_shape_are_refused_naming_them():
+    metric = AverageStability(_model, X, Y, seed=0)
+    with pytest.raises(ValueError, match="`base_explanations` must have one of the per-input"):
+        metric(identity_explainer, X[:, :3])

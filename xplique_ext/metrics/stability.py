@@ -12,6 +12,7 @@ import numpy as np
 
 from ..commons.params import ArrayLike, Callable_, Interval, Options, check_param, validate_params
 from ..commons.random import input_generators, seed_to_int
+from .base import explanation_shapes
 from .explainer_base import EXPLAINER_PARAMETERS, ExplainerMetric, explainer_targets, not_finite
 
 __all__ = ["AverageStability"]
@@ -176,6 +177,12 @@ class AverageStability(ExplainerMetric):
                     raise ValueError(
                         "`base_explanations` must hold one explanation per input: got "
                         f"{len(base_explanations)} for at least {start + len(x)} inputs"
+                    )
+                allowed = explanation_shapes(tuple(x.shape[1:]))
+                if tuple(phi.shape[1:]) not in allowed:
+                    raise ValueError(
+                        f"`base_explanations` must have one of the per-input shapes {allowed} "
+                        f"of the inputs' explanations, got {tuple(phi.shape[1:])}"
                     )
             stability = self._average_stability(explainer, x, y, phi, seed)
             scores.append(stability.scores)
