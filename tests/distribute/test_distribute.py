@@ -119,7 +119,9 @@ def _explainer_metric(name, strategy=None):
     if name == "RandomLogitMetric":
         return metrics.RandomLogitMetric(model, x, y, batch_size=3, strategy=strategy)
     if name == "ModelRandomizationMetric":
-        return metrics.ModelRandomizationMetric(model, x, y, None, 3, strategy=strategy)
+        return metrics.ModelRandomizationMetric(
+            model, x, y, metrics.ProgressiveLayerRandomization(0.5), 3, strategy=strategy
+        )
 
     def same_model(x_train, y_train, x_test, y_test):
         return model
