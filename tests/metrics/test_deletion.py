@@ -279,3 +279,37 @@ def test_callable_baseline_must_keep_the_shape():
     )
     with pytest.raises(ValueError, match="`baseline_mode` callable must return"):
         metric(np.random.default_rng(0).normal(size=(2, 4)))
+
+
+# --------------------------------------------------------------------- configuration
+def _tabular_case():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    phi = rng.normal(size=(6, 5)).astype(np.float32)
+    return linear_model((5,), outputs=3), x, y, phi
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_get_config_refuses_a_callable_operator_rather_than_drop_it(cls):
+    model, x, y, _ = _tabular_case()
+
+    def squared(f, inputs, targets):
+        return tf.reduce_sum(f(inputs) * targets, -1) ** 2
+
+    metric = cls(model, x, y, operator=squared, steps=-1)
+    with pytest.raises(TypeError, match="`operator`"):
+        metric.get_config()
+    assert "operator=" in repr(metric)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_get_config_saves_an_operator_task_name(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator="regression", steps=-1)
+    config = metric.get_config()
+    assert config["operator"] == "regression"
+    rebuilt = cls.from_config(config, model=model, inputs=x, targets=y)
+    assert rebuilt.get_config() == config
+    assert rebuilt(phi) == metric(phi)
+    assert "operator='regression'" in repr(metric)

@@ -410,9 +410,15 @@ class BaseAttributionMetric(BaseMetric):
     ``copy.deepcopy(metric)`` gives a metric with the same scores that owns its inputs and
     targets and shares the model, operator, strategy, dataset and compiled functions.
     ``pickle.dumps(metric)`` raises a TypeError: save :meth:`get_config` instead.
+
+    :meth:`get_config` saves ``operator`` as given: None or a task name. A callable
+    operator (or a ``Tasks`` member) cannot be saved: ``get_config`` raises a TypeError
+    naming it, as for any setting that is not JSON data (a callable ``baseline_mode``),
+    rather than leave it out and let :meth:`from_config` build a metric with another
+    operator.
     """
 
-    _data_params = ("model", "inputs", "targets", "operator", "strategy")
+    _data_params = ("model", "inputs", "targets", "strategy")
 
     @validate_params(BASE_PARAMETERS)
     def __init__(
@@ -431,6 +437,7 @@ class BaseAttributionMetric(BaseMetric):
         self.batch_size = batch_size
         self.seed = seed
         self.activation = activation
+        self.operator_setting = operator  # as given: what get_config saves
         self.operator = resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
@@ -527,6 +534,15 @@ class BaseAttributionMetric(BaseMetric):
             f"`{name}.from_config(config, model=..., inputs=..., ...)`; "
             "`copy.deepcopy(metric)` copies it in memory"
         )
+
+    # ------------------------------------------------------------------ configuration
+    def _setting(self, name: str, *default: Any) -> Any:
+        """A constructor setting as given: ``operator`` as the user passed it (None or a
+        task name, which :meth:`get_config` saves; a callable, which it refuses), not the
+        resolved operator function."""
+        if name == "operator":
+            return self.operator_setting
+        return super()._setting(name, *default)
 
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, x: Any, *more: np.ndarray, **check: Any) -> np.ndarray:
