@@ -313,3 +313,23 @@ def test_get_config_saves_an_operator_task_name(cls):
     assert rebuilt.get_config() == config
     assert rebuilt(phi) == metric(phi)
     assert "operator='regression'" in repr(metric)
+
+
+# --------------------------------------------------------------------- operator
+@pytest.mark.parametrize("cls", METRICS)
+def test_operator_returning_one_score_per_output_is_refused(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator=lambda f, a, b: f(a), steps=-1)
+    with pytest.raises(
+        ValueError,
+        match=r"`operator` must return one output per input of shape \(B,\) or \(B, 1\)",
+    ):
+        metric(phi)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_operator_returning_a_scalar_is_refused(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator=lambda f, a, b: tf.reduce_sum(f(a) * b), steps=-1)
+    with pytest.raises(ValueError, match=r"`operator` must return one output per input"):
+        metric(phi)

@@ -36,6 +36,7 @@ __all__ = [
     "ModelFunctions",
     "resolve_operator",
     "score_function",
+    "checked_operator_scores",
     "explanation_shapes",
     "check_explanations",
 ]
@@ -277,6 +278,44 @@ class ModelFunctions(NamedTuple):
     outputs: Callable
 
 
+#: The per-input shapes an operator's score may have, and their wording in the errors
+OPERATOR_TRAILING = [(), (1,)]
+OPERATOR_EXPECTED = (
+    "shape (B,) or (B, 1) (an operator returning (B, K) must reduce over the outputs, "
+    "e.g. tf.reduce_sum(f(x) * y, axis=-1))"
+)
+
+
+def _shape_words(shape: tf.TensorShape) -> str:
+    """A tensor's static shape as a tuple, an unknown size written ``None``."""
+    return str(tuple(shape.as_list())) if shape.rank is not None else "(unknown)"
+
+
+def checked_operator_scores(scores: Any, x: tf.Tensor) -> tf.Tensor:
+    """``scores``, the operator's output for inputs ``x``, once checked: one score per
+    input, of shape (B,) or (B, 1). The one check every score of a model-based metric
+    passes through (:func:`score_function`): a shape the operator should not return is
+    a ValueError naming `operator` when the graph is traced, a batch size that differs
+    from the inputs' one when the batch runs (see
+    :func:`~xplique_ext.runtime.model_output_errors`)."""
+    scores = tf.convert_to_tensor(scores)
+    shape = scores.shape
+    wrong = shape.rank == 0 or (
+        shape.rank is not None and tuple(shape.as_list()[1:]) not in OPERATOR_TRAILING
+    )
+    n_scores = shape[0] if shape.rank else None
+    n_inputs = x.shape[0]
+    if n_scores is not None and n_inputs is not None and n_scores != n_inputs:
+        wrong = True
+    if wrong:
+        batch = "" if n_inputs is None else f" for a batch of {n_inputs} inputs"
+        raise ValueError(
+            f"`operator` must return one output per input of {OPERATOR_EXPECTED}, got "
+            f"shape {_shape_words(shape)}{batch}"
+        )
+    return runtime.assert_batch_graph(scores, x, name="operator")
+
+
 def score_function(live: Callable, activation: Optional[str]) -> Callable:
     """``score(x, y)``: the operator's score ``g(f, x, y)`` of the activated model ``f``
     (Xplique's ``f(x)[y] = sum(f(x) * y, -1)`` for no operator); ``live()`` gives the
@@ -291,7 +330,7 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
             return _activated(model, activation, z)
 
         if operator is not None:
-            return operator(f, x, y)
+            return checked_operator_scores(operator(f, x, y), x)
         out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
         out = tf.reshape(out, [tf.shape(out)[0], -1])
         return tf.reduce_sum(out * tf.cast(y, out.dtype), axis=-1)
@@ -581,9 +620,8 @@ class BaseAttributionMetric(BaseMetric):
             x,
             y,
             name="operator",
-            trailing=[(), (1,)],
-            expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
-            "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))",
+            trailing=OPERATOR_TRAILING,
+            expected=OPERATOR_EXPECTED,
         ).reshape(-1)
 
     # ------------------------------------------------------------------ targets
