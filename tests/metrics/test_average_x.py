@@ -227,3 +227,16 @@ def test_huge_float64_explanations_score_as_at_an_ordinary_scale(cls):
         huge = metric.detailed_evaluate(phi * 1e300)
     np.testing.assert_allclose(huge, metric.detailed_evaluate(phi), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(metric.detailed_evaluate(phi * 1e3), huge, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+@pytest.mark.parametrize("n_explanations", [4, 8])
+def test_dataset_of_unknown_size_needs_one_explanation_per_input(cls, n_explanations):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    phi = rng.normal(size=(8, 5))
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True)
+    metric = cls(linear_model((5,), outputs=3), dataset, batch_size=4)
+    with pytest.raises(ValueError, match="`explanations` must hold one explanation per input"):
+        metric(phi[:n_explanations])

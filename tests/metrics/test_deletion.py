@@ -333,3 +333,17 @@ def test_operator_returning_a_scalar_is_refused(cls):
     metric = cls(model, x, y, operator=lambda f, a, b: tf.reduce_sum(f(a) * b), steps=-1)
     with pytest.raises(ValueError, match=r"`operator` must return one output per input"):
         metric(phi)
+
+
+# --------------------------------------------------------------------- datasets
+@pytest.mark.parametrize("cls", METRICS)
+@pytest.mark.parametrize("n_explanations", [4, 8])
+def test_dataset_of_unknown_size_needs_one_explanation_per_input(cls, n_explanations):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 4, 4, 1)).astype(np.float32)
+    y = np.eye(2, dtype=np.float32)[rng.integers(0, 2, size=6)]
+    phi = rng.normal(size=(8, 4, 4)).astype(np.float32)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True)
+    metric = cls(linear_model((4, 4, 1), outputs=2), dataset, steps=4)
+    with pytest.raises(ValueError, match="`explanations` must hold one explanation per input"):
+        metric(phi[:n_explanations])

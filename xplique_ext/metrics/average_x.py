@@ -192,8 +192,7 @@ class BaseAverageXMetric(ExplanationMetric):
         after_parts = []
         constant = []
         ranges = []
-        for start, x, y in self.iter_batches():
-            phi = phi_all[start : start + len(x)]
+        for _, x, y, phi in self.explained_batches(phi_all):
             x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)
             before_parts.append(self.scores(x, y))
             after_parts.append(self.scores(self._perturb_with_mask(x, phi).numpy(), y))

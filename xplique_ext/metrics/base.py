@@ -39,6 +39,7 @@ __all__ = [
     "checked_operator_scores",
     "explanation_shapes",
     "check_explanations",
+    "ExplainedBatch",
 ]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
@@ -256,6 +257,19 @@ def check_explanations(explanations: Any, allowed: list, n_inputs: Optional[int]
             f"got {tuple(phi.shape[1:])}"
         )
     return phi
+
+
+class ExplainedBatch(NamedTuple):
+    """One batch of :meth:`BaseAttributionMetric.explained_batches`."""
+
+    #: index of the batch's first input
+    start: int
+    #: inputs (B, ...)
+    x: np.ndarray
+    #: targets formatted for the operator (B, K)
+    y: np.ndarray
+    #: the explanations of these inputs (B, ...)
+    phi: np.ndarray
 
 
 class ModelObjects(NamedTuple):
@@ -689,6 +703,24 @@ class BaseAttributionMetric(BaseMetric):
                 f"{len(self.targets)} targets for {start} inputs"
             )
         self.n_inputs = start
+
+    def explained_batches(self, explanations: np.ndarray) -> Iterator[ExplainedBatch]:
+        """:meth:`iter_batches` with each batch's explanations beside its inputs, as
+        :class:`ExplainedBatch` es; a ValueError naming `explanations` when the
+        explanations and the inputs differ in number, found as the inputs stream (a
+        dataset of unknown size included), before any batch without its explanations is
+        scored."""
+        seen = 0
+        for start, x, y in self.iter_batches():
+            seen = start + len(x)
+            if seen > len(explanations):
+                break
+            yield ExplainedBatch(start=start, x=x, y=y, phi=explanations[start:seen])
+        if seen != len(explanations):
+            raise ValueError(
+                "`explanations` must hold one explanation per input: got "
+                f"{len(explanations)} explanations for {seen} inputs"
+            )
 
     # ------------------------------------------------------------------ evaluation
     @abc.abstractmethod
