@@ -153,19 +153,43 @@ def _model_input_rank(model: Any, inputs: Any) -> Optional[int]:
     return ranks[0] if ranks else None
 
 
-def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
+def _model_item_shape(model: Any) -> Optional[tuple]:
+    """The shape of one input of the model (no batch axis; None for a free size) when the
+    model declares it (Keras functional or built models, a single input)."""
+    try:
+        return tuple(model.inputs[0].shape[1:])
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _is_one_item(inputs: np.ndarray, item_shape: Optional[tuple]) -> bool:
+    """Whether ``inputs`` has the shape of one input of the model (its free sizes match
+    any size); False when the model does not declare its input shape."""
+    if item_shape is None or len(item_shape) != inputs.ndim:
+        return False
+    return all(want is None or want == got for want, got in zip(item_shape, inputs.shape))
+
+
+def _check_array_inputs(
+    inputs: np.ndarray, rank: Optional[int], item_shape: Optional[tuple] = None
+) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
-    included) when the model declares it."""
-    if rank is not None and inputs.ndim == rank - 1:
+    included) when the model declares it. Missing the batch axis is named as such only
+    when ``inputs`` has the model's per-input shape ``item_shape``; otherwise the error
+    gives the rank and the per-input shape the model expects."""
+    if rank is not None and inputs.ndim == rank - 1 and _is_one_item(inputs, item_shape):
         raise ValueError(
             f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
             f"(batch axis included), got a single item of shape {inputs.shape}; pass "
             f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
         )
     if rank is not None and inputs.ndim != rank:
+        expected = ""
+        if item_shape is not None:
+            expected = f" of shape (N, {', '.join(map(str, item_shape))})"
         raise ValueError(
             f"`inputs` must have rank {rank} (batch axis included) to match the "
-            f"model's input, got shape {inputs.shape}"
+            f"model's input{expected}, got shape {inputs.shape}"
         )
     if inputs.ndim < 2 or 0 in inputs.shape[1:]:
         raise ValueError(
@@ -500,7 +524,7 @@ class BaseAttributionMetric(BaseMetric):
         else:
             self.dataset = None
             self.inputs = check_param(inputs, "inputs", INPUTS)
-            _check_array_inputs(self.inputs, rank)
+            _check_array_inputs(self.inputs, rank, _model_item_shape(model))
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
         if targets is not None and self.n_inputs is not None and len(targets) != self.n_inputs:
