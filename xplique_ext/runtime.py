@@ -624,6 +624,8 @@ def model_output_errors(name: str = "model") -> Iterator[None]:
     except tf.errors.InvalidArgumentError as err:
         if BATCH_MARKER not in str(err):
             raise
+        if f"{BATCH_MARKER} (operator)" in str(err):  # the operator's, not the model's
+            name = "operator"
         raise ValueError(
             f"`{name}` must return one output per input, shape (B, K) or (B,): the "
             "number of outputs differs from the number of inputs for a batch"

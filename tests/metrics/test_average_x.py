@@ -195,3 +195,48 @@ def test_unknown_options_are_refused():
         AverageGainMetric(linear_model((4,)), np.ones((2, 4), np.float32), seed=0)
     with pytest.raises(ValueError, match="`activation`"):
         AverageGainMetric(linear_model((4,)), np.ones((2, 4), np.float32), activation="relu")
+
+
+# --------------------------------------------------------------------- explanation scale
+def _scale_case():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    phi = rng.normal(size=(6, 5))
+    return linear_model((5,), outputs=3), x, y, phi
+
+
+@pytest.mark.parametrize("cls", METRICS)
+@pytest.mark.parametrize("scale", [1e-8, 1e-6])
+def test_explanation_too_small_for_the_epsilon_is_nan_with_its_reason(cls, scale):
+    model, x, y, phi = _scale_case()
+    metric = cls(model, x, y, activation="softmax")
+    with pytest.warns(UndefinedScoreWarning, match="epsilon"):
+        scores = metric.detailed_evaluate(scale * phi)
+    assert np.isnan(scores).all()
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_huge_float64_explanations_score_as_at_an_ordinary_scale(cls):
+    import warnings
+
+    model, x, y, phi = _scale_case()
+    metric = cls(model, x, y, activation="softmax")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = metric.detailed_evaluate(phi * 1e300)
+    np.testing.assert_allclose(huge, metric.detailed_evaluate(phi), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(metric.detailed_evaluate(phi * 1e3), huge, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+@pytest.mark.parametrize("n_explanations", [4, 8])
+def test_dataset_of_unknown_size_needs_one_explanation_per_input(cls, n_explanations):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    phi = rng.normal(size=(8, 5))
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True)
+    metric = cls(linear_model((5,), outputs=3), dataset, batch_size=4)
+    with pytest.raises(ValueError, match="`explanations` must hold one explanation per input"):
+        metric(phi[:n_explanations])

@@ -198,6 +198,16 @@ def test_single_image_without_batch_axis_is_refused(rng):
     )
 
 
+def test_inputs_one_axis_short_without_the_model_item_shape_get_the_expected_shape(rng):
+    # (6, 4, 4) for a model of inputs (None, 4, 4, 1): a missing channel axis, not a
+    # missing batch axis; inputs[None] would not help
+    model = linear_model((4, 4, 1))
+    with pytest.raises(ValueError, match=r"must have rank 4 .*of shape \(N, 4, 4, 1\)") as err:
+        MuFidelity(model, rng.random((6, 4, 4), dtype=np.float32), np.ones(6), **FAST)
+    assert "inputs[None]" not in str(err.value)
+    assert "single item" not in str(err.value)
+
+
 def test_inputs_of_the_wrong_rank_are_refused(rng):
     model = linear_model((8, 8, 3))
     with pytest.raises(

@@ -279,3 +279,71 @@ def test_callable_baseline_must_keep_the_shape():
     )
     with pytest.raises(ValueError, match="`baseline_mode` callable must return"):
         metric(np.random.default_rng(0).normal(size=(2, 4)))
+
+
+# --------------------------------------------------------------------- configuration
+def _tabular_case():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    phi = rng.normal(size=(6, 5)).astype(np.float32)
+    return linear_model((5,), outputs=3), x, y, phi
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_get_config_refuses_a_callable_operator_rather_than_drop_it(cls):
+    model, x, y, _ = _tabular_case()
+
+    def squared(f, inputs, targets):
+        return tf.reduce_sum(f(inputs) * targets, -1) ** 2
+
+    metric = cls(model, x, y, operator=squared, steps=-1)
+    with pytest.raises(TypeError, match="`operator`"):
+        metric.get_config()
+    assert "operator=" in repr(metric)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_get_config_saves_an_operator_task_name(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator="regression", steps=-1)
+    config = metric.get_config()
+    assert config["operator"] == "regression"
+    rebuilt = cls.from_config(config, model=model, inputs=x, targets=y)
+    assert rebuilt.get_config() == config
+    assert rebuilt(phi) == metric(phi)
+    assert "operator='regression'" in repr(metric)
+
+
+# --------------------------------------------------------------------- operator
+@pytest.mark.parametrize("cls", METRICS)
+def test_operator_returning_one_score_per_output_is_refused(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator=lambda f, a, b: f(a), steps=-1)
+    with pytest.raises(
+        ValueError,
+        match=r"`operator` must return one output per input of shape \(B,\) or \(B, 1\)",
+    ):
+        metric(phi)
+
+
+@pytest.mark.parametrize("cls", METRICS)
+def test_operator_returning_a_scalar_is_refused(cls):
+    model, x, y, phi = _tabular_case()
+    metric = cls(model, x, y, operator=lambda f, a, b: tf.reduce_sum(f(a) * b), steps=-1)
+    with pytest.raises(ValueError, match=r"`operator` must return one output per input"):
+        metric(phi)
+
+
+# --------------------------------------------------------------------- datasets
+@pytest.mark.parametrize("cls", METRICS)
+@pytest.mark.parametrize("n_explanations", [4, 8])
+def test_dataset_of_unknown_size_needs_one_explanation_per_input(cls, n_explanations):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 4, 4, 1)).astype(np.float32)
+    y = np.eye(2, dtype=np.float32)[rng.integers(0, 2, size=6)]
+    phi = rng.normal(size=(8, 4, 4)).astype(np.float32)
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).filter(lambda a, b: True)
+    metric = cls(linear_model((4, 4, 1), outputs=2), dataset, steps=4)
+    with pytest.raises(ValueError, match="`explanations` must hold one explanation per input"):
+        metric(phi[:n_explanations])

@@ -1298,3 +1298,18 @@ def test_unconditioned_draws_agree_with_xplique_within_noise():
     # the mean's standard error over the subsets, for both draws (independent)
     se = np.sqrt(2 * np.mean(details["std_error"] ** 2) / len(x))
     assert abs(details["score"].mean() - theirs) < 4 * se
+
+
+def test_get_config_saves_a_task_name_operator_and_refuses_a_callable_one():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=6)]
+    model = linear_model((5,), outputs=3)
+
+    def squared(f, inputs, targets):
+        return tf.reduce_sum(f(inputs) * targets, -1) ** 2
+
+    named = MuFidelity(model, x, y, grid_size=None, operator="classification")
+    assert named.get_config()["operator"] == "classification"
+    with pytest.raises(TypeError, match="`operator`"):
+        MuFidelity(model, x, y, grid_size=None, operator=squared).get_config()

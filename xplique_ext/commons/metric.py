@@ -133,8 +133,10 @@ def _jsonable(value: Any, name: str, owner: str) -> Any:
         return {str(k): _jsonable(v, name, owner) for k, v in value.items()}
     raise TypeError(
         f"{owner}.get_config: the setting `{name}` must be a number, a string, a "
-        f"boolean, None or a list of those, got {type(value).__name__}; declare it "
-        "among the metric's `_data_params` or override `get_config`"
+        f"boolean, None or a list of those to be saved, got {type(value).__name__}; "
+        f"a metric built with this value of `{name}` has no config: keep the metric itself "
+        "(copy.deepcopy copies it), or, writing a metric, declare the parameter among "
+        "its `_data_params` or override `get_config`"
     )
 
 

@@ -25,12 +25,19 @@ __all__ = [
 #: Xplique's ``_EPS``, added to the denominators of Average Drop and Average Gain and to
 #: the range of the min-max normalisation of the mask
 EPS = 1e-8
+#: the smallest range (max - min of the channel-averaged |phi|) of an explanation whose
+#: mask :data:`EPS` moves by less than 0.1%: below it the score depends on the
+#: explanation's scale through Xplique's epsilon, and is undefined (NaN)
+RANGE_FLOOR = 1e3 * EPS
 #: why a score is undefined, in the order :meth:`BaseAverageXMetric._warn_undefined`
 #: counts them
 UNDEFINED_CAUSES = (
     "a constant explanation (its min-max normalised mask is 0 / 0)",
     "non-finite model scores (the model returned NaN or inf)",
     "a zero denominator (the score of the whole input leaves no room for the ratio)",
+    f"an explanation of range (max - min of |phi|) below {RANGE_FLOOR:g}, where Xplique's "
+    f"epsilon {EPS:g} moves the mask by more than 0.1% (the score would depend on the "
+    "explanation's scale): rescale the explanations",
 )
 _DECLARED = {key: value for key, value in BASE_PARAMETERS.items() if key != "seed"}
 
@@ -79,12 +86,20 @@ class BaseAverageXMetric(ExplanationMetric):
     :math:`\epsilon` turns it into an all-zero mask, and scores the blank input): its
     score is NaN here, as is a score with a non-finite model score or a zero
     denominator, each with an :class:`~xplique_ext.commons.warnings.UndefinedScoreWarning`
-    that gives the reason.
+    that gives the reason. So is the score of an explanation of range (max - min of
+    the channel-averaged :math:`|\phi|`) below :math:`10^3 \epsilon = 10^{-5}`: there
+    :math:`\epsilon` moves the mask by more than 0.1%, and the score would depend on the
+    explanation's scale (a map scaled by :math:`10^{-8}` scores differently from the
+    same map); NaN is safer than a score that silently departs from the metric's
+    meaning, and rescaling the explanations gives the score. The mask is computed in
+    float64, so explanations of any finite scale (float64 maps near :math:`10^{300}`)
+    give the score of the same map at an ordinary scale.
 
     *Differences from Xplique.* ``detailed_evaluate(explanations)`` scores every input
     (Xplique's takes one batch, ``detailed_evaluate(inputs, targets, explanations)``).
-    The mask is computed in the inputs' floating-point dtype (float32 in Xplique, which
-    casts float64 inputs down).
+    The mask is computed in float64 and applied in the inputs' floating-point dtype
+    (float32 in Xplique, which casts float64 inputs down); the scores equal Xplique's
+    up to float32 round-off.
     """
 
     @validate_params(_DECLARED)
@@ -119,19 +134,33 @@ class BaseAverageXMetric(ExplanationMetric):
         return None
 
     @staticmethod
+    def _magnitude(phi: np.ndarray) -> np.ndarray:
+        """The explanation's absolute value in float64 (never cast down, so that no
+        finite value overflows), channel-averaged for maps (B, H, W, C)."""
+        magnitude = np.abs(np.asarray(phi, dtype=np.float64))
+        if magnitude.ndim == 4:
+            magnitude = magnitude.mean(axis=-1)  # (B, H, W): Xplique's channel mean
+        return magnitude
+
+    @staticmethod
+    def _range(phi: np.ndarray) -> np.ndarray:
+        """The range (max - min) of each explanation's channel-averaged absolute value
+        (B,), in float64."""
+        magnitude = BaseAverageXMetric._magnitude(phi)
+        return np.ptp(magnitude.reshape(len(magnitude), -1), axis=1)
+
+    @staticmethod
     def _mask(phi: np.ndarray, x: np.ndarray) -> np.ndarray:
         """The explanation's absolute value, channel-averaged, min-max normalised per
-        input and shaped to broadcast over ``x``, in ``x``'s dtype."""
-        mask = np.abs(phi.astype(x.dtype, copy=False))
-        if mask.ndim == 4:
-            mask = mask.mean(axis=-1)  # (B, H, W): Xplique's channel mean
+        input (in float64) and shaped to broadcast over ``x``, in ``x``'s dtype."""
+        mask = BaseAverageXMetric._magnitude(phi)
         axes = tuple(range(1, mask.ndim))
         low = mask.min(axis=axes, keepdims=True)
         high = mask.max(axis=axes, keepdims=True)
-        mask = (mask - low) / (high - low + x.dtype.type(EPS))
+        mask = (mask - low) / (high - low + EPS)
         if mask.ndim < x.ndim:
             mask = mask[..., np.newaxis]  # (B, H, W, 1) or (B, T, 1)
-        return mask
+        return mask.astype(x.dtype)
 
     @staticmethod
     def _perturb_with_mask(inputs: Any, explanations: Any) -> tf.Tensor:
@@ -162,25 +191,27 @@ class BaseAverageXMetric(ExplanationMetric):
         before_parts = []
         after_parts = []
         constant = []
-        for start, x, y in self.iter_batches():
-            phi = phi_all[start : start + len(x)]
+        ranges = []
+        for _, x, y, phi in self.explained_batches(phi_all):
             x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)
             before_parts.append(self.scores(x, y))
             after_parts.append(self.scores(self._perturb_with_mask(x, phi).numpy(), y))
             flat = np.abs(phi.reshape(len(phi), -1))
             constant.append(np.ptp(flat, axis=1) == 0)
+            ranges.append(self._range(phi))
         before = np.concatenate(before_parts).astype(np.float64)
         after = np.concatenate(after_parts).astype(np.float64)
         constant = np.concatenate(constant)
-        non_finite = ~(np.isfinite(before) & np.isfinite(after)) & ~constant
+        small_range = (np.concatenate(ranges) < RANGE_FLOOR) & ~constant
+        non_finite = ~(np.isfinite(before) & np.isfinite(after)) & ~constant & ~small_range
         denominator = self._denominator(before)
         zero = np.zeros_like(constant)
         if denominator is not None:
-            zero = (denominator == 0) & ~constant & ~non_finite
+            zero = (denominator == 0) & ~constant & ~non_finite & ~small_range
         with np.errstate(divide="ignore", invalid="ignore"):
             scores = self._formula(before, after)
-        self._warn_undefined((constant, non_finite, zero))
-        scores[constant | non_finite | zero] = np.nan
+        self._warn_undefined((constant, non_finite, zero, small_range))
+        scores[constant | non_finite | zero | small_range] = np.nan
         return scores
 
     def _warn_undefined(self, causes: tuple) -> None:

@@ -36,8 +36,10 @@ __all__ = [
     "ModelFunctions",
     "resolve_operator",
     "score_function",
+    "checked_operator_scores",
     "explanation_shapes",
     "check_explanations",
+    "ExplainedBatch",
 ]
 
 #: The declared constraints of :class:`BaseAttributionMetric`'s parameters, which every
@@ -151,19 +153,43 @@ def _model_input_rank(model: Any, inputs: Any) -> Optional[int]:
     return ranks[0] if ranks else None
 
 
-def _check_array_inputs(inputs: np.ndarray, rank: Optional[int]) -> None:
+def _model_item_shape(model: Any) -> Optional[tuple]:
+    """The shape of one input of the model (no batch axis; None for a free size) when the
+    model declares it (Keras functional or built models, a single input)."""
+    try:
+        return tuple(model.inputs[0].shape[1:])
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _is_one_item(inputs: np.ndarray, item_shape: Optional[tuple]) -> bool:
+    """Whether ``inputs`` has the shape of one input of the model (its free sizes match
+    any size); False when the model does not declare its input shape."""
+    if item_shape is None or len(item_shape) != inputs.ndim:
+        return False
+    return all(want is None or want == got for want, got in zip(item_shape, inputs.shape))
+
+
+def _check_array_inputs(
+    inputs: np.ndarray, rank: Optional[int], item_shape: Optional[tuple] = None
+) -> None:
     """A batch axis and at least one feature axis; the model's input rank (batch axis
-    included) when the model declares it."""
-    if rank is not None and inputs.ndim == rank - 1:
+    included) when the model declares it. Missing the batch axis is named as such only
+    when ``inputs`` has the model's per-input shape ``item_shape``; otherwise the error
+    gives the rank and the per-input shape the model expects."""
+    if rank is not None and inputs.ndim == rank - 1 and _is_one_item(inputs, item_shape):
         raise ValueError(
             f"`inputs` must have a batch axis: the model takes inputs of rank {rank} "
             f"(batch axis included), got a single item of shape {inputs.shape}; pass "
             f"`inputs[None]` (shape {(1,) + inputs.shape}) to evaluate one input"
         )
     if rank is not None and inputs.ndim != rank:
+        expected = ""
+        if item_shape is not None:
+            expected = f" of shape (N, {', '.join(map(str, item_shape))})"
         raise ValueError(
             f"`inputs` must have rank {rank} (batch axis included) to match the "
-            f"model's input, got shape {inputs.shape}"
+            f"model's input{expected}, got shape {inputs.shape}"
         )
     if inputs.ndim < 2 or 0 in inputs.shape[1:]:
         raise ValueError(
@@ -257,6 +283,19 @@ def check_explanations(explanations: Any, allowed: list, n_inputs: Optional[int]
     return phi
 
 
+class ExplainedBatch(NamedTuple):
+    """One batch of :meth:`BaseAttributionMetric.explained_batches`."""
+
+    #: index of the batch's first input
+    start: int
+    #: inputs (B, ...)
+    x: np.ndarray
+    #: targets formatted for the operator (B, K)
+    y: np.ndarray
+    #: the explanations of these inputs (B, ...)
+    phi: np.ndarray
+
+
 class ModelObjects(NamedTuple):
     """What a metric's compiled functions reach, by identity (the key of the shared
     compiled functions, see :func:`~xplique_ext.runtime.shared_functions`): inside a
@@ -277,6 +316,44 @@ class ModelFunctions(NamedTuple):
     outputs: Callable
 
 
+#: The per-input shapes an operator's score may have, and their wording in the errors
+OPERATOR_TRAILING = [(), (1,)]
+OPERATOR_EXPECTED = (
+    "shape (B,) or (B, 1) (an operator returning (B, K) must reduce over the outputs, "
+    "e.g. tf.reduce_sum(f(x) * y, axis=-1))"
+)
+
+
+def _shape_words(shape: tf.TensorShape) -> str:
+    """A tensor's static shape as a tuple, an unknown size written ``None``."""
+    return str(tuple(shape.as_list())) if shape.rank is not None else "(unknown)"
+
+
+def checked_operator_scores(scores: Any, x: tf.Tensor) -> tf.Tensor:
+    """``scores``, the operator's output for inputs ``x``, once checked: one score per
+    input, of shape (B,) or (B, 1). The one check every score of a model-based metric
+    passes through (:func:`score_function`): a shape the operator should not return is
+    a ValueError naming `operator` when the graph is traced, a batch size that differs
+    from the inputs' one when the batch runs (see
+    :func:`~xplique_ext.runtime.model_output_errors`)."""
+    scores = tf.convert_to_tensor(scores)
+    shape = scores.shape
+    wrong = shape.rank == 0 or (
+        shape.rank is not None and tuple(shape.as_list()[1:]) not in OPERATOR_TRAILING
+    )
+    n_scores = shape[0] if shape.rank else None
+    n_inputs = x.shape[0]
+    if n_scores is not None and n_inputs is not None and n_scores != n_inputs:
+        wrong = True
+    if wrong:
+        batch = "" if n_inputs is None else f" for a batch of {n_inputs} inputs"
+        raise ValueError(
+            f"`operator` must return one output per input of {OPERATOR_EXPECTED}, got "
+            f"shape {_shape_words(shape)}{batch}"
+        )
+    return runtime.assert_batch_graph(scores, x, name="operator")
+
+
 def score_function(live: Callable, activation: Optional[str]) -> Callable:
     """``score(x, y)``: the operator's score ``g(f, x, y)`` of the activated model ``f``
     (Xplique's ``f(x)[y] = sum(f(x) * y, -1)`` for no operator); ``live()`` gives the
@@ -291,7 +368,7 @@ def score_function(live: Callable, activation: Optional[str]) -> Callable:
             return _activated(model, activation, z)
 
         if operator is not None:
-            return operator(f, x, y)
+            return checked_operator_scores(operator(f, x, y), x)
         out = f(x)  # outputs (B, ...) flattened to (B, K) as the targets are
         out = tf.reshape(out, [tf.shape(out)[0], -1])
         return tf.reduce_sum(out * tf.cast(y, out.dtype), axis=-1)
@@ -410,9 +487,15 @@ class BaseAttributionMetric(BaseMetric):
     ``copy.deepcopy(metric)`` gives a metric with the same scores that owns its inputs and
     targets and shares the model, operator, strategy, dataset and compiled functions.
     ``pickle.dumps(metric)`` raises a TypeError: save :meth:`get_config` instead.
+
+    :meth:`get_config` saves ``operator`` as given: None or a task name. A callable
+    operator (or a ``Tasks`` member) cannot be saved: ``get_config`` raises a TypeError
+    naming it, as for any setting that is not JSON data (a callable ``baseline_mode``),
+    rather than leave it out and let :meth:`from_config` build a metric with another
+    operator.
     """
 
-    _data_params = ("model", "inputs", "targets", "operator", "strategy")
+    _data_params = ("model", "inputs", "targets", "strategy")
 
     @validate_params(BASE_PARAMETERS)
     def __init__(
@@ -431,6 +514,7 @@ class BaseAttributionMetric(BaseMetric):
         self.batch_size = batch_size
         self.seed = seed
         self.activation = activation
+        self.operator_setting = operator  # as given: what get_config saves
         self.operator = resolve_operator(operator)
         rank = _model_input_rank(model, inputs)
         if runtime.is_dataset(inputs):
@@ -440,7 +524,7 @@ class BaseAttributionMetric(BaseMetric):
         else:
             self.dataset = None
             self.inputs = check_param(inputs, "inputs", INPUTS)
-            _check_array_inputs(self.inputs, rank)
+            _check_array_inputs(self.inputs, rank, _model_item_shape(model))
             self.n_inputs = len(self.inputs)
         self.targets = targets  # an ndarray (N,) or (N, K), or None: declared above
         if targets is not None and self.n_inputs is not None and len(targets) != self.n_inputs:
@@ -528,6 +612,15 @@ class BaseAttributionMetric(BaseMetric):
             "`copy.deepcopy(metric)` copies it in memory"
         )
 
+    # ------------------------------------------------------------------ configuration
+    def _setting(self, name: str, *default: Any) -> Any:
+        """A constructor setting as given: ``operator`` as the user passed it (None or a
+        task name, which :meth:`get_config` saves; a callable, which it refuses), not the
+        resolved operator function."""
+        if name == "operator":
+            return self.operator_setting
+        return super()._setting(name, *default)
+
     # ------------------------------------------------------------------ inference
     def _batched(self, fn: Callable, x: Any, *more: np.ndarray, **check: Any) -> np.ndarray:
         """``fn(x[s], *more[s])`` batch by batch (``batch_size`` rows), each batch's outputs
@@ -565,9 +658,8 @@ class BaseAttributionMetric(BaseMetric):
             x,
             y,
             name="operator",
-            trailing=[(), (1,)],
-            expected="shape (B,) or (B, 1) (an operator returning (B, K) must "
-            "reduce over the outputs, e.g. tf.reduce_sum(f(x) * y, axis=-1))",
+            trailing=OPERATOR_TRAILING,
+            expected=OPERATOR_EXPECTED,
         ).reshape(-1)
 
     # ------------------------------------------------------------------ targets
@@ -635,6 +727,24 @@ class BaseAttributionMetric(BaseMetric):
                 f"{len(self.targets)} targets for {start} inputs"
             )
         self.n_inputs = start
+
+    def explained_batches(self, explanations: np.ndarray) -> Iterator[ExplainedBatch]:
+        """:meth:`iter_batches` with each batch's explanations beside its inputs, as
+        :class:`ExplainedBatch` es; a ValueError naming `explanations` when the
+        explanations and the inputs differ in number, found as the inputs stream (a
+        dataset of unknown size included), before any batch without its explanations is
+        scored."""
+        seen = 0
+        for start, x, y in self.iter_batches():
+            seen = start + len(x)
+            if seen > len(explanations):
+                break
+            yield ExplainedBatch(start=start, x=x, y=y, phi=explanations[start:seen])
+        if seen != len(explanations):
+            raise ValueError(
+                "`explanations` must hold one explanation per input: got "
+                f"{len(explanations)} explanations for {seen} inputs"
+            )
 
     # ------------------------------------------------------------------ evaluation
     @abc.abstractmethod

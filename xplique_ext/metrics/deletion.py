@@ -324,8 +324,7 @@ class CausalFidelity(ExplanationMetric):
         counts = tf.constant(self.perturbed_counts_, tf.int32)
         parts = []
         constant = []
-        for start, x, y in self.iter_batches():
-            phi = phi_all[start : start + len(x)]
+        for _, x, y, phi in self.explained_batches(phi_all):
             x = x if np.issubdtype(x.dtype, np.floating) else x.astype(np.float32)
             baselines = self._baselines(x)
             path = (x, baselines) if self.causal_mode == "deletion" else (baselines, x)

@@ -817,17 +817,9 @@ class MuFidelity(ExplanationMetric):
         """``(x, y, phi)`` batch by batch (``batch_size`` inputs), each batch's
         explanations beside its inputs (checked finite); a ValueError when the
         explanations and the inputs differ in number."""
-        seen = 0
-        for start, x, y in self.iter_batches():
-            seen = start + len(x)
-            if seen > len(phi_all):
-                break
-            yield check_param(x, "inputs", [ArrayLike("any", finite=True)]), y, phi_all[start:seen]
-        if seen != len(phi_all):
-            raise ValueError(
-                "`explanations` must hold one explanation per input: got "
-                f"{len(phi_all)} explanations for {seen} inputs"
-            )
+        for batch in self.explained_batches(phi_all):
+            x = check_param(batch.x, "inputs", [ArrayLike("any", finite=True)])
+            yield x, batch.y, batch.phi
 
     def _attribution_sums(self, phi: np.ndarray, perms: np.ndarray, pool: np.ndarray) -> np.ndarray:
         """The sum of the attributions of each subset of the pool (B, n_pool), input ``i``
