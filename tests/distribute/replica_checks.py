@@ -407,8 +407,8 @@ def explainer_metric_checks():
     def stability():  # no targets: the predicted classes, 7 inputs in batches of 5 and 2
         return AverageStability(model, x, None, batch_size=5, nb_samples=3, seed=0)
 
-    def random_logit():  # a dataset of inputs alone: the predicted classes
-        inputs = tf.data.Dataset.from_tensor_slices(x).batch(3)
+    def random_logit():  # a dataset of (x, y) pairs: the targets it carries
+        inputs = tf.data.Dataset.from_tensor_slices((x, y)).batch(3)
         return RandomLogitMetric(model, inputs, None, batch_size=4, seed=0)
 
     def model_randomization():
